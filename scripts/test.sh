@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The test command: install what is needed, build what the tests need, run the fast suite.
+# Usage: bash scripts/test.sh [--sanitize]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+build=build
+extra=()
+if [ "${1:-}" = "--sanitize" ]; then
+  build=build-asan
+  extra=(-DLOOM_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo)
+fi
+cmake -S . -B "$build" -G Ninja "${extra[@]}"
+cmake --build "$build" -j "$(nproc)"
+ctest --test-dir "$build" --output-on-failure -j "$(nproc)" -LE slow

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Fails when a folder includes what DESIGN.md forbids it: Qt in core/ or runtime/, LLVM outside
+# codegen/, ONNX or LLVM in runtime/.
+set -u
+root=${1:-.}
+cd "$root" || exit 2
+fail=0
+check() {  # check DESC PATTERN DIR...
+  local desc=$1 pat=$2; shift 2
+  local hits
+  hits=$(grep -rnE "$pat" "$@" --include='*.h' --include='*.cpp' --include='*.hpp' 2>/dev/null)
+  if [ -n "$hits" ]; then
+    echo "layer violation: $desc"; echo "$hits"; fail=1
+  fi
+}
+check "core/ includes Qt" '#include\s*[<"]Q' core
+check "runtime/ includes Qt" '#include\s*[<"]Q' runtime
+check "runtime/ includes LLVM" '#include\s*[<"]llvm' runtime
+check "runtime/ includes ONNX" '#include\s*[<"]onnx' runtime
+check "LLVM outside codegen/" '#include\s*[<"](llvm|llvm-c)/' core runtime views app
+if [ $fail -eq 0 ]; then echo "layers: ok"; fi
+exit $fail
