@@ -1,9 +1,10 @@
-// NDArray storage: aligned host allocation and copies.
+// NDArray storage: allocation and copies through the device's DeviceAPI.
 #include "runtime/NDArray.h"
 
-#include <cstdlib>
 #include <cstring>
-#include <stdexcept>
+
+#include "runtime/DeviceAPI.h"
+#include "runtime/RuntimeFailure.h"
 
 namespace loom::runtime {
 
@@ -39,7 +40,9 @@ bool DType::parse(const std::string& text, DType* out) {
   return false;
 }
 
-NDArray::Storage::~Storage() { std::free(ptr); }
+NDArray::Storage::~Storage() {
+  if (ptr && api) api->freeData(device, ptr);
+}
 
 int64_t NDArray::numel() const {
   int64_t n = 1;
@@ -48,33 +51,67 @@ int64_t NDArray::numel() const {
 }
 
 NDArray NDArray::empty(std::vector<int64_t> shape, DType dtype, Device dev) {
-  if (dev.type != DeviceType::CPU)
-    throw std::runtime_error("NDArray::empty: only CPU storage is available in this build");
-  for (auto d : shape)
-    if (d < 0) throw std::runtime_error("NDArray::empty: negative dimension");
+  DeviceAPI* api = DeviceAPI::get(dev.type);
+  int64_t n = 1;
+  for (auto d : shape) {
+    if (d < 0) throw RuntimeFailure("NDArray::empty: negative dimension " + std::to_string(d));
+    if (d != 0 && n > INT64_MAX / d)
+      throw RuntimeFailure("NDArray::empty: element count overflows");
+    n *= d;
+  }
+  if (dtype.lanes == 0 || dtype.bits == 0)
+    throw RuntimeFailure("NDArray::empty: invalid dtype " + dtype.str());
   NDArray a;
   a.m_data = std::make_shared<Storage>();
   a.m_data->shape = std::move(shape);
   a.m_data->dtype = dtype;
   a.m_data->device = dev;
   size_t bytes = a.byteSize();
-  size_t rounded = (bytes + 63) / 64 * 64;
-  a.m_data->ptr = std::aligned_alloc(64, rounded ? rounded : 64);
-  if (!a.m_data->ptr) throw std::bad_alloc();
-  std::memset(a.m_data->ptr, 0, rounded ? rounded : 64);
+  a.m_data->ptr = api->allocData(dev, bytes, kAlignment, dtype);
+  a.m_data->api = api;
+  if (dev.type == DeviceType::CPU) std::memset(a.m_data->ptr, 0, bytes);
   return a;
 }
 
 NDArray NDArray::copy() const {
   NDArray c = empty(shape(), dtype(), device());
-  std::memcpy(c.data(), data(), byteSize());
+  c.copyFrom(*this);
   return c;
 }
 
 void NDArray::copyFrom(const NDArray& src) {
+  if (!defined() || !src.defined()) throw RuntimeFailure("NDArray::copyFrom: undefined array");
   if (src.shape() != shape() || !(src.dtype() == dtype()))
-    throw std::runtime_error("NDArray::copyFrom: shape or dtype mismatch");
-  std::memcpy(data(), src.data(), byteSize());
+    throw RuntimeFailure("NDArray::copyFrom: cannot copy " + src.describe() + " into " +
+                         describe());
+  // The copy runs on whichever side is not the host.
+  Device side = device().type != DeviceType::CPU ? device() : src.device();
+  DeviceAPI::get(side.type)->copyData(src.data(), 0, data(), 0, byteSize(), src.device(), device());
+}
+
+void NDArray::copyFromBytes(const void* src, size_t nbytes) {
+  if (!defined()) throw RuntimeFailure("NDArray::copyFromBytes: undefined array");
+  if (nbytes != byteSize())
+    throw RuntimeFailure("NDArray::copyFromBytes: " + std::to_string(nbytes) +
+                         " bytes given for " + describe() + " of " +
+                         std::to_string(byteSize()) + " bytes");
+  DeviceAPI::get(device().type)->copyData(src, 0, data(), 0, nbytes, Device{}, device());
+}
+
+void NDArray::copyToBytes(void* dst, size_t nbytes) const {
+  if (!defined()) throw RuntimeFailure("NDArray::copyToBytes: undefined array");
+  if (nbytes != byteSize())
+    throw RuntimeFailure("NDArray::copyToBytes: " + std::to_string(nbytes) +
+                         " bytes asked of " + describe() + " of " +
+                         std::to_string(byteSize()) + " bytes");
+  DeviceAPI::get(device().type)->copyData(data(), 0, dst, 0, nbytes, device(), Device{});
+}
+
+std::string NDArray::describe() const {
+  if (!defined()) return "undefined array";
+  std::string s = dtype().str() + "[";
+  for (size_t i = 0; i < shape().size(); ++i) s += (i ? ", " : "") + std::to_string(shape()[i]);
+  return s + "] on " + deviceTypeName(device().type) + "(" + std::to_string(device().id) + ")";
 }
 
 }  // namespace loom::runtime

@@ -32,10 +32,15 @@ struct Device {
   bool operator==(const Device&) const = default;
 };
 
+class DeviceAPI;
+
 /// A dense row-major tensor. Copies of an NDArray share its storage; `copy()` makes a new one.
-/// Host storage is 64-byte aligned.
+/// Storage comes from the device's DeviceAPI and is kAlignment-byte aligned. Failures throw
+/// RuntimeFailure (a std::runtime_error).
 class NDArray {
 public:
+  static constexpr size_t kAlignment = 64;
+
   NDArray() = default;
   /// Uninitialized storage for `shape` of `dtype` on `dev` (zero-filled on the host).
   static NDArray empty(std::vector<int64_t> shape, DType dtype, Device dev = {});
@@ -51,8 +56,14 @@ public:
 
   /// A deep copy (same device).
   NDArray copy() const;
-  /// Copies the bytes of `src` into this array; shapes and dtypes must agree.
+  /// Copies the bytes of `src` into this array; shapes and dtypes must agree (devices may differ
+  /// when one of them is the CPU).
   void copyFrom(const NDArray& src);
+  /// Copies `nbytes` (must equal byteSize()) from host memory into / out of this array.
+  void copyFromBytes(const void* src, size_t nbytes);
+  void copyToBytes(void* dst, size_t nbytes) const;
+  /// "float32[2, 3] on cpu(0)".
+  std::string describe() const;
 
 private:
   struct Storage {
@@ -60,6 +71,7 @@ private:
     std::vector<int64_t> shape;
     DType dtype;
     Device device;
+    DeviceAPI* api = nullptr;
     ~Storage();
   };
   std::shared_ptr<Storage> m_data;

@@ -97,7 +97,8 @@ typedef union {
  *
  * Returned strings and tensors are borrowed: a returned string must stay valid until the
  * caller copies it right after the call (a string literal, or one of the arguments); a
- * returned tensor must be one of the arguments or owned by the module.
+ * returned tensor must be owned by the module (the tensor views a caller passes may not
+ * outlive the call).
  *
  * A shared library (the output of Loom's code generator, or hand-written C) exports a packed
  * function under its plain name with exactly this signature.

@@ -1,0 +1,61 @@
+// DeviceAPI: memory and synchronization of one kind of device, and the registry that finds it by DeviceType.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <variant>
+
+#include "runtime/NDArray.h"
+
+namespace loom::runtime {
+
+/// What DeviceAPI::attr can be asked. A device answers what it knows; the rest is empty.
+enum class DeviceAttr {
+  Exist,                // int: 1 when the device is present
+  DeviceName,           // string
+  MultiProcessorCount,  // int: hardware threads on the CPU, SMs/compute units on a GPU
+  MaxThreadsPerBlock,   // int
+  WarpSize,             // int
+  TotalMemory,          // int: bytes
+};
+using AttrValue = std::variant<std::monostate, int64_t, std::string>;
+
+/// One kind of device. The CPU's is built in; a GPU backend registers its own with
+/// DeviceAPI::registerAPI when it is loaded (nothing else in the runtime needs changing).
+/// All members are virtual and the defaults inline, so a backend in another shared library
+/// needs nothing from this one to implement it. Failures throw RuntimeFailure.
+class DeviceAPI {
+public:
+  virtual ~DeviceAPI() = default;
+
+  /// `nbytes` of device memory aligned to `alignment` (a power of two); never returns null.
+  virtual void* allocData(Device dev, size_t nbytes, size_t alignment, DType hint) = 0;
+  virtual void freeData(Device dev, void* ptr) = 0;
+  /// Copies `nbytes` from `from + fromOffset` on `fromDev` to `to + toOffset` on `toDev`; one
+  /// of the two is this API's device kind, the other the same kind or the CPU.
+  virtual void copyData(const void* from, size_t fromOffset, void* to, size_t toOffset,
+                        size_t nbytes, Device fromDev, Device toDev) = 0;
+  /// Waits until all work queued on `dev` has finished.
+  virtual void sync(Device dev) = 0;
+  virtual AttrValue attr(Device dev, DeviceAttr kind) = 0;
+
+  /// Scratch memory for one kernel; by default ordinary 64-byte aligned data.
+  virtual void* allocWorkspace(Device dev, size_t nbytes, DType hint) {
+    return allocData(dev, nbytes, 64, hint);
+  }
+  virtual void freeWorkspace(Device dev, void* ptr) { freeData(dev, ptr); }
+
+  /// The API for `type`, or nullptr when this process has none.
+  static DeviceAPI* find(DeviceType type);
+  /// The API for `type`; throws RuntimeFailure naming the device kind when there is none.
+  static DeviceAPI* get(DeviceType type);
+  /// Installs (or replaces) the API of `type`; the registry owns it until exit. The CPU's
+  /// cannot be replaced.
+  static void registerAPI(DeviceType type, std::unique_ptr<DeviceAPI> api);
+};
+
+/// "cpu", "cuda", "opencl", or "device(<n>)".
+std::string deviceTypeName(DeviceType type);
+
+}  // namespace loom::runtime
