@@ -1,0 +1,132 @@
+// C++ wrapper over loom_runtime.h: owning handles that throw loom::rt::Error on failure.
+#pragma once
+#include <initializer_list>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "loom_runtime.h"
+
+namespace loom::rt {
+
+/// A failed runtime call; what() is loom_get_last_error() of the call.
+class Error : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+inline void check(int rc) {
+  if (rc != 0) throw Error(loom_get_last_error());
+}
+
+/// An owned array.
+class Tensor {
+public:
+  Tensor(std::vector<int64_t> shape, LoomDataType dtype, LoomDevice device = {kLoomCPU, 0}) {
+    check(loom_ndarray_empty(shape.data(), int(shape.size()), dtype, device, &m_handle));
+  }
+  Tensor(Tensor&& other) noexcept : m_handle(std::exchange(other.m_handle, nullptr)) {}
+  Tensor& operator=(Tensor&& other) noexcept {
+    std::swap(m_handle, other.m_handle);
+    return *this;
+  }
+  Tensor(const Tensor&) = delete;
+  Tensor& operator=(const Tensor&) = delete;
+  ~Tensor() { loom_ndarray_free(m_handle); }
+
+  LoomTensor* view() const { return loom_ndarray_tensor(m_handle); }
+  template <class T> T* data() const { return static_cast<T*>(view()->data); }
+  std::vector<int64_t> shape() const { return {view()->shape, view()->shape + view()->ndim}; }
+  Tensor copy() const {
+    LoomNDArrayHandle h = nullptr;
+    check(loom_ndarray_copy(m_handle, &h));
+    return Tensor(h);
+  }
+  void copyFrom(const void* bytes, size_t n) { check(loom_ndarray_copy_from_bytes(m_handle, bytes, n)); }
+  void copyTo(void* bytes, size_t n) const { check(loom_ndarray_copy_to_bytes(m_handle, bytes, n)); }
+  LoomNDArrayHandle handle() const { return m_handle; }
+
+private:
+  explicit Tensor(LoomNDArrayHandle h) : m_handle(h) {}
+  LoomNDArrayHandle m_handle = nullptr;
+};
+
+/// One argument of Function::operator().
+struct Arg {
+  Arg(int64_t v) : code(kLoomArgInt) { value.v_int64 = v; }
+  Arg(int v) : Arg(int64_t(v)) {}
+  Arg(double v) : code(kLoomArgFloat) { value.v_float64 = v; }
+  Arg(const char* s) : code(kLoomArgStr) { value.v_str = s; }
+  Arg(const std::string& s) : Arg(s.c_str()) {}
+  Arg(const Tensor& t) : code(kLoomArgTensor) { value.v_handle = t.view(); }
+  Arg(void* h) : code(kLoomArgHandle) { value.v_handle = h; }
+  Arg(std::nullptr_t) : code(kLoomArgNull) { value.v_handle = nullptr; }
+  LoomValue value;
+  int code;
+};
+
+/// A function of a module; keeps the module loaded.
+class Function {
+public:
+  Function(Function&& other) noexcept : m_handle(std::exchange(other.m_handle, nullptr)) {}
+  Function& operator=(Function&& other) noexcept {
+    std::swap(m_handle, other.m_handle);
+    return *this;
+  }
+  Function(const Function&) = delete;
+  Function& operator=(const Function&) = delete;
+  ~Function() { loom_function_free(m_handle); }
+
+  /// Calls with `args`; returns the result value and sets `*retCode` when given.
+  LoomValue operator()(std::initializer_list<Arg> args, int* retCode = nullptr) const {
+    std::vector<LoomValue> values;
+    std::vector<int> codes;
+    for (const Arg& a : args) {
+      values.push_back(a.value);
+      codes.push_back(a.code);
+    }
+    LoomValue ret;
+    int code = kLoomArgNull;
+    check(loom_function_call(m_handle, values.data(), codes.data(), int(values.size()), &ret, &code));
+    if (retCode) *retCode = code;
+    return ret;
+  }
+
+private:
+  friend class Module;
+  explicit Function(LoomFunctionHandle h) : m_handle(h) {}
+  LoomFunctionHandle m_handle = nullptr;
+};
+
+/// A loaded module.
+class Module {
+public:
+  explicit Module(const std::string& path) { check(loom_module_load(path.c_str(), &m_handle)); }
+  Module(Module&& other) noexcept : m_handle(std::exchange(other.m_handle, nullptr)) {}
+  Module& operator=(Module&& other) noexcept {
+    std::swap(m_handle, other.m_handle);
+    return *this;
+  }
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+  ~Module() { loom_module_free(m_handle); }
+
+  Function function(const std::string& name) const {
+    LoomFunctionHandle f = nullptr;
+    check(loom_module_get_function(m_handle, name.c_str(), &f));
+    return Function(f);
+  }
+  /// The metadata text, "" when the module has none.
+  std::string meta() const {
+    const char* m = loom_module_meta(m_handle);
+    return m ? m : "";
+  }
+
+private:
+  LoomModuleHandle m_handle = nullptr;
+};
+
+inline int numThreads() { return loom_runtime_num_threads(); }
+
+}  // namespace loom::rt
