@@ -1,0 +1,118 @@
+// Polynomial float32 exp, tanh, sigmoid and erf emitted as LLVM IR (Cephes and Eigen coefficients).
+#include "codegen/FastMath.h"
+
+#include <llvm/IR/Intrinsics.h>
+
+#include <initializer_list>
+
+namespace loom::codegen {
+
+namespace {
+
+llvm::Value* constF(llvm::IRBuilder<>& b, llvm::Type* ty, double v) {
+  return llvm::ConstantFP::get(ty, v);
+}
+
+/// Horner evaluation c0*x^n + c1*x^(n-1) + ... with fused multiply-adds.
+llvm::Value* horner(llvm::IRBuilder<>& b, llvm::Value* x, std::initializer_list<double> coeffs) {
+  llvm::Type* ty = x->getType();
+  auto it = coeffs.begin();
+  llvm::Value* acc = constF(b, ty, *it++);
+  for (; it != coeffs.end(); ++it)
+    acc = b.CreateIntrinsic(llvm::Intrinsic::fma, {ty}, {acc, x, constF(b, ty, *it)});
+  return acc;
+}
+
+llvm::Value* fma(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y, llvm::Value* z) {
+  return b.CreateIntrinsic(llvm::Intrinsic::fma, {x->getType()}, {x, y, z});
+}
+
+llvm::Value* unaryIntrinsic(llvm::IRBuilder<>& b, llvm::Intrinsic::ID id, llvm::Value* x) {
+  return b.CreateIntrinsic(id, {x->getType()}, {x});
+}
+
+llvm::Type* intTypeLike(llvm::Type* ty) {
+  llvm::Type* i32 = llvm::Type::getInt32Ty(ty->getContext());
+  if (auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(ty))
+    return llvm::FixedVectorType::get(i32, vt->getNumElements());
+  return i32;
+}
+
+}  // namespace
+
+llvm::Value* emitFastExp(llvm::IRBuilder<>& b, llvm::Value* x) {
+  // exp(x) = 2^n * exp(r), n = round(x / ln2), r = x - n*ln2 in two parts (Cody-Waite); exp(r) by
+  // Cephes expf's degree-7 polynomial. Results below 2^-126 flush to 0, above FLT_MAX go to inf.
+  llvm::Type* ty = x->getType();
+  llvm::Type* ity = intTypeLike(ty);
+  llvm::Value* lo = constF(b, ty, -87.33654475);
+  llvm::Value* hi = constF(b, ty, 88.72283905);
+  llvm::Value* clamped = b.CreateIntrinsic(llvm::Intrinsic::maxnum, {ty}, {x, lo});
+  clamped = b.CreateIntrinsic(llvm::Intrinsic::minnum, {ty}, {clamped, hi});
+  llvm::Value* n = unaryIntrinsic(b, llvm::Intrinsic::roundeven,
+                                  b.CreateFMul(clamped, constF(b, ty, 1.44269504088896341)));
+  llvm::Value* r = fma(b, n, constF(b, ty, -0.693359375), clamped);
+  r = fma(b, n, constF(b, ty, 2.12194440e-4), r);
+  llvm::Value* p = horner(b, r, {1.9875691500E-4, 1.3981999507E-3, 8.3334519073E-3, 4.1665795894E-2,
+                                 1.6666665459E-1, 5.0000001201E-1});
+  llvm::Value* r2 = b.CreateFMul(r, r);
+  llvm::Value* y = fma(b, p, r2, b.CreateFAdd(r, constF(b, ty, 1.0)));
+  // 2^n by building the exponent bits; n is in [-126, 128], so split it in two halves to stay
+  // in range of a normal float exponent.
+  llvm::Value* ni = b.CreateFPToSI(n, ity);
+  llvm::Value* n1 = b.CreateAShr(ni, llvm::ConstantInt::get(ity, 1));
+  llvm::Value* n2 = b.CreateSub(ni, n1);
+  auto pow2 = [&](llvm::Value* k) {
+    llvm::Value* bits = b.CreateShl(b.CreateAdd(k, llvm::ConstantInt::get(ity, 127)),
+                                    llvm::ConstantInt::get(ity, 23));
+    return b.CreateBitCast(bits, ty);
+  };
+  y = b.CreateFMul(b.CreateFMul(y, pow2(n1)), pow2(n2));
+  llvm::Value* zero = constF(b, ty, 0.0);
+  llvm::Value* inf = llvm::ConstantFP::getInfinity(ty);
+  y = b.CreateSelect(b.CreateFCmpOLT(x, lo), zero, y);
+  y = b.CreateSelect(b.CreateFCmpOGT(x, hi), inf, y);
+  return b.CreateSelect(b.CreateFCmpUNO(x, x), x, y);
+}
+
+llvm::Value* emitFastTanh(llvm::IRBuilder<>& b, llvm::Value* x) {
+  // Cephes tanhf: an odd polynomial below |x| = 0.625, else 1 - 2 / (exp(2|x|) + 1).
+  llvm::Type* ty = x->getType();
+  llvm::Value* ax = unaryIntrinsic(b, llvm::Intrinsic::fabs, x);
+  llvm::Value* z = b.CreateFMul(x, x);
+  llvm::Value* p = horner(b, z, {-5.70498872745E-3, 2.06390887954E-2, -5.37397155531E-2,
+                                 1.33314422036E-1, -3.33332819422E-1});
+  llvm::Value* small = fma(b, b.CreateFMul(p, z), x, x);
+  llvm::Value* e = emitFastExp(b, b.CreateFAdd(ax, ax));
+  llvm::Value* big = b.CreateFSub(constF(b, ty, 1.0),
+                                  b.CreateFDiv(constF(b, ty, 2.0), b.CreateFAdd(e, constF(b, ty, 1.0))));
+  big = b.CreateIntrinsic(llvm::Intrinsic::copysign, {ty}, {big, x});
+  llvm::Value* y = b.CreateSelect(b.CreateFCmpOLT(ax, constF(b, ty, 0.625)), small, big);
+  return b.CreateSelect(b.CreateFCmpUNO(x, x), x, y);
+}
+
+llvm::Value* emitFastSigmoid(llvm::IRBuilder<>& b, llvm::Value* x) {
+  // 1 / (1 + exp(-x)) for x <= 0 is accurate; for x > 0 use exp(-x) too (no cancellation).
+  llvm::Type* ty = x->getType();
+  llvm::Value* e = emitFastExp(b, b.CreateFNeg(x));
+  return b.CreateFDiv(constF(b, ty, 1.0), b.CreateFAdd(constF(b, ty, 1.0), e));
+}
+
+llvm::Value* emitFastErf(llvm::IRBuilder<>& b, llvm::Value* x) {
+  // Eigen's rational approximation x * P(x^2) / Q(x^2) on [-4, 4]; erf is +-1 in float beyond.
+  llvm::Type* ty = x->getType();
+  llvm::Value* lim = constF(b, ty, 3.832506856900711);
+  llvm::Value* xc = b.CreateIntrinsic(llvm::Intrinsic::maxnum, {ty}, {x, b.CreateFNeg(lim)});
+  xc = b.CreateIntrinsic(llvm::Intrinsic::minnum, {ty}, {xc, lim});
+  llvm::Value* x2 = b.CreateFMul(xc, xc);
+  llvm::Value* p = horner(b, x2, {-2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06,
+                                  -5.69250639462346e-05, -7.34990630326855e-04, -2.95459980854025e-03,
+                                  -1.60960333262415e-02});
+  p = b.CreateFMul(xc, p);
+  llvm::Value* q = horner(b, x2, {-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,
+                                  -7.37332916720468e-03, -1.42647390514189e-02});
+  llvm::Value* y = b.CreateFDiv(p, q);
+  return b.CreateSelect(b.CreateFCmpUNO(x, x), x, y);
+}
+
+}  // namespace loom::codegen
