@@ -2,6 +2,7 @@
 #include "runtime/DeviceAPI.h"
 
 #include <cstdlib>
+#include <dlfcn.h>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -10,6 +11,7 @@
 #include <vector>
 #include <unistd.h>
 
+#include "loom/c_runtime_api.h"
 #include "runtime/RuntimeFailure.h"
 
 namespace loom::runtime {
@@ -75,9 +77,10 @@ private:
 };
 
 struct Registry {
-  std::mutex mutex;
+  std::recursive_mutex mutex;  // recursive: a plugin may ask while it is loaded
   CpuDeviceAPI cpu;
   std::map<DeviceType, std::unique_ptr<DeviceAPI>> others;
+  std::map<DeviceType, std::string> pluginFailures;  // why no plugin was found, once per type
   // Replaced APIs stay alive: arrays they allocated still free through them.
   std::vector<std::unique_ptr<DeviceAPI>> retired;
 };
@@ -85,6 +88,50 @@ struct Registry {
 Registry& registry() {
   static Registry* r = new Registry();  // never destroyed: arrays may be freed during exit
   return *r;
+}
+
+using CreateFn = DeviceAPI* (*)(int);
+
+/// Loads the plugin of `type`; returns its API or null with `why` filled in.
+std::unique_ptr<DeviceAPI> loadPlugin(DeviceType type, std::string* why) {
+  std::string file = "libloom_device_" + deviceTypeName(type) + ".so";
+  std::vector<std::string> candidates;
+  if (const char* path = std::getenv("LOOM_DEVICE_PATH")) {
+    std::string dirs = path;
+    size_t start = 0;
+    while (start <= dirs.size()) {
+      size_t end = dirs.find(':', start);
+      if (end == std::string::npos) end = dirs.size();
+      if (end > start) candidates.push_back(dirs.substr(start, end - start) + "/" + file);
+      start = end + 1;
+    }
+  }
+  candidates.push_back(file);
+  std::string tried;
+  for (const std::string& candidate : candidates) {
+    dlerror();
+    void* handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+      const char* err = dlerror();
+      tried += (tried.empty() ? "" : "; ") + std::string(err ? err : candidate);
+      continue;
+    }
+    auto create = reinterpret_cast<CreateFn>(dlsym(handle, "loom_device_api_create"));
+    if (!create) {
+      *why = candidate + " has no loom_device_api_create";
+      dlclose(handle);
+      return nullptr;
+    }
+    loom_set_last_error("");
+    std::unique_ptr<DeviceAPI> api(create(int(type)));
+    if (!api) {
+      *why = candidate + " refused: " + loom_get_last_error();
+      return nullptr;  // the library stays loaded: it may have registered things
+    }
+    return api;  // the library stays loaded for the life of the process
+  }
+  *why = "no plugin " + file + " (" + tried + ")";
+  return nullptr;
 }
 
 }  // namespace
@@ -103,13 +150,30 @@ DeviceAPI* DeviceAPI::find(DeviceType type) {
   if (type == DeviceType::CPU) return &r.cpu;
   std::lock_guard lock(r.mutex);
   auto it = r.others.find(type);
-  return it == r.others.end() ? nullptr : it->second.get();
+  if (it != r.others.end()) return it->second.get();
+  if (r.pluginFailures.count(type)) return nullptr;
+  // Marked first, so a plugin that asks the registry while it is created finds nothing.
+  r.pluginFailures[type] = "its plugin is being loaded";
+  std::string why;
+  std::unique_ptr<DeviceAPI> api = loadPlugin(type, &why);
+  if (!api) {
+    r.pluginFailures[type] = why;
+    return nullptr;
+  }
+  r.pluginFailures.erase(type);
+  return (r.others[type] = std::move(api)).get();
 }
 
 DeviceAPI* DeviceAPI::get(DeviceType type) {
   if (DeviceAPI* api = find(type)) return api;
+  std::string why;
+  {
+    Registry& r = registry();
+    std::lock_guard lock(r.mutex);
+    why = r.pluginFailures[type];
+  }
   throw RuntimeFailure("no device API for " + deviceTypeName(type) +
-                       ": this runtime has none registered (only cpu is built in)");
+                       " (only cpu is built in): " + why);
 }
 
 void DeviceAPI::registerAPI(DeviceType type, std::unique_ptr<DeviceAPI> api) {
@@ -117,6 +181,7 @@ void DeviceAPI::registerAPI(DeviceType type, std::unique_ptr<DeviceAPI> api) {
   if (!api) throw RuntimeFailure("registerAPI: null device API for " + deviceTypeName(type));
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
+  r.pluginFailures.erase(type);
   auto& slot = r.others[type];
   if (slot) r.retired.push_back(std::move(slot));
   slot = std::move(api);

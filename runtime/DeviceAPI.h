@@ -21,10 +21,14 @@ enum class DeviceAttr {
 };
 using AttrValue = std::variant<std::monostate, int64_t, std::string>;
 
-/// One kind of device. The CPU's is built in; a GPU backend registers its own with
-/// DeviceAPI::registerAPI when it is loaded (nothing else in the runtime needs changing).
-/// All members are virtual and the defaults inline, so a backend in another shared library
-/// needs nothing from this one to implement it. Failures throw RuntimeFailure.
+/// One kind of device. The CPU's is built in. Any other is either registered in-process with
+/// DeviceAPI::registerAPI, or found at run time the first time it is asked for: the runtime
+/// dlopens `libloom_device_<name>.so` (name from deviceTypeName: cuda, opencl), looking first in
+/// each directory of the colon-separated LOOM_DEVICE_PATH, then where dlopen looks, and calls
+///     extern "C" loom::runtime::DeviceAPI* loom_device_api_create(int device_type);
+/// which returns a new API (the runtime owns it) or null after loom_set_last_error when the
+/// device is unusable. All members are virtual and the defaults inline, so such a plugin needs
+/// nothing from the runtime's binary to implement one. Failures throw RuntimeFailure.
 class DeviceAPI {
 public:
   virtual ~DeviceAPI() = default;
@@ -46,9 +50,10 @@ public:
   }
   virtual void freeWorkspace(Device dev, void* ptr) { freeData(dev, ptr); }
 
-  /// The API for `type`, or nullptr when this process has none.
+  /// The API for `type`, or nullptr when this process has none (registered or as a plugin).
   static DeviceAPI* find(DeviceType type);
-  /// The API for `type`; throws RuntimeFailure naming the device kind when there is none.
+  /// The API for `type`; throws RuntimeFailure naming the device kind, and why no plugin was
+  /// found, when there is none.
   static DeviceAPI* get(DeviceType type);
   /// Installs (or replaces) the API of `type`; the registry owns it until exit. The CPU's
   /// cannot be replaced.

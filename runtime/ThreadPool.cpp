@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <exception>
 #include <mutex>
+#include <pthread.h>
 #include <string>
 #include <thread>
 #include <vector>
@@ -200,9 +201,33 @@ int ThreadPool::launch(FLambda f, void* cdata, int numTask) {
   return finish(job);
 }
 
+namespace {
+std::atomic<ThreadPool*> g_pool{nullptr};
+std::mutex g_poolMutex;
+std::atomic<bool> g_forked{false};
+void onForkChild() { g_forked.store(true); }
+}  // namespace
+
 ThreadPool& ThreadPool::global() {
-  static ThreadPool pool(defaultNumThreads());
-  return pool;
+  ThreadPool* pool = g_pool.load(std::memory_order_acquire);
+  if (pool && !g_forked.load(std::memory_order_relaxed)) return *pool;
+  if (g_forked.exchange(false)) {
+    // A forked child has none of the parent's workers: start a new pool. The old one is
+    // abandoned (its threads do not exist here, so it can neither be joined nor freed safely).
+    pool = new ThreadPool(defaultNumThreads());
+    g_pool.store(pool, std::memory_order_release);
+    return *pool;
+  }
+  std::lock_guard lock(g_poolMutex);
+  pool = g_pool.load(std::memory_order_acquire);
+  if (!pool) {
+    static const int registered = pthread_atfork(nullptr, nullptr, onForkChild);
+    (void)registered;
+    // Never destroyed: code may still launch from static destructors at exit.
+    pool = new ThreadPool(defaultNumThreads());
+    g_pool.store(pool, std::memory_order_release);
+  }
+  return *pool;
 }
 
 int ThreadPool::defaultNumThreads() {

@@ -22,7 +22,8 @@ public:
   /// Runs f(task, numTask, cdata) for every task; 0, or -1 with the last error set.
   int launch(FLambda f, void* cdata, int numTask);
 
-  /// The process-wide pool, started on first use with defaultNumThreads() threads.
+  /// The process-wide pool, started on first use with defaultNumThreads() threads (and anew
+  /// in a child process after fork).
   static ThreadPool& global();
   /// LOOM_NUM_THREADS when it is a positive integer (at most 1024), else the hardware threads.
   static int defaultNumThreads();

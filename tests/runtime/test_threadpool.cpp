@@ -9,6 +9,9 @@
 #include <thread>
 #include <vector>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "loom/c_runtime_api.h"
 #include "runtime/ThreadPool.h"
 
@@ -251,6 +254,31 @@ private slots:
     a.join();
     b.join();
     QCOMPARE(bad.load(), 0);
+  }
+
+  void forkedChildGetsAFreshPool() {
+    Counts warm;
+    QCOMPARE(loom_backend_parallel_launch(countTask, &warm, 3), 0);  // the parent's pool is up
+    pid_t pid = fork();
+    QVERIFY(pid >= 0);
+    if (pid == 0) {
+      alarm(20);  // a hang would otherwise block the test run
+      int bad = 0;
+      for (int i = 0; i < 100; ++i) {
+        Counts c;
+        if (loom_backend_parallel_launch(countTask, &c, 3) != 0) ++bad;
+        for (int t = 0; t < 3; ++t) bad += c.perTask[t].load() != 1;
+      }
+      Threads th;  // the child's three tasks still run on three threads
+      if (loom_backend_parallel_launch(recordThread, &th, 3) != 0 || th.ids.size() != 3) ++bad;
+      _exit(bad == 0 ? 0 : 1);
+    }
+    int status = 0;
+    QCOMPARE(waitpid(pid, &status, 0), pid);
+    QVERIFY2(WIFEXITED(status), "the child did not exit normally (hung or crashed)");
+    QCOMPARE(WEXITSTATUS(status), 0);
+    Counts after;
+    QCOMPARE(loom_backend_parallel_launch(countTask, &after, 3), 0);
   }
 
   void workspaces() {
