@@ -1,0 +1,243 @@
+// The rewrite simplifier's driver: bottom-up walk, immediate folding, casts, lets, dispatch to rules.
+#include "core/arith/RewriteSimplifier.h"
+
+#include <cmath>
+
+#include "core/arith/Eval.h"
+#include "core/arith/RewriteSimplifierImpl.h"
+
+namespace loom::arith {
+
+using namespace tir;
+
+RewriteSimplifier::RewriteSimplifier(Analyzer* analyzer) : m_impl(std::make_unique<Impl>(analyzer)) {}
+RewriteSimplifier::~RewriteSimplifier() = default;
+Expr RewriteSimplifier::operator()(const Expr& e) { return m_impl->run(e); }
+
+Expr RewriteSimplifier::Impl::run(const Expr& e) { return mutate(e); }
+
+Expr RewriteSimplifier::Impl::again(const Expr& e) {
+  if (m_depth > 16) return e;
+  ++m_depth;
+  Expr r = mutate(e);
+  --m_depth;
+  return r;
+}
+
+std::optional<bool> RewriteSimplifier::Impl::proveCompare(BinOp op, const Expr& a, const Expr& b) {
+  if (!isSignedIndex(a.dtype()) || a.dtype() != b.dtype()) return std::nullopt;
+  Expr diff = m_analyzer->canonicalSimplify(Expr(new BinaryNode(a.dtype(), BinOp::Sub, a, b)));
+  ConstIntBound d = bound(diff);
+  switch (op) {
+  case BinOp::LT:
+    if (d.maxValue < 0) return true;
+    if (d.minValue >= 0) return false;
+    break;
+  case BinOp::LE:
+    if (d.maxValue <= 0) return true;
+    if (d.minValue > 0) return false;
+    break;
+  case BinOp::GT:
+    if (d.minValue > 0) return true;
+    if (d.maxValue <= 0) return false;
+    break;
+  case BinOp::GE:
+    if (d.minValue >= 0) return true;
+    if (d.maxValue < 0) return false;
+    break;
+  case BinOp::EQ:
+    if (d.isPoint() && d.minValue == 0) return true;
+    if (!d.contains(0)) return false;
+    break;
+  case BinOp::NE:
+    if (d.isPoint() && d.minValue == 0) return false;
+    if (!d.contains(0)) return true;
+    break;
+  default: break;
+  }
+  return std::nullopt;
+}
+
+std::optional<bool> RewriteSimplifier::Impl::knownFact(const Expr& e) const {
+  for (auto& f : m_analyzer->trueFacts())
+    if (exprEqual(f, e)) return true;
+  for (auto& f : m_analyzer->falseFacts())
+    if (exprEqual(f, e)) return false;
+  return std::nullopt;
+}
+
+Expr RewriteSimplifier::Impl::visit(const VarNode* n, const Expr& self) {
+  Expr v = m_analyzer->boundValue(Var(n));
+  if (v.defined()) return v;
+  if (n->dtype.isBool()) {
+    if (auto k = knownFact(self)) return boolImm(*k);
+  }
+  return self;
+}
+
+namespace {
+
+/// Whether every value of integer type `inner` is a value of integer type `outer`.
+bool holdsAllOf(DataType outer, DataType inner) {
+  if (!outer.isIntegral() || !(inner.isIntegral() || inner.isBool())) return false;
+  ConstIntBound o = ConstIntBound::ofType(outer), i = ConstIntBound::ofType(inner);
+  if (outer.isUInt() && outer.bits() == 64) return i.minValue >= 0 && !(inner.isInt() && inner.bits() == 64);
+  if (inner.isUInt() && inner.bits() == 64) return outer.isUInt() && outer.bits() == 64;
+  return o.minValue <= i.minValue && i.maxValue <= o.maxValue;
+}
+
+Expr foldCast(DataType t, const Expr& v) {
+  if (!t.isScalar()) return Expr();
+  if (auto* i = v.as<IntImmNode>()) {
+    if (t.isIntegral() || t.isBool()) return intImm(t, wrapToType(i->value, t));
+    if (t == DataType::Float(64) || t == DataType::Float(32)) {
+      int64_t lim = t.bits() == 64 ? (int64_t(1) << 53) : (int64_t(1) << 24);
+      int64_t x = i->value;
+      if (v.dtype().isUInt() && x < 0) return Expr();
+      if (x <= lim && x >= -lim) return floatImm(t, double(x));  // exactly representable
+    }
+    return Expr();
+  }
+  if (auto* f = v.as<FloatImmNode>()) {
+    if (t == DataType::Float(64)) return floatImm(t, f->value);
+    if (t == DataType::Float(32) && v.dtype().bits() <= 64) return floatImm(t, double(float(f->value)));
+    if ((t.isInt() || t.isUInt()) && std::isfinite(f->value)) {
+      double tr = std::trunc(f->value);
+      ConstIntBound r = ConstIntBound::ofType(t);
+      if (t.bits() < 64 && tr >= double(r.minValue) && tr <= double(r.maxValue)) return intImm(t, int64_t(tr));
+    }
+    if (t.isBool()) return boolImm(f->value != 0);
+  }
+  return Expr();
+}
+
+}  // namespace
+
+Expr RewriteSimplifier::Impl::visit(const CastNode* n, const Expr& self) {
+  Expr v = mutate(n->value);
+  if (Expr f = foldCast(n->dtype, v); f.defined()) return f;
+  if (v.dtype() == n->dtype) return v;
+  // cast(t, cast(t2, x)) with x of type t and t2 holding every value of t: the round trip is x.
+  if (auto* inner = v.as<CastNode>()) {
+    if (inner->value.dtype() == n->dtype && holdsAllOf(inner->dtype, n->dtype)) return inner->value;
+  }
+  if (v.same_as(n->value)) return self;
+  return Expr(new CastNode(n->dtype, v));
+}
+
+namespace {
+bool commutative(BinOp op) {
+  switch (op) {
+  case BinOp::Add: case BinOp::Mul: case BinOp::Min: case BinOp::Max: case BinOp::EQ: case BinOp::NE:
+  case BinOp::And: case BinOp::Or: return true;
+  default: return false;
+  }
+}
+BinOp flipComparison(BinOp op) {
+  switch (op) {
+  case BinOp::LT: return BinOp::GT;
+  case BinOp::LE: return BinOp::GE;
+  case BinOp::GT: return BinOp::LT;
+  case BinOp::GE: return BinOp::LE;
+  default: return op;
+  }
+}
+}  // namespace
+
+Expr RewriteSimplifier::Impl::visit(const BinaryNode* n, const Expr& self) {
+  Expr a = mutate(n->a), b;
+  if (n->op == BinOp::And || n->op == BinOp::Or) {
+    // The right side is simplified knowing the left side's outcome that leaves it relevant.
+    if (auto* c = a.as<IntImmNode>()) {
+      bool v = c->value != 0;
+      if (n->op == BinOp::And) return v ? mutate(n->b) : boolImm(false);
+      return v ? boolImm(true) : mutate(n->b);
+    }
+    if (n->dtype.isScalar()) {
+      Expr known = n->op == BinOp::And ? a : Expr(new NotNode(a));
+      ConstraintScope scope(*m_analyzer, known, n->op == BinOp::And);
+      b = mutate(n->b);
+    } else {
+      b = mutate(n->b);
+    }
+  } else {
+    b = mutate(n->b);
+  }
+  if (pat::isConstScalar(a) && pat::isConstScalar(b)) {
+    Expr f = pat::foldBinary(n->op, a, b);
+    if (pat::isConstScalar(f)) return f;
+  }
+  Expr e = a.same_as(n->a) && b.same_as(n->b) ? self : Expr(new BinaryNode(n->dtype, n->op, a, b));
+  if (!n->dtype.isScalar()) return e;
+  // Immediates go to the right so the rule tables need only one order.
+  if (pat::isConstScalar(a) && !pat::isConstScalar(b)) {
+    if (commutative(n->op)) e = Expr(new BinaryNode(n->dtype, n->op, b, a));
+    else if (isComparison(n->op)) e = Expr(new BinaryNode(n->dtype, flipComparison(n->op), b, a));
+  }
+  switch (n->op) {
+  case BinOp::Add: return rewriteAdd(e);
+  case BinOp::Sub: return rewriteSub(e);
+  case BinOp::Mul: return rewriteMul(e);
+  case BinOp::Div:
+  case BinOp::Mod:
+  case BinOp::FloorDiv:
+  case BinOp::FloorMod: return rewriteDiv(e);
+  case BinOp::Min:
+  case BinOp::Max: return rewriteMinMax(e);
+  case BinOp::And:
+  case BinOp::Or: return rewriteLogical(e);
+  default: return rewriteCmp(e);
+  }
+}
+
+Expr RewriteSimplifier::Impl::visit(const NotNode* n, const Expr& self) {
+  Expr a = mutate(n->a);
+  if (auto* c = a.as<IntImmNode>()) return boolImm(c->value == 0);
+  Expr e = a.same_as(n->a) ? self : Expr(new NotNode(a));
+  if (!e.dtype().isScalar()) return e;
+  return rewriteNot(e);
+}
+
+Expr RewriteSimplifier::Impl::visit(const SelectNode* n, const Expr& self) {
+  Expr c = mutate(n->condition);
+  if (auto* k = c.as<IntImmNode>()) {
+    // Both branches are evaluated in TIR, but the unused one has no effect on the value.
+    return mutate(k->value ? n->trueValue : n->falseValue);
+  }
+  Expr t, f;
+  if (c.dtype().isScalar()) {
+    {
+      ConstraintScope scope(*m_analyzer, c, true);
+      t = mutate(n->trueValue);
+    }
+    ConstraintScope scope(*m_analyzer, Expr(new NotNode(c)));
+    f = mutate(n->falseValue);
+  } else {
+    t = mutate(n->trueValue);
+    f = mutate(n->falseValue);
+  }
+  Expr e = c.same_as(n->condition) && t.same_as(n->trueValue) && f.same_as(n->falseValue)
+               ? self
+               : Expr(new SelectNode(c, t, f));
+  if (!e.dtype().isScalar()) return e;
+  return rewriteSelect(e);
+}
+
+Expr RewriteSimplifier::Impl::visit(const LetNode* n, const Expr& self) {
+  Expr v = mutate(n->value);
+  if (v.as<IntImmNode>() || v.as<VarNode>() || v.as<FloatImmNode>()) {
+    return mutate(substitute(n->body, [&](const Var& x) { return x.same_as(n->var) ? v : Expr(); }));
+  }
+  Expr body;
+  if (isSignedIndex(v.dtype())) {
+    ConstraintScope scope(*m_analyzer, Expr(new BinaryNode(DataType::Bool(), BinOp::EQ, n->var, v)), true);
+    body = mutate(n->body);
+  } else {
+    body = mutate(n->body);
+  }
+  if (!usesVar(body, n->var)) return body;
+  if (v.same_as(n->value) && body.same_as(n->body)) return self;
+  return Expr(new LetNode(n->var, v, body));
+}
+
+}  // namespace loom::arith
