@@ -11,7 +11,7 @@
 #include "core/tir/Intrinsics.h"
 #include "core/tir/Lexer.h"
 #include "core/tir/Op.h"
-#include "core/tir/Printer.h"
+#include "core/tir/StructuralEqual.h"
 
 namespace loom::tir {
 
@@ -819,7 +819,7 @@ private:
     auto* b = hi.as<IntImmNode>();
     if (a && b && a->dtype == b->dtype && !a->dtype.isBool()) return mk<IntImmNode>(t, a->dtype, b->value - a->value);
     if (auto* add = hi.as<BinaryNode>())
-      if (add->op == BinOp::Add && printExpr(add->a) == printExpr(lo)) return add->b;
+      if (add->op == BinOp::Add && structuralEqual(add->a, lo)) return add->b;
     return spanned(t, guard(t, [&] { return hi - lo; }));
   }
 

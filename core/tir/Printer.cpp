@@ -9,6 +9,7 @@
 
 #include "core/tir/Intrinsics.h"
 #include "core/tir/Op.h"
+#include "core/tir/StructuralEqual.h"
 #include "core/tir/Visitor.h"
 
 namespace loom::tir {
@@ -82,6 +83,13 @@ std::string quote(const std::string& s) {
     }
   }
   return out + "\"";
+}
+
+/// Concatenation with the parts evaluated left to right (printing names variables as it goes).
+std::string cat(std::initializer_list<std::string> parts) {
+  std::string s;
+  for (auto& p : parts) s += p;
+  return s;
 }
 
 bool isIntValue(const Expr& e, int64_t v) {
@@ -209,17 +217,17 @@ public:
       auto* n = e.as<BinaryNode>();
       const char* sym = binOpSymbol(n->op);
       if (n->op == BinOp::Div && n->dtype.isFloat()) sym = "/";
-      if (!sym) return std::string("T.") + binOpName(n->op) + "(" + ex(n->a) + ", " + ex(n->b) + ")";
+      if (!sym) return cat({std::string("T.") + binOpName(n->op) + "(", ex(n->a), ", ", ex(n->b), ")"});
       p = precOf(n->op);
       if (n->op == BinOp::Div) p = kMul;
       int lctx = p, rctx = p + 1;
       if (p == kCmp) lctx = kCmp + 1;
-      return ex(n->a, lctx) + " " + sym + " " + ex(n->b, rctx);
+      return cat({ex(n->a, lctx), std::string(" ") + sym + " ", ex(n->b, rctx)});
     }
     case NodeKind::Not: p = kNot; return "not " + ex(e.as<NotNode>()->a, kNot);
     case NodeKind::Select: {
       auto* n = e.as<SelectNode>();
-      return "T.Select(" + ex(n->condition) + ", " + ex(n->trueValue) + ", " + ex(n->falseValue) + ")";
+      return cat({"T.Select(", ex(n->condition), ", ", ex(n->trueValue), ", ", ex(n->falseValue), ")"});
     }
     case NodeKind::Let: {
       auto* n = e.as<LetNode>();
@@ -229,11 +237,11 @@ public:
     }
     case NodeKind::BufferLoad: {
       auto* n = e.as<BufferLoadNode>();
-      return useBuffer(n->buffer) + "[" + (n->indices.empty() ? "()" : args(n->indices)) + "]";
+      return cat({useBuffer(n->buffer), "[", n->indices.empty() ? "()" : args(n->indices), "]"});
     }
     case NodeKind::Ramp: {
       auto* n = e.as<RampNode>();
-      return "T.Ramp(" + ex(n->base) + ", " + ex(n->stride) + ", " + std::to_string(n->lanes) + ")";
+      return cat({"T.Ramp(", ex(n->base), ", ", ex(n->stride), ", " + std::to_string(n->lanes) + ")"});
     }
     case NodeKind::Broadcast: {
       auto* n = e.as<BroadcastNode>();
@@ -270,8 +278,8 @@ public:
     if (auto* e = r.extent.as<IntImmNode>())
       if (e->value == 1 && !e->dtype.isBool() && r.min.defined() && e->dtype == r.min.dtype())
         return ex(r.min);
-    if (isIntValue(r.min, 0)) return ex(r.min) + ":" + ex(r.extent);
-    return ex(r.min) + ":" + endOf(r.min, r.extent);
+    if (isIntValue(r.min, 0)) return cat({ex(r.min), ":", ex(r.extent)});
+    return cat({ex(r.min), ":", endOf(r.min, r.extent)});
   }
 
   std::string region(const BufferRegion& br) {
@@ -349,8 +357,7 @@ public:
     case NodeKind::SeqStmt: stmtList(s); return;
     case NodeKind::BufferStore: {
       auto* n = s.as<BufferStoreNode>();
-      std::string value = ex(n->value);
-      line(useBuffer(n->buffer) + "[" + (n->indices.empty() ? "()" : args(n->indices)) + "] = " + value);
+      line(cat({useBuffer(n->buffer), "[", n->indices.empty() ? "()" : args(n->indices), "] = ", ex(n->value)}));
       break;
     }
     case NodeKind::Evaluate: line("T.evaluate(" + ex(s.as<EvaluateNode>()->value) + ")"); break;
@@ -369,7 +376,7 @@ public:
     }
     case NodeKind::AttrStmt: {
       auto* n = s.as<AttrStmtNode>();
-      line("with T.attr(" + ex(n->node) + ", " + quote(n->key) + ", " + ex(n->value) + "):");
+      line(cat({"with T.attr(", ex(n->node), ", " + quote(n->key) + ", ", ex(n->value), "):"}));
       suite(n->body);
       break;
     }
@@ -487,7 +494,7 @@ public:
       if (isIntValue(f->min, 0) && f->extent.defined() && f->min.dtype() == f->extent.dtype())
         it += ex(f->extent);
       else
-        it += ex(f->min) + ", " + endOf(f->min, f->extent);
+        it += cat({ex(f->min), ", ", endOf(f->min, f->extent)});
       if (f->kind == ForKind::ThreadBinding) it += ", thread=" + quote(f->threadTag);
       if (!f->annotations.empty()) it += ", annotations=" + annotations(f->annotations);
       it += ")";
@@ -514,7 +521,7 @@ public:
       if (!isIntValue(f->min, 0) || !iv.dom.extent.defined() || !isIntValue(iv.dom.min, 0) ||
           iv.dom.min.dtype() != iv.dom.extent.dtype() || iv.var->dtype != v->dtype)
         return false;
-      if (!iv.dom.extent.same_as(f->extent) && ex(iv.dom.extent) != ex(f->extent)) return false;
+      if (!structuralEqual(iv.dom.extent, f->extent)) return false;
       if (iv.iterType == IterType::DataPar) kinds += 'S';
       else if (iv.iterType == IterType::CommReduce) kinds += 'R';
       else return false;
@@ -540,7 +547,7 @@ public:
         std::string dom = isIntValue(iv.dom.min, 0) && iv.dom.extent.defined() &&
                                   iv.dom.min.dtype() == iv.dom.extent.dtype()
                               ? ex(iv.dom.extent)
-                              : "(" + ex(iv.dom.min) + ", " + endOf(iv.dom.min, iv.dom.extent) + ")";
+                              : cat({"(", ex(iv.dom.min), ", ", endOf(iv.dom.min, iv.dom.extent), ")"});
         std::string a = std::string("T.axis.") + iterTypeName(iv.iterType) + "(" + dom;
         if (r && i < r->iterValues.size()) a += ", " + ex(r->iterValues[i]);
         a += ")";
