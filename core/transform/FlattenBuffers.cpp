@@ -1,0 +1,153 @@
+// flatten-buffers: every buffer access becomes a 1-D access into a compact flat view.
+#include "core/transform/FlattenBuffers.h"
+
+#include <unordered_map>
+
+#include "core/support/Error.h"
+#include "core/tir/Op.h"
+#include "core/tir/Visitor.h"
+#include "core/transform/Pass.h"
+
+namespace loom::transform {
+
+using namespace tir;
+
+namespace {
+
+bool isFlat(const Buffer& b) {
+  return b->shape.size() == 1 && (b->strides.empty() || isConstInt(b->strides[0], 1)) &&
+         (!b->elemOffset.defined() || isZero(b->elemOffset));
+}
+
+/// a * b and a + b, folded when both are constants (the simplifier cleans up the rest).
+Expr mulFold(const Expr& a, const Expr& b) {
+  if (auto *x = asConstInt(a), *y = asConstInt(b); x && y) return intImm(a.dtype().bits() >= b.dtype().bits() ? a.dtype() : b.dtype(), *x * *y);
+  if (isConstInt(a, 1)) return b;
+  if (isConstInt(b, 1)) return a;
+  return a * b;
+}
+Expr addFold(const Expr& a, const Expr& b) {
+  if (auto *x = asConstInt(a), *y = asConstInt(b); x && y) return intImm(a.dtype().bits() >= b.dtype().bits() ? a.dtype() : b.dtype(), *x + *y);
+  if (isZero(a)) return b;
+  if (isZero(b)) return a;
+  return a + b;
+}
+
+bool hasOffset(const Buffer& b) { return b->elemOffset.defined() && !isZero(b->elemOffset); }
+
+/// Elements a flat view must cover: offset + the furthest element + 1.
+Expr flatExtent(const Buffer& b) {
+  Expr n;
+  if (b->strides.empty()) {
+    for (auto& e : b->shape) n = n.defined() ? mulFold(n, e) : e;
+    if (!n.defined()) n = 1;
+  } else {
+    LOOM_ICHECK(b->strides.size() == b->shape.size()) << "buffer " << b->name << " has " << b->strides.size()
+                                                       << " strides for " << b->shape.size() << " dims";
+    n = 1;
+    for (size_t i = 0; i < b->shape.size(); ++i)
+      n = addFold(n, mulFold(addFold(b->shape[i], intImm(b->shape[i].dtype(), -1)), b->strides[i]));
+  }
+  if (hasOffset(b)) n = addFold(n, b->elemOffset);
+  return n;
+}
+
+Expr flatIndex(const Buffer& b, const std::vector<Expr>& idx) {
+  if (idx.size() != b->shape.size())
+    LOOM_THROW(ValueError) << "buffer " << b->name << " has " << b->shape.size() << " dimensions but is indexed with "
+                           << idx.size();
+  Expr r;
+  if (b->strides.empty()) {
+    for (size_t i = 0; i < idx.size(); ++i) r = r.defined() ? r * b->shape[i] + idx[i] : idx[i];
+    if (!r.defined()) r = 0;
+  } else {
+    for (size_t i = 0; i < idx.size(); ++i) {
+      Expr t = isConstInt(b->strides[i], 1) ? idx[i] : idx[i] * b->strides[i];
+      r = r.defined() ? r + t : t;
+    }
+    if (!r.defined()) r = 0;
+  }
+  if (hasOffset(b)) r = r + b->elemOffset;
+  return r;
+}
+
+class Flattener : public IRMutator {
+public:
+  /// The flat view made for `b`, or undefined when the body never accessed `b`.
+  Buffer madeFor(const Buffer& b) const {
+    auto it = m_flat.find(b);
+    return it == m_flat.end() ? Buffer() : it->second;
+  }
+
+  Buffer flat(const Buffer& b) {
+    if (isFlat(b)) return b;
+    auto it = m_flat.find(b);
+    if (it != m_flat.end()) return it->second;
+    auto* n = new BufferNode(*b.get());
+    n->shape = {flatExtent(b)};
+    n->strides.clear();
+    n->elemOffset = intImm(n->shape[0].dtype(), 0);
+    Buffer fb(n);
+    m_flat[b] = fb;
+    return fb;
+  }
+
+protected:
+  using IRMutator::visit;
+
+  Expr visit(const BufferLoadNode* n, const Expr& self) override {
+    std::vector<Expr> idx;
+    mutateExprs(n->indices, idx);
+    if (isFlat(n->buffer)) {
+      if (idx.size() == n->indices.size() && !std::equal(idx.begin(), idx.end(), n->indices.begin(),
+                                                          [](auto& a, auto& b) { return a.same_as(b); }))
+        return withSpan(bufferLoad(n->buffer, idx), n->span);
+      return self;
+    }
+    return withSpan(bufferLoad(flat(n->buffer), {flatIndex(n->buffer, idx)}), n->span);
+  }
+
+  Stmt visit(const BufferStoreNode* n, const Stmt& self) override {
+    if (isFlat(n->buffer)) return IRMutator::visit(n, self);
+    std::vector<Expr> idx;
+    mutateExprs(n->indices, idx);
+    Expr v = mutate(n->value);
+    return withSpan(Stmt(new BufferStoreNode(flat(n->buffer), v, {flatIndex(n->buffer, idx)})), n->span);
+  }
+
+  Stmt visit(const DeclBufferNode* n, const Stmt& self) override {
+    Stmt body = mutate(n->body);
+    Buffer fb = flat(n->buffer);
+    if (fb.same_as(n->buffer) && body.same_as(n->body)) return self;
+    return withSpan(declBuffer(fb, body), n->span);
+  }
+
+  Stmt visit(const AllocateNode* n, const Stmt& self) override {
+    Stmt s = IRMutator::visit(n, self);
+    if (n->extents.size() == 1) return s;
+    auto* a = s.as<AllocateNode>();
+    Expr count;
+    for (auto& e : a->extents) count = count.defined() ? mulFold(count, e) : e;
+    if (!count.defined()) count = 1;
+    auto* c = new AllocateNode(*a);
+    c->extents = {count};
+    return Stmt(c);
+  }
+
+private:
+  std::unordered_map<Buffer, Buffer, RefHash, RefEqual> m_flat;
+};
+
+}  // namespace
+
+PrimFunc flattenBuffers(const PrimFunc& f) {
+  Flattener fl;
+  Stmt body = fl.mutate(f->body);
+  // Parameters: the map keeps the N-d buffers (the calling convention); the body sees flat
+  // views, declared once at the top for the parameters it accesses.
+  for (auto it = f->bufferMap.rbegin(); it != f->bufferMap.rend(); ++it)
+    if (Buffer fb = fl.madeFor(it->second)) body = declBuffer(fb, body);
+  return updateBody(f, body);
+}
+
+}  // namespace loom::transform

@@ -1,0 +1,90 @@
+// unroll: expand loops marked unroll, and small inner loops under pragma_auto_unroll_max_step.
+#include "core/transform/Unroll.h"
+
+#include "core/tir/Op.h"
+#include "core/tir/Visitor.h"
+#include "core/transform/Pass.h"
+
+namespace loom::transform {
+
+using namespace tir;
+
+namespace {
+
+/// Statements a body executes once (loops count their extent times their body).
+int64_t stepCount(const Stmt& s) {
+  if (!s.defined()) return 0;
+  if (auto* q = s.as<SeqStmtNode>()) {
+    int64_t n = 0;
+    for (auto& x : q->seq) n += stepCount(x);
+    return n;
+  }
+  if (auto* f = s.as<ForNode>()) {
+    auto* e = asConstInt(f->extent);
+    return e ? *e * stepCount(f->body) : INT64_MAX / 4;
+  }
+  if (auto* i = s.as<IfThenElseNode>()) return 1 + std::max(stepCount(i->thenCase), stepCount(i->elseCase));
+  if (auto* l = s.as<LetStmtNode>()) return 1 + stepCount(l->body);
+  if (auto* a = s.as<AttrStmtNode>()) return stepCount(a->body);
+  if (auto* d = s.as<DeclBufferNode>()) return stepCount(d->body);
+  if (auto* a = s.as<AllocateNode>()) return 1 + stepCount(a->body);
+  return 1;
+}
+
+bool containsLoop(const Stmt& s) {
+  bool found = false;
+  postOrderVisit(s, [&](const IRNode* n) { found |= n->nodeKind == NodeKind::For || n->nodeKind == NodeKind::While; });
+  return found;
+}
+
+class Unroller : public IRMutator {
+public:
+  explicit Unroller(PassContext& ctx) : m_ctx(ctx) {}
+
+protected:
+  using IRMutator::visit;
+
+  Stmt visit(const AttrStmtNode* n, const Stmt& self) override {
+    if (n->key != "pragma_auto_unroll_max_step") return IRMutator::visit(n, self);
+    auto* v = asConstInt(n->value);
+    int64_t saved = m_autoMax;
+    if (v) m_autoMax = *v;
+    Stmt body = mutate(n->body);
+    m_autoMax = saved;
+    return body;
+  }
+
+  Stmt visit(const ForNode* n, const Stmt& self) override {
+    Stmt body = mutate(n->body);
+    auto* ext = asConstInt(n->extent);
+    bool explicitUnroll = n->kind == ForKind::Unrolled;
+    if (explicitUnroll && !ext) {
+      m_ctx.note("loop " + n->loopVar->name + " not unrolled (runs serially): its extent is not a constant", n->span);
+      return withSpan(forLoop(n->loopVar, n->min, n->extent, ForKind::Serial, body, n->threadTag, n->annotations),
+                      n->span);
+    }
+    bool autoUnroll = n->kind == ForKind::Serial && ext && m_autoMax > 0 && !containsLoop(body) &&
+                      *ext * stepCount(body) <= m_autoMax;
+    if (!(explicitUnroll || autoUnroll)) {
+      if (body.same_as(n->body)) return self;
+      return withSpan(forLoop(n->loopVar, n->min, n->extent, n->kind, body, n->threadTag, n->annotations), n->span);
+    }
+    std::vector<Stmt> copies;
+    for (int64_t i = 0; i < *ext; ++i) {
+      Expr value = isZero(n->min) ? intImm(n->loopVar->dtype, i) : n->min + intImm(n->loopVar->dtype, i);
+      copies.push_back(substitute(body, [&](const Var& v) { return v.same_as(n->loopVar) ? value : Expr(); }));
+    }
+    if (copies.empty()) return evaluate(0);
+    return seq(std::move(copies));
+  }
+
+private:
+  PassContext& m_ctx;
+  int64_t m_autoMax = 0;
+};
+
+}  // namespace
+
+PrimFunc unrollLoops(const PrimFunc& f, PassContext& ctx) { return updateBody(f, Unroller(ctx).mutate(f->body)); }
+
+}  // namespace loom::transform
