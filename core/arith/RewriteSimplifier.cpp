@@ -167,12 +167,28 @@ Expr RewriteSimplifier::Impl::visit(const BinaryNode* n, const Expr& self) {
     Expr f = pat::foldBinary(n->op, a, b);
     if (pat::isConstScalar(f)) return f;
   }
+  if ((n->op == BinOp::And || n->op == BinOp::Or) && n->dtype.isScalar() && !pat::isConstScalar(b)) {
+    // The left side may in turn be decided by the right one (`x > 2 and x == 3`).
+    Expr known = n->op == BinOp::And ? b : Expr(new NotNode(b));
+    ConstraintScope scope(*m_analyzer, known, n->op == BinOp::And);
+    Expr a2 = mutate(a);
+    if (auto* c = a2.as<IntImmNode>()) {
+      bool v = c->value != 0;
+      if (n->op == BinOp::And) return v ? b : boolImm(false);
+      return v ? boolImm(true) : b;
+    }
+  }
   Expr e = a.same_as(n->a) && b.same_as(n->b) ? self : Expr(new BinaryNode(n->dtype, n->op, a, b));
   if (!n->dtype.isScalar()) return e;
   // Immediates go to the right so the rule tables need only one order.
   if (pat::isConstScalar(a) && !pat::isConstScalar(b)) {
     if (commutative(n->op)) e = Expr(new BinaryNode(n->dtype, n->op, b, a));
     else if (isComparison(n->op)) e = Expr(new BinaryNode(n->dtype, flipComparison(n->op), b, a));
+  }
+  // An integer value pinned to one constant by the bounds in scope is that constant.
+  if (isSignedIndex(n->dtype)) {
+    ConstIntBound cb = bound(e);
+    if (cb.isPoint()) return intImm(n->dtype, cb.minValue);
   }
   switch (n->op) {
   case BinOp::Add: return rewriteAdd(e);

@@ -10,13 +10,21 @@ Expr RewriteSimplifier::Impl::rewriteLogical(const Expr& e) {
   if (auto k = knownFact(e)) return tir::boolImm(*k);
   PVar<0> x;
   PVar<1> y;
+  PConst<0> c0;
+  PConst<1> c1;
   Rewriter rw(e);
   auto* n = e.as<tir::BinaryNode>();
   if (n->op == BinOp::And) {
     if (rw(x && 1, x) || rw(x && 0, 0) || rw(x && x, x) || rw(x && !x, 0) || rw(!x && x, 0) ||
         rw((x && y) && x, x && y) || rw((x && y) && y, x && y) || rw(x && (x || y), x) || rw(x && (y || x), x))
       return again(rw.result());
+    if (rw(x < c0 && x < c1, x < fold(min(c0, c1))) || rw(x <= c0 && x <= c1, x <= fold(min(c0, c1))) ||
+        rw(x > c0 && x > c1, x > fold(max(c0, c1))) || rw(x >= c0 && x >= c1, x >= fold(max(c0, c1))))
+      return again(rw.result());
   } else {
+    if (rw(x < c0 || x < c1, x < fold(max(c0, c1))) || rw(x <= c0 || x <= c1, x <= fold(max(c0, c1))) ||
+        rw(x > c0 || x > c1, x > fold(min(c0, c1))) || rw(x >= c0 || x >= c1, x >= fold(min(c0, c1))))
+      return again(rw.result());
     if (rw(x || 0, x) || rw(x || 1, 1) || rw(x || x, x) || rw(x || !x, 1) || rw(!x || x, 1) ||
         rw((x || y) || x, x || y) || rw((x || y) || y, x || y) || rw(x || (x && y), x) || rw(x || (y && x), x))
       return again(rw.result());

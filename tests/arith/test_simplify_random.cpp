@@ -1,0 +1,135 @@
+// Random integer expressions: simplification preserves values, canProve never lies.
+#include <QtTest>
+
+#include "RandomExpr.h"
+#include "core/arith/Analyzer.h"
+#include "core/arith/ExprText.h"
+#include "core/tir/Visitor.h"
+
+using namespace loom;
+using namespace loom::tir;
+using namespace loom::arith;
+
+namespace {
+
+struct Setup {
+  Var x = makeVar("x"), y = makeVar("y"), z = makeVar("z"), w = makeVar("w");
+  std::vector<testing::BoundedVar> vars() { return {{x, -8, 8}, {y, 0, 15}, {z, -20, -3}, {w, 1, 5}}; }
+  void bindAll(Analyzer& a) {
+    for (auto& v : vars()) a.bind(v.var, Range(int(v.lo), int(v.hi - v.lo + 1)));
+  }
+};
+
+size_t nodeCount(const Expr& e) {
+  size_t n = 0;
+  postOrderVisit(e, [&](const IRNode*) { ++n; });
+  return n;
+}
+
+}  // namespace
+
+class TestSimplifyRandom : public QObject {
+  Q_OBJECT
+private slots:
+  void simplifyPreservesValues_data() {
+    QTest::addColumn<uint32_t>("seed");
+    QTest::addColumn<bool>("boolean");
+    for (uint32_t s = 1; s <= 4; ++s) {
+      QTest::newRow(qPrintable(QString("int seed %1").arg(s))) << s << false;
+      QTest::newRow(qPrintable(QString("bool seed %1").arg(s))) << s + 100 << true;
+    }
+  }
+  void simplifyPreservesValues() {
+    QFETCH(uint32_t, seed);
+    QFETCH(bool, boolean);
+    Setup s;
+    testing::RandomExprGen gen(seed, s.vars());
+    Analyzer a;
+    s.bindAll(a);
+    size_t before = 0, after = 0;
+    int compared = 0;
+    for (int n = 0; n < 800; ++n) {
+      Expr e = boolean ? gen.boolExpr(int(gen.uniform(2, 5))) : gen.intExpr(int(gen.uniform(4, 6)));
+      Expr r = a.simplify(e);
+      QCOMPARE(r.dtype(), e.dtype());
+      before += nodeCount(e);
+      after += nodeCount(r);
+      for (int p = 0; p < 30; ++p) {
+        VarValueMap env = gen.point();
+        auto want = evalInt(e, env);
+        if (!want) continue;
+        auto got = evalInt(r, env);
+        ++compared;
+        if (!got || *got != *want) {
+          QString msg = QString("%1\n  simplified to %2\n  at x=%3 y=%4 z=%5 w=%6: %7 vs %8")
+                            .arg(QString::fromStdString(exprText(e)), QString::fromStdString(exprText(r)))
+                            .arg(env[s.x]).arg(env[s.y]).arg(env[s.z]).arg(env[s.w])
+                            .arg(*want).arg(got ? QString::number(*got) : QString("undefined"));
+          QFAIL(qPrintable(msg));
+        }
+      }
+    }
+    QVERIFY(compared > 10000);
+    QVERIFY2(after * 10 < before * 8, qPrintable(QString("%1 -> %2 nodes").arg(before).arg(after)));
+  }
+
+  /// canProve(c) must mean c holds at every sampled point; proofs happen often enough to matter.
+  void canProveNeverLies() {
+    Setup s;
+    testing::RandomExprGen gen(77, s.vars());
+    Analyzer a;
+    s.bindAll(a);
+    int proved = 0, refuted = 0;
+    for (int n = 0; n < 4000; ++n) {
+      Expr c = gen.boolExpr(int(gen.uniform(1, 4)));
+      bool yes = a.canProve(c);
+      bool no = a.canProve(!c);
+      QVERIFY2(!(yes && no), qPrintable(QString::fromStdString(exprText(c))));
+      if (!yes && !no) continue;
+      (yes ? proved : refuted)++;
+      for (int p = 0; p < 60; ++p) {
+        auto v = evalInt(c, gen.point());
+        if (!v) continue;
+        if ((*v != 0) != yes)
+          QFAIL(qPrintable(QString("claimed %1 always %2").arg(QString::fromStdString(exprText(c))).arg(yes)));
+      }
+    }
+    QVERIFY(proved > 100);
+    QVERIFY(refuted > 100);
+  }
+
+  /// Under a random constraint, simplification stays valid at every point satisfying it.
+  void simplifyUnderConstraint() {
+    Setup s;
+    testing::RandomExprGen gen(4242, s.vars());
+    Analyzer a;
+    s.bindAll(a);
+    int compared = 0;
+    for (int n = 0; n < 600; ++n) {
+      Expr cond = gen.boolExpr(2);
+      Expr e = gen.intExpr(int(gen.uniform(3, 5)));
+      Expr r;
+      {
+        ConstraintScope scope(a, cond);
+        r = a.simplify(e);
+      }
+      for (int p = 0; p < 40; ++p) {
+        VarValueMap env = gen.point();
+        auto holds = evalInt(cond, env);
+        if (!holds || !*holds) continue;
+        auto want = evalInt(e, env);
+        if (!want) continue;
+        auto got = evalInt(r, env);
+        ++compared;
+        if (!got || *got != *want)
+          QFAIL(qPrintable(QString("under %1: %2 -> %3")
+                               .arg(QString::fromStdString(exprText(cond)), QString::fromStdString(exprText(e)),
+                                    QString::fromStdString(exprText(r)))));
+      }
+    }
+    QVERIFY(compared > 3000);
+  }
+};
+
+QTEST_APPLESS_MAIN(TestSimplifyRandom)
+#include "test_simplify_random.moc"
