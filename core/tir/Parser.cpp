@@ -269,6 +269,25 @@ private:
   }
   bool lookupLocal(const std::string& name) const { return m_scopes.back().count(name) > 0; }
 
+  /// Declares the scalar parameters (`n: T.int32`) first: buffer shapes before them may use them.
+  void predeclareScalarParams() {
+    int depth = 1;
+    for (size_t i = m_p; i + 4 < m_t.size() && depth > 0; ++i) {
+      const Token& t = m_t[i];
+      if (t.isOp("(") || t.isOp("[") || t.isOp("{")) ++depth;
+      else if (t.isOp(")") || t.isOp("]") || t.isOp("}")) --depth;
+      else if (t.kind == TokenKind::End || t.kind == TokenKind::Newline) break;
+      if (depth != 1 || t.kind != TokenKind::Name || !m_t[i + 1].isOp(":") || !m_t[i + 2].isName("T") ||
+          !m_t[i + 3].isOp(".") || m_t[i + 4].kind != TokenKind::Name || m_t[i + 4].text == "Buffer")
+        continue;
+      auto dt = DataType::parse(m_t[i + 4].text);
+      if (!dt || lookupLocal(t.text)) continue;
+      Var v = newVar(t, t.text, *dt);
+      m_scalarParams.insert(v.get());
+      define(t.text, v);
+    }
+  }
+
   PrimFunc parseFuncDef() {
     skipImports();
     const Token& start = peek();
@@ -296,6 +315,7 @@ private:
     fn->name = nameTok.text;
     expectOp("(", "after the function name");
     std::set<std::string> seen;
+    predeclareScalarParams();
     while (!peek().isOp(")")) {
       const Token& p = expectName("as a parameter name");
       if (!seen.insert(p.text).second) fail(p, "duplicate parameter '" + p.text + "'");
@@ -314,7 +334,10 @@ private:
       } else {
         auto dt = DataType::parse(ty.text);
         if (!dt) fail(ty, "unknown parameter type 'T." + ty.text + "'; expected T.Buffer(...) or a data type");
-        Var v = newVar(p, p.text, *dt);
+        const Entry* pre = lookup(p.text);
+        Var v = pre && pre->var.defined() && pre->var->dtype == *dt && m_scalarParams.count(pre->var.get())
+                    ? pre->var
+                    : newVar(p, p.text, *dt);
         fn->params.push_back(v);
         define(p.text, v);
       }
@@ -350,7 +373,7 @@ private:
       root->body = body;
       root->allocBuffers = top.allocBuffers;
       root->span = spanAt(bodyTok);
-      auto* r = new BlockRealizeNode({}, boolImm(true), Block(root));
+      auto* r = new BlockRealizeNode({}, mk<IntImmNode>(bodyTok, DataType::Bool(), 1), Block(root));
       r->span = spanAt(bodyTok);
       body = Stmt(r);
     }
@@ -531,6 +554,11 @@ private:
         return mkS<WhileNode>(t, c, body);
       }
       if (t.text == "if") return parseIf();
+      if (t.text == "else" || t.text == "elif") fail(t, "'" + t.text + "' without a matching 'if'");
+      static const std::set<std::string> keywords = {"def", "class", "return", "in", "and", "or", "import",
+                                                     "from", "as", "lambda", "break", "continue", "del",
+                                                     "global", "raise", "try", "except", "yield", "is"};
+      if (keywords.count(t.text)) fail(t, "unexpected keyword '" + t.text + "'");
       if (t.text == "with") return parseWith(ctx, rest);
       if (t.text == "pass") {
         next();
@@ -710,7 +738,7 @@ private:
   }
 
   Stmt makeAllocate(const Token& t, const Var& v, const AllocArgs& a, const Stmt& body) {
-    Expr cond = a.condition.defined() ? a.condition : boolImm(true);
+    Expr cond = a.condition.defined() ? a.condition : mk<IntImmNode>(t, DataType::Bool(), 1);
     return mkS<AllocateNode>(t, v, a.dtype, a.extents, cond, body, a.scope, a.annotations);
   }
 
@@ -750,7 +778,7 @@ private:
         auto it = v ? m_loopDom.find(v) : m_loopDom.end();
         if (it == m_loopDom.end()) fail(*vals[i].first, "T.axis.remap values must be loop variables");
         Expr ext = it->second;
-        Range dom(guard(*vals[i].first, [&] { return intImm(ext.dtype(), 0); }), ext);
+        Range dom(mk<IntImmNode>(*vals[i].first, ext.dtype(), 0), ext);
         Var iv = newVar(*targets[i], targets[i]->text, v->dtype);
         addIter(ctx, *targets[i], IterVar(iv, dom, ks.text[i] == 'S' ? IterType::DataPar : IterType::CommReduce),
                 vals[i].second, true);
@@ -810,7 +838,7 @@ private:
     }
     Expr ext = parseExpr();
     if (!ext.dtype().isIntegral()) fail(t, "a domain extent must be an integer");
-    return Range(guard(t, [&] { return intImm(ext.dtype(), 0); }), ext);
+    return Range(mk<IntImmNode>(t, ext.dtype(), 0), ext);
   }
 
   /// The extent of [lo, hi): folded for constants, `e` when hi is `lo + e`, else hi - lo.
@@ -878,14 +906,14 @@ private:
           region.emplace_back(lo, isIntLiteral(lo, 0) ? hi : extentOf(ht, lo, hi));
         } else {
           if (!lo.dtype().isIntegral()) fail(lt, "a region index must be an integer");
-          region.emplace_back(lo, guard(lt, [&] { return intImm(lo.dtype(), 1); }));
+          region.emplace_back(lo, mk<IntImmNode>(lt, lo.dtype(), 1));
         }
         if (!acceptOp(",")) break;
       }
     }
     expectOp("]", "after the region");
     if (region.size() != b->ndim())
-      fail(open, "buffer '" + name.text + "' has " + std::to_string(b->ndim()) + " dimensions but the region has " +
+      fail(open, "buffer '" + name.text + "' has " + std::to_string(b->ndim()) + " dimension(s) but the region has " +
                      std::to_string(region.size()));
     return BufferRegion(b, std::move(region));
   }
@@ -1096,7 +1124,7 @@ private:
     b->annotations = ctx.annotations;
     b->span = spanFrom(t);
     if (!ctx.realize) return Stmt(block);
-    Expr pred = ctx.predicate.defined() ? ctx.predicate : boolImm(true);
+    Expr pred = ctx.predicate.defined() ? ctx.predicate : mk<IntImmNode>(t, DataType::Bool(), 1);
     return mkS<BlockRealizeNode>(t, ctx.values, pred, block);
   }
 
@@ -1208,7 +1236,9 @@ private:
     switch (t.kind) {
     case TokenKind::Int: {
       next();
-      int64_t v = parseIntText(t, 0, std::numeric_limits<int32_t>::max());
+      int64_t v = parseIntText(t, 0, std::numeric_limits<int64_t>::max());
+      if (v > std::numeric_limits<int32_t>::max())
+        fail(t, "integer literal " + t.text + " does not fit in int32; write T.int64(" + t.text + ")");
       return mk<IntImmNode>(t, DataType::Int(32), v);
     }
     case TokenKind::Float: next(); return mk<FloatImmNode>(t, DataType::Float(32), std::strtod(t.text.c_str(), nullptr));
@@ -1266,7 +1296,7 @@ private:
     }
     expectOp("]", "after the buffer indices");
     if (idx.size() != b->ndim())
-      fail(open, "buffer '" + t.text + "' has " + std::to_string(b->ndim()) + " dimensions but is indexed with " +
+      fail(open, "buffer '" + t.text + "' has " + std::to_string(b->ndim()) + " dimension(s) but is indexed with " +
                      std::to_string(idx.size()));
     int lanes = 1;
     for (auto& i : idx) lanes = std::max(lanes, i.dtype().lanes());
@@ -1444,6 +1474,7 @@ private:
   std::unordered_map<const VarNode*, Expr> m_loopDom;
   int m_depth = 0;
   bool m_sawBlock = false;
+  std::set<const VarNode*> m_scalarParams;
 };
 
 /// Runs `f`, reporting any failure of a builder as a ParseError at the parser's position.
