@@ -41,7 +41,9 @@ int main(int argc, char** argv) {
   CHECK(loom_ndarray_copy_to_bytes(out, result, sizeof result));
   int wrong = 0;
   for (int i = 0; i < 257; ++i) wrong += result[i] != host[i] * host[i];
-  if (loom_module_get_function(mod, "not_there", &square) == 0 ||
+  loom_function_free(square);
+  LoomFunctionHandle missing = NULL;
+  if (loom_module_get_function(mod, "not_there", &missing) == 0 ||
       strstr(loom_get_last_error(), "has no function 'not_there'") == NULL) {
     fprintf(stderr, "missing function not reported\n");
     return 1;
