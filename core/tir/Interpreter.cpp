@@ -227,6 +227,13 @@ public:
   void run(const PrimFunc& f, const std::vector<Arg>& args);
 
 private:
+  /// A variable's binding. Slots are never erased, so pointers to them stay valid; unbinding
+  /// clears `bound`.
+  struct Slot {
+    Value value;
+    bool bound = false;
+  };
+
   /// Binds variables for the lifetime of the scope, restoring shadowed bindings after.
   class Scope {
   public:
@@ -234,25 +241,51 @@ private:
     Scope(const Scope&) = delete;
     Scope& operator=(const Scope&) = delete;
     ~Scope() {
-      for (auto it = m_saved.rbegin(); it != m_saved.rend(); ++it) {
-        if (it->second) m_in.m_env[it->first] = std::move(*it->second);
-        else m_in.m_env.erase(it->first);
-      }
+      for (auto it = m_more.rbegin(); it != m_more.rend(); ++it) restore(*it);
+      for (int i = m_count; i-- > 0;) restore(m_inline[i]);
     }
-    void bind(const VarNode* v, Value val) {
-      auto it = m_in.m_env.find(v);
-      if (it != m_in.m_env.end()) {
-        m_saved.emplace_back(v, std::move(it->second));
-        it->second = std::move(val);
-      } else {
-        m_saved.emplace_back(v, std::nullopt);
-        m_in.m_env.emplace(v, std::move(val));
-      }
+    /// Binds `v` and returns its slot (valid until the interpreter ends).
+    Slot* bind(const VarNode* v, Value val) {
+      Slot& s = m_in.m_env[v];
+      Saved& sv = m_count < kInline ? m_inline[m_count++] : m_more.emplace_back();
+      sv.slot = &s;
+      sv.wasBound = s.bound;
+      if (s.bound) sv.old = std::move(s.value);
+      s.value = std::move(val);
+      s.bound = true;
+      return &s;
     }
 
   private:
+    struct Saved {
+      Slot* slot = nullptr;
+      bool wasBound = false;
+      Value old;
+    };
+    static void restore(Saved& sv) {
+      sv.slot->bound = sv.wasBound;
+      if (sv.wasBound) sv.slot->value = std::move(sv.old);
+    }
+    static constexpr int kInline = 4;
     Interp& m_in;
-    std::vector<std::pair<const VarNode*, std::optional<Value>>> m_saved;
+    Saved m_inline[kInline];
+    int m_count = 0;
+    std::vector<Saved> m_more;
+  };
+
+  /// A buffer's evaluated shape, strides (compact when the buffer has none) and element offset.
+  struct Layout {
+    std::vector<int64_t> shape, strides;
+    int64_t offset = 0;
+  };
+  /// Where an access goes: the memory, and the byte offset of each index lane.
+  struct Access {
+    Memory* mem = nullptr;
+    int64_t base = 0;
+    int lanes = 1;
+    int64_t byte0 = 0;           ///< lane 0 (the only one for scalar indices)
+    std::vector<int64_t> bytes;  ///< every lane, when lanes > 1
+    int64_t byteAt(int k) const { return lanes == 1 ? byte0 : bytes[size_t(k)]; }
   };
 
   Value eval(const Expr& e);
@@ -271,8 +304,17 @@ private:
   Value lookup(const VarNode* v);
   MemRef allocate(int64_t elements, DataType t, const std::string& what);
   /// The memory, base byte offset and per-lane element offsets of an access.
-  void resolve(const Buffer& b, const std::vector<Expr>& indices, const char* what, MemRef& mem,
-               int64_t& baseByte, std::vector<int64_t>& elems);
+  void resolve(const Buffer& b, const std::vector<Expr>& indices, const char* what, Access& acc);
+  const Layout& layoutOf(const Buffer& b, Layout& scratch);
+  Slot* find(const VarNode* v) {
+    auto it = m_env.find(v);
+    return it == m_env.end() || !it->second.bound ? nullptr : &it->second;
+  }
+  void set(const VarNode* v, Value val) {
+    Slot& s = m_env[v];
+    s.value = std::move(val);
+    s.bound = true;
+  }
   std::vector<int64_t> evalShape(const Buffer& b);
   Value handleValue(MemRef m) {
     Value v = makeValue(DataType::Handle());
@@ -280,13 +322,15 @@ private:
     return v;
   }
 
-  std::unordered_map<const VarNode*, Value> m_env;
+  std::unordered_map<const VarNode*, Slot> m_env;
+  /// Layouts of buffers whose shape, strides and offset are constants.
+  std::unordered_map<const BufferNode*, Layout> m_layouts;
 };
 
 Value Interp::lookup(const VarNode* v) {
-  auto it = m_env.find(v);
-  if (it == m_env.end()) LOOM_THROW(RuntimeError) << "variable '" << v->name << "' is used but not bound";
-  return it->second;
+  Slot* s = find(v);
+  if (!s) LOOM_THROW(RuntimeError) << "variable '" << v->name << "' is used but not bound";
+  return s->value;
 }
 
 int64_t Interp::evalInt(const Expr& e, const char* what) {
@@ -335,94 +379,121 @@ std::vector<int64_t> Interp::evalShape(const Buffer& b) {
   return shape;
 }
 
-void Interp::resolve(const Buffer& b, const std::vector<Expr>& indices, const char* what, MemRef& mem,
-                     int64_t& baseByte, std::vector<int64_t>& elems) {
-  auto it = m_env.find(b->data.get());
-  if (it == m_env.end() || !it->second.mem)
-    LOOM_THROW(RuntimeError) << what << " of buffer " << b->name << ": its data variable '" << b->data->name
-                             << "' is not bound to memory";
-  mem = it->second.mem;
-  baseByte = it->second.offset;
-  size_t nd = indices.size();
-  std::vector<int64_t> shape = evalShape(b);
-  if (nd != shape.size())
-    LOOM_THROW(RuntimeError) << what << " of buffer " << b->name << " with " << nd << " indices, but it has "
-                             << shape.size() << " dimensions";
-  std::vector<int64_t> strides(nd);
+const Interp::Layout& Interp::layoutOf(const Buffer& b, Layout& scratch) {
+  auto it = m_layouts.find(b.get());
+  if (it != m_layouts.end()) return it->second;
+  bool constant = !b->elemOffset.defined() || b->elemOffset.as<IntImmNode>();
+  for (auto& e : b->shape) constant = constant && e.as<IntImmNode>();
+  for (auto& e : b->strides) constant = constant && e.as<IntImmNode>();
+  Layout& l = constant ? m_layouts[b.get()] : scratch;
+  l.shape = evalShape(b);
+  size_t nd = l.shape.size();
+  l.strides.assign(nd, 0);
   if (b->strides.empty()) {
     int64_t acc = 1;
     for (size_t d = nd; d-- > 0;) {
-      strides[d] = acc;
-      acc *= shape[d];
+      l.strides[d] = acc;
+      acc *= l.shape[d];
     }
   } else {
     if (b->strides.size() != nd)
       LOOM_THROW(RuntimeError) << "buffer " << b->name << " has " << b->strides.size() << " strides for " << nd
                                << " dimensions";
-    for (size_t d = 0; d < nd; ++d) strides[d] = evalInt(b->strides[d], "buffer stride");
+    for (size_t d = 0; d < nd; ++d) l.strides[d] = evalInt(b->strides[d], "buffer stride");
   }
-  int64_t off = b->elemOffset.defined() ? evalInt(b->elemOffset, "buffer elem_offset") : 0;
-  std::vector<Value> idx;
-  idx.reserve(nd);
+  l.offset = b->elemOffset.defined() ? evalInt(b->elemOffset, "buffer elem_offset") : 0;
+  return l;
+}
+
+void Interp::resolve(const Buffer& b, const std::vector<Expr>& indices, const char* what, Access& acc) {
+  Slot* slot = find(b->data.get());
+  if (!slot || !slot->value.mem)
+    LOOM_THROW(RuntimeError) << what << " of buffer " << b->name << ": its data variable '" << b->data->name
+                             << "' is not bound to memory";
+  acc.mem = slot->value.mem.get();
+  acc.base = slot->value.offset;
+  Layout scratch;
+  const Layout& l = layoutOf(b, scratch);
+  size_t nd = indices.size();
+  if (nd != l.shape.size())
+    LOOM_THROW(RuntimeError) << what << " of buffer " << b->name << " with " << nd << " indices, but it has "
+                             << l.shape.size() << " dimensions";
+  // Scalar indices go to `scalar`; vector ones (rare) are kept whole in `vec`.
+  int64_t small[8];
+  std::vector<int64_t> large;
+  int64_t* scalar = small;
+  if (nd > 8) {
+    large.resize(nd);
+    scalar = large.data();
+  }
+  std::vector<Value> vec;
   int lanes = 1;
-  for (auto& e : indices) {
-    idx.push_back(eval(e));
-    const Value& v = idx.back();
+  for (size_t d = 0; d < nd; ++d) {
+    const Expr& e = indices[d];
+    if (auto* imm = e.as<IntImmNode>(); imm && imm->dtype.lanes() == 1) {
+      scalar[d] = imm->value;
+      continue;
+    }
+    Value v = eval(e);
     if (!(v.t.isIntegral() || v.t.isBool()))
       LOOM_THROW(RuntimeError) << what << " of buffer " << b->name << ": index of type " << v.t.str();
+    scalar[d] = v.s.i;
     if (v.lanes() > 1) {
       if (lanes > 1 && v.lanes() != lanes)
         LOOM_THROW(RuntimeError) << what << " of buffer " << b->name << ": index lanes " << lanes << " and "
                                  << v.lanes() << " differ";
       lanes = v.lanes();
+      if (vec.empty()) vec.resize(nd);
+      vec[d] = std::move(v);
     }
   }
-  int bufLanes = b->dtype.lanes();
-  auto eb = int64_t(elemBytes(b->dtype.element()));
-  int64_t unit = eb * bufLanes;
-  elems.assign(size_t(lanes), 0);
+  auto indexAt = [&](size_t d, int k) {
+    return !vec.empty() && vec[d].lanes() > 1 ? vec[d].v[size_t(k)].i : scalar[d];
+  };
+  int64_t unit = int64_t(elemBytes(b->dtype.element())) * b->dtype.lanes();
+  acc.lanes = lanes;
+  if (lanes > 1) acc.bytes.assign(size_t(lanes), 0);
   for (int k = 0; k < lanes; ++k) {
-    int64_t flat = off;
+    int64_t flat = l.offset;
     bool overflow = false;
     for (size_t d = 0; d < nd; ++d) {
       int64_t term;
-      overflow |= __builtin_mul_overflow(idx[d].lane(idx[d].lanes() > 1 ? k : 0).i, strides[d], &term);
+      overflow |= __builtin_mul_overflow(indexAt(d, k), l.strides[d], &term);
       overflow |= __builtin_add_overflow(flat, term, &flat);
     }
     int64_t byte = 0;
-    overflow = overflow || __builtin_mul_overflow(flat, unit, &byte) || __builtin_add_overflow(byte, baseByte, &byte);
-    if (overflow || byte < 0 || byte + unit > mem->bytes) {
+    overflow = overflow || __builtin_mul_overflow(flat, unit, &byte) || __builtin_add_overflow(byte, acc.base, &byte);
+    if (overflow || byte < 0 || byte + unit > acc.mem->bytes) {
       std::vector<int64_t> at;
-      for (size_t d = 0; d < nd; ++d) at.push_back(idx[d].lane(idx[d].lanes() > 1 ? k : 0).i);
+      for (size_t d = 0; d < nd; ++d) at.push_back(indexAt(d, k));
       std::ostringstream os;
       os << "out-of-bounds " << what << " of buffer " << b->name << " at index " << listStr(at);
       if (lanes > 1) os << " (lane " << k << ")";
-      os << ", shape " << listStr(shape) << ": element offset " << (overflow ? std::string("<overflow>") : std::to_string(flat))
-         << " is outside the " << (mem->bytes - baseByte) / unit << " elements of its memory";
+      os << ", shape " << listStr(l.shape) << ": element offset "
+         << (overflow ? std::string("<overflow>") : std::to_string(flat)) << " is outside the "
+         << (acc.mem->bytes - acc.base) / unit << " elements of its memory";
       throw RuntimeError(os.str());
     }
-    elems[size_t(k)] = byte;
+    if (lanes == 1) acc.byte0 = byte;
+    else acc.bytes[size_t(k)] = byte;
   }
 }
 
 Value Interp::evalLoad(const BufferLoadNode* n) {
-  MemRef mem;
-  int64_t base;
-  std::vector<int64_t> bytes;
   const Buffer& b = n->buffer;
   DataType e = b->dtype.element();
   if (!storable(e)) LOOM_THROW(RuntimeError) << "load of buffer " << b->name << " of unsupported type " << b->dtype.str();
-  resolve(b, n->indices, "load", mem, base, bytes);
+  Access acc;
+  resolve(b, n->indices, "load", acc);
   int bufLanes = b->dtype.lanes();
-  int total = int(bytes.size()) * bufLanes;
+  int total = acc.lanes * bufLanes;
   if (n->dtype.element() != e || n->dtype.lanes() != total)
     LOOM_THROW(RuntimeError) << "load of buffer " << b->name << " (" << b->dtype.str() << ") as type "
-                             << n->dtype.str() << " with " << bytes.size() << " index lanes";
+                             << n->dtype.str() << " with " << acc.lanes << " index lanes";
   Value r = makeValue(n->dtype);
   auto eb = int64_t(elemBytes(e));
-  for (size_t k = 0; k < bytes.size(); ++k)
-    for (int l = 0; l < bufLanes; ++l)
-      r.at(int(k) * bufLanes + l) = readScalar(mem->ptr + bytes[k] + l * eb, e);
+  for (int k = 0; k < acc.lanes; ++k)
+    for (int l = 0; l < bufLanes; ++l) r.at(k * bufLanes + l) = readScalar(acc.mem->ptr + acc.byteAt(k) + l * eb, e);
   return r;
 }
 
@@ -431,20 +502,18 @@ void Interp::execStore(const BufferStoreNode* n) {
   DataType e = b->dtype.element();
   if (!storable(e)) LOOM_THROW(RuntimeError) << "store to buffer " << b->name << " of unsupported type " << b->dtype.str();
   Value val = eval(n->value);
-  MemRef mem;
-  int64_t base;
-  std::vector<int64_t> bytes;
-  resolve(b, n->indices, "store", mem, base, bytes);
+  Access acc;
+  resolve(b, n->indices, "store", acc);
   int bufLanes = b->dtype.lanes();
-  int total = int(bytes.size()) * bufLanes;
+  int total = acc.lanes * bufLanes;
   if (val.t.element() != e || (val.lanes() != total && val.lanes() != 1))
     LOOM_THROW(RuntimeError) << "store of a " << val.t.str() << " value into buffer " << b->name << " ("
-                             << b->dtype.str() << ") with " << bytes.size() << " index lanes";
+                             << b->dtype.str() << ") with " << acc.lanes << " index lanes";
   auto eb = int64_t(elemBytes(e));
-  for (size_t k = 0; k < bytes.size(); ++k)
+  for (int k = 0; k < acc.lanes; ++k)
     for (int l = 0; l < bufLanes; ++l) {
-      int lane = int(k) * bufLanes + l;
-      writeScalar(mem->ptr + bytes[k] + l * eb, e, val.lane(val.lanes() > 1 ? lane : 0));
+      int lane = k * bufLanes + l;
+      writeScalar(acc.mem->ptr + acc.byteAt(k) + l * eb, e, val.lane(val.lanes() > 1 ? lane : 0));
     }
 }
 
@@ -758,8 +827,8 @@ void Interp::exec(const Stmt& s) {
   }
   case NodeKind::DeclBuffer: {
     auto* n = s.as<DeclBufferNode>();
-    auto it = m_env.find(n->buffer->data.get());
-    if (it == m_env.end() || !it->second.mem)
+    Slot* slot = find(n->buffer->data.get());
+    if (!slot || !slot->value.mem)
       LOOM_THROW(RuntimeError) << "decl_buffer " << n->buffer->name << ": its data variable '"
                                << n->buffer->data->name << "' is not bound to memory";
     exec(n->body);
@@ -779,11 +848,9 @@ void Interp::exec(const Stmt& s) {
     int64_t lo = evalInt(n->min, "loop min"), extent = evalInt(n->extent, "loop extent");
     DataType t = n->loopVar->dtype;
     Scope scope(*this);
-    Value v = makeValue(t);
-    scope.bind(n->loopVar.get(), v);
+    Slot* slot = scope.bind(n->loopVar.get(), makeValue(t));
     for (int64_t k = 0; k < extent; ++k) {
-      v.s.i = normInt(t, uint64_t(lo) + uint64_t(k));
-      m_env[n->loopVar.get()] = v;
+      slot->value.s.i = normInt(t, uint64_t(lo) + uint64_t(k));
       exec(n->body);
     }
     return;
@@ -838,7 +905,7 @@ void Interp::run(const PrimFunc& f, const std::vector<Arg>& args) {
       mem->ptr = static_cast<uint8_t*>(arr->data());
       mem->bytes = int64_t(arr->byteSize());
       Value h = handleValue(mem);
-      m_env[p.get()] = h;
+      set(p.get(), h);
       if (!b.defined()) continue;
       runtime::DType d = arr->dtype();
       DataType at(DataType::Code(d.code), d.bits, d.lanes);
@@ -849,7 +916,7 @@ void Interp::run(const PrimFunc& f, const std::vector<Arg>& args) {
       if (shape.size() != b->shape.size())
         LOOM_THROW(RuntimeError) << fn << ": " << who << " (buffer " << b->name << ") expects " << b->shape.size()
                                  << " dimensions, got an array of shape " << listStr(shape);
-      m_env[b->data.get()] = h;
+      set(b->data.get(), h);
       for (size_t d2 = 0; d2 < shape.size(); ++d2)
         dims.push_back({b->shape[d2], shape[d2],
                         who + " (buffer " + b->name + ") dimension " + std::to_string(d2) + " of shape " + listStr(shape)});
@@ -883,17 +950,17 @@ void Interp::run(const PrimFunc& f, const std::vector<Arg>& args) {
       } else {
         LOOM_THROW(RuntimeError) << fn << ": " << who << " of type " << t.str() << " expects a scalar, got an NDArray";
       }
-      m_env[p.get()] = v;
+      set(p.get(), v);
     }
   }
   // Bind symbolic dimensions first, then check every dimension against its expression.
   for (auto& d : dims)
-    if (auto* v = d.expr.as<VarNode>(); v && !m_env.count(v)) {
+    if (auto* v = d.expr.as<VarNode>(); v && !find(v)) {
       Value x = makeValue(v->dtype);
       if (!(v->dtype.isIntegral()) || v->dtype.lanes() != 1)
         LOOM_THROW(RuntimeError) << fn << ": " << d.what << " is the non-integer variable " << v->name;
       x.s.i = normInt(v->dtype, uint64_t(d.actual));
-      m_env[v] = x;
+      set(v, x);
     }
   for (auto& d : dims) {
     int64_t want = evalInt(d.expr, "buffer shape");
