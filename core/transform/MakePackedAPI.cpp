@@ -173,7 +173,7 @@ private:
     Var h = bind(base + "_tensor", handleT, structGet(handleT, args, int(i), packed::kArgHandle));
     int ndim = int(buf->ndim());
     Var nd = bind(base + "_ndim", i32, structGet(i32, h, 0, packed::kTensorNDim));
-    check(eq(nd, ndim), at + " has %lld dimension" + "s, expected " + std::to_string(ndim), {Expr(nd)});
+    check(eq(nd, ndim), at + " has rank %lld, expected " + std::to_string(ndim), {Expr(nd)});
     // dtype
     DataType t = buf->dtype;
     Var dcode = bind(base + "_dtype_code", i32, structGet(i32, h, 0, packed::kTensorDTypeCode));
