@@ -241,7 +241,10 @@ Expr RewriteSimplifier::Impl::visit(const SelectNode* n, const Expr& self) {
 
 Expr RewriteSimplifier::Impl::visit(const LetNode* n, const Expr& self) {
   Expr v = mutate(n->value);
-  if (v.as<IntImmNode>() || v.as<VarNode>() || v.as<FloatImmNode>()) {
+  int uses = 0;
+  postOrderVisit(n->body, [&](const IRNode* x) { uses += x == static_cast<const IRNode*>(n->var.get()); });
+  // Inline immediates, variables and values used once (expressions are pure, so this is exact).
+  if (v.as<IntImmNode>() || v.as<VarNode>() || v.as<FloatImmNode>() || uses <= 1) {
     return mutate(substitute(n->body, [&](const Var& x) { return x.same_as(n->var) ? v : Expr(); }));
   }
   Expr body;

@@ -1,0 +1,123 @@
+// The Analyzer facade: binding, constraint scopes, proofs, equality and sets under knowledge.
+#include <QtTest>
+
+#include "core/arith/Analyzer.h"
+#include "core/arith/ExprText.h"
+#include "core/tir/Op.h"
+
+using namespace loom;
+using namespace loom::tir;
+using namespace loom::arith;
+
+class TestAnalyzer : public QObject {
+  Q_OBJECT
+private slots:
+  void bindRange() {
+    Analyzer a;
+    Var i = makeVar("i"), n = makeVar("n");
+    a.bind(i, Range(0, 16));
+    QVERIFY(a.canProve(i < 16));
+    QVERIFY(a.canProve(i >= 0));
+    QVERIFY(!a.canProve(i < 15));
+    QVERIFY(!a.canProve(i > 0));
+    QVERIFY(a.canProve(floordiv(i, 4) < 4));
+    QVERIFY(a.canProve(floormod(i, 4) * 4 + floordiv(i, 4) < 16));
+    QVERIFY(!a.canProve(n < 16));
+    QVERIFY(a.canProveGreaterEqual(i * 2, 0));
+    QVERIFY(a.canProveLess(i, 16));
+    QVERIFY(!a.canProveLess(i, 15));
+    // Extent 1 binds the value.
+    Var u = makeVar("u");
+    a.bind(u, Range(5, 1));
+    QCOMPARE(exprText(a.simplify(u + 1)), std::string("6"));
+  }
+  void bindValue() {
+    Analyzer a;
+    Var i = makeVar("i"), j = makeVar("j"), v = makeVar("v");
+    a.bind(i, Range(0, 8));
+    a.bind(j, Range(0, 4));
+    a.bind(v, i * 4 + j);
+    QCOMPARE(exprText(a.simplify(floordiv(v, 4))), std::string("i"));
+    QCOMPARE(exprText(a.simplify(floormod(v, 4))), std::string("j"));
+    QVERIFY(a.canProve(v < 32));
+    QCOMPARE(a.constIntBound(v), ConstIntBound(0, 31));
+  }
+  void constraintScope() {
+    Analyzer a;
+    Var i = makeVar("i"), n = makeVar("n"), b = makeVar("b", DataType::Bool());
+    a.bind(i, Range(0, 64));
+    QVERIFY(!a.canProve(i < 10));
+    {
+      ConstraintScope s(a, i < 10);
+      QVERIFY(a.canProve(i < 10));
+      QVERIFY(a.canProve(i * 2 < 20));
+      QVERIFY(a.canProve(!(i >= 10)));
+      QCOMPARE(exprText(a.simplify(select(i < 10, i, 0))), std::string("i"));
+      QCOMPARE(exprText(a.simplify(min(i, 12))), std::string("i"));
+    }
+    QVERIFY(!a.canProve(i < 10));
+    {
+      // A symbolic fact: known literally, and its negation known false.
+      ConstraintScope s(a, i < n);
+      QVERIFY(a.canProve(i < n));
+      QCOMPARE(exprText(a.simplify(i >= n)), std::string("False"));
+      QCOMPARE(exprText(a.simplify(select(i < n, i, n))), std::string("i"));
+    }
+    QVERIFY(!a.canProve(i < n));
+    {
+      ConstraintScope s(a, b);
+      QVERIFY(a.canProve(b));
+      QCOMPARE(exprText(a.simplify(select(b, i, 3))), std::string("i"));
+    }
+    QVERIFY(!a.canProve(b));
+    {
+      // Nested scopes restore in order; conjunctions split.
+      ConstraintScope s1(a, i >= 8 && i < 16);
+      QCOMPARE(a.constIntBound(i), ConstIntBound(8, 15));
+      {
+        ConstraintScope s2(a, eq(i, 9));
+        QCOMPARE(exprText(a.simplify(i * 2)), std::string("18"));
+      }
+      QCOMPARE(a.constIntBound(i), ConstIntBound(8, 15));
+      QCOMPARE(exprText(a.simplify(floordiv(i, 8))), std::string("1"));
+    }
+    QCOMPARE(a.constIntBound(i), ConstIntBound(0, 63));
+  }
+  void proveEqual() {
+    Analyzer a;
+    Var i = makeVar("i"), j = makeVar("j"), n = makeVar("n");
+    QVERIFY(a.canProveEqual((i * 4 + j) - (j + 4 * i), 0));
+    QVERIFY(a.canProveEqual(i * 4 + j, j + i * 4));
+    QVERIFY(a.canProveEqual((i + j) * 2, i * 2 + j * 2));
+    QVERIFY(a.canProveEqual(floordiv(n * 8 + 4, 4), n * 2 + 1));
+    QVERIFY(!a.canProveEqual(i, j));
+    QVERIFY(!a.canProveEqual(floordiv(i, 2) * 2, i));
+    a.bind(i, Range(0, 4));
+    QVERIFY(a.canProveEqual(floordiv(i, 4), 0));
+    QVERIFY(a.canProveEqual(floormod(i, 4), i));
+  }
+  void intSetUsesKnowledge() {
+    Analyzer a;
+    Var i = makeVar("i"), n = makeVar("n");
+    a.bind(n, Range(1, 64));
+    IntSetMap dom;
+    dom[i] = IntSet::interval(0, n - 1);
+    IntSet s = a.intSet(i * 2 + 1, dom);
+    QCOMPARE(exprText(s.minValue), std::string("1"));
+    QCOMPARE(exprText(s.maxValue), std::string("n*2 - 1"));
+    IntSet m = a.intSet(min(i, n), dom);
+    QCOMPARE(exprText(m.maxValue), std::string("n - 1"));
+  }
+  void letAndCast() {
+    Analyzer a;
+    Var i = makeVar("i"), t = makeVar("t");
+    a.bind(i, Range(0, 8));
+    QCOMPARE(exprText(a.simplify(let(t, i * 4, floordiv(t, 4)))), std::string("i"));
+    QCOMPARE(exprText(a.simplify(let(t, Expr(3), t + i))), std::string("i + 3"));
+    Expr wide = cast(DataType::Int(64), i) * intImm(DataType::Int(64), 2);
+    QVERIFY(a.canProve(wide < intImm(DataType::Int(64), 16)));
+  }
+};
+
+QTEST_APPLESS_MAIN(TestAnalyzer)
+#include "test_analyzer.moc"
