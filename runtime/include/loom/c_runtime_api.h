@@ -160,7 +160,9 @@ LOOM_DLL int loom_backend_parallel_launch(FLambda f, void* cdata, int num_task);
  * A barrier across the tasks of the current launch, called from inside a task: returns once
  * every task of the launch has reached it. Only valid when every task has its own thread,
  * that is num_task <= loom_backend_num_threads() and the launch is not nested; otherwise
- * (and outside a launch) it returns -1 with an error instead of deadlocking. Returns 0.
+ * (and outside a launch) it returns -1 with an error instead of deadlocking. Every task of
+ * the launch must reach each barrier: a task that returns early leaves the others waiting.
+ * Returns 0.
  */
 LOOM_DLL int loom_backend_parallel_barrier(int task_id, int num_task);
 
