@@ -1,0 +1,145 @@
+// simplify: arithmetic simplification of every expression, with loop ranges and if conditions known.
+#include "core/transform/Simplify.h"
+
+#include "core/arith/Analyzer.h"
+#include "core/tir/Op.h"
+#include "core/tir/StructuralEqual.h"
+#include "core/tir/Visitor.h"
+#include "core/transform/Pass.h"
+
+namespace loom::transform {
+
+using namespace tir;
+
+namespace {
+
+class StmtSimplifier : public IRMutator {
+protected:
+  using IRMutator::visit;
+
+  /// Expressions are simplified whole (the analyzer recurses itself), bottom-up loads first so
+  /// their indices are simplified too.
+  Expr simplifyExpr(const Expr& e) {
+    if (!e.defined()) return e;
+    Expr inner = IRMutator::mutate(e);
+    if (inner.dtype().isHandle() || inner.dtype().isVoid()) return inner;
+    Expr s = m_analyzer.simplify(inner);
+    if (s.dtype() != inner.dtype()) return inner;
+    // Keep the original node when nothing really changed, so "unchanged" stays detectable.
+    return structuralEqual(s, e) ? e : s;
+  }
+
+  Expr visit(const BufferLoadNode* n, const Expr& self) override {
+    std::vector<Expr> idx;
+    bool ch = false;
+    for (auto& i : n->indices) {
+      idx.push_back(simplifyExpr(i));
+      ch |= !idx.back().same_as(i);
+    }
+    if (!ch) return self;
+    return withSpan(bufferLoad(n->buffer, idx), n->span);
+  }
+
+  Stmt visit(const BufferStoreNode* n, const Stmt& self) override {
+    Expr v = simplifyExpr(n->value);
+    std::vector<Expr> idx;
+    bool ch = !v.same_as(n->value);
+    for (auto& i : n->indices) {
+      idx.push_back(simplifyExpr(i));
+      ch |= !idx.back().same_as(i);
+    }
+    if (!ch) return self;
+    return withSpan(Stmt(new BufferStoreNode(n->buffer, v, idx)), n->span);
+  }
+
+  Stmt visit(const ForNode* n, const Stmt& self) override {
+    Expr mn = simplifyExpr(n->min), ext = simplifyExpr(n->extent);
+    if (auto* e = asConstInt(ext)) {
+      if (*e <= 0) return evaluate(0);
+      if (*e == 1 && n->kind != ForKind::ThreadBinding) {
+        m_analyzer.bind(n->loopVar, mn);
+        return mutate(substitute(n->body, [&](const Var& v) { return v.same_as(n->loopVar) ? mn : Expr(); }));
+      }
+    }
+    m_analyzer.bind(n->loopVar, Range(mn, ext));
+    Stmt body = mutate(n->body);
+    if (mn.same_as(n->min) && ext.same_as(n->extent) && body.same_as(n->body)) return self;
+    return withSpan(forLoop(n->loopVar, mn, ext, n->kind, body, n->threadTag, n->annotations), n->span);
+  }
+
+  Stmt visit(const AttrStmtNode* n, const Stmt& self) override {
+    Expr v = simplifyExpr(n->value);
+    if (n->key == "thread_extent")
+      if (auto* tv = n->node.as<VarNode>()) m_analyzer.bind(Var(tv), Range(0, v));
+    Stmt body = mutate(n->body);
+    if (v.same_as(n->value) && body.same_as(n->body)) return self;
+    return withSpan(attrStmt(n->node, n->key, v, body), n->span);
+  }
+
+  Stmt visit(const IfThenElseNode* n, const Stmt& self) override {
+    Expr c = simplifyExpr(n->condition);
+    if (m_analyzer.canProve(c)) return mutate(n->thenCase);
+    if (m_analyzer.canProve(!c)) return n->elseCase.defined() ? mutate(n->elseCase) : evaluate(0);
+    Stmt t, e;
+    {
+      arith::ConstraintScope scope(m_analyzer, c);
+      t = mutate(n->thenCase);
+    }
+    if (n->elseCase.defined()) {
+      arith::ConstraintScope scope(m_analyzer, !c);
+      e = mutate(n->elseCase);
+    }
+    if (c.same_as(n->condition) && t.same_as(n->thenCase) && e.same_as(n->elseCase)) return self;
+    return withSpan(ifThen(c, t, e), n->span);
+  }
+
+  Stmt visit(const LetStmtNode* n, const Stmt& self) override {
+    Expr v = simplifyExpr(n->value);
+    if (v.as<IntImmNode>() || v.as<FloatImmNode>())
+      return mutate(substitute(n->body, [&](const Var& x) { return x.same_as(n->var) ? v : Expr(); }));
+    if (v.dtype().isIntegral() && v.dtype().isScalar()) {
+      arith::ConstIntBound b = m_analyzer.constIntBound(v);
+      m_analyzer.bind(n->var, b.minValue, b.maxValue);
+    }
+    Stmt body = mutate(n->body);
+    if (v.same_as(n->value) && body.same_as(n->body)) return self;
+    return withSpan(letStmt(n->var, v, body), n->span);
+  }
+
+  Stmt visit(const AllocateNode* n, const Stmt& self) override {
+    std::vector<Expr> ext;
+    bool ch = false;
+    for (auto& e : n->extents) {
+      ext.push_back(simplifyExpr(e));
+      ch |= !ext.back().same_as(e);
+    }
+    Stmt body = mutate(n->body);
+    if (!ch && body.same_as(n->body)) return self;
+    auto* c = new AllocateNode(*n);
+    c->extents = ext;
+    c->body = body;
+    return Stmt(c);
+  }
+
+  Stmt visit(const EvaluateNode* n, const Stmt& self) override {
+    Expr v = simplifyExpr(n->value);
+    if (v.same_as(n->value)) return self;
+    return evaluate(v);
+  }
+
+  Stmt visit(const AssertStmtNode* n, const Stmt& self) override {
+    Expr c = simplifyExpr(n->condition);
+    Stmt body = mutate(n->body);
+    if (c.same_as(n->condition) && body.same_as(n->body)) return self;
+    return withSpan(assertStmt(c, n->message, body), n->span);
+  }
+
+private:
+  arith::Analyzer m_analyzer;
+};
+
+}  // namespace
+
+PrimFunc simplifyFunc(const PrimFunc& f) { return updateBody(f, StmtSimplifier().mutate(f->body)); }
+
+}  // namespace loom::transform

@@ -1,0 +1,72 @@
+// The TIR lowering pipeline: THE single ordered list of passes, read it top to bottom.
+#include "core/transform/Pipeline.h"
+
+#include "core/transform/FlattenBuffers.h"
+#include "core/transform/LoopPartition.h"
+#include "core/transform/LowerBlocks.h"
+#include "core/transform/LowerIntrinsics.h"
+#include "core/transform/LowerThreadBinding.h"
+#include "core/transform/RemoveNoOp.h"
+#include "core/transform/Simplify.h"
+#include "core/transform/StorageRewrite.h"
+#include "core/transform/Unroll.h"
+#include "core/transform/Vectorize.h"
+
+namespace loom::transform {
+
+using tir::PrimFunc;
+
+namespace {
+/// A pass that does not need the context.
+Pass pass(std::string name, PrimFunc (*fn)(const PrimFunc&)) {
+  return Pass{std::move(name), [fn](const PrimFunc& f, PassContext&) { return fn(f); }};
+}
+/// A pass that leaves notes in the context.
+Pass passWithContext(std::string name, PrimFunc (*fn)(const PrimFunc&, PassContext&)) {
+  return Pass{std::move(name), fn};
+}
+}  // namespace
+
+std::vector<Pass> loweringPipeline(const LowerOptions& options) {
+  std::vector<Pass> p;
+  // 1. Leave block form: iter vars bound, init and predicates as ifs, alloc_buffers as
+  //    Allocate, pragma annotations as attrs.
+  p.push_back(pass("lower-blocks", lowerBlocks));
+  // 2. GPU only: thread_binding loops become thread_extent regions (the kernel's launch shape).
+  if (options.gpu) p.push_back(pass("lower-thread-binding", lowerThreadBinding));
+  // 3. Every buffer 1-D; parameters seen through flat views over the same data.
+  p.push_back(pass("flatten-buffers", flattenBuffers));
+  // 4. Fold the index arithmetic flattening wrote, before looking for split tails.
+  p.push_back(pass("simplify", simplifyFunc));
+  // 5. Peel predicated tails so main loops run without conditions.
+  p.push_back(pass("loop-partition", partitionLoops));
+  // 6. Fold the split points and drop the tails' dead parts, so vector loops see constants.
+  p.push_back(pass("simplify", simplifyFunc));
+  // 7. Vector loops to Ramp/Broadcast code (or serial with a note).
+  p.push_back(passWithContext("vectorize", vectorizeLoops));
+  // 8. Explicit unroll loops, and auto-unroll under pragma_auto_unroll_max_step.
+  p.push_back(passWithContext("unroll", unrollLoops));
+  // 9. Clean up what vectorize and unroll substituted.
+  p.push_back(pass("simplify", simplifyFunc));
+  // 10. Intermediates with disjoint lifetimes share memory.
+  p.push_back(pass("storage-rewrite", rewriteStorage));
+  // 11. Rewrite intrinsics with cheap exact forms (the set codegen sees is in LowerIntrinsics.h).
+  p.push_back(pass("lower-intrinsics", lowerIntrinsics));
+  // 12. Drop statements that do nothing.
+  p.push_back(pass("remove-no-op", removeNoOps));
+  // 13. make-packed-api (helper G2, codegen): the packed-call entry that unpacks arguments,
+  //     checks shapes and binds the buffers' data vars. Added here, last, by G2.
+  return p;
+}
+
+std::vector<std::string> loweringPassNames(const LowerOptions& options) {
+  std::vector<std::string> names;
+  for (auto& p : loweringPipeline(options)) names.push_back(p.name);
+  return names;
+}
+
+PrimFunc lower(const PrimFunc& f, PassContext& ctx, const LowerOptions& options) {
+  return ctx.run(loweringPipeline(options), f);
+}
+
+}  // namespace loom::transform

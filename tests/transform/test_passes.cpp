@@ -1,0 +1,310 @@
+// Each lowering pass on hand-built scheduled programs: structure after the pass, and meaning
+// (the reference interpreter gives the same results before and after on random inputs).
+#include <QtTest>
+
+#include "core/transform/FlattenBuffers.h"
+#include "core/transform/LoopPartition.h"
+#include "core/transform/LowerBlocks.h"
+#include "core/transform/LowerIntrinsics.h"
+#include "core/transform/LowerThreadBinding.h"
+#include "core/transform/Pass.h"
+#include "core/transform/RemoveNoOp.h"
+#include "core/transform/StorageRewrite.h"
+#include "core/transform/Unroll.h"
+#include "core/transform/Vectorize.h"
+#include "tests/transform/Meaning.h"
+#include "tests/transform/Programs.h"
+
+using namespace loom;
+using namespace loom::tir;
+using namespace loom::transform;
+using namespace loom::transform::testing;
+
+namespace {
+PrimFunc lowered(const PrimFunc& f) { return flattenBuffers(lowerBlocks(f)); }
+
+bool hasCall(const PrimFunc& f, const std::string& op) {
+  bool found = false;
+  postOrderVisit(f->body, [&](const IRNode* n) {
+    if (auto* c = dynamic_cast<const CallNode*>(n)) found |= c->op == op;
+  });
+  return found;
+}
+
+std::string notes(const PassContext& ctx) {
+  std::string s;
+  for (auto& d : ctx.diagnostics) s += d.str() + "\n";
+  return s;
+}
+}  // namespace
+
+class TestPasses : public QObject {
+  Q_OBJECT
+private slots:
+  void harnessDetectsDifference() {
+    // The meaning check itself must fail on a wrong rewrite (an off-by-one in a store).
+    PrimFunc f = lowered(elementwiseSplit(16, 4, ForKind::Serial, ForKind::Serial));
+    Var i = makeVar("i");
+    PrimFunc wrong = withBody(f, seq({f->body, forLoop(i, 0, 1, ForKind::Serial, bufferStore(f->paramBuffer(1), 0.0f, {i}))}));
+    QVERIFY(!meaningDiff(f, wrong).empty());
+    QVERIFY(meaningDiff(f, f).empty());
+  }
+
+  void lowerBlocksMatmulWithInitAndPredicate() {
+    PrimFunc f = matmulSplit(6, 20, 5, 8);
+    PrimFunc g = lowerBlocks(f);
+    QCOMPARE(countNodes(g, NodeKind::Block), 0);
+    QCOMPARE(countNodes(g, NodeKind::BlockRealize), 0);
+    QCOMPARE(countNodes(g, NodeKind::IfThenElse), 2);  // the predicate and the init guard
+    EXPECT_SAME_MEANING(f, g);
+    // Nothing to lower: the same node comes back.
+    QVERIFY(lowerBlocks(g).same_as(g));
+  }
+
+  void lowerBlocksAllocAndPragma() {
+    PrimFunc f = rowSumUnrolled(3, 4, 16);
+    PrimFunc g = lowerBlocks(f);
+    QCOMPARE(countNodes(g, NodeKind::Allocate), 1);
+    QCOMPARE(countNodes(g, NodeKind::DeclBuffer), 1);
+    auto* attr = g->body.as<AttrStmtNode>();
+    QVERIFY(attr);
+    QCOMPARE(QString::fromStdString(attr->key), QString("pragma_auto_unroll_max_step"));
+    EXPECT_SAME_MEANING(f, g);
+  }
+
+  void lowerBlocksBindsNestedIterVars() {
+    // An outer block's iter var used inside an inner block's binding.
+    Buffer A = makeBuffer("A", f32, {4, 3}), B = makeBuffer("B", f32, {4, 3});
+    Var i = makeVar("i"), j = makeVar("j");
+    IterVar vo = spatial("vo", 4), vi = spatial("vi", 3);
+    Stmt inner = forLoop(j, 0, 3, ForKind::Serial,
+                         blockRealize({Expr(vo.var) * 0 + Expr(j)}, Expr(),
+                                      makeBlock("inner", {vi}, bufferStore(B, bufferLoad(A, {vo.var, vi.var}) + 1.0f, {vo.var, vi.var}))));
+    Stmt outer = forLoop(i, 0, 4, ForKind::Serial, blockRealize({i}, Expr(), makeBlock("outer", {vo}, inner)));
+    PrimFunc f = rootFunc({A, B}, outer);
+    PrimFunc g = lowerBlocks(f);
+    QCOMPARE(countNodes(g, NodeKind::Block), 0);
+    EXPECT_SAME_MEANING(f, g);
+  }
+
+  void flattenBuffers_() {
+    PrimFunc f = lowerBlocks(threeStages(3, 5));
+    PrimFunc g = flattenBuffers(f);
+    QVERIFY(allFlat(g));
+    // Params keep their N-d buffers; the body sees flat views.
+    QCOMPARE(g->bufferMap[0].second->shape.size(), size_t(2));
+    postOrderVisit(g->body, [&](const IRNode* n) {
+      if (auto* a = dynamic_cast<const AllocateNode*>(n)) QCOMPARE(a->extents.size(), size_t(1));
+    });
+    QCOMPARE(countNodes(g, NodeKind::DeclBuffer), 2 + 3);
+    EXPECT_SAME_MEANING(f, g);
+    QVERIFY(flattenBuffers(g).same_as(g));
+  }
+
+  void flattenHonoursStridesAndOffset() {
+    PrimFunc g = lowered(stridedCopy(3, 4, 7, 5));
+    QVERIFY(allFlat(g));
+    // The load of In at (i, j) reads element i*7 + j + 5 of a view of 5 + 2*7 + 3 + 1 elements.
+    bool checked = false;
+    postOrderVisit(g->body, [&](const IRNode* n) {
+      auto* l = dynamic_cast<const BufferLoadNode*>(n);
+      if (!l || l->buffer->name != "In") return;
+      QCOMPARE(*asConstInt(l->buffer->shape[0]), int64_t(23));
+      QVERIFY(isZero(l->buffer->elemOffset));
+      Var i, j;
+      postOrderVisit(l->indices[0], [&](const IRNode* x) {
+        if (auto* v = dynamic_cast<const VarNode*>(x)) (v->name == "i" ? i : j) = Var(v);
+      });
+      std::string text = printExpr(substitute(l->indices[0], [&](const Var& v) {
+        return v.same_as(i) ? Expr(2) : v.same_as(j) ? Expr(3) : Expr();
+      }));
+      QCOMPARE(QString::fromStdString(text), QString("2 * 7 + 3 + 5"));
+      checked = true;
+    });
+    QVERIFY(checked);
+  }
+
+  void loopPartitionPeelsTail() {
+    PrimFunc f = lowered(elementwiseSplit(100, 32, ForKind::Serial, ForKind::Serial));
+    PrimFunc g = partitionLoops(f);
+    // Main loop i_0 in [0, 3) without the if; tail keeps it.
+    int loopsWithoutIf = 0, ifs = countNodes(g, NodeKind::IfThenElse);
+    postOrderVisit(g->body, [&](const IRNode* n) {
+      auto* l = dynamic_cast<const ForNode*>(n);
+      if (!l || l->loopVar->name != "i_0") return;
+      QVERIFY(isConstInt(l->extent, 3));
+      int inner = 0;
+      postOrderVisit(l->body, [&](const IRNode* x) { inner += x->nodeKind == NodeKind::IfThenElse; });
+      loopsWithoutIf += inner == 0;
+    });
+    QCOMPARE(loopsWithoutIf, 1);
+    QVERIFY(ifs >= 1);
+    EXPECT_SAME_MEANING(f, g);
+  }
+
+  void loopPartitionMatmulVectorTail() {
+    PrimFunc f = lowered(matmulSplit(3, 20, 4, 8, ForKind::Vectorized));
+    PrimFunc g = partitionLoops(f);
+    QVERIFY(!g.same_as(f));
+    EXPECT_SAME_MEANING(f, g);
+    // Divisible: nothing to peel.
+    PrimFunc d = lowered(matmulSplit(3, 16, 4, 8));
+    PrimFunc e = partitionLoops(d);
+    EXPECT_SAME_MEANING(d, e);
+  }
+
+  void loopPartitionSymbolicBound() {
+    // for i in [0, 10): for j in [0, 4): if (i * 4 + j < n) B[i*4+j] = ... with n a param.
+    Var n = makeVar("n");
+    Buffer A = makeBuffer("A", f32, {40}), B = makeBuffer("B", f32, {40});
+    Var i = makeVar("i"), j = makeVar("j");
+    Expr idx = Expr(i) * 4 + Expr(j);
+    Stmt body = forLoop(i, 0, 10, ForKind::Serial,
+                        forLoop(j, 0, 4, ForKind::Serial, ifThen(idx < Expr(n), bufferStore(B, bufferLoad(A, {idx}) + 1.0f, {idx}))));
+    PrimFunc f = makePrimFunc("main", {A->data, B->data, n}, {{A->data, A}, {B->data, B}}, body);
+    PrimFunc g = partitionLoops(f);
+    QVERIFY(!g.same_as(f));
+    for (int64_t nv : {0, 13, 16, 40}) {
+      auto a = randomArgs(PrimFunc(makePrimFunc("x", {A->data, B->data}, {{A->data, A}, {B->data, B}}, body)), 3);
+      auto b = randomArgs(PrimFunc(makePrimFunc("x", {A->data, B->data}, {{A->data, A}, {B->data, B}}, body)), 3);
+      interpret(f, {a[0], a[1], nv});
+      interpret(g, {b[0], b[1], nv});
+      QVERIFY2(mismatchReport(b[1], a[1]).empty(), printFunc(g).c_str());
+    }
+  }
+
+  void vectorizeDivisible() {
+    PrimFunc f = lowered(elementwiseSplit(64, 8, ForKind::Serial, ForKind::Vectorized));
+    PassContext ctx;
+    PrimFunc g = vectorizeLoops(f, ctx);
+    QVERIFY2(ctx.diagnostics.empty(), notes(ctx).c_str());
+    QCOMPARE(countLoops(g, ForKind::Vectorized), 0);
+    QVERIFY(countNodes(g, NodeKind::Ramp) >= 1);
+    EXPECT_SAME_MEANING(f, g);
+  }
+
+  void vectorizeMatmulInner() {
+    PrimFunc f = lowered(matmulSplit(3, 16, 5, 8, ForKind::Vectorized));
+    PassContext ctx;
+    PrimFunc g = vectorizeLoops(f, ctx);
+    QVERIFY2(ctx.diagnostics.empty(), notes(ctx).c_str());
+    QCOMPARE(countLoops(g, ForKind::Vectorized), 0);
+    EXPECT_SAME_MEANING(f, g);
+  }
+
+  void vectorizeFallsBackOnLaneCondition() {
+    PrimFunc f = lowered(elementwiseSplit(100, 8, ForKind::Serial, ForKind::Vectorized));
+    PassContext ctx;
+    PrimFunc g = vectorizeLoops(f, ctx);
+    QCOMPARE(ctx.diagnostics.size(), size_t(1));
+    QVERIFY(ctx.diagnostics[0].message.find("i_1") != std::string::npos);
+    QVERIFY(ctx.diagnostics[0].message.find("condition") != std::string::npos);
+    QCOMPARE(countLoops(g, ForKind::Vectorized), 0);
+    QCOMPARE(countLoops(g, ForKind::Serial), 2);
+    EXPECT_SAME_MEANING(f, g);
+  }
+
+  void vectorizeFallsBackOnReduction() {
+    // Vectorizing the reduction loop: every lane would store to S[i].
+    Buffer A = makeBuffer("A", f32, {3, 8}), S = makeBuffer("S", f32, {3});
+    Var i = makeVar("i"), k = makeVar("k");
+    IterVar vi = spatial("vi", 3), vk = reduce("vk", 8);
+    Stmt upd = bufferStore(S, bufferLoad(S, {vi.var}) + bufferLoad(A, {vi.var, vk.var}), {vi.var});
+    PrimFunc f = lowered(rootFunc({A, S}, nest({{i, 3}, {k, 8, ForKind::Vectorized}},
+                                               blockRealize({i, k}, Expr(), makeBlock("S", {vi, vk}, upd, bufferStore(S, makeZero(f32), {vi.var}))))));
+    PassContext ctx;
+    PrimFunc g = vectorizeLoops(f, ctx);
+    QCOMPARE(ctx.diagnostics.size(), size_t(1));
+    QCOMPARE(countLoops(g, ForKind::Vectorized), 0);
+    EXPECT_SAME_MEANING(f, g);
+  }
+
+  void vectorizeFallsBackOnLaneDependence() {
+    // B[i + 1] = B[i] + A[i]: lane i reads lane i-1's result in serial order.
+    Buffer A = makeBuffer("A", f32, {9}), B = makeBuffer("B", f32, {9});
+    Var i = makeVar("i");
+    Stmt body = forLoop(i, 0, 8, ForKind::Vectorized,
+                        bufferStore(B, bufferLoad(B, {i}) + bufferLoad(A, {i}), {Expr(i) + 1}));
+    PrimFunc f = makePrimFunc("main", {A->data, B->data}, {{A->data, A}, {B->data, B}}, body);
+    PassContext ctx;
+    PrimFunc g = vectorizeLoops(f, ctx);
+    QCOMPARE(ctx.diagnostics.size(), size_t(1));
+    QVERIFY(ctx.diagnostics[0].message.find("each other") != std::string::npos);
+    EXPECT_SAME_MEANING(f, g);
+  }
+
+  void unrollExplicit() {
+    PrimFunc f = lowered(rowSumUnrolled(3, 5, 0));
+    PassContext ctx;
+    PrimFunc g = unrollLoops(f, ctx);
+    QCOMPARE(countLoops(g, ForKind::Unrolled), 0);
+    QCOMPARE(countLoops(g, ForKind::Serial), 2);  // i and i2 stay loops
+    QCOMPARE(countNodes(g, NodeKind::BufferStore), 5 * 2 + 1);  // init and update per copy
+    EXPECT_SAME_MEANING(f, g);
+  }
+
+  void unrollAuto() {
+    PrimFunc f = lowered(rowSumUnrolled(3, 5, 16));
+    PassContext ctx;
+    PrimFunc g = unrollLoops(f, ctx);
+    QCOMPARE(countNodes(g, NodeKind::AttrStmt), 0);
+    // i2 (3 steps) is unrolled under the 16-step budget; i (3 * 7 steps) is not.
+    QCOMPARE(countLoops(g, ForKind::Serial), 1);
+    QCOMPARE(countNodes(g, NodeKind::BufferStore), 5 * 2 + 3);
+    EXPECT_SAME_MEANING(f, g);
+  }
+
+  void storageRewriteMergesDisjointLifetimes() {
+    PrimFunc f = lowered(threeStages(3, 4));
+    QCOMPARE(countNodes(f, NodeKind::Allocate), 3);
+    PrimFunc g = rewriteStorage(f);
+    QCOMPARE(countNodes(g, NodeKind::Allocate), 2);
+    EXPECT_SAME_MEANING(f, g);
+    QVERIFY(rewriteStorage(g).same_as(g));
+  }
+
+  void lowerIntrinsics_() {
+    PrimFunc f = lowered(intrinsicsProgram(16));
+    PrimFunc g = lowerIntrinsics(f);
+    for (const char* op : {"rsqrt", "sigmoid", "fmod", "pow"}) QVERIFY2(!hasCall(g, op), op);
+    QVERIFY(hasCall(g, "exp"));
+    QVERIFY(hasCall(g, "sqrt"));
+    QVERIFY(hasCall(g, "fabs"));  // on floats it stays
+    EXPECT_SAME_MEANING(f, g);
+  }
+
+  void removeNoOps_() {
+    Buffer A = makeBuffer("A", f32, {4});
+    Var i = makeVar("i"), j = makeVar("j"), t = makeVar("t");
+    Stmt real = forLoop(i, 0, 4, ForKind::Serial, bufferStore(A, bufferLoad(A, {i}) * 3.0f, {i}));
+    Stmt body = seq({forLoop(j, 0, 0, ForKind::Serial, bufferStore(A, 1.0f, {j})), ifThen(boolImm(false), bufferStore(A, 2.0f, {0})),
+                     evaluate(0), bufferStore(A, bufferLoad(A, {1}), {1}), letStmt(t, 5, real)});
+    PrimFunc f = makePrimFunc("main", {A->data}, {{A->data, A}}, body);
+    PrimFunc g = removeNoOps(f);
+    QVERIFY2(g->body.same_as(real), printFunc(g).c_str());
+    EXPECT_SAME_MEANING(f, g);
+    QVERIFY(removeNoOps(g).same_as(g));
+  }
+
+  void lowerThreadBinding_() {
+    PrimFunc f = lowerBlocks(elementwiseSplit(64, 16, ForKind::ThreadBinding, ForKind::ThreadBinding, "blockIdx.x", "threadIdx.x"));
+    PrimFunc g = lowerThreadBinding(f);
+    QCOMPARE(countLoops(g, ForKind::ThreadBinding), 0);
+    std::vector<std::string> tags;
+    postOrderVisit(g->body, [&](const IRNode* n) {
+      if (auto* a = dynamic_cast<const AttrStmtNode*>(n)) {
+        QCOMPARE(QString::fromStdString(a->key), QString("thread_extent"));
+        tags.push_back(a->node.as<VarNode>()->name);
+      }
+    });
+    QCOMPARE(tags, (std::vector<std::string>{"threadIdx.x", "blockIdx.x"}));
+    // A loop without a tag is a user error, named.
+    Buffer A = makeBuffer("A", f32, {4});
+    Var i = makeVar("i");
+    PrimFunc bad = makePrimFunc("main", {A->data}, {{A->data, A}}, forLoop(i, 0, 4, ForKind::ThreadBinding, bufferStore(A, 1.0f, {i})));
+    QVERIFY_THROWS_EXCEPTION(loom::ValueError, lowerThreadBinding(bad));
+  }
+};
+
+QTEST_APPLESS_MAIN(TestPasses)
+#include "test_passes.moc"
