@@ -634,12 +634,12 @@ Value Interp::evalCall(const CallNode* n) {
   if (!in->evalFloat) LOOM_THROW(RuntimeError) << "intrinsic '" << n->op << "' has no reference semantics";
   std::vector<Value> args;
   args.reserve(n->args.size());
-  for (auto& a : n->args) {
-    args.push_back(eval(a));
-    if (args.back().t.isHandle() || args.back().t.isVoid())
-      LOOM_THROW(RuntimeError) << "intrinsic '" << n->op << "' applied to a " << args.back().t.str() << " value";
-  }
+  for (auto& a : n->args) args.push_back(eval(a));
+  // A call for its effect only (a barrier, a hint): nothing to compute when run sequentially.
   if (n->dtype.isVoid()) return makeValue(n->dtype);
+  for (auto& a : args)
+    if (a.t.isHandle() || a.t.isVoid())
+      LOOM_THROW(RuntimeError) << "intrinsic '" << n->op << "' applied to a " << a.t.str() << " value";
   if (n->dtype.isHandle()) LOOM_THROW(RuntimeError) << "intrinsic '" << n->op << "' returning a handle";
   Value r = makeValue(n->dtype);
   DataType re = n->dtype.element();

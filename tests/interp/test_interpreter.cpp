@@ -122,6 +122,27 @@ private slots:
     QVERIFY2(err.contains("'B'") && err.contains("11") && err.contains("12"), qPrintable(err));
   }
 
+  void symbolicStridesOffsetAndHandleLets() {
+    // A param buffer with symbolic strides and elem_offset: bound from the compact array.
+    Var n = makeVar("n"), s0 = makeVar("s0"), off = makeVar("off");
+    Buffer A = makeBuffer("A", f32, {n, 4});
+    auto* an = const_cast<BufferNode*>(A.get());
+    an->strides = {Expr(s0), Expr(1)};
+    an->elemOffset = off;
+    Buffer B = makeBuffer("B", f32, {n, 4});
+    // B is written through a LetStmt-bound alias of its data pointer.
+    Var alias = makeVar("alias", DataType::Handle());
+    Buffer Bv = view(B, "Bv", {Expr(n) * 4});
+    const_cast<BufferNode*>(Bv.get())->data = alias;
+    Var i = makeVar("i"), j = makeVar("j");
+    Stmt body = letStmt(alias, B->data, declBuffer(Bv, loop(i, n, loop(j, 4,
+        bufferStore(Bv, bufferLoad(A, {i, j}) * cast(f32, Expr(s0)) + cast(f32, Expr(off)), {Expr(i) * 4 + j})))));
+    PrimFunc f = makePrimFunc("strided", {A->data, B->data}, {{A->data, A}, {B->data, B}}, body);
+    NDArray a = randomArray({3, 4}, 8), b = array({3, 4});
+    interpret(f, {a, b});
+    for (int k = 0; k < 12; ++k) QCOMPARE(b.as<float>()[k], a.as<float>()[k] * 4.0f);
+  }
+
   void reductionWithPredicate() {
     NDArray A = randomArray({5, 10}, 11), B = randomArray({5}, 12);
     interpret(rowSum(true), {A, B});

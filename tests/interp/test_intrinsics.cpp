@@ -122,6 +122,22 @@ private slots:
     QVERIFY2(err.contains("out-of-bounds load") && err.contains("buffer A"), qPrintable(err));
   }
 
+  void registeredIntrinsicsAndVoidCalls() {
+    registerIntrinsic(Intrinsic{"test_twice_plus", 2, true, [](const std::vector<double>& a) { return 2 * a[0] + a[1]; }});
+    Var x = makeVar("x", DataType::Int(32));
+    QCOMPARE(rawAt<int32_t>(runExpr(call("test_twice_plus", {x, Expr(3)}), {x}, {int64_t(20)})), 43);
+    // A void call (a barrier) with a string argument is a no-op when run sequentially.
+    registerIntrinsic(Intrinsic{"test_barrier", -1, false, [](const std::vector<double>&) { return 0.0; }});
+    Buffer out = makeBuffer("out", f32, {1});
+    PrimFunc f = makePrimFunc("b", {out->data}, {{out->data, out}},
+                              seq({bufferStore(out, floatImm(f32, 1), {0}),
+                                   evaluate(call(DataType::Void(), "test_barrier", {stringImm("shared")})),
+                                   bufferStore(out, bufferLoad(out, {0}) + floatImm(f32, 1), {0})}));
+    NDArray o = array({1});
+    interpret(f, {o});
+    QCOMPARE(o.as<float>()[0], 2.0f);
+  }
+
   void intrinsicArgumentCount() {
     QString err = runtimeErrorOf([&] { runExpr(call(f32, "exp", {floatImm(f32, 1), floatImm(f32, 2)})); });
     QVERIFY2(err.contains("'exp'") && err.contains("1 arguments"), qPrintable(err));
