@@ -466,8 +466,8 @@ public:
         bool dependent = false;
         for (auto* f : chain) dependent |= usesVar(inner->extent, f->loopVar);
         if (dependent) break;
-        chain.push_back(inner);
         stmts.push_back(chain.back()->body);
+        chain.push_back(inner);
       }
     }
     if (chain.size() >= 2) {

@@ -214,14 +214,6 @@ private slots:
     QVERIFY(std::signbit(parseExpr("T.float32(-0.0)").as<FloatImmNode>()->value));
   }
 
-  void roundTripTeWorkloads() {
-#if __has_include("core/topi/Workloads.h")
-    QSKIP("workload presets are covered once core/topi links into this test area");
-#else
-    QSKIP("core/topi/Workloads.h not available yet");
-#endif
-  }
-
   // --- TVM-style input ------------------------------------------------------------------
   void parsesTvmStyleScript() {
     const char* text = R"(from tvm.script import tir as T

@@ -390,7 +390,10 @@ private slots:
     Stmt init = realize.as<BlockRealizeNode>()->block->init;
     QCOMPARE(r.linesOf(i).first, 7);
     QCOMPARE(r.linesOf(i).last, 14);
-    QCOMPARE(r.linesOf(k).first, 7);  // the T.grid line stands for all three loops
+    Stmt j = i.as<ForNode>()->body;
+    QCOMPARE(r.linesOf(j).first, 7);  // the T.grid line stands for all three loops
+    QCOMPARE(r.linesOf(j).last, 14);
+    QCOMPARE(r.linesOf(k).first, 7);
     QCOMPARE(r.linesOf(realize).first, 8);
     QCOMPARE(r.linesOf(realize).last, 14);
     QCOMPARE(r.linesOf(Stmt(realize.as<BlockRealizeNode>()->block.get())).first, 8);
