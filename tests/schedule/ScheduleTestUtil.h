@@ -8,9 +8,18 @@
 #include "core/schedule/Script.h"
 #include "core/tir/HostArrays.h"
 #include "core/tir/Interpreter.h"
+#include "core/tir/Parser.h"
 #include "core/tir/Printer.h"
 #include "core/tir/StructuralEqual.h"
 #include "core/topi/Workloads.h"
+
+/// Compares two texts and prints both in full when they differ (QCOMPARE truncates).
+#define LOOM_COMPARE_TEXT(got, want)                                                                \
+  do {                                                                                             \
+    const std::string g_ = (got), w_ = (want);                                                     \
+    if (g_ != w_) qWarning("--- got:\n%s\n--- want:\n%s", g_.c_str(), w_.c_str());                \
+    QVERIFY(g_ == w_);                                                                             \
+  } while (0)
 
 namespace loom::tir::testing {
 
@@ -41,6 +50,22 @@ inline Schedule scheduled(const PrimFunc& f, const std::string& script) {
   ScriptResult r = runScript(sch, script, "test.py");
   if (!r.ok) qWarning("%s\n%s", r.message.c_str(), r.detail.c_str());
   return sch;
+}
+
+/// Parses `tvmscript`, runs `script` on it and returns the printed result (or the script error).
+inline std::string applyAndPrint(const std::string& tvmscript, const std::string& script) {
+  PrimFunc f = parseFunc(tvmscript, "input.py");
+  Schedule sch(f);
+  ScriptResult r = runScript(sch, script, "s.py");
+  if (!r.ok) return r.message;
+  return printFunc(sch.func());
+}
+
+/// Runs `script` on `f` and returns the error kind ("" on success) and message.
+inline std::pair<std::string, std::string> scriptError(const PrimFunc& f, const std::string& script) {
+  Schedule sch(f);
+  ScriptResult r = runScript(sch, script, "s.py");
+  return {r.errorKind, r.message};
 }
 
 }  // namespace loom::tir::testing

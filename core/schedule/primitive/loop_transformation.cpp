@@ -179,9 +179,15 @@ LoopRV fuse(Schedule& sch, const std::vector<LoopRV>& loopRVs, bool preserveUnit
   for (auto& rv : loopRVs) loops.push_back(sch.get(rv));
   checkDistinct(sch, loops, "fuse");
   for (size_t k = 1; k < loops.size(); ++k) {
-    if (onlyChildLoop(loops[k - 1]) == loops[k]) continue;
+    const ForNode* child = onlyChildLoop(loops[k - 1]);
+    if (child == loops[k]) continue;
+    if (isAncestor(sch, loops[k - 1], loops[k]) && child)
+      throw LoopsNotAChainError("fuse: loop " + loopName(loops[k]) + " is not directly inside loop " +
+                                    loopName(loops[k - 1]) + " (loop " + loopName(child) +
+                                    " is between them); fuse takes consecutive loops",
+                                sch.func(), {loops[k - 1], child});
     if (isAncestor(sch, loops[k - 1], loops[k]))
-      throw NotSingleChildError("fuse: loop " + loopName(loops[k]) + " is not the only child of loop " +
+      throw NotSingleChildError("fuse: loop " + loopName(loops[k]) + " is not the only statement in the body of loop " +
                                     loopName(loops[k - 1]) + "; only perfectly nested loops can be fused",
                                 sch.func(), {loops[k - 1]});
     throw LoopsNotAChainError("fuse: loop " + loopName(loops[k]) + " is not directly inside loop " +
