@@ -35,6 +35,7 @@ struct BlockCtx {
   std::vector<Buffer> allocBuffers;
   Stmt init;
   Annotations* funcAttrs = nullptr;
+  PrimFuncNode* func = nullptr;  ///< at function level: where T.match_buffer adds its buffer
 };
 
 /// T.Buffer / T.decl_buffer / T.alloc_buffer arguments before the buffer gets its name.
@@ -355,6 +356,7 @@ private:
     BlockCtx top;
     top.functionTop = true;
     top.funcAttrs = &fn->attrs;
+    top.func = fn;
     std::vector<Stmt> stmts;
     {
       Scope bodyScope(*this);
@@ -661,6 +663,27 @@ private:
       Stmt body = parseRest(ctx, name, rest);
       return makeAllocate(name, v, a, body);
     }
+    if (atT("match_buffer")) {
+      next();
+      next();
+      next();
+      if (!ctx || !ctx->func) fail(rhs, "T.match_buffer is only allowed at function level");
+      expectOp("(", "after 'T.match_buffer'");
+      const Token& pt = expectName("as the handle parameter of T.match_buffer");
+      Var param;
+      for (auto& p : ctx->func->params)
+        if (p->name == pt.text) param = p;
+      if (!param.defined() || !param->dtype.isHandle())
+        fail(pt, "'" + pt.text + "' is not a T.handle parameter of the function");
+      if (ctx->func->bufferOf(param).defined()) fail(pt, "parameter '" + pt.text + "' already has a buffer");
+      expectOp(",", "after the handle parameter");
+      BufferSpec spec = parseBufferSpec(false, "T.match_buffer");
+      expectNewline("after T.match_buffer(...)");
+      Buffer b = makeBufferFrom(spec, name);
+      ctx->func->bufferMap.emplace_back(param, b);
+      define(name.text, b);
+      return Stmt();
+    }
     if (atT("decl_buffer") || atT("alloc_buffer")) {
       bool decl = atT("decl_buffer");
       next();
@@ -787,8 +810,8 @@ private:
       return;
     }
     IterType type;
-    if (kind.text == "spatial") type = IterType::DataPar;
-    else if (kind.text == "reduce") type = IterType::CommReduce;
+    if (kind.text == "spatial" || kind.text == "S") type = IterType::DataPar;
+    else if (kind.text == "reduce" || kind.text == "R") type = IterType::CommReduce;
     else if (kind.text == "scan") type = IterType::Ordered;
     else if (kind.text == "opaque") type = IterType::Opaque;
     else fail(kind, "unknown axis kind 'T.axis." + kind.text + "'; expected spatial, reduce, scan, opaque or remap");

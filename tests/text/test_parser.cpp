@@ -253,6 +253,31 @@ def add(a: T.Buffer((8,), "float32"), b: T.Buffer((8,), "float32")) -> None:
     QVERIFY(zero->value.as<FloatImmNode>());  // `= 0` into a float buffer becomes a float immediate
   }
 
+  void matchBufferAndAxisAliases() {
+    const char* text = R"(@T.prim_func
+def main(a: T.handle, b: T.handle):
+    A = T.match_buffer(a, (8,), "float32")
+    B = T.match_buffer(b, [8])
+    for i in T.serial(0, 8):
+        with T.block("copy"):
+            vi = T.axis.S(8, i)
+            T.reads(A[vi])
+            T.writes(B[vi])
+            B[vi] = A[vi]
+)";
+    PrimFunc f;
+    TRY_PARSE(f = parseFunc(text));
+    QCOMPARE(f->bufferMap.size(), size_t(2));
+    QCOMPARE(QString::fromStdString(f->paramBuffer(1)->name), QString("B"));
+    QCOMPARE(f->paramBuffer(1)->dtype, f32);
+    std::string printed = printFunc(f);
+    QVERIFY2(printed.find("def main(A: T.Buffer((8,), \"float32\"), B: T.Buffer((8,), \"float32\")):") !=
+                 std::string::npos,
+             printed.c_str());
+    QVERIFY(structuralEqual(f, parseFunc(printed)));
+    QVERIFY_THROWS_EXCEPTION(ParseError, parseFunc("@T.prim_func\ndef main(a: T.int32):\n    A = T.match_buffer(a, (8,))\n"));
+  }
+
   void implicitRootBlock() {
     const char* text = R"(@T.prim_func
 def main(A: T.Buffer((4,), "float32")):
