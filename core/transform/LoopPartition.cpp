@@ -169,7 +169,7 @@ private:
       cand.bound = intImm(DataType::Int(32), q + 1);
     } else {
       Expr num = intImm(rmaxSym.dtype(), -rmaxCst - 1) - rmaxSym;
-      cand.bound = floordiv(num, intImm(num.dtype(), s)) + 1;
+      cand.bound = s == 1 ? num + 1 : floordiv(num, intImm(num.dtype(), s)) + 1;
     }
     return cand;
   }
@@ -217,33 +217,54 @@ protected:
     std::unordered_set<const IfThenElseNode*> ifs;
     for (auto& c : use) ifs.insert(c.ifNode);
     Stmt mainBody = mutate(IfRemover(ifs).mutate(n->body));
-    Expr end = n->min + n->extent;
 
     if (constant && std::all_of(use.begin(), use.end(), [](auto& c) { return c.constBound.has_value(); })) {
-      int64_t k = *mn + *ext;
+      int64_t end = *mn + *ext;
+      int64_t k = end;
       for (auto& c : use) k = std::min(k, *c.constBound);
-      if (k >= *mn + *ext) return withSpan(rebuildLoop(n, n->loopVar, n->min, n->extent, mainBody), n->span);
-      Stmt mainLoop = rebuildLoop(n, n->loopVar, n->min, intImm(n->extent.dtype(), k - *mn), mainBody);
-      return withSpan(seq({mainLoop, tail(n, intImm(n->min.dtype(), k), intImm(n->extent.dtype(), *mn + *ext - k))}),
-                      n->span);
+      if (k >= end) return withSpan(loop(n, n->loopVar, *mn, k - *mn, mainBody), n->span);
+      return withSpan(seq({loop(n, n->loopVar, *mn, k - *mn, mainBody), tail(n, k, end - k)}), n->span);
     }
+    Expr end = addFold(n->min, n->extent);
     Expr k;
     for (auto& c : use) k = k.defined() ? min(k, c.bound) : c.bound;
     k = min(max(k, n->min), end);
     Var kv = makeVar(n->loopVar->name + "_split", k.dtype());
-    Stmt mainLoop = rebuildLoop(n, n->loopVar, n->min, Expr(kv) - n->min, mainBody);
-    return withSpan(letStmt(kv, k, seq({mainLoop, tail(n, kv, end - Expr(kv))})), n->span);
+    Stmt mainLoop = rebuildLoop(n, n->loopVar, n->min, subFold(kv, n->min), mainBody);
+    Var tv = makeVar(n->loopVar->name + "_tail", n->loopVar->dtype);
+    Stmt tailLoop = rebuildLoop(n, tv, kv, subFold(end, kv), mutate(renamed(n, tv)));
+    return withSpan(letStmt(kv, k, seq({mainLoop, tailLoop})), n->span);
   }
 
 private:
+  static Expr addFold(const Expr& a, const Expr& b) {
+    if (isZero(a)) return b;
+    if (isZero(b)) return a;
+    return a + b;
+  }
+  static Expr subFold(const Expr& a, const Expr& b) { return isZero(b) ? a : a - b; }
+
   Stmt rebuildLoop(const ForNode* n, Var v, Expr mn, Expr ext, Stmt body) {
     return forLoop(std::move(v), std::move(mn), std::move(ext), n->kind, std::move(body), n->threadTag, n->annotations);
   }
-  /// The tail keeps its ifs, under a fresh loop var.
-  Stmt tail(const ForNode* n, Expr start, Expr ext) {
+  /// A loop over [mn, mn + ext) with `body`, or the body alone at v = mn when ext is 1.
+  Stmt loop(const ForNode* n, const Var& v, int64_t mn, int64_t ext, const Stmt& body) {
+    Expr start = intImm(n->min.dtype(), mn);
+    if (ext == 1) return substitute(body, [&](const Var& x) { return x.same_as(v) ? start : Expr(); });
+    return rebuildLoop(n, v, start, intImm(n->extent.dtype(), ext), body);
+  }
+  /// The loop body with the loop var renamed to `tv`.
+  static Stmt renamed(const ForNode* n, const Var& tv) {
+    return substitute(n->body, [&](const Var& v) { return v.same_as(n->loopVar) ? Expr(tv) : Expr(); });
+  }
+  /// The tail keeps its ifs, under a fresh loop var (or at its single value).
+  Stmt tail(const ForNode* n, int64_t start, int64_t ext) {
+    if (ext == 1) {
+      Expr v = intImm(n->min.dtype(), start);
+      return mutate(substitute(n->body, [&](const Var& x) { return x.same_as(n->loopVar) ? v : Expr(); }));
+    }
     Var tv = makeVar(n->loopVar->name + "_tail", n->loopVar->dtype);
-    Stmt body = substitute(n->body, [&](const Var& v) { return v.same_as(n->loopVar) ? Expr(tv) : Expr(); });
-    return rebuildLoop(n, tv, std::move(start), std::move(ext), mutate(body));
+    return loop(n, tv, start, ext, mutate(renamed(n, tv)));
   }
 };
 
