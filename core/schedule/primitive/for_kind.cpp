@@ -109,7 +109,7 @@ void registerForKindInstructions() {
   registerInstructionKind({"bind", {{"loop", vt::Loop}, {"thread_axis", vt::String}}, false, false, false,
                            "Bind a loop to a GPU thread axis",
                            [](Schedule& s, const std::vector<Value>& in, const Value&) {
-                             bind(s, in[0].asLoop(), in[1].asString());
+                             tir::bind(s, in[0].asLoop(), in[1].asString());  // not std::bind (ADL)
                              return std::vector<Value>{};
                            }});
 }
