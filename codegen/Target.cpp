@@ -51,13 +51,15 @@ std::vector<std::string> hostFeatures() {
   return out;
 }
 
-/// A subtarget description for checking CPU and feature names.
-std::unique_ptr<llvm::MCSubtargetInfo> subtargetInfo(const Target& t) {
+/// A subtarget description of `t`'s CPU and features, or of the generic CPU (for checking names
+/// without LLVM printing warnings about unknown ones).
+std::unique_ptr<llvm::MCSubtargetInfo> subtargetInfo(const Target& t, bool generic = false) {
   std::string err;
   const llvm::Target* lt = llvm::TargetRegistry::lookupTarget(t.triple, err);
   if (!lt) return nullptr;
   return std::unique_ptr<llvm::MCSubtargetInfo>(
-      lt->createMCSubtargetInfo(t.triple, t.cpu, t.featureString()));
+      generic ? lt->createMCSubtargetInfo(t.triple, "", "")
+              : lt->createMCSubtargetInfo(t.triple, t.cpu, t.featureString()));
 }
 
 }  // namespace
@@ -140,7 +142,7 @@ Target Target::parse(const std::string& text) {
   if (!haveCpu) t.cpu = sameArch ? llvm::sys::getHostCPUName().str() : "generic";
   // The host CPU gets the host's exact features unless the user lists their own.
   if (!haveCpu && !haveAttrs && sameArch) t.attrs = hostFeatures();
-  auto sti = subtargetInfo(t);
+  auto sti = subtargetInfo(t, true);
   LOOM_ICHECK(sti) << "no subtarget info for " << t.triple;
   if (t.cpu != "generic" && !sti->isCPUStringValid(t.cpu))
     LOOM_THROW(TargetError) << "unknown CPU '" << t.cpu << "' for target triple '" << t.triple << "'";
