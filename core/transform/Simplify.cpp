@@ -57,11 +57,10 @@ protected:
     if (auto* e = asConstInt(ext)) {
       if (*e <= 0) return evaluate(0);
       if (*e == 1 && n->kind != ForKind::ThreadBinding) {
-        m_analyzer.bind(n->loopVar, mn);
         return mutate(substitute(n->body, [&](const Var& v) { return v.same_as(n->loopVar) ? mn : Expr(); }));
       }
     }
-    m_analyzer.bind(n->loopVar, Range(mn, ext));
+    bindRange(n->loopVar, mn, ext);
     Stmt body = mutate(n->body);
     if (mn.same_as(n->min) && ext.same_as(n->extent) && body.same_as(n->body)) return self;
     return withSpan(forLoop(n->loopVar, mn, ext, n->kind, body, n->threadTag, n->annotations), n->span);
@@ -70,7 +69,7 @@ protected:
   Stmt visit(const AttrStmtNode* n, const Stmt& self) override {
     Expr v = simplifyExpr(n->value);
     if (n->key == "thread_extent")
-      if (auto* tv = n->node.as<VarNode>()) m_analyzer.bind(Var(tv), Range(0, v));
+      if (auto* tv = n->node.as<VarNode>()) bindRange(Var(tv), intImm(v.dtype(), 0), v);
     Stmt body = mutate(n->body);
     if (v.same_as(n->value) && body.same_as(n->body)) return self;
     return withSpan(attrStmt(n->node, n->key, v, body), n->span);
@@ -135,6 +134,17 @@ protected:
   }
 
 private:
+  /// Binds `v` to [mn, mn + ext) as a range only: a var can be bound again by a later loop
+  /// (the same Var in sequential loops), so it must never be pinned to a value.
+  void bindRange(const Var& v, const Expr& mn, const Expr& ext) {
+    if (isConstInt(ext, 1)) {
+      arith::ConstIntBound b = m_analyzer.constIntBound(mn);
+      m_analyzer.bind(v, b.minValue, b.maxValue);
+    } else {
+      m_analyzer.bind(v, Range(mn, ext));
+    }
+  }
+
   arith::Analyzer m_analyzer;
 };
 

@@ -9,6 +9,7 @@
 #include "core/transform/LowerThreadBinding.h"
 #include "core/transform/Pass.h"
 #include "core/transform/RemoveNoOp.h"
+#include "core/transform/Simplify.h"
 #include "core/transform/StorageRewrite.h"
 #include "core/transform/Unroll.h"
 #include "core/transform/Vectorize.h"
@@ -171,6 +172,36 @@ private slots:
       interpret(g, {b[0], b[1], nv});
       QVERIFY2(mismatchReport(b[1], a[1]).empty(), printFunc(g).c_str());
     }
+  }
+
+  void simplifyResolvesPartitionedTails() {
+    PrimFunc f = partitionLoops(lowered(matmulSplit(3, 20, 4, 8, ForKind::Vectorized)));
+    QVERIFY(countNodes(f, NodeKind::IfThenElse) > 0);
+    PrimFunc g = simplifyFunc(f);
+    // The tail's split point folds to a constant and its dead part (no j satisfies j < 20) goes.
+    QCOMPARE(countNodes(g, NodeKind::LetStmt), 0);
+    int predicateIfs = 0;
+    postOrderVisit(g->body, [&](const IRNode* n) {
+      if (auto* i = dynamic_cast<const IfThenElseNode*>(n)) predicateIfs += printExpr(i->condition).find("20") != std::string::npos;
+    });
+    QCOMPARE(predicateIfs, 0);
+    EXPECT_SAME_MEANING(f, g);
+    QVERIFY(simplifyFunc(g).same_as(g));
+  }
+
+  void simplifyWithReusedLoopVar() {
+    // One Var bound by two sequential loops with different ranges (as partition and unroll
+    // produce): each if must be decided under its own loop's range.
+    Buffer A = makeBuffer("A", f32, {8});
+    Var i = makeVar("i");
+    Stmt first = forLoop(i, 0, 4, ForKind::Serial, ifThen(Expr(i) < 4, bufferStore(A, 1.0f, {i}), bufferStore(A, 5.0f, {i})));
+    Stmt second = forLoop(i, 4, 4, ForKind::Serial, ifThen(Expr(i) < 4, bufferStore(A, 2.0f, {i}), bufferStore(A, 3.0f, {i})));
+    Stmt third = forLoop(i, 2, 1, ForKind::Serial, bufferStore(A, bufferLoad(A, {i}) + 1.0f, {i}));
+    Stmt fourth = forLoop(i, 6, 2, ForKind::Serial, ifThen(eq(i, 2), bufferStore(A, 7.0f, {i})));
+    PrimFunc f = makePrimFunc("main", {A->data}, {{A->data, A}}, seq({first, second, third, fourth}));
+    PrimFunc g = simplifyFunc(f);
+    QCOMPARE(countNodes(g, NodeKind::IfThenElse), 0);
+    EXPECT_SAME_MEANING(f, g);
   }
 
   void vectorizeDivisible() {
