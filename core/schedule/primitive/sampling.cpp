@@ -95,7 +95,7 @@ std::vector<ExprRV> samplePerfectTile(Schedule& sch, const LoopRV& loopRV, int n
 
 void registerSamplingInstructions() {
   registerInstructionKind({"sample_categorical",
-                           {{"candidates", vt::List, vt::Int}, {"probs", vt::List, vt::Float}},
+                           {{"candidates", vt::List, vt::Int, std::nullopt, true}, {"probs", vt::List, vt::Float, std::nullopt, true}},
                            false, true, true, "Draw one of the candidates",
                            [](Schedule& s, const std::vector<Value>& in, const Value& decision) {
                              std::vector<int64_t> c;
@@ -108,7 +108,7 @@ void registerSamplingInstructions() {
                              return std::vector<Value>{Value(sampleCategorical(s, c, p, d))};
                            }});
   registerInstructionKind({"sample_perfect_tile",
-                           {{"loop", vt::Loop}, {"n", vt::Int}, {"max_innermost_factor", vt::Int, 0, Value(16), true}},
+                           {{"loop", vt::Loop}, {"n", vt::Int, 0, std::nullopt, true}, {"max_innermost_factor", vt::Int, 0, Value(16), true}},
                            true, true, true, "Draw factors that tile a loop exactly",
                            [](Schedule& s, const std::vector<Value>& in, const Value& decision) {
                              std::optional<std::vector<int64_t>> d;
