@@ -12,6 +12,7 @@
 #include "core/tir/Lexer.h"
 #include "core/tir/Op.h"
 #include "core/tir/StructuralEqual.h"
+#include "core/tir/Visitor.h"
 
 namespace loom::tir {
 
@@ -30,6 +31,8 @@ struct BlockCtx {
   std::vector<IterVar> iterVars;
   std::vector<Expr> values;
   Expr predicate;
+  size_t predicateTok = 0;  ///< token index of T.where, for errors
+  std::vector<size_t> valueToks;  ///< token index of each axis value
   std::vector<BufferRegion> reads, writes;
   Annotations annotations;
   std::vector<Buffer> allocBuffers;
@@ -841,7 +844,10 @@ private:
     if (ctx->realize && !hasValue) fail(t, "the axis '" + t.text + "' needs a binding value");
     if (!ctx->realize && hasValue) fail(t, "a block with no_realize=True takes no axis values");
     ctx->iterVars.push_back(std::move(iv));
-    if (hasValue) ctx->values.push_back(std::move(value));
+    if (hasValue) {
+      ctx->values.push_back(std::move(value));
+      ctx->valueToks.push_back(static_cast<size_t>(&t - m_t.data()));
+    }
   }
 
   /// `extent` or `(min, end)`.
@@ -890,6 +896,7 @@ private:
     } else if (fn.text == "where") {
       requireBlock(ctx, t, "T.where");
       if (!ctx->realize) fail(t, "a block with no_realize=True has no T.where");
+      ctx->predicateTok = m_p;
       ctx->predicate = parseExpr();
     } else {
       requireBlock(ctx, t, "T." + fn.text);
@@ -1135,6 +1142,15 @@ private:
     Scope s(*this);
     Stmt body = parseSuite(&ctx, "after 'with T.block(...)'");
     m_sawBlock = true;
+    // Bindings and the predicate are evaluated outside the block: they cannot use its iter vars.
+    for (auto& iv : ctx.iterVars) {
+      if (ctx.predicate.defined() && usesVar(ctx.predicate, iv.var))
+        fail(m_t[ctx.predicateTok], "T.where uses the block's own axis '" + iv.var->name +
+                                        "'; write it in terms of the loop variables");
+      for (size_t k = 0; k < ctx.values.size(); ++k)
+        if (usesVar(ctx.values[k], iv.var))
+          fail(m_t[ctx.valueToks[k]], "an axis value uses the block's own axis '" + iv.var->name + "'");
+    }
     auto* b = new BlockNode();
     Block block(b);
     b->name = name;

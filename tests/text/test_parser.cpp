@@ -414,6 +414,10 @@ def main(A: T.Buffer((4,), "float32"), n: T.int32):
     add("intrinsicArity", loop + "        A[i] = T.exp(A[i], A[i])\n", 4, 18, "T.exp takes 1 argument(s), got 2");
     add("axisNeedsValue", loop + "        with T.block(\"b\"):\n            vi = T.axis.spatial(16)\n            pass\n", 5,
         13, "the axis 'vi' needs a binding value");
+    add("whereUsesAxis",
+        loop + "        with T.block(\"b\"):\n            vi = T.axis.spatial(16, i)\n            T.where(vi < 8)\n"
+               "            pass\n",
+        6, 21, "T.where uses the block's own axis 'vi'");
     add("elseWithoutIf", loop + "        else:\n            pass\n", 4, 9, "'else' without a matching 'if'");
   }
 
