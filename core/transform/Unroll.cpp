@@ -45,6 +45,8 @@ protected:
   using IRMutator::visit;
 
   Stmt visit(const AttrStmtNode* n, const Stmt& self) override {
+    // Unrolling here always copies the body, so the explicit/implicit choice has no effect.
+    if (n->key == "pragma_unroll_explicit") return mutate(n->body);
     if (n->key != "pragma_auto_unroll_max_step") return IRMutator::visit(n, self);
     auto* v = asConstInt(n->value);
     int64_t saved = m_autoMax;

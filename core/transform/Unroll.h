@@ -10,7 +10,7 @@ class PassContext;
 /// loop var replaced by its value). Inside `attr "pragma_auto_unroll_max_step" = N` (what
 /// lower-blocks makes of the annotation) serial loops of constant extent are expanded too when
 /// they contain no loop left after unrolling and extent * (statements in the body) <= N; the
-/// attr itself is consumed. An `unroll` loop whose extent is not a constant stays serial and
+/// attr itself is consumed, as is "pragma_unroll_explicit" (unrolling here always copies). An `unroll` loop whose extent is not a constant stays serial and
 /// leaves a note in `ctx.diagnostics`.
 tir::PrimFunc unrollLoops(const tir::PrimFunc& f, PassContext& ctx);
 

@@ -109,6 +109,31 @@ private slots:
     QCOMPARE(lanes, (std::vector<int>{16, 4}));
   }
 
+  void symbolicShape() {
+    // B[i] = A[i] * 2 + 1 for i < n, split by 8 with the inner loop vectorized; n is only known
+    // at run time, so the split point and the tail stay symbolic.
+    Var n = makeVar("n");
+    Buffer A = makeBuffer("A", f32, {n}), B = makeBuffer("B", f32, {n});
+    Var io = makeVar("i_0"), ii = makeVar("i_1");
+    IterVar vi = spatial("vi", n);
+    Expr iv = Expr(io) * 8 + Expr(ii);
+    Stmt br = blockRealize({iv}, iv < Expr(n), makeBlock("B", {vi}, bufferStore(B, bufferLoad(A, {vi.var}) * 2.0f + 1.0f, {vi.var})));
+    PrimFunc f = rootFunc({A, B}, nest({{io, floordiv(Expr(n) + 7, 8)}, {ii, 8, ForKind::Vectorized}}, br));
+    PassContext ctx;
+    PrimFunc g = lower(f, ctx);
+    QVERIFY2(loweredProblems(g).empty(), printFunc(g).c_str());
+    QVERIFY2(countNodes(g, NodeKind::Ramp) > 0, printFunc(g).c_str());  // the main part vectorizes
+    for (int64_t len : {1, 8, 21, 64}) {
+      auto a = runtime::NDArray::empty({len}, runtime::DType::f32());
+      auto b1 = runtime::NDArray::empty({len}, runtime::DType::f32());
+      auto b2 = runtime::NDArray::empty({len}, runtime::DType::f32());
+      fillRandom(a, 3);
+      interpret(f, {a, b1});
+      interpret(g, {a, b2});
+      QVERIFY2(mismatchReport(b2, b1).empty(), printFunc(g).c_str());
+    }
+  }
+
   void gpuPipeline() {
     PrimFunc f = elementwiseSplit(100, 32, ForKind::ThreadBinding, ForKind::ThreadBinding, "blockIdx.x", "threadIdx.x");
     PassContext ctx;
