@@ -17,7 +17,7 @@ namespace loom::tir {
 
 namespace {
 
-enum class Tok { Name, Int, Float, String, Op, Newline, End };
+enum class Tok { Name, Int, Float, String, Op, Newline, End, Error };
 
 struct Token {
   Tok kind;
@@ -31,8 +31,21 @@ class Lexer {
 public:
   Lexer(const std::string& text, std::shared_ptr<const std::string> file) : m_text(text), m_file(std::move(file)) {}
 
+  /// The tokens; a lexical error becomes an Error token (then End) so that the statements
+  /// before it can still run.
   std::vector<Token> run() {
     std::vector<Token> out;
+    try {
+      lex(out);
+    } catch (const ParseError& e) {
+      out.push_back(Token{Tok::Error, e.what(), e.span()});
+      out.push_back(make(Tok::End, ""));
+    }
+    return out;
+  }
+
+private:
+  void lex(std::vector<Token>& out) {
     int depth = 0;
     while (m_pos < m_text.size()) {
       char c = m_text[m_pos];
@@ -81,10 +94,8 @@ public:
     }
     if (!out.empty() && out.back().kind != Tok::Newline) out.push_back(make(Tok::Newline, "\n"));
     out.push_back(make(Tok::End, ""));
-    return out;
   }
 
-private:
   char advance() {
     char c = m_text[m_pos++];
     if (c == '\n') {
@@ -164,36 +175,14 @@ public:
 
   std::vector<ScriptStmt> script() {
     std::vector<ScriptStmt> out;
-    while (peek().kind != Tok::End) {
-      if (peek().kind == Tok::Newline) {
-        ++m_pos;
-        continue;
-      }
-      out.push_back(statement());
-    }
+    while (!atEnd()) out.push_back(statement());
     return out;
   }
 
-  ScriptExprPtr single() {
-    auto e = expr();
+  /// Skips blank lines; true when no statement is left.
+  bool atEnd() {
     while (peek().kind == Tok::Newline) ++m_pos;
-    if (peek().kind != Tok::End) fail(peek(), "unexpected '" + peek().text + "' after the expression");
-    return e;
-  }
-
-private:
-  const Token& peek(size_t k = 0) const { return m_toks[std::min(m_pos + k, m_toks.size() - 1)]; }
-  bool isOp(const char* op) const { return peek().kind == Tok::Op && peek().text == op; }
-  const Token& next() { return m_toks[std::min(m_pos++, m_toks.size() - 1)]; }
-  [[noreturn]] void fail(const Token& t, const std::string& msg) { throw ParseError(msg, t.span); }
-  std::string describe(const Token& t) const {
-    if (t.kind == Tok::Newline) return "end of line";
-    if (t.kind == Tok::End) return "end of input";
-    return "'" + t.text + "'";
-  }
-  const Token& expect(const char* op) {
-    if (!isOp(op)) fail(peek(), std::string("expected '") + op + "', found " + describe(peek()));
-    return next();
+    return peek().kind == Tok::End;
   }
 
   ScriptStmt statement() {
@@ -215,6 +204,35 @@ private:
       fail(peek(), "unexpected " + describe(peek()) + " at the end of the statement");
     if (peek().kind == Tok::Newline) ++m_pos;
     return st;
+  }
+
+  ScriptExprPtr single() {
+    auto e = expr();
+    while (peek().kind == Tok::Newline) ++m_pos;
+    if (peek().kind != Tok::End) fail(peek(), "unexpected '" + peek().text + "' after the expression");
+    return e;
+  }
+
+private:
+  const Token& peek(size_t k = 0) const {
+    const Token& t = m_toks[std::min(m_pos + k, m_toks.size() - 1)];
+    if (t.kind == Tok::Error) throw ParseError(t.text, t.span);
+    return t;
+  }
+  bool isOp(const char* op) const { return peek().kind == Tok::Op && peek().text == op; }
+  const Token& next() {
+    peek();
+    return m_toks[std::min(m_pos++, m_toks.size() - 1)];
+  }
+  [[noreturn]] void fail(const Token& t, const std::string& msg) { throw ParseError(msg, t.span); }
+  std::string describe(const Token& t) const {
+    if (t.kind == Tok::Newline) return "end of line";
+    if (t.kind == Tok::End) return "end of input";
+    return "'" + t.text + "'";
+  }
+  const Token& expect(const char* op) {
+    if (!isOp(op)) fail(peek(), std::string("expected '") + op + "', found " + describe(peek()));
+    return next();
   }
 
   bool tryTargets(ScriptStmt& st) {
@@ -707,49 +725,39 @@ std::string formatAt(const Span& s, const std::string& msg) {
 
 ScriptResult runScript(Schedule& sch, const std::string& text, const std::string& fileName) {
   ScriptResult r;
-  std::vector<ScriptStmt> stmts;
-  try {
-    stmts = parseScript(text, fileName);
-  } catch (const ParseError& err) {
-    r.ok = false;
-    r.span = err.span();
-    r.errorKind = err.kind();
-    r.message = formatAt(err.span(), err.what());
-    r.detail = err.what();
-    r.funcBefore = sch.func();
-    return r;
-  }
+  auto file = std::make_shared<const std::string>(fileName);
+  Parser parser(Lexer(text, file).run());
   Interpreter interp(sch);
   Span saved = sch.sourceSpan();
-  for (auto& st : stmts) {
+  auto failWith = [&](const Span& span, const std::string& kind, const std::string& msg, const std::string& detail) {
+    r.ok = false;
+    r.span = span;
+    r.errorKind = kind;
+    r.message = formatAt(span, msg);
+    r.detail = detail.empty() ? msg : detail;
+    sch.setSourceSpan(saved);
+    return r;
+  };
+  // Statements are parsed and run one at a time, so a syntax error stops at its line with the
+  // lines above it applied, like a run-time error.
+  while (true) {
     r.funcBefore = sch.func();
+    ScriptStmt st;
+    try {
+      if (parser.atEnd()) break;
+      st = parser.statement();
+    } catch (const ParseError& err) {
+      return failWith(err.span(), err.kind(), err.what(), "");
+    }
     sch.setSourceSpan(st.span);
     try {
       interp.run(st);
     } catch (const ScriptFailure& f) {
-      r.ok = false;
-      r.span = f.span;
-      r.errorKind = f.kind;
-      r.message = formatAt(f.span, f.message);
-      r.detail = f.detail.empty() ? f.message : f.detail;
-      sch.setSourceSpan(saved);
-      return r;
+      return failWith(f.span, f.kind, f.message, f.detail);
     } catch (const Error& err) {
-      r.ok = false;
-      r.span = st.span;
-      r.errorKind = err.kind();
-      r.message = formatAt(st.span, err.what());
-      r.detail = err.detailedMessage();
-      sch.setSourceSpan(saved);
-      return r;
+      return failWith(st.span, err.kind(), err.what(), err.detailedMessage());
     } catch (const std::exception& err) {
-      r.ok = false;
-      r.span = st.span;
-      r.errorKind = "InternalError";
-      r.message = formatAt(st.span, std::string("internal error: ") + err.what());
-      r.detail = err.what();
-      sch.setSourceSpan(saved);
-      return r;
+      return failWith(st.span, "InternalError", std::string("internal error: ") + err.what(), "");
     }
     ++r.linesApplied;
   }
