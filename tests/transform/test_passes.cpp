@@ -88,6 +88,24 @@ private slots:
     EXPECT_SAME_MEANING(f, g);
   }
 
+  void lowerBlocksOpaqueAndOffsetDomain() {
+    // An opaque block (no iter vars) inside a loop, and a reduction whose domain starts at 2:
+    // init must run when the reduce value equals 2, not 0.
+    Buffer A = makeBuffer("A", f32, {4, 6}), S = makeBuffer("S", f32, {4}), T = makeBuffer("T", f32, {4});
+    Var i = makeVar("i"), k = makeVar("k"), j = makeVar("j");
+    IterVar vi = spatial("vi", 4);
+    IterVar vk(makeVar("vk"), Range(2, 4), IterType::CommReduce);
+    Stmt upd = bufferStore(S, bufferLoad(S, {vi.var}) + bufferLoad(A, {vi.var, vk.var}), {vi.var});
+    Stmt red = nest({{i, 4}, {k, 4}}, blockRealize({i, Expr(k) + 2}, Expr(),
+                                                   makeBlock("S", {vi, vk}, upd, bufferStore(S, makeZero(f32), {vi.var}))));
+    Stmt opaque = forLoop(j, 0, 4, ForKind::Serial,
+                          blockRealize({}, Expr(), makeBlock("copy", {}, bufferStore(T, bufferLoad(S, {j}) * 2.0f, {j}))));
+    PrimFunc f = rootFunc({A, S, T}, seq({red, opaque}));
+    PrimFunc g = lowerBlocks(f);
+    QCOMPARE(countNodes(g, NodeKind::BlockRealize), 0);
+    EXPECT_SAME_MEANING(f, g);
+  }
+
   void flattenBuffers_() {
     PrimFunc f = lowerBlocks(threeStages(3, 5));
     PrimFunc g = flattenBuffers(f);
@@ -283,6 +301,20 @@ private slots:
     QCOMPARE(countLoops(g, ForKind::Serial), 1);
     QCOMPARE(countNodes(g, NodeKind::BufferStore), 5 * 2 + 3);
     EXPECT_SAME_MEANING(f, g);
+  }
+
+  void unrollSymbolicExtentNotes() {
+    Var n = makeVar("n");
+    Buffer A = makeBuffer("A", f32, {8});
+    Var i = makeVar("i");
+    PrimFunc f = makePrimFunc("main", {A->data, n}, {{A->data, A}},
+                              forLoop(i, 0, n, ForKind::Unrolled, bufferStore(A, bufferLoad(A, {i}) + 1.0f, {i})));
+    PassContext ctx;
+    PrimFunc g = unrollLoops(f, ctx);
+    QCOMPARE(countLoops(g, ForKind::Unrolled), 0);
+    QCOMPARE(countLoops(g, ForKind::Serial), 1);
+    QCOMPARE(ctx.diagnostics.size(), size_t(1));
+    QVERIFY(ctx.diagnostics[0].message.find("loop i not unrolled") != std::string::npos);
   }
 
   void storageRewriteMergesDisjointLifetimes() {
