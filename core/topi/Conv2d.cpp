@@ -142,6 +142,9 @@ void addConv2dWorkloads(std::vector<Workload>& out) {
                  [](const ParamMap& p, const std::vector<runtime::NDArray>& in,
                     const std::vector<runtime::NDArray>& o) {
                    convRef(geometry(p, "conv2d", false), in[0], in[1], o[0], false);
+                 },
+                 [](const ParamMap& p) {
+                   return param(p, "C") / param(p, "groups") * param(p, "R") * param(p, "S");
                  }});
   std::vector<WorkloadParam> dwParams = spatialParams();
   dwParams.push_back({"multiplier", 1, 1, "output channels per input channel"});
@@ -157,7 +160,8 @@ void addConv2dWorkloads(std::vector<Workload>& out) {
                  [](const ParamMap& p, const std::vector<runtime::NDArray>& in,
                     const std::vector<runtime::NDArray>& o) {
                    convRef(geometry(p, "depthwise_conv2d", true), in[0], in[1], o[0], true);
-                 }});
+                 },
+                 [](const ParamMap& p) { return param(p, "R") * param(p, "S"); }});
 }
 
 }  // namespace loom::topi::detail

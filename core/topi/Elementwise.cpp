@@ -37,7 +37,8 @@ void addElementwiseWorkloads(std::vector<Workload>& out) {
                     const std::vector<runtime::NDArray>& o) {
                    View A(in[0]), C(o[0]);
                    for (int64_t i = 0; i < A.size(); ++i) C.data[i] = std::max(A.data[i], 0.0f);
-                 }});
+                 },
+                 nullptr});
   std::vector<WorkloadParam> addParams = shape;
   addParams.push_back({"broadcast", 1, 0, "1: B has shape (N) and is broadcast over rows; 0: B is (M,N)"});
   out.push_back({"add", "T_add[M,N] = A[M,N] + B[N] (or B[M,N] with broadcast=0)", addParams, 2, add,
@@ -50,7 +51,8 @@ void addElementwiseWorkloads(std::vector<Workload>& out) {
                    for (int64_t i = 0; i < M; ++i)
                      for (int64_t j = 0; j < N; ++j)
                        C({i, j}) = float(double(A({i, j})) + (bcast ? B({j}) : B({i, j})));
-                 }});
+                 },
+                 nullptr});
 }
 
 }  // namespace loom::topi::detail

@@ -59,7 +59,8 @@ void addLayernormWorkloads(std::vector<Workload>& out) {
                  3,
                  layernorm,
                  [](const ParamMap& p) { return 8.0 * param(p, "M") * param(p, "N"); },
-                 layernormRef});
+                 layernormRef,
+                 [](const ParamMap& p) { return param(p, "N"); }});
 }
 
 }  // namespace loom::topi::detail

@@ -59,7 +59,8 @@ void addMatmulWorkloads(std::vector<Workload>& out) {
                  2,
                  matmul,
                  [](const ParamMap& p) { return 2.0 * param(p, "M") * param(p, "N") * param(p, "K"); },
-                 matmulRef});
+                 matmulRef,
+                 [](const ParamMap& p) { return param(p, "K"); }});
   out.push_back({"batch_matmul",
                  "batched matrix product C[B,M,N] = A[B,M,K] * B[B,K,N]",
                  {{"B", 4, 1, "batch size"}, {"M", 64, 1, "rows"}, {"N", 64, 1, "columns"},
@@ -69,7 +70,8 @@ void addMatmulWorkloads(std::vector<Workload>& out) {
                  [](const ParamMap& p) {
                    return 2.0 * param(p, "B") * param(p, "M") * param(p, "N") * param(p, "K");
                  },
-                 batchMatmulRef});
+                 batchMatmulRef,
+                 [](const ParamMap& p) { return param(p, "K"); }});
 }
 
 }  // namespace loom::topi::detail

@@ -26,7 +26,8 @@ void addReductionWorkloads(std::vector<Workload>& out) {
                      for (int64_t k = 0; k < N; ++k) acc += A({i, k});
                      R({i}) = float(acc);
                    }
-                 }});
+                 },
+                 [](const ParamMap& p) { return param(p, "N"); }});
 }
 
 }  // namespace loom::topi::detail

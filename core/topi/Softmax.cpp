@@ -45,7 +45,8 @@ void addSoftmaxWorkloads(std::vector<Workload>& out) {
                  1,
                  softmax,
                  [](const ParamMap& p) { return 5.0 * param(p, "M") * param(p, "N"); },
-                 softmaxRef});
+                 softmaxRef,
+                 [](const ParamMap& p) { return param(p, "N"); }});
 }
 
 }  // namespace loom::topi::detail

@@ -22,7 +22,8 @@ void addTransposeWorkloads(std::vector<Workload>& out) {
                    View A(in[0]), T(o[0]);
                    for (int64_t i = 0; i < N; ++i)
                      for (int64_t j = 0; j < M; ++j) T({i, j}) = A({j, i});
-                 }});
+                 },
+                 nullptr});
 }
 
 }  // namespace loom::topi::detail

@@ -197,6 +197,11 @@ std::vector<runtime::NDArray> makeParamArrays(const tir::PrimFunc& f) {
   return out;
 }
 
+double checkTolerance(const WorkloadSpec& spec) {
+  int64_t terms = spec.workload->accumulation ? spec.workload->accumulation(spec.params) : 1;
+  return 1e-4 * std::max(1.0, double(terms) / 64.0);
+}
+
 void runReference(const WorkloadSpec& spec, const std::vector<runtime::NDArray>& args) {
   const Workload& w = *spec.workload;
   LOOM_ICHECK(int(args.size()) > w.numInputs) << "reference of " << w.name << " needs inputs and outputs";

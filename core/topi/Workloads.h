@@ -42,6 +42,8 @@ struct Workload {
   std::function<void(const ParamMap&, const std::vector<runtime::NDArray>& inputs,
                      const std::vector<runtime::NDArray>& outputs)>
       reference;
+  /// How many terms are summed into one output element (the reduction length; 1 when none).
+  std::function<int64_t(const ParamMap&)> accumulation;
 };
 
 /// Every workload, sorted by name.
@@ -71,6 +73,9 @@ tir::PrimFunc buildWorkload(const WorkloadSpec& spec, const std::string& funcNam
 double workloadFlops(const WorkloadSpec& spec);
 /// Zero-filled float32 arrays shaped like the PrimFunc's parameters (constant shapes only).
 std::vector<runtime::NDArray> makeParamArrays(const tir::PrimFunc& f);
+/// The max relative error a float32 run may show against the float64 reference: 1e-4 for up to 64
+/// terms summed per output, growing linearly beyond (float32 rounding grows with the sum length).
+double checkTolerance(const WorkloadSpec& spec);
 /// Runs the C++ reference: `args` holds the inputs then the outputs, in parameter order.
 void runReference(const WorkloadSpec& spec, const std::vector<runtime::NDArray>& args);
 

@@ -134,6 +134,14 @@ private slots:
     QCOMPARE(topi::workloadFlops(topi::parseWorkloadSpec("matmul:M=2,N=3,K=4")), 48.0);
   }
 
+  void tolerances() {
+    QCOMPARE(topi::checkTolerance(topi::parseWorkloadSpec("relu")), 1e-4);
+    QCOMPARE(topi::checkTolerance(topi::parseWorkloadSpec("matmul:K=64")), 1e-4);
+    QCOMPARE(topi::checkTolerance(topi::parseWorkloadSpec("matmul:K=256")), 4e-4);
+    // conv2d sums C/groups * R * S = 8 * 3 * 3 = 72 terms per output.
+    QCOMPARE(topi::checkTolerance(topi::parseWorkloadSpec("conv2d:C=16,groups=2")), 1e-4 * 72 / 64);
+  }
+
   void specParsing() {
     auto s = topi::parseWorkloadSpec("matmul:M=64,N=32");
     QCOMPARE(s.workload->name, std::string("matmul"));
