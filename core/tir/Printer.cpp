@@ -507,26 +507,57 @@ public:
     record(s, first);
   }
 
-  /// True when the iter vars can print as one T.axis.remap line.
-  bool canRemap(const BlockNode* b, const BlockRealizeNode* r, std::string& kinds) {
-    if (!r || b->iterVars.empty() || r->iterValues.size() != b->iterVars.size()) return false;
-    std::set<const VarNode*> seen;
+  /// The T.axis.remap kind ('S' or 'R') of iter var `i`, or 0 when it must print on its own line:
+  /// TVM's rule, a spatial/reduce var bound to an enclosing loop var over [0, extent) whose
+  /// domain is that same [0, extent).
+  char remapKind(const BlockNode* b, const BlockRealizeNode* r, size_t i) {
+    if (!r || i >= r->iterValues.size()) return 0;
+    auto& iv = b->iterVars[i];
+    auto* v = r->iterValues[i].as<VarNode>();
+    if (!v || !iv.var.defined()) return 0;
+    auto it = m_loopDom.find(v);
+    if (it == m_loopDom.end()) return 0;
+    const ForNode* f = it->second;
+    if (!isIntValue(f->min, 0) || !iv.dom.extent.defined() || !isIntValue(iv.dom.min, 0) ||
+        iv.dom.min.dtype() != iv.dom.extent.dtype() || iv.var->dtype != v->dtype ||
+        !structuralEqual(iv.dom.extent, f->extent))
+      return 0;
+    if (iv.iterType == IterType::DataPar) return 'S';
+    if (iv.iterType == IterType::CommReduce) return 'R';
+    return 0;
+  }
+
+  /// Runs of remappable iter vars print as one T.axis.remap line each; the others one per line.
+  void axes(const BlockNode* b, const BlockRealizeNode* r) {
+    std::vector<size_t> run;
+    std::string kinds;
+    auto flush = [&] {
+      if (run.empty()) return;
+      std::string vals, names;
+      for (size_t k = 0; k < run.size(); ++k) vals += (k ? ", " : "") + ex(r->iterValues[run[k]]);
+      for (size_t k = 0; k < run.size(); ++k) names += (k ? ", " : "") + defineVar(b->iterVars[run[k]].var);
+      line(names + " = T.axis.remap(" + quote(kinds) + ", [" + vals + "])");
+      run.clear();
+      kinds.clear();
+    };
     for (size_t i = 0; i < b->iterVars.size(); ++i) {
+      if (char k = remapKind(b, r, i)) {
+        run.push_back(i);
+        kinds += k;
+        continue;
+      }
+      flush();
       auto& iv = b->iterVars[i];
-      auto* v = r->iterValues[i].as<VarNode>();
-      if (!v || !seen.insert(v).second || !iv.var.defined()) return false;
-      auto it = m_loopDom.find(v);
-      if (it == m_loopDom.end()) return false;
-      const ForNode* f = it->second;
-      if (!isIntValue(f->min, 0) || !iv.dom.extent.defined() || !isIntValue(iv.dom.min, 0) ||
-          iv.dom.min.dtype() != iv.dom.extent.dtype() || iv.var->dtype != v->dtype)
-        return false;
-      if (!structuralEqual(iv.dom.extent, f->extent)) return false;
-      if (iv.iterType == IterType::DataPar) kinds += 'S';
-      else if (iv.iterType == IterType::CommReduce) kinds += 'R';
-      else return false;
+      std::string dom = isIntValue(iv.dom.min, 0) && iv.dom.extent.defined() &&
+                                iv.dom.min.dtype() == iv.dom.extent.dtype()
+                            ? ex(iv.dom.extent)
+                            : cat({"(", ex(iv.dom.min), ", ", endOf(iv.dom.min, iv.dom.extent), ")"});
+      std::string a = std::string("T.axis.") + iterTypeName(iv.iterType) + "(" + dom;
+      if (r && i < r->iterValues.size()) a += ", " + ex(r->iterValues[i]);
+      a += ")";
+      line((iv.var.defined() ? defineVar(iv.var) : "_") + " = " + a);
     }
-    return true;
+    flush();
   }
 
   void block(const Block& b, const BlockRealizeNode* r, int first) {
@@ -534,26 +565,7 @@ public:
     std::string head = "with T.block(" + quote(b->name) + (r ? "" : ", no_realize=True") + "):";
     line(head);
     ++m_indent;
-    std::string kinds;
-    if (canRemap(b.get(), r, kinds)) {
-      std::string vals, names;
-      for (size_t i = 0; i < b->iterVars.size(); ++i) vals += (i ? ", " : "") + ex(r->iterValues[i]);
-      for (size_t i = 0; i < b->iterVars.size(); ++i)
-        names += (i ? ", " : "") + defineVar(b->iterVars[i].var);
-      line(names + " = T.axis.remap(" + quote(kinds) + ", [" + vals + "])");
-    } else {
-      for (size_t i = 0; i < b->iterVars.size(); ++i) {
-        auto& iv = b->iterVars[i];
-        std::string dom = isIntValue(iv.dom.min, 0) && iv.dom.extent.defined() &&
-                                  iv.dom.min.dtype() == iv.dom.extent.dtype()
-                              ? ex(iv.dom.extent)
-                              : cat({"(", ex(iv.dom.min), ", ", endOf(iv.dom.min, iv.dom.extent), ")"});
-        std::string a = std::string("T.axis.") + iterTypeName(iv.iterType) + "(" + dom;
-        if (r && i < r->iterValues.size()) a += ", " + ex(r->iterValues[i]);
-        a += ")";
-        line((iv.var.defined() ? defineVar(iv.var) : "_") + " = " + a);
-      }
-    }
+    axes(b.get(), r);
     if (r && !isTrue(r->predicate)) line("T.where(" + ex(r->predicate) + ")");
     bool bareRoot = b->name == "root" && b->iterVars.empty() && b->reads.empty() && b->writes.empty();
     if (!bareRoot) {

@@ -20,6 +20,13 @@ const DataType i64 = DataType::Int(64);
 #define CHECK_TEXT(actual, expected) QCOMPARE(QString::fromStdString(actual), QString::fromStdString(expected))
 
 /// The text of a function "main(A: float32[16])" with `body`, as printed after the header lines.
+Stmt rootOf(Stmt body) {
+  auto* root = new BlockNode();
+  root->name = "root";
+  root->body = std::move(body);
+  return blockRealize({}, Expr(), Block(root));
+}
+
 std::string bodyText(const std::string& body, const std::string& params = "A: T.Buffer((16,), \"float32\")") {
   return "# from tvm.script import tir as T\n\n@T.prim_func\ndef main(" + params +
          "):\n    T.func_attr({\"global_symbol\": \"main\"})\n" + body;
@@ -293,6 +300,34 @@ private slots:
                                       "            T.reads()\n"
                                       "            T.writes(A[v1])\n"
                                       "            A[v1] = T.float32(0)\n"));
+  }
+
+  void remapRunsLikeTvm() {
+    PrimFunc f = funcWith({{8, 8}}, [](const std::vector<Buffer>& b) {
+      Var i = makeVar("i"), j = makeVar("j"), k = makeVar("k");
+      Var vi = makeVar("vi"), vx = makeVar("vx"), vk = makeVar("vk"), vj = makeVar("vj");
+      auto* blk = new BlockNode();
+      blk->name = "mix";
+      blk->iterVars = {IterVar(vi, Range(0, 8), IterType::DataPar), IterVar(vx, Range(0, 8), IterType::DataPar),
+                       IterVar(vk, Range(0, 2), IterType::CommReduce), IterVar(vj, Range(0, 8), IterType::DataPar)};
+      blk->writes = {BufferRegion(b[0], {Range(vi, 1), Range(vj, 1)})};
+      blk->body = bufferStore(b[0], floatImm(f32, 0), {vi, vj});
+      Stmt br = blockRealize({i, 7 - Expr(j), k, j}, Expr(), Block(blk));
+      Stmt loops = forLoop(i, 0, 8, ForKind::Serial,
+                           forLoop(j, 0, 8, ForKind::Serial, forLoop(k, 0, 2, ForKind::Unrolled, br)));
+      return rootOf(loops);
+    });
+    CHECK_TEXT(printFunc(f), bodyText("    # with T.block(\"root\"):\n"
+                                      "    for i, j in T.grid(8, 8):\n"
+                                      "        for k in T.unroll(2):\n"
+                                      "            with T.block(\"mix\"):\n"
+                                      "                vi = T.axis.remap(\"S\", [i])\n"
+                                      "                vx = T.axis.spatial(8, 7 - j)\n"
+                                      "                vk, vj = T.axis.remap(\"RS\", [k, j])\n"
+                                      "                T.reads()\n"
+                                      "                T.writes(A[vi, vj])\n"
+                                      "                A[vi, vj] = T.float32(0)\n",
+                                      "A: T.Buffer((8, 8), \"float32\")"));
   }
 
   void explicitRootWithAllocBuffer() {
