@@ -5,6 +5,9 @@
 #include <cmath>
 
 #include "core/support/Error.h"
+#include "core/tir/Parser.h"
+#include "core/tir/Printer.h"
+#include "core/tir/StructuralEqual.h"
 #include "core/tir/Visitor.h"
 #include "core/topi/Workloads.h"
 
@@ -117,6 +120,11 @@ private slots:
       QCOMPARE(blk->init.defined(), reduce);
       for (auto& v : br->iterValues) QVERIFY(v.as<VarNode>());
     });
+
+    // The printed text parses back to the same function.
+    std::string text = printFunc(f);
+    PrimFunc back = parseFunc(text, "preset.tir");
+    QVERIFY2(structuralEqual(f, back), (text + structuralDiff(f, back)).c_str());
   }
 
   void shapesAndParamsOfConv() {
