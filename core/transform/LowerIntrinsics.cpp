@@ -40,8 +40,6 @@ private:
     bool intArg = x.dtype().element().isIntegral();
     if (op == "rsqrt" && c->args.size() == 1 && t.isFloat())
       return makeConst(t, 1.0) / call(t, "sqrt", {x});
-    if (op == "sigmoid" && c->args.size() == 1 && t.isFloat())
-      return makeConst(t, 1.0) / (makeConst(t, 1.0) + call(t, "exp", {-x}));
     if (op == "fmod" && c->args.size() == 2 && intArg && c->args[1].dtype().element().isIntegral())
       return cast(t, truncmod(x, c->args[1]));
     if (c->args.size() == 1 && intArg && t == x.dtype()) {
