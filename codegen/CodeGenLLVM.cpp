@@ -17,6 +17,7 @@
 #include <unordered_set>
 
 #include "codegen/FastMath.h"
+#include "codegen/FreeVars.h"
 #include "codegen/LLVMModuleImpl.h"
 #include "codegen/LLVMSupport.h"
 #include "core/tir/Op.h"
@@ -37,59 +38,6 @@ std::unordered_map<const StmtNode*, int> loopLineMap(const PrintResult& printed)
 }
 
 namespace {
-
-/// Variables a statement uses but does not define (what a parallel closure must capture).
-class FreeVars : public IRVisitor {
-public:
-  std::vector<const VarNode*> order;
-  std::unordered_set<const VarNode*> used, defined;
-
-  void use(const Var& v) {
-    if (v.defined() && used.insert(v.get()).second) order.push_back(v.get());
-  }
-  void useBuffer(const Buffer& b) {
-    use(b->data);
-    if (b->elemOffset.defined()) visitExpr(b->elemOffset);
-    for (auto& e : b->shape) visitExpr(e);
-    for (auto& e : b->strides) visitExpr(e);
-  }
-  void visit(const VarNode* op) override { use(Var(op)); }
-  void visit(const LetNode* op) override {
-    defined.insert(op->var.get());
-    IRVisitor::visit(op);
-  }
-  void visit(const BufferLoadNode* op) override {
-    useBuffer(op->buffer);
-    IRVisitor::visit(op);
-  }
-  void visit(const BufferStoreNode* op) override {
-    useBuffer(op->buffer);
-    IRVisitor::visit(op);
-  }
-  void visit(const LetStmtNode* op) override {
-    defined.insert(op->var.get());
-    IRVisitor::visit(op);
-  }
-  void visit(const AllocateNode* op) override {
-    defined.insert(op->bufferVar.get());
-    IRVisitor::visit(op);
-  }
-  void visit(const DeclBufferNode* op) override {
-    useBuffer(op->buffer);
-    IRVisitor::visit(op);
-  }
-  void visit(const ForNode* op) override {
-    defined.insert(op->loopVar.get());
-    IRVisitor::visit(op);
-  }
-
-  std::vector<const VarNode*> result() const {
-    std::vector<const VarNode*> out;
-    for (auto* v : order)
-      if (!defined.count(v)) out.push_back(v);
-    return out;
-  }
-};
 
 /// The largest power-of-two-free multiple known to divide `e` (1 when nothing is known).
 int64_t knownMultiple(const Expr& e) {
