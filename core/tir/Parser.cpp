@@ -160,8 +160,12 @@ private:
   /// From `t` to the last consumed token.
   Span spanFrom(const Token& t) const {
     Span s = spanAt(t);
-    if (m_p > 0) {
-      const Token& last = m_t[m_p - 1];
+    size_t k = m_p;
+    while (k > 0 && (m_t[k - 1].kind == TokenKind::Newline || m_t[k - 1].kind == TokenKind::Indent ||
+                     m_t[k - 1].kind == TokenKind::Dedent))
+      --k;
+    if (k > 0) {
+      const Token& last = m_t[k - 1];
       if (last.line > t.line || (last.line == t.line && last.endColumn >= t.column)) {
         s.endLine = last.endLine;
         s.endColumn = last.endColumn;
@@ -185,12 +189,15 @@ private:
     }
   }
 
+  /// Bounds recursion so hostile input cannot overflow the stack: expressions nest at most 250
+  /// deep; statements (a flat `x = ...` binding nests everything after it) 1000 deep.
   struct Depth {
-    Parser& p;
-    Depth(Parser& parser, const Token& t) : p(parser) {
-      if (++p.m_depth > 250) p.fail(t, "expression or statement nested too deeply");
+    int& counter;
+    Depth(Parser& p, const Token& t, bool stmt = false) : counter(stmt ? p.m_stmtDepth : p.m_depth) {
+      if (++counter > (stmt ? 1000 : 250))
+        p.fail(t, stmt ? "statements nested too deeply" : "expression nested too deeply");
     }
-    ~Depth() { --p.m_depth; }
+    ~Depth() { --counter; }
   };
 
   template <class N, class... A> Expr mk(const Token& t, A&&... a) {
@@ -544,7 +551,7 @@ private:
 
   Stmt parseStatement(BlockCtx* ctx, bool& rest) {
     const Token& t = peek();
-    Depth depth(*this, t);
+    Depth depth(*this, t, true);
     if (t.kind == TokenKind::Indent) fail(t, "unexpected indentation");
     if (t.kind == TokenKind::Newline) {
       next();
@@ -1511,7 +1518,7 @@ private:
   size_t m_p = 0;
   std::vector<std::unordered_map<std::string, Entry>> m_scopes;
   std::unordered_map<const VarNode*, Expr> m_loopDom;
-  int m_depth = 0;
+  int m_depth = 0, m_stmtDepth = 0;
   bool m_sawBlock = false;
   std::set<const VarNode*> m_scalarParams;
 };

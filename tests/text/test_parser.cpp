@@ -333,6 +333,8 @@ def main(A: T.Buffer((4,), "float32"), n: T.int32):
     auto* loop = f->body.as<ForNode>();
     QCOMPARE(f->body->span.line, 3);
     QCOMPARE(f->body->span.column, 5);
+    QCOMPARE(f->body->span.endLine, 4);  // the loop ends where its body ends
+    QCOMPARE(f->body->span.endColumn, 35);
     QCOMPARE(loop->loopVar->span.line, 3);
     QCOMPARE(loop->loopVar->span.column, 9);
     auto* st = loop->body.as<BufferStoreNode>();
@@ -454,6 +456,21 @@ def main(A: T.Buffer((4,), "float32"), n: T.int32):
     QVERIFY_THROWS_EXCEPTION(ParseError, parseExpr(std::string(5000, '(') + "1" + std::string(5000, ')')));
     QVERIFY_THROWS_EXCEPTION(ParseError, parseExpr(std::string(5000, '-') + "1"));
     QVERIFY_THROWS_EXCEPTION(ParseError, parseExpr("\"a\" + 1"));
+    // Long runs of flat bindings nest their bodies; 500 of them still parse, 5000 are refused.
+    auto lets = [](int n) {
+      std::string t = "@T.prim_func\ndef main(A: T.Buffer((1,), \"int32\")):\n";
+      for (int i = 0; i < n; ++i) t += "    x" + std::to_string(i) + ": T.int32 = " + std::to_string(i) + "\n";
+      return t + "    A[0] = x0\n";
+    };
+    PrimFunc deep;
+    TRY_PARSE(deep = parseFunc(lets(500)));
+    QCOMPARE(QString::fromStdString(printFunc(parseFunc(printFunc(deep)))), QString::fromStdString(printFunc(deep)));
+    try {
+      parseFunc(lets(5000));
+      QFAIL("5000 nested statements");
+    } catch (const ParseError& e) {
+      QVERIFY(QString(e.what()).contains("nested too deeply"));
+    }
   }
 };
 
