@@ -20,7 +20,7 @@ struct LowerOptions {
   std::string workload;
   bool listWorkloads = false;
   Emit emit = Emit::Tir;
-  std::string output;  ///< empty: stdout
+  std::string output; ///< empty: stdout
 };
 
 LowerOptions& options() {
@@ -30,7 +30,8 @@ LowerOptions& options() {
 
 std::string emit(const tir::PrimFunc& f, Emit what) {
   switch (what) {
-  case Emit::Tir: return tir::printFunc(f);
+  case Emit::Tir:
+    return tir::printFunc(f);
   }
   LOOM_ICHECK(false) << "unhandled emit kind";
 }
@@ -40,9 +41,11 @@ CLI::App* setup(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("lower", "Build or parse a tensor program and print it");
   sub->add_option("file", o.file, "A .tir file (TVMScript subset) to read");
   sub->add_option("--workload,-w", o.workload, "A workload preset, e.g. matmul:M=64,N=64,K=64");
-  sub->add_flag("--list-workloads", o.listWorkloads, "List the workload presets and their parameters");
+  sub->add_flag("--list-workloads", o.listWorkloads,
+                "List the workload presets and their parameters");
   sub->add_option("--emit", o.emit, "What to print: tir")
-      ->transform(CLI::CheckedTransformer(std::map<std::string, Emit>{{"tir", Emit::Tir}}, CLI::ignore_case));
+      ->transform(CLI::CheckedTransformer(std::map<std::string, Emit>{{"tir", Emit::Tir}},
+                                          CLI::ignore_case));
   sub->add_option("--output,-o", o.output, "Write to this file instead of stdout");
   return sub;
 }
@@ -68,6 +71,6 @@ int run() {
 
 const bool registered = addCommand({setup, run});
 
-}  // namespace
+} // namespace
 
-}  // namespace loom::cli
+} // namespace loom::cli

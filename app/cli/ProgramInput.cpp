@@ -47,4 +47,4 @@ std::string workloadListing() {
   return os.str();
 }
 
-}  // namespace loom::cli
+} // namespace loom::cli

@@ -12,7 +12,7 @@ namespace loom::cli {
 struct ProgramInput {
   tir::PrimFunc func;
   std::optional<topi::WorkloadSpec> workload;
-  std::string origin;  ///< the file name or the workload spec, for messages
+  std::string origin; ///< the file name or the workload spec, for messages
 };
 
 /// Reads and parses `file` (ParseError with file:line:col on bad text; Error when unreadable).
@@ -26,4 +26,4 @@ ProgramInput loadProgram(const std::string& command, const std::string& file,
 /// The `--list-workloads` listing: each workload's name, description and parameters.
 std::string workloadListing();
 
-}  // namespace loom::cli
+} // namespace loom::cli

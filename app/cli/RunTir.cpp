@@ -18,7 +18,7 @@ struct RunTirOptions {
   std::string workload;
   bool check = false;
   uint64_t seed = 0;
-  double tolerance = 0;  ///< 0: the workload's topi::checkTolerance
+  double tolerance = 0; ///< 0: the workload's topi::checkTolerance
 };
 
 RunTirOptions& options() {
@@ -30,13 +30,16 @@ CLI::App* setup(CLI::App& app) {
   RunTirOptions& o = options();
   CLI::App* sub = app.add_subcommand(
       "run-tir", "Run a tensor program in the reference interpreter on random inputs");
-  sub->add_option("file", o.file, "A .tir file to run (its parameters must match --workload's when checking)");
-  sub->add_option("--workload,-w", o.workload,
-                  "A workload preset: the program to run when no FILE is given, and the reference for --check");
+  sub->add_option("file", o.file,
+                  "A .tir file to run (its parameters must match --workload's when checking)");
+  sub->add_option(
+      "--workload,-w", o.workload,
+      "A workload preset: the program to run when no FILE is given, and the reference for --check");
   sub->add_flag("--check", o.check, "Compare the outputs with the workload's C++ reference");
   sub->add_option("--seed", o.seed, "Seed of the random inputs")->capture_default_str();
-  sub->add_option("--tolerance", o.tolerance,
-                  "Largest accepted max relative error (default: 1e-4, more for reductions over > 64 terms)")
+  sub->add_option(
+         "--tolerance", o.tolerance,
+         "Largest accepted max relative error (default: 1e-4, more for reductions over > 64 terms)")
       ->check(CLI::PositiveNumber);
   return sub;
 }
@@ -68,9 +71,11 @@ int run() {
   std::vector<runtime::NDArray> arrays = topi::makeParamArrays(shapes);
   if (in.func->params.size() != arrays.size())
     LOOM_THROW(Error) << in.origin << ": the program has " << in.func->params.size()
-                      << " parameters but workload " << reference->str() << " has " << arrays.size();
+                      << " parameters but workload " << reference->str() << " has "
+                      << arrays.size();
   size_t numInputs = reference ? size_t(reference->workload->numInputs) : arrays.size();
-  for (size_t i = 0; i < numInputs; ++i) tir::fillRandom(arrays[i], o.seed + i);
+  for (size_t i = 0; i < numInputs; ++i)
+    tir::fillRandom(arrays[i], o.seed + i);
 
   std::vector<tir::Arg> args(arrays.begin(), arrays.end());
   tir::interpret(in.func, args);
@@ -78,12 +83,14 @@ int run() {
 
   if (!o.check) {
     for (size_t i = numInputs < arrays.size() ? numInputs : 0; i < arrays.size(); ++i)
-      std::cout << in.func->paramBuffer(i)->name << " = " << tir::formatArray(arrays[i], 16) << "\n";
+      std::cout << in.func->paramBuffer(i)->name << " = " << tir::formatArray(arrays[i], 16)
+                << "\n";
     return 0;
   }
 
   std::vector<runtime::NDArray> want;
-  for (size_t i = 0; i < arrays.size(); ++i) want.push_back(i < numInputs ? arrays[i] : arrays[i].copy());
+  for (size_t i = 0; i < arrays.size(); ++i)
+    want.push_back(i < numInputs ? arrays[i] : arrays[i].copy());
   topi::runReference(*reference, want);
   double worst = 0;
   for (size_t i = numInputs; i < arrays.size(); ++i) {
@@ -97,13 +104,14 @@ int run() {
             << (ok ? " <= " : " > ") << "tolerance " << fmt(tolerance) << " against the "
             << reference->workload->name << " reference\n";
   if (!ok)
-    std::cerr << "error: " << in.origin << ": the result does not match the " << reference->workload->name
-              << " reference (max relative error " << fmt(worst) << " > " << fmt(tolerance) << ")\n";
+    std::cerr << "error: " << in.origin << ": the result does not match the "
+              << reference->workload->name << " reference (max relative error " << fmt(worst)
+              << " > " << fmt(tolerance) << ")\n";
   return ok ? 0 : 1;
 }
 
 const bool registered = addCommand({setup, run});
 
-}  // namespace
+} // namespace
 
-}  // namespace loom::cli
+} // namespace loom::cli

@@ -47,7 +47,7 @@ bool sameExpr(const Expr& a, const Expr& b) {
     auto* y = b.as<CallNode>();
     return x->op == y->op && sameList(x->args, y->args);
   }
-  return false;  // Vars (by identity, checked above) and the rest
+  return false; // Vars (by identity, checked above) and the rest
 }
 
 /// `e` as base + constant; base is undefined when `e` is a constant.
@@ -69,7 +69,8 @@ std::vector<Range> coverRegion(const Buffer& buf, const std::vector<std::vector<
     const Expr& first = points[0][d];
     DataType t = first.dtype();
     bool same = true;
-    for (auto& p : points) same = same && sameExpr(p[d], first);
+    for (auto& p : points)
+      same = same && sameExpr(p[d], first);
     if (same) {
       region.emplace_back(first, intImm(t, 1));
       continue;
@@ -110,7 +111,8 @@ std::vector<BufferRegion> readRegions(const std::vector<Expr>& exprs) {
     });
   }
   std::vector<BufferRegion> out;
-  for (auto& b : order) out.emplace_back(b, coverRegion(b, points[b]));
+  for (auto& b : order)
+    out.emplace_back(b, coverRegion(b, points[b]));
   return out;
 }
 
@@ -121,10 +123,12 @@ std::vector<Tensor> orderedTensors(const std::vector<Tensor>& args) {
   std::function<void(const Tensor&)> visit = [&](const Tensor& t) {
     if (!seen.insert(t.get()).second) return;
     if (auto* c = t->op.as<ComputeOpNode>())
-      for (auto& in : c->inputs) visit(in);
+      for (auto& in : c->inputs)
+        visit(in);
     order.push_back(t);
   };
-  for (auto& a : args) visit(a);
+  for (auto& a : args)
+    visit(a);
   return order;
 }
 
@@ -132,7 +136,8 @@ std::vector<Tensor> orderedTensors(const std::vector<Tensor>& args) {
 Stmt lowerCompute(const Tensor& t) {
   auto* op = t->op.as<ComputeOpNode>();
   std::vector<IterVar> axes(op->axis);
-  for (auto& r : op->reduceAxis()) axes.push_back(r);
+  for (auto& r : op->reduceAxis())
+    axes.push_back(r);
 
   std::unordered_map<Var, Expr, RefHash, RefEqual> toBlockVar;
   std::vector<tir::IterVar> blockVars;
@@ -147,7 +152,8 @@ Stmt lowerCompute(const Tensor& t) {
     bindings.push_back(lv);
   }
   std::vector<Expr> point;
-  for (size_t d = 0; d < op->axis.size(); ++d) point.push_back(blockVars[d].var);
+  for (size_t d = 0; d < op->axis.size(); ++d)
+    point.push_back(blockVars[d].var);
 
   auto* block = new BlockNode();
   block->iterVars = blockVars;
@@ -169,7 +175,8 @@ Stmt lowerCompute(const Tensor& t) {
     block->reads = readRegions({value});
   }
   std::vector<Range> outRegion;
-  for (auto& p : point) outRegion.emplace_back(p, intImm(p.dtype(), 1));
+  for (auto& p : point)
+    outRegion.emplace_back(p, intImm(p.dtype(), 1));
   block->writes = {BufferRegion(out, outRegion)};
 
   Stmt s = blockRealize(bindings, boolImm(true), Block(block));
@@ -178,13 +185,14 @@ Stmt lowerCompute(const Tensor& t) {
   return s;
 }
 
-}  // namespace
+} // namespace
 
 PrimFunc createPrimFunc(const std::vector<Tensor>& args, std::string name) {
   if (args.empty()) LOOM_THROW(ValueError) << "createPrimFunc '" << name << "': no arguments";
   std::unordered_set<const TensorNode*> isArg;
   for (auto& a : args) {
-    if (!a.defined()) LOOM_THROW(ValueError) << "createPrimFunc '" << name << "': undefined tensor argument";
+    if (!a.defined())
+      LOOM_THROW(ValueError) << "createPrimFunc '" << name << "': undefined tensor argument";
     if (!isArg.insert(a.get()).second)
       LOOM_THROW(ValueError) << "createPrimFunc '" << name << "': tensor '" << a->name
                              << "' is passed twice";
@@ -227,4 +235,4 @@ PrimFunc createPrimFunc(const std::vector<Tensor>& args, std::string name) {
   return makePrimFunc(std::move(name), params, bufferMap, body, {{"tir.noalias", boolImm(true)}});
 }
 
-}  // namespace loom::te
+} // namespace loom::te

@@ -1,4 +1,5 @@
-// createPrimFunc: a TE dataflow graph to a block-form tir::PrimFunc, like TVM's te.create_prim_func.
+// createPrimFunc: a TE dataflow graph to a block-form tir::PrimFunc, like TVM's
+// te.create_prim_func.
 #pragma once
 #include <string>
 #include <vector>
@@ -25,4 +26,4 @@ namespace loom::te {
 /// compute reads is not among `args`.
 tir::PrimFunc createPrimFunc(const std::vector<Tensor>& args, std::string name = "main");
 
-}  // namespace loom::te
+} // namespace loom::te

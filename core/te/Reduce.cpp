@@ -19,10 +19,14 @@ IterVar reduceAxis(Expr extent, std::string name) {
 
 const char* reducerName(ReducerKind k) {
   switch (k) {
-  case ReducerKind::Sum: return "sum";
-  case ReducerKind::Max: return "max";
-  case ReducerKind::Min: return "min";
-  case ReducerKind::Prod: return "prod";
+  case ReducerKind::Sum:
+    return "sum";
+  case ReducerKind::Max:
+    return "max";
+  case ReducerKind::Min:
+    return "min";
+  case ReducerKind::Prod:
+    return "prod";
   }
   return "?";
 }
@@ -42,36 +46,47 @@ Expr extremeValue(DataType t, bool lowest) {
     return tir::intImm(t, bits >= 64 ? -1 : int64_t((uint64_t(1) << bits) - 1));
   }
   if (bits >= 64)
-    return tir::intImm(t, lowest ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max());
+    return tir::intImm(t, lowest ? std::numeric_limits<int64_t>::min()
+                                 : std::numeric_limits<int64_t>::max());
   int64_t hi = (int64_t(1) << (bits - 1)) - 1;
   return tir::intImm(t, lowest ? -hi - 1 : hi);
 }
-}  // namespace
+} // namespace
 
 Expr reducerIdentity(ReducerKind k, DataType t) {
   switch (k) {
-  case ReducerKind::Sum: return tir::makeConst(t, 0);
-  case ReducerKind::Prod: return tir::makeConst(t, 1);
-  case ReducerKind::Max: return extremeValue(t, true);
-  case ReducerKind::Min: return extremeValue(t, false);
+  case ReducerKind::Sum:
+    return tir::makeConst(t, 0);
+  case ReducerKind::Prod:
+    return tir::makeConst(t, 1);
+  case ReducerKind::Max:
+    return extremeValue(t, true);
+  case ReducerKind::Min:
+    return extremeValue(t, false);
   }
   LOOM_ICHECK(false) << "unknown reducer";
 }
 
 Expr reducerCombine(ReducerKind k, Expr acc, Expr value) {
   switch (k) {
-  case ReducerKind::Sum: return acc + value;
-  case ReducerKind::Prod: return acc * value;
-  case ReducerKind::Max: return tir::max(acc, value);
-  case ReducerKind::Min: return tir::min(acc, value);
+  case ReducerKind::Sum:
+    return acc + value;
+  case ReducerKind::Prod:
+    return acc * value;
+  case ReducerKind::Max:
+    return tir::max(acc, value);
+  case ReducerKind::Min:
+    return tir::min(acc, value);
   }
   LOOM_ICHECK(false) << "unknown reducer";
 }
 
 namespace {
 Reduce makeReduce(ReducerKind k, Expr source, std::vector<IterVar> axis, Expr where) {
-  if (!source.defined()) LOOM_THROW(ValueError) << "te::" << reducerName(k) << ": undefined source expression";
-  if (axis.empty()) LOOM_THROW(ValueError) << "te::" << reducerName(k) << ": no reduction axis given";
+  if (!source.defined())
+    LOOM_THROW(ValueError) << "te::" << reducerName(k) << ": undefined source expression";
+  if (axis.empty())
+    LOOM_THROW(ValueError) << "te::" << reducerName(k) << ": no reduction axis given";
   for (auto& a : axis)
     if (a.iterType != tir::IterType::CommReduce)
       LOOM_THROW(ValueError) << "te::" << reducerName(k) << ": axis '" << a->name
@@ -83,7 +98,7 @@ Reduce makeReduce(ReducerKind k, Expr source, std::vector<IterVar> axis, Expr wh
   r.condition = where.defined() ? std::move(where) : tir::boolImm(true);
   return r;
 }
-}  // namespace
+} // namespace
 
 Reduce sum(Expr source, std::vector<IterVar> axis, Expr where) {
   return makeReduce(ReducerKind::Sum, std::move(source), std::move(axis), std::move(where));
@@ -98,4 +113,4 @@ Reduce prod(Expr source, std::vector<IterVar> axis, Expr where) {
   return makeReduce(ReducerKind::Prod, std::move(source), std::move(axis), std::move(where));
 }
 
-}  // namespace loom::te
+} // namespace loom::te

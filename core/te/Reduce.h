@@ -45,7 +45,7 @@ struct Reduce {
   ReducerKind kind = ReducerKind::Sum;
   Expr source;
   std::vector<IterVar> axis;
-  Expr condition;  ///< bool; `true` when every point of the axes takes part
+  Expr condition; ///< bool; `true` when every point of the axes takes part
 };
 
 /// sum / max / min / product of `source` over `axis`, counting only points where `where` holds.
@@ -54,4 +54,4 @@ Reduce max(Expr source, std::vector<IterVar> axis, Expr where = Expr());
 Reduce min(Expr source, std::vector<IterVar> axis, Expr where = Expr());
 Reduce prod(Expr source, std::vector<IterVar> axis, Expr where = Expr());
 
-}  // namespace loom::te
+} // namespace loom::te

@@ -44,7 +44,7 @@ void checkShape(const std::vector<Expr>& shape, const std::string& what) {
                              << " (must be positive)";
   }
 }
-}  // namespace
+} // namespace
 
 TensorNode::~TensorNode() {
   std::lock_guard lock(registry().mutex);
@@ -65,7 +65,8 @@ Expr Tensor::operator()(std::vector<Expr> indices) const {
                            << " dimensions but is indexed with " << indices.size();
   for (size_t d = 0; d < indices.size(); ++d)
     if (!indices[d].defined() || !indices[d].dtype().isIntegral())
-      LOOM_THROW(TypeError) << "tensor '" << get()->name << "': index " << d << " is not an integer";
+      LOOM_THROW(TypeError) << "tensor '" << get()->name << "': index " << d
+                            << " is not an integer";
   return tir::bufferLoad(get()->buffer, std::move(indices));
 }
 
@@ -91,8 +92,8 @@ Tensor compute(std::vector<Expr> shape, const FCompute& f, std::string name, std
   std::string what = "compute '" + name + "'";
   checkShape(shape, what);
   if (!axisNames.empty() && axisNames.size() != shape.size())
-    LOOM_THROW(ValueError) << what << ": " << axisNames.size() << " axis names for "
-                           << shape.size() << " dimensions";
+    LOOM_THROW(ValueError) << what << ": " << axisNames.size() << " axis names for " << shape.size()
+                           << " dimensions";
   static const char* const kShort[] = {"i", "j", "k"};
   std::vector<IterVar> axis;
   std::vector<tir::Var> vars;
@@ -142,4 +143,4 @@ Tensor compute(std::vector<Expr> shape, const FCompute& f, std::string name, std
   return makeTensor(std::move(name), std::move(shape), dtype, Operation(op));
 }
 
-}  // namespace loom::te
+} // namespace loom::te

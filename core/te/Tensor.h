@@ -96,16 +96,20 @@ Tensor compute(std::vector<Expr> shape, const FCompute& f, std::string name = "c
 /// Throws ValueError: the lambda of compute `name` takes `arity` indices for a rank-`rank` shape.
 [[noreturn]] void throwArityMismatch(const std::string& name, size_t rank, size_t arity);
 
-/// The same with a lambda of one to six `Var` parameters: `compute({M, N}, [&](Var i, Var j) {...})`.
+/// The same with a lambda of one to six `Var` parameters: `compute({M, N}, [&](Var i, Var j)
+/// {...})`.
 template <class F>
-  requires(!std::is_convertible_v<F, FCompute>)
-Tensor compute(std::vector<Expr> shape, F&& f, std::string name = "compute", std::string tag = "",
-               tir::Annotations attrs = {}, std::vector<std::string> axisNames = {}) {
+requires(!std::is_convertible_v<F, FCompute>) Tensor
+    compute(std::vector<Expr> shape, F&& f, std::string name = "compute", std::string tag = "",
+            tir::Annotations attrs = {}, std::vector<std::string> axisNames = {}) {
   using tir::Var;
   FCompute g = [f = std::forward<F>(f)](const std::vector<Var>& v) -> ComputeBody {
-    if constexpr (std::is_invocable_v<F, Var>) return f(v.at(0));
-    else if constexpr (std::is_invocable_v<F, Var, Var>) return f(v.at(0), v.at(1));
-    else if constexpr (std::is_invocable_v<F, Var, Var, Var>) return f(v.at(0), v.at(1), v.at(2));
+    if constexpr (std::is_invocable_v<F, Var>)
+      return f(v.at(0));
+    else if constexpr (std::is_invocable_v<F, Var, Var>)
+      return f(v.at(0), v.at(1));
+    else if constexpr (std::is_invocable_v<F, Var, Var, Var>)
+      return f(v.at(0), v.at(1), v.at(2));
     else if constexpr (std::is_invocable_v<F, Var, Var, Var, Var>)
       return f(v.at(0), v.at(1), v.at(2), v.at(3));
     else if constexpr (std::is_invocable_v<F, Var, Var, Var, Var, Var>)
@@ -116,15 +120,15 @@ Tensor compute(std::vector<Expr> shape, F&& f, std::string name = "compute", std
       return f(v.at(0), v.at(1), v.at(2), v.at(3), v.at(4), v.at(5));
     }
   };
-  constexpr size_t arity = std::is_invocable_v<F, Var>                               ? 1
-                           : std::is_invocable_v<F, Var, Var>                        ? 2
-                           : std::is_invocable_v<F, Var, Var, Var>                   ? 3
-                           : std::is_invocable_v<F, Var, Var, Var, Var>              ? 4
-                           : std::is_invocable_v<F, Var, Var, Var, Var, Var>         ? 5
-                                                                                     : 6;
+  constexpr size_t arity = std::is_invocable_v<F, Var>                       ? 1
+                           : std::is_invocable_v<F, Var, Var>                ? 2
+                           : std::is_invocable_v<F, Var, Var, Var>           ? 3
+                           : std::is_invocable_v<F, Var, Var, Var, Var>      ? 4
+                           : std::is_invocable_v<F, Var, Var, Var, Var, Var> ? 5
+                                                                             : 6;
   if (shape.size() != arity) throwArityMismatch(name, shape.size(), arity);
   return compute(std::move(shape), g, std::move(name), std::move(tag), std::move(attrs),
                  std::move(axisNames));
 }
 
-}  // namespace loom::te
+} // namespace loom::te

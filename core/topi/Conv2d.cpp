@@ -26,14 +26,14 @@ ConvGeom geometry(const ParamMap& p, const char* workload, bool depthwise) {
     g.K = param(p, "K"), g.groups = param(p, "groups");
     if (g.C % g.groups != 0 || g.K % g.groups != 0)
       LOOM_THROW(topi::WorkloadError) << "workload '" << workload << "': groups=" << g.groups
-                                << " must divide C=" << g.C << " and K=" << g.K;
+                                      << " must divide C=" << g.C << " and K=" << g.K;
   }
   g.P = outExtent(g.H, g.R, g.stride, g.pad, g.dilation);
   g.Q = outExtent(g.W, g.S, g.stride, g.pad, g.dilation);
   if (g.P <= 0 || g.Q <= 0)
-    LOOM_THROW(topi::WorkloadError) << "workload '" << workload << "': the " << g.R << "x" << g.S
-                              << " kernel (dilation " << g.dilation << ") does not fit the " << g.H
-                              << "x" << g.W << " input padded by " << g.pad;
+    LOOM_THROW(topi::WorkloadError)
+        << "workload '" << workload << "': the " << g.R << "x" << g.S << " kernel (dilation "
+        << g.dilation << ") does not fit the " << g.H << "x" << g.W << " input padded by " << g.pad;
   return g;
 }
 
@@ -44,15 +44,16 @@ te::Tensor padded(const te::Tensor& data, const ConvGeom& g) {
   return te::compute(
       shapeOf({g.N, g.C, g.H + 2 * pad, g.W + 2 * pad}),
       [&](Var i0, Var i1, Var i2, Var i3) {
-        Expr inside = i2 >= c32(pad) && i2 < c32(g.H + pad) && i3 >= c32(pad) && i3 < c32(g.W + pad);
+        Expr inside =
+            i2 >= c32(pad) && i2 < c32(g.H + pad) && i3 >= c32(pad) && i3 < c32(g.W + pad);
         return tir::ifThenElse(inside, data(i0, i1, addC(i2, -pad), addC(i3, -pad)),
                                tir::floatImm(DataType::Float(32), 0));
       },
       "pad_temp", "injective,pad");
 }
 
-/// out[n,f,y,x] = sum_{c,r,s} in[n, cin(f,c), y*stride + r*dil - pad, x*stride + s*dil - pad] * w[f,c,r,s]
-/// in float64, reading zeros outside the input.
+/// out[n,f,y,x] = sum_{c,r,s} in[n, cin(f,c), y*stride + r*dil - pad, x*stride + s*dil - pad] *
+/// w[f,c,r,s] in float64, reading zeros outside the input.
 void convRef(const ConvGeom& g, const runtime::NDArray& data, const runtime::NDArray& weight,
              const runtime::NDArray& out, bool depthwise) {
   View D(data), Wt(weight), O(out);
@@ -84,15 +85,16 @@ std::vector<te::Tensor> conv2d(const ParamMap& p) {
   te::Tensor pad = padded(data, g);
   te::IterVar rc = te::reduceAxis(c32(cg), "rc"), ry = te::reduceAxis(c32(g.R), "ry"),
               rx = te::reduceAxis(c32(g.S), "rx");
-  te::Tensor out = te::compute(
-      shapeOf({g.N, g.K, g.P, g.Q}),
-      [&](Var nn, Var ff, Var yy, Var xx) {
-        Expr cin = g.groups == 1 ? Expr(rc) : tir::floordiv(ff, c32(kg)) * c32(cg) + rc;
-        Expr h = mulC(yy, g.stride) + mulC(ry, g.dilation);
-        Expr w = mulC(xx, g.stride) + mulC(rx, g.dilation);
-        return te::sum(pad(nn, cin, h, w) * weight(ff, rc, ry, rx), {rc, ry, rx});
-      },
-      "conv2d_nchw", g.groups == 1 ? "conv2d_nchw" : "group_conv2d_nchw", {}, {"nn", "ff", "yy", "xx"});
+  te::Tensor out =
+      te::compute(shapeOf({g.N, g.K, g.P, g.Q}),
+                  [&](Var nn, Var ff, Var yy, Var xx) {
+                    Expr cin = g.groups == 1 ? Expr(rc) : tir::floordiv(ff, c32(kg)) * c32(cg) + rc;
+                    Expr h = mulC(yy, g.stride) + mulC(ry, g.dilation);
+                    Expr w = mulC(xx, g.stride) + mulC(rx, g.dilation);
+                    return te::sum(pad(nn, cin, h, w) * weight(ff, rc, ry, rx), {rc, ry, rx});
+                  },
+                  "conv2d_nchw", g.groups == 1 ? "conv2d_nchw" : "group_conv2d_nchw", {},
+                  {"nn", "ff", "yy", "xx"});
   return {data, weight, out};
 }
 
@@ -103,16 +105,16 @@ std::vector<te::Tensor> depthwiseConv2d(const ParamMap& p) {
   te::Tensor weight = input({g.C, mult, g.R, g.S}, "weight");
   te::Tensor pad = padded(data, g);
   te::IterVar di = te::reduceAxis(c32(g.R), "di"), dj = te::reduceAxis(c32(g.S), "dj");
-  te::Tensor out = te::compute(
-      shapeOf({g.N, g.K, g.P, g.Q}),
-      [&](Var b, Var c, Var i, Var j) {
-        Expr cin = mult == 1 ? Expr(c) : tir::floordiv(c, c32(mult));
-        Expr m = mult == 1 ? c32(0) : tir::floormod(c, c32(mult));
-        Expr h = mulC(i, g.stride) + mulC(di, g.dilation);
-        Expr w = mulC(j, g.stride) + mulC(dj, g.dilation);
-        return te::sum(pad(b, cin, h, w) * weight(cin, m, di, dj), {di, dj});
-      },
-      "DepthwiseConv2d", "depthwise_conv2d_nchw", {}, {"b", "c", "i", "j"});
+  te::Tensor out =
+      te::compute(shapeOf({g.N, g.K, g.P, g.Q}),
+                  [&](Var b, Var c, Var i, Var j) {
+                    Expr cin = mult == 1 ? Expr(c) : tir::floordiv(c, c32(mult));
+                    Expr m = mult == 1 ? c32(0) : tir::floormod(c, c32(mult));
+                    Expr h = mulC(i, g.stride) + mulC(di, g.dilation);
+                    Expr w = mulC(j, g.stride) + mulC(dj, g.dilation);
+                    return te::sum(pad(b, cin, h, w) * weight(cin, m, di, dj), {di, dj});
+                  },
+                  "DepthwiseConv2d", "depthwise_conv2d_nchw", {}, {"b", "c", "i", "j"});
   return {data, weight, out};
 }
 
@@ -124,7 +126,7 @@ std::vector<WorkloadParam> spatialParams() {
           {"dilation", 1, 1, "dilation"}};
 }
 
-}  // namespace
+} // namespace
 
 void addConv2dWorkloads(std::vector<Workload>& out) {
   std::vector<WorkloadParam> convParams = spatialParams();
@@ -132,9 +134,7 @@ void addConv2dWorkloads(std::vector<Workload>& out) {
   convParams.push_back({"groups", 1, 1, "channel groups (must divide C and K)"});
   out.push_back({"conv2d",
                  "2-D convolution, NCHW data and KCRS weights, zero padding as a pad_temp stage",
-                 convParams,
-                 2,
-                 conv2d,
+                 convParams, 2, conv2d,
                  [](const ParamMap& p) {
                    ConvGeom g = geometry(p, "conv2d", false);
                    return 2.0 * g.N * g.K * g.P * g.Q * (g.C / g.groups) * g.R * g.S;
@@ -149,10 +149,8 @@ void addConv2dWorkloads(std::vector<Workload>& out) {
   std::vector<WorkloadParam> dwParams = spatialParams();
   dwParams.push_back({"multiplier", 1, 1, "output channels per input channel"});
   out.push_back({"depthwise_conv2d",
-                 "depthwise 2-D convolution, NCHW data and (C, multiplier, R, S) weights",
-                 dwParams,
-                 2,
-                 depthwiseConv2d,
+                 "depthwise 2-D convolution, NCHW data and (C, multiplier, R, S) weights", dwParams,
+                 2, depthwiseConv2d,
                  [](const ParamMap& p) {
                    ConvGeom g = geometry(p, "depthwise_conv2d", true);
                    return 2.0 * g.N * g.K * g.P * g.Q * g.R * g.S;
@@ -164,4 +162,4 @@ void addConv2dWorkloads(std::vector<Workload>& out) {
                  [](const ParamMap& p) { return param(p, "R") * param(p, "S"); }});
 }
 
-}  // namespace loom::topi::detail
+} // namespace loom::topi::detail

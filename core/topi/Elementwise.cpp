@@ -11,7 +11,8 @@ std::vector<te::Tensor> relu(const ParamMap& p) {
   int64_t M = param(p, "M"), N = param(p, "N");
   te::Tensor A = input({M, N}, "A");
   te::Tensor out = te::compute(
-      shapeOf({M, N}), [&](Var i, Var j) { return tir::max(A(i, j), tir::floatImm(DataType::Float(32), 0)); },
+      shapeOf({M, N}),
+      [&](Var i, Var j) { return tir::max(A(i, j), tir::floatImm(DataType::Float(32), 0)); },
       "T_relu", "elemwise");
   return {A, out};
 }
@@ -27,7 +28,7 @@ std::vector<te::Tensor> add(const ParamMap& p) {
   return {A, B, out};
 }
 
-}  // namespace
+} // namespace
 
 void addElementwiseWorkloads(std::vector<Workload>& out) {
   std::vector<WorkloadParam> shape = {{"M", 128, 1, "rows"}, {"N", 128, 1, "columns"}};
@@ -36,13 +37,15 @@ void addElementwiseWorkloads(std::vector<Workload>& out) {
                  [](const ParamMap& p, const std::vector<runtime::NDArray>& in,
                     const std::vector<runtime::NDArray>& o) {
                    View A(in[0]), C(o[0]);
-                   for (int64_t i = 0; i < A.size(); ++i) C.data[i] = std::max(A.data[i], 0.0f);
+                   for (int64_t i = 0; i < A.size(); ++i)
+                     C.data[i] = std::max(A.data[i], 0.0f);
                  },
                  nullptr});
   std::vector<WorkloadParam> addParams = shape;
-  addParams.push_back({"broadcast", 1, 0, "1: B has shape (N) and is broadcast over rows; 0: B is (M,N)"});
-  out.push_back({"add", "T_add[M,N] = A[M,N] + B[N] (or B[M,N] with broadcast=0)", addParams, 2, add,
-                 [](const ParamMap& p) { return double(param(p, "M")) * param(p, "N"); },
+  addParams.push_back(
+      {"broadcast", 1, 0, "1: B has shape (N) and is broadcast over rows; 0: B is (M,N)"});
+  out.push_back({"add", "T_add[M,N] = A[M,N] + B[N] (or B[M,N] with broadcast=0)", addParams, 2,
+                 add, [](const ParamMap& p) { return double(param(p, "M")) * param(p, "N"); },
                  [](const ParamMap& p, const std::vector<runtime::NDArray>& in,
                     const std::vector<runtime::NDArray>& o) {
                    int64_t M = param(p, "M"), N = param(p, "N");
@@ -55,4 +58,4 @@ void addElementwiseWorkloads(std::vector<Workload>& out) {
                  nullptr});
 }
 
-}  // namespace loom::topi::detail
+} // namespace loom::topi::detail

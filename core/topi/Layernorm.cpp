@@ -16,7 +16,8 @@ std::vector<te::Tensor> layernorm(const ParamMap& p) {
   Expr n = tir::floatImm(f32, double(N));
   te::IterVar k = te::reduceAxis(c32(N), "k");
   te::Tensor sum = te::compute(
-      shapeOf({M}), [&](Var i) { return te::sum(A(i, k), {k}); }, "T_layer_norm_sum", "comm_reduce");
+      shapeOf({M}), [&](Var i) { return te::sum(A(i, k), {k}); }, "T_layer_norm_sum",
+      "comm_reduce");
   te::IterVar k2 = te::reduceAxis(c32(N), "k");
   te::Tensor varsum = te::compute(
       shapeOf({M}),
@@ -41,16 +42,19 @@ void layernormRef(const ParamMap& p, const std::vector<runtime::NDArray>& in,
   View A(in[0]), G(in[1]), B(in[2]), O(out[0]);
   for (int64_t i = 0; i < M; ++i) {
     double mean = 0, var = 0;
-    for (int64_t j = 0; j < N; ++j) mean += A({i, j});
+    for (int64_t j = 0; j < N; ++j)
+      mean += A({i, j});
     mean /= double(N);
-    for (int64_t j = 0; j < N; ++j) var += (A({i, j}) - mean) * (A({i, j}) - mean);
+    for (int64_t j = 0; j < N; ++j)
+      var += (A({i, j}) - mean) * (A({i, j}) - mean);
     var /= double(N);
     double inv = 1.0 / std::sqrt(var + kEpsilon);
-    for (int64_t j = 0; j < N; ++j) O({i, j}) = float((A({i, j}) - mean) * inv * G({j}) + B({j}));
+    for (int64_t j = 0; j < N; ++j)
+      O({i, j}) = float((A({i, j}) - mean) * inv * G({j}) + B({j}));
   }
 }
 
-}  // namespace
+} // namespace
 
 void addLayernormWorkloads(std::vector<Workload>& out) {
   out.push_back({"layernorm",
@@ -63,4 +67,4 @@ void addLayernormWorkloads(std::vector<Workload>& out) {
                  [](const ParamMap& p) { return param(p, "N"); }});
 }
 
-}  // namespace loom::topi::detail
+} // namespace loom::topi::detail

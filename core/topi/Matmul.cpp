@@ -10,7 +10,8 @@ std::vector<te::Tensor> matmul(const ParamMap& p) {
   te::Tensor A = input({M, K}, "A"), B = input({K, N}, "B");
   te::IterVar k = te::reduceAxis(c32(K), "k");
   te::Tensor C = te::compute(
-      shapeOf({M, N}), [&](Var i, Var j) { return te::sum(A(i, k) * B(k, j), {k}); }, "C", "matmul");
+      shapeOf({M, N}), [&](Var i, Var j) { return te::sum(A(i, k) * B(k, j), {k}); }, "C",
+      "matmul");
   return {A, B, C};
 }
 
@@ -21,7 +22,8 @@ void matmulRef(const ParamMap& p, const std::vector<runtime::NDArray>& in,
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = 0; j < N; ++j) {
       double acc = 0;
-      for (int64_t k = 0; k < K; ++k) acc += double(A({i, k})) * B({k, j});
+      for (int64_t k = 0; k < K; ++k)
+        acc += double(A({i, k})) * B({k, j});
       C({i, j}) = float(acc);
     }
 }
@@ -30,9 +32,10 @@ std::vector<te::Tensor> batchMatmul(const ParamMap& p) {
   int64_t Bn = param(p, "B"), M = param(p, "M"), N = param(p, "N"), K = param(p, "K");
   te::Tensor A = input({Bn, M, K}, "A"), B = input({Bn, K, N}, "B");
   te::IterVar k = te::reduceAxis(c32(K), "k");
-  te::Tensor C = te::compute(
-      shapeOf({Bn, M, N}), [&](Var b, Var i, Var j) { return te::sum(A(b, i, k) * B(b, k, j), {k}); },
-      "C", "batch_matmul", {}, {"b", "i", "j"});
+  te::Tensor C =
+      te::compute(shapeOf({Bn, M, N}),
+                  [&](Var b, Var i, Var j) { return te::sum(A(b, i, k) * B(b, k, j), {k}); }, "C",
+                  "batch_matmul", {}, {"b", "i", "j"});
   return {A, B, C};
 }
 
@@ -44,26 +47,31 @@ void batchMatmulRef(const ParamMap& p, const std::vector<runtime::NDArray>& in,
     for (int64_t i = 0; i < M; ++i)
       for (int64_t j = 0; j < N; ++j) {
         double acc = 0;
-        for (int64_t k = 0; k < K; ++k) acc += double(A({b, i, k})) * B({b, k, j});
+        for (int64_t k = 0; k < K; ++k)
+          acc += double(A({b, i, k})) * B({b, k, j});
         C({b, i, j}) = float(acc);
       }
 }
 
-}  // namespace
+} // namespace
 
 void addMatmulWorkloads(std::vector<Workload>& out) {
-  out.push_back({"matmul",
-                 "dense matrix product C[M,N] = A[M,K] * B[K,N]",
-                 {{"M", 128, 1, "rows of A and C"}, {"N", 128, 1, "columns of B and C"},
-                  {"K", 128, 1, "reduction length"}},
-                 2,
-                 matmul,
-                 [](const ParamMap& p) { return 2.0 * param(p, "M") * param(p, "N") * param(p, "K"); },
-                 matmulRef,
-                 [](const ParamMap& p) { return param(p, "K"); }});
+  out.push_back(
+      {"matmul",
+       "dense matrix product C[M,N] = A[M,K] * B[K,N]",
+       {{"M", 128, 1, "rows of A and C"},
+        {"N", 128, 1, "columns of B and C"},
+        {"K", 128, 1, "reduction length"}},
+       2,
+       matmul,
+       [](const ParamMap& p) { return 2.0 * param(p, "M") * param(p, "N") * param(p, "K"); },
+       matmulRef,
+       [](const ParamMap& p) { return param(p, "K"); }});
   out.push_back({"batch_matmul",
                  "batched matrix product C[B,M,N] = A[B,M,K] * B[B,K,N]",
-                 {{"B", 4, 1, "batch size"}, {"M", 64, 1, "rows"}, {"N", 64, 1, "columns"},
+                 {{"B", 4, 1, "batch size"},
+                  {"M", 64, 1, "rows"},
+                  {"N", 64, 1, "columns"},
                   {"K", 64, 1, "reduction length"}},
                  2,
                  batchMatmul,
@@ -74,4 +82,4 @@ void addMatmulWorkloads(std::vector<Workload>& out) {
                  [](const ParamMap& p) { return param(p, "K"); }});
 }
 
-}  // namespace loom::topi::detail
+} // namespace loom::topi::detail

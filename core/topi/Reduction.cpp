@@ -13,7 +13,8 @@ void addReductionWorkloads(std::vector<Workload>& out) {
                    te::Tensor A = input({M, N}, "A");
                    te::IterVar k = te::reduceAxis(c32(N), "k");
                    te::Tensor red = te::compute(
-                       shapeOf({M}), [&](Var i) { return te::sum(A(i, k), {k}); }, "A_red", "comm_reduce");
+                       shapeOf({M}), [&](Var i) { return te::sum(A(i, k), {k}); }, "A_red",
+                       "comm_reduce");
                    return {A, red};
                  },
                  [](const ParamMap& p) { return double(param(p, "M")) * param(p, "N"); },
@@ -23,11 +24,12 @@ void addReductionWorkloads(std::vector<Workload>& out) {
                    View A(in[0]), R(o[0]);
                    for (int64_t i = 0; i < M; ++i) {
                      double acc = 0;
-                     for (int64_t k = 0; k < N; ++k) acc += A({i, k});
+                     for (int64_t k = 0; k < N; ++k)
+                       acc += A({i, k});
                      R({i}) = float(acc);
                    }
                  },
                  [](const ParamMap& p) { return param(p, "N"); }});
 }
 
-}  // namespace loom::topi::detail
+} // namespace loom::topi::detail

@@ -20,7 +20,8 @@ std::vector<te::Tensor> softmax(const ParamMap& p) {
   te::Tensor expsum = te::compute(
       shapeOf({M}), [&](Var i) { return te::sum(ex(i, k2), {k2}); }, "T_softmax_expsum", "softmax");
   te::Tensor norm = te::compute(
-      shapeOf({M, N}), [&](Var i, Var j) { return ex(i, j) / expsum(i); }, "T_softmax_norm", "softmax");
+      shapeOf({M, N}), [&](Var i, Var j) { return ex(i, j) / expsum(i); }, "T_softmax_norm",
+      "softmax");
   return {A, norm};
 }
 
@@ -30,13 +31,16 @@ void softmaxRef(const ParamMap& p, const std::vector<runtime::NDArray>& in,
   View A(in[0]), O(out[0]);
   for (int64_t i = 0; i < M; ++i) {
     double mx = -INFINITY, sum = 0;
-    for (int64_t j = 0; j < N; ++j) mx = std::max(mx, double(A({i, j})));
-    for (int64_t j = 0; j < N; ++j) sum += std::exp(double(A({i, j})) - mx);
-    for (int64_t j = 0; j < N; ++j) O({i, j}) = float(std::exp(double(A({i, j})) - mx) / sum);
+    for (int64_t j = 0; j < N; ++j)
+      mx = std::max(mx, double(A({i, j})));
+    for (int64_t j = 0; j < N; ++j)
+      sum += std::exp(double(A({i, j})) - mx);
+    for (int64_t j = 0; j < N; ++j)
+      O({i, j}) = float(std::exp(double(A({i, j})) - mx) / sum);
   }
 }
 
-}  // namespace
+} // namespace
 
 void addSoftmaxWorkloads(std::vector<Workload>& out) {
   out.push_back({"softmax",
@@ -49,4 +53,4 @@ void addSoftmaxWorkloads(std::vector<Workload>& out) {
                  [](const ParamMap& p) { return param(p, "N"); }});
 }
 
-}  // namespace loom::topi::detail
+} // namespace loom::topi::detail

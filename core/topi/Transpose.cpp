@@ -12,7 +12,8 @@ void addTransposeWorkloads(std::vector<Workload>& out) {
                    int64_t M = param(p, "M"), N = param(p, "N");
                    te::Tensor A = input({M, N}, "A");
                    te::Tensor t = te::compute(
-                       shapeOf({N, M}), [&](Var i, Var j) { return A(j, i); }, "T_transpose", "injective");
+                       shapeOf({N, M}), [&](Var i, Var j) { return A(j, i); }, "T_transpose",
+                       "injective");
                    return {A, t};
                  },
                  [](const ParamMap&) { return 0.0; },
@@ -21,9 +22,10 @@ void addTransposeWorkloads(std::vector<Workload>& out) {
                    int64_t M = param(p, "M"), N = param(p, "N");
                    View A(in[0]), T(o[0]);
                    for (int64_t i = 0; i < N; ++i)
-                     for (int64_t j = 0; j < M; ++j) T({i, j}) = A({j, i});
+                     for (int64_t j = 0; j < M; ++j)
+                       T({i, j}) = A({j, i});
                  },
                  nullptr});
 }
 
-}  // namespace loom::topi::detail
+} // namespace loom::topi::detail

@@ -14,7 +14,9 @@ using tir::Var;
 /// Parameter `name` of a complete map (an ICHECK: parseWorkloadSpec fills every parameter).
 int64_t param(const ParamMap& p, const char* name);
 /// An int32 immediate.
-inline Expr c32(int64_t v) { return tir::intImm(DataType::Int(32), v); }
+inline Expr c32(int64_t v) {
+  return tir::intImm(DataType::Int(32), v);
+}
 /// `e * c`, or `e` when c == 1.
 Expr mulC(const Expr& e, int64_t c);
 /// `e + c`, or `e` when c == 0 (`e - |c|` for negative c).
@@ -41,4 +43,4 @@ void addSoftmaxWorkloads(std::vector<Workload>& out);
 void addLayernormWorkloads(std::vector<Workload>& out);
 void addTransposeWorkloads(std::vector<Workload>& out);
 
-}  // namespace loom::topi::detail
+} // namespace loom::topi::detail

@@ -18,7 +18,9 @@ int64_t param(const ParamMap& p, const char* name) {
   return it->second;
 }
 
-Expr mulC(const Expr& e, int64_t c) { return c == 1 ? e : e * c32(c); }
+Expr mulC(const Expr& e, int64_t c) {
+  return c == 1 ? e : e * c32(c);
+}
 Expr addC(const Expr& e, int64_t c) {
   if (c == 0) return e;
   return c > 0 ? e + c32(c) : e - c32(-c);
@@ -26,7 +28,8 @@ Expr addC(const Expr& e, int64_t c) {
 
 std::vector<Expr> shapeOf(const std::vector<int64_t>& dims) {
   std::vector<Expr> s;
-  for (auto d : dims) s.push_back(c32(d));
+  for (auto d : dims)
+    s.push_back(c32(d));
   return s;
 }
 
@@ -40,16 +43,18 @@ View::View(const runtime::NDArray& a) : data(a.as<float>()), shape(a.shape()) {
 float& View::operator()(std::initializer_list<int64_t> idx) const {
   int64_t off = 0;
   size_t d = 0;
-  for (auto i : idx) off = off * shape[d++] + i;
+  for (auto i : idx)
+    off = off * shape[d++] + i;
   return data[off];
 }
 int64_t View::size() const {
   int64_t n = 1;
-  for (auto d : shape) n *= d;
+  for (auto d : shape)
+    n *= d;
   return n;
 }
 
-}  // namespace detail
+} // namespace detail
 
 const std::vector<Workload>& allWorkloads() {
   static const std::vector<Workload> all = [] {
@@ -87,12 +92,14 @@ std::string WorkloadSpec::str() const {
 namespace {
 std::string knownWorkloads() {
   std::string s;
-  for (auto& w : allWorkloads()) s += (s.empty() ? "" : ", ") + w.name;
+  for (auto& w : allWorkloads())
+    s += (s.empty() ? "" : ", ") + w.name;
   return s;
 }
 std::string validParams(const Workload& w) {
   std::string s;
-  for (auto& p : w.params) s += (s.empty() ? "" : ", ") + p.name;
+  for (auto& p : w.params)
+    s += (s.empty() ? "" : ", ") + p.name;
   return s.empty() ? "(none)" : s;
 }
 const WorkloadParam* findParam(const Workload& w, const std::string& name) {
@@ -102,26 +109,31 @@ const WorkloadParam* findParam(const Workload& w, const std::string& name) {
 }
 const Workload& lookup(const std::string& name) {
   const Workload* w = findWorkload(name);
-  if (!w) LOOM_THROW(topi::WorkloadError) << "unknown workload '" << name << "'; known workloads: " << knownWorkloads();
+  if (!w)
+    LOOM_THROW(topi::WorkloadError)
+        << "unknown workload '" << name << "'; known workloads: " << knownWorkloads();
   return *w;
 }
 WorkloadSpec withDefaults(const Workload& w) {
   WorkloadSpec s;
   s.workload = &w;
-  for (auto& p : w.params) s.params[p.name] = p.defaultValue;
+  for (auto& p : w.params)
+    s.params[p.name] = p.defaultValue;
   return s;
 }
 void checkValue(const Workload& w, const WorkloadParam& p, int64_t v) {
   if (v < p.minValue)
-    LOOM_THROW(topi::WorkloadError) << "workload '" << w.name << "': parameter '" << p.name << "' is " << v
-                              << ", must be at least " << p.minValue;
+    LOOM_THROW(topi::WorkloadError) << "workload '" << w.name << "': parameter '" << p.name
+                                    << "' is " << v << ", must be at least " << p.minValue;
 }
-}  // namespace
+} // namespace
 
 WorkloadSpec parseWorkloadSpec(const std::string& spec) {
   size_t colon = spec.find(':');
   std::string name = spec.substr(0, colon);
-  if (name.empty()) LOOM_THROW(topi::WorkloadError) << "empty workload name in '" << spec << "'; known workloads: " << knownWorkloads();
+  if (name.empty())
+    LOOM_THROW(topi::WorkloadError)
+        << "empty workload name in '" << spec << "'; known workloads: " << knownWorkloads();
   const Workload& w = lookup(name);
   WorkloadSpec s = withDefaults(w);
   if (colon == std::string::npos) return s;
@@ -131,26 +143,28 @@ WorkloadSpec parseWorkloadSpec(const std::string& spec) {
   while (std::getline(items, item, ',')) {
     size_t eq = item.find('=');
     if (eq == std::string::npos || eq == 0)
-      LOOM_THROW(topi::WorkloadError) << "workload '" << name << "': expected NAME=VALUE, got '" << item
-                                << "' (parameters: " << validParams(w) << ")";
+      LOOM_THROW(topi::WorkloadError) << "workload '" << name << "': expected NAME=VALUE, got '"
+                                      << item << "' (parameters: " << validParams(w) << ")";
     std::string key = item.substr(0, eq), text = item.substr(eq + 1);
     const WorkloadParam* p = findParam(w, key);
     if (!p)
       LOOM_THROW(topi::WorkloadError) << "workload '" << name << "' has no parameter '" << key
-                                << "'; valid parameters: " << validParams(w);
+                                      << "'; valid parameters: " << validParams(w);
     if (std::find(seen.begin(), seen.end(), key) != seen.end())
-      LOOM_THROW(topi::WorkloadError) << "workload '" << name << "': parameter '" << key << "' given twice";
+      LOOM_THROW(topi::WorkloadError)
+          << "workload '" << name << "': parameter '" << key << "' given twice";
     seen.push_back(key);
     int64_t v = 0;
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
     if (text.empty() || ec != std::errc() || end != text.data() + text.size())
-      LOOM_THROW(topi::WorkloadError) << "workload '" << name << "': parameter '" << key << "' has value '"
-                                << text << "', expected an integer";
+      LOOM_THROW(topi::WorkloadError) << "workload '" << name << "': parameter '" << key
+                                      << "' has value '" << text << "', expected an integer";
     checkValue(w, *p, v);
     s.params[key] = v;
   }
   if (!spec.empty() && spec.back() == ',')
-    LOOM_THROW(topi::WorkloadError) << "workload '" << name << "': trailing ',' in '" << spec << "'";
+    LOOM_THROW(topi::WorkloadError)
+        << "workload '" << name << "': trailing ',' in '" << spec << "'";
   return s;
 }
 
@@ -161,7 +175,7 @@ WorkloadSpec makeWorkloadSpec(const std::string& name, const ParamMap& overrides
     const WorkloadParam* p = findParam(w, k);
     if (!p)
       LOOM_THROW(topi::WorkloadError) << "workload '" << name << "' has no parameter '" << k
-                                << "'; valid parameters: " << validParams(w);
+                                      << "'; valid parameters: " << validParams(w);
     checkValue(w, *p, v);
     s.params[k] = v;
   }
@@ -177,7 +191,9 @@ tir::PrimFunc buildWorkload(const WorkloadSpec& spec, const std::string& funcNam
   return te::createPrimFunc(workloadTensors(spec), funcName);
 }
 
-double workloadFlops(const WorkloadSpec& spec) { return spec.workload->flops(spec.params); }
+double workloadFlops(const WorkloadSpec& spec) {
+  return spec.workload->flops(spec.params);
+}
 
 std::vector<runtime::NDArray> makeParamArrays(const tir::PrimFunc& f) {
   std::vector<runtime::NDArray> out;
@@ -204,10 +220,11 @@ double checkTolerance(const WorkloadSpec& spec) {
 
 void runReference(const WorkloadSpec& spec, const std::vector<runtime::NDArray>& args) {
   const Workload& w = *spec.workload;
-  LOOM_ICHECK(int(args.size()) > w.numInputs) << "reference of " << w.name << " needs inputs and outputs";
+  LOOM_ICHECK(int(args.size()) > w.numInputs)
+      << "reference of " << w.name << " needs inputs and outputs";
   std::vector<runtime::NDArray> in(args.begin(), args.begin() + w.numInputs);
   std::vector<runtime::NDArray> out(args.begin() + w.numInputs, args.end());
   w.reference(spec.params, in, out);
 }
 
-}  // namespace loom::topi
+} // namespace loom::topi

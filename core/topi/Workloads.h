@@ -79,4 +79,4 @@ double checkTolerance(const WorkloadSpec& spec);
 /// Runs the C++ reference: `args` holds the inputs then the outputs, in parameter order.
 void runReference(const WorkloadSpec& spec, const std::vector<runtime::NDArray>& args);
 
-}  // namespace loom::topi
+} // namespace loom::topi

@@ -10,9 +10,10 @@ private slots:
   void listWorkloads() {
     CliResult r = runLoom({"lower", "--list-workloads"});
     QCOMPARE(r.exitCode, 0);
-    for (const char* name : {"matmul", "batch_matmul", "conv2d", "depthwise_conv2d", "softmax", "layernorm",
-                             "relu", "add", "reduce_sum", "transpose"})
-      QVERIFY2(r.out.contains(QRegularExpression(QString("^%1$").arg(name), QRegularExpression::MultilineOption)),
+    for (const char* name : {"matmul", "batch_matmul", "conv2d", "depthwise_conv2d", "softmax",
+                             "layernorm", "relu", "add", "reduce_sum", "transpose"})
+      QVERIFY2(r.out.contains(QRegularExpression(QString("^%1$").arg(name),
+                                                 QRegularExpression::MultilineOption)),
                name);
     QVERIFY(r.out.contains("M=128"));
     QVERIFY(r.out.contains("groups=1"));
@@ -33,7 +34,8 @@ private slots:
 
   void fileRoundTrip() {
     QTemporaryDir dir;
-    for (const char* spec : {"matmul:M=8,N=8,K=8", "conv2d:N=1,C=2,H=5,W=5,K=2", "softmax:M=2,N=3"}) {
+    for (const char* spec :
+         {"matmul:M=8,N=8,K=8", "conv2d:N=1,C=2,H=5,W=5,K=2", "softmax:M=2,N=3"}) {
       CliResult printed = runLoom({"lower", "--workload", spec});
       QCOMPARE(printed.exitCode, 0);
       QString path = dir.filePath("f.tir");
@@ -81,17 +83,22 @@ private slots:
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<int>("code");
     QTest::addColumn<QString>("message");
-    QTest::newRow("missing-file") << QStringList{"lower", "/nonexistent/x.tir"} << 1 << "cannot open";
-    QTest::newRow("unknown-workload") << QStringList{"lower", "-w", "matmull"} << 1
-                                      << "unknown workload 'matmull'; known workloads: add, batch_matmul";
+    QTest::newRow("missing-file") << QStringList{"lower", "/nonexistent/x.tir"} << 1
+                                  << "cannot open";
+    QTest::newRow("unknown-workload")
+        << QStringList{"lower", "-w", "matmull"} << 1
+        << "unknown workload 'matmull'; known workloads: add, batch_matmul";
     QTest::newRow("unknown-param") << QStringList{"lower", "-w", "matmul:X=1"} << 1
                                    << "has no parameter 'X'; valid parameters: M, N, K";
     QTest::newRow("bad-value") << QStringList{"lower", "-w", "matmul:M=big"} << 1
                                << "parameter 'M' has value 'big'";
-    QTest::newRow("conflict") << QStringList{"lower", "-w", "conv2d:C=3,groups=2"} << 1 << "groups=2 must divide";
-    QTest::newRow("nothing") << QStringList{"lower"} << 1 << "give either a .tir FILE or --workload SPEC";
+    QTest::newRow("conflict") << QStringList{"lower", "-w", "conv2d:C=3,groups=2"} << 1
+                              << "groups=2 must divide";
+    QTest::newRow("nothing") << QStringList{"lower"} << 1
+                             << "give either a .tir FILE or --workload SPEC";
     QTest::newRow("both") << QStringList{"lower", "x.tir", "-w", "relu"} << 1 << "not both";
-    QTest::newRow("bad-emit") << QStringList{"lower", "-w", "relu", "--emit", "banana"} << 2 << "banana";
+    QTest::newRow("bad-emit") << QStringList{"lower", "-w", "relu", "--emit", "banana"} << 2
+                              << "banana";
   }
 
   void errors() {

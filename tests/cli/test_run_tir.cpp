@@ -9,9 +9,10 @@ class TestRunTir : public QObject {
 private slots:
   void checkPresets_data() {
     QTest::addColumn<QString>("spec");
-    for (const char* s : {"matmul:M=8,N=6,K=5", "batch_matmul:B=2,M=3,N=4,K=5", "conv2d:N=1,C=2,H=5,W=5,K=3",
-                          "depthwise_conv2d:C=2,H=5,W=5", "softmax:M=3,N=9", "layernorm:M=3,N=9", "relu:M=3,N=4",
-                          "add:M=3,N=4", "reduce_sum:M=3,N=8", "transpose:M=3,N=4"})
+    for (const char* s :
+         {"matmul:M=8,N=6,K=5", "batch_matmul:B=2,M=3,N=4,K=5", "conv2d:N=1,C=2,H=5,W=5,K=3",
+          "depthwise_conv2d:C=2,H=5,W=5", "softmax:M=3,N=9", "layernorm:M=3,N=9", "relu:M=3,N=4",
+          "add:M=3,N=4", "reduce_sum:M=3,N=8", "transpose:M=3,N=4"})
       QTest::newRow(s) << s;
   }
 
@@ -63,9 +64,12 @@ private slots:
   void errors_data() {
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<QString>("message");
-    QTest::newRow("check-without-reference") << QStringList{"run-tir", "FILE", "--check"} << "--check needs --workload";
-    QTest::newRow("nothing") << QStringList{"run-tir"} << "give either a .tir FILE or --workload SPEC";
-    QTest::newRow("unknown-workload") << QStringList{"run-tir", "-w", "gemm", "--check"} << "unknown workload 'gemm'";
+    QTest::newRow("check-without-reference")
+        << QStringList{"run-tir", "FILE", "--check"} << "--check needs --workload";
+    QTest::newRow("nothing") << QStringList{"run-tir"}
+                             << "give either a .tir FILE or --workload SPEC";
+    QTest::newRow("unknown-workload")
+        << QStringList{"run-tir", "-w", "gemm", "--check"} << "unknown workload 'gemm'";
     QTest::newRow("missing-file") << QStringList{"run-tir", "/nonexistent.tir"} << "cannot open";
   }
 

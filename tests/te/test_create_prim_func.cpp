@@ -21,7 +21,8 @@ const BlockNode* rootBlock(const PrimFunc& f) {
 std::vector<const BlockRealizeNode*> innerRealizes(const PrimFunc& f) {
   std::vector<const BlockRealizeNode*> out;
   postOrderVisit(rootBlock(f)->body, [&](const IRNode* n) {
-    if (n->nodeKind == NodeKind::BlockRealize) out.push_back(static_cast<const BlockRealizeNode*>(n));
+    if (n->nodeKind == NodeKind::BlockRealize)
+      out.push_back(static_cast<const BlockRealizeNode*>(n));
   });
   return out;
 }
@@ -36,11 +37,15 @@ std::vector<const ForNode*> loopsAbove(const Stmt& nest) {
   return loops;
 }
 
-bool isVar(const Expr& e, const Var& v) { return e.same_as(v); }
+bool isVar(const Expr& e, const Var& v) {
+  return e.same_as(v);
+}
 
-Expr f32(double v) { return floatImm(DataType::Float(32), v); }
+Expr f32(double v) {
+  return floatImm(DataType::Float(32), v);
+}
 
-}  // namespace
+} // namespace
 
 class TestCreatePrimFunc : public QObject {
   Q_OBJECT
@@ -50,7 +55,8 @@ private slots:
     te::Tensor A = te::placeholder({16, 8}, DataType::Float(32), "A");
     te::Tensor B = te::placeholder({8, 4}, DataType::Float(32), "B");
     te::IterVar k = te::reduceAxis(8, "k");
-    te::Tensor C = te::compute({16, 4}, [&](Var i, Var j) { return te::sum(A(i, k) * B(k, j), {k}); }, "C");
+    te::Tensor C = te::compute(
+        {16, 4}, [&](Var i, Var j) { return te::sum(A(i, k) * B(k, j), {k}); }, "C");
     PrimFunc f = te::createPrimFunc({A, B, C});
 
     QCOMPARE(f->name, std::string("main"));
@@ -85,13 +91,15 @@ private slots:
     QCOMPARE(b->iterVars[2].iterType, IterType::CommReduce);
     QCOMPARE(b->iterVars[0].var->name, std::string("v_i"));
     QVERIFY(isConstInt(b->iterVars[2].dom.extent, 8));
-    for (size_t d = 0; d < 3; ++d) QVERIFY(isVar(br->iterValues[d], loops[d]->loopVar));
+    for (size_t d = 0; d < 3; ++d)
+      QVERIFY(isVar(br->iterValues[d], loops[d]->loopVar));
 
     const Var &vi = b->iterVars[0].var, &vj = b->iterVars[1].var, &vk = b->iterVars[2].var;
     QCOMPARE(b->reads.size(), size_t(2));
     QVERIFY(b->reads[0].buffer.same_as(A->buffer));
     QVERIFY(isVar(b->reads[0].region[0].min, vi) && isVar(b->reads[0].region[1].min, vk));
-    QVERIFY(isConstInt(b->reads[0].region[0].extent, 1) && isConstInt(b->reads[0].region[1].extent, 1));
+    QVERIFY(isConstInt(b->reads[0].region[0].extent, 1) &&
+            isConstInt(b->reads[0].region[1].extent, 1));
     QVERIFY(b->reads[1].buffer.same_as(B->buffer));
     QVERIFY(isVar(b->reads[1].region[0].min, vk) && isVar(b->reads[1].region[1].min, vj));
     QCOMPARE(b->writes.size(), size_t(1));
@@ -113,7 +121,8 @@ private slots:
     te::Tensor A = te::placeholder({16, 8}, DataType::Float(32), "A");
     te::Tensor B = te::placeholder({8, 4}, DataType::Float(32), "B");
     te::IterVar k = te::reduceAxis(8, "k");
-    te::Tensor C = te::compute({16, 4}, [&](Var i, Var j) { return te::sum(A(i, k) * B(k, j), {k}); }, "C");
+    te::Tensor C = te::compute(
+        {16, 4}, [&](Var i, Var j) { return te::sum(A(i, k) * B(k, j), {k}); }, "C");
     PrimFunc got = te::createPrimFunc({A, B, C});
 
     Buffer a = makeBuffer("A", DataType::Float(32), {16, 8});
@@ -123,27 +132,33 @@ private slots:
     Var vi = makeVar("vi"), vj = makeVar("vj"), vk = makeVar("vk");
     auto* blk = new BlockNode();
     blk->name = "C";
-    blk->iterVars = {IterVar(vi, Range(0, 16), IterType::DataPar), IterVar(vj, Range(0, 4), IterType::DataPar),
+    blk->iterVars = {IterVar(vi, Range(0, 16), IterType::DataPar),
+                     IterVar(vj, Range(0, 4), IterType::DataPar),
                      IterVar(vk, Range(0, 8), IterType::CommReduce)};
-    blk->reads = {BufferRegion(a, {Range(vi, 1), Range(vk, 1)}), BufferRegion(b, {Range(vk, 1), Range(vj, 1)})};
+    blk->reads = {BufferRegion(a, {Range(vi, 1), Range(vk, 1)}),
+                  BufferRegion(b, {Range(vk, 1), Range(vj, 1)})};
     blk->writes = {BufferRegion(c, {Range(vi, 1), Range(vj, 1)})};
     blk->init = bufferStore(c, f32(0), {vi, vj});
-    blk->body = bufferStore(c, bufferLoad(c, {vi, vj}) + bufferLoad(a, {vi, vk}) * bufferLoad(b, {vk, vj}), {vi, vj});
+    blk->body = bufferStore(
+        c, bufferLoad(c, {vi, vj}) + bufferLoad(a, {vi, vk}) * bufferLoad(b, {vk, vj}), {vi, vj});
     Stmt nest = forLoop(i, 0, 16, ForKind::Serial,
                         forLoop(j, 0, 4, ForKind::Serial,
-                                forLoop(kk, 0, 8, ForKind::Serial, blockRealize({i, j, kk}, boolImm(true), Block(blk)))));
+                                forLoop(kk, 0, 8, ForKind::Serial,
+                                        blockRealize({i, j, kk}, boolImm(true), Block(blk)))));
     auto* root = new BlockNode();
     root->name = "root";
     root->body = nest;
     Var pa = makeVar("A", DataType::Handle()), pb = makeVar("B", DataType::Handle()),
         pc = makeVar("C", DataType::Handle());
     PrimFunc want = makePrimFunc("main", {pa, pb, pc}, {{pa, a}, {pb, b}, {pc, c}},
-                                 blockRealize({}, boolImm(true), Block(root)), {{"tir.noalias", boolImm(true)}});
+                                 blockRealize({}, boolImm(true), Block(root)),
+                                 {{"tir.noalias", boolImm(true)}});
     QVERIFY2(structuralEqual(got, want), structuralDiff(got, want).c_str());
 
     // A different reduction (max) must not be equal.
     te::IterVar k2 = te::reduceAxis(8, "k");
-    te::Tensor D = te::compute({16, 4}, [&](Var i, Var j) { return te::max(A(i, k2) * B(k2, j), {k2}); }, "C");
+    te::Tensor D = te::compute(
+        {16, 4}, [&](Var i, Var j) { return te::max(A(i, k2) * B(k2, j), {k2}); }, "C");
     QVERIFY(!structuralEqual(te::createPrimFunc({A, B, D}), want));
   }
 
@@ -151,7 +166,8 @@ private slots:
     te::Tensor A = te::placeholder({128, 128}, DataType::Float(32), "A");
     te::Tensor B = te::placeholder({128, 128}, DataType::Float(32), "B");
     te::IterVar k = te::reduceAxis(128, "k");
-    te::Tensor C = te::compute({128, 128}, [&](Var i, Var j) { return te::sum(A(i, k) * B(k, j), {k}); }, "C");
+    te::Tensor C = te::compute(
+        {128, 128}, [&](Var i, Var j) { return te::sum(A(i, k) * B(k, j), {k}); }, "C");
     std::string got = printFunc(te::createPrimFunc({A, B, C}));
     std::string want = R"(# from tvm.script import tir as T
 
@@ -173,9 +189,12 @@ def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"),
 
   void intermediatesAreAllocated() {
     te::Tensor A = te::placeholder({8}, DataType::Float(32), "A");
-    te::Tensor T1 = te::compute({8}, [&](Var i) { return A(i) * f32(2); }, "T1");
-    te::Tensor T2 = te::compute({8}, [&](Var i) { return T1(i) + f32(1); }, "T2");
-    te::Tensor T3 = te::compute({8}, [&](Var i) { return T2(i) - T1(i); }, "T3");
+    te::Tensor T1 = te::compute(
+        {8}, [&](Var i) { return A(i) * f32(2); }, "T1");
+    te::Tensor T2 = te::compute(
+        {8}, [&](Var i) { return T1(i) + f32(1); }, "T2");
+    te::Tensor T3 = te::compute(
+        {8}, [&](Var i) { return T2(i) - T1(i); }, "T3");
     PrimFunc f = te::createPrimFunc({A, T3});
     auto* root = rootBlock(f);
     QCOMPARE(root->allocBuffers.size(), size_t(2));
@@ -201,27 +220,33 @@ def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"),
   void defaultAxisNamesAndVectorForm() {
     te::Tensor A = te::placeholder({2, 3, 4, 5, 6}, DataType::Float(32), "A");
     te::Tensor B = te::compute(
-        {2, 3, 4, 5, 6}, [&](const std::vector<Var>& v) -> te::ComputeBody { return A({v[0], v[1], v[2], v[3], v[4]}); },
+        {2, 3, 4, 5, 6},
+        [&](const std::vector<Var>& v) -> te::ComputeBody {
+          return A({v[0], v[1], v[2], v[3], v[4]});
+        },
         "B");
     auto loops = loopsAbove(rootBlock(te::createPrimFunc({A, B}))->body);
     QCOMPARE(loops.size(), size_t(5));
-    for (size_t d = 0; d < 5; ++d) QCOMPARE(loops[d]->loopVar->name, "i" + std::to_string(d));
+    for (size_t d = 0; d < 5; ++d)
+      QCOMPARE(loops[d]->loopVar->name, "i" + std::to_string(d));
 
     te::Tensor C = te::placeholder({2, 3, 4}, DataType::Float(32), "C");
-    te::Tensor D = te::compute({2, 3, 4}, [&](Var i, Var j, Var k) { return C(i, j, k); }, "D");
+    te::Tensor D = te::compute(
+        {2, 3, 4}, [&](Var i, Var j, Var k) { return C(i, j, k); }, "D");
     auto l3 = loopsAbove(rootBlock(te::createPrimFunc({C, D}))->body);
     QCOMPARE(l3[0]->loopVar->name, std::string("i"));
     QCOMPARE(l3[2]->loopVar->name, std::string("k"));
 
-    te::Tensor E = te::compute({2, 3, 4}, [&](Var a, Var b, Var c) { return C(a, b, c); }, "E", "", {},
-                               {"n", "h", "w"});
+    te::Tensor E = te::compute({2, 3, 4}, [&](Var a, Var b, Var c) { return C(a, b, c); }, "E", "",
+                               {}, {"n", "h", "w"});
     auto l4 = loopsAbove(rootBlock(te::createPrimFunc({C, E}))->body);
     QCOMPARE(l4[1]->loopVar->name, std::string("h"));
 
     // Six index variables.
     te::Tensor S = te::placeholder({1, 2, 1, 2, 1, 2}, DataType::Float(32), "S");
-    te::Tensor S2 = te::compute({1, 2, 1, 2, 1, 2},
-                                [&](Var a, Var b, Var c, Var d, Var e, Var g) { return S(a, b, c, d, e, g); }, "S2");
+    te::Tensor S2 = te::compute(
+        {1, 2, 1, 2, 1, 2},
+        [&](Var a, Var b, Var c, Var d, Var e, Var g) { return S(a, b, c, d, e, g); }, "S2");
     QCOMPARE(loopsAbove(rootBlock(te::createPrimFunc({S, S2}))->body).size(), size_t(6));
   }
 
@@ -234,7 +259,8 @@ def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"),
     QVERIFY(te::reducerIdentity(te::ReducerKind::Min, f).as<FloatImmNode>()->value > 0);
     QCOMPARE(*asConstInt(te::reducerIdentity(te::ReducerKind::Max, i32)), int64_t(INT32_MIN));
     QCOMPARE(*asConstInt(te::reducerIdentity(te::ReducerKind::Min, i32)), int64_t(INT32_MAX));
-    QCOMPARE(*asConstInt(te::reducerIdentity(te::ReducerKind::Min, DataType::Int(8))), int64_t(127));
+    QCOMPARE(*asConstInt(te::reducerIdentity(te::ReducerKind::Min, DataType::Int(8))),
+             int64_t(127));
     QCOMPARE(*asConstInt(te::reducerIdentity(te::ReducerKind::Prod, i32)), int64_t(1));
   }
 
@@ -251,22 +277,24 @@ def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"),
                                {te::min, BinOp::Min, INFINITY}};
     for (auto& c : cases) {
       te::IterVar k = te::reduceAxis(6, "k");
-      te::Tensor R = te::compute({4}, [&](Var i) { return c.make(A(i, k), {k}, Expr()); }, "R");
+      te::Tensor R = te::compute(
+          {4}, [&](Var i) { return c.make(A(i, k), {k}, Expr()); }, "R");
       PrimFunc f = te::createPrimFunc({A, R});
       auto realizes = innerRealizes(f);
       const BlockNode* b = realizes[0]->block.get();
       QCOMPARE(b->init.as<BufferStoreNode>()->value.as<FloatImmNode>()->value, c.identity);
       QCOMPARE(b->body.as<BufferStoreNode>()->value.as<BinaryNode>()->op, c.op);
-      QCOMPARE(b->reads.size(), size_t(1));  // the update's read of R is not a read
+      QCOMPARE(b->reads.size(), size_t(1)); // the update's read of R is not a read
     }
   }
 
   void reduceWithConditionIsGuarded() {
     te::Tensor A = te::placeholder({4, 6}, DataType::Float(32), "A");
     te::IterVar k = te::reduceAxis(6, "k");
-    te::Tensor R = te::compute({4}, [&](Var i) { return te::sum(A(i, k), {k}, k < i + 2); }, "R");
+    te::Tensor R = te::compute(
+        {4}, [&](Var i) { return te::sum(A(i, k), {k}, k < i + 2); }, "R");
     PrimFunc f = te::createPrimFunc({A, R});
-      auto realizes = innerRealizes(f);
+    auto realizes = innerRealizes(f);
     auto* guard = realizes[0]->block->body.as<IfThenElseNode>();
     QVERIFY(guard);
     QVERIFY(guard->thenCase.as<BufferStoreNode>());
@@ -275,14 +303,16 @@ def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"),
 
   void readRegionsMergeOffsets() {
     te::Tensor A = te::placeholder({10}, DataType::Float(32), "A");
-    te::Tensor B = te::compute({8}, [&](Var i) { return A(i) + A(i + 1) + A(i + 2); }, "B");
+    te::Tensor B = te::compute(
+        {8}, [&](Var i) { return A(i) + A(i + 1) + A(i + 2); }, "B");
     auto b = innerRealizes(te::createPrimFunc({A, B}))[0]->block;
     QCOMPARE(b->reads.size(), size_t(1));
     QVERIFY(b->reads[0].region[0].min.same_as(b->iterVars[0].var));
     QVERIFY(isConstInt(b->reads[0].region[0].extent, 3));
 
     // Accesses that are not constant offsets of one another read the whole dimension.
-    te::Tensor C = te::compute({5}, [&](Var i) { return A(i) + A(i * 2); }, "C");
+    te::Tensor C = te::compute(
+        {5}, [&](Var i) { return A(i) + A(i * 2); }, "C");
     auto c = innerRealizes(te::createPrimFunc({A, C}))[0]->block;
     QVERIFY(isConstInt(c->reads[0].region[0].min, 0));
     QVERIFY(isConstInt(c->reads[0].region[0].extent, 10));
@@ -312,7 +342,8 @@ def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"),
     QVERIFY_THROWS_EXCEPTION(loom::ValueError, A(Expr(1)));
     // Lambda arity vs shape rank.
     try {
-      te::compute({4, 4}, [&](Var i) { return A(i, i); }, "X");
+      te::compute(
+          {4, 4}, [&](Var i) { return A(i, i); }, "X");
       QFAIL("no error");
     } catch (const loom::ValueError& e) {
       QVERIFY(std::string(e.what()).find("'X'") != std::string::npos);
@@ -320,7 +351,8 @@ def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"),
     // Bad shapes.
     QVERIFY_THROWS_EXCEPTION(loom::ValueError, te::placeholder({0, 4}, DataType::Float(32), "Z"));
     // A placeholder the function reads must be an argument.
-    te::Tensor B = te::compute({4, 4}, [&](Var i, Var j) { return A(i, j) * f32(3); }, "B");
+    te::Tensor B = te::compute(
+        {4, 4}, [&](Var i, Var j) { return A(i, j) * f32(3); }, "B");
     try {
       te::createPrimFunc({B});
       QFAIL("no error");
@@ -331,13 +363,16 @@ def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"),
     QVERIFY_THROWS_EXCEPTION(loom::ValueError, te::createPrimFunc({A, B, A}));
     QVERIFY_THROWS_EXCEPTION(loom::ValueError, te::createPrimFunc({}));
     // A spatial axis is not a reduction axis.
-    QVERIFY_THROWS_EXCEPTION(loom::ValueError, te::sum(A(0, 0), {te::IterVar(makeVar("s"), Range(0, 4), IterType::DataPar)}));
+    QVERIFY_THROWS_EXCEPTION(
+        loom::ValueError,
+        te::sum(A(0, 0), {te::IterVar(makeVar("s"), Range(0, 4), IterType::DataPar)}));
     QVERIFY_THROWS_EXCEPTION(loom::ValueError, te::sum(A(0, 0), {}));
   }
 
   void freshVariablesPerFunction() {
     te::Tensor A = te::placeholder({4}, DataType::Float(32), "A");
-    te::Tensor B = te::compute({4}, [&](Var i) { return A(i) + f32(1); }, "B");
+    te::Tensor B = te::compute(
+        {4}, [&](Var i) { return A(i) + f32(1); }, "B");
     PrimFunc f = te::createPrimFunc({A, B}), g = te::createPrimFunc({A, B});
     QVERIFY(structuralEqual(f, g));
     auto bf = innerRealizes(f)[0]->block, bg = innerRealizes(g)[0]->block;

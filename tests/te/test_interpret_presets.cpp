@@ -17,11 +17,13 @@ private slots:
     QTest::newRow("matmul") << "matmul:M=7,N=5,K=9";
     QTest::newRow("batch_matmul") << "batch_matmul:B=2,M=3,N=5,K=4";
     QTest::newRow("conv2d") << "conv2d:N=2,C=3,H=6,W=5,K=4,R=3,S=3";
-    QTest::newRow("conv2d-stride-dilation") << "conv2d:N=1,C=2,H=9,W=8,K=3,R=3,S=2,stride=2,pad=2,dilation=2";
+    QTest::newRow("conv2d-stride-dilation")
+        << "conv2d:N=1,C=2,H=9,W=8,K=3,R=3,S=2,stride=2,pad=2,dilation=2";
     QTest::newRow("conv2d-groups") << "conv2d:N=1,C=4,H=5,W=5,K=6,R=3,S=3,groups=2";
     QTest::newRow("conv2d-nopad") << "conv2d:N=1,C=2,H=5,W=6,K=2,R=2,S=3,pad=0";
     QTest::newRow("depthwise") << "depthwise_conv2d:N=1,C=3,H=6,W=6,R=3,S=3";
-    QTest::newRow("depthwise-mult") << "depthwise_conv2d:N=2,C=2,H=5,W=4,R=3,S=3,stride=2,multiplier=3";
+    QTest::newRow("depthwise-mult")
+        << "depthwise_conv2d:N=2,C=2,H=5,W=4,R=3,S=3,stride=2,multiplier=3";
     QTest::newRow("softmax") << "softmax:M=4,N=11";
     QTest::newRow("layernorm") << "layernorm:M=3,N=13";
     QTest::newRow("relu") << "relu:M=5,N=6";
@@ -46,8 +48,9 @@ private slots:
       topi::runReference(s, want);
       for (size_t i = s.workload->numInputs; i < args.size(); ++i) {
         double err = tir::maxRelError(args[i], want[i]);
-        QVERIFY2(err <= 1e-4, (spec.toStdString() + ": max relative error " + std::to_string(err) + "\n" +
-                                tir::mismatchReport(args[i], want[i], 1e-5, 1e-6)).c_str());
+        QVERIFY2(err <= 1e-4, (spec.toStdString() + ": max relative error " + std::to_string(err) +
+                               "\n" + tir::mismatchReport(args[i], want[i], 1e-5, 1e-6))
+                                  .c_str());
       }
     }
   }
