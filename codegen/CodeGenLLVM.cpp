@@ -131,6 +131,7 @@ private:
     llvm::DISubprogram* sp = nullptr;
     int line = 0;
     bool inParallel = false;
+    llvm::Value* errbuf = nullptr;
   };
 
   void setFunctionAttrs(llvm::Function* fn) {
@@ -144,6 +145,7 @@ private:
   }
 
   void beginFunction(llvm::Function* fn, const std::string& name, int line) {
+    m_fs = FunctionState();
     m_fs.fn = fn;
     m_fs.entry = llvm::BasicBlock::Create(m_ctx, "entry", fn);
     m_fs.line = line;
@@ -764,7 +766,9 @@ private:
     if (name == pk::kErrorFmt) {
       if (op->args.empty()) LOOM_THROW(CodeGenError) << "codegen: loom_error_fmt needs a format";
       std::vector<llvm::Value*> args;
-      llvm::Value* buf = entryAlloca(m_i8, 1024, 16, "errbuf");
+      // One message buffer per function, shared by all its error paths.
+      if (!m_fs.errbuf) m_fs.errbuf = entryAlloca(m_i8, 1024, 16, "errbuf");
+      llvm::Value* buf = m_fs.errbuf;
       args.push_back(buf);
       args.push_back(llvm::ConstantInt::get(m_i64, 1024));
       for (auto& a : op->args) {

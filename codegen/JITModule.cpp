@@ -57,6 +57,7 @@ JITModule::JITModule(LLVMModule&& m) : m_node(std::make_shared<Node>()) {
   jtmb.addFeatures(impl.target.attrs);
   jtmb.setCodeGenOptLevel(impl.machine->getOptLevel());
   jtmb.setRelocationModel(llvm::Reloc::PIC_);
+  jtmb.getOptions() = impl.machine->Options;
   auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(jtmb)).create();
   if (!jit) LOOM_THROW(CodeGenError) << "JIT: cannot create LLJIT: " << errorText(jit.takeError());
   m_node->jit = std::move(*jit);

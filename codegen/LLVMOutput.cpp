@@ -24,8 +24,9 @@ std::unique_ptr<llvm::TargetMachine> createTargetMachine(const Target& t) {
   const llvm::Target* lt = llvm::TargetRegistry::lookupTarget(t.triple, err);
   if (!lt) LOOM_THROW(TargetError) << "unknown target triple '" << t.triple << "': " << err;
   llvm::TargetOptions opts;
+  // a * b + c may become one fused multiply-add (as in TVM): one rounding instead of two.
+  opts.AllowFPOpFusion = llvm::FPOpFusion::Fast;
   if (t.fastMath) {
-    opts.AllowFPOpFusion = llvm::FPOpFusion::Fast;
     opts.UnsafeFPMath = true;
     opts.NoSignedZerosFPMath = true;
   }
