@@ -1,6 +1,7 @@
 // Recursive-descent parser of the TVMScript subset; builds TIR nodes that carry source spans.
 #include "core/tir/Parser.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -244,6 +245,41 @@ private:
   }
   void define(const std::string& name, Var v) { m_scopes.back()[name] = Entry{std::move(v), {}}; }
   void define(const std::string& name, Buffer b) { m_scopes.back()[name] = Entry{{}, std::move(b)}; }
+
+  /// The candidate nearest to `word` by edit distance, or "" when none is close.
+  static std::string closest(const std::string& word, const std::vector<std::string>& candidates) {
+    std::string best;
+    size_t bestDist = std::max<size_t>(1, word.size() / 3) + 1;
+    for (auto& c : candidates) {
+      std::vector<size_t> row(c.size() + 1);
+      for (size_t j = 0; j <= c.size(); ++j) row[j] = j;
+      for (size_t i = 1; i <= word.size(); ++i) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= c.size(); ++j) {
+          size_t up = row[j];
+          row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (word[i - 1] == c[j - 1] ? 0 : 1)});
+          diag = up;
+        }
+      }
+      if (row[c.size()] < bestDist) {
+        bestDist = row[c.size()];
+        best = c;
+      }
+    }
+    return best;
+  }
+
+  /// "; did you mean 'x'?" naming the closest buffer (or variable) in scope, or "".
+  std::string suggest(const std::string& word, bool buffers) const {
+    std::vector<std::string> names;
+    for (auto& scope : m_scopes)
+      for (auto& [n, e] : scope)
+        if (buffers ? e.buf.defined() : e.var.defined() || e.buf.defined()) names.push_back(n);
+    std::sort(names.begin(), names.end());
+    std::string best = closest(word, names);
+    return best.empty() ? "" : "; did you mean '" + best + "'?";
+  }
 
   // --- module and function ----------------------------------------------------------------
   void skipImports() {
@@ -926,7 +962,7 @@ private:
     if (name.kind != TokenKind::Name) fail(name, "expected a buffer region like A[i, 0:4], found " + describeToken(name));
     next();
     const Entry* e = lookup(name.text);
-    if (!e || !e->buf.defined()) fail(name, "unknown buffer '" + name.text + "'");
+    if (!e || !e->buf.defined()) fail(name, "unknown buffer '" + name.text + "'" + suggest(name.text, true));
     Buffer b = e->buf;
     const Token& open = expectOp("[", "after the buffer name in a region");
     std::vector<Range> region;
@@ -1321,8 +1357,8 @@ private:
       if (!peek().isOp("[")) fail(t, "buffer '" + t.text + "' must be indexed, as " + t.text + "[...]");
       return parseLoad(t, e->buf);
     }
-    if (peek().isOp("[")) fail(t, "unknown buffer '" + t.text + "'");
-    fail(t, "unknown name '" + t.text + "'");
+    if (peek().isOp("[")) fail(t, "unknown buffer '" + t.text + "'" + suggest(t.text, true));
+    fail(t, "unknown name '" + t.text + "'" + suggest(t.text, false));
   }
 
   Expr parseLoad(const Token& t, const Buffer& b) {
@@ -1464,7 +1500,13 @@ private:
       if (a.empty()) fail(fn, "T." + f + " needs an argument to take its type from; use T.call_intrin");
       return mk<CallNode>(t, a[0].dtype(), f, a);
     }
-    fail(fn, "unknown function 'T." + f + "'");
+    std::vector<std::string> known = intrinsicNames();
+    for (const char* k : {"Cast", "Select", "Let", "Ramp", "Broadcast", "truncdiv", "truncmod", "floordiv",
+                          "floormod", "min", "max", "And", "Or", "Not", "call_intrin", "if_then_else", "int32",
+                          "int64", "float32", "float64", "bool"})
+      known.push_back(k);
+    std::string best = closest(f, known);
+    fail(fn, "unknown function 'T." + f + "'" + (best.empty() ? "" : "; did you mean 'T." + best + "'?"));
   }
 
   Expr parseTypedConst(const Token& t, const Token& fn, DataType dt) {

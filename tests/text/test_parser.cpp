@@ -420,6 +420,8 @@ def main(A: T.Buffer((4,), "float32"), n: T.int32):
         loop + "        with T.block(\"b\"):\n            vi = T.axis.spatial(16, i)\n            T.where(vi < 8)\n"
                "            pass\n",
         6, 21, "T.where uses the block's own axis 'vi'");
+    add("suggestFunction", loop + "        A[i] = T.sqrtt(A[i])\n", 4, 18, "unknown function 'T.sqrtt'; did you mean 'T.sqrt'?");
+    add("suggestName", loop + "        A[i] = A[ii]\n", 4, 18, "unknown name 'ii'; did you mean 'i'?");
     add("elseWithoutIf", loop + "        else:\n            pass\n", 4, 9, "'else' without a matching 'if'");
   }
 
