@@ -215,6 +215,7 @@ bool isZeroOffset(const Expr& e) { return !e.defined() || isZero(e); }
 
 class Comparer {
 public:
+  explicit Comparer(bool mapFreeVars = false) : m_defineFree(mapFreeVars) {}
   std::string diff;
 
   bool expr(const Expr& a, const Expr& b);
@@ -577,6 +578,7 @@ bool Comparer::func(const PrimFunc& a, const PrimFunc& b) {
 
 class Hasher {
 public:
+  explicit Hasher(bool mapFreeVars = false) : m_defineFree(mapFreeVars) {}
   uint64_t h = 0x9e3779b97f4a7c15ull;
 
   void add(uint64_t v) {
@@ -899,26 +901,27 @@ void Hasher::func(const PrimFunc& f) {
   annotations(f->attrs);
 }
 
-template <class T> std::string diffOf(const T& a, const T& b, bool (Comparer::*m)(const T&, const T&)) {
-  Comparer c;
+template <class T>
+std::string diffOf(const T& a, const T& b, bool (Comparer::*m)(const T&, const T&), bool mapFreeVars = false) {
+  Comparer c(mapFreeVars);
   if ((c.*m)(a, b)) return {};
   return c.diff.empty() ? std::string("<root>: differ") : c.diff;
 }
 
 }  // namespace
 
-bool structuralEqual(const Expr& a, const Expr& b) { return Comparer().expr(a, b); }
-bool structuralEqual(const Stmt& a, const Stmt& b) { return Comparer().stmt(a, b); }
+bool structuralEqual(const Expr& a, const Expr& b, bool mapFreeVars) { return Comparer(mapFreeVars).expr(a, b); }
+bool structuralEqual(const Stmt& a, const Stmt& b, bool mapFreeVars) { return Comparer(mapFreeVars).stmt(a, b); }
 bool structuralEqual(const PrimFunc& a, const PrimFunc& b) { return Comparer().func(a, b); }
 bool structuralEqual(const IRModule& a, const IRModule& b) { return structuralDiff(a, b).empty(); }
 
-size_t structuralHash(const Expr& e) {
-  Hasher h;
+size_t structuralHash(const Expr& e, bool mapFreeVars) {
+  Hasher h(mapFreeVars);
   h.expr(e);
   return h.h;
 }
-size_t structuralHash(const Stmt& s) {
-  Hasher h;
+size_t structuralHash(const Stmt& s, bool mapFreeVars) {
+  Hasher h(mapFreeVars);
   h.stmt(s);
   return h.h;
 }
@@ -937,8 +940,12 @@ size_t structuralHash(const IRModule& m) {
   return h.h;
 }
 
-std::string structuralDiff(const Expr& a, const Expr& b) { return diffOf(a, b, &Comparer::expr); }
-std::string structuralDiff(const Stmt& a, const Stmt& b) { return diffOf(a, b, &Comparer::stmt); }
+std::string structuralDiff(const Expr& a, const Expr& b, bool mapFreeVars) {
+  return diffOf(a, b, &Comparer::expr, mapFreeVars);
+}
+std::string structuralDiff(const Stmt& a, const Stmt& b, bool mapFreeVars) {
+  return diffOf(a, b, &Comparer::stmt, mapFreeVars);
+}
 std::string structuralDiff(const PrimFunc& a, const PrimFunc& b) { return diffOf(a, b, &Comparer::func); }
 std::string structuralDiff(const IRModule& a, const IRModule& b) {
   auto ia = a.functions.begin();

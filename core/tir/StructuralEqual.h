@@ -16,21 +16,25 @@ namespace loom::tir {
 /// elem_offset, scope and alignment. Names of variables and buffers, and spans, are ignored;
 /// block names are compared. Immediates compare by type and value (floats bitwise). Annotations
 /// and attrs compare as maps.
-bool structuralEqual(const Expr& a, const Expr& b);
-bool structuralEqual(const Stmt& a, const Stmt& b);
+/// With `mapFreeVars`, free variables (and free buffers) also match when they correspond
+/// consistently (TVM's map_free_vars), e.g. to compare two separately built statements.
+bool structuralEqual(const Expr& a, const Expr& b, bool mapFreeVars = false);
+bool structuralEqual(const Stmt& a, const Stmt& b, bool mapFreeVars = false);
 bool structuralEqual(const PrimFunc& a, const PrimFunc& b);
 bool structuralEqual(const IRModule& a, const IRModule& b);
 
 /// A hash consistent with structuralEqual: equal inputs hash equal.
-size_t structuralHash(const Expr& e);
-size_t structuralHash(const Stmt& s);
+/// With `mapFreeVars`, free variables hash by first occurrence (consistent with structuralEqual's
+/// `mapFreeVars`) instead of by identity.
+size_t structuralHash(const Expr& e, bool mapFreeVars = false);
+size_t structuralHash(const Stmt& s, bool mapFreeVars = false);
 size_t structuralHash(const PrimFunc& f);
 size_t structuralHash(const IRModule& m);
 
 /// The first mismatch as "path: lhs-description vs rhs-description" lines, for test failure
 /// messages; the empty string when the two are structurally equal.
-std::string structuralDiff(const Expr& a, const Expr& b);
-std::string structuralDiff(const Stmt& a, const Stmt& b);
+std::string structuralDiff(const Expr& a, const Expr& b, bool mapFreeVars = false);
+std::string structuralDiff(const Stmt& a, const Stmt& b, bool mapFreeVars = false);
 std::string structuralDiff(const PrimFunc& a, const PrimFunc& b);
 std::string structuralDiff(const IRModule& a, const IRModule& b);
 

@@ -50,6 +50,17 @@ private slots:
     QVERIFY(!structuralEqual(Expr(x) + 1, Expr(x) - 1));
     QVERIFY(!structuralEqual(Expr(x) + 1, Expr(x) + 2));
     QVERIFY(!structuralEqual(Expr(x), Expr(makeVar("x", DataType::Int(64)))));
+    // With mapFreeVars, free variables match when they correspond consistently.
+    QVERIFY(structuralEqual(Expr(x) + 1, Expr(y) + 1, true));
+    QCOMPARE(structuralHash(Expr(x) + 1, true), structuralHash(Expr(y) + 1, true));
+    QVERIFY(!structuralEqual(Expr(x) + x, Expr(x) + y, true));
+    QVERIFY(!structuralEqual(Expr(x) + y, Expr(y) + y, true));
+    QVERIFY(structuralHash(Expr(x) + x, true) != structuralHash(Expr(x) + y, true));
+    Buffer A = makeBuffer("A", f32, {4}), B = makeBuffer("B", f32, {4});
+    Var i = makeVar("i"), j = makeVar("j");
+    QVERIFY(structuralEqual(bufferStore(A, floatImm(f32, 0), {i}), bufferStore(B, floatImm(f32, 0), {j}), true));
+    QVERIFY(!structuralEqual(bufferStore(A, floatImm(f32, 0), {i}), bufferStore(B, floatImm(f32, 0), {j})));
+    QVERIFY(structuralDiff(bufferStore(A, floatImm(f32, 0), {i}), bufferStore(B, floatImm(f32, 0), {j}), true).empty());
   }
 
   void boundVarsModuloRenaming() {
