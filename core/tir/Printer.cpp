@@ -149,11 +149,13 @@ public:
     return name;
   }
   std::string defineVar(const Var& v) {
+    if (!v.defined()) return "_";
     auto it = m_varNames.find(v.get());
     if (it != m_varNames.end()) return it->second;
     return m_varNames[v.get()] = fresh(v->name);
   }
   std::string useVar(const Var& v) {
+    if (!v.defined()) return "None";
     auto it = m_varNames.find(v.get());
     if (it != m_varNames.end()) return it->second;
     std::string n = defineVar(v);
@@ -161,6 +163,7 @@ public:
     return n;
   }
   std::string defineBuffer(const Buffer& b) {
+    if (!b.defined()) return "_";
     auto it = m_bufNames.find(b.get());
     if (it != m_bufNames.end()) return it->second;
     std::string n = m_bufNames[b.get()] = fresh(b->name);
@@ -311,6 +314,7 @@ public:
 
   /// shape, dtype and the keyword arguments that differ from the defaults.
   std::string bufferArgs(const Buffer& b, bool withData) {
+    if (!b.defined()) return "()";
     std::string s = tuple(b->shape) + ", " + quote(b->dtype.str());
     if (withData && b->data.defined() && m_varNames.count(b->data.get()))
       s += ", data=" + m_varNames[b->data.get()];
@@ -366,7 +370,7 @@ public:
       std::string value = ex(n->value);
       std::string name = defineVar(n->var);
       if (tail) {
-        line(name + ": T." + n->var->dtype.str() + " = " + value);
+        line(name + ": T." + (n->var.defined() ? n->var->dtype.str() : std::string("int32")) + " = " + value);
         stmtList(n->body);
       } else {
         line("with T.LetStmt(" + value + ") as " + name + ":");
