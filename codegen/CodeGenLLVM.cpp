@@ -114,7 +114,9 @@ public:
         if (!b->data.same_as(f->params[i])) m_vars[b->data.get()] = a;
       }
     }
-    int line = f->span.line > 0 ? f->span.line : 1;
+    // Code outside every loop (the argument checks, top-level statements) maps to the function's
+    // own line when spans are the line source, else to line 0: "no TIR loop".
+    int line = m_opts.lineMap.empty() && f->span.line > 0 ? f->span.line : 0;
     beginFunction(fn, name, line);
     emitStmt(f->body);
     if (!m_b.GetInsertBlock()->getTerminator()) m_b.CreateRet(llvm::ConstantInt::get(m_i32, 0));
@@ -171,7 +173,11 @@ private:
   }
 
   int lineOf(const StmtNode* s) const {
-    if (auto it = m_opts.lineMap.find(s); it != m_opts.lineMap.end()) return it->second;
+    // With a line map the lines are those of one printed text; spans point elsewhere.
+    if (!m_opts.lineMap.empty()) {
+      auto it = m_opts.lineMap.find(s);
+      return it == m_opts.lineMap.end() ? 0 : it->second;
+    }
     return s->span.line;
   }
 
@@ -293,7 +299,7 @@ private:
     case NodeKind::Not: return m_b.CreateNot(emitExpr(e.as<NotNode>()->a));
     case NodeKind::Select: {
       auto* op = e.as<SelectNode>();
-      llvm::Value* c = emitExpr(op->condition);
+      llvm::Value* c = emitCond(op->condition);
       llvm::Value* t = emitExpr(op->trueValue);
       llvm::Value* f = emitExpr(op->falseValue);
       if (lanesOf(c) == 1 && lanesOf(t) > 1) c = m_b.CreateVectorSplat(lanesOf(t), c);
@@ -330,7 +336,19 @@ private:
     LOOM_THROW(CodeGenError) << "codegen: unexpected expression node in '" << m_funcName << "'";
   }
 
+  /// A condition as i1 (or <N x i1>): non-bool values compare against zero.
+  llvm::Value* emitCond(const Expr& e) {
+    llvm::Value* v = emitExpr(e);
+    if (e.dtype().isBool()) return v;
+    return castValue(v, e.dtype(), DataType::Bool(e.dtype().lanes()));
+  }
+
+  /// `e` converted to type `t` (loop bounds and let values whose type differs from their var).
+  llvm::Value* emitAs(const Expr& e, DataType t) { return castValue(emitExpr(e), e.dtype(), t); }
+
   void bindVar(const Var& v, llvm::Value* value, const Expr& src) {
+    if (src.defined() && src.dtype() != v->dtype && src.dtype().lanes() == v->dtype.lanes())
+      value = castValue(value, src.dtype(), v->dtype);
     m_vars[v.get()] = value;
     if (!value->hasName() && !llvm::isa<llvm::Constant>(value)) value->setName(v->name);
     // A handle bound to another handle names the same memory (one alias class).
@@ -677,7 +695,7 @@ private:
   llvm::Value* emitIfThenElseExpr(const CallNode* op) {
     const Expr& c = op->args[0];
     if (c.dtype().lanes() > 1) {
-      llvm::Value* cond = emitExpr(c);
+      llvm::Value* cond = emitCond(c);
       // A masked load for a load guarded lane by lane (a vector tail).
       if (auto* load = op->args[1].as<BufferLoadNode>()) {
         llvm::Value* other = emitExpr(op->args[2]);
@@ -686,7 +704,7 @@ private:
       }
       return m_b.CreateSelect(cond, emitExpr(op->args[1]), emitExpr(op->args[2]));
     }
-    llvm::Value* cond = emitExpr(c);
+    llvm::Value* cond = emitCond(c);
     llvm::Function* fn = m_fs.fn;
     auto* thenBB = llvm::BasicBlock::Create(m_ctx, "if_then", fn);
     auto* elseBB = llvm::BasicBlock::Create(m_ctx, "if_else", fn);
@@ -816,7 +834,7 @@ private:
     case NodeKind::AttrStmt: emitStmt(s.as<AttrStmtNode>()->body); return;
     case NodeKind::AssertStmt: {
       auto* op = s.as<AssertStmtNode>();
-      llvm::Value* c = emitExpr(op->condition);
+      llvm::Value* c = emitCond(op->condition);
       auto* fail = llvm::BasicBlock::Create(m_ctx, "assert_fail", m_fs.fn);
       auto* ok = llvm::BasicBlock::Create(m_ctx, "assert_ok", m_fs.fn);
       auto* br = m_b.CreateCondBr(c, ok, fail);
@@ -862,10 +880,10 @@ private:
       if (!store || op->elseCase.defined())
         LOOM_THROW(CodeGenError) << "codegen: a vector condition can only guard one buffer store (in '"
                                  << m_funcName << "')";
-      emitStore(store, emitExpr(op->condition));
+      emitStore(store, emitCond(op->condition));
       return;
     }
-    llvm::Value* c = emitExpr(op->condition);
+    llvm::Value* c = emitCond(op->condition);
     auto* thenBB = llvm::BasicBlock::Create(m_ctx, "if_then", m_fs.fn);
     auto* endBB = llvm::BasicBlock::Create(m_ctx, "if_end", m_fs.fn);
     llvm::BasicBlock* elseBB = op->elseCase.defined() ? llvm::BasicBlock::Create(m_ctx, "if_else", m_fs.fn) : endBB;
@@ -887,7 +905,7 @@ private:
     auto* end = llvm::BasicBlock::Create(m_ctx, "while_end", m_fs.fn);
     m_b.CreateBr(head);
     m_b.SetInsertPoint(head);
-    m_b.CreateCondBr(emitExpr(op->condition), body, end);
+    m_b.CreateCondBr(emitCond(op->condition), body, end);
     m_b.SetInsertPoint(body);
     emitStmt(op->body);
     if (!m_b.GetInsertBlock()->getTerminator()) m_b.CreateBr(head);
@@ -959,8 +977,8 @@ private:
     if (op->kind == ForKind::Parallel && !m_fs.inParallel) {
       emitParallelFor(op);
     } else {
-      llvm::Value* begin = emitExpr(op->min);
-      llvm::Value* extent = emitExpr(op->extent);
+      llvm::Value* begin = emitAs(op->min, op->loopVar->dtype);
+      llvm::Value* extent = emitAs(op->extent, op->loopVar->dtype);
       emitSerialLoop(op, begin, m_b.CreateAdd(begin, extent));
     }
     m_curLine = savedLine;
@@ -1036,8 +1054,8 @@ private:
       v->setName(captured[i]->name);
       m_vars[captured[i]] = v;
     }
-    llvm::Value* minV = emitExpr(op->min);
-    llvm::Value* extent = emitExpr(op->extent);
+    llvm::Value* minV = emitAs(op->min, op->loopVar->dtype);
+    llvm::Value* extent = emitAs(op->extent, op->loopVar->dtype);
     llvm::Type* ity = extent->getType();
     llvm::Value* task = m_b.CreateIntCast(closure->getArg(0), ity, true);
     llvm::Value* ntask = m_b.CreateIntCast(closure->getArg(1), ity, true);

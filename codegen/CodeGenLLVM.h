@@ -33,7 +33,7 @@ struct CodeGenOptions {
   bool debugInfo = true;
   /// The file name the debug info refers to (the printed TIR).
   std::string sourceName = "main.tir";
-  /// Line of each loop (For node) in the printed TIR; a loop missing here uses its span's line.
+  /// Line of each loop (For node) in the printed TIR. When empty, loops use their spans' lines.
   std::unordered_map<const tir::StmtNode*, int> lineMap;
   /// Allocations of at most this many bytes with a constant size live on the stack; larger or
   /// dynamic ones come from loom_backend_alloc_workspace.

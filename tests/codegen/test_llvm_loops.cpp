@@ -309,6 +309,20 @@ private slots:
     }
   }
 
+  void mixedIndexTypes() {
+    // An int64 loop over int32 bounds, a let that widens, an integer used as a condition.
+    int n = 20;
+    Buffer A = buf1d("A", n), B = buf1d("B", n);
+    Var i = makeVar("i", DataType::Int(64)), w = makeVar("w", DataType::Int(64));
+    Stmt body = forLoop(i, Expr(0), Expr(n), ForKind::Serial,
+                        letStmt(w, Expr(3), ifThen(floormod(Expr(i), w), bufferStore(B, bufferLoad(A, {i}) * floatImm(f32, 3), {i}),
+                                                   bufferStore(B, floatImm(f32, -1), {i}))));
+    PrimFunc f = func("main", {A, B}, {}, body);
+    NDArray a = randomArray({n}, 60), b = randomArray({n}, 61);
+    codegen::testutil::jitPacked(f)(a, b);
+    for (int k = 0; k < n; ++k) QCOMPARE(b.as<float>()[k], k % 3 ? a.as<float>()[k] * 3 : -1.0f);
+  }
+
   void assertFailureReportsMessage() {
     Var n = makeVar("n");
     Buffer A = buf1d("A", n);
