@@ -4,6 +4,7 @@
 
 #include "app/cli/Commands.h"
 #include "app/cli/ProgramInput.h"
+#include "app/cli/ScheduleInput.h"
 #include "core/support/Error.h"
 #include "core/tir/Printer.h"
 
@@ -13,7 +14,7 @@ namespace {
 
 /// What `lower` prints. New stages (lowered TIR, LLVM IR, assembly) add a value here and a case
 /// in emit().
-enum class Emit { Tir };
+enum class Emit { Tir, Trace };
 
 struct LowerOptions {
   std::string file;
@@ -21,6 +22,7 @@ struct LowerOptions {
   bool listWorkloads = false;
   Emit emit = Emit::Tir;
   std::string output; ///< empty: stdout
+  std::string schedule; ///< --schedule S.py (ScheduleInput.h), empty: none
 };
 
 LowerOptions& options() {
@@ -32,6 +34,8 @@ std::string emit(const tir::PrimFunc& f, Emit what) {
   switch (what) {
   case Emit::Tir:
     return tir::printFunc(f);
+  case Emit::Trace:
+    break; // printed from the schedule in run()
   }
   LOOM_ICHECK(false) << "unhandled emit kind";
 }
@@ -43,9 +47,11 @@ CLI::App* setup(CLI::App& app) {
   sub->add_option("--workload,-w", o.workload, "A workload preset, e.g. matmul:M=64,N=64,K=64");
   sub->add_flag("--list-workloads", o.listWorkloads,
                 "List the workload presets and their parameters");
-  sub->add_option("--emit", o.emit, "What to print: tir")
-      ->transform(CLI::CheckedTransformer(std::map<std::string, Emit>{{"tir", Emit::Tir}},
-                                          CLI::ignore_case));
+  sub->add_option("--emit", o.emit, "What to print: tir, trace (the schedule's trace)")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, Emit>{{"tir", Emit::Tir}, {"trace", Emit::Trace}}, CLI::ignore_case));
+  sub->add_option("--schedule,-s", o.schedule,
+                  "Apply this schedule script (Python subset of tvm.tir.Schedule) first");
   sub->add_option("--output,-o", o.output, "Write to this file instead of stdout");
   return sub;
 }
@@ -57,7 +63,10 @@ int run() {
     return 0;
   }
   ProgramInput in = loadProgram("lower", o.file, o.workload);
-  std::string text = emit(in.func, o.emit);
+  // --schedule: transform the program first; --emit trace prints the applied instructions.
+  ScheduledProgram scheduled = applyScheduleOption(in.func, o.schedule, o.emit == Emit::Trace);
+  in.func = scheduled.func;
+  std::string text = o.emit == Emit::Trace ? scheduled.trace : emit(in.func, o.emit);
   if (o.output.empty()) {
     std::cout << text;
     return 0;

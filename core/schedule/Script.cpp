@@ -733,6 +733,7 @@ ScriptResult runScript(Schedule& sch, const std::string& text, const std::string
     r.ok = false;
     r.span = span;
     r.errorKind = kind;
+    r.error = msg;
     r.message = formatAt(span, msg);
     r.detail = detail.empty() ? msg : detail;
     sch.setSourceSpan(saved);

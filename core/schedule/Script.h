@@ -60,6 +60,7 @@ ScriptExprPtr parseScriptExpr(const std::string& text);
 struct ScriptResult {
   bool ok = true;
   std::string message;
+  std::string error;      ///< the message alone, without the location
   std::string errorKind;  ///< the error class name ("ParseError", "NotSingleChildError", ...)
   std::string detail;     ///< the error's detailed message (with IR for schedule errors)
   Span span;
