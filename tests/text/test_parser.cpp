@@ -278,6 +278,49 @@ def main(a: T.handle, b: T.handle):
     QVERIFY_THROWS_EXCEPTION(ParseError, parseFunc("@T.prim_func\ndef main(a: T.int32):\n    A = T.match_buffer(a, (8,))\n"));
   }
 
+  void parsesTvmPrintedSchedule() {
+    // As TVM prints a cache_write'd, tiled GEMM: function-level alloc_buffer under the elided root.
+    const char* text = R"(# from tvm.script import tir as T
+
+@T.prim_func
+def main(A: T.Buffer((1024, 1024), "float32"), B: T.Buffer((1024, 1024), "float32"), C: T.Buffer((1024, 1024), "float32")):
+    T.func_attr({"global_symbol": "main", "tir.noalias": T.bool(True)})
+    # with T.block("root"):
+    C_global = T.alloc_buffer((1024, 1024))
+    for i_0, j_0 in T.grid(32, 32):
+        for k_0 in range(256):
+            for i_1, j_1, k_1 in T.grid(32, 32, 4):
+                with T.block("C"):
+                    vi = T.axis.spatial(1024, i_0 * 32 + i_1)
+                    vj = T.axis.spatial(1024, j_0 * 32 + j_1)
+                    vk = T.axis.reduce(1024, k_0 * 4 + k_1)
+                    T.reads(A[vi, vk], B[vk, vj])
+                    T.writes(C_global[vi, vj])
+                    with T.init():
+                        C_global[vi, vj] = T.float32(0.0)
+                    C_global[vi, vj] = C_global[vi, vj] + A[vi, vk] * B[vk, vj]
+        for ax0, ax1 in T.grid(32, 32):
+            with T.block("C_global"):
+                v0 = T.axis.spatial(1024, i_0 * 32 + ax0)
+                v1 = T.axis.spatial(1024, j_0 * 32 + ax1)
+                T.reads(C_global[v0, v1])
+                T.writes(C[v0, v1])
+                C[v0, v1] = C_global[v0, v1]
+)";
+    PrimFunc f;
+    TRY_PARSE(f = parseFunc(text));
+    auto* root = f->body.as<BlockRealizeNode>();
+    QVERIFY(root);
+    QCOMPARE(root->block->allocBuffers.size(), size_t(1));
+    QCOMPARE(root->block->allocBuffers[0]->dtype, f32);
+    std::string printed = printFunc(f);
+    QVERIFY(printed.find("    with T.block(\"root\"):\n        C_global = T.alloc_buffer((1024, 1024), \"float32\")\n") !=
+            std::string::npos);
+    PrimFunc g = parseFunc(printed);
+    QVERIFY2(structuralEqual(f, g), structuralDiff(f, g).c_str());
+    QCOMPARE(QString::fromStdString(printFunc(g)), QString::fromStdString(printed));
+  }
+
   void implicitRootBlock() {
     const char* text = R"(@T.prim_func
 def main(A: T.Buffer((4,), "float32")):
