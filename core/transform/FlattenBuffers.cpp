@@ -35,6 +35,12 @@ Expr addFold(const Expr& a, const Expr& b) {
 
 bool hasOffset(const Buffer& b) { return b->elemOffset.defined() && !isZero(b->elemOffset); }
 
+void checkStrides(const Buffer& b) {
+  if (!b->strides.empty() && b->strides.size() != b->shape.size())
+    LOOM_THROW_AT(ValueError, b->span) << "buffer '" << b->name << "' has " << b->strides.size() << " strides for "
+                                       << b->shape.size() << " dimensions";
+}
+
 /// Elements a flat view must cover: offset + the furthest element + 1.
 Expr flatExtent(const Buffer& b) {
   Expr n;
@@ -42,8 +48,7 @@ Expr flatExtent(const Buffer& b) {
     for (auto& e : b->shape) n = n.defined() ? mulFold(n, e) : e;
     if (!n.defined()) n = 1;
   } else {
-    LOOM_ICHECK(b->strides.size() == b->shape.size()) << "buffer " << b->name << " has " << b->strides.size()
-                                                       << " strides for " << b->shape.size() << " dims";
+    checkStrides(b);
     n = 1;
     for (size_t i = 0; i < b->shape.size(); ++i)
       n = addFold(n, mulFold(addFold(b->shape[i], intImm(b->shape[i].dtype(), -1)), b->strides[i]));
@@ -56,6 +61,7 @@ Expr flatIndex(const Buffer& b, const std::vector<Expr>& idx) {
   if (idx.size() != b->shape.size())
     LOOM_THROW(ValueError) << "buffer " << b->name << " has " << b->shape.size() << " dimensions but is indexed with "
                            << idx.size();
+  checkStrides(b);
   Expr r;
   if (b->strides.empty()) {
     for (size_t i = 0; i < idx.size(); ++i) r = r.defined() ? r * b->shape[i] + idx[i] : idx[i];

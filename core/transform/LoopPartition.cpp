@@ -60,7 +60,7 @@ public:
     if (auto* c = e.as<CastNode>()) {
       // Widening integer casts keep values; narrowing ones might wrap, so they stop the proof.
       if (c->value.dtype().isIntegral() && c->value.dtype().bits() <= e.dtype().bits() &&
-          !invariantFails(c->value))
+          (c->value.dtype().isInt() || c->value.dtype().bits() < e.dtype().bits()))
         return read(c->value, scale, out);
     }
     if (invariantFails(e)) return false;

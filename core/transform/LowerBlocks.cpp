@@ -20,9 +20,10 @@ protected:
 
   Stmt visit(const BlockRealizeNode* n, const Stmt&) override {
     const BlockNode* b = n->block.get();
-    LOOM_ICHECK(b->iterVars.size() == n->iterValues.size())
-        << "block " << b->name << " binds " << n->iterValues.size() << " values to " << b->iterVars.size()
-        << " iter vars";
+    if (b->iterVars.size() != n->iterValues.size())
+      LOOM_THROW_AT(ValueError, b->span.defined() ? b->span : n->span)
+          << "block '" << b->name << "' binds " << n->iterValues.size() << " values to its " << b->iterVars.size()
+          << " iter vars";
     // Nested blocks are lowered first (mutate(b->body)); their bound values may mention this
     // block's iter vars, which the substitution below then replaces as well.
     std::unordered_map<Var, Expr, RefHash, RefEqual> bind;

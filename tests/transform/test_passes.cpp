@@ -106,6 +106,39 @@ private slots:
     EXPECT_SAME_MEANING(f, g);
   }
 
+  void badInputIsAUserError() {
+    // A block binding the wrong number of values, a buffer with strides for the wrong rank.
+    Buffer A = makeBuffer("A", f32, {4});
+    Var i = makeVar("i");
+    IterVar vi = spatial("vi", 4), vj = spatial("vj", 4);
+    PrimFunc f = rootFunc({A}, forLoop(i, 0, 4, ForKind::Serial,
+                                       blockRealize({i}, Expr(), makeBlock("A", {vi, vj}, bufferStore(A, 1.0f, {vi.var})))));
+    QVERIFY_THROWS_EXCEPTION(loom::ValueError, lowerBlocks(f));
+    Buffer S = makeBuffer("S", f32, {2, 3});
+    const_cast<BufferNode*>(S.get())->strides = {3};
+    PrimFunc g = makePrimFunc("main", {S->data}, {{S->data, S}}, bufferStore(S, 1.0f, {0, 1}));
+    try {
+      flattenBuffers(g);
+      QFAIL("no error");
+    } catch (const loom::ValueError& e) {
+      QVERIFY(std::string(e.what()).find("'S'") != std::string::npos);
+    }
+  }
+
+  void loopPartitionThroughWideningCast() {
+    // An int64 index built from int32 loop vars: the condition is read through the casts.
+    Buffer A = makeBuffer("A", f32, {20}), B = makeBuffer("B", f32, {20});
+    Var io = makeVar("io"), ii = makeVar("ii");
+    DataType i64 = DataType::Int(64);
+    Expr idx = cast(i64, Expr(io) * 8) + cast(i64, ii);
+    Stmt body = forLoop(io, 0, 3, ForKind::Serial,
+                        forLoop(ii, 0, 8, ForKind::Serial, ifThen(idx < intImm(i64, 20), bufferStore(B, bufferLoad(A, {idx}) + 1.0f, {idx}))));
+    PrimFunc f = makePrimFunc("main", {A->data, B->data}, {{A->data, A}, {B->data, B}}, body);
+    PrimFunc g = partitionLoops(f);
+    QVERIFY(!g.same_as(f));
+    EXPECT_SAME_MEANING(f, g);
+  }
+
   void flattenBuffers_() {
     PrimFunc f = lowerBlocks(threeStages(3, 5));
     PrimFunc g = flattenBuffers(f);
