@@ -267,6 +267,24 @@ private slots:
     QVERIFY2(err.contains("[32]") && err.contains("lane 3") && err.contains("buffer A"), qPrintable(err));
   }
 
+  void vectorElementBuffers() {
+    // A buffer of float32x4 elements: a scalar index moves a whole vector.
+    const DataType v4 = DataType::Float(32, 4);
+    Buffer A = makeBuffer("A", v4, {2}), B = makeBuffer("B", v4, {2});
+    Stmt body = seq({bufferStore(B, bufferLoad(A, {1}) + broadcast(floatImm(f32, 1), 4), {0}),
+                     bufferStore(B, ifThenElse(ramp(0, 1, 4) < broadcast(2, 4), bufferLoad(A, {0}),
+                                               broadcast(floatImm(f32, -1), 4)), {1})});
+    PrimFunc f = makePrimFunc("v", {A->data, B->data}, {{A->data, A}, {B->data, B}}, body);
+    NDArray a = randomArray({2}, 61, v4), b = array({2}, v4);
+    interpret(f, {a, b});
+    for (int l = 0; l < 4; ++l) {
+      QCOMPARE(b.as<float>()[l], a.as<float>()[4 + l] + 1.0f);
+      QCOMPARE(b.as<float>()[4 + l], l < 2 ? a.as<float>()[l] : -1.0f);
+    }
+    QString err = runtimeErrorOf([&] { interpret(f, {a, array({2}, f32)}); });
+    QVERIFY2(err.contains("'B'") && err.contains("float32x4"), qPrintable(err));
+  }
+
   void controlFlowAndBindings() {
     // gcd by a while loop over an allocated two-element state, under Let / LetStmt / If / Attr / Assert.
     Buffer out = makeBuffer("out", i32, {3});
