@@ -125,12 +125,16 @@ protected:
 
   Expr visit(const BufferLoadNode* n, const Expr& self) override {
     std::vector<Expr> idx;
-    if (!mutateExprs(n->indices, idx)) return self;
+    bool changed = mutateExprs(n->indices, idx);
+    // Every load is recorded, lane-invariant ones too: a lane may store what another reads.
+    Expr where = idx.size() == 1 ? idx[0] : Expr();
+    if (auto* b = where.defined() ? where.as<BroadcastNode>() : nullptr) where = b->value;
+    m_loads.push_back({n->buffer->data.get(), where, n->buffer->name});
+    if (!changed) return self;
     if (idx.size() != 1) throw NotVectorizable{"buffer " + n->buffer->name + " is not flat"};
     if (auto* b = idx[0].as<BroadcastNode>()) return broadcast(bufferLoad(n->buffer, {b->value}), m_lanes);
     if (!idx[0].as<RampNode>())
       throw NotVectorizable{"the index into " + n->buffer->name + " is not affine in the loop var"};
-    m_loads.push_back({n->buffer->data.get(), idx[0], n->buffer->name});
     return bufferLoad(n->buffer, idx);
   }
 
@@ -208,7 +212,7 @@ private:
   void checkLaneIndependence() const {
     for (auto& st : m_stores) {
       for (auto& ld : m_loads)
-        if (ld.data == st.data && !structuralEqual(ld.index, st.index))
+        if (ld.data == st.data && !(ld.index.defined() && structuralEqual(ld.index, st.index)))
           throw NotVectorizable{"lanes may read each other's results in " + st.name};
       for (auto& st2 : m_stores)
         if (&st2 != &st && st2.data == st.data && !structuralEqual(st2.index, st.index))

@@ -315,6 +315,20 @@ private slots:
     EXPECT_SAME_MEANING(f, g);
   }
 
+  void vectorizeFallsBackOnInvariantLoadOfStoredBuffer() {
+    // B[i] = A[i] + B[0]: in serial order lanes 1.. read the B[0] lane 0 just wrote.
+    Buffer A = makeBuffer("A", f32, {8}), B = makeBuffer("B", f32, {8});
+    Var i = makeVar("i");
+    for (Expr at : {Expr(0), Expr(3)}) {
+      Stmt body = forLoop(i, 0, 8, ForKind::Vectorized, bufferStore(B, bufferLoad(A, {i}) + bufferLoad(B, {at}), {i}));
+      PrimFunc f = makePrimFunc("main", {A->data, B->data}, {{A->data, A}, {B->data, B}}, body);
+      PassContext ctx;
+      PrimFunc g = vectorizeLoops(f, ctx);
+      QCOMPARE(ctx.diagnostics.size(), size_t(1));
+      EXPECT_SAME_MEANING(f, g);
+    }
+  }
+
   void unrollExplicit() {
     PrimFunc f = lowered(rowSumUnrolled(3, 5, 0));
     PassContext ctx;
