@@ -18,8 +18,9 @@ struct BufferRegistry {
   std::unordered_map<const tir::BufferNode*, const TensorNode*> owner;
 };
 BufferRegistry& registry() {
-  static BufferRegistry r;
-  return r;
+  // Never destroyed: tensors held by other statics may die after it at exit.
+  static BufferRegistry* r = new BufferRegistry();
+  return *r;
 }
 
 Tensor makeTensor(std::string name, std::vector<Expr> shape, DataType dtype, Operation op) {

@@ -18,17 +18,17 @@ const BlockNode* rootBlock(const PrimFunc& f) {
   return br ? br->block.get() : nullptr;
 }
 
-std::vector<const BlockRealizeNode*> innerRealizes(const PrimFunc& f) {
-  std::vector<const BlockRealizeNode*> out;
+std::vector<Ref<BlockRealizeNode>> innerRealizes(const PrimFunc& f) {
+  std::vector<Ref<BlockRealizeNode>> out;
   postOrderVisit(rootBlock(f)->body, [&](const IRNode* n) {
     if (n->nodeKind == NodeKind::BlockRealize)
-      out.push_back(static_cast<const BlockRealizeNode*>(n));
+      out.push_back(Ref<BlockRealizeNode>(static_cast<const BlockRealizeNode*>(n)));
   });
   return out;
 }
 
-std::vector<const ForNode*> loopsAbove(const Stmt& nest) {
-  std::vector<const ForNode*> loops;
+std::vector<Ref<ForNode>> loopsAbove(const Stmt& nest) {
+  std::vector<Ref<ForNode>> loops;
   Stmt s = nest;
   while (auto* f = s.as<ForNode>()) {
     loops.push_back(f);
