@@ -8,11 +8,13 @@
 #include <optional>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "core/support/Error.h"
 #include "core/tir/HostArrays.h"
 #include "core/tir/Intrinsics.h"
 #include "core/tir/Op.h"
+#include "core/tir/Visitor.h"
 
 namespace loom::tir {
 
@@ -246,6 +248,11 @@ private:
     }
     /// Binds `v` and returns its slot (valid until the interpreter ends).
     Slot* bind(const VarNode* v, Value val) {
+      if (!m_in.m_entryVars.empty() && m_in.m_entryVars.count(v)) {
+        // An entry variable rebound (not SSA): layouts computed from it are no longer fixed.
+        m_in.m_entryVars.clear();
+        m_in.m_layouts.clear();
+      }
       Slot& s = m_in.m_env[v];
       Saved& sv = m_count < kInline ? m_inline[m_count++] : m_more.emplace_back();
       sv.slot = &s;
@@ -325,6 +332,8 @@ private:
   std::unordered_map<const VarNode*, Slot> m_env;
   /// Layouts of buffers whose shape, strides and offset are constants.
   std::unordered_map<const BufferNode*, Layout> m_layouts;
+  /// Variables bound once at entry (scalar params and symbolic dimensions), never rebound.
+  std::unordered_set<const VarNode*> m_entryVars;
 };
 
 Value Interp::lookup(const VarNode* v) {
@@ -382,9 +391,18 @@ std::vector<int64_t> Interp::evalShape(const Buffer& b) {
 const Interp::Layout& Interp::layoutOf(const Buffer& b, Layout& scratch) {
   auto it = m_layouts.find(b.get());
   if (it != m_layouts.end()) return it->second;
-  bool constant = !b->elemOffset.defined() || b->elemOffset.as<IntImmNode>();
-  for (auto& e : b->shape) constant = constant && e.as<IntImmNode>();
-  for (auto& e : b->strides) constant = constant && e.as<IntImmNode>();
+  // Cacheable when every part depends only on variables bound at entry (params, symbolic dims).
+  bool constant = true;
+  auto fixed = [&](const Expr& e) {
+    if (!e.defined() || e.as<IntImmNode>()) return;
+    postOrderVisit(e, [&](const IRNode* n) {
+      if (n->nodeKind == NodeKind::Var) constant = constant && m_entryVars.count(static_cast<const VarNode*>(n));
+      else if (n->nodeKind == NodeKind::BufferLoad || n->nodeKind == NodeKind::Let) constant = false;
+    });
+  };
+  fixed(b->elemOffset);
+  for (auto& e : b->shape) fixed(e);
+  for (auto& e : b->strides) fixed(e);
   Layout& l = constant ? m_layouts[b.get()] : scratch;
   l.shape = evalShape(b);
   size_t nd = l.shape.size();
@@ -412,12 +430,10 @@ void Interp::resolve(const Buffer& b, const std::vector<Expr>& indices, const ch
                              << "' is not bound to memory";
   acc.mem = slot->value.mem.get();
   acc.base = slot->value.offset;
-  Layout scratch;
-  const Layout& l = layoutOf(b, scratch);
   size_t nd = indices.size();
-  if (nd != l.shape.size())
+  if (nd != b->shape.size())
     LOOM_THROW(RuntimeError) << what << " of buffer " << b->name << " with " << nd << " indices, but it has "
-                             << l.shape.size() << " dimensions";
+                             << b->shape.size() << " dimensions";
   // Scalar indices go to `scalar`; vector ones (rare) are kept whole in `vec`.
   int64_t small[8];
   std::vector<int64_t> large;
@@ -447,6 +463,9 @@ void Interp::resolve(const Buffer& b, const std::vector<Expr>& indices, const ch
       vec[d] = std::move(v);
     }
   }
+  // The layout is fetched after the indices are evaluated (their evaluation may bind variables).
+  Layout scratch;
+  const Layout& l = layoutOf(b, scratch);
   auto indexAt = [&](size_t d, int k) {
     return !vec.empty() && vec[d].lanes() > 1 ? vec[d].v[size_t(k)].i : scalar[d];
   };
@@ -967,6 +986,8 @@ void Interp::run(const PrimFunc& f, const std::vector<Arg>& args) {
     if (want != d.actual)
       LOOM_THROW(RuntimeError) << fn << ": " << d.what << " is " << d.actual << ", expected " << want;
   }
+  for (auto& [v, slot] : m_env)
+    if (slot.bound && !slot.value.t.isHandle()) m_entryVars.insert(v);
   exec(f->body);
 }
 
