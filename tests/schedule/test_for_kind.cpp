@@ -43,8 +43,7 @@ def main(A: T.Buffer((16, 8), "float32"), B: T.Buffer((8, 16), "float32"), C: T.
                 for k in range(8):
                     with T.block("C"):
                         v_i = T.axis.spatial(16, i_0 * 4 + i_1)
-                        v_j = T.axis.spatial(16, j)
-                        v_k = T.axis.reduce(8, k)
+                        v_j, v_k = T.axis.remap("SR", [j, k])
                         T.reads(A[v_i, v_k], B[v_k, v_j])
                         T.writes(C[v_i, v_j])
                         with T.init():

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <set>
 
+#include "core/arith/Analyzer.h"
 #include "core/schedule/Analysis.h"
 #include "core/tir/Op.h"
 #include "core/tir/Visitor.h"
@@ -14,30 +15,37 @@ namespace {
 
 std::string loopName(const ForNode* l) { return "'" + l->loopVar->name + "'"; }
 
-/// Folds constants in the bindings of the block realizes directly under `body` (not inside
-/// nested blocks) and conjoins `predicate` (when defined) to their predicates. A body with no
+/// Simplifies the bindings of the block realizes directly under `body` (not inside nested
+/// blocks) knowing the ranges of the new loops and of the loops it passes, and conjoins
+/// `predicate` (when defined and not provably true there) to their predicates. A body with no
 /// block is guarded by an if statement instead.
 class BindingRewriter : public IRMutator {
 public:
-  explicit BindingRewriter(Expr predicate) : m_pred(std::move(predicate)) {}
+  BindingRewriter(Expr predicate, const std::vector<std::pair<Var, Range>>& newLoops) : m_pred(std::move(predicate)) {
+    for (auto& [v, r] : newLoops) m_analyzer.bind(v, r);
+  }
   Stmt run(const Stmt& body) {
     Stmt out = mutate(body);
-    if (m_pred.defined() && !m_sawRealize) out = ifThen(m_pred, out);
+    if (m_pred.defined() && !m_sawRealize && !m_analyzer.canProve(m_pred)) out = ifThen(m_pred, out);
     return out;
   }
 
 protected:
   using IRMutator::visit;
+  Stmt visit(const ForNode* n, const Stmt& self) override {
+    m_analyzer.bind(n->loopVar, Range(n->min, n->extent));
+    return IRMutator::visit(n, self);
+  }
   Stmt visit(const BlockRealizeNode* n, const Stmt& self) override {
     m_sawRealize = true;
     std::vector<Expr> vals;
     bool changed = false;
     for (auto& v : n->iterValues) {
-      vals.push_back(foldConstants(v));
+      vals.push_back(m_analyzer.simplify(v));
       changed |= !vals.back().same_as(v);
     }
     Expr pred = n->predicate;
-    if (m_pred.defined()) {
+    if (m_pred.defined() && !m_analyzer.canProve(m_pred)) {
       pred = isOne(pred) ? m_pred : (pred && m_pred);
       changed = true;
     }
@@ -46,6 +54,7 @@ protected:
   }
 
 private:
+  arith::Analyzer m_analyzer;
   Expr m_pred;
   bool m_sawRealize = false;
 };
@@ -139,7 +148,9 @@ std::vector<LoopRV> split(Schedule& sch, const LoopRV& loopRV, const std::vector
   Expr value = isZero(loop->min) ? fused : loop->min + fused;
   // Step 4. Substitute it in the body, guard the overhang, nest the new loops.
   Stmt body = substitute(loop->body, [&](const Var& v) -> Expr { return v.same_as(loop->loopVar) ? value : Expr(); });
-  body = BindingRewriter(needPredicate ? (fused < loop->extent) : Expr()).run(body);
+  std::vector<std::pair<Var, Range>> ranges;
+  for (size_t k = 0; k < factors.size(); ++k) ranges.push_back({vars[k], Range(intImm(t, 0), extents[k])});
+  body = BindingRewriter(needPredicate ? (fused < loop->extent) : Expr(), ranges).run(body);
   for (size_t k = factors.size(); k-- > 0;) body = makeLoop(vars[k], intImm(t, 0), extents[k], body);
   // Step 5. Replace, hand out RVs for the new loops, record.
   sch.replace(loop, body);
@@ -221,7 +232,7 @@ LoopRV fuse(Schedule& sch, const std::vector<LoopRV>& loopRVs, bool preserveUnit
     vmap[l->loopVar] = isZero(l->min) ? v : l->min + v;
   }
   // Step 3. Build the fused loop and replace the chain.
-  Stmt body = BindingRewriter(Expr()).run(substitute(loops.back()->body, vmap));
+  Stmt body = BindingRewriter(Expr(), {{fv, Range(intImm(t, 0), extent)}}).run(substitute(loops.back()->body, vmap));
   Stmt fused = makeLoop(fv, intImm(t, 0), extent, body);
   sch.replace(loops[0], fused);
   LoopRV out = sch.addRV(static_cast<const ForNode*>(fused.get()));
