@@ -168,6 +168,9 @@ private:
 
   void bindTensor(size_t i, const Var& args, const Var& code, const Var& p, const Buffer& buf) {
     std::string base = p->name;
+    if (!buf->strides.empty())
+      LOOM_THROW(UnsupportedError) << m_name << ": parameter " << buf->name
+                                   << " has explicit strides, which the packed entry cannot check yet";
     std::string at = argText(i);
     check(eq(code, kLoomArgTensor), at + " must be a tensor, got %s", {typeCodeName(code)});
     Var h = bind(base + "_tensor", handleT, structGet(handleT, args, int(i), packed::kArgHandle));
@@ -248,6 +251,8 @@ private:
     Expr data = call(handleT, packed::kPtrAdd, {raw, off});
     bindVar(p, data);
     if (!buf->data.same_as(p)) bindVar(buf->data, p);
+    // A symbolic element offset: the tensor's byte offset already moved the data pointer.
+    if (auto* v = buf->elemOffset.as<VarNode>(); v && !m_bound.count(v)) bindVar(Var(v), makeZero(v->dtype));
     if (buf->alignment > 1) {
       Expr addr = call(DataType::UInt(64), packed::kPtrToInt, {p});
       check(eq(floormod(addr, intImm(DataType::UInt(64), buf->alignment)), intImm(DataType::UInt(64), 0)),
