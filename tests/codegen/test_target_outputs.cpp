@@ -9,6 +9,7 @@
 
 #include "CodegenTestUtil.h"
 #include "codegen/LLVMInfo.h"
+#include "codegen/Listing.h"
 #include "core/tir/Op.h"
 #include "core/tir/Parser.h"
 #include "core/tir/Printer.h"
@@ -186,6 +187,26 @@ private slots:
     QVERIFY(lib.meta().has_value());
     QVERIFY(lib.meta()->find("\"main\"") != std::string::npos);
     QDir(dir).removeRecursively();
+  }
+
+  void listingMapsAsmToLoopLines() {
+    transform::PassContext ctx;
+    PrimFunc lowered = transform::lower(parseFunc(kMatmulScript, "matmul.py"), ctx);
+    Listing l = makeListing(lowered, Target::parse("llvm"), true);
+    QStringList tirLines = QString::fromStdString(l.tir).split('\n');
+    std::set<int> loopLines;
+    for (int k = 0; k < tirLines.size(); ++k)
+      if (tirLines[k].trimmed().startsWith("for ")) loopLines.insert(k + 1);
+    QVERIFY(loopLines.size() >= 2);
+    std::set<int> seen;
+    for (auto& a : l.asmLines) {
+      if (a.tirLine == 0) continue;
+      QVERIFY2(loopLines.count(a.tirLine), qPrintable(QString("asm line maps to TIR line %1: %2").arg(a.tirLine).arg(tirLines.value(a.tirLine - 1))));
+      seen.insert(a.tirLine);
+    }
+    QCOMPARE(seen, loopLines);
+    QVERIFY(l.llvmIR.find("define") != std::string::npos);
+    QVERIFY(l.codegenMs > 0);
   }
 
   void parseLowerCodegenLatency() {
