@@ -14,7 +14,46 @@ RewriteSimplifier::RewriteSimplifier(Analyzer* analyzer) : m_impl(std::make_uniq
 RewriteSimplifier::~RewriteSimplifier() = default;
 Expr RewriteSimplifier::operator()(const Expr& e) { return m_impl->run(e); }
 
-Expr RewriteSimplifier::Impl::run(const Expr& e) { return mutate(e); }
+Expr RewriteSimplifier::Impl::run(const Expr& e) {
+  ++m_runDepth;
+  Expr r = mutate(e);
+  if (--m_runDepth == 0) {
+    m_done.clear();
+    m_keepAlive.clear();
+  }
+  return r;
+}
+
+bool RewriteSimplifier::Impl::isDone(const Expr& e) const {
+  auto it = m_done.find(e.get());
+  return it != m_done.end() && it->second == m_context;
+}
+
+Expr RewriteSimplifier::Impl::done(const Expr& e) {
+  if (m_runDepth > 0) {
+    m_done[e.get()] = m_context;
+    m_keepAlive.push_back(e);
+  }
+  return e;
+}
+
+Expr negateCondition(const Expr& c) {
+  if (auto* n = c.as<NotNode>()) return n->a;
+  if (auto* k = c.as<IntImmNode>()) return boolImm(k->value == 0);
+  if (auto* b = c.as<BinaryNode>(); b && isComparison(b->op) && b->a.dtype().isIntegral()) {
+    BinOp op = b->op;
+    switch (b->op) {
+    case BinOp::LT: op = BinOp::GE; break;
+    case BinOp::LE: op = BinOp::GT; break;
+    case BinOp::GT: op = BinOp::LE; break;
+    case BinOp::GE: op = BinOp::LT; break;
+    case BinOp::EQ: op = BinOp::NE; break;
+    default: op = BinOp::EQ; break;
+    }
+    return Expr(new BinaryNode(b->dtype, op, b->a, b->b));
+  }
+  return Expr(new NotNode(c));
+}
 
 Expr RewriteSimplifier::Impl::again(const Expr& e) {
   if (m_depth > 16) return e;
@@ -145,6 +184,31 @@ BinOp flipComparison(BinOp op) {
 }  // namespace
 
 Expr RewriteSimplifier::Impl::visit(const BinaryNode* n, const Expr& self) {
+  if (isDone(self)) return self;
+  return done(visitBinary(n, self));
+}
+
+Expr RewriteSimplifier::Impl::visit(const SelectNode* n, const Expr& self) {
+  if (isDone(self)) return self;
+  return done(visitSelect(n, self));
+}
+
+namespace {
+/// A comparison of operands free of selects and logic: cheap to simplify once more.
+bool isSimpleComparison(const Expr& e) {
+  auto* b = e.as<BinaryNode>();
+  if (!b || !isComparison(b->op)) return false;
+  bool simple = true;
+  postOrderVisit(e, [&](const IRNode* x) {
+    if (x->nodeKind == NodeKind::Select || x->nodeKind == NodeKind::Not || x->nodeKind == NodeKind::Let ||
+        (x->nodeKind == NodeKind::Binary && isLogical(static_cast<const BinaryNode*>(x)->op)))
+      simple = false;
+  });
+  return simple;
+}
+}  // namespace
+
+Expr RewriteSimplifier::Impl::visitBinary(const BinaryNode* n, const Expr& self) {
   Expr a = mutate(n->a), b;
   if (n->op == BinOp::And || n->op == BinOp::Or) {
     // The right side is simplified knowing the left side's outcome that leaves it relevant.
@@ -154,8 +218,7 @@ Expr RewriteSimplifier::Impl::visit(const BinaryNode* n, const Expr& self) {
       return v ? boolImm(true) : mutate(n->b);
     }
     if (n->dtype.isScalar()) {
-      Expr known = n->op == BinOp::And ? a : Expr(new NotNode(a));
-      ConstraintScope scope(*m_analyzer, known, n->op == BinOp::And);
+      ContextScope scope(*this, n->op == BinOp::And ? a : negateCondition(a));
       b = mutate(n->b);
     } else {
       b = mutate(n->b);
@@ -167,10 +230,10 @@ Expr RewriteSimplifier::Impl::visit(const BinaryNode* n, const Expr& self) {
     Expr f = pat::foldBinary(n->op, a, b);
     if (pat::isConstScalar(f)) return f;
   }
-  if ((n->op == BinOp::And || n->op == BinOp::Or) && n->dtype.isScalar() && !pat::isConstScalar(b)) {
+  if ((n->op == BinOp::And || n->op == BinOp::Or) && n->dtype.isScalar() && !pat::isConstScalar(b) &&
+      isSimpleComparison(a)) {
     // The left side may in turn be decided by the right one (`x > 2 and x == 3`).
-    Expr known = n->op == BinOp::And ? b : Expr(new NotNode(b));
-    ConstraintScope scope(*m_analyzer, known, n->op == BinOp::And);
+    ContextScope scope(*this, n->op == BinOp::And ? b : negateCondition(b));
     Expr a2 = mutate(a);
     if (auto* c = a2.as<IntImmNode>()) {
       bool v = c->value != 0;
@@ -214,7 +277,7 @@ Expr RewriteSimplifier::Impl::visit(const NotNode* n, const Expr& self) {
   return rewriteNot(e);
 }
 
-Expr RewriteSimplifier::Impl::visit(const SelectNode* n, const Expr& self) {
+Expr RewriteSimplifier::Impl::visitSelect(const SelectNode* n, const Expr& self) {
   Expr c = mutate(n->condition);
   if (auto* k = c.as<IntImmNode>()) {
     // Both branches are evaluated in TIR, but the unused one has no effect on the value.
@@ -223,10 +286,10 @@ Expr RewriteSimplifier::Impl::visit(const SelectNode* n, const Expr& self) {
   Expr t, f;
   if (c.dtype().isScalar()) {
     {
-      ConstraintScope scope(*m_analyzer, c, true);
+      ContextScope scope(*this, c);
       t = mutate(n->trueValue);
     }
-    ConstraintScope scope(*m_analyzer, Expr(new NotNode(c)));
+    ContextScope scope(*this, negateCondition(c));
     f = mutate(n->falseValue);
   } else {
     t = mutate(n->trueValue);
@@ -249,7 +312,7 @@ Expr RewriteSimplifier::Impl::visit(const LetNode* n, const Expr& self) {
   }
   Expr body;
   if (isSignedIndex(v.dtype())) {
-    ConstraintScope scope(*m_analyzer, Expr(new BinaryNode(DataType::Bool(), BinOp::EQ, n->var, v)), true);
+    ContextScope scope(*this, Expr(new BinaryNode(DataType::Bool(), BinOp::EQ, n->var, v)));
     body = mutate(n->body);
   } else {
     body = mutate(n->body);

@@ -1,6 +1,8 @@
 // Internal: the rewrite simplifier's mutator, shared by the per-operator Simplify_*.cpp rule files.
 #pragma once
 #include <optional>
+#include <unordered_map>
+#include <vector>
 
 #include "core/arith/Analyzer.h"
 #include "core/arith/Pattern.h"
@@ -48,8 +50,37 @@ protected:
   tir::Expr visit(const tir::LetNode* n, const tir::Expr& self) override;
 
 private:
+  tir::Expr visitBinary(const tir::BinaryNode* n, const tir::Expr& self);
+  tir::Expr visitSelect(const tir::SelectNode* n, const tir::Expr& self);
+  /// True when `e` was produced by this run in the current constraint context.
+  bool isDone(const tir::Expr& e) const;
+  tir::Expr done(const tir::Expr& e);
+
+  friend class ContextScope;
   int m_depth = 0;
+  int m_runDepth = 0;
+  int m_context = 0, m_nextContext = 0;
+  std::unordered_map<const tir::ExprNode*, int> m_done;
+  std::vector<tir::Expr> m_keepAlive;
 };
+
+/// A constraint known true inside a rewrite; also starts a fresh memo context.
+class ContextScope {
+public:
+  ContextScope(RewriteSimplifier::Impl& impl, const tir::Expr& cond)
+      : m_impl(impl), m_saved(impl.m_context), m_scope(*impl.m_analyzer, cond, true) {
+    impl.m_context = ++impl.m_nextContext;
+  }
+  ~ContextScope() { m_impl.m_context = m_saved; }
+
+private:
+  RewriteSimplifier::Impl& m_impl;
+  int m_saved;
+  ConstraintScope m_scope;
+};
+
+/// The negation of a simplified condition without simplifying again: comparisons flip.
+tir::Expr negateCondition(const tir::Expr& c);
 
 /// A signed (non-uint) scalar integer type, where index arithmetic rules hold.
 inline bool isSignedIndex(DataType t) { return t.isInt() && t.isScalar(); }
