@@ -730,6 +730,17 @@ private:
       define(name.text, b);
       return Stmt();
     }
+    if (atT("Buffer")) {
+      // TVM's `B = T.Buffer(shape, dtype, data=ptr)` in a body: a view, no statement of its own.
+      next();
+      next();
+      next();
+      expectOp("(", "after 'T.Buffer'");
+      BufferSpec spec = parseBufferSpec(true, "T.Buffer");
+      expectNewline("after the buffer declaration");
+      define(name.text, makeBufferFrom(spec, name));
+      return Stmt();
+    }
     if (atT("decl_buffer") || atT("alloc_buffer")) {
       bool decl = atT("decl_buffer");
       next();
@@ -1429,6 +1440,22 @@ private:
     }
     if (f == "Let") {
       expectOp("(", "after 'T.Let'");
+      if (!(peek().kind == TokenKind::Name && peek(1).isOp(","))) {
+        // TVM's spelling: T.Let(body, where={x: value}) with x declared as `x = T.int32()`.
+        Expr body = parseExpr();
+        expectOp(",", "after the T.Let body");
+        expectKeyword("where", "in T.Let(body, where={var: value})");
+        expectOp("=", "after 'where'");
+        expectOp("{", "after 'where='");
+        const Token& vt = expectName("as the T.Let variable");
+        const Entry* e = lookup(vt.text);
+        if (!e || !e->var.defined()) fail(vt, "unknown name '" + vt.text + "'");
+        expectOp(":", "after the T.Let variable");
+        Expr v = parseExpr();
+        expectOp("}", "after the T.Let binding");
+        expectOp(")", "after argument list");
+        return mk<LetNode>(t, e->var, v, body);
+      }
       const Token& name = expectName("as the T.Let variable");
       expectOp(",", "after the T.Let variable");
       Expr v = parseExpr();

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "core/tir/Intrinsics.h"
 #include "core/tir/Op.h"
@@ -335,12 +336,60 @@ public:
   }
 
   /// Prints `s` as an indented suite (one level deeper), "pass" when it prints nothing.
-  void suite(const Stmt& s) {
+  void suite(const Stmt& s, const std::vector<Buffer>& views = {}) {
     ++m_indent;
     size_t before = lines.size();
+    emitViews(views);
     stmtList(s);
     if (lines.size() == before) line("pass");
     --m_indent;
+  }
+
+  // Buffers that statements use but nothing declares (no parameter, alloc_buffer or DeclBuffer)
+  // print as `X = T.Buffer(..., data=ptr)` views: right after the Allocate or LetStmt that binds
+  // their data pointer, or at the top of the function body.
+  void planViews(const PrimFunc& f) {
+    std::unordered_set<const BufferNode*> declared, seen;
+    std::unordered_set<const VarNode*> binders;
+    std::vector<Buffer> used;
+    for (auto& [p, b] : f->bufferMap) declared.insert(b.get());
+    auto use = [&](const Buffer& b) {
+      if (b.defined() && seen.insert(b.get()).second) used.push_back(b);
+    };
+    if (!f->body.defined()) return;
+    postOrderVisit(f->body, [&](const IRNode* n) {
+      switch (n->nodeKind) {
+      case NodeKind::Allocate: binders.insert(static_cast<const AllocateNode*>(n)->bufferVar.get()); break;
+      case NodeKind::LetStmt: binders.insert(static_cast<const LetStmtNode*>(n)->var.get()); break;
+      case NodeKind::DeclBuffer: declared.insert(static_cast<const DeclBufferNode*>(n)->buffer.get()); break;
+      case NodeKind::BufferLoad: use(static_cast<const BufferLoadNode*>(n)->buffer); break;
+      case NodeKind::BufferStore: use(static_cast<const BufferStoreNode*>(n)->buffer); break;
+      case NodeKind::Block: {
+        auto* b = static_cast<const BlockNode*>(n);
+        for (auto& a : b->allocBuffers) declared.insert(a.get());
+        for (auto& r : b->reads) use(r.buffer);
+        for (auto& r : b->writes) use(r.buffer);
+        break;
+      }
+      default: break;
+      }
+    });
+    for (auto& b : used) {
+      if (declared.count(b.get())) continue;
+      if (b->data.defined() && binders.count(b->data.get())) m_viewsByBinder[b->data.get()].push_back(b);
+      else m_topViews.push_back(b);
+    }
+  }
+  void emitViews(const std::vector<Buffer>& views) {
+    for (auto& b : views) {
+      if (m_bufNames.count(b.get())) continue;
+      std::string a = "T.Buffer(" + bufferArgs(b, true) + ")";
+      line(defineBuffer(b) + " = " + a);
+    }
+  }
+  std::vector<Buffer> viewsOf(const Var& binder) {
+    auto it = binder.defined() ? m_viewsByBinder.find(binder.get()) : m_viewsByBinder.end();
+    return it == m_viewsByBinder.end() ? std::vector<Buffer>{} : it->second;
   }
 
   void stmtList(const Stmt& s) {
@@ -371,10 +420,11 @@ public:
       std::string name = defineVar(n->var);
       if (tail) {
         line(name + ": T." + (n->var.defined() ? n->var->dtype.str() : std::string("int32")) + " = " + value);
+        emitViews(viewsOf(n->var));
         stmtList(n->body);
       } else {
         line("with T.LetStmt(" + value + ") as " + name + ":");
-        suite(n->body);
+        suite(n->body, viewsOf(n->var));
       }
       break;
     }
@@ -405,10 +455,11 @@ public:
       std::string name = defineVar(n->bufferVar);
       if (tail) {
         line(name + " = " + a);
+        emitViews(viewsOf(n->bufferVar));
         stmtList(n->body);
       } else {
         line("with " + a + " as " + name + ":");
-        suite(n->body);
+        suite(n->body, viewsOf(n->bufferVar));
       }
       break;
     }
@@ -622,6 +673,8 @@ public:
     if (!f->attrs.empty()) line("T.func_attr(" + annotations(f->attrs) + ")");
     size_t declAt = lines.size();
     size_t freeBefore = 0;
+    planViews(f);
+    emitViews(m_topViews);
     Stmt body = f->body;
     auto* root = body.as<BlockRealizeNode>();
     bool elide = root && root->iterValues.empty() && isTrue(root->predicate) && root->block.defined() &&
@@ -670,6 +723,8 @@ private:
   std::unordered_map<const VarNode*, std::string> m_varNames;
   std::unordered_map<const BufferNode*, std::string> m_bufNames;
   std::vector<Var> m_freeVars;
+  std::unordered_map<const VarNode*, std::vector<Buffer>> m_viewsByBinder;
+  std::vector<Buffer> m_topViews;
   std::unordered_map<const VarNode*, const ForNode*> m_loopDom;
 };
 

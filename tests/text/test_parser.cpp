@@ -166,6 +166,27 @@ private slots:
     }));
   }
 
+  void roundTripUndeclaredBufferViews() {
+    // Buffers over an allocation without a DeclBuffer print as T.Buffer views where first used.
+    CHECK_ROUND_TRIP(funcWith({{16}}, [](const std::vector<Buffer>& b) {
+      Var p = makeVar("p", DataType::Handle());
+      Buffer V = makeBuffer("V", f32, {16});
+      auto* vn = new BufferNode(*V.get());
+      vn->data = p;
+      V = Buffer(vn);
+      Var i = makeVar("i"), j = makeVar("j");
+      Stmt fill = forLoop(i, 0, 16, ForKind::Serial, bufferStore(V, bufferLoad(b[0], {i}), {i}));
+      Stmt back = forLoop(j, 0, 16, ForKind::Serial, bufferStore(b[0], bufferLoad(V, {j}) * 2, {j}));
+      return allocate(p, f32, {16}, seq({fill, back}));
+    }));
+    PrimFunc f = funcWith({{16}}, [](const std::vector<Buffer>& b) {
+      Buffer W = makeBuffer("W", f32, {4});
+      return seq({bufferStore(W, floatImm(f32, 1), {0}), bufferStore(b[0], bufferLoad(W, {0}), {0})});
+    });
+    std::string t = printFunc(f);
+    QVERIFY2(t.find("    W = T.Buffer((4,), \"float32\")\n    W[0] = T.float32(1)\n") != std::string::npos, t.c_str());
+  }
+
   void roundTripModule() {
     IRModule m;
     m.add(matmulFunc(8));
@@ -319,6 +340,26 @@ def main(A: T.Buffer((1024, 1024), "float32"), B: T.Buffer((1024, 1024), "float3
     PrimFunc g = parseFunc(printed);
     QVERIFY2(structuralEqual(f, g), structuralDiff(f, g).c_str());
     QCOMPARE(QString::fromStdString(printFunc(g)), QString::fromStdString(printed));
+  }
+
+  void tvmLetAndBufferViewForms() {
+    const char* text = R"(@T.prim_func
+def main(A: T.Buffer((16,), "float32")):
+    x = T.int32()
+    p = T.allocate([16], "float32", "global")
+    P = T.Buffer((16,), "float32", data=p)
+    for i in range(16):
+        P[i] = A[T.Let(x + 1, where={x: i // 2})]
+)";
+    PrimFunc f;
+    TRY_PARSE(f = parseFunc(text));
+    auto* alloc = f->body.as<AllocateNode>();
+    QVERIFY(alloc);
+    auto* store = alloc->body.as<ForNode>()->body.as<BufferStoreNode>();
+    QVERIFY(store->buffer->data.same_as(alloc->bufferVar));  // the view uses the allocation
+    auto* let = store->value.as<BufferLoadNode>()->indices[0].as<LetNode>();
+    QVERIFY(let);
+    QCOMPARE(QString::fromStdString(printExpr(store->value)), QString("A[T.Let(x, i // 2, x + 1)]"));
   }
 
   void implicitRootBlock() {
