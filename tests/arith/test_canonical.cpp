@@ -9,6 +9,7 @@
 #include "core/arith/ExprOrder.h"
 #include "core/arith/ExprText.h"
 #include "core/tir/Op.h"
+#include "core/tir/StructuralEqual.h"
 
 using namespace loom;
 using namespace loom::tir;
@@ -84,6 +85,7 @@ private slots:
       e2 = e2 + split;
       Expr s1 = an.simplify(e1), s2 = an.simplify(e2);
       QVERIFY2(exprEqual(s1, s2), qPrintable(QString::fromStdString(exprText(s1) + " vs " + exprText(s2))));
+      QVERIFY2(structuralEqual(s1, s2), structuralDiff(s1, s2).c_str());
       VarValueMap env{{v[0], r(-9, 9)}, {v[1], r(-9, 9)}, {v[2], r(-9, 9)}, {v[3], r(-9, 9)}};
       QCOMPARE(*evalInt(s1, env), *evalInt(e1, env));
       QCOMPARE(*evalInt(s2, env), *evalInt(e2, env));
