@@ -6,6 +6,7 @@ PKGS=(
   qt6-base-dev libgl-dev
   llvm-19-dev libzstd-dev zlib1g-dev libedit-dev libxml2-dev
   nlohmann-json3-dev libfmt-dev libcli11-dev
+  libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata python3-onnx python3-numpy
 )
 missing=()
 for p in "${PKGS[@]}"; do

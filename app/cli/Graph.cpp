@@ -1,0 +1,78 @@
+// `loom graph`: imports an ONNX model and prints its graph (as imported, optimized, fused, or dot).
+#include <fstream>
+#include <iostream>
+
+#include "app/cli/Commands.h"
+#include "core/frontend/onnx/OnnxImporter.h"
+#include "core/graph/Dot.h"
+#include "core/graph/PassManager.h"
+#include "core/graph/Printer.h"
+#include "core/support/Error.h"
+
+namespace loom::cli {
+
+namespace {
+
+enum class GraphEmit { Graph, Optimized, Fused, Dot };
+
+struct GraphOptions {
+  std::string model;
+  std::string inputShapes;
+  GraphEmit emit = GraphEmit::Graph;
+  bool printAfterAll = false;
+  std::string output;
+};
+
+GraphOptions& options() {
+  static GraphOptions o;
+  return o;
+}
+
+CLI::App* setup(CLI::App& app) {
+  GraphOptions& o = options();
+  CLI::App* sub = app.add_subcommand("graph", "Import an ONNX model and print its graph");
+  sub->add_option("model", o.model, "The .onnx model")->required();
+  sub->add_option("--input-shapes", o.inputShapes, "Static input shapes, e.g. \"data:[1,3,224,224]\"");
+  sub->add_option("--emit", o.emit, "What to print: graph (as imported), optimized, fused, dot (of the fused graph)")
+      ->transform(CLI::CheckedTransformer(std::map<std::string, GraphEmit>{{"graph", GraphEmit::Graph},
+                                                                           {"optimized", GraphEmit::Optimized},
+                                                                           {"fused", GraphEmit::Fused},
+                                                                           {"dot", GraphEmit::Dot}},
+                                          CLI::ignore_case));
+  sub->add_flag("--print-after-all", o.printAfterAll, "Print the graph after every pass (to stderr)");
+  sub->add_option("--output,-o", o.output, "Write to this file instead of stdout");
+  return sub;
+}
+
+int run() {
+  const GraphOptions& o = options();
+  frontend::ImportOptions io;
+  if (!o.inputShapes.empty()) io.inputShapes = frontend::parseInputShapes(o.inputShapes);
+  graph::Module m = frontend::importOnnx(o.model, io);
+  std::vector<std::string> passes;
+  if (o.emit == GraphEmit::Optimized) passes = graph::optimizePipeline();
+  if (o.emit == GraphEmit::Fused || o.emit == GraphEmit::Dot) passes = graph::fusePipeline();
+  graph::AfterPass after;
+  if (o.printAfterAll)
+    after = [](const std::string& pass, const graph::Module& mod, bool changed) {
+      std::cerr << "// ---- after " << pass << (changed ? "" : " (unchanged)") << " ----\n";
+      if (changed) std::cerr << graph::printModule(mod);
+    };
+  m = graph::runGraphPasses(m, passes, after);
+  std::string text = o.emit == GraphEmit::Dot ? graph::toDot(m.main()) : graph::printModule(m);
+  if (o.output.empty()) {
+    std::cout << text;
+    return 0;
+  }
+  std::ofstream out(o.output, std::ios::binary);
+  if (!out) LOOM_THROW(Error) << o.output << ": cannot open for writing";
+  out << text;
+  if (!out.flush()) LOOM_THROW(Error) << o.output << ": write error";
+  return 0;
+}
+
+const bool registered = addCommand({setup, run});
+
+}  // namespace
+
+}  // namespace loom::cli

@@ -1,0 +1,69 @@
+// Internals shared by the ONNX importer files: the conversion context and the converter table.
+#pragma once
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <onnx/onnx_pb.h>  // defines ONNX_API, then includes onnx-ml.pb.h
+
+#include "core/frontend/onnx/OnnxImporter.h"
+#include "core/graph/Expr.h"
+
+namespace loom::frontend::onnxi {
+
+/// The state of one import: the values produced so far and helpers for converters.
+class Context {
+public:
+  Context(std::string file, int opset) : m_file(std::move(file)), m_opset(opset) {}
+
+  int opset() const { return m_opset; }
+  const std::string& file() const { return m_file; }
+  std::unordered_map<std::string, graph::Expr>& values() { return m_values; }
+
+  /// The node being converted (set by the importer loop).
+  const onnx::NodeProto* node = nullptr;
+
+  /// Throws ImportError "file: node 'n' (Op): message".
+  [[noreturn]] void fail(const std::string& message) const;
+
+  bool hasInput(int i) const;
+  graph::Expr input(int i) const;
+  int numInputs() const { return node->input_size(); }
+  /// The input's value as a constant, folding constant subgraphs; fails when it is not constant.
+  runtime::NDArray constInput(int i) const;
+  std::vector<int64_t> constInts(int i) const;
+  std::vector<double> constFloats(int i) const;
+
+  const onnx::AttributeProto* attr(const std::string& name) const;
+  int64_t attrInt(const std::string& name, int64_t def) const;
+  double attrFloat(const std::string& name, double def) const;
+  std::string attrString(const std::string& name, const std::string& def) const;
+  std::vector<int64_t> attrInts(const std::string& name, std::vector<int64_t> def = {}) const;
+  std::vector<double> attrFloats(const std::string& name, std::vector<double> def = {}) const;
+
+  /// The typed tensor type of `e` (infers it); fails when it is a tuple.
+  const graph::TensorTypeNode& tensorType(const graph::Expr& e) const;
+  /// The static shape of `e`; fails naming the symbolic dims when it is not static.
+  std::vector<int64_t> staticShape(const graph::Expr& e) const;
+
+  /// A call of `op` named after the current node.
+  graph::Expr call(const std::string& op, std::vector<graph::Expr> args, graph::Attrs attrs = {}) const;
+
+private:
+  std::string m_file;
+  int m_opset;
+  std::unordered_map<std::string, graph::Expr> m_values;
+};
+
+/// A converter returns the node's outputs, in order (fewer than the node declares is fine when
+/// the rest are unused).
+using Converter = std::function<std::vector<graph::Expr>(Context&)>;
+const std::unordered_map<std::string, Converter>& converters();
+
+/// TensorProto -> NDArray; throws ImportError naming `what` for unsupported element types.
+runtime::NDArray tensorFromProto(const onnx::TensorProto& t, const std::string& what);
+/// ONNX element type code -> DataType; ok=false when unsupported.
+DataType dtypeFromOnnx(int code, bool* ok);
+
+}  // namespace loom::frontend::onnxi

@@ -1,0 +1,720 @@
+// The ONNX op converters: one entry per op type, each building graph ops (Relay-style names).
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <numeric>
+
+#include "core/frontend/onnx/OnnxContext.h"
+#include "core/graph/Op.h"
+
+namespace loom::frontend::onnxi {
+
+using namespace graph;
+
+namespace {
+
+using Outs = std::vector<Expr>;
+
+Expr scalarLike(const Context& ctx, double v, const Expr& like) { return makeScalar(v, ctx.tensorType(like).dtype); }
+
+Expr reshapeTo(const Context& ctx, const Expr& x, const std::vector<int64_t>& shape) {
+  return ctx.call("reshape", {x}, {{"newshape", shape}});
+}
+
+int64_t normAxis(const Context& ctx, int64_t axis, int64_t ndim) {
+  int64_t a = axis < 0 ? axis + ndim : axis;
+  if (a < 0 || a >= ndim) ctx.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(ndim));
+  return a;
+}
+
+Converter unary(const std::string& op) {
+  return [op](Context& c) { return Outs{c.call(op, {c.input(0)})}; };
+}
+
+Converter binary(const std::string& op) {
+  return [op](Context& c) { return Outs{c.call(op, {c.input(0), c.input(1)})}; };
+}
+
+/// Min/Max/Sum/Mean: a left fold of the binary op over every input.
+Converter variadic(const std::string& op, bool mean) {
+  return [op, mean](Context& c) {
+    Expr acc = c.input(0);
+    for (int i = 1; i < c.numInputs(); ++i) acc = c.call(op, {acc, c.input(i)});
+    if (mean) acc = c.call("divide", {acc, scalarLike(c, double(c.numInputs()), acc)});
+    return Outs{acc};
+  };
+}
+
+/// Spatial padding for auto_pad (SAME_UPPER / SAME_LOWER / VALID) or explicit pads, as
+/// (begin..., end...) for `spatial` dims.
+std::vector<int64_t> convPads(const Context& c, const std::vector<int64_t>& inSpatial, const std::vector<int64_t>& kernel,
+                              const std::vector<int64_t>& strides, const std::vector<int64_t>& dilations) {
+  size_t n = kernel.size();
+  std::string autoPad = c.attrString("auto_pad", "NOTSET");
+  if (autoPad == "NOTSET") {
+    std::vector<int64_t> pads = c.attrInts("pads", std::vector<int64_t>(2 * n, 0));
+    if (pads.size() != 2 * n) c.fail("pads must have " + std::to_string(2 * n) + " entries");
+    return pads;
+  }
+  std::vector<int64_t> pads(2 * n, 0);
+  if (autoPad == "VALID") return pads;
+  if (autoPad != "SAME_UPPER" && autoPad != "SAME_LOWER") c.fail("unknown auto_pad '" + autoPad + "'");
+  for (size_t i = 0; i < n; ++i) {
+    int64_t out = (inSpatial[i] + strides[i] - 1) / strides[i];
+    int64_t total = std::max<int64_t>((out - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 - inSpatial[i], 0);
+    int64_t small = total / 2, big = total - small;
+    pads[i] = autoPad == "SAME_UPPER" ? small : big;
+    pads[i + n] = autoPad == "SAME_UPPER" ? big : small;
+  }
+  return pads;
+}
+
+Outs conv(Context& c) {
+  Expr x = c.input(0), w = c.input(1);
+  std::vector<int64_t> xs = c.staticShape(x), ws = c.staticShape(w);
+  if (xs.size() != 3 && xs.size() != 4) c.fail("only 1-D and 2-D convolutions are supported (data rank " + std::to_string(xs.size()) + ")");
+  bool oneD = xs.size() == 3;
+  size_t n = xs.size() - 2;
+  std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
+  std::vector<int64_t> strides = c.attrInts("strides", std::vector<int64_t>(n, 1));
+  std::vector<int64_t> dil = c.attrInts("dilations", std::vector<int64_t>(n, 1));
+  std::vector<int64_t> pads = convPads(c, std::vector<int64_t>(xs.begin() + 2, xs.end()), kernel, strides, dil);
+  if (oneD) {
+    x = reshapeTo(c, x, {xs[0], xs[1], 1, xs[2]});
+    w = reshapeTo(c, w, {ws[0], ws[1], 1, ws[2]});
+    strides.insert(strides.begin(), 1);
+    dil.insert(dil.begin(), 1);
+    pads = {0, pads[0], 0, pads[1]};
+  }
+  Expr y = c.call("nn.conv2d", {x, w},
+                  {{"strides", strides}, {"padding", pads}, {"dilation", dil}, {"groups", c.attrInt("group", 1)}});
+  if (c.hasInput(2)) y = c.call("nn.bias_add", {y, c.input(2)}, {{"axis", int64_t(1)}});
+  if (oneD) {
+    std::vector<int64_t> ys = c.staticShape(y);
+    y = reshapeTo(c, y, {ys[0], ys[1], ys[3]});
+  }
+  return {y};
+}
+
+Outs convTranspose(Context& c) {
+  Expr x = c.input(0), w = c.input(1);
+  std::vector<int64_t> xs = c.staticShape(x), ws = c.staticShape(w);
+  if (xs.size() != 4) c.fail("only 2-D transposed convolutions are supported");
+  std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
+  std::vector<int64_t> strides = c.attrInts("strides", {1, 1}), dil = c.attrInts("dilations", {1, 1});
+  std::vector<int64_t> outPad = c.attrInts("output_padding", {0, 0});
+  std::vector<int64_t> pads = c.attrInts("pads", {0, 0, 0, 0});
+  std::string autoPad = c.attrString("auto_pad", "NOTSET");
+  std::vector<int64_t> outShape = c.attrInts("output_shape");
+  if (!outShape.empty() || autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    if (outShape.size() > 2) outShape.erase(outShape.begin(), outShape.end() - 2);
+    for (int i = 0; i < 2; ++i) {
+      int64_t target = outShape.empty() ? xs[2 + i] * strides[i] : outShape[i];
+      int64_t total = strides[i] * (xs[2 + i] - 1) + outPad[i] + (kernel[i] - 1) * dil[i] + 1 - target;
+      if (total < 0) {  // the requested shape is larger than the full output: extend at the end
+        outPad[i] -= total;
+        total = 0;
+      }
+      if (autoPad == "SAME_UPPER") {
+        pads[i] = total / 2;
+        pads[i + 2] = total - total / 2;
+      } else {
+        pads[i] = total - total / 2;
+        pads[i + 2] = total / 2;
+      }
+    }
+  } else if (autoPad == "VALID") {
+    pads = {0, 0, 0, 0};
+  }
+  Expr y = c.call("nn.conv2d_transpose", {x, w},
+                  {{"strides", strides}, {"padding", pads}, {"dilation", dil}, {"groups", c.attrInt("group", 1)},
+                   {"output_padding", outPad}});
+  if (c.hasInput(2)) y = c.call("nn.bias_add", {y, c.input(2)}, {{"axis", int64_t(1)}});
+  return {y};
+}
+
+Outs gemm(Context& c) {
+  Expr a = c.input(0), b = c.input(1);
+  if (c.attrInt("transA", 0)) a = c.call("transpose", {a}, {{"axes", std::vector<int64_t>{1, 0}}});
+  if (!c.attrInt("transB", 0)) b = c.call("transpose", {b}, {{"axes", std::vector<int64_t>{1, 0}}});
+  Expr y = c.call("nn.dense", {a, b});
+  double alpha = c.attrFloat("alpha", 1.0), beta = c.attrFloat("beta", 1.0);
+  if (alpha != 1.0) y = c.call("multiply", {y, scalarLike(c, alpha, y)});
+  if (c.hasInput(2)) {
+    Expr bias = c.input(2);
+    if (beta != 1.0) bias = c.call("multiply", {bias, scalarLike(c, beta, bias)});
+    y = c.call("add", {y, bias});
+  }
+  return {y};
+}
+
+Outs matmul(Context& c) {
+  Expr a = c.input(0), b = c.input(1);
+  const TensorTypeNode& bt = c.tensorType(b);
+  const TensorTypeNode& at = c.tensorType(a);
+  // (..., K) x (K, N): a dense layer (TVM does the same), which fuses with what follows.
+  if (bt.ndim() == 2 && at.ndim() >= 2)
+    return {c.call("nn.dense", {a, c.call("transpose", {b}, {{"axes", std::vector<int64_t>{1, 0}}})})};
+  return {c.call("nn.matmul", {a, b})};
+}
+
+Outs batchNorm(Context& c) {
+  return {c.call("nn.batch_norm", {c.input(0), c.input(1), c.input(2), c.input(3), c.input(4)},
+                 {{"epsilon", c.attrFloat("epsilon", 1e-5)}})};
+}
+
+Outs layerNorm(Context& c) {
+  Expr x = c.input(0);
+  int64_t axis = c.attrInt("axis", -1);
+  Expr bias;
+  if (c.hasInput(2)) bias = c.input(2);
+  else {
+    const TensorTypeNode& st = c.tensorType(c.input(1));
+    runtime::NDArray z = runtime::NDArray::empty(st.staticShape(), toDType(st.dtype));
+    bias = makeConstant(z);
+  }
+  double eps = c.attrFloat("epsilon", 1e-5);
+  Outs outs{c.call("nn.layer_norm", {x, c.input(1), bias}, {{"axis", axis}, {"epsilon", eps}})};
+  bool wantStats = c.node->output_size() > 1;
+  if (!wantStats) return outs;
+  // The optional Mean and InvStdDev outputs, over the normalized axes (kept as size 1).
+  const TensorTypeNode& t = c.tensorType(x);
+  int64_t nd = int64_t(t.ndim()), a = normAxis(c, axis, nd);
+  std::vector<int64_t> axes;
+  for (int64_t i = a; i < nd; ++i) axes.push_back(i);
+  Attrs reduce{{"axis", axes}, {"keepdims", int64_t(1)}};
+  Expr mean = c.call("mean", {x}, reduce);
+  Expr d = c.call("subtract", {x, mean});
+  Expr var = c.call("mean", {c.call("multiply", {d, d})}, reduce);
+  outs.push_back(mean);
+  outs.push_back(c.call("rsqrt", {c.call("add", {var, scalarLike(c, eps, x)})}));
+  return outs;
+}
+
+Outs prelu(Context& c) {
+  Expr x = c.input(0), slope = c.input(1);
+  Expr neg = c.call("less", {x, scalarLike(c, 0, x)});
+  return {c.call("where", {neg, c.call("multiply", {x, slope}), x})};
+}
+
+Outs elu(Context& c) {
+  Expr x = c.input(0);
+  double alpha = c.attrFloat("alpha", 1.0);
+  Expr em1 = c.call("subtract", {c.call("exp", {x}), scalarLike(c, 1, x)});
+  Expr neg = c.call("multiply", {em1, scalarLike(c, alpha, x)});
+  return {c.call("where", {c.call("less", {x, scalarLike(c, 0, x)}), neg, x})};
+}
+
+Outs selu(Context& c) {
+  Expr x = c.input(0);
+  double alpha = c.attrFloat("alpha", 1.67326319217681884765625), gamma = c.attrFloat("gamma", 1.05070102214813232421875);
+  Expr em1 = c.call("subtract", {c.call("exp", {x}), scalarLike(c, 1, x)});
+  Expr neg = c.call("multiply", {em1, scalarLike(c, alpha, x)});
+  Expr y = c.call("where", {c.call("less_equal", {x, scalarLike(c, 0, x)}), neg, x});
+  return {c.call("multiply", {y, scalarLike(c, gamma, x)})};
+}
+
+Outs hardSigmoid(Context& c) {
+  Expr x = c.input(0);
+  Expr y = c.call("add", {c.call("multiply", {x, scalarLike(c, c.attrFloat("alpha", 0.2), x)}),
+                          scalarLike(c, c.attrFloat("beta", 0.5), x)});
+  return {c.call("clip", {y}, {{"a_min", 0.0}, {"a_max", 1.0}})};
+}
+
+Outs hardSwish(Context& c) {
+  Expr x = c.input(0);
+  Expr y = c.call("add", {c.call("multiply", {x, scalarLike(c, 1.0 / 6.0, x)}), scalarLike(c, 0.5, x)});
+  return {c.call("multiply", {x, c.call("clip", {y}, {{"a_min", 0.0}, {"a_max", 1.0}})})};
+}
+
+Outs softplus(Context& c) {
+  Expr x = c.input(0);
+  return {c.call("log", {c.call("add", {c.call("exp", {x}), scalarLike(c, 1, x)})})};
+}
+
+Outs clip(Context& c) {
+  double lo = -std::numeric_limits<double>::infinity(), hi = std::numeric_limits<double>::infinity();
+  if (c.opset() < 11) {
+    lo = c.attrFloat("min", lo);
+    hi = c.attrFloat("max", hi);
+  } else {
+    if (c.hasInput(1)) lo = c.constFloats(1).at(0);
+    if (c.hasInput(2)) hi = c.constFloats(2).at(0);
+  }
+  return {c.call("clip", {c.input(0)}, {{"a_min", lo}, {"a_max", hi}})};
+}
+
+Outs reciprocal(Context& c) {
+  Expr x = c.input(0);
+  return {c.call("divide", {scalarLike(c, 1, x), x})};
+}
+
+Outs pow(Context& c) {
+  Expr x = c.input(0), y = c.input(1);
+  DataType xt = c.tensorType(x).dtype;
+  if (c.tensorType(y).dtype != xt) y = c.call("cast", {y}, {{"dtype", xt}});
+  return {c.call("power", {x, y})};
+}
+
+Outs pool(Context& c, bool isMax) {
+  Expr x = c.input(0);
+  std::vector<int64_t> xs = c.staticShape(x);
+  if (xs.size() != 4 && xs.size() != 3) c.fail("only 1-D and 2-D pooling is supported");
+  if (c.node->output_size() > 1 && !c.node->output(1).empty()) c.fail("the Indices output is not supported");
+  if (c.attrInt("storage_order", 0) != 0) c.fail("storage_order=1 is not supported");
+  bool oneD = xs.size() == 3;
+  std::vector<int64_t> kernel = c.attrInts("kernel_shape");
+  size_t n = xs.size() - 2;
+  if (kernel.size() != n) c.fail("kernel_shape must have " + std::to_string(n) + " entries");
+  std::vector<int64_t> strides = c.attrInts("strides", std::vector<int64_t>(n, 1));
+  std::vector<int64_t> dil = c.attrInts("dilations", std::vector<int64_t>(n, 1));
+  std::vector<int64_t> pads = convPads(c, std::vector<int64_t>(xs.begin() + 2, xs.end()), kernel, strides, dil);
+  if (oneD) {
+    x = reshapeTo(c, x, {xs[0], xs[1], 1, xs[2]});
+    kernel.insert(kernel.begin(), 1);
+    strides.insert(strides.begin(), 1);
+    dil.insert(dil.begin(), 1);
+    pads = {0, pads[0], 0, pads[1]};
+  }
+  Attrs a{{"pool_size", kernel}, {"strides", strides}, {"padding", pads}, {"dilation", dil},
+          {"ceil_mode", c.attrInt("ceil_mode", 0)}};
+  if (!isMax) a.set("count_include_pad", c.attrInt("count_include_pad", 0));
+  Expr y = c.call(isMax ? "nn.max_pool2d" : "nn.avg_pool2d", {x}, a);
+  if (oneD) {
+    std::vector<int64_t> ys = c.staticShape(y);
+    y = reshapeTo(c, y, {ys[0], ys[1], ys[3]});
+  }
+  return {y};
+}
+
+Outs globalPool(Context& c, bool isMax) {
+  Expr x = c.input(0);
+  const TensorTypeNode& t = c.tensorType(x);
+  if (t.ndim() == 4) return {c.call(isMax ? "nn.global_max_pool2d" : "nn.global_avg_pool2d", {x})};
+  std::vector<int64_t> axes;
+  for (size_t i = 2; i < t.ndim(); ++i) axes.push_back(int64_t(i));
+  return {c.call(isMax ? "max" : "mean", {x}, {{"axis", axes}, {"keepdims", int64_t(1)}})};
+}
+
+Outs flatten(Context& c) {
+  Expr x = c.input(0);
+  std::vector<int64_t> s = c.staticShape(x);
+  int64_t axis = c.attrInt("axis", 1);
+  if (axis < 0) axis += int64_t(s.size());
+  if (axis < 0 || axis > int64_t(s.size())) c.fail("axis out of range");
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < int64_t(s.size()); ++i) (i < axis ? outer : inner) *= s[i];
+  return {reshapeTo(c, x, {outer, inner})};
+}
+
+Outs reshape(Context& c) {
+  Expr x = c.input(0);
+  std::vector<int64_t> in = c.staticShape(x);
+  std::vector<int64_t> target = c.opset() < 5 ? c.attrInts("shape") : c.constInts(1);
+  bool allowZero = c.attrInt("allowzero", 0) != 0;
+  int64_t known = 1, infer = -1;
+  for (size_t i = 0; i < target.size(); ++i) {
+    if (target[i] == 0 && !allowZero) {
+      if (i >= in.size()) c.fail("shape entry 0 at position " + std::to_string(i) + " has no input dimension to copy");
+      target[i] = in[i];
+    }
+    if (target[i] == -1) {
+      if (infer >= 0) c.fail("shape has more than one -1");
+      infer = int64_t(i);
+    } else if (target[i] < 0) {
+      c.fail("invalid shape entry " + std::to_string(target[i]));
+    } else {
+      known *= target[i];
+    }
+  }
+  int64_t total = std::accumulate(in.begin(), in.end(), int64_t(1), std::multiplies<int64_t>());
+  if (infer >= 0) {
+    if (known == 0 || total % known != 0) c.fail("cannot infer the -1 dimension of the target shape");
+    target[infer] = total / known;
+  }
+  return {reshapeTo(c, x, target)};
+}
+
+Outs transpose(Context& c) {
+  return {c.call("transpose", {c.input(0)}, {{"axes", c.attrInts("perm")}})};
+}
+
+Outs concat(Context& c) {
+  std::vector<Expr> args;
+  for (int i = 0; i < c.numInputs(); ++i)
+    if (c.hasInput(i)) args.push_back(c.input(i));
+  return {c.call("concatenate", args, {{"axis", c.attrInt("axis", 0)}})};
+}
+
+Outs split(Context& c) {
+  Expr x = c.input(0);
+  std::vector<int64_t> s = c.staticShape(x);
+  int64_t axis = normAxis(c, c.attrInt("axis", 0), int64_t(s.size()));
+  std::vector<int64_t> sizes;
+  if (c.opset() >= 13 && c.hasInput(1)) sizes = c.constInts(1);
+  else if (c.opset() < 13) sizes = c.attrInts("split");
+  if (sizes.empty()) {
+    int64_t n = c.node->output_size();
+    if (s[axis] % n != 0) c.fail("dimension " + std::to_string(s[axis]) + " does not split evenly into " + std::to_string(n));
+    sizes.assign(size_t(n), s[axis] / n);
+  }
+  Expr t = c.call("split", {x}, {{"sections", sizes}, {"axis", axis}});
+  Outs outs;
+  for (size_t i = 0; i < sizes.size(); ++i) outs.push_back(makeTupleGetItem(t, int(i)));
+  return outs;
+}
+
+Outs slice(Context& c) {
+  Expr x = c.input(0);
+  const TensorTypeNode& t = c.tensorType(x);
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (c.opset() < 10) {
+    starts = c.attrInts("starts");
+    ends = c.attrInts("ends");
+    axes = c.attrInts("axes");
+  } else {
+    starts = c.constInts(1);
+    ends = c.constInts(2);
+    if (c.hasInput(3)) axes = c.constInts(3);
+    if (c.hasInput(4)) steps = c.constInts(4);
+  }
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(int64_t(i));
+  for (int64_t& a : axes) a = normAxis(c, a, int64_t(t.ndim()));
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  // Clamp int64 sentinels so the attribute values stay readable.
+  for (auto* v : {&starts, &ends})
+    for (int64_t& e : *v) e = std::clamp<int64_t>(e, -(int64_t(1) << 40), int64_t(1) << 40);
+  return {c.call("strided_slice", {x}, {{"begin", starts}, {"end", ends}, {"strides", steps}, {"axes", axes}})};
+}
+
+Outs gather(Context& c) {
+  return {c.call("take", {c.input(0), c.input(1)}, {{"axis", c.attrInt("axis", 0)}})};
+}
+
+Outs squeeze(Context& c) {
+  Expr x = c.input(0);
+  std::vector<int64_t> s = c.staticShape(x);
+  std::vector<int64_t> axes = c.opset() < 13 ? c.attrInts("axes") : (c.hasInput(1) ? c.constInts(1) : std::vector<int64_t>{});
+  std::vector<bool> drop(s.size(), false);
+  if (axes.empty())
+    for (size_t i = 0; i < s.size(); ++i) drop[i] = s[i] == 1;
+  for (int64_t a : axes) {
+    int64_t n = normAxis(c, a, int64_t(s.size()));
+    if (s[n] != 1) c.fail("cannot squeeze dimension " + std::to_string(n) + " of size " + std::to_string(s[n]));
+    drop[n] = true;
+  }
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < s.size(); ++i)
+    if (!drop[i]) out.push_back(s[i]);
+  return {reshapeTo(c, x, out)};
+}
+
+Outs unsqueeze(Context& c) {
+  Expr x = c.input(0);
+  std::vector<int64_t> s = c.staticShape(x);
+  std::vector<int64_t> axes = c.opset() < 13 ? c.attrInts("axes") : c.constInts(1);
+  int64_t rank = int64_t(s.size() + axes.size());
+  std::vector<bool> isNew(size_t(rank), false);
+  for (int64_t a : axes) isNew[size_t(normAxis(c, a, rank))] = true;
+  std::vector<int64_t> out;
+  size_t k = 0;
+  for (int64_t i = 0; i < rank; ++i) out.push_back(isNew[i] ? 1 : s.at(k++));
+  return {reshapeTo(c, x, out)};
+}
+
+Outs pad(Context& c) {
+  Expr x = c.input(0);
+  const TensorTypeNode& t = c.tensorType(x);
+  std::vector<int64_t> pads;
+  double value = 0;
+  if (c.opset() < 11) {
+    pads = c.attrInts("pads");
+    value = c.attrFloat("value", 0.0);
+  } else {
+    pads = c.constInts(1);
+    if (c.hasInput(2)) value = c.constFloats(2).at(0);
+    if (c.hasInput(3)) c.fail("the axes input of Pad is not supported");
+  }
+  size_t n = t.ndim();
+  if (pads.size() != 2 * n) c.fail("pads must have " + std::to_string(2 * n) + " entries");
+  std::vector<int64_t> pw;
+  for (size_t i = 0; i < n; ++i) {
+    if (pads[i] < 0 || pads[i + n] < 0) c.fail("negative pads are not supported");
+    pw.push_back(pads[i]);
+    pw.push_back(pads[i + n]);
+  }
+  std::string mode = c.attrString("mode", "constant");
+  return {c.call("nn.pad", {x}, {{"pad_width", pw}, {"pad_value", value}, {"pad_mode", mode}})};
+}
+
+Outs resize(Context& c) {
+  Expr x = c.input(0);
+  std::vector<int64_t> s = c.staticShape(x);
+  if (s.size() != 4) c.fail("only 4-D (NCHW) Resize is supported");
+  std::vector<int64_t> out;
+  std::vector<double> scales;
+  int scalesInput = c.opset() < 11 ? 1 : 2;
+  if (c.opset() >= 11 && c.hasInput(3)) {
+    out = c.constInts(3);
+  } else if (c.hasInput(scalesInput)) {
+    scales = c.constFloats(scalesInput);
+    if (scales.size() != 4) c.fail("scales must have 4 entries");
+    for (size_t i = 0; i < 4; ++i) out.push_back(int64_t(std::floor(double(s[i]) * scales[i])));
+  }
+  if (out.size() != 4) c.fail("needs 4 output sizes or scales");
+  if (out[0] != s[0] || out[1] != s[1]) c.fail("resizing the batch or channel dims is not supported");
+  std::string mode = c.attrString("mode", "nearest");
+  if (mode != "nearest" && mode != "linear") c.fail("mode '" + mode + "' is not supported (nearest, linear)");
+  std::string ctm = c.opset() < 11 ? "asymmetric" : c.attrString("coordinate_transformation_mode", "half_pixel");
+  if (ctm == "tf_crop_and_resize") c.fail("coordinate_transformation_mode tf_crop_and_resize is not supported");
+  std::string rounding = mode == "nearest" ? (c.opset() < 11 ? "floor" : c.attrString("nearest_mode", "round_prefer_floor"))
+                                           : "round_prefer_floor";
+  return {c.call("image.resize2d", {x},
+                 {{"size", std::vector<int64_t>{out[2], out[3]}},
+                  {"method", std::string(mode == "nearest" ? "nearest_neighbor" : "linear")},
+                  {"coordinate_transformation_mode", ctm},
+                  {"rounding_method", rounding},
+                  {"scales", scales.empty() ? std::vector<double>{} : std::vector<double>{scales[2], scales[3]}}})};
+}
+
+Outs softmax(Context& c, bool log) {
+  Expr x = c.input(0);
+  const TensorTypeNode& t = c.tensorType(x);
+  int64_t nd = int64_t(t.ndim());
+  const char* op = log ? "nn.log_softmax" : "nn.softmax";
+  if (c.opset() >= 13) return {c.call(op, {x}, {{"axis", c.attrInt("axis", -1)}})};
+  // Before opset 13 the input is coerced to 2-D at axis (default 1).
+  int64_t axis = normAxis(c, c.attrInt("axis", 1), nd);
+  if (axis == nd - 1) return {c.call(op, {x}, {{"axis", int64_t(-1)}})};
+  std::vector<int64_t> s = c.staticShape(x);
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < nd; ++i) (i < axis ? outer : inner) *= s[i];
+  Expr y = c.call(op, {reshapeTo(c, x, {outer, inner})}, {{"axis", int64_t(-1)}});
+  return {reshapeTo(c, y, s)};
+}
+
+Converter reduce(const std::string& op) {
+  return [op](Context& c) {
+    Expr x = c.input(0);
+    std::vector<int64_t> axes = c.attrInts("axes");
+    bool axesAsInput = op == "sum" && c.opset() >= 13;
+    if (axesAsInput && c.hasInput(1)) axes = c.constInts(1);
+    if (axesAsInput && axes.empty() && c.attrInt("noop_with_empty_axes", 0)) return Outs{x};
+    return Outs{c.call(op, {x}, {{"axis", axes}, {"keepdims", c.attrInt("keepdims", 1)}})};
+  };
+}
+
+Converter argReduce(const std::string& op) {
+  return [op](Context& c) {
+    return Outs{c.call(op, {c.input(0)},
+                       {{"axis", c.attrInt("axis", 0)},
+                        {"keepdims", c.attrInt("keepdims", 1)},
+                        {"select_last_index", c.attrInt("select_last_index", 0)}})};
+  };
+}
+
+Outs shape(Context& c) {
+  Expr s = c.call("shape_of", {c.input(0)});
+  int64_t rank = int64_t(c.tensorType(c.input(0)).ndim());
+  int64_t start = c.attrInt("start", 0), end = c.attrInt("end", rank);
+  if (start != 0 || end != rank)
+    s = c.call("strided_slice", {s},
+               {{"begin", std::vector<int64_t>{start}}, {"end", std::vector<int64_t>{end}}});
+  return {s};
+}
+
+Outs constantOfShape(Context& c) {
+  std::vector<int64_t> shape = c.constInts(0);
+  runtime::NDArray value;
+  if (const auto* a = c.attr("value")) value = tensorFromProto(a->t(), c.file() + ": node '" + c.node->name() + "'");
+  else {
+    value = runtime::NDArray::empty({1}, runtime::DType::f32());
+  }
+  runtime::NDArray out = runtime::NDArray::empty(shape, value.dtype());
+  size_t eb = value.dtype().bytes();
+  for (int64_t i = 0; i < out.numel(); ++i)
+    std::memcpy(static_cast<char*>(out.data()) + size_t(i) * eb, value.data(), eb);
+  return {makeConstant(out)};
+}
+
+Outs expand(Context& c) {
+  Expr x = c.input(0);
+  std::vector<int64_t> target = c.constInts(1);
+  std::vector<int64_t> s = c.staticShape(x);
+  size_t n = std::max(s.size(), target.size());
+  std::vector<int64_t> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t a = i < n - s.size() ? 1 : s[i - (n - s.size())];
+    int64_t b = i < n - target.size() ? 1 : target[i - (n - target.size())];
+    if (a != b && a != 1 && b != 1) c.fail("shape " + std::to_string(a) + " vs " + std::to_string(b) + " does not broadcast");
+    out[i] = a == 1 ? b : a;
+  }
+  return {c.call("broadcast_to", {x}, {{"shape", out}})};
+}
+
+Outs tile(Context& c) { return {c.call("tile", {c.input(0)}, {{"reps", c.constInts(1)}})}; }
+
+Outs cast(Context& c) {
+  bool ok = false;
+  DataType t = dtypeFromOnnx(int(c.attrInt("to", 1)), &ok);
+  if (!ok) c.fail("cast to unsupported element type " + std::to_string(c.attrInt("to", 1)));
+  return {c.call("cast", {c.input(0)}, {{"dtype", t}})};
+}
+
+Outs dropout(Context& c) {
+  if (c.node->output_size() > 1 && !c.node->output(1).empty()) c.fail("the mask output of Dropout is not supported");
+  double ratio = c.opset() >= 12 && c.hasInput(1) ? c.constFloats(1).at(0) : c.attrFloat("ratio", 0.5);
+  if (c.opset() >= 12 && c.hasInput(2) && c.constInts(2).at(0) != 0 && ratio != 0)
+    c.fail("training-mode Dropout (random masks) is not supported");
+  return {c.call("nn.dropout", {c.input(0)}, {{"rate", ratio}})};
+}
+
+Outs constant(Context& c) {
+  std::string what = c.file() + ": node '" + c.node->name() + "'";
+  if (const auto* a = c.attr("value")) return {makeConstant(tensorFromProto(a->t(), what))};
+  auto vec = [&](const std::vector<int64_t>& shape, DataType t, auto fill) {
+    runtime::NDArray arr = runtime::NDArray::empty(shape, toDType(t));
+    fill(arr);
+    return Outs{makeConstant(arr)};
+  };
+  if (const auto* a = c.attr("value_float"))
+    return vec({}, DataType::Float(32), [&](runtime::NDArray& r) { *r.as<float>() = a->f(); });
+  if (const auto* a = c.attr("value_int"))
+    return vec({}, DataType::Int(64), [&](runtime::NDArray& r) { *r.as<int64_t>() = a->i(); });
+  if (const auto* a = c.attr("value_floats"))
+    return vec({int64_t(a->floats_size())}, DataType::Float(32), [&](runtime::NDArray& r) {
+      for (int i = 0; i < a->floats_size(); ++i) r.as<float>()[i] = a->floats(i);
+    });
+  if (const auto* a = c.attr("value_ints"))
+    return vec({int64_t(a->ints_size())}, DataType::Int(64), [&](runtime::NDArray& r) {
+      for (int i = 0; i < a->ints_size(); ++i) r.as<int64_t>()[i] = a->ints(i);
+    });
+  c.fail("Constant without a supported value attribute (sparse and string values are not supported)");
+}
+
+Outs range(Context& c) {
+  double start = c.constFloats(0).at(0), limit = c.constFloats(1).at(0), delta = c.constFloats(2).at(0);
+  if (delta == 0) c.fail("delta must not be 0");
+  int64_t n = std::max<int64_t>(int64_t(std::ceil((limit - start) / delta)), 0);
+  DataType t = toDataType(c.constInput(0).dtype());
+  runtime::NDArray a = runtime::NDArray::empty({n}, toDType(t));
+  for (int64_t i = 0; i < n; ++i) {
+    double v = start + double(i) * delta;
+    if (t == DataType::Float(32)) a.as<float>()[i] = float(v);
+    else if (t == DataType::Float(64)) a.as<double>()[i] = v;
+    else if (t == DataType::Int(64)) a.as<int64_t>()[i] = int64_t(v);
+    else if (t == DataType::Int(32)) a.as<int32_t>()[i] = int32_t(v);
+    else c.fail("Range of " + t.str() + " is not supported");
+  }
+  return {makeConstant(a)};
+}
+
+Outs depthToSpace(Context& c) {
+  return {c.call("nn.depth_to_space", {c.input(0)},
+                 {{"block_size", c.attrInt("blocksize", 1)}, {"mode", c.attrString("mode", "DCR")}})};
+}
+
+Outs spaceToDepth(Context& c) {
+  return {c.call("nn.space_to_depth", {c.input(0)}, {{"block_size", c.attrInt("blocksize", 1)}})};
+}
+
+}  // namespace
+
+const std::unordered_map<std::string, Converter>& converters() {
+  static const std::unordered_map<std::string, Converter> table{
+      {"Conv", conv},
+      {"ConvTranspose", convTranspose},
+      {"Gemm", gemm},
+      {"MatMul", matmul},
+      {"BatchNormalization", batchNorm},
+      {"InstanceNormalization",
+       [](Context& c) {
+         return Outs{c.call("nn.instance_norm", {c.input(0), c.input(1), c.input(2)},
+                            {{"epsilon", c.attrFloat("epsilon", 1e-5)}})};
+       }},
+      {"LayerNormalization", layerNorm},
+      {"Relu", unary("nn.relu")},
+      {"LeakyRelu",
+       [](Context& c) { return Outs{c.call("nn.leaky_relu", {c.input(0)}, {{"alpha", c.attrFloat("alpha", 0.01)}})}; }},
+      {"PRelu", prelu},
+      {"Elu", elu},
+      {"Selu", selu},
+      {"Sigmoid", unary("sigmoid")},
+      {"HardSigmoid", hardSigmoid},
+      {"HardSwish", hardSwish},
+      {"Tanh", unary("tanh")},
+      {"Softplus", softplus},
+      {"Clip", clip},
+      {"Erf", unary("erf")},
+      {"Add", binary("add")},
+      {"Sub", binary("subtract")},
+      {"Mul", binary("multiply")},
+      {"Div", binary("divide")},
+      {"Pow", pow},
+      {"Sqrt", unary("sqrt")},
+      {"Reciprocal", reciprocal},
+      {"Exp", unary("exp")},
+      {"Log", unary("log")},
+      {"Neg", unary("negative")},
+      {"Abs", unary("abs")},
+      {"Floor", unary("floor")},
+      {"Ceil", unary("ceil")},
+      {"Round", unary("round")},
+      {"Sign", unary("sign")},
+      {"Min", variadic("minimum", false)},
+      {"Max", variadic("maximum", false)},
+      {"Sum", variadic("add", false)},
+      {"Mean", variadic("add", true)},
+      {"MaxPool", [](Context& c) { return pool(c, true); }},
+      {"AveragePool", [](Context& c) { return pool(c, false); }},
+      {"GlobalAveragePool", [](Context& c) { return globalPool(c, false); }},
+      {"GlobalMaxPool", [](Context& c) { return globalPool(c, true); }},
+      {"Flatten", flatten},
+      {"Reshape", reshape},
+      {"Transpose", transpose},
+      {"Concat", concat},
+      {"Split", split},
+      {"Slice", slice},
+      {"Gather", gather},
+      {"Squeeze", squeeze},
+      {"Unsqueeze", unsqueeze},
+      {"Pad", pad},
+      {"Resize", resize},
+      {"Upsample", resize},
+      {"DepthToSpace", depthToSpace},
+      {"SpaceToDepth", spaceToDepth},
+      {"Softmax", [](Context& c) { return softmax(c, false); }},
+      {"LogSoftmax", [](Context& c) { return softmax(c, true); }},
+      {"ReduceMean", reduce("mean")},
+      {"ReduceSum", reduce("sum")},
+      {"ReduceMax", reduce("max")},
+      {"ReduceMin", reduce("min")},
+      {"ReduceProd", reduce("prod")},
+      {"ArgMax", argReduce("argmax")},
+      {"ArgMin", argReduce("argmin")},
+      {"Shape", shape},
+      {"ConstantOfShape", constantOfShape},
+      {"Expand", expand},
+      {"Tile", tile},
+      {"Where", [](Context& c) { return Outs{c.call("where", {c.input(0), c.input(1), c.input(2)})}; }},
+      {"Equal", binary("equal")},
+      {"Less", binary("less")},
+      {"LessOrEqual", binary("less_equal")},
+      {"Greater", binary("greater")},
+      {"GreaterOrEqual", binary("greater_equal")},
+      {"Not", unary("logical_not")},
+      {"And", binary("logical_and")},
+      {"Or", binary("logical_or")},
+      {"Xor", binary("logical_xor")},
+      {"Cast", cast},
+      {"Identity", [](Context& c) { return Outs{c.input(0)}; }},
+      {"Dropout", dropout},
+      {"Constant", constant},
+      {"Range", range},
+  };
+  return table;
+}
+
+}  // namespace loom::frontend::onnxi

@@ -1,0 +1,105 @@
+// The graph evaluator: post-order interpretation with each op's host kernel.
+#include "core/graph/Evaluator.h"
+
+#include <unordered_map>
+
+#include "core/graph/Op.h"
+#include "core/graph/pass/InferType.h"
+
+namespace loom::graph {
+
+namespace {
+
+/// A value: the flat list of tensors of a (possibly tuple) type.
+using Value = std::vector<runtime::NDArray>;
+
+/// Number of tensors in a type, flattened.
+size_t flatCount(const Type& t) {
+  if (auto* tt = t.as<TupleTypeNode>()) {
+    size_t n = 0;
+    for (const auto& f : tt->fields) n += flatCount(Type(f));
+    return n;
+  }
+  return 1;
+}
+
+class Evaluator {
+public:
+  Value run(const Expr& root, std::unordered_map<const ExprNode*, Value> env) {
+    m_env = std::move(env);
+    for (const Expr& n : postOrder(root, false)) {
+      if (m_env.count(n.get())) continue;
+      m_env[n.get()] = eval(n);
+    }
+    return m_env.at(root.get());
+  }
+
+private:
+  std::unordered_map<const ExprNode*, Value> m_env;
+
+  Value eval(const Expr& e) {
+    switch (e->kind) {
+    case ExprKind::Var: LOOM_THROW(ValueError) << "evaluate: free variable %" << e.as<VarNode>()->name;
+    case ExprKind::Constant: return {e.as<ConstantNode>()->data};
+    case ExprKind::Function: return {};
+    case ExprKind::Tuple: {
+      Value v;
+      for (const Expr& f : e.as<TupleNode>()->fields) {
+        const Value& fv = m_env.at(f.get());
+        v.insert(v.end(), fv.begin(), fv.end());
+      }
+      return v;
+    }
+    case ExprKind::TupleGetItem: {
+      auto* g = e.as<TupleGetItemNode>();
+      auto* tt = g->tuple.type().as<TupleTypeNode>();
+      size_t off = 0;
+      for (int i = 0; i < g->index; ++i) off += flatCount(Type(tt->fields[i]));
+      const Value& tv = m_env.at(g->tuple.get());
+      size_t n = flatCount(Type(tt->fields[g->index]));
+      return Value(tv.begin() + off, tv.begin() + off + n);
+    }
+    case ExprKind::Call: {
+      auto* c = e.as<CallNode>();
+      Value args;
+      for (const Expr& a : c->args) {
+        const Value& av = m_env.at(a.get());
+        args.insert(args.end(), av.begin(), av.end());
+      }
+      if (c->op) {
+        if (!c->op->hostKernel) LOOM_THROW(UnsupportedError) << c->op->name << " has no host kernel";
+        return c->op->hostKernel(*c, args, e.type());
+      }
+      std::unordered_map<const ExprNode*, Value> env;
+      for (size_t i = 0; i < c->fn->params.size(); ++i) env[c->fn->params[i].get()] = m_env.at(c->args[i].get());
+      return Evaluator().run(c->fn->body, std::move(env));
+    }
+    }
+    return {};
+  }
+};
+
+}  // namespace
+
+std::vector<runtime::NDArray> evaluate(const Function& f, const std::vector<runtime::NDArray>& args) {
+  inferType(Expr(f));
+  if (args.size() != f->params.size())
+    LOOM_THROW(TypeError) << "evaluate: " << args.size() << " argument(s) for " << f->params.size() << " parameter(s)";
+  std::unordered_map<const ExprNode*, Value> env;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const Var& p = f->params[i];
+    Type t = tensorType(args[i].shape(), toDataType(args[i].dtype()));
+    if (!typeEqual(t, p->annotation))
+      LOOM_THROW(TypeError) << "evaluate: argument " << i << " is " << typeStr(t) << " but %" << p->name << " is "
+                            << typeStr(p->annotation);
+    env[p.get()] = {args[i]};
+  }
+  return Evaluator().run(f->body, std::move(env));
+}
+
+std::vector<runtime::NDArray> evaluateClosed(const Expr& e) {
+  inferType(e);
+  return Evaluator().run(e, {});
+}
+
+}  // namespace loom::graph

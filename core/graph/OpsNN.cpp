@@ -1,0 +1,679 @@
+// Neural-network ops: convolutions, dense/matmul, normalizations, pooling, softmax, resize.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/graph/OpsInternal.h"
+
+namespace loom::graph {
+
+namespace {
+
+/// A dim computed from a static input dim, or unknown when the input is symbolic.
+Dim derive(const Dim& in, const std::function<int64_t(int64_t)>& f) { return in.isStatic() ? Dim(f(in.value)) : Dim::any(); }
+
+void requireRank(const CallNode& call, const TensorTypeNode& t, size_t rank, const char* what) {
+  if (t.ndim() != rank)
+    LOOM_TYPE_FAIL(call) << what << " must have rank " << rank << ", got " << typeStr(TensorType(&t));
+}
+
+void requireFloat(const CallNode& call, const TensorTypeNode& t, const char* what) {
+  if (!t.dtype.isFloat()) LOOM_TYPE_FAIL(call) << what << " must be floating point, got " << t.dtype.str();
+}
+
+void requireLen(const CallNode& call, const std::string& attr, size_t n) {
+  if (call.attrs.getInts(attr).size() != n)
+    LOOM_TYPE_FAIL(call) << "attribute '" << attr << "' must have " << n << " values, got "
+                         << attrValueStr(call.attrs.getInts(attr));
+}
+
+bool dimsMatch(const Dim& a, const Dim& b) { return !a.isStatic() || !b.isStatic() || a.value == b.value; }
+
+std::vector<AttrSpec> convAttrs(bool transpose) {
+  std::vector<AttrSpec> a{attrInts("strides", std::vector<int64_t>{1, 1}),
+                          attrInts("padding", std::vector<int64_t>{0, 0, 0, 0}),
+                          attrInts("dilation", std::vector<int64_t>{1, 1}), attrInt("groups", 1)};
+  if (transpose) a.push_back(attrInts("output_padding", std::vector<int64_t>{0, 0}));
+  return a;
+}
+
+void checkConvAttrs(const CallNode& call) {
+  requireLen(call, "strides", 2);
+  requireLen(call, "padding", 4);
+  requireLen(call, "dilation", 2);
+  for (int64_t s : call.attrs.getInts("strides"))
+    if (s < 1) LOOM_TYPE_FAIL(call) << "strides must be positive";
+  if (call.attrs.getInt("groups") < 1) LOOM_TYPE_FAIL(call) << "groups must be positive";
+}
+
+Type conv2dRel(const CallNode& call, const std::vector<Type>& args) {
+  const TensorTypeNode& d = argTensor(call, args, 0);
+  const TensorTypeNode& w = argTensor(call, args, 1);
+  requireRank(call, d, 4, "data (NCHW)");
+  requireRank(call, w, 4, "weight (OIHW)");
+  checkConvAttrs(call);
+  if (d.dtype != w.dtype) LOOM_TYPE_FAIL(call) << "data and weight types differ: " << d.dtype.str() << " vs " << w.dtype.str();
+  int64_t g = call.attrs.getInt("groups");
+  const auto& s = call.attrs.getInts("strides");
+  const auto& p = call.attrs.getInts("padding");
+  const auto& dl = call.attrs.getInts("dilation");
+  if (d.shape[1].isStatic() && w.shape[1].isStatic() && d.shape[1].value != w.shape[1].value * g)
+    LOOM_TYPE_FAIL(call) << "data " << typeStr(TensorType(&d)) << " has " << d.shape[1].value
+                         << " input channels but weight " << typeStr(TensorType(&w)) << " expects "
+                         << w.shape[1].value * g << " (" << w.shape[1].value << " x groups " << g << ")";
+  if (w.shape[0].isStatic() && w.shape[0].value % g != 0)
+    LOOM_TYPE_FAIL(call) << "output channels " << w.shape[0].value << " not divisible by groups " << g;
+  Shape out{d.shape[0], w.shape[0]};
+  for (int i = 0; i < 2; ++i) {
+    if (!w.shape[2 + i].isStatic()) LOOM_TYPE_FAIL(call) << "kernel size must be static";
+    int64_t k = w.shape[2 + i].value;
+    int64_t eff = dl[i] * (k - 1) + 1;
+    Dim o = derive(d.shape[2 + i], [&](int64_t h) { return (h + p[i] + p[i + 2] - eff) / s[i] + 1; });
+    if (o.isStatic() && o.value < 1)
+      LOOM_TYPE_FAIL(call) << "kernel " << shapeStr(w.shape) << " does not fit data " << shapeStr(d.shape)
+                           << " with padding " << attrValueStr(p);
+    out.push_back(o);
+  }
+  return tensorType(out, d.dtype);
+}
+
+HostTensor conv2dKernel(const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+  const HostTensor& x = in[0];
+  const HostTensor& w = in[1];
+  HostTensor r(outT.staticShape(), outT.dtype);
+  const auto& s = call.attrs.getInts("strides");
+  const auto& p = call.attrs.getInts("padding");
+  const auto& dl = call.attrs.getInts("dilation");
+  int64_t g = call.attrs.getInt("groups");
+  int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
+  int64_t O = w.shape[0], CI = w.shape[1], KH = w.shape[2], KW = w.shape[3];
+  int64_t OH = r.shape[2], OW = r.shape[3];
+  int64_t opg = O / g;
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t o = 0; o < O; ++o) {
+      int64_t grp = o / opg;
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          double acc = 0;
+          for (int64_t ci = 0; ci < CI; ++ci) {
+            int64_t c = grp * CI + ci;
+            for (int64_t kh = 0; kh < KH; ++kh) {
+              int64_t ih = oh * s[0] - p[0] + kh * dl[0];
+              if (ih < 0 || ih >= H) continue;
+              for (int64_t kw = 0; kw < KW; ++kw) {
+                int64_t iw = ow * s[1] - p[1] + kw * dl[1];
+                if (iw < 0 || iw >= W) continue;
+                acc += x.v[((n * C + c) * H + ih) * W + iw] * w.v[((o * CI + ci) * KH + kh) * KW + kw];
+              }
+            }
+          }
+          r.v[((n * O + o) * OH + oh) * OW + ow] = acc;
+        }
+    }
+  return r;
+}
+
+Type conv2dTransposeRel(const CallNode& call, const std::vector<Type>& args) {
+  const TensorTypeNode& d = argTensor(call, args, 0);
+  const TensorTypeNode& w = argTensor(call, args, 1);
+  requireRank(call, d, 4, "data (NCHW)");
+  requireRank(call, w, 4, "weight (IOHW)");
+  checkConvAttrs(call);
+  requireLen(call, "output_padding", 2);
+  int64_t g = call.attrs.getInt("groups");
+  const auto& s = call.attrs.getInts("strides");
+  const auto& p = call.attrs.getInts("padding");
+  const auto& dl = call.attrs.getInts("dilation");
+  const auto& op = call.attrs.getInts("output_padding");
+  if (!dimsMatch(d.shape[1], w.shape[0]))
+    LOOM_TYPE_FAIL(call) << "data " << typeStr(TensorType(&d)) << " has " << d.shape[1].value
+                         << " channels but weight " << typeStr(TensorType(&w)) << " expects " << w.shape[0].value;
+  Shape out{d.shape[0], derive(w.shape[1], [&](int64_t c) { return c * g; })};
+  for (int i = 0; i < 2; ++i) {
+    if (!w.shape[2 + i].isStatic()) LOOM_TYPE_FAIL(call) << "kernel size must be static";
+    int64_t k = w.shape[2 + i].value;
+    out.push_back(derive(d.shape[2 + i],
+                         [&](int64_t h) { return (h - 1) * s[i] - p[i] - p[i + 2] + dl[i] * (k - 1) + op[i] + 1; }));
+  }
+  return tensorType(out, d.dtype);
+}
+
+HostTensor conv2dTransposeKernel(const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+  const HostTensor& x = in[0];
+  const HostTensor& w = in[1];
+  HostTensor r(outT.staticShape(), outT.dtype);
+  const auto& s = call.attrs.getInts("strides");
+  const auto& p = call.attrs.getInts("padding");
+  const auto& dl = call.attrs.getInts("dilation");
+  int64_t g = call.attrs.getInt("groups");
+  int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
+  int64_t OPG = w.shape[1], KH = w.shape[2], KW = w.shape[3];
+  int64_t O = r.shape[1], OH = r.shape[2], OW = r.shape[3];
+  int64_t cpg = C / g;
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c) {
+      int64_t grp = c / cpg;
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t wi = 0; wi < W; ++wi) {
+          double xv = x.v[((n * C + c) * H + h) * W + wi];
+          for (int64_t oc = 0; oc < OPG; ++oc)
+            for (int64_t kh = 0; kh < KH; ++kh) {
+              int64_t oh = h * s[0] - p[0] + kh * dl[0];
+              if (oh < 0 || oh >= OH) continue;
+              for (int64_t kw = 0; kw < KW; ++kw) {
+                int64_t ow = wi * s[1] - p[1] + kw * dl[1];
+                if (ow < 0 || ow >= OW) continue;
+                int64_t o = grp * OPG + oc;
+                r.v[((n * O + o) * OH + oh) * OW + ow] += xv * w.v[((c * OPG + oc) * KH + kh) * KW + kw];
+              }
+            }
+        }
+    }
+  return r;
+}
+
+Type denseRel(const CallNode& call, const std::vector<Type>& args) {
+  const TensorTypeNode& d = argTensor(call, args, 0);
+  const TensorTypeNode& w = argTensor(call, args, 1);
+  if (d.ndim() < 1) LOOM_TYPE_FAIL(call) << "data must have rank >= 1";
+  requireRank(call, w, 2, "weight");
+  if (!dimsMatch(d.shape.back(), w.shape[1]))
+    LOOM_TYPE_FAIL(call) << "data " << typeStr(TensorType(&d)) << " and weight " << typeStr(TensorType(&w))
+                         << " disagree on the reduction dimension (" << d.shape.back().str() << " vs "
+                         << w.shape[1].str() << ")";
+  if (d.dtype != w.dtype) LOOM_TYPE_FAIL(call) << "data and weight types differ";
+  Shape out = d.shape;
+  out.back() = w.shape[0];
+  return tensorType(out, d.dtype);
+}
+
+HostTensor denseKernel(const CallNode&, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+  const HostTensor& x = in[0];
+  const HostTensor& w = in[1];
+  HostTensor r(outT.staticShape(), outT.dtype);
+  int64_t K = w.shape[1], N = w.shape[0], M = x.numel() / std::max<int64_t>(K, 1);
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) {
+      double acc = 0;
+      for (int64_t k = 0; k < K; ++k) acc += x.v[m * K + k] * w.v[n * K + k];
+      r.v[m * N + n] = acc;
+    }
+  return r;
+}
+
+Type matmulRel(const CallNode& call, const std::vector<Type>& args) {
+  const TensorTypeNode& a = argTensor(call, args, 0);
+  const TensorTypeNode& b = argTensor(call, args, 1);
+  if (a.ndim() < 1 || b.ndim() < 1) LOOM_TYPE_FAIL(call) << "operands must have rank >= 1";
+  if (a.dtype != b.dtype) LOOM_TYPE_FAIL(call) << "operand types differ: " << a.dtype.str() << " vs " << b.dtype.str();
+  Shape sa = a.shape, sb = b.shape;
+  bool va = sa.size() == 1, vb = sb.size() == 1;
+  if (va) sa.insert(sa.begin(), Dim(1));
+  if (vb) sb.push_back(Dim(1));
+  if (!dimsMatch(sa.back(), sb[sb.size() - 2]))
+    LOOM_TYPE_FAIL(call) << "shapes " << shapeStr(a.shape) << " and " << shapeStr(b.shape)
+                         << " do not agree on the reduction dimension (" << sa.back().str() << " vs "
+                         << sb[sb.size() - 2].str() << ")";
+  Shape ba(sa.begin(), sa.end() - 2), bb(sb.begin(), sb.end() - 2);
+  Shape out = broadcastShapes(call, ba, bb);
+  if (!va) out.push_back(sa[sa.size() - 2]);
+  if (!vb) out.push_back(sb.back());
+  return tensorType(out, a.dtype);
+}
+
+HostTensor matmulKernel(const CallNode&, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+  std::vector<int64_t> sa = in[0].shape, sb = in[1].shape;
+  if (sa.size() == 1) sa.insert(sa.begin(), 1);
+  if (sb.size() == 1) sb.push_back(1);
+  int64_t M = sa[sa.size() - 2], K = sa.back(), N = sb.back();
+  std::vector<int64_t> ba(sa.begin(), sa.end() - 2), bb(sb.begin(), sb.end() - 2);
+  std::vector<int64_t> batch = broadcastStatic(ba, bb);
+  int64_t nb = HostTensor::count(batch);
+  HostTensor r(outT.staticShape(), outT.dtype);
+  std::vector<int64_t> idx;
+  for (int64_t b = 0; b < nb; ++b) {
+    unravel(b, batch, idx);
+    int64_t oa = broadcastIndex(idx, ba) * M * K, ob = broadcastIndex(idx, bb) * K * N;
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n) {
+        double acc = 0;
+        for (int64_t k = 0; k < K; ++k) acc += in[0].v[oa + m * K + k] * in[1].v[ob + k * N + n];
+        r.v[b * M * N + m * N + n] = acc;
+      }
+  }
+  return r;
+}
+
+/// Checks that argument `i` is a vector of length data.shape[axis].
+void requireChannelVector(const CallNode& call, const std::vector<Type>& args, size_t i, const Dim& channels,
+                          const char* what) {
+  const TensorTypeNode& t = argTensor(call, args, i);
+  if (t.ndim() != 1 || !dimsMatch(t.shape[0], channels))
+    LOOM_TYPE_FAIL(call) << what << " must have shape (" << channels.str() << ",), got " << typeStr(args[i]);
+}
+
+Type biasAddRel(const CallNode& call, const std::vector<Type>& args) {
+  const TensorTypeNode& d = argTensor(call, args, 0);
+  int64_t axis = normAxis(call, call.attrs.getInt("axis"), int64_t(d.ndim()));
+  requireChannelVector(call, args, 1, d.shape[axis], "bias");
+  return tensorType(d.shape, d.dtype);
+}
+
+/// For per-channel ops: the channel of flat index i for `axis` of `shape`.
+struct ChannelIndexer {
+  int64_t inner = 1, channels = 1;
+  ChannelIndexer(const std::vector<int64_t>& shape, int64_t axis) {
+    channels = shape[axis];
+    for (size_t k = axis + 1; k < shape.size(); ++k) inner *= shape[k];
+  }
+  int64_t operator()(int64_t i) const { return (i / inner) % channels; }
+};
+
+Type batchNormRel(const CallNode& call, const std::vector<Type>& args) {
+  const TensorTypeNode& d = argTensor(call, args, 0);
+  requireFloat(call, d, "data");
+  int64_t axis = normAxis(call, call.attrs.getInt("axis"), int64_t(d.ndim()));
+  const char* names[] = {"gamma", "beta", "moving_mean", "moving_var"};
+  for (size_t i = 1; i < 5; ++i) requireChannelVector(call, args, i, d.shape[axis], names[i - 1]);
+  return tensorType(d.shape, d.dtype);
+}
+
+HostTensor batchNormKernel(const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+  HostTensor r(in[0].shape, outT.dtype);
+  int64_t axis = call.attrs.getInt("axis");
+  if (axis < 0) axis += int64_t(in[0].shape.size());
+  ChannelIndexer ch(in[0].shape, axis);
+  double eps = call.attrs.getFloat("epsilon");
+  for (int64_t i = 0; i < r.numel(); ++i) {
+    int64_t c = ch(i);
+    r.v[i] = (in[0].v[i] - in[3].v[c]) / std::sqrt(in[4].v[c] + eps) * in[1].v[c] + in[2].v[c];
+  }
+  return r;
+}
+
+Type layerNormRel(const CallNode& call, const std::vector<Type>& args) {
+  const TensorTypeNode& d = argTensor(call, args, 0);
+  requireFloat(call, d, "data");
+  int64_t axis = normAxis(call, call.attrs.getInt("axis"), int64_t(d.ndim()));
+  Shape norm(d.shape.begin() + axis, d.shape.end());
+  for (size_t i = 1; i < 3; ++i) {
+    const TensorTypeNode& t = argTensor(call, args, i);
+    // gamma/beta broadcast against the normalized dims.
+    Shape b = broadcastShapes(call, norm, t.shape);
+    if (b.size() != norm.size())
+      LOOM_TYPE_FAIL(call) << (i == 1 ? "scale " : "bias ") << typeStr(args[i])
+                           << " does not broadcast to the normalized dims " << shapeStr(norm);
+  }
+  return tensorType(d.shape, d.dtype);
+}
+
+HostTensor layerNormKernel(const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+  const HostTensor& x = in[0];
+  HostTensor r(x.shape, outT.dtype);
+  int64_t axis = call.attrs.getInt("axis");
+  if (axis < 0) axis += int64_t(x.shape.size());
+  std::vector<int64_t> norm(x.shape.begin() + axis, x.shape.end());
+  int64_t inner = HostTensor::count(norm), outer = x.numel() / std::max<int64_t>(inner, 1);
+  double eps = call.attrs.getFloat("epsilon");
+  std::vector<int64_t> idx;
+  for (int64_t o = 0; o < outer; ++o) {
+    double mean = 0, var = 0;
+    for (int64_t i = 0; i < inner; ++i) mean += x.v[o * inner + i];
+    mean /= double(inner);
+    for (int64_t i = 0; i < inner; ++i) var += (x.v[o * inner + i] - mean) * (x.v[o * inner + i] - mean);
+    var /= double(inner);
+    double inv = 1.0 / std::sqrt(var + eps);
+    for (int64_t i = 0; i < inner; ++i) {
+      unravel(i, norm, idx);
+      r.v[o * inner + i] = (x.v[o * inner + i] - mean) * inv * in[1].v[broadcastIndex(idx, in[1].shape)] +
+                           in[2].v[broadcastIndex(idx, in[2].shape)];
+    }
+  }
+  return r;
+}
+
+Type instanceNormRel(const CallNode& call, const std::vector<Type>& args) {
+  const TensorTypeNode& d = argTensor(call, args, 0);
+  requireFloat(call, d, "data");
+  if (d.ndim() < 3) LOOM_TYPE_FAIL(call) << "data must have rank >= 3 (N, C, spatial...), got " << shapeStr(d.shape);
+  requireChannelVector(call, args, 1, d.shape[1], "scale");
+  requireChannelVector(call, args, 2, d.shape[1], "bias");
+  return tensorType(d.shape, d.dtype);
+}
+
+HostTensor instanceNormKernel(const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+  const HostTensor& x = in[0];
+  HostTensor r(x.shape, outT.dtype);
+  int64_t N = x.shape[0], C = x.shape[1], S = x.numel() / std::max<int64_t>(N * C, 1);
+  double eps = call.attrs.getFloat("epsilon");
+  for (int64_t nc = 0; nc < N * C; ++nc) {
+    double mean = 0, var = 0;
+    for (int64_t i = 0; i < S; ++i) mean += x.v[nc * S + i];
+    mean /= double(S);
+    for (int64_t i = 0; i < S; ++i) var += (x.v[nc * S + i] - mean) * (x.v[nc * S + i] - mean);
+    var /= double(S);
+    int64_t c = nc % C;
+    for (int64_t i = 0; i < S; ++i)
+      r.v[nc * S + i] = (x.v[nc * S + i] - mean) / std::sqrt(var + eps) * in[1].v[c] + in[2].v[c];
+  }
+  return r;
+}
+
+int64_t poolOut(int64_t h, int64_t k, int64_t s, int64_t pb, int64_t pa, int64_t dil, bool ceil) {
+  int64_t eff = dil * (k - 1) + 1;
+  int64_t num = h + pb + pa - eff;
+  int64_t o = (ceil ? (num + s - 1) / s : num / s) + 1;
+  if (ceil && (o - 1) * s >= h + pb) --o;  // the last window must start inside the data or the leading padding
+  return o;
+}
+
+std::vector<AttrSpec> poolAttrs(bool avg) {
+  std::vector<AttrSpec> a{attrInts("pool_size"), attrInts("strides", std::vector<int64_t>{1, 1}),
+                          attrInts("padding", std::vector<int64_t>{0, 0, 0, 0}),
+                          attrInts("dilation", std::vector<int64_t>{1, 1}), attrInt("ceil_mode", 0)};
+  if (avg) a.push_back(attrInt("count_include_pad", 0));
+  return a;
+}
+
+Type poolRel(const CallNode& call, const std::vector<Type>& args) {
+  const TensorTypeNode& d = argTensor(call, args, 0);
+  requireRank(call, d, 4, "data (NCHW)");
+  requireLen(call, "pool_size", 2);
+  requireLen(call, "strides", 2);
+  requireLen(call, "padding", 4);
+  requireLen(call, "dilation", 2);
+  const auto& k = call.attrs.getInts("pool_size");
+  const auto& s = call.attrs.getInts("strides");
+  const auto& p = call.attrs.getInts("padding");
+  const auto& dl = call.attrs.getInts("dilation");
+  bool ceil = call.attrs.getInt("ceil_mode") != 0;
+  Shape out{d.shape[0], d.shape[1]};
+  for (int i = 0; i < 2; ++i) {
+    Dim o = derive(d.shape[2 + i], [&](int64_t h) { return poolOut(h, k[i], s[i], p[i], p[i + 2], dl[i], ceil); });
+    if (o.isStatic() && o.value < 1)
+      LOOM_TYPE_FAIL(call) << "pool window " << attrValueStr(k) << " does not fit data " << shapeStr(d.shape);
+    out.push_back(o);
+  }
+  return tensorType(out, d.dtype);
+}
+
+HostTensor poolKernel(const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& outT, bool isMax) {
+  const HostTensor& x = in[0];
+  HostTensor r(outT.staticShape(), outT.dtype);
+  const auto& k = call.attrs.getInts("pool_size");
+  const auto& s = call.attrs.getInts("strides");
+  const auto& p = call.attrs.getInts("padding");
+  const auto& dl = call.attrs.getInts("dilation");
+  bool includePad = !isMax && call.attrs.getInt("count_include_pad") != 0;
+  int64_t NC = x.shape[0] * x.shape[1], H = x.shape[2], W = x.shape[3], OH = r.shape[2], OW = r.shape[3];
+  for (int64_t nc = 0; nc < NC; ++nc)
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        double acc = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
+        int64_t cnt = 0, padCnt = 0;
+        for (int64_t kh = 0; kh < k[0]; ++kh)
+          for (int64_t kw = 0; kw < k[1]; ++kw) {
+            int64_t ih = oh * s[0] - p[0] + kh * dl[0], iw = ow * s[1] - p[1] + kw * dl[1];
+            bool inPad = ih >= -p[0] && ih < H + p[2] && iw >= -p[1] && iw < W + p[3];
+            if (ih < 0 || ih >= H || iw < 0 || iw >= W) {
+              if (inPad) ++padCnt;
+              continue;
+            }
+            double v = x.v[(nc * H + ih) * W + iw];
+            acc = isMax ? std::max(acc, v) : acc + v;
+            ++cnt;
+          }
+        if (!isMax) acc /= double(std::max<int64_t>(includePad ? cnt + padCnt : cnt, 1));
+        r.v[(nc * OH + oh) * OW + ow] = acc;
+      }
+  return r;
+}
+
+Type globalPoolRel(const CallNode& call, const std::vector<Type>& args) {
+  const TensorTypeNode& d = argTensor(call, args, 0);
+  if (d.ndim() < 3) LOOM_TYPE_FAIL(call) << "data must have rank >= 3 (N, C, spatial...), got " << shapeStr(d.shape);
+  Shape out{d.shape[0], d.shape[1]};
+  for (size_t i = 2; i < d.ndim(); ++i) out.push_back(Dim(1));
+  return tensorType(out, d.dtype);
+}
+
+HostTensor globalPoolKernel(const std::vector<HostTensor>& in, const TensorTypeNode& outT, bool isMax) {
+  const HostTensor& x = in[0];
+  HostTensor r(outT.staticShape(), outT.dtype);
+  int64_t NC = x.shape[0] * x.shape[1], S = x.numel() / std::max<int64_t>(NC, 1);
+  for (int64_t nc = 0; nc < NC; ++nc) {
+    double acc = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
+    for (int64_t i = 0; i < S; ++i) acc = isMax ? std::max(acc, x.v[nc * S + i]) : acc + x.v[nc * S + i];
+    r.v[nc] = isMax ? acc : acc / double(S);
+  }
+  return r;
+}
+
+Type softmaxRel(const CallNode& call, const std::vector<Type>& args) {
+  const TensorTypeNode& d = argTensor(call, args, 0);
+  requireFloat(call, d, "data");
+  normAxis(call, call.attrs.getInt("axis"), int64_t(d.ndim()));
+  return tensorType(d.shape, d.dtype);
+}
+
+HostTensor softmaxKernel(const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& outT, bool log) {
+  const HostTensor& x = in[0];
+  HostTensor r(x.shape, outT.dtype);
+  int64_t axis = call.attrs.getInt("axis");
+  if (axis < 0) axis += int64_t(x.shape.size());
+  int64_t n = x.shape[axis], inner = 1;
+  for (size_t k = axis + 1; k < x.shape.size(); ++k) inner *= x.shape[k];
+  int64_t outer = x.numel() / std::max<int64_t>(n * inner, 1);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      auto at = [&](int64_t j) { return (o * n + j) * inner + i; };
+      double m = -std::numeric_limits<double>::infinity(), sum = 0;
+      for (int64_t j = 0; j < n; ++j) m = std::max(m, x.v[at(j)]);
+      for (int64_t j = 0; j < n; ++j) sum += std::exp(x.v[at(j)] - m);
+      for (int64_t j = 0; j < n; ++j)
+        r.v[at(j)] = log ? x.v[at(j)] - m - std::log(sum) : std::exp(x.v[at(j)] - m) / sum;
+    }
+  return r;
+}
+
+Type depthToSpaceRel(const CallNode& call, const std::vector<Type>& args, bool toSpace) {
+  const TensorTypeNode& d = argTensor(call, args, 0);
+  requireRank(call, d, 4, "data (NCHW)");
+  int64_t b = call.attrs.getInt("block_size");
+  if (b < 1) LOOM_TYPE_FAIL(call) << "block_size must be positive";
+  if (toSpace) {
+    if (d.shape[1].isStatic() && d.shape[1].value % (b * b) != 0)
+      LOOM_TYPE_FAIL(call) << "channels " << d.shape[1].value << " not divisible by block_size^2 = " << b * b;
+    return tensorType(Shape{d.shape[0], derive(d.shape[1], [&](int64_t c) { return c / (b * b); }),
+                            derive(d.shape[2], [&](int64_t h) { return h * b; }),
+                            derive(d.shape[3], [&](int64_t w) { return w * b; })},
+                      d.dtype);
+  }
+  for (int i = 2; i < 4; ++i)
+    if (d.shape[i].isStatic() && d.shape[i].value % b != 0)
+      LOOM_TYPE_FAIL(call) << "spatial dims " << shapeStr(d.shape) << " not divisible by block_size " << b;
+  return tensorType(Shape{d.shape[0], derive(d.shape[1], [&](int64_t c) { return c * b * b; }),
+                          derive(d.shape[2], [&](int64_t h) { return h / b; }),
+                          derive(d.shape[3], [&](int64_t w) { return w / b; })},
+                    d.dtype);
+}
+
+HostTensor depthToSpaceKernel(const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+  const HostTensor& x = in[0];
+  HostTensor r(outT.staticShape(), outT.dtype);
+  int64_t b = call.attrs.getInt("block_size");
+  bool crd = call.attrs.getString("mode") == "CRD";
+  int64_t N = r.shape[0], C = r.shape[1], H = r.shape[2], W = r.shape[3];
+  int64_t IC = x.shape[1], IH = x.shape[2], IW = x.shape[3];
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t w = 0; w < W; ++w) {
+          int64_t bh = h % b, bw = w % b;
+          int64_t ic = crd ? c * b * b + bh * b + bw : (bh * b + bw) * C + c;
+          r.v[((n * C + c) * H + h) * W + w] = x.v[((n * IC + ic) * IH + h / b) * IW + w / b];
+        }
+  return r;
+}
+
+HostTensor spaceToDepthKernel(const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+  const HostTensor& x = in[0];
+  HostTensor r(outT.staticShape(), outT.dtype);
+  int64_t b = call.attrs.getInt("block_size");
+  int64_t N = r.shape[0], C = r.shape[1], H = r.shape[2], W = r.shape[3];
+  int64_t IC = x.shape[1], IH = x.shape[2], IW = x.shape[3];
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t w = 0; w < W; ++w) {
+          int64_t blk = c / IC, ic = c % IC;
+          int64_t ih = h * b + blk / b, iw = w * b + blk % b;
+          r.v[((n * C + c) * H + h) * W + w] = x.v[((n * IC + ic) * IH + ih) * IW + iw];
+        }
+  return r;
+}
+
+Type resizeRel(const CallNode& call, const std::vector<Type>& args) {
+  const TensorTypeNode& d = argTensor(call, args, 0);
+  requireRank(call, d, 4, "data (NCHW)");
+  requireLen(call, "size", 2);
+  if (!call.attrs.getFloats("scales").empty() && call.attrs.getFloats("scales").size() != 2)
+    LOOM_TYPE_FAIL(call) << "attribute 'scales' must be empty or have 2 values";
+  const std::string& m = call.attrs.getString("method");
+  if (m != "nearest_neighbor" && m != "linear")
+    LOOM_TYPE_FAIL(call) << "method must be \"nearest_neighbor\" or \"linear\", got \"" << m << "\"";
+  const auto& s = call.attrs.getInts("size");
+  return tensorType(Shape{d.shape[0], d.shape[1], Dim(s[0]), Dim(s[1])}, d.dtype);
+}
+
+/// The input coordinate of output coordinate `o` (ONNX Resize's coordinate_transformation_mode).
+double inCoord(const std::string& mode, int64_t o, int64_t inLen, int64_t outLen, double givenScale) {
+  double scale = givenScale > 0 ? givenScale : double(outLen) / double(inLen);
+  // ONNX uses the unrounded resized length (in * scale) where a length enters the transform.
+  double resized = givenScale > 0 ? double(inLen) * givenScale : double(outLen);
+  if (mode == "align_corners") return resized == 1 ? 0.0 : double(o) * double(inLen - 1) / (resized - 1);
+  if (mode == "asymmetric") return double(o) / scale;
+  if (mode == "pytorch_half_pixel") return resized > 1 ? (double(o) + 0.5) / scale - 0.5 : 0.0;
+  if (mode == "tf_half_pixel_for_nn") return (double(o) + 0.5) / scale;
+  return (double(o) + 0.5) / scale - 0.5;  // half_pixel
+}
+
+int64_t roundNearest(const std::string& rounding, double x) {
+  if (rounding == "floor") return int64_t(std::floor(x));
+  if (rounding == "ceil") return int64_t(std::ceil(x));
+  if (rounding == "round_prefer_ceil") return int64_t(std::floor(x + 0.5));
+  // round_prefer_floor
+  return x == std::floor(x) + 0.5 ? int64_t(std::floor(x)) : int64_t(std::round(x));
+}
+
+HostTensor resizeKernel(const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+  const HostTensor& x = in[0];
+  HostTensor r(outT.staticShape(), outT.dtype);
+  const std::string& mode = call.attrs.getString("coordinate_transformation_mode");
+  const std::string& rounding = call.attrs.getString("rounding_method");
+  bool nearest = call.attrs.getString("method") == "nearest_neighbor";
+  const auto& scales = call.attrs.getFloats("scales");
+  int64_t NC = x.shape[0] * x.shape[1], IH = x.shape[2], IW = x.shape[3], OH = r.shape[2], OW = r.shape[3];
+  for (int64_t nc = 0; nc < NC; ++nc)
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        double ih = inCoord(mode, oh, IH, OH, scales.empty() ? 0.0 : scales[0]);
+        double iw = inCoord(mode, ow, IW, OW, scales.empty() ? 0.0 : scales[1]);
+        double v;
+        if (nearest) {
+          int64_t h = std::clamp<int64_t>(roundNearest(rounding, ih), 0, IH - 1);
+          int64_t w = std::clamp<int64_t>(roundNearest(rounding, iw), 0, IW - 1);
+          v = x.v[(nc * IH + h) * IW + w];
+        } else {
+          ih = std::clamp(ih, 0.0, double(IH - 1));
+          iw = std::clamp(iw, 0.0, double(IW - 1));
+          int64_t h0 = int64_t(std::floor(ih)), w0 = int64_t(std::floor(iw));
+          int64_t h1 = std::min(h0 + 1, IH - 1), w1 = std::min(w0 + 1, IW - 1);
+          double fh = ih - double(h0), fw = iw - double(w0);
+          auto at = [&](int64_t h, int64_t w) { return x.v[(nc * IH + h) * IW + w]; };
+          v = (at(h0, w0) * (1 - fw) + at(h0, w1) * fw) * (1 - fh) + (at(h1, w0) * (1 - fw) + at(h1, w1) * fw) * fh;
+        }
+        r.v[(nc * OH + oh) * OW + ow] = v;
+      }
+  return r;
+}
+
+}  // namespace
+
+void registerNNOps() {
+  defineOp("nn.conv2d", 2, OpPattern::OutEWiseFusable, convAttrs(false), conv2dRel, conv2dKernel,
+           "2-D convolution, data NCHW, weight OIHW; padding is (top, left, bottom, right)");
+  defineOp("nn.conv2d_transpose", 2, OpPattern::OutEWiseFusable, convAttrs(true), conv2dTransposeRel,
+           conv2dTransposeKernel, "2-D transposed convolution, data NCHW, weight IOHW");
+  defineOp("nn.dense", 2, OpPattern::OutEWiseFusable, {}, denseRel, denseKernel,
+           "y = x * W^T: data (..., K), weight (N, K)");
+  defineOp("nn.matmul", 2, OpPattern::OutEWiseFusable, {}, matmulRel, matmulKernel,
+           "numpy matmul with broadcast batch dimensions");
+  defineOp("nn.bias_add", 2, OpPattern::Broadcast, {attrInt("axis", 1)}, biasAddRel,
+           [](const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+             HostTensor r(in[0].shape, outT.dtype);
+             int64_t axis = call.attrs.getInt("axis");
+             if (axis < 0) axis += int64_t(in[0].shape.size());
+             ChannelIndexer ch(in[0].shape, axis);
+             for (int64_t i = 0; i < r.numel(); ++i) r.v[i] = in[0].v[i] + in[1].v[ch(i)];
+             return r;
+           },
+           "adds a per-channel bias along axis");
+  defineOp("nn.batch_norm", 5, OpPattern::Opaque, {attrInt("axis", 1), attrFloat("epsilon", 1e-5)}, batchNormRel,
+           batchNormKernel, "inference batch normalization (data, gamma, beta, moving_mean, moving_var)");
+  defineOp("nn.layer_norm", 3, OpPattern::Opaque, {attrInt("axis", -1), attrFloat("epsilon", 1e-5)}, layerNormRel,
+           layerNormKernel, "normalizes over the dims from axis to the end (ONNX LayerNormalization)");
+  defineOp("nn.instance_norm", 3, OpPattern::Opaque, {attrFloat("epsilon", 1e-5)}, instanceNormRel,
+           instanceNormKernel, "normalizes each (n, c) over the spatial dims");
+  defineOp("nn.max_pool2d", 1, OpPattern::OutEWiseFusable, poolAttrs(false), poolRel,
+           [](const CallNode& c, const std::vector<HostTensor>& in, const TensorTypeNode& o) {
+             return poolKernel(c, in, o, true);
+           },
+           "2-D max pooling, NCHW");
+  defineOp("nn.avg_pool2d", 1, OpPattern::OutEWiseFusable, poolAttrs(true), poolRel,
+           [](const CallNode& c, const std::vector<HostTensor>& in, const TensorTypeNode& o) {
+             return poolKernel(c, in, o, false);
+           },
+           "2-D average pooling, NCHW");
+  defineOp("nn.global_avg_pool2d", 1, OpPattern::OutEWiseFusable, {}, globalPoolRel,
+           [](const CallNode&, const std::vector<HostTensor>& in, const TensorTypeNode& o) {
+             return globalPoolKernel(in, o, false);
+           },
+           "mean over the spatial dims");
+  defineOp("nn.global_max_pool2d", 1, OpPattern::OutEWiseFusable, {}, globalPoolRel,
+           [](const CallNode&, const std::vector<HostTensor>& in, const TensorTypeNode& o) {
+             return globalPoolKernel(in, o, true);
+           },
+           "max over the spatial dims");
+  defineOp("nn.softmax", 1, OpPattern::Opaque, {attrInt("axis", -1)}, softmaxRel,
+           [](const CallNode& c, const std::vector<HostTensor>& in, const TensorTypeNode& o) {
+             return softmaxKernel(c, in, o, false);
+           },
+           "softmax along axis");
+  defineOp("nn.log_softmax", 1, OpPattern::Opaque, {attrInt("axis", -1)}, softmaxRel,
+           [](const CallNode& c, const std::vector<HostTensor>& in, const TensorTypeNode& o) {
+             return softmaxKernel(c, in, o, true);
+           },
+           "log of softmax along axis");
+  defineOp("nn.dropout", 1, OpPattern::ElemWise, {attrFloat("rate", 0.5)},
+           [](const CallNode& call, const std::vector<Type>& args) -> Type {
+             const TensorTypeNode& t = argTensor(call, args, 0);
+             return tensorType(t.shape, t.dtype);
+           },
+           [](const CallNode&, const std::vector<HostTensor>& in, const TensorTypeNode&) { return in[0]; },
+           "dropout (the identity at inference; SimplifyInference removes it)");
+  defineOp("nn.depth_to_space", 1, OpPattern::Injective, {attrInt("block_size"), attrString("mode", "DCR")},
+           [](const CallNode& c, const std::vector<Type>& a) { return depthToSpaceRel(c, a, true); },
+           depthToSpaceKernel, "moves channel blocks into spatial blocks (modes DCR, CRD)");
+  defineOp("nn.space_to_depth", 1, OpPattern::Injective, {attrInt("block_size")},
+           [](const CallNode& c, const std::vector<Type>& a) { return depthToSpaceRel(c, a, false); },
+           spaceToDepthKernel, "moves spatial blocks into channels");
+  defineOp("image.resize2d", 1, OpPattern::Injective,
+           {attrInts("size"), attrString("method", "linear"),
+            attrString("coordinate_transformation_mode", "half_pixel"),
+            attrString("rounding_method", "round_prefer_floor"),
+            AttrSpec{"scales", AttrKind::Floats, AttrValue(std::vector<double>{})}},
+           resizeRel, resizeKernel, "resizes the spatial dims of NCHW data (nearest or bilinear); scales (h, w), when given, drive the coordinate transform as in ONNX");
+}
+
+}  // namespace loom::graph

@@ -1,0 +1,394 @@
+// Injective data-movement ops: reshape, transpose, concatenate, split, slice, take, pad, tile, ...
+#include <algorithm>
+
+#include "core/graph/OpsInternal.h"
+
+namespace loom::graph {
+
+namespace {
+
+Type reshapeRel(const CallNode& call, const std::vector<Type>& args) {
+  const TensorTypeNode& d = argTensor(call, args, 0);
+  const auto& ns = call.attrs.getInts("newshape");
+  Shape out;
+  for (int64_t v : ns) {
+    if (v < 0) LOOM_TYPE_FAIL(call) << "newshape " << attrValueStr(ns) << " must be fully resolved (no -1 or 0)";
+    out.push_back(Dim(v));
+  }
+  if (d.isStatic() && d.numel() != HostTensor::count(ns))
+    LOOM_TYPE_FAIL(call) << "cannot reshape " << typeStr(args[0]) << " (" << d.numel() << " elements) to "
+                         << attrValueStr(ns) << " (" << HostTensor::count(ns) << " elements)";
+  return tensorType(out, d.dtype);
+}
+
+std::vector<int64_t> transposeAxes(const CallNode& call, int64_t ndim) {
+  std::vector<int64_t> axes = call.attrs.getInts("axes");
+  if (axes.empty())
+    for (int64_t i = ndim - 1; i >= 0; --i) axes.push_back(i);
+  return axes;
+}
+
+Type transposeRel(const CallNode& call, const std::vector<Type>& args) {
+  const TensorTypeNode& d = argTensor(call, args, 0);
+  std::vector<int64_t> axes = transposeAxes(call, int64_t(d.ndim()));
+  if (axes.size() != d.ndim())
+    LOOM_TYPE_FAIL(call) << "axes " << attrValueStr(axes) << " do not match rank " << d.ndim();
+  std::vector<bool> seen(d.ndim(), false);
+  Shape out;
+  for (int64_t a : axes) {
+    int64_t n = normAxis(call, a, int64_t(d.ndim()));
+    if (seen[n]) LOOM_TYPE_FAIL(call) << "axes " << attrValueStr(axes) << " repeat axis " << n;
+    seen[n] = true;
+    out.push_back(d.shape[n]);
+  }
+  return tensorType(out, d.dtype);
+}
+
+HostTensor transposeKernel(const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+  const HostTensor& x = in[0];
+  int64_t nd = int64_t(x.shape.size());
+  std::vector<int64_t> axes = transposeAxes(call, nd);
+  for (int64_t& a : axes)
+    if (a < 0) a += nd;
+  HostTensor r(outT.staticShape(), outT.dtype);
+  std::vector<int64_t> st = x.strides(), idx;
+  for (int64_t i = 0; i < r.numel(); ++i) {
+    unravel(i, r.shape, idx);
+    int64_t src = 0;
+    for (int64_t k = 0; k < nd; ++k) src += idx[k] * st[axes[k]];
+    r.v[i] = x.v[src];
+  }
+  return r;
+}
+
+Type concatRel(const CallNode& call, const std::vector<Type>& args) {
+  const TensorTypeNode& first = argTensor(call, args, 0);
+  int64_t axis = normAxis(call, call.attrs.getInt("axis"), int64_t(first.ndim()));
+  Shape out = first.shape;
+  for (size_t i = 1; i < args.size(); ++i) {
+    const TensorTypeNode& t = argTensor(call, args, i);
+    if (t.ndim() != first.ndim() || t.dtype != first.dtype)
+      LOOM_TYPE_FAIL(call) << "input " << i << " " << typeStr(args[i]) << " does not match input 0 "
+                           << typeStr(args[0]);
+    for (size_t k = 0; k < t.ndim(); ++k) {
+      if (int64_t(k) == axis) continue;
+      if (t.shape[k].isStatic() && first.shape[k].isStatic() && t.shape[k].value != first.shape[k].value)
+        LOOM_TYPE_FAIL(call) << "input " << i << " " << typeStr(args[i]) << " differs from input 0 "
+                             << typeStr(args[0]) << " in dimension " << k << " (concatenating along axis " << axis
+                             << ")";
+    }
+    out[axis] = out[axis].isStatic() && t.shape[axis].isStatic() ? Dim(out[axis].value + t.shape[axis].value)
+                                                                 : Dim::any();
+  }
+  return tensorType(out, first.dtype);
+}
+
+HostTensor concatKernel(const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+  HostTensor r(outT.staticShape(), outT.dtype);
+  int64_t axis = call.attrs.getInt("axis");
+  if (axis < 0) axis += int64_t(r.shape.size());
+  int64_t inner = 1, outer = 1;
+  for (size_t k = axis + 1; k < r.shape.size(); ++k) inner *= r.shape[k];
+  for (int64_t k = 0; k < axis; ++k) outer *= r.shape[k];
+  int64_t off = 0, total = r.shape[axis];
+  for (const HostTensor& t : in) {
+    int64_t n = t.shape[axis];
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t j = 0; j < n * inner; ++j) r.v[(o * total + off) * inner + j] = t.v[o * n * inner + j];
+    off += n;
+  }
+  return r;
+}
+
+Type splitRel(const CallNode& call, const std::vector<Type>& args) {
+  const TensorTypeNode& d = argTensor(call, args, 0);
+  int64_t axis = normAxis(call, call.attrs.getInt("axis"), int64_t(d.ndim()));
+  const auto& sizes = call.attrs.getInts("sections");
+  if (sizes.empty()) LOOM_TYPE_FAIL(call) << "sections must not be empty";
+  int64_t total = 0;
+  std::vector<Type> fields;
+  for (int64_t s : sizes) {
+    if (s < 0) LOOM_TYPE_FAIL(call) << "negative section size in " << attrValueStr(sizes);
+    total += s;
+    Shape sh = d.shape;
+    sh[axis] = Dim(s);
+    fields.push_back(tensorType(sh, d.dtype));
+  }
+  if (d.shape[axis].isStatic() && d.shape[axis].value != total)
+    LOOM_TYPE_FAIL(call) << "sections " << attrValueStr(sizes) << " sum to " << total << " but dimension " << axis
+                         << " of " << typeStr(args[0]) << " is " << d.shape[axis].value;
+  return tupleType(fields);
+}
+
+std::vector<runtime::NDArray> splitKernel(const CallNode& call, const std::vector<runtime::NDArray>& inputs,
+                                          const Type&) {
+  HostTensor x = fromNDArray(inputs[0]);
+  int64_t axis = call.attrs.getInt("axis");
+  if (axis < 0) axis += int64_t(x.shape.size());
+  int64_t inner = 1, outer = 1;
+  for (size_t k = axis + 1; k < x.shape.size(); ++k) inner *= x.shape[k];
+  for (int64_t k = 0; k < axis; ++k) outer *= x.shape[k];
+  std::vector<runtime::NDArray> outs;
+  int64_t off = 0, total = x.shape[axis];
+  for (int64_t n : call.attrs.getInts("sections")) {
+    std::vector<int64_t> sh = x.shape;
+    sh[axis] = n;
+    HostTensor r(sh, x.dtype);
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t j = 0; j < n * inner; ++j) r.v[o * n * inner + j] = x.v[(o * total + off) * inner + j];
+    off += n;
+    outs.push_back(toNDArray(r));
+  }
+  return outs;
+}
+
+/// Normalized slice parameters per axis of the input (start, step, count).
+struct SliceDims {
+  std::vector<int64_t> start, step, count;
+};
+
+SliceDims sliceDims(const CallNode& call, const std::vector<int64_t>& shape) {
+  const auto& b = call.attrs.getInts("begin");
+  const auto& e = call.attrs.getInts("end");
+  const auto& s = call.attrs.getInts("strides");
+  std::vector<int64_t> axes = call.attrs.getInts("axes");
+  size_t nd = shape.size();
+  if (axes.empty())
+    for (size_t i = 0; i < b.size(); ++i) axes.push_back(int64_t(i));
+  if (b.size() != axes.size() || e.size() != axes.size() || (!s.empty() && s.size() != axes.size()))
+    LOOM_TYPE_FAIL(call) << "begin, end, strides and axes must have the same length";
+  SliceDims d;
+  for (size_t i = 0; i < nd; ++i) {
+    d.start.push_back(0);
+    d.step.push_back(1);
+    d.count.push_back(shape[i]);
+  }
+  for (size_t k = 0; k < axes.size(); ++k) {
+    int64_t a = normAxis(call, axes[k], int64_t(nd));
+    int64_t n = shape[a], st = s.empty() ? 1 : s[k];
+    if (st == 0) LOOM_TYPE_FAIL(call) << "slice step must not be 0";
+    int64_t lo = b[k], hi = e[k];
+    if (lo < 0) lo += n;
+    if (hi < 0) hi += n;
+    if (st > 0) {
+      lo = std::clamp<int64_t>(lo, 0, n);
+      hi = std::clamp<int64_t>(hi, 0, n);
+      d.count[a] = hi > lo ? (hi - lo + st - 1) / st : 0;
+    } else {
+      lo = std::clamp<int64_t>(lo, -1, n - 1);
+      hi = std::clamp<int64_t>(hi, -1, n - 1);
+      d.count[a] = lo > hi ? (lo - hi + (-st) - 1) / (-st) : 0;
+    }
+    d.start[a] = lo;
+    d.step[a] = st;
+  }
+  return d;
+}
+
+Type sliceRel(const CallNode& call, const std::vector<Type>& args) {
+  const TensorTypeNode& d = argTensor(call, args, 0);
+  std::vector<int64_t> shape;
+  std::vector<int64_t> axes = call.attrs.getInts("axes");
+  if (axes.empty())
+    for (size_t i = 0; i < call.attrs.getInts("begin").size(); ++i) axes.push_back(int64_t(i));
+  // Sliced axes must be static; other axes pass through as they are.
+  for (size_t i = 0; i < d.ndim(); ++i) shape.push_back(d.shape[i].isStatic() ? d.shape[i].value : 1);
+  for (int64_t a : axes) {
+    int64_t n = normAxis(call, a, int64_t(d.ndim()));
+    if (!d.shape[n].isStatic()) LOOM_TYPE_FAIL(call) << "slicing symbolic dimension " << n << " of " << typeStr(args[0]);
+  }
+  SliceDims sd = sliceDims(call, shape);
+  Shape out;
+  for (size_t i = 0; i < d.ndim(); ++i) {
+    bool sliced = false;
+    for (int64_t a : axes) sliced |= normAxis(call, a, int64_t(d.ndim())) == int64_t(i);
+    out.push_back(sliced ? Dim(sd.count[i]) : d.shape[i]);
+  }
+  return tensorType(out, d.dtype);
+}
+
+HostTensor sliceKernel(const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+  const HostTensor& x = in[0];
+  SliceDims sd = sliceDims(call, x.shape);
+  HostTensor r(sd.count, outT.dtype);
+  std::vector<int64_t> st = x.strides(), idx;
+  for (int64_t i = 0; i < r.numel(); ++i) {
+    unravel(i, r.shape, idx);
+    int64_t src = 0;
+    for (size_t k = 0; k < idx.size(); ++k) src += (sd.start[k] + idx[k] * sd.step[k]) * st[k];
+    r.v[i] = x.v[src];
+  }
+  return r;
+}
+
+Type takeRel(const CallNode& call, const std::vector<Type>& args) {
+  const TensorTypeNode& d = argTensor(call, args, 0);
+  const TensorTypeNode& ind = argTensor(call, args, 1);
+  if (!ind.dtype.isIntegral()) LOOM_TYPE_FAIL(call) << "indices must be integers, got " << typeStr(args[1]);
+  int64_t axis = normAxis(call, call.attrs.getInt("axis"), int64_t(d.ndim()));
+  Shape out(d.shape.begin(), d.shape.begin() + axis);
+  out.insert(out.end(), ind.shape.begin(), ind.shape.end());
+  out.insert(out.end(), d.shape.begin() + axis + 1, d.shape.end());
+  return tensorType(out, d.dtype);
+}
+
+HostTensor takeKernel(const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+  const HostTensor& x = in[0];
+  const HostTensor& ind = in[1];
+  int64_t axis = call.attrs.getInt("axis");
+  if (axis < 0) axis += int64_t(x.shape.size());
+  int64_t n = x.shape[axis], inner = 1, outer = 1;
+  for (size_t k = axis + 1; k < x.shape.size(); ++k) inner *= x.shape[k];
+  for (int64_t k = 0; k < axis; ++k) outer *= x.shape[k];
+  HostTensor r(outT.staticShape(), outT.dtype);
+  int64_t ni = ind.numel();
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < ni; ++j) {
+      int64_t id = int64_t(ind.v[j]);
+      if (id < 0) id += n;
+      if (id < 0 || id >= n)
+        LOOM_THROW(ValueError) << callDescription(call) << ": index " << int64_t(ind.v[j]) << " out of range for "
+                               << n << " entries";
+      for (int64_t i = 0; i < inner; ++i) r.v[(o * ni + j) * inner + i] = x.v[(o * n + id) * inner + i];
+    }
+  return r;
+}
+
+Type broadcastToRel(const CallNode& call, const std::vector<Type>& args) {
+  const TensorTypeNode& d = argTensor(call, args, 0);
+  const auto& s = call.attrs.getInts("shape");
+  return tensorType(broadcastShapes(call, d.shape, Shape(s.begin(), s.end())), d.dtype);
+}
+
+HostTensor broadcastToKernel(const CallNode&, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+  HostTensor r(outT.staticShape(), outT.dtype);
+  std::vector<int64_t> idx;
+  for (int64_t i = 0; i < r.numel(); ++i) {
+    unravel(i, r.shape, idx);
+    r.v[i] = in[0].v[broadcastIndex(idx, in[0].shape)];
+  }
+  return r;
+}
+
+Type tileRel(const CallNode& call, const std::vector<Type>& args) {
+  const TensorTypeNode& d = argTensor(call, args, 0);
+  const auto& reps = call.attrs.getInts("reps");
+  if (reps.size() != d.ndim())
+    LOOM_TYPE_FAIL(call) << "reps " << attrValueStr(reps) << " must have one entry per dimension of " << typeStr(args[0]);
+  Shape out;
+  for (size_t i = 0; i < d.ndim(); ++i)
+    out.push_back(d.shape[i].isStatic() ? Dim(d.shape[i].value * reps[i]) : Dim::any());
+  return tensorType(out, d.dtype);
+}
+
+HostTensor tileKernel(const CallNode&, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+  const HostTensor& x = in[0];
+  HostTensor r(outT.staticShape(), outT.dtype);
+  std::vector<int64_t> idx, st = x.strides();
+  for (int64_t i = 0; i < r.numel(); ++i) {
+    unravel(i, r.shape, idx);
+    int64_t src = 0;
+    for (size_t k = 0; k < idx.size(); ++k) src += (idx[k] % x.shape[k]) * st[k];
+    r.v[i] = x.v[src];
+  }
+  return r;
+}
+
+Type padRel(const CallNode& call, const std::vector<Type>& args) {
+  const TensorTypeNode& d = argTensor(call, args, 0);
+  const auto& pw = call.attrs.getInts("pad_width");
+  if (pw.size() != 2 * d.ndim())
+    LOOM_TYPE_FAIL(call) << "pad_width " << attrValueStr(pw) << " must have 2 entries per dimension of "
+                         << typeStr(args[0]);
+  const std::string& mode = call.attrs.getString("pad_mode");
+  if (mode != "constant" && mode != "edge" && mode != "reflect")
+    LOOM_TYPE_FAIL(call) << "pad_mode must be constant, edge or reflect, got \"" << mode << "\"";
+  Shape out;
+  for (size_t i = 0; i < d.ndim(); ++i) {
+    Dim o = d.shape[i].isStatic() ? Dim(d.shape[i].value + pw[2 * i] + pw[2 * i + 1]) : Dim::any();
+    if (o.isStatic() && o.value < 0) LOOM_TYPE_FAIL(call) << "padding makes dimension " << i << " negative";
+    out.push_back(o);
+  }
+  return tensorType(out, d.dtype);
+}
+
+HostTensor padKernel(const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+  const HostTensor& x = in[0];
+  const auto& pw = call.attrs.getInts("pad_width");
+  const std::string& mode = call.attrs.getString("pad_mode");
+  double value = call.attrs.getFloat("pad_value");
+  HostTensor r(outT.staticShape(), outT.dtype);
+  std::vector<int64_t> idx, st = x.strides();
+  for (int64_t i = 0; i < r.numel(); ++i) {
+    unravel(i, r.shape, idx);
+    int64_t src = 0;
+    bool outside = false;
+    for (size_t k = 0; k < idx.size(); ++k) {
+      int64_t j = idx[k] - pw[2 * k], n = x.shape[k];
+      if (j < 0 || j >= n) {
+        if (mode == "constant" || n == 0) outside = true;
+        else if (mode == "edge") j = std::clamp<int64_t>(j, 0, n - 1);
+        else {
+          int64_t period = 2 * (n - 1);
+          if (period == 0) j = 0;
+          else {
+            j = ((j % period) + period) % period;
+            if (j >= n) j = period - j;
+          }
+        }
+      }
+      src += j * st[k];
+    }
+    r.v[i] = outside ? value : x.v[src];
+  }
+  return r;
+}
+
+}  // namespace
+
+void registerTransformOps() {
+  defineOp("reshape", 1, OpPattern::Injective, {attrInts("newshape")}, reshapeRel,
+           [](const CallNode&, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+             HostTensor r = in[0];
+             r.shape = outT.staticShape();
+             return r;
+           },
+           "reshapes to a fully resolved shape");
+  defineOp("transpose", 1, OpPattern::Injective, {attrInts("axes", std::vector<int64_t>{})}, transposeRel,
+           transposeKernel, "permutes the dims (empty axes: reverse)");
+  defineOp("concatenate", -1, OpPattern::Injective, {attrInt("axis", 0)}, concatRel, concatKernel,
+           "joins the arguments along axis");
+  OpDef split;
+  split.name = "split";
+  split.numInputs = 1;
+  split.pattern = OpPattern::Injective;
+  split.attrs = {attrInts("sections"), attrInt("axis", 0)};
+  split.typeRel = splitRel;
+  split.hostKernel = splitKernel;
+  split.doc = "splits along axis into pieces of the given sizes (a tuple)";
+  registerOp(std::move(split));
+  defineOp("strided_slice", 1, OpPattern::Injective,
+           {attrInts("begin"), attrInts("end"), attrInts("strides", std::vector<int64_t>{}),
+            attrInts("axes", std::vector<int64_t>{})},
+           sliceRel, sliceKernel, "numpy slicing (ONNX Slice semantics, clamped)");
+  defineOp("take", 2, OpPattern::Injective, {attrInt("axis", 0)}, takeRel, takeKernel,
+           "gathers entries along axis (ONNX Gather)");
+  defineOp("broadcast_to", 1, OpPattern::Broadcast, {attrInts("shape")}, broadcastToRel, broadcastToKernel,
+           "broadcasts to a shape (ONNX Expand)");
+  defineOp("tile", 1, OpPattern::Injective, {attrInts("reps")}, tileRel, tileKernel, "repeats the tensor");
+  defineOp("nn.pad", 1, OpPattern::Injective,
+           {attrInts("pad_width"), attrFloat("pad_value", 0.0), attrString("pad_mode", "constant")}, padRel, padKernel,
+           "pads each dim by (before, after) pairs");
+  defineOp("shape_of", 1, OpPattern::Opaque, {},
+           [](const CallNode& call, const std::vector<Type>& args) -> Type {
+             return tensorType(std::vector<int64_t>{int64_t(argTensor(call, args, 0).ndim())}, DataType::Int(64));
+           },
+           [](const CallNode&, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+             HostTensor r(outT.staticShape(), outT.dtype);
+             for (size_t i = 0; i < in[0].shape.size(); ++i) r.v[i] = double(in[0].shape[i]);
+             return r;
+           },
+           "the shape of the argument as an int64 vector");
+}
+
+}  // namespace loom::graph
