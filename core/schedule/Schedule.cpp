@@ -196,7 +196,7 @@ void Schedule::record(const std::string& kindName, std::vector<Value> inputs, st
   const InstructionKind* kind = findInstructionKind(kindName);
   LOOM_ICHECK(kind) << "record: unregistered instruction kind '" << kindName << "'";
   std::string where = m_span.defined() ? " at line " + std::to_string(m_span.line)
-                                       : " (instruction " + std::to_string(m_trace.insts.size()) + ")";
+                                       : " (instruction " + std::to_string(m_trace.insts.size() + 1) + ")";
   settle(kindName + where);
   m_trace.insts.push_back({kind, std::move(inputs), std::move(outputs), std::move(decision), m_span});
 }

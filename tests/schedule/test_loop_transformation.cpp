@@ -184,7 +184,7 @@ private slots:
       sch.get(loops[0]);
       QFAIL("no error");
     } catch (const InvalidRVError& e) {
-      QCOMPARE(QString(e.what()), QString("loop 'i' was removed by split (instruction 2)"));
+      QCOMPARE(QString(e.what()), QString("loop 'i' was removed by split (instruction 3)"));
     }
     reorder(sch, {loops[2], parts[1]});
     LoopRV f = fuse(sch, {parts[0], loops[2]});  // i_0, k, j, i_1 after the reorder
