@@ -7,6 +7,7 @@
 #include "core/arith/Eval.h"
 #include "core/arith/ExprText.h"
 #include "core/tir/Op.h"
+#include "core/tir/StructuralEqual.h"
 
 using namespace loom;
 using namespace loom::tir;
@@ -267,6 +268,12 @@ private slots:
         qWarning("%s: got %s, expected %s", exprText(c.input).c_str(), got.c_str(), c.expected);
       }
       QCOMPARE(r.dtype(), c.input.dtype());
+      // A fixed point: simplifying again changes nothing.
+      Expr again = a.simplify(r);
+      if (!structuralEqual(again, r)) {
+        ++failures;
+        qWarning("not idempotent: %s -> %s", got.c_str(), exprText(again).c_str());
+      }
       // The simplified form means the same at points inside the bound ranges.
       for (int p = 0; p < 200; ++p) {
         VarValueMap env{{i, pick(0, 7)}, {j, pick(0, 3)}, {k, pick(0, 15)}, {x, pick(-40, 40)},
