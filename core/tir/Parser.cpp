@@ -1451,10 +1451,17 @@ private:
         const Entry* e = lookup(vt.text);
         if (!e || !e->var.defined()) fail(vt, "unknown name '" + vt.text + "'");
         expectOp(":", "after the T.Let variable");
+        const Token& valueTok = peek();
         Expr v = parseExpr();
+        if (v.dtype() != e->var->dtype)
+          fail(valueTok, "the T.Let value is " + v.dtype().str() + " but '" + vt.text + "' is " + e->var->dtype.str());
         expectOp("}", "after the T.Let binding");
         expectOp(")", "after argument list");
-        return mk<LetNode>(t, e->var, v, body);
+        // Each Let binds its own variable (TIR is SSA): rename the declared one in the body.
+        Var own = newVar(vt, vt.text, e->var->dtype);
+        Var declared = e->var;
+        body = substitute(body, [&](const Var& u) { return u.same_as(declared) ? Expr(own) : Expr(); });
+        return mk<LetNode>(t, own, v, body);
       }
       const Token& name = expectName("as the T.Let variable");
       expectOp(",", "after the T.Let variable");

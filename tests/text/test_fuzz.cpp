@@ -44,6 +44,22 @@ def f(A: T.Buffer((8, 8), "float32"), n: T.int32):
     P = T.decl_buffer((4,), "float32", data=p, elem_offset=None)
     P[T.Ramp(0, 1, 4)] = T.Broadcast(T.float32(1.5e-3), 4) + T.exp(P[T.Ramp(0, 1, 4)])
 )");
+  s.push_back(R"(from tvm.script import tir as T
+
+@T.prim_func(private=True)
+def h(a: T.handle, n: T.int64) -> None:
+    A = T.match_buffer(a, (16,), "float32")
+    x = T.int32()
+    p = T.allocate([16], "float32", "global")
+    P = T.Buffer((16,), "float32", data=p)
+    for i in range(16):
+        if i < 4:
+            P[i] = A[T.Let(x + 1, where={x: i // 2})]
+        elif i == 5:
+            P[i] = T.float32(T.Cast("int32", A[i]))
+        else:
+            T.evaluate(T.call_intrin("float32", "noop", A[i], "s"))
+)");
   return s;
 }
 
