@@ -1,6 +1,7 @@
 // loop-partition: peel the predicated tail of a non-divisible split so the main loop has no if.
 #include "core/transform/LoopPartition.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <unordered_set>
@@ -84,21 +85,41 @@ private:
   const std::unordered_set<const VarNode*>& m_local;
 };
 
-/// A condition of an if inside loop `v` that holds for every v < bound.
+/// A comparison (one conjunct of an if or if_then_else condition inside loop `v`) that holds
+/// for every v < bound (`upper`) or every v >= bound (lower), whatever the inner loops do.
 struct Candidate {
-  const IfThenElseNode* ifNode;
-  Expr bound;                  ///< v < bound proves the condition
+  const BinaryNode* leaf;
+  bool upper;
+  Expr bound;
   std::optional<int64_t> constBound;
 };
 
-/// Finds the ifs under loop `v` whose condition can be proven on a prefix of v's range.
+/// The comparison leaves of a condition's && tree.
+void conjuncts(const Expr& e, std::vector<const BinaryNode*>& out) {
+  auto* b = e.as<BinaryNode>();
+  if (!b) return;
+  if (b->op == BinOp::And) {
+    conjuncts(b->a, out);
+    conjuncts(b->b, out);
+  } else if (b->op == BinOp::LT || b->op == BinOp::LE || b->op == BinOp::GT || b->op == BinOp::GE) {
+    out.push_back(b);
+  }
+}
+
+int64_t floorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+/// Finds the conjuncts under loop `v` that can be proven on a prefix or suffix of v's range.
 class CandidateFinder : public IRVisitor {
 public:
   explicit CandidateFinder(const VarNode* v) : m_v(v) {}
   std::vector<Candidate> found;
+  /// Leaves that could not be proven somewhere (a shared node must be provable everywhere).
+  std::unordered_set<const BinaryNode*> failed;
 
   using IRVisitor::visit;
   void visit(const ForNode* n) override {
+    visitExpr(n->min);
+    visitExpr(n->extent);
     bool ok = !usesAny(n->min) && !usesAny(n->extent);
     if (ok) m_inner[n->loopVar.get()] = {n->min, n->extent};
     else m_local.insert(n->loopVar.get());
@@ -107,16 +128,36 @@ public:
     m_local.erase(n->loopVar.get());
   }
   void visit(const LetStmtNode* n) override {
+    visitExpr(n->value);
     m_local.insert(n->var.get());
     visitStmt(n->body);
     m_local.erase(n->var.get());
   }
+  void visit(const LetNode* n) override {
+    visitExpr(n->value);
+    m_local.insert(n->var.get());
+    visitExpr(n->body);
+    m_local.erase(n->var.get());
+  }
   void visit(const IfThenElseNode* n) override {
-    if (auto c = prove(n)) found.push_back(*c);
+    consider(n->condition);
+    IRVisitor::visit(n);
+  }
+  void visit(const CallNode* n) override {
+    if (n->op == "if_then_else" && n->args.size() == 3) consider(n->args[0]);
     IRVisitor::visit(n);
   }
 
 private:
+  void consider(const Expr& cond) {
+    std::vector<const BinaryNode*> leaves;
+    conjuncts(cond, leaves);
+    for (auto* leaf : leaves) {
+      if (auto c = prove(leaf)) found.push_back(*c);
+      else failed.insert(leaf);
+    }
+  }
+
   bool usesAny(const Expr& e) const {
     bool bad = false;
     postOrderVisit(e, [&](const IRNode* x) {
@@ -126,11 +167,9 @@ private:
     return bad;
   }
 
-  std::optional<Candidate> prove(const IfThenElseNode* n) const {
-    auto* cmp = n->condition.as<BinaryNode>();
-    if (!cmp) return std::nullopt;
+  std::optional<Candidate> prove(const BinaryNode* cmp) const {
     Expr lhs, rhs;
-    int64_t adjust = 0;  // d = lhs - rhs + adjust < 0 is the condition
+    int64_t adjust = 0;  // the condition is d = lhs - rhs + adjust < 0
     switch (cmp->op) {
     case BinOp::LT: lhs = cmp->a, rhs = cmp->b; break;
     case BinOp::LE: lhs = cmp->a, rhs = cmp->b, adjust = -1; break;
@@ -143,8 +182,8 @@ private:
     if (!reader.read(lhs, 1, d) || !reader.read(rhs, -1, d)) return std::nullopt;
     d.cst += adjust;
     int64_t s = d.coef.count(m_v) ? d.coef.at(m_v) : 0;
-    if (s <= 0) return std::nullopt;
-    // rmax = the largest value of d - s*v over the inner loops.
+    if (s == 0) return std::nullopt;
+    // rmax = the largest value of r = d - s*v over the inner loops.
     Expr rmaxSym = d.sym;
     int64_t rmaxCst = d.cst;
     for (auto& [var, c] : d.coef) {
@@ -160,17 +199,26 @@ private:
         rmaxSym = rmaxSym.defined() ? rmaxSym + t : t;
       }
     }
-    // s*v + rmax < 0  <=>  v <= floor((-rmax - 1) / s)  <=>  v < floordiv(-rmax - 1, s) + 1.
-    Candidate cand{n, Expr(), std::nullopt};
-    if (!rmaxSym.defined()) {
-      int64_t num = -rmaxCst - 1;
-      int64_t q = num >= 0 ? num / s : -((-num + s - 1) / s);
-      cand.constBound = q + 1;
-      cand.bound = intImm(DataType::Int(32), q + 1);
+    Candidate cand{cmp, s > 0, Expr(), std::nullopt};
+    if (s > 0) {
+      // s*v + rmax < 0  <=>  v <= floor((-rmax - 1) / s)  <=>  v < floordiv(-rmax - 1, s) + 1.
+      if (!rmaxSym.defined()) {
+        cand.constBound = floorDiv(-rmaxCst - 1, s) + 1;
+      } else {
+        Expr num = intImm(rmaxSym.dtype(), -rmaxCst - 1) - rmaxSym;
+        cand.bound = s == 1 ? num + 1 : floordiv(num, intImm(num.dtype(), s)) + 1;
+      }
     } else {
-      Expr num = intImm(rmaxSym.dtype(), -rmaxCst - 1) - rmaxSym;
-      cand.bound = s == 1 ? num + 1 : floordiv(num, intImm(num.dtype(), s)) + 1;
+      // -s'*v + rmax < 0  <=>  v > rmax / s'  <=>  v >= floordiv(rmax, s') + 1.
+      int64_t sp = -s;
+      if (!rmaxSym.defined()) {
+        cand.constBound = floorDiv(rmaxCst, sp) + 1;
+      } else {
+        Expr num = rmaxSym + intImm(rmaxSym.dtype(), rmaxCst);
+        cand.bound = sp == 1 ? num + 1 : floordiv(num, intImm(num.dtype(), sp)) + 1;
+      }
     }
+    if (cand.constBound) cand.bound = intImm(DataType::Int(32), *cand.constBound);
     return cand;
   }
 
@@ -179,20 +227,43 @@ private:
   std::unordered_set<const VarNode*> m_local;
 };
 
-/// Replaces the listed ifs by their then-branches.
-class IfRemover : public IRMutator {
+/// In the middle part every chosen conjunct holds: drop them from conditions, and an if (or
+/// if_then_else) left with no condition becomes its then-branch (true value).
+class ConditionDropper : public IRMutator {
 public:
-  explicit IfRemover(std::unordered_set<const IfThenElseNode*> ifs) : m_ifs(std::move(ifs)) {}
+  explicit ConditionDropper(std::unordered_set<const BinaryNode*> leaves) : m_leaves(std::move(leaves)) {}
 
 protected:
   using IRMutator::visit;
   Stmt visit(const IfThenElseNode* n, const Stmt& self) override {
-    if (m_ifs.count(n)) return mutate(n->thenCase);
-    return IRMutator::visit(n, self);
+    Expr c = drop(n->condition);
+    if (c.same_as(n->condition)) return IRMutator::visit(n, self);
+    if (isConstInt(c, 1)) return mutate(n->thenCase);
+    Stmt t = mutate(n->thenCase), e = mutate(n->elseCase);
+    return withSpan(ifThen(c, t, e), n->span);
+  }
+  Expr visit(const CallNode* n, const Expr& self) override {
+    if (n->op != "if_then_else" || n->args.size() != 3) return IRMutator::visit(n, self);
+    Expr c = drop(n->args[0]);
+    if (c.same_as(n->args[0])) return IRMutator::visit(n, self);
+    if (isConstInt(c, 1)) return mutate(n->args[1]);
+    return call(n->dtype, n->op, {c, mutate(n->args[1]), mutate(n->args[2])});
   }
 
 private:
-  std::unordered_set<const IfThenElseNode*> m_ifs;
+  Expr drop(const Expr& e) const {
+    auto* b = e.as<BinaryNode>();
+    if (!b) return e;
+    if (m_leaves.count(b)) return boolImm(true);
+    if (b->op != BinOp::And) return e;
+    Expr x = drop(b->a), y = drop(b->b);
+    if (x.same_as(b->a) && y.same_as(b->b)) return e;
+    if (isConstInt(x, 1)) return y;
+    if (isConstInt(y, 1)) return x;
+    return x && y;
+  }
+
+  std::unordered_set<const BinaryNode*> m_leaves;
 };
 
 class Partitioner : public IRMutator {
@@ -205,35 +276,66 @@ protected:
     finder.visitStmt(n->body);
     auto* mn = asConstInt(n->min);
     auto* ext = asConstInt(n->extent);
-    bool constant = mn && ext;
+    // A leaf is dropped from conditions only when every occurrence of it was proven and kept.
+    std::unordered_set<const BinaryNode*> skipped = finder.failed;
+    for (auto& c : finder.found)
+      // With constant bounds, skip conjuncts that hold nowhere in the loop's range.
+      if (mn && ext && c.constBound && (c.upper ? *c.constBound <= *mn : *c.constBound >= *mn + *ext))
+        skipped.insert(c.leaf);
     std::vector<Candidate> use;
-    for (auto& c : finder.found) {
-      // With constant bounds, skip conditions that fail from the first iteration on.
-      if (constant && c.constBound && *c.constBound <= *mn) continue;
-      use.push_back(c);
-    }
+    std::unordered_set<const BinaryNode*> dropped;
+    for (auto& c : finder.found)
+      if (!skipped.count(c.leaf)) use.push_back(c), dropped.insert(c.leaf);
     if (use.empty()) return IRMutator::visit(n, self);
 
-    std::unordered_set<const IfThenElseNode*> ifs;
-    for (auto& c : use) ifs.insert(c.ifNode);
-    Stmt mainBody = mutate(IfRemover(ifs).mutate(n->body));
-
-    if (constant && std::all_of(use.begin(), use.end(), [](auto& c) { return c.constBound.has_value(); })) {
-      int64_t end = *mn + *ext;
-      int64_t k = end;
-      for (auto& c : use) k = std::min(k, *c.constBound);
-      if (k >= end) return withSpan(loop(n, n->loopVar, *mn, k - *mn, mainBody), n->span);
-      return withSpan(seq({loop(n, n->loopVar, *mn, k - *mn, mainBody), tail(n, k, end - k)}), n->span);
+    bool constant = mn && ext && std::all_of(use.begin(), use.end(), [](auto& c) { return c.constBound.has_value(); });
+    if (constant) {
+      int64_t end = *mn + *ext, lo = *mn, hi = end;
+      for (auto& c : use) (c.upper ? hi : lo) = c.upper ? std::min(hi, *c.constBound) : std::max(lo, *c.constBound);
+      if (lo >= hi) {
+        // Heads and tails overlap: peel only one side, the one leaving the larger middle.
+        bool keepUpper = hi - *mn >= end - lo;
+        std::erase_if(use, [&](auto& c) { return c.upper != keepUpper; });
+        dropped.clear();
+        for (auto& c : use) dropped.insert(c.leaf);
+        (keepUpper ? lo : hi) = keepUpper ? *mn : end;
+      }
+      Stmt middle = ConditionDropper(dropped).mutate(n->body);
+      std::vector<Stmt> parts;
+      if (lo > *mn) parts.push_back(piece(n, *mn, lo - *mn, "_head"));
+      if (hi - lo == 1) parts.push_back(mutate(at(n, middle, lo)));
+      else parts.push_back(rebuildLoop(n, n->loopVar, intImm(n->min.dtype(), lo), intImm(n->extent.dtype(), hi - lo), mutate(middle)));
+      if (hi < end) parts.push_back(piece(n, hi, end - hi, "_tail"));
+      return withSpan(seq(parts), n->span);
     }
+    // Symbolic parts cannot be vectorized or unrolled: leave those loops to their own passes.
+    if (n->kind == ForKind::Vectorized || n->kind == ForKind::Unrolled) return IRMutator::visit(n, self);
     Expr end = addFold(n->min, n->extent);
-    Expr k;
-    for (auto& c : use) k = k.defined() ? min(k, c.bound) : c.bound;
-    k = min(max(k, n->min), end);
-    Var kv = makeVar(n->loopVar->name + "_split", k.dtype());
-    Stmt mainLoop = rebuildLoop(n, n->loopVar, n->min, subFold(kv, n->min), mainBody);
-    Var tv = makeVar(n->loopVar->name + "_tail", n->loopVar->dtype);
-    Stmt tailLoop = rebuildLoop(n, tv, kv, subFold(end, kv), mutate(renamed(n, tv)));
-    return withSpan(letStmt(kv, k, seq({mainLoop, tailLoop})), n->span);
+    Expr lo, hi;
+    for (auto& c : use) {
+      Expr& side = c.upper ? hi : lo;
+      side = !side.defined() ? c.bound : c.upper ? min(side, c.bound) : max(side, c.bound);
+    }
+    std::vector<std::pair<Var, Expr>> lets;
+    Expr start = n->min, stop = end;
+    if (lo.defined()) {
+      Var v = makeVar(n->loopVar->name + "_lo", lo.dtype());
+      lets.emplace_back(v, min(max(lo, n->min), end));
+      start = v;
+    }
+    if (hi.defined()) {
+      Var v = makeVar(n->loopVar->name + "_hi", hi.dtype());
+      lets.emplace_back(v, max(min(hi, end), start));
+      stop = v;
+    }
+    Stmt middle = mutate(ConditionDropper(dropped).mutate(n->body));
+    std::vector<Stmt> parts;
+    if (lo.defined()) parts.push_back(symbolicPiece(n, n->min, subFold(start, n->min), "_head"));
+    parts.push_back(rebuildLoop(n, n->loopVar, start, subFold(stop, start), middle));
+    if (hi.defined()) parts.push_back(symbolicPiece(n, stop, end - stop, "_tail"));
+    Stmt out = seq(parts);
+    for (auto it = lets.rbegin(); it != lets.rend(); ++it) out = letStmt(it->first, it->second, out);
+    return withSpan(out, n->span);
   }
 
 private:
@@ -247,24 +349,25 @@ private:
   Stmt rebuildLoop(const ForNode* n, Var v, Expr mn, Expr ext, Stmt body) {
     return forLoop(std::move(v), std::move(mn), std::move(ext), n->kind, std::move(body), n->threadTag, n->annotations);
   }
-  /// A loop over [mn, mn + ext) with `body`, or the body alone at v = mn when ext is 1.
-  Stmt loop(const ForNode* n, const Var& v, int64_t mn, int64_t ext, const Stmt& body) {
-    Expr start = intImm(n->min.dtype(), mn);
-    if (ext == 1) return substitute(body, [&](const Var& x) { return x.same_as(v) ? start : Expr(); });
-    return rebuildLoop(n, v, start, intImm(n->extent.dtype(), ext), body);
+  /// `body` with the loop var at `value`.
+  static Stmt at(const ForNode* n, const Stmt& body, int64_t value) {
+    Expr v = intImm(n->min.dtype(), value);
+    return substitute(body, [&](const Var& x) { return x.same_as(n->loopVar) ? v : Expr(); });
   }
   /// The loop body with the loop var renamed to `tv`.
   static Stmt renamed(const ForNode* n, const Var& tv) {
     return substitute(n->body, [&](const Var& v) { return v.same_as(n->loopVar) ? Expr(tv) : Expr(); });
   }
-  /// The tail keeps its ifs, under a fresh loop var (or at its single value).
-  Stmt tail(const ForNode* n, int64_t start, int64_t ext) {
-    if (ext == 1) {
-      Expr v = intImm(n->min.dtype(), start);
-      return mutate(substitute(n->body, [&](const Var& x) { return x.same_as(n->loopVar) ? v : Expr(); }));
-    }
-    Var tv = makeVar(n->loopVar->name + "_tail", n->loopVar->dtype);
-    return loop(n, tv, start, ext, mutate(renamed(n, tv)));
+  /// A head or tail keeps the conditions; being a loop of constant range itself, it is
+  /// partitioned again (its range is strictly smaller, so this ends).
+  Stmt piece(const ForNode* n, int64_t start, int64_t ext, const char* suffix) {
+    if (ext == 1) return mutate(at(n, n->body, start));
+    Var tv = makeVar(n->loopVar->name + suffix, n->loopVar->dtype);
+    return mutate(rebuildLoop(n, tv, intImm(n->min.dtype(), start), intImm(n->extent.dtype(), ext), renamed(n, tv)));
+  }
+  Stmt symbolicPiece(const ForNode* n, Expr start, Expr ext, const char* suffix) {
+    Var tv = makeVar(n->loopVar->name + suffix, n->loopVar->dtype);
+    return rebuildLoop(n, tv, std::move(start), std::move(ext), mutate(renamed(n, tv)));
   }
 };
 

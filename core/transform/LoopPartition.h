@@ -4,11 +4,13 @@
 
 namespace loom::transform {
 
-/// For a loop `v` whose body holds an `if (cond)` with cond affine in `v` and in the vars of the
-/// loops between them (e.g. `io * 32 + ii < n`), splits the loop at the first `v` for which
-/// cond may fail: the main part [min, k) runs the then-branch unconditionally, the tail
-/// [k, min + extent) keeps the if. Only tails are peeled (positive coefficient of `v`); k is
-/// a constant when the bounds are, else an expression clamped to the loop's range.
+/// For a loop `v` whose body holds conditions (of ifs and if_then_else, split at &&) affine in
+/// `v` and in the vars of the loops between them (`io * 32 + ii < n`, `1 <= xo * 4 + xi`),
+/// splits the loop into a head [min, lo), a middle [lo, hi) and a tail [hi, min + extent): in
+/// the middle every such condition holds for all inner iterations and is dropped (an if keeps
+/// only its then-branch), head and tail keep them. A part of one iteration becomes its body
+/// with `v` replaced. Bounds are constants when the loop's are, else let-bound expressions
+/// clamped to the loop's range.
 tir::PrimFunc partitionLoops(const tir::PrimFunc& f);
 
 }  // namespace loom::transform

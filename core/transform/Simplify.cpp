@@ -13,6 +13,28 @@ using namespace tir;
 
 namespace {
 
+/// if_then_else / select with a constant condition (or a broadcast one) becomes the branch it
+/// picks; the other branch (perhaps an out-of-bounds load) is then never emitted.
+class ConstantBranchFolder : public IRMutator {
+protected:
+  using IRMutator::visit;
+  static const int64_t* constCond(const Expr& c) {
+    if (auto* b = c.as<BroadcastNode>()) return asConstInt(b->value);
+    return asConstInt(c);
+  }
+  Expr visit(const CallNode* n, const Expr& self) override {
+    if (n->op == "if_then_else" && n->args.size() == 3)
+      if (auto* c = constCond(n->args[0])) return mutate(*c ? n->args[1] : n->args[2]);
+    return IRMutator::visit(n, self);
+  }
+  Expr visit(const SelectNode* n, const Expr& self) override {
+    if (auto* c = constCond(n->condition)) return mutate(*c ? n->trueValue : n->falseValue);
+    return IRMutator::visit(n, self);
+  }
+};
+
+Expr foldSelects(const Expr& e) { return ConstantBranchFolder().mutate(e); }
+
 class StmtSimplifier : public IRMutator {
 protected:
   using IRMutator::visit;
@@ -23,7 +45,7 @@ protected:
     if (!e.defined()) return e;
     Expr inner = IRMutator::mutate(e);
     if (inner.dtype().isHandle() || inner.dtype().isVoid()) return inner;
-    Expr s = m_analyzer.simplify(inner);
+    Expr s = foldSelects(m_analyzer.simplify(inner));
     if (s.dtype() != inner.dtype()) return inner;
     // Keep the original node when nothing really changed, so "unchanged" stays detectable.
     return structuralEqual(s, e) ? e : s;
