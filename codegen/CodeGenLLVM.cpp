@@ -39,7 +39,7 @@ std::unordered_map<const StmtNode*, int> loopLineMap(const PrintResult& printed)
 
 namespace {
 
-/// The largest power-of-two-free multiple known to divide `e` (1 when nothing is known).
+/// A positive number known to divide `e` (1 when nothing is known); sets the alignment of accesses.
 int64_t knownMultiple(const Expr& e) {
   if (auto* i = e.as<IntImmNode>()) return i->value == 0 ? (int64_t(1) << 30) : std::abs(i->value);
   if (auto* c = e.as<CastNode>()) return c->value.dtype().isIntegral() ? knownMultiple(c->value) : 1;
@@ -58,9 +58,8 @@ int64_t knownMultiple(const Expr& e) {
 
 class CodeGen {
 public:
-  CodeGen(llvm::LLVMContext& ctx, llvm::Module& mod, const Target& target, llvm::TargetMachine& tm,
-          const CodeGenOptions& opts)
-      : m_ctx(ctx), m_mod(mod), m_b(ctx), m_target(target), m_tm(tm), m_opts(opts), m_md(ctx) {
+  CodeGen(llvm::LLVMContext& ctx, llvm::Module& mod, const Target& target, const CodeGenOptions& opts)
+      : m_ctx(ctx), m_mod(mod), m_b(ctx), m_target(target), m_opts(opts), m_md(ctx) {
     m_i1 = llvm::Type::getInt1Ty(ctx);
     m_i8 = llvm::Type::getInt8Ty(ctx);
     m_i16 = llvm::Type::getInt16Ty(ctx);
@@ -1089,7 +1088,6 @@ private:
   llvm::Module& m_mod;
   llvm::IRBuilder<> m_b;
   const Target& m_target;
-  llvm::TargetMachine& m_tm;
   const CodeGenOptions& m_opts;
   llvm::MDBuilder m_md;
   llvm::Type *m_i1, *m_i8, *m_i16, *m_i32, *m_i64, *m_f32, *m_ptr;
@@ -1134,7 +1132,7 @@ LLVMModule buildLLVM(const std::vector<PrimFunc>& funcs, const Target& target, c
   impl->module->setTargetTriple(target.triple);
   impl->module->setDataLayout(impl->machine->createDataLayout());
   {
-    CodeGen cg(*impl->context, *impl->module, target, *impl->machine, options);
+    CodeGen cg(*impl->context, *impl->module, target, options);
     for (auto& f : funcs) {
       LOOM_ICHECK(f.defined()) << "undefined PrimFunc";
       impl->functionNames.push_back(cg.addFunction(f));
