@@ -82,6 +82,8 @@ private slots:
                                       "sch.vectorize(xi)\nsch.unroll(rx)\n"},
         {"layernorm:M=5,N=24", "b = sch.get_block(\"T_layer_norm\")\ni, j = sch.get_loops(b)\n"
                                "jo, ji = sch.split(j, factors=[None, 8])\nsch.vectorize(ji)\n"},
+        {"depthwise_conv2d:N=1,C=3,H=7,W=7", "p = sch.get_block(\"pad_temp\")\ni0, i1, i2, i3 = sch.get_loops(p)\n"
+                                            "o, v = sch.split(i3, factors=[None, 4])\nsch.vectorize(v)\n"},
         {"transpose:M=12,N=10", "b = sch.get_block(\"T_transpose\")\ni, j = sch.get_loops(b)\n"
                                 "jo, ji = sch.split(j, factors=[None, 4])\nsch.vectorize(ji)\n"},
     };

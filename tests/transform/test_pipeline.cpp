@@ -134,6 +134,29 @@ private slots:
     }
   }
 
+  void paddingIsPeeled() {
+    // P[i] = if_then_else(1 <= i && i < 17, A[i - 1], 0) over i in [0, 18), split by 4 with the
+    // inner loop vectorized: the head and tail with padding are peeled, the middle vectorizes
+    // without any condition.
+    Buffer A = makeBuffer("A", f32, {16}), P = makeBuffer("P", f32, {18});
+    Var io = makeVar("i_0"), ii = makeVar("i_1");
+    IterVar vi = spatial("vi", 18);
+    Expr iv = Expr(io) * 4 + Expr(ii);
+    Expr x = vi.var;
+    Expr value = ifThenElse(1 <= x && x < 17, bufferLoad(A, {x - 1}), floatImm(f32, 0));
+    Stmt br = blockRealize({iv}, iv < 18, makeBlock("P", {vi}, bufferStore(P, value, {vi.var})));
+    PrimFunc f = rootFunc({A, P}, nest({{io, 5}, {ii, 4, ForKind::Vectorized}}, br));
+    PassContext ctx;
+    PrimFunc g = lower(f, ctx);
+    QVERIFY2(ctx.diagnostics.empty(), (notes(ctx) + printFunc(g)).c_str());
+    QCOMPARE(countNodes(g, NodeKind::IfThenElse), 0);
+    bool anyCall = false;
+    postOrderVisit(g->body, [&](const IRNode* n) { anyCall |= n->nodeKind == NodeKind::Call; });
+    QVERIFY2(!anyCall, printFunc(g).c_str());
+    QVERIFY(countNodes(g, NodeKind::Ramp) > 0);
+    EXPECT_SAME_MEANING(f, g);
+  }
+
   void gpuPipeline() {
     PrimFunc f = elementwiseSplit(100, 32, ForKind::ThreadBinding, ForKind::ThreadBinding, "blockIdx.x", "threadIdx.x");
     PassContext ctx;

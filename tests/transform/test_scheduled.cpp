@@ -67,6 +67,12 @@ sch.vectorize(xi)
 sch.unroll(rx)
 sch.parallel(ff)
 )" << 0;
+    QTest::newRow("depthwise_conv2d, vectorized padding") << "depthwise_conv2d:N=1,C=3,H=7,W=7" << R"(
+p = sch.get_block("pad_temp")
+i0, i1, i2, i3 = sch.get_loops(p)
+o, v = sch.split(i3, factors=[None, 4])
+sch.vectorize(v)
+)" << 0;
     QTest::newRow("reduce_sum, unrolled split reduction") << "reduce_sum:M=8,N=10" << R"(
 b = sch.get_block("A_red")
 i, k = sch.get_loops(b)
