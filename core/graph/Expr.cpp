@@ -133,8 +133,8 @@ std::vector<Expr> postOrder(const Expr& root, bool intoFunctions) {
   auto children = [&](const Expr& e) {
     std::vector<Expr> c;
     if (auto* call = e.as<CallNode>()) {
-      if (call->fn.defined()) c.push_back(Expr(call->fn));
       c.insert(c.end(), call->args.begin(), call->args.end());
+      if (call->fn.defined()) c.push_back(Expr(call->fn));
     } else if (auto* t = e.as<TupleNode>()) {
       c = t->fields;
     } else if (auto* g = e.as<TupleGetItemNode>()) {

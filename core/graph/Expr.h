@@ -117,7 +117,7 @@ Call withArgs(const CallNode& call, std::vector<Expr> args);
 std::string calleeName(const CallNode& call);
 
 /// Every node reachable from `root`, each once, operands before users. A called function is a
-/// node (listed before the call); its parameters and body are entered only when `intoFunctions`
+/// node (listed after the call's arguments, before the call); its parameters and body are entered only when `intoFunctions`
 /// (or when it is `root` itself).
 std::vector<Expr> postOrder(const Expr& root, bool intoFunctions = false);
 

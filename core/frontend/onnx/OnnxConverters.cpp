@@ -46,6 +46,14 @@ Converter variadic(const std::string& op, bool mean) {
   };
 }
 
+/// The spatial extents of a rank-n NC... tensor (-1 where symbolic).
+std::vector<int64_t> spatialDims(const Context& c, const Expr& x) {
+  std::vector<int64_t> out;
+  const TensorTypeNode& t = c.tensorType(x);
+  for (size_t i = 2; i < t.ndim(); ++i) out.push_back(t.shape[i].isStatic() ? t.shape[i].value : -1);
+  return out;
+}
+
 /// Spatial padding for auto_pad (SAME_UPPER / SAME_LOWER / VALID) or explicit pads, as
 /// (begin..., end...) for `spatial` dims.
 std::vector<int64_t> convPads(const Context& c, const std::vector<int64_t>& inSpatial, const std::vector<int64_t>& kernel,
@@ -61,6 +69,7 @@ std::vector<int64_t> convPads(const Context& c, const std::vector<int64_t>& inSp
   if (autoPad == "VALID") return pads;
   if (autoPad != "SAME_UPPER" && autoPad != "SAME_LOWER") c.fail("unknown auto_pad '" + autoPad + "'");
   for (size_t i = 0; i < n; ++i) {
+    if (inSpatial[i] < 0) c.fail("auto_pad " + autoPad + " needs static spatial dims; give --input-shapes");
     int64_t out = (inSpatial[i] + strides[i] - 1) / strides[i];
     int64_t total = std::max<int64_t>((out - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 - inSpatial[i], 0);
     int64_t small = total / 2, big = total - small;
@@ -72,15 +81,17 @@ std::vector<int64_t> convPads(const Context& c, const std::vector<int64_t>& inSp
 
 Outs conv(Context& c) {
   Expr x = c.input(0), w = c.input(1);
-  std::vector<int64_t> xs = c.staticShape(x), ws = c.staticShape(w);
-  if (xs.size() != 3 && xs.size() != 4) c.fail("only 1-D and 2-D convolutions are supported (data rank " + std::to_string(xs.size()) + ")");
-  bool oneD = xs.size() == 3;
-  size_t n = xs.size() - 2;
+  size_t rank = c.tensorType(x).ndim();
+  std::vector<int64_t> ws = c.staticShape(w);
+  if (rank != 3 && rank != 4) c.fail("only 1-D and 2-D convolutions are supported (data rank " + std::to_string(rank) + ")");
+  bool oneD = rank == 3;
+  size_t n = rank - 2;
   std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
   std::vector<int64_t> strides = c.attrInts("strides", std::vector<int64_t>(n, 1));
   std::vector<int64_t> dil = c.attrInts("dilations", std::vector<int64_t>(n, 1));
-  std::vector<int64_t> pads = convPads(c, std::vector<int64_t>(xs.begin() + 2, xs.end()), kernel, strides, dil);
+  std::vector<int64_t> pads = convPads(c, spatialDims(c, x), kernel, strides, dil);
   if (oneD) {
+    std::vector<int64_t> xs = c.staticShape(x);
     x = reshapeTo(c, x, {xs[0], xs[1], 1, xs[2]});
     w = reshapeTo(c, w, {ws[0], ws[1], 1, ws[2]});
     strides.insert(strides.begin(), 1);
@@ -259,18 +270,19 @@ Outs pow(Context& c) {
 
 Outs pool(Context& c, bool isMax) {
   Expr x = c.input(0);
-  std::vector<int64_t> xs = c.staticShape(x);
-  if (xs.size() != 4 && xs.size() != 3) c.fail("only 1-D and 2-D pooling is supported");
+  size_t rank = c.tensorType(x).ndim();
+  if (rank != 4 && rank != 3) c.fail("only 1-D and 2-D pooling is supported");
   if (c.node->output_size() > 1 && !c.node->output(1).empty()) c.fail("the Indices output is not supported");
   if (c.attrInt("storage_order", 0) != 0) c.fail("storage_order=1 is not supported");
-  bool oneD = xs.size() == 3;
+  bool oneD = rank == 3;
   std::vector<int64_t> kernel = c.attrInts("kernel_shape");
-  size_t n = xs.size() - 2;
+  size_t n = rank - 2;
   if (kernel.size() != n) c.fail("kernel_shape must have " + std::to_string(n) + " entries");
   std::vector<int64_t> strides = c.attrInts("strides", std::vector<int64_t>(n, 1));
   std::vector<int64_t> dil = c.attrInts("dilations", std::vector<int64_t>(n, 1));
-  std::vector<int64_t> pads = convPads(c, std::vector<int64_t>(xs.begin() + 2, xs.end()), kernel, strides, dil);
+  std::vector<int64_t> pads = convPads(c, spatialDims(c, x), kernel, strides, dil);
   if (oneD) {
+    std::vector<int64_t> xs = c.staticShape(x);
     x = reshapeTo(c, x, {xs[0], xs[1], 1, xs[2]});
     kernel.insert(kernel.begin(), 1);
     strides.insert(strides.begin(), 1);
