@@ -64,7 +64,7 @@ bool isIntLike(DataType t) { return t.isScalar() && (t.isIntegral() || t.isBool(
 
 class Evaluator {
 public:
-  explicit Evaluator(const VarValueMap& env) : m_env(env) {}
+  Evaluator(const VarValueMap& env, bool strictSelect) : m_env(env), m_strictSelect(strictSelect) {}
 
   std::optional<int64_t> eval(const Expr& e) {
     if (!e.defined() || !isIntLike(e.dtype())) return std::nullopt;
@@ -98,6 +98,7 @@ public:
     case NodeKind::Select: {
       auto* n = e.as<SelectNode>();
       auto c = eval(n->condition);
+      if (c && !m_strictSelect) return eval(*c ? n->trueValue : n->falseValue);
       auto t = eval(n->trueValue);
       auto f = eval(n->falseValue);
       // Both branches are evaluated: a division by zero in either makes the select undefined.
@@ -121,11 +122,14 @@ public:
 
 private:
   const VarValueMap& m_env;
+  bool m_strictSelect;
   VarValueMap m_locals;
 };
 
 }  // namespace
 
-std::optional<int64_t> evalInt(const Expr& e, const VarValueMap& env) { return Evaluator(env).eval(e); }
+std::optional<int64_t> evalInt(const Expr& e, const VarValueMap& env, bool strictSelect) {
+  return Evaluator(env, strictSelect).eval(e);
+}
 
 }  // namespace loom::arith

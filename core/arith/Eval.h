@@ -22,7 +22,10 @@ std::optional<int64_t> foldIntBinary(tir::BinOp op, int64_t a, int64_t b, DataTy
 /// The value of a scalar integer / bool expression with `env` giving each variable's value:
 /// immediates, variables, casts between integer types, every binary operator, not, select and
 /// let. std::nullopt when the expression divides by zero, uses an unbound variable or anything
-/// else (floats, loads, calls, vectors).
-std::optional<int64_t> evalInt(const tir::Expr& e, const VarValueMap& env);
+/// else (floats, loads, calls, vectors). Select evaluates both branches (TIR semantics), so a
+/// division by zero in the unused one makes it undefined; with `strictSelect` false only the
+/// chosen branch counts (the semantics the simplifier keeps: it simplifies each branch knowing
+/// its condition, which can leave a dead branch dividing by zero, as TVM does).
+std::optional<int64_t> evalInt(const tir::Expr& e, const VarValueMap& env, bool strictSelect = true);
 
 }  // namespace loom::arith

@@ -63,10 +63,9 @@ Expr RewriteSimplifier::Impl::again(const Expr& e) {
   return r;
 }
 
-std::optional<bool> RewriteSimplifier::Impl::proveCompare(BinOp op, const Expr& a, const Expr& b) {
-  if (!isSignedIndex(a.dtype()) || a.dtype() != b.dtype()) return std::nullopt;
-  Expr diff = m_analyzer->canonicalSimplify(Expr(new BinaryNode(a.dtype(), BinOp::Sub, a, b)));
-  ConstIntBound d = bound(diff);
+namespace {
+/// Decides `d op 0` from a bound of d.
+std::optional<bool> decideSign(BinOp op, const ConstIntBound& d) {
   switch (op) {
   case BinOp::LT:
     if (d.maxValue < 0) return true;
@@ -93,6 +92,42 @@ std::optional<bool> RewriteSimplifier::Impl::proveCompare(BinOp op, const Expr& 
     if (!d.contains(0)) return true;
     break;
   default: break;
+  }
+  return std::nullopt;
+}
+
+int64_t shiftSat(int64_t v, int64_t k) {
+  if (v == ConstIntBound::kPosInf || v == ConstIntBound::kNegInf) return v;
+  __int128 r = __int128(v) + k;
+  if (r >= __int128(ConstIntBound::kPosInf)) return ConstIntBound::kPosInf;
+  if (r <= __int128(ConstIntBound::kNegInf)) return ConstIntBound::kNegInf;
+  return int64_t(r);
+}
+}  // namespace
+
+std::optional<bool> RewriteSimplifier::Impl::proveCompare(BinOp op, const Expr& a, const Expr& b) {
+  if (!isSignedIndex(a.dtype()) || a.dtype() != b.dtype()) return std::nullopt;
+  Expr diff = m_analyzer->canonicalSimplify(Expr(new BinaryNode(a.dtype(), BinOp::Sub, a, b)));
+  if (auto r = decideSign(op, bound(diff))) return r;
+  // A fact `c op2 d` whose difference c - d differs from a - b by a constant bounds a - b too
+  // (`i*4 + j < n` proves `i*4 + j <= n + 2` and refutes `j + i*4 >= n`).
+  for (auto& fact : m_analyzer->trueFacts()) {
+    auto* f = fact.as<BinaryNode>();
+    if (!f || !isComparison(f->op) || f->op == BinOp::NE || f->a.dtype() != a.dtype()) continue;
+    Expr df = m_analyzer->canonicalSimplify(Expr(new BinaryNode(a.dtype(), BinOp::Sub, f->a, f->b)));
+    Expr delta = m_analyzer->canonicalSimplify(Expr(new BinaryNode(a.dtype(), BinOp::Sub, diff, df)));
+    const int64_t* k = asConstInt(delta);
+    if (!k) continue;
+    ConstIntBound fb;
+    switch (f->op) {
+    case BinOp::LT: fb.maxValue = -1; break;
+    case BinOp::LE: fb.maxValue = 0; break;
+    case BinOp::GT: fb.minValue = 1; break;
+    case BinOp::GE: fb.minValue = 0; break;
+    default: fb = ConstIntBound::point(0); break;
+    }
+    ConstIntBound qb(shiftSat(fb.minValue, *k), shiftSat(fb.maxValue, *k));
+    if (auto r = decideSign(op, qb)) return r;
   }
   return std::nullopt;
 }

@@ -83,6 +83,28 @@ private slots:
     }
     QCOMPARE(a.constIntBound(i), ConstIntBound(0, 63));
   }
+  void linearFacts() {
+    // A fact bounds every expression differing from it by a constant, whatever the writing.
+    Analyzer a;
+    Var i = makeVar("i"), j = makeVar("j"), n = makeVar("n");
+    a.bind(i, Range(0, 100));
+    a.bind(j, Range(0, 4));
+    ConstraintScope s(a, i * 4 + j < n);
+    QVERIFY(a.canProve(j + 4 * i < n));
+    QVERIFY(a.canProve(i * 4 + j <= n - 1));
+    QVERIFY(a.canProve(i * 4 + j + 3 < n + 5));
+    QVERIFY(a.canProve(n > i * 4 + j));
+    QVERIFY(a.canProve(!(i * 4 + j >= n)));
+    QVERIFY(!a.canProve(i * 4 + j < n - 1));
+    QVERIFY(!a.canProve(i * 4 < n - 4));
+    QCOMPARE(exprText(a.simplify(select(n - j - i * 4 > 0, i, j))), std::string("i"));
+    QCOMPARE(exprText(a.simplify(eq(i * 4 + j, n))), std::string("False"));
+    {
+      ConstraintScope eqScope(a, eq(n, i * 2 + 1));
+      QVERIFY(a.canProve(ne(i * 2, n)));
+      QVERIFY(a.canProve(n - i * 2 <= 1));
+    }
+  }
   void proveEqual() {
     Analyzer a;
     Var i = makeVar("i"), j = makeVar("j"), n = makeVar("n");

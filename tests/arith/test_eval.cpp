@@ -68,6 +68,8 @@ private slots:
     QVERIFY(!evalInt(floordiv(x, x - 5), env));         // division by zero
     QVERIFY(!evalInt(truncmod(x, 0), env));
     QVERIFY(!evalInt(select(x > 0, x, floordiv(1, x - 5)), env));  // both branches evaluated
+    QCOMPARE(*evalInt(select(x > 0, x, floordiv(1, x - 5)), env, /*strictSelect=*/false), int64_t(5));
+    QVERIFY(!evalInt(select(x < 0, x, floordiv(1, x - 5)), env, false));
     QVERIFY(!evalInt(floatImm(DataType::Float(32), 1.0), env));
   }
   void wrapAround() {
