@@ -13,7 +13,8 @@ namespace {
 /// A script failure as an Error: the location and message are already formatted by runScript.
 class ScriptError : public Error {
 public:
-  explicit ScriptError(const tir::ScriptResult& r) : Error(r.error, r.span), m_kind(r.errorKind), m_detail(r.detail) {}
+  explicit ScriptError(const tir::ScriptResult& r)
+      : Error(r.error, r.span), m_kind(r.errorKind), m_detail(r.detail) {}
   const char* kind() const override { return m_kind.c_str(); }
   /// The message and, for a refused primitive, the IR with the offending loop/block underlined.
   std::string detailedMessage() const override { return m_detail; }
@@ -21,7 +22,7 @@ public:
 private:
   std::string m_kind, m_detail;
 };
-}  // namespace
+} // namespace
 
 tir::Schedule applyScheduleFile(const tir::PrimFunc& func, const std::string& file) {
   std::ifstream in(file, std::ios::binary);
@@ -34,7 +35,8 @@ tir::Schedule applyScheduleFile(const tir::PrimFunc& func, const std::string& fi
   return sch;
 }
 
-ScheduledProgram applyScheduleOption(const tir::PrimFunc& func, const std::string& file, bool needTrace) {
+ScheduledProgram applyScheduleOption(const tir::PrimFunc& func, const std::string& file,
+                                     bool needTrace) {
   if (file.empty()) {
     if (needTrace) LOOM_THROW(Error) << "lower: --emit trace needs --schedule S.py";
     return {func, {}};
@@ -43,4 +45,4 @@ ScheduledProgram applyScheduleOption(const tir::PrimFunc& func, const std::strin
   return {sch.func(), sch.trace().str()};
 }
 
-}  // namespace loom::cli
+} // namespace loom::cli

@@ -17,6 +17,7 @@ struct ScheduledProgram {
   std::string trace;
 };
 /// `func` unchanged when `file` is empty (an Error when `needTrace`: there is nothing to print).
-ScheduledProgram applyScheduleOption(const tir::PrimFunc& func, const std::string& file, bool needTrace);
+ScheduledProgram applyScheduleOption(const tir::PrimFunc& func, const std::string& file,
+                                     bool needTrace);
 
-}  // namespace loom::cli
+} // namespace loom::cli

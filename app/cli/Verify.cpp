@@ -29,11 +29,13 @@ VerifyOptions& options() {
 
 CLI::App* setup(CLI::App& app) {
   VerifyOptions& o = options();
-  CLI::App* sub = app.add_subcommand(
-      "verify", "Check that a schedule keeps a program's meaning: run it before and after in the interpreter");
+  CLI::App* sub = app.add_subcommand("verify", "Check that a schedule keeps a program's meaning: "
+                                               "run it before and after in the interpreter");
   sub->add_option("file", o.file, "A .tir file (TVMScript subset) to read");
   sub->add_option("--workload,-w", o.workload, "A workload preset, e.g. matmul:M=64,N=64,K=64");
-  sub->add_option("--schedule,-s", o.schedule, "The schedule script (Python subset of tvm.tir.Schedule)")->required();
+  sub->add_option("--schedule,-s", o.schedule,
+                  "The schedule script (Python subset of tvm.tir.Schedule)")
+      ->required();
   sub->add_option("--seed", o.seed, "Seed of the random inputs");
   sub->add_option("--rtol", o.rtol, "Relative tolerance");
   sub->add_option("--atol", o.atol, "Absolute tolerance");
@@ -63,7 +65,8 @@ int run() {
   for (size_t i = 0; i < a.size(); ++i) {
     std::string report = tir::mismatchReport(b[i], a[i], o.rtol, o.atol);
     if (!report.empty()) {
-      std::cout << "NOT equivalent: parameter '" << before->paramBuffer(i)->name << "' differs after the schedule\n"
+      std::cout << "NOT equivalent: parameter '" << before->paramBuffer(i)->name
+                << "' differs after the schedule\n"
                 << report << "\n";
       return 1;
     }
@@ -77,6 +80,6 @@ int run() {
 
 const bool registered = addCommand({setup, run});
 
-}  // namespace
+} // namespace
 
-}  // namespace loom::cli
+} // namespace loom::cli

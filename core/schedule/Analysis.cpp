@@ -1,4 +1,5 @@
-// Tree queries, block signatures, producer/consumer relations, affine-binding check, constant folding.
+// Tree queries, block signatures, producer/consumer relations, affine-binding check, constant
+// folding.
 #include "core/schedule/Analysis.h"
 
 #include <algorithm>
@@ -19,13 +20,24 @@ std::vector<Stmt> childStmts(const StmtNode* s) {
     if (c.defined()) out.push_back(c);
   };
   switch (s->nodeKind) {
-  case NodeKind::LetStmt: add(static_cast<const LetStmtNode*>(s)->body); break;
-  case NodeKind::AttrStmt: add(static_cast<const AttrStmtNode*>(s)->body); break;
-  case NodeKind::AssertStmt: add(static_cast<const AssertStmtNode*>(s)->body); break;
-  case NodeKind::Allocate: add(static_cast<const AllocateNode*>(s)->body); break;
-  case NodeKind::DeclBuffer: add(static_cast<const DeclBufferNode*>(s)->body); break;
+  case NodeKind::LetStmt:
+    add(static_cast<const LetStmtNode*>(s)->body);
+    break;
+  case NodeKind::AttrStmt:
+    add(static_cast<const AttrStmtNode*>(s)->body);
+    break;
+  case NodeKind::AssertStmt:
+    add(static_cast<const AssertStmtNode*>(s)->body);
+    break;
+  case NodeKind::Allocate:
+    add(static_cast<const AllocateNode*>(s)->body);
+    break;
+  case NodeKind::DeclBuffer:
+    add(static_cast<const DeclBufferNode*>(s)->body);
+    break;
   case NodeKind::SeqStmt:
-    for (auto& c : static_cast<const SeqStmtNode*>(s)->seq) add(c);
+    for (auto& c : static_cast<const SeqStmtNode*>(s)->seq)
+      add(c);
     break;
   case NodeKind::IfThenElse: {
     auto* n = static_cast<const IfThenElseNode*>(s);
@@ -33,16 +45,23 @@ std::vector<Stmt> childStmts(const StmtNode* s) {
     add(n->elseCase);
     break;
   }
-  case NodeKind::For: add(static_cast<const ForNode*>(s)->body); break;
-  case NodeKind::While: add(static_cast<const WhileNode*>(s)->body); break;
+  case NodeKind::For:
+    add(static_cast<const ForNode*>(s)->body);
+    break;
+  case NodeKind::While:
+    add(static_cast<const WhileNode*>(s)->body);
+    break;
   case NodeKind::Block: {
     auto* n = static_cast<const BlockNode*>(s);
     add(n->init);
     add(n->body);
     break;
   }
-  case NodeKind::BlockRealize: add(Stmt(static_cast<const BlockRealizeNode*>(s)->block)); break;
-  default: break;
+  case NodeKind::BlockRealize:
+    add(Stmt(static_cast<const BlockRealizeNode*>(s)->block));
+    break;
+  default:
+    break;
   }
   return out;
 }
@@ -53,7 +72,7 @@ template <class N, class F> Stmt copyNode(const N* n, F&& f) {
   f(*c);
   return Stmt(c);
 }
-}  // namespace
+} // namespace
 
 Stmt withChildReplaced(const StmtNode* parent, const IRNode* oldChild, Stmt newChild) {
   auto is = [&](const Stmt& s) { return s.get() == oldChild; };
@@ -63,13 +82,20 @@ Stmt withChildReplaced(const StmtNode* parent, const IRNode* oldChild, Stmt newC
     return copyNode(n, [&](auto& c) { c.body = newChild; });
   };
   switch (parent->nodeKind) {
-  case NodeKind::LetStmt: return bodyOnly(static_cast<const LetStmtNode*>(parent));
-  case NodeKind::AttrStmt: return bodyOnly(static_cast<const AttrStmtNode*>(parent));
-  case NodeKind::AssertStmt: return bodyOnly(static_cast<const AssertStmtNode*>(parent));
-  case NodeKind::Allocate: return bodyOnly(static_cast<const AllocateNode*>(parent));
-  case NodeKind::DeclBuffer: return bodyOnly(static_cast<const DeclBufferNode*>(parent));
-  case NodeKind::For: return bodyOnly(static_cast<const ForNode*>(parent));
-  case NodeKind::While: return bodyOnly(static_cast<const WhileNode*>(parent));
+  case NodeKind::LetStmt:
+    return bodyOnly(static_cast<const LetStmtNode*>(parent));
+  case NodeKind::AttrStmt:
+    return bodyOnly(static_cast<const AttrStmtNode*>(parent));
+  case NodeKind::AssertStmt:
+    return bodyOnly(static_cast<const AssertStmtNode*>(parent));
+  case NodeKind::Allocate:
+    return bodyOnly(static_cast<const AllocateNode*>(parent));
+  case NodeKind::DeclBuffer:
+    return bodyOnly(static_cast<const DeclBufferNode*>(parent));
+  case NodeKind::For:
+    return bodyOnly(static_cast<const ForNode*>(parent));
+  case NodeKind::While:
+    return bodyOnly(static_cast<const WhileNode*>(parent));
   case NodeKind::SeqStmt: {
     auto* n = static_cast<const SeqStmtNode*>(parent);
     std::vector<Stmt> items;
@@ -108,9 +134,12 @@ Stmt withChildReplaced(const StmtNode* parent, const IRNode* oldChild, Stmt newC
     if (!newChild.defined()) return Stmt();
     if (newChild->nodeKind == NodeKind::BlockRealize) return newChild;
     LOOM_ICHECK(newChild->nodeKind == NodeKind::Block) << "a BlockRealize can only realize a Block";
-    return copyNode(n, [&](BlockRealizeNode& c) { c.block = Block(static_cast<const BlockNode*>(newChild.get())); });
+    return copyNode(n, [&](BlockRealizeNode& c) {
+      c.block = Block(static_cast<const BlockNode*>(newChild.get()));
+    });
   }
-  default: LOOM_ICHECK(false) << "withChildReplaced: a leaf statement has no children";
+  default:
+    LOOM_ICHECK(false) << "withChildReplaced: a leaf statement has no children";
   }
   return Stmt();
 }
@@ -118,7 +147,7 @@ Stmt withChildReplaced(const StmtNode* parent, const IRNode* oldChild, Stmt newC
 std::vector<const ForNode*> loopsAbove(const Schedule& sch, const IRNode* n) {
   std::vector<const ForNode*> loops;
   const StmtNode* p = sch.parentOf(n);
-  if (n->nodeKind == NodeKind::Block && p) p = sch.parentOf(p);  // skip the block's own realize
+  if (n->nodeKind == NodeKind::Block && p) p = sch.parentOf(p); // skip the block's own realize
   for (; p; p = sch.parentOf(p)) {
     if (p->nodeKind == NodeKind::Block) break;
     if (p->nodeKind == NodeKind::For) loops.push_back(static_cast<const ForNode*>(p));
@@ -142,7 +171,8 @@ std::vector<const BlockNode*> childBlocks(const StmtNode* n) {
       out.push_back(static_cast<const BlockNode*>(s));
       return;
     }
-    for (auto& c : childStmts(s)) walk(c.get());
+    for (auto& c : childStmts(s))
+      walk(c.get());
   };
   walk(n);
   return out;
@@ -152,7 +182,8 @@ std::vector<const BlockNode*> allBlocks(const PrimFunc& f) {
   std::vector<const BlockNode*> out;
   std::function<void(const StmtNode*)> walk = [&](const StmtNode* s) {
     if (s->nodeKind == NodeKind::Block) out.push_back(static_cast<const BlockNode*>(s));
-    for (auto& c : childStmts(s)) walk(c.get());
+    for (auto& c : childStmts(s))
+      walk(c.get());
   };
   if (f->body.defined()) walk(f->body.get());
   return out;
@@ -182,8 +213,10 @@ const ForNode* onlyChildLoop(const ForNode* loop) {
 std::vector<const BlockRealizeNode*> realizesUnder(const StmtNode* s) {
   std::vector<const BlockRealizeNode*> out;
   std::function<void(const StmtNode*)> walk = [&](const StmtNode* n) {
-    if (n->nodeKind == NodeKind::BlockRealize) out.push_back(static_cast<const BlockRealizeNode*>(n));
-    for (auto& c : childStmts(n)) walk(c.get());
+    if (n->nodeKind == NodeKind::BlockRealize)
+      out.push_back(static_cast<const BlockRealizeNode*>(n));
+    for (auto& c : childStmts(n))
+      walk(c.get());
   };
   walk(s);
   return out;
@@ -219,10 +252,14 @@ std::vector<const BlockNode*> siblings(const Schedule& sch, const BlockNode* blo
   if (scope) return childBlocks(scope);
   return childBlocks(sch.func()->body.get());
 }
-}  // namespace
+} // namespace
 
-std::vector<Buffer> readBuffers(const BlockNode* b) { return uniqueBuffers(b->reads); }
-std::vector<Buffer> writeBuffers(const BlockNode* b) { return uniqueBuffers(b->writes); }
+std::vector<Buffer> readBuffers(const BlockNode* b) {
+  return uniqueBuffers(b->reads);
+}
+std::vector<Buffer> writeBuffers(const BlockNode* b) {
+  return uniqueBuffers(b->writes);
+}
 
 std::vector<const BlockNode*> producersOf(const Schedule& sch, const BlockNode* block) {
   std::vector<const BlockNode*> out;
@@ -262,7 +299,8 @@ struct AffineChecker {
     if (!b) return false;
     switch (b->op) {
     case BinOp::Add:
-    case BinOp::Sub: return check(b->a, path) && check(b->b, path);
+    case BinOp::Sub:
+      return check(b->a, path) && check(b->b, path);
     case BinOp::Mul:
       if (constIntValue(b->b)) return check(b->a, path);
       if (constIntValue(b->a)) return check(b->b, path);
@@ -276,15 +314,17 @@ struct AffineChecker {
       bool isDiv = b->op == BinOp::FloorDiv || b->op == BinOp::Div;
       return check(b->a, path + (isDiv ? "/" : "%") + std::to_string(*c));
     }
-    default: return false;
+    default:
+      return false;
     }
   }
 };
-}  // namespace
+} // namespace
 
 bool isAffineBinding(const BlockRealizeNode* realize, const std::vector<const ForNode*>& loops) {
   AffineChecker ck;
-  for (auto* l : loops) ck.loopVars.insert(l->loopVar.get());
+  for (auto* l : loops)
+    ck.loopVars.insert(l->loopVar.get());
   for (auto& v : realize->iterValues)
     if (!ck.check(v, "")) return false;
   // The same part of a loop var must not feed two iter values (that would not be a bijection).
@@ -311,22 +351,43 @@ protected:
       int64_t r = 0;
       bool ok = true;
       switch (n->op) {
-      case BinOp::Add: r = *x + *y; break;
-      case BinOp::Sub: r = *x - *y; break;
-      case BinOp::Mul: r = *x * *y; break;
+      case BinOp::Add:
+        r = *x + *y;
+        break;
+      case BinOp::Sub:
+        r = *x - *y;
+        break;
+      case BinOp::Mul:
+        r = *x * *y;
+        break;
       case BinOp::FloorDiv:
-        if (*y == 0) ok = false;
-        else r = *x / *y - ((*x % *y != 0) && ((*x < 0) != (*y < 0)));
+        if (*y == 0)
+          ok = false;
+        else
+          r = *x / *y - ((*x % *y != 0) && ((*x < 0) != (*y < 0)));
         break;
       case BinOp::FloorMod:
-        if (*y == 0) ok = false;
-        else r = ((*x % *y) + *y) % *y;
+        if (*y == 0)
+          ok = false;
+        else
+          r = ((*x % *y) + *y) % *y;
         break;
-      case BinOp::Div: ok = *y != 0; r = ok ? *x / *y : 0; break;
-      case BinOp::Mod: ok = *y != 0; r = ok ? *x % *y : 0; break;
-      case BinOp::Min: r = std::min(*x, *y); break;
-      case BinOp::Max: r = std::max(*x, *y); break;
-      default: ok = false;
+      case BinOp::Div:
+        ok = *y != 0;
+        r = ok ? *x / *y : 0;
+        break;
+      case BinOp::Mod:
+        ok = *y != 0;
+        r = ok ? *x % *y : 0;
+        break;
+      case BinOp::Min:
+        r = std::min(*x, *y);
+        break;
+      case BinOp::Max:
+        r = std::max(*x, *y);
+        break;
+      default:
+        ok = false;
       }
       if (ok) return intImm(t, r);
     }
@@ -352,14 +413,15 @@ protected:
       case BinOp::Mod:
         if (y && *y == 1) return intImm(t, 0);
         break;
-      default: break;
+      default:
+        break;
       }
     }
     if (a.same_as(n->a) && b.same_as(n->b)) return self;
     return binary(n->op, a, b);
   }
 };
-}  // namespace
+} // namespace
 
 Expr foldConstants(const Expr& e) {
   ConstantFolder f;
@@ -374,4 +436,4 @@ std::optional<int64_t> constIntValue(const Expr& e) {
   return std::nullopt;
 }
 
-}  // namespace loom::tir
+} // namespace loom::tir

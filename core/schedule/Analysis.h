@@ -1,4 +1,5 @@
-// Queries every primitive needs: the tree around a block or loop, block signatures, dependencies, affine bindings.
+// Queries every primitive needs: the tree around a block or loop, block signatures, dependencies,
+// affine bindings.
 #pragma once
 #include <optional>
 #include <string>
@@ -67,4 +68,4 @@ Expr foldConstants(const Expr& e);
 /// The value of `e` when it folds to an integer constant.
 std::optional<int64_t> constIntValue(const Expr& e);
 
-}  // namespace loom::tir
+} // namespace loom::tir

@@ -12,4 +12,4 @@ namespace loom::tir {
 /// on the first registry lookup). Add one line there per new family.
 void registerBuiltinInstructionKinds();
 
-}  // namespace loom::tir
+} // namespace loom::tir

@@ -1,4 +1,5 @@
-// The schedule state: RV table, the parent index of the current body, path-copying replacement, recording.
+// The schedule state: RV table, the parent index of the current body, path-copying replacement,
+// recording.
 #include "core/schedule/Schedule.h"
 
 #include "core/schedule/Analysis.h"
@@ -65,7 +66,9 @@ const BlockNode* Schedule::get(const BlockRV& rv) const {
 const ForNode* Schedule::get(const LoopRV& rv) const {
   return static_cast<const ForNode*>(entry(rv.id, Value::Kind::Loop).node.get());
 }
-int64_t Schedule::get(const ExprRV& rv) const { return entry(rv.id, Value::Kind::ExprRV).value; }
+int64_t Schedule::get(const ExprRV& rv) const {
+  return entry(rv.id, Value::Kind::ExprRV).value;
+}
 
 int64_t Schedule::getInt(const Value& v) const {
   if (v.kind() == Value::Kind::ExprRV) return get(v.asExprRV());
@@ -84,9 +87,12 @@ std::string Schedule::describe(const Value& rv) const {
   if (!rv.isRV() || rv.rvId() < 0 || size_t(rv.rvId()) >= m_rvs.size()) return rv.typeName();
   const Entry& e = m_rvs[rv.rvId()];
   switch (e.kind) {
-  case Value::Kind::Loop: return "loop '" + e.name + "'";
-  case Value::Kind::Block: return "block '" + e.name + "'";
-  default: return "v" + std::to_string(rv.rvId()) + " (= " + std::to_string(e.value) + ")";
+  case Value::Kind::Loop:
+    return "loop '" + e.name + "'";
+  case Value::Kind::Block:
+    return "block '" + e.name + "'";
+  default:
+    return "v" + std::to_string(rv.rvId()) + " (= " + std::to_string(e.value) + ")";
   }
 }
 
@@ -96,7 +102,7 @@ const Schedule::Index& Schedule::index() const {
   if (m_index.valid) return m_index;
   m_index = Index();
   m_index.valid = true;
-  std::vector<std::pair<const StmtNode*, const StmtNode*>> stack;  // (node, parent)
+  std::vector<std::pair<const StmtNode*, const StmtNode*>> stack; // (node, parent)
   if (m_func->body.defined()) stack.push_back({m_func->body.get(), nullptr});
   while (!stack.empty()) {
     auto [n, p] = stack.back();
@@ -111,7 +117,8 @@ const Schedule::Index& Schedule::index() const {
       m_index.blocksByName[b->name].push_back(b);
     }
     auto kids = childStmts(n);
-    for (auto it = kids.rbegin(); it != kids.rend(); ++it) stack.push_back({it->get(), n});
+    for (auto it = kids.rbegin(); it != kids.rend(); ++it)
+      stack.push_back({it->get(), n});
   }
   return m_index;
 }
@@ -124,10 +131,13 @@ const StmtNode* Schedule::parentOf(const IRNode* n) const {
 
 const BlockRealizeNode* Schedule::realizeOf(const BlockNode* block) const {
   const StmtNode* p = parentOf(block);
-  return p && p->nodeKind == NodeKind::BlockRealize ? static_cast<const BlockRealizeNode*>(p) : nullptr;
+  return p && p->nodeKind == NodeKind::BlockRealize ? static_cast<const BlockRealizeNode*>(p)
+                                                    : nullptr;
 }
 
-bool Schedule::contains(const IRNode* n) const { return index().parent.count(n) != 0; }
+bool Schedule::contains(const IRNode* n) const {
+  return index().parent.count(n) != 0;
+}
 
 // --- Replacement --------------------------------------------------------------------------
 
@@ -169,8 +179,9 @@ void Schedule::settle(const std::string& by) {
   for (auto& e : m_rvs) {
     if (e.kind == Value::Kind::ExprRV || !e.removedBy.empty()) continue;
     if (e.node && idx.parent.count(e.node.get())) {
-      e.name = e.kind == Value::Kind::Loop ? static_cast<const ForNode*>(e.node.get())->loopVar->name
-                                           : static_cast<const BlockNode*>(e.node.get())->name;
+      e.name = e.kind == Value::Kind::Loop
+                   ? static_cast<const ForNode*>(e.node.get())->loopVar->name
+                   : static_cast<const BlockNode*>(e.node.get())->name;
       continue;
     }
     const IRNode* found = nullptr;
@@ -190,15 +201,17 @@ void Schedule::settle(const std::string& by) {
   }
 }
 
-void Schedule::record(const std::string& kindName, std::vector<Value> inputs, std::vector<Value> outputs,
-                      Value decision) {
+void Schedule::record(const std::string& kindName, std::vector<Value> inputs,
+                      std::vector<Value> outputs, Value decision) {
   if (m_silent > 0) return;
   const InstructionKind* kind = findInstructionKind(kindName);
   LOOM_ICHECK(kind) << "record: unregistered instruction kind '" << kindName << "'";
-  std::string where = m_span.defined() ? " at line " + std::to_string(m_span.line)
-                                       : " (instruction " + std::to_string(m_trace.insts.size() + 1) + ")";
+  std::string where = m_span.defined()
+                          ? " at line " + std::to_string(m_span.line)
+                          : " (instruction " + std::to_string(m_trace.insts.size() + 1) + ")";
   settle(kindName + where);
-  m_trace.insts.push_back({kind, std::move(inputs), std::move(outputs), std::move(decision), m_span});
+  m_trace.insts.push_back(
+      {kind, std::move(inputs), std::move(outputs), std::move(decision), m_span});
 }
 
-}  // namespace loom::tir
+} // namespace loom::tir

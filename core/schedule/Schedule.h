@@ -1,4 +1,5 @@
-// tir::Schedule: a function being transformed, the RVs that name its blocks and loops, and the trace.
+// tir::Schedule: a function being transformed, the RVs that name its blocks and loops, and the
+// trace.
 #pragma once
 #include <cstdint>
 #include <random>
@@ -26,7 +27,8 @@ class Schedule {
 public:
   explicit Schedule(PrimFunc func, uint64_t seed = 1);
   /// Schedules function `funcName` of `mod` ("main", or the only function).
-  static Schedule fromModule(const IRModule& mod, const std::string& funcName = "main", uint64_t seed = 1);
+  static Schedule fromModule(const IRModule& mod, const std::string& funcName = "main",
+                             uint64_t seed = 1);
 
   /// The function as transformed so far, and the module with it in place.
   const PrimFunc& func() const { return m_func; }
@@ -84,6 +86,7 @@ public:
     ~Silent() { --m_s.m_silent; }
     Silent(const Silent&) = delete;
     Silent& operator=(const Silent&) = delete;
+
   private:
     Schedule& m_s;
   };
@@ -94,10 +97,10 @@ public:
 private:
   struct Entry {
     Value::Kind kind;
-    Stmt node;                     ///< ForNode / BlockNode; undefined once removed
-    int64_t value = 0;             ///< ExprRV value
-    std::string name;              ///< loop var / block name when last seen
-    std::string removedBy;         ///< "fuse at line 3", set once removed
+    Stmt node;             ///< ForNode / BlockNode; undefined once removed
+    int64_t value = 0;     ///< ExprRV value
+    std::string name;      ///< loop var / block name when last seen
+    std::string removedBy; ///< "fuse at line 3", set once removed
   };
   struct Index {
     bool valid = false;
@@ -121,4 +124,4 @@ private:
   mutable Index m_index;
 };
 
-}  // namespace loom::tir
+} // namespace loom::tir

@@ -8,8 +8,10 @@
 
 namespace loom::tir {
 
-ScheduleError::ScheduleError(std::string message, PrimFunc func, std::vector<const IRNode*> marks, Span span)
-    : Error(std::move(message), std::move(span)), m_func(std::move(func)), m_marks(std::move(marks)) {}
+ScheduleError::ScheduleError(std::string message, PrimFunc func, std::vector<const IRNode*> marks,
+                             Span span)
+    : Error(std::move(message), std::move(span)), m_func(std::move(func)),
+      m_marks(std::move(marks)) {}
 
 std::string ScheduleError::detailedMessage() const {
   std::string s = what();
@@ -39,4 +41,4 @@ std::string printMarked(const PrimFunc& func, const std::vector<const IRNode*>& 
   return out;
 }
 
-}  // namespace loom::tir
+} // namespace loom::tir

@@ -1,4 +1,5 @@
-// ScheduleError: the base of every schedule-primitive failure, and the errors shared by all primitives.
+// ScheduleError: the base of every schedule-primitive failure, and the errors shared by all
+// primitives.
 #pragma once
 #include <string>
 #include <vector>
@@ -14,8 +15,8 @@ namespace loom::tir {
 /// `throw NameError("message naming the loop/block", sch.func(), {node, ...})`.
 class ScheduleError : public Error {
 public:
-  explicit ScheduleError(std::string message, PrimFunc func = {}, std::vector<const IRNode*> marks = {},
-                         Span span = {});
+  explicit ScheduleError(std::string message, PrimFunc func = {},
+                         std::vector<const IRNode*> marks = {}, Span span = {});
   const char* kind() const override { return "ScheduleError"; }
   std::string fastMessage() const override { return what(); }
   std::string detailedMessage() const override;
@@ -46,4 +47,4 @@ LOOM_DECLARE_ERROR(ScheduleValueError, ScheduleError);
 /// The function's IR with each node of `marks` flagged (`# <-- here` on its line).
 std::string printMarked(const PrimFunc& func, const std::vector<const IRNode*>& marks);
 
-}  // namespace loom::tir
+} // namespace loom::tir

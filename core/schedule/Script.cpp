@@ -29,7 +29,8 @@ struct Token {
 
 class Lexer {
 public:
-  Lexer(const std::string& text, std::shared_ptr<const std::string> file) : m_text(text), m_file(std::move(file)) {}
+  Lexer(const std::string& text, std::shared_ptr<const std::string> file)
+      : m_text(text), m_file(std::move(file)) {}
 
   /// The tokens; a lexical error becomes an Error token (then End) so that the statements
   /// before it can still run.
@@ -50,7 +51,8 @@ private:
     while (m_pos < m_text.size()) {
       char c = m_text[m_pos];
       if (c == '#') {
-        while (m_pos < m_text.size() && m_text[m_pos] != '\n') advance();
+        while (m_pos < m_text.size() && m_text[m_pos] != '\n')
+          advance();
         continue;
       }
       if (c == '\\' && m_pos + 1 < m_text.size() && m_text[m_pos + 1] == '\n') {
@@ -59,7 +61,8 @@ private:
         continue;
       }
       if (c == '\n') {
-        if (depth == 0 && !out.empty() && out.back().kind != Tok::Newline) out.push_back(make(Tok::Newline, "\n"));
+        if (depth == 0 && !out.empty() && out.back().kind != Tok::Newline)
+          out.push_back(make(Tok::Newline, "\n"));
         advance();
         continue;
       }
@@ -70,15 +73,20 @@ private:
       Span start = here();
       if (std::isalpha((unsigned char)c) || c == '_') {
         std::string s;
-        while (m_pos < m_text.size() && (std::isalnum((unsigned char)m_text[m_pos]) || m_text[m_pos] == '_')) s += advance();
+        while (m_pos < m_text.size() &&
+               (std::isalnum((unsigned char)m_text[m_pos]) || m_text[m_pos] == '_'))
+          s += advance();
         out.push_back(finish(Tok::Name, s, start));
-      } else if (std::isdigit((unsigned char)c) || (c == '.' && m_pos + 1 < m_text.size() && std::isdigit((unsigned char)m_text[m_pos + 1]))) {
+      } else if (std::isdigit((unsigned char)c) ||
+                 (c == '.' && m_pos + 1 < m_text.size() &&
+                  std::isdigit((unsigned char)m_text[m_pos + 1]))) {
         out.push_back(number(start));
       } else if (c == '"' || c == '\'') {
         out.push_back(string(start));
       } else {
-        static const char* ops[] = {"//", "**", "==", "!=", "<=", ">=", "(", ")", "[", "]", "{", "}", ",", "=", ":",
-                                    ".", "+", "-", "*", "/", "%", "<", ">"};
+        static const char* ops[] = {"//", "**", "==", "!=", "<=", ">=", "(", ")",
+                                    "[",  "]",  "{",  "}",  ",",  "=",  ":", ".",
+                                    "+",  "-",  "*",  "/",  "%",  "<",  ">"};
         std::string op;
         for (const char* o : ops)
           if (m_text.compare(m_pos, std::strlen(o), o) == 0) {
@@ -86,7 +94,8 @@ private:
             break;
           }
         if (op.empty()) throw ParseError(std::string("unexpected character '") + c + "'", start);
-        for (size_t i = 0; i < op.size(); ++i) advance();
+        for (size_t i = 0; i < op.size(); ++i)
+          advance();
         if (op == "(" || op == "[" || op == "{") ++depth;
         if ((op == ")" || op == "]" || op == "}") && depth > 0) --depth;
         out.push_back(finish(Tok::Op, op, start));
@@ -130,15 +139,19 @@ private:
       } else if (c == '.' || c == 'e' || c == 'E') {
         isFloat = true;
         s += advance();
-        if ((c == 'e' || c == 'E') && m_pos < m_text.size() && (m_text[m_pos] == '-' || m_text[m_pos] == '+')) s += advance();
+        if ((c == 'e' || c == 'E') && m_pos < m_text.size() &&
+            (m_text[m_pos] == '-' || m_text[m_pos] == '+'))
+          s += advance();
       } else {
         break;
       }
     }
     Token t = finish(isFloat ? Tok::Float : Tok::Int, s, start);
     try {
-      if (isFloat) t.floatValue = std::stod(s);
-      else t.intValue = std::stoll(s);
+      if (isFloat)
+        t.floatValue = std::stod(s);
+      else
+        t.intValue = std::stoll(s);
     } catch (const std::exception&) {
       throw ParseError("malformed number '" + s + "'", start);
     }
@@ -148,7 +161,8 @@ private:
     char q = advance();
     std::string s;
     while (true) {
-      if (m_pos >= m_text.size() || m_text[m_pos] == '\n') throw ParseError("unterminated string", start);
+      if (m_pos >= m_text.size() || m_text[m_pos] == '\n')
+        throw ParseError("unterminated string", start);
       char c = advance();
       if (c == q) break;
       if (c == '\\' && m_pos < m_text.size()) {
@@ -175,13 +189,15 @@ public:
 
   std::vector<ScriptStmt> script() {
     std::vector<ScriptStmt> out;
-    while (!atEnd()) out.push_back(statement());
+    while (!atEnd())
+      out.push_back(statement());
     return out;
   }
 
   /// Skips blank lines; true when no statement is left.
   bool atEnd() {
-    while (peek().kind == Tok::Newline) ++m_pos;
+    while (peek().kind == Tok::Newline)
+      ++m_pos;
     return peek().kind == Tok::End;
   }
 
@@ -198,7 +214,8 @@ public:
       st.targetSpans.clear();
       st.unpack = false;
       st.value = expr();
-      if (isOp("=")) fail(peek(), "cannot assign to this expression (only names and tuples of names)");
+      if (isOp("="))
+        fail(peek(), "cannot assign to this expression (only names and tuples of names)");
     }
     if (peek().kind != Tok::Newline && peek().kind != Tok::End)
       fail(peek(), "unexpected " + describe(peek()) + " at the end of the statement");
@@ -208,8 +225,10 @@ public:
 
   ScriptExprPtr single() {
     auto e = expr();
-    while (peek().kind == Tok::Newline) ++m_pos;
-    if (peek().kind != Tok::End) fail(peek(), "unexpected '" + peek().text + "' after the expression");
+    while (peek().kind == Tok::Newline)
+      ++m_pos;
+    if (peek().kind != Tok::End)
+      fail(peek(), "unexpected '" + peek().text + "' after the expression");
     return e;
   }
 
@@ -237,8 +256,10 @@ private:
 
   bool tryTargets(ScriptStmt& st) {
     const char* close = nullptr;
-    if (isOp("(")) close = ")";
-    else if (isOp("[")) close = "]";
+    if (isOp("("))
+      close = ")";
+    else if (isOp("["))
+      close = "]";
     if (close) {
       ++m_pos;
       st.unpack = true;
@@ -277,10 +298,13 @@ private:
     if (peek().kind == Tok::Name && peek().text == "lambda") {
       auto e = node(ScriptExpr::Kind::Lambda, next().span);
       while (!isOp(":")) {
-        if (peek().kind != Tok::Name) fail(peek(), "expected a parameter name in the lambda, found " + describe(peek()));
+        if (peek().kind != Tok::Name)
+          fail(peek(), "expected a parameter name in the lambda, found " + describe(peek()));
         e->params.push_back(next().text);
-        if (isOp(",")) ++m_pos;
-        else if (!isOp(":")) fail(peek(), "expected ',' or ':' in the lambda, found " + describe(peek()));
+        if (isOp(","))
+          ++m_pos;
+        else if (!isOp(":"))
+          fail(peek(), "expected ',' or ':' in the lambda, found " + describe(peek()));
       }
       ++m_pos;
       e->items.push_back(lambdaBody());
@@ -331,7 +355,8 @@ private:
     while (true) {
       if (isOp(".")) {
         ++m_pos;
-        if (peek().kind != Tok::Name) fail(peek(), "expected a name after '.', found " + describe(peek()));
+        if (peek().kind != Tok::Name)
+          fail(peek(), "expected a name after '.', found " + describe(peek()));
         auto a = node(ScriptExpr::Kind::Attribute, peek().span);
         a->text = next().text;
         a->items = {e};
@@ -349,8 +374,10 @@ private:
             if (!c->kwargs.empty()) fail(peek(), "positional argument after keyword argument");
             c->items.push_back(expr());
           }
-          if (isOp(",")) ++m_pos;
-          else if (!isOp(")")) fail(peek(), "expected ',' or ')' in the argument list, found " + describe(peek()));
+          if (isOp(","))
+            ++m_pos;
+          else if (!isOp(")"))
+            fail(peek(), "expected ',' or ')' in the argument list, found " + describe(peek()));
         }
         ++m_pos;
         e = c;
@@ -382,7 +409,8 @@ private:
       auto e = node(ScriptExpr::Kind::String, t.span);
       e->text = next().text;
       // Adjacent string literals concatenate, as in Python.
-      while (peek().kind == Tok::String) e->text += next().text;
+      while (peek().kind == Tok::String)
+        e->text += next().text;
       return e;
     }
     case Tok::Name: {
@@ -416,7 +444,8 @@ private:
         return e;
       }
       break;
-    default: break;
+    default:
+      break;
     }
     fail(t, "expected an expression, found " + describe(t));
   }
@@ -432,17 +461,20 @@ int precedence(const ScriptExpr& e) {
   return 4;
 }
 
-}  // namespace
+} // namespace
 
 std::string ScriptExpr::str() const {
   auto join = [&](size_t from) {
     std::string s;
-    for (size_t i = from; i < items.size(); ++i) s += (i > from ? ", " : "") + items[i]->str();
+    for (size_t i = from; i < items.size(); ++i)
+      s += (i > from ? ", " : "") + items[i]->str();
     return s;
   };
   switch (kind) {
-  case Kind::Name: return text;
-  case Kind::Int: return std::to_string(intValue);
+  case Kind::Name:
+    return text;
+  case Kind::Int:
+    return std::to_string(intValue);
   case Kind::Float: {
     std::ostringstream os;
     os.precision(17);
@@ -450,21 +482,30 @@ std::string ScriptExpr::str() const {
     std::string s = os.str();
     return s.find_first_of(".e") == std::string::npos ? s + ".0" : s;
   }
-  case Kind::String: return "\"" + text + "\"";
-  case Kind::None: return "None";
-  case Kind::Bool: return intValue ? "True" : "False";
-  case Kind::List: return "[" + join(0) + "]";
-  case Kind::Tuple: return "(" + join(0) + (items.size() == 1 ? ",)" : ")");
+  case Kind::String:
+    return "\"" + text + "\"";
+  case Kind::None:
+    return "None";
+  case Kind::Bool:
+    return intValue ? "True" : "False";
+  case Kind::List:
+    return "[" + join(0) + "]";
+  case Kind::Tuple:
+    return "(" + join(0) + (items.size() == 1 ? ",)" : ")");
   case Kind::Call: {
     std::string s = items[0]->str() + "(" + join(1);
-    for (auto& [k, v] : kwargs) s += (s.back() == '(' ? "" : ", ") + k + "=" + v->str();
+    for (auto& [k, v] : kwargs)
+      s += (s.back() == '(' ? "" : ", ") + k + "=" + v->str();
     return s + ")";
   }
-  case Kind::Attribute: return items[0]->str() + "." + text;
-  case Kind::Subscript: return items[0]->str() + "[" + items[1]->str() + "]";
+  case Kind::Attribute:
+    return items[0]->str() + "." + text;
+  case Kind::Subscript:
+    return items[0]->str() + "[" + items[1]->str() + "]";
   case Kind::Lambda: {
     std::string s = "lambda ";
-    for (size_t i = 0; i < params.size(); ++i) s += (i ? ", " : "") + params[i];
+    for (size_t i = 0; i < params.size(); ++i)
+      s += (i ? ", " : "") + params[i];
     return s + ": " + items[0]->str();
   }
   case Kind::BinOp: {
@@ -484,21 +525,25 @@ std::string ScriptExpr::str() const {
 
 std::string ScriptLambda::str() const {
   std::string s = "lambda ";
-  for (size_t i = 0; i < params.size(); ++i) s += (i ? ", " : "") + params[i];
+  for (size_t i = 0; i < params.size(); ++i)
+    s += (i ? ", " : "") + params[i];
   return s + ": " + body->str();
 }
 
 std::vector<Expr> ScriptLambda::apply(const std::vector<Expr>& args) const {
   if (args.size() != params.size())
-    LOOM_THROW(TypeError) << "the index map " << str() << " takes " << params.size() << " indices, got " << args.size();
+    LOOM_THROW(TypeError) << "the index map " << str() << " takes " << params.size()
+                          << " indices, got " << args.size();
   std::function<Expr(const ScriptExpr&)> conv = [&](const ScriptExpr& e) -> Expr {
     switch (e.kind) {
     case ScriptExpr::Kind::Name:
       for (size_t i = 0; i < params.size(); ++i)
         if (params[i] == e.text) return args[i];
       throw TypeError("name '" + e.text + "' is not a parameter of " + str(), e.span);
-    case ScriptExpr::Kind::Int: return intImm(args.empty() ? DataType::Int(32) : args[0].dtype(), e.intValue);
-    case ScriptExpr::Kind::Neg: return -conv(*e.items[0]);
+    case ScriptExpr::Kind::Int:
+      return intImm(args.empty() ? DataType::Int(32) : args[0].dtype(), e.intValue);
+    case ScriptExpr::Kind::Neg:
+      return -conv(*e.items[0]);
     case ScriptExpr::Kind::BinOp: {
       Expr a = conv(*e.items[0]), b = conv(*e.items[1]);
       if (e.text == "+") return a + b;
@@ -508,12 +553,14 @@ std::vector<Expr> ScriptLambda::apply(const std::vector<Expr>& args) const {
       if (e.text == "%") return floormod(a, b);
       throw TypeError("operator '" + e.text + "' is not allowed in an index map (use //)", e.span);
     }
-    default: throw TypeError("'" + e.str() + "' is not allowed in an index map", e.span);
+    default:
+      throw TypeError("'" + e.str() + "' is not allowed in an index map", e.span);
     }
   };
   std::vector<Expr> out;
   if (body->kind == ScriptExpr::Kind::Tuple || body->kind == ScriptExpr::Kind::List) {
-    for (auto& it : body->items) out.push_back(conv(*it));
+    for (auto& it : body->items)
+      out.push_back(conv(*it));
   } else {
     out.push_back(conv(*body));
   }
@@ -552,20 +599,26 @@ public:
       return;
     }
     if (v.kind() != Value::Kind::List)
-      throw ScriptFailure{st.targetSpans[0], "TypeError", "cannot unpack a " + std::string(v.typeName()) + " into " +
-                                                              std::to_string(st.targets.size()) + " names", ""};
+      throw ScriptFailure{st.targetSpans[0], "TypeError",
+                          "cannot unpack a " + std::string(v.typeName()) + " into " +
+                              std::to_string(st.targets.size()) + " names",
+                          ""};
     const auto& items = v.asList();
     if (items.size() != st.targets.size())
       throw ScriptFailure{st.targetSpans[0], "ValueError",
-                          "cannot unpack " + std::to_string(items.size()) + " value" + (items.size() == 1 ? "" : "s") +
-                              " into " + std::to_string(st.targets.size()) + " name" + (st.targets.size() == 1 ? "" : "s"),
+                          "cannot unpack " + std::to_string(items.size()) + " value" +
+                              (items.size() == 1 ? "" : "s") + " into " +
+                              std::to_string(st.targets.size()) + " name" +
+                              (st.targets.size() == 1 ? "" : "s"),
                           ""};
-    for (size_t i = 0; i < items.size(); ++i) bind(st.targets[i], items[i], st.targetSpans[i]);
+    for (size_t i = 0; i < items.size(); ++i)
+      bind(st.targets[i], items[i], st.targetSpans[i]);
   }
 
 private:
   void bind(const std::string& name, const Value& v, const Span& span) {
-    if (name == "sch") throw ScriptFailure{span, "TypeError", "cannot assign to 'sch' (it is the schedule)", ""};
+    if (name == "sch")
+      throw ScriptFailure{span, "TypeError", "cannot assign to 'sch' (it is the schedule)", ""};
     m_env[name] = v;
   }
 
@@ -575,13 +628,19 @@ private:
 
   Value eval(const ScriptExpr& e) {
     switch (e.kind) {
-    case ScriptExpr::Kind::Int: return Value(e.intValue);
-    case ScriptExpr::Kind::Float: return Value(e.floatValue);
-    case ScriptExpr::Kind::String: return Value(e.text);
-    case ScriptExpr::Kind::None: return Value();
-    case ScriptExpr::Kind::Bool: return Value(e.intValue != 0);
+    case ScriptExpr::Kind::Int:
+      return Value(e.intValue);
+    case ScriptExpr::Kind::Float:
+      return Value(e.floatValue);
+    case ScriptExpr::Kind::String:
+      return Value(e.text);
+    case ScriptExpr::Kind::None:
+      return Value();
+    case ScriptExpr::Kind::Bool:
+      return Value(e.intValue != 0);
     case ScriptExpr::Kind::Name: {
-      if (e.text == "sch") fail(e.span, "TypeError", "'sch' can only be used as sch.<primitive>(...)");
+      if (e.text == "sch")
+        fail(e.span, "TypeError", "'sch' can only be used as sch.<primitive>(...)");
       auto it = m_env.find(e.text);
       if (it == m_env.end()) fail(e.span, "NameError", "name '" + e.text + "' is not defined");
       return it->second;
@@ -589,17 +648,23 @@ private:
     case ScriptExpr::Kind::List:
     case ScriptExpr::Kind::Tuple: {
       std::vector<Value> items;
-      for (auto& i : e.items) items.push_back(eval(*i));
+      for (auto& i : e.items)
+        items.push_back(eval(*i));
       return Value(std::move(items));
     }
     case ScriptExpr::Kind::Subscript: {
       Value base = eval(*e.items[0]);
       Value idx = eval(*e.items[1]);
-      if (base.kind() != Value::Kind::List) fail(e.span, "TypeError", std::string("a ") + base.typeName() + " cannot be indexed");
-      if (idx.kind() != Value::Kind::Int) fail(e.items[1]->span, "TypeError", "list indices must be int");
+      if (base.kind() != Value::Kind::List)
+        fail(e.span, "TypeError", std::string("a ") + base.typeName() + " cannot be indexed");
+      if (idx.kind() != Value::Kind::Int)
+        fail(e.items[1]->span, "TypeError", "list indices must be int");
       int64_t n = int64_t(base.asList().size()), i = idx.asInt();
       if (i < 0) i += n;
-      if (i < 0 || i >= n) fail(e.items[1]->span, "IndexError", "index " + std::to_string(idx.asInt()) + " out of range for a list of " + std::to_string(n));
+      if (i < 0 || i >= n)
+        fail(e.items[1]->span, "IndexError",
+             "index " + std::to_string(idx.asInt()) + " out of range for a list of " +
+                 std::to_string(n));
       return base.asList()[size_t(i)];
     }
     case ScriptExpr::Kind::Lambda: {
@@ -614,9 +679,12 @@ private:
       if (v.kind() == Value::Kind::Float) return Value(-v.asFloat());
       fail(e.span, "TypeError", std::string("bad operand type for unary -: ") + v.typeName());
     }
-    case ScriptExpr::Kind::BinOp: return binop(e);
-    case ScriptExpr::Kind::Attribute: fail(e.span, "TypeError", "'" + e.str() + "' must be called");
-    case ScriptExpr::Kind::Call: return call(e);
+    case ScriptExpr::Kind::BinOp:
+      return binop(e);
+    case ScriptExpr::Kind::Attribute:
+      fail(e.span, "TypeError", "'" + e.str() + "' must be called");
+    case ScriptExpr::Kind::Call:
+      return call(e);
     }
     fail(e.span, "TypeError", "unsupported expression");
   }
@@ -626,11 +694,15 @@ private:
     bool ints = a.kind() == Value::Kind::Int && b.kind() == Value::Kind::Int;
     bool nums = (a.kind() == Value::Kind::Int || a.kind() == Value::Kind::Float) &&
                 (b.kind() == Value::Kind::Int || b.kind() == Value::Kind::Float);
-    if (!nums) fail(e.span, "TypeError", "unsupported operand types for " + e.text + ": " + a.typeName() + " and " + b.typeName());
+    if (!nums)
+      fail(e.span, "TypeError",
+           "unsupported operand types for " + e.text + ": " + a.typeName() + " and " +
+               b.typeName());
     const std::string& op = e.text;
     if (ints) {
       int64_t x = a.asInt(), y = b.asInt();
-      if ((op == "//" || op == "%") && y == 0) fail(e.span, "ZeroDivisionError", "integer division by zero");
+      if ((op == "//" || op == "%") && y == 0)
+        fail(e.span, "ZeroDivisionError", "integer division by zero");
       if (op == "+") return Value(x + y);
       if (op == "-") return Value(x - y);
       if (op == "*") return Value(x * y);
@@ -638,7 +710,8 @@ private:
       if (op == "%") return Value(((x % y) + y) % y);
     }
     double x = a.asFloat(), y = b.asFloat();
-    if ((op == "/" || op == "//" || op == "%") && y == 0) fail(e.span, "ZeroDivisionError", "division by zero");
+    if ((op == "/" || op == "//" || op == "%") && y == 0)
+      fail(e.span, "ZeroDivisionError", "division by zero");
     if (op == "+") return Value(x + y);
     if (op == "-") return Value(x - y);
     if (op == "*") return Value(x * y);
@@ -649,15 +722,18 @@ private:
 
   Value call(const ScriptExpr& e) {
     const ScriptExpr& fn = *e.items[0];
-    if (fn.kind != ScriptExpr::Kind::Attribute || fn.items[0]->kind != ScriptExpr::Kind::Name || fn.items[0]->text != "sch")
-      fail(fn.span, "TypeError", "only schedule primitives can be called (sch.<primitive>(...)), not '" + fn.str() + "'");
+    if (fn.kind != ScriptExpr::Kind::Attribute || fn.items[0]->kind != ScriptExpr::Kind::Name ||
+        fn.items[0]->text != "sch")
+      fail(fn.span, "TypeError",
+           "only schedule primitives can be called (sch.<primitive>(...)), not '" + fn.str() + "'");
     const InstructionKind* kind = findInstructionKind(fn.text);
     if (!kind) {
       std::string msg = "unknown schedule primitive '" + fn.text + "'";
       auto close = closeInstructionKindNames(fn.text);
       if (!close.empty()) {
         msg += "; did you mean ";
-        for (size_t i = 0; i < close.size(); ++i) msg += (i ? (i + 1 == close.size() ? " or " : ", ") : "") + ("'" + close[i] + "'");
+        for (size_t i = 0; i < close.size(); ++i)
+          msg += (i ? (i + 1 == close.size() ? " or " : ", ") : "") + ("'" + close[i] + "'");
         msg += "?";
       }
       fail(fn.span, "AttributeError", msg);
@@ -679,11 +755,13 @@ private:
     try {
       inputs = bindArguments(*kind, args, kwargs, decision, &argIndex);
     } catch (const TypeError& err) {
-      Span at = argIndex >= 0 && size_t(argIndex) < spans.size() ? spans[size_t(argIndex)] : fn.span;
+      Span at =
+          argIndex >= 0 && size_t(argIndex) < spans.size() ? spans[size_t(argIndex)] : fn.span;
       fail(at, "TypeError", err.what());
     }
     // RV arguments must still name live nodes (say which and where they went).
-    for (size_t i = 0; i < inputs.size(); ++i) checkRVs(inputs[i], i < args.size() ? spans[i] : fn.span);
+    for (size_t i = 0; i < inputs.size(); ++i)
+      checkRVs(inputs[i], i < args.size() ? spans[i] : fn.span);
     std::vector<Value> outs;
     try {
       outs = kind->apply(m_sch, inputs, decision);
@@ -701,15 +779,19 @@ private:
   void checkRVs(const Value& v, const Span& span) {
     if (v.isRV() && !m_sch.isValid(v)) {
       try {
-        if (v.kind() == Value::Kind::Block) m_sch.get(v.asBlock());
-        else if (v.kind() == Value::Kind::Loop) m_sch.get(v.asLoop());
-        else m_sch.get(v.asExprRV());
+        if (v.kind() == Value::Kind::Block)
+          m_sch.get(v.asBlock());
+        else if (v.kind() == Value::Kind::Loop)
+          m_sch.get(v.asLoop());
+        else
+          m_sch.get(v.asExprRV());
       } catch (const ScheduleError& err) {
         throw ScriptFailure{span, err.kind(), err.fastMessage(), err.fastMessage()};
       }
     }
     if (v.kind() == Value::Kind::List)
-      for (auto& i : v.asList()) checkRVs(i, span);
+      for (auto& i : v.asList())
+        checkRVs(i, span);
   }
 
   Schedule& m_sch;
@@ -721,7 +803,7 @@ std::string formatAt(const Span& s, const std::string& msg) {
   return (loc.empty() ? std::string() : loc + ": ") + "error: " + msg;
 }
 
-}  // namespace
+} // namespace
 
 ScriptResult runScript(Schedule& sch, const std::string& text, const std::string& fileName) {
   ScriptResult r;
@@ -729,7 +811,8 @@ ScriptResult runScript(Schedule& sch, const std::string& text, const std::string
   Parser parser(Lexer(text, file).run());
   Interpreter interp(sch);
   Span saved = sch.sourceSpan();
-  auto failWith = [&](const Span& span, const std::string& kind, const std::string& msg, const std::string& detail) {
+  auto failWith = [&](const Span& span, const std::string& kind, const std::string& msg,
+                      const std::string& detail) {
     r.ok = false;
     r.span = span;
     r.errorKind = kind;
@@ -767,4 +850,4 @@ ScriptResult runScript(Schedule& sch, const std::string& text, const std::string
   return r;
 }
 
-}  // namespace loom::tir
+} // namespace loom::tir

@@ -1,4 +1,5 @@
-// The schedule script: the Python subset tvm.tir.Schedule users write, parsed and applied line by line.
+// The schedule script: the Python subset tvm.tir.Schedule users write, parsed and applied line by
+// line.
 #pragma once
 #include <memory>
 #include <string>
@@ -15,15 +16,30 @@ class Schedule;
 
 /// A script expression (the parser's AST).
 struct ScriptExpr {
-  enum class Kind { Name, Int, Float, String, None, Bool, List, Tuple, Call, Attribute, Subscript, Lambda, BinOp, Neg };
+  enum class Kind {
+    Name,
+    Int,
+    Float,
+    String,
+    None,
+    Bool,
+    List,
+    Tuple,
+    Call,
+    Attribute,
+    Subscript,
+    Lambda,
+    BinOp,
+    Neg
+  };
   Kind kind = Kind::None;
   Span span;
-  std::string text;                                       ///< Name / String / Attribute name / BinOp operator
-  int64_t intValue = 0;                                   ///< Int, Bool
-  double floatValue = 0;                                  ///< Float
-  std::vector<std::shared_ptr<ScriptExpr>> items;         ///< List/Tuple items, Call args, operands
-  std::vector<std::pair<std::string, std::shared_ptr<ScriptExpr>>> kwargs;  ///< Call keyword args
-  std::vector<std::string> params;                        ///< Lambda parameters
+  std::string text;      ///< Name / String / Attribute name / BinOp operator
+  int64_t intValue = 0;  ///< Int, Bool
+  double floatValue = 0; ///< Float
+  std::vector<std::shared_ptr<ScriptExpr>> items; ///< List/Tuple items, Call args, operands
+  std::vector<std::pair<std::string, std::shared_ptr<ScriptExpr>>> kwargs; ///< Call keyword args
+  std::vector<std::string> params;                                         ///< Lambda parameters
   /// The expression as Python text.
   std::string str() const;
 };
@@ -44,7 +60,7 @@ struct ScriptLambda {
 struct ScriptStmt {
   std::vector<std::string> targets;
   std::vector<Span> targetSpans;
-  bool unpack = false;  ///< `a, b = ...` (or `(a,) = ...`) rather than `a = ...`
+  bool unpack = false; ///< `a, b = ...` (or `(a,) = ...`) rather than `a = ...`
   ScriptExprPtr value;
   Span span;
 };
@@ -60,11 +76,11 @@ ScriptExprPtr parseScriptExpr(const std::string& text);
 struct ScriptResult {
   bool ok = true;
   std::string message;
-  std::string error;      ///< the message alone, without the location
-  std::string errorKind;  ///< the error class name ("ParseError", "NotSingleChildError", ...)
-  std::string detail;     ///< the error's detailed message (with IR for schedule errors)
+  std::string error;     ///< the message alone, without the location
+  std::string errorKind; ///< the error class name ("ParseError", "NotSingleChildError", ...)
+  std::string detail;    ///< the error's detailed message (with IR for schedule errors)
   Span span;
-  int linesApplied = 0;   ///< statements applied successfully
+  int linesApplied = 0; ///< statements applied successfully
   PrimFunc funcBefore;
 };
 
@@ -72,4 +88,4 @@ struct ScriptResult {
 /// throws on bad input. The name `sch` is the schedule; other names are script variables.
 ScriptResult runScript(Schedule& sch, const std::string& text, const std::string& fileName = {});
 
-}  // namespace loom::tir
+} // namespace loom::tir

@@ -10,7 +10,9 @@
 namespace loom::tir {
 
 namespace {
-char rvPrefix(Value::Kind k) { return k == Value::Kind::Block ? 'b' : k == Value::Kind::Loop ? 'l' : 'v'; }
+char rvPrefix(Value::Kind k) {
+  return k == Value::Kind::Block ? 'b' : k == Value::Kind::Loop ? 'l' : 'v';
+}
 
 std::string quote(const std::string& s) {
   std::string out = "\"";
@@ -40,27 +42,35 @@ std::string floatText(double d) {
   if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
   return s;
 }
-}  // namespace
+} // namespace
 
 std::string valueToScript(const Value& v, const std::map<int, std::string>& names) {
   switch (v.kind()) {
-  case Value::Kind::None: return "None";
-  case Value::Kind::Bool: return v.asBool() ? "True" : "False";
-  case Value::Kind::Int: return std::to_string(v.asInt());
-  case Value::Kind::Float: return floatText(v.asFloat());
-  case Value::Kind::String: return quote(v.asString());
+  case Value::Kind::None:
+    return "None";
+  case Value::Kind::Bool:
+    return v.asBool() ? "True" : "False";
+  case Value::Kind::Int:
+    return std::to_string(v.asInt());
+  case Value::Kind::Float:
+    return floatText(v.asFloat());
+  case Value::Kind::String:
+    return quote(v.asString());
   case Value::Kind::Block:
   case Value::Kind::Loop:
   case Value::Kind::ExprRV: {
     auto it = names.find(v.rvId());
-    return it != names.end() ? it->second : std::string(1, rvPrefix(v.kind())) + "?" + std::to_string(v.rvId());
+    return it != names.end() ? it->second
+                             : std::string(1, rvPrefix(v.kind())) + "?" + std::to_string(v.rvId());
   }
   case Value::Kind::List: {
     std::string s = "[";
-    for (size_t i = 0; i < v.asList().size(); ++i) s += (i ? ", " : "") + valueToScript(v.asList()[i], names);
+    for (size_t i = 0; i < v.asList().size(); ++i)
+      s += (i ? ", " : "") + valueToScript(v.asList()[i], names);
     return s + "]";
   }
-  case Value::Kind::Lambda: return v.asLambda() ? v.asLambda()->str() : "None";
+  case Value::Kind::Lambda:
+    return v.asLambda() ? v.asLambda()->str() : "None";
   }
   return "None";
 }
@@ -83,10 +93,12 @@ std::string Trace::str() const {
       const ParamSpec& p = inst.kind->params[i];
       if (p.keyword && p.defaultValue && *p.defaultValue == inst.inputs[i]) continue;
       if (p.variadic && inst.inputs[i].kind() == Value::Kind::List) {
-        for (auto& item : inst.inputs[i].asList()) args += (args.empty() ? "" : ", ") + valueToScript(item, names);
+        for (auto& item : inst.inputs[i].asList())
+          args += (args.empty() ? "" : ", ") + valueToScript(item, names);
         continue;
       }
-      args += (args.empty() ? "" : ", ") + (p.keyword ? p.name + "=" : "") + valueToScript(inst.inputs[i], names);
+      args += (args.empty() ? "" : ", ") + (p.keyword ? p.name + "=" : "") +
+              valueToScript(inst.inputs[i], names);
     }
     if (inst.kind->sampling && !inst.decision.isNone())
       args += (args.empty() ? "" : ", ") + ("decision=" + valueToScript(inst.decision, names));
@@ -98,20 +110,28 @@ std::string Trace::str() const {
 namespace {
 nlohmann::json valueToJson(const Value& v, const std::map<int, std::string>& names) {
   switch (v.kind()) {
-  case Value::Kind::None: return nullptr;
-  case Value::Kind::Bool: return v.asBool();
-  case Value::Kind::Int: return v.asInt();
-  case Value::Kind::Float: return v.asFloat();
-  case Value::Kind::String: return v.asString();
+  case Value::Kind::None:
+    return nullptr;
+  case Value::Kind::Bool:
+    return v.asBool();
+  case Value::Kind::Int:
+    return v.asInt();
+  case Value::Kind::Float:
+    return v.asFloat();
+  case Value::Kind::String:
+    return v.asString();
   case Value::Kind::Block:
   case Value::Kind::Loop:
-  case Value::Kind::ExprRV: return {{"rv", valueToScript(v, names)}};
+  case Value::Kind::ExprRV:
+    return {{"rv", valueToScript(v, names)}};
   case Value::Kind::List: {
     auto a = nlohmann::json::array();
-    for (auto& e : v.asList()) a.push_back(valueToJson(e, names));
+    for (auto& e : v.asList())
+      a.push_back(valueToJson(e, names));
     return a;
   }
-  case Value::Kind::Lambda: return {{"lambda", v.asLambda()->str()}};
+  case Value::Kind::Lambda:
+    return {{"lambda", v.asLambda()->str()}};
   }
   return nullptr;
 }
@@ -124,17 +144,21 @@ Value valueFromJson(const nlohmann::json& j, const std::map<std::string, Value>&
   if (j.is_string()) return Value(j.get<std::string>());
   if (j.is_array()) {
     std::vector<Value> items;
-    for (auto& e : j) items.push_back(valueFromJson(e, rvs));
+    for (auto& e : j)
+      items.push_back(valueFromJson(e, rvs));
     return Value(std::move(items));
   }
   if (j.is_object() && j.contains("rv") && j["rv"].is_string()) {
     auto it = rvs.find(j["rv"].get<std::string>());
-    if (it == rvs.end()) LOOM_THROW(ParseError) << "trace JSON uses '" << j["rv"].get<std::string>() << "' before defining it";
+    if (it == rvs.end())
+      LOOM_THROW(ParseError) << "trace JSON uses '" << j["rv"].get<std::string>()
+                             << "' before defining it";
     return it->second;
   }
   if (j.is_object() && j.contains("lambda") && j["lambda"].is_string()) {
     ScriptExprPtr e = parseScriptExpr(j["lambda"].get<std::string>());
-    if (e->kind != ScriptExpr::Kind::Lambda) LOOM_THROW(ParseError) << "trace JSON: not a lambda: " << j["lambda"];
+    if (e->kind != ScriptExpr::Kind::Lambda)
+      LOOM_THROW(ParseError) << "trace JSON: not a lambda: " << j["lambda"];
     auto f = std::make_shared<ScriptLambda>();
     f->params = e->params;
     f->body = e->items.at(0);
@@ -151,12 +175,13 @@ Value mapRVs(const Value& v, const std::map<int, Value>& m) {
   }
   if (v.kind() == Value::Kind::List) {
     std::vector<Value> items;
-    for (auto& e : v.asList()) items.push_back(mapRVs(e, m));
+    for (auto& e : v.asList())
+      items.push_back(mapRVs(e, m));
     return Value(std::move(items));
   }
   return v;
 }
-}  // namespace
+} // namespace
 
 nlohmann::json Trace::toJson() const {
   std::map<int, std::string> names;
@@ -166,7 +191,8 @@ nlohmann::json Trace::toJson() const {
     nlohmann::json ji;
     ji["kind"] = inst.kind->name;
     auto in = nlohmann::json::array();
-    for (auto& v : inst.inputs) in.push_back(valueToJson(v, names));
+    for (auto& v : inst.inputs)
+      in.push_back(valueToJson(v, names));
     ji["inputs"] = in;
     auto out = nlohmann::json::array();
     for (auto& o : inst.outputs) {
@@ -196,19 +222,26 @@ Trace Trace::fromJson(const nlohmann::json& j) {
     Instruction inst;
     inst.kind = kind;
     if (ji.contains("inputs")) {
-      if (!ji["inputs"].is_array()) LOOM_THROW(ParseError) << "trace JSON: \"inputs\" of " << kname << " must be an array";
-      for (auto& v : ji["inputs"]) inst.inputs.push_back(valueFromJson(v, rvs));
+      if (!ji["inputs"].is_array())
+        LOOM_THROW(ParseError) << "trace JSON: \"inputs\" of " << kname << " must be an array";
+      for (auto& v : ji["inputs"])
+        inst.inputs.push_back(valueFromJson(v, rvs));
     }
     Value ignored;
     inst.inputs = bindArguments(*kind, inst.inputs, {}, ignored, nullptr, false);
     if (ji.contains("decision")) inst.decision = valueFromJson(ji["decision"], rvs);
     if (ji.contains("outputs")) {
       for (auto& o : ji["outputs"]) {
-        if (!o.is_string() || o.get<std::string>().empty()) LOOM_THROW(ParseError) << "trace JSON: output names must be strings";
+        if (!o.is_string() || o.get<std::string>().empty())
+          LOOM_THROW(ParseError) << "trace JSON: output names must be strings";
         std::string n = o.get<std::string>();
         char p = n[0];
-        Value::Kind k = p == 'b' ? Value::Kind::Block : p == 'l' ? Value::Kind::Loop : Value::Kind::ExprRV;
-        Value v = k == Value::Kind::Block ? Value(BlockRV{nextId}) : k == Value::Kind::Loop ? Value(LoopRV{nextId}) : Value(ExprRV{nextId});
+        Value::Kind k = p == 'b'   ? Value::Kind::Block
+                        : p == 'l' ? Value::Kind::Loop
+                                   : Value::Kind::ExprRV;
+        Value v = k == Value::Kind::Block  ? Value(BlockRV{nextId})
+                  : k == Value::Kind::Loop ? Value(LoopRV{nextId})
+                                           : Value(ExprRV{nextId});
         ++nextId;
         rvs[n] = v;
         inst.outputs.push_back(v);
@@ -219,27 +252,37 @@ Trace Trace::fromJson(const nlohmann::json& j) {
   return t;
 }
 
+namespace {
+/// Restores the schedule's source span however the replay ends.
+struct SpanGuard {
+  Schedule& sch;
+  Span saved;
+  ~SpanGuard() { sch.setSourceSpan(saved); }
+};
+} // namespace
+
 void Trace::apply(Schedule& sch, const std::map<size_t, Value>& decisions) const {
   std::map<int, Value> m;
-  Span saved = sch.sourceSpan();
+  SpanGuard guard{sch, sch.sourceSpan()};
   for (size_t i = 0; i < insts.size(); ++i) {
     const Instruction& inst = insts[i];
     std::vector<Value> in;
-    for (auto& v : inst.inputs) in.push_back(mapRVs(v, m));
+    for (auto& v : inst.inputs)
+      in.push_back(mapRVs(v, m));
     auto d = decisions.find(i);
     Value decision = d != decisions.end() ? d->second : inst.decision;
     sch.setSourceSpan(inst.span);
     std::vector<Value> out = inst.kind->apply(sch, in, decision);
     if (out.size() != inst.outputs.size()) {
-      sch.setSourceSpan(saved);
-      throw ScheduleValueError("replaying " + inst.kind->name + " (instruction " + std::to_string(i) + ") gave " +
-                                   std::to_string(out.size()) + " results where the trace has " +
+      throw ScheduleValueError("replaying " + inst.kind->name + " (instruction " +
+                                   std::to_string(i) + ") gave " + std::to_string(out.size()) +
+                                   " results where the trace has " +
                                    std::to_string(inst.outputs.size()),
                                sch.func());
     }
-    for (size_t k = 0; k < out.size(); ++k) m[inst.outputs[k].rvId()] = out[k];
+    for (size_t k = 0; k < out.size(); ++k)
+      m[inst.outputs[k].rvId()] = out[k];
   }
-  sch.setSourceSpan(saved);
 }
 
 std::vector<size_t> Trace::samplingInstructions() const {
@@ -249,4 +292,4 @@ std::vector<size_t> Trace::samplingInstructions() const {
   return out;
 }
 
-}  // namespace loom::tir
+} // namespace loom::tir

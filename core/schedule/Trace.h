@@ -1,4 +1,5 @@
-// The trace: the instructions a schedule applied, printable as a script, storable as JSON, replayable.
+// The trace: the instructions a schedule applied, printable as a script, storable as JSON,
+// replayable.
 #pragma once
 #include <map>
 #include <nlohmann/json_fwd.hpp>
@@ -18,7 +19,8 @@ public:
   /// The schedule script, one instruction per line: `b0 = sch.get_block("C")`,
   /// `l1, l2, l3 = sch.get_loops(b0)`, `l4, l5 = sch.split(l1, factors=[None, 32])`, ...
   std::string str() const;
-  /// `{"insts": [{"kind": "split", "inputs": [{"rv": "l1"}, [null, 32]], "outputs": ["l4", "l5"]}, ...]}`.
+  /// `{"insts": [{"kind": "split", "inputs": [{"rv": "l1"}, [null, 32]], "outputs": ["l4", "l5"]},
+  /// ...]}`.
   nlohmann::json toJson() const;
   /// Parses toJson()'s form; throws ParseError / TypeError on malformed input.
   static Trace fromJson(const nlohmann::json& j);
@@ -33,4 +35,4 @@ public:
 /// The printed form of one value in a script (RVs by the names in `names`, id -> name).
 std::string valueToScript(const Value& v, const std::map<int, std::string>& names);
 
-}  // namespace loom::tir
+} // namespace loom::tir

@@ -1,4 +1,5 @@
-// Values that schedule instructions take and return: random variables (RVs), constants, lists, lambdas.
+// Values that schedule instructions take and return: random variables (RVs), constants, lists,
+// lambdas.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -38,17 +39,21 @@ public:
   Value(BlockRV rv) : m_kind(Kind::Block), m_int(rv.id) {}
   Value(LoopRV rv) : m_kind(Kind::Loop), m_int(rv.id) {}
   Value(ExprRV rv) : m_kind(Kind::ExprRV), m_int(rv.id) {}
-  Value(std::vector<Value> items) : m_kind(Kind::List), m_list(std::make_shared<std::vector<Value>>(std::move(items))) {}
+  Value(std::vector<Value> items)
+      : m_kind(Kind::List), m_list(std::make_shared<std::vector<Value>>(std::move(items))) {}
   Value(std::shared_ptr<const ScriptLambda> f) : m_kind(Kind::Lambda), m_lambda(std::move(f)) {}
   template <class RV, class = decltype(RV::id)> static Value list(const std::vector<RV>& rvs) {
     std::vector<Value> v;
-    for (auto& r : rvs) v.emplace_back(r);
+    for (auto& r : rvs)
+      v.emplace_back(r);
     return Value(std::move(v));
   }
 
   Kind kind() const { return m_kind; }
   bool isNone() const { return m_kind == Kind::None; }
-  bool isRV() const { return m_kind == Kind::Block || m_kind == Kind::Loop || m_kind == Kind::ExprRV; }
+  bool isRV() const {
+    return m_kind == Kind::Block || m_kind == Kind::Loop || m_kind == Kind::ExprRV;
+  }
 
   bool asBool() const { return m_int != 0; }
   int64_t asInt() const { return m_int; }
@@ -81,4 +86,4 @@ private:
   std::shared_ptr<const ScriptLambda> m_lambda;
 };
 
-}  // namespace loom::tir
+} // namespace loom::tir

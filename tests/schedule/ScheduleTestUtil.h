@@ -14,16 +14,18 @@
 #include "core/topi/Workloads.h"
 
 /// Compares two texts and prints both in full when they differ (QCOMPARE truncates).
-#define LOOM_COMPARE_TEXT(got, want)                                                                \
+#define LOOM_COMPARE_TEXT(got, want)                                                               \
   do {                                                                                             \
     const std::string g_ = (got), w_ = (want);                                                     \
-    if (g_ != w_) qWarning("--- got:\n%s\n--- want:\n%s", g_.c_str(), w_.c_str());                \
+    if (g_ != w_) qWarning("--- got:\n%s\n--- want:\n%s", g_.c_str(), w_.c_str());                 \
     QVERIFY(g_ == w_);                                                                             \
   } while (0)
 
 namespace loom::tir::testing {
 
-inline PrimFunc workload(const std::string& spec) { return topi::buildWorkload(topi::parseWorkloadSpec(spec)); }
+inline PrimFunc workload(const std::string& spec) {
+  return topi::buildWorkload(topi::parseWorkloadSpec(spec));
+}
 
 /// Runs `before` and `after` on the same random inputs and returns the largest relative error
 /// over all parameters (outputs differ when the schedule changed the meaning).
@@ -40,7 +42,8 @@ inline double maxErrorBetween(const PrimFunc& before, const PrimFunc& after, uin
   interpret(before, argsA);
   interpret(after, argsB);
   double err = 0;
-  for (size_t i = 0; i < a.size(); ++i) err = std::max(err, maxRelError(b[i], a[i]));
+  for (size_t i = 0; i < a.size(); ++i)
+    err = std::max(err, maxRelError(b[i], a[i]));
   return err;
 }
 
@@ -62,10 +65,11 @@ inline std::string applyAndPrint(const std::string& tvmscript, const std::string
 }
 
 /// Runs `script` on `f` and returns the error kind ("" on success) and message.
-inline std::pair<std::string, std::string> scriptError(const PrimFunc& f, const std::string& script) {
+inline std::pair<std::string, std::string> scriptError(const PrimFunc& f,
+                                                       const std::string& script) {
   Schedule sch(f);
   ScriptResult r = runScript(sch, script, "s.py");
   return {r.errorKind, r.message};
 }
 
-}  // namespace loom::tir::testing
+} // namespace loom::tir::testing

@@ -32,7 +32,7 @@ QString write(const QTemporaryDir& dir, const QString& name, const QString& text
 }
 
 const QString kExample = QStringLiteral(LOOM_SOURCE_DIR "/examples/schedules/matmul_tiled.py");
-}  // namespace
+} // namespace
 
 class TestCli : public QObject {
   Q_OBJECT
@@ -46,29 +46,37 @@ private slots:
     // Reordering a split reduction changes the float summation order: with zero tolerance the
     // rounding differences are a mismatch, with the default tolerance they are not.
     QTemporaryDir dir;
-    QString s = write(dir, "rk.py", "b = sch.get_block(\"C\")\ni, j, k = sch.get_loops(b)\n"
-                                    "k0, k1 = sch.split(k, factors=[None, 4])\nsch.reorder(k1, k0)\n");
-    Run strict = loom({"verify", "-w", "matmul:M=8,N=8,K=64", "-s", s, "--rtol", "0", "--atol", "0"});
+    QString s = write(dir, "rk.py",
+                      "b = sch.get_block(\"C\")\ni, j, k = sch.get_loops(b)\n"
+                      "k0, k1 = sch.split(k, factors=[None, 4])\nsch.reorder(k1, k0)\n");
+    Run strict =
+        loom({"verify", "-w", "matmul:M=8,N=8,K=64", "-s", s, "--rtol", "0", "--atol", "0"});
     QCOMPARE(strict.code, 1);
-    QVERIFY2(strict.out.startsWith("NOT equivalent: parameter 'C' differs after the schedule\n"), qPrintable(strict.out));
+    QVERIFY2(strict.out.startsWith("NOT equivalent: parameter 'C' differs after the schedule\n"),
+             qPrintable(strict.out));
     QVERIFY2(strict.out.contains("first at ["), qPrintable(strict.out));
     Run loose = loom({"verify", "-w", "matmul:M=8,N=8,K=64", "-s", s});
     QCOMPARE(loose.code, 0);
   }
   void verifyScriptError() {
     QTemporaryDir dir;
-    QString s = write(dir, "bad.py", "b = sch.get_block(\"C\")\ni, j, k = sch.get_loops(b)\nsch.parallel(k)\n");
+    QString s = write(dir, "bad.py",
+                      "b = sch.get_block(\"C\")\ni, j, k = sch.get_loops(b)\nsch.parallel(k)\n");
     Run r = loom({"verify", "-w", "matmul:M=16,N=16,K=8", "-s", s});
     QCOMPARE(r.code, 1);
-    QVERIFY2(r.err.startsWith(s + ":3:5: error: cannot parallelize loop 'k': it binds the reduce iter var 'v_k'"),
+    QVERIFY2(
+        r.err.startsWith(
+            s + ":3:5: error: cannot parallelize loop 'k': it binds the reduce iter var 'v_k'"),
+        qPrintable(r.err));
+    QVERIFY2(r.err.contains("        with T.block(\"C\"):\n        ^^^^^^^^^^^^^^^^^^\n"),
              qPrintable(r.err));
-    QVERIFY2(r.err.contains("        with T.block(\"C\"):\n        ^^^^^^^^^^^^^^^^^^\n"), qPrintable(r.err));
     Run missing = loom({"verify", "-w", "matmul", "-s", dir.filePath("nope.py")});
     QCOMPARE(missing.code, 1);
     QVERIFY2(missing.err.contains("nope.py: cannot open file"), qPrintable(missing.err));
   }
   void lowerWithScheduleAndTrace() {
-    Run trace = loom({"lower", "-w", "matmul:M=64,N=128,K=32", "--schedule", kExample, "--emit", "trace"});
+    Run trace =
+        loom({"lower", "-w", "matmul:M=64,N=128,K=32", "--schedule", kExample, "--emit", "trace"});
     QCOMPARE(trace.code, 0);
     QVERIFY2(trace.out.startsWith("b0 = sch.get_block(\"C\")\nl1, l2, l3 = sch.get_loops(b0)\n"
                                   "l4, l5 = sch.split(l1, factors=[None, 32])\n"),

@@ -8,12 +8,14 @@ using namespace loom::tir::testing;
 namespace {
 std::vector<std::string> blockNames(Schedule& sch, const std::vector<BlockRV>& rvs) {
   std::vector<std::string> out;
-  for (auto& rv : rvs) out.push_back(sch.get(rv)->name);
+  for (auto& rv : rvs)
+    out.push_back(sch.get(rv)->name);
   return out;
 }
 std::vector<std::string> loopNames(Schedule& sch, const std::vector<LoopRV>& rvs) {
   std::vector<std::string> out;
-  for (auto& rv : rvs) out.push_back(sch.get(rv)->loopVar->name);
+  for (auto& rv : rvs)
+    out.push_back(sch.get(rv)->loopVar->name);
   return out;
 }
 using Names = std::vector<std::string>;
@@ -34,7 +36,7 @@ def main(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32"), C: T.Buffer
             T.writes(C[vi])
             C[vi] = B[vi] * T.float32(2)
 )";
-}  // namespace
+} // namespace
 
 class TestGetBlockLoop : public QObject {
   Q_OBJECT
@@ -42,7 +44,8 @@ private slots:
   void loopsOfConv() {
     Schedule sch(workload("conv2d:N=1,C=3,H=6,W=6,K=4,R=3,S=3"));
     BlockRV conv = getBlock(sch, "conv2d_nchw");
-    QCOMPARE(loopNames(sch, getLoops(sch, conv)), (Names{"nn", "ff", "yy", "xx", "rc", "ry", "rx"}));
+    QCOMPARE(loopNames(sch, getLoops(sch, conv)),
+             (Names{"nn", "ff", "yy", "xx", "rc", "ry", "rx"}));
     BlockRV pad = getBlock(sch, "pad_temp");
     QCOMPARE(loopNames(sch, getLoops(sch, pad)), (Names{"i0", "i1", "i2", "i3"}));
     QCOMPARE(sch.trace().str(), std::string("b0 = sch.get_block(\"conv2d_nchw\")\n"
@@ -57,7 +60,8 @@ private slots:
     auto loops = getLoops(sch, getBlock(sch, "conv2d_nchw"));
     QCOMPARE(blockNames(sch, getChildBlocks(sch, loops[3])), (Names{"conv2d_nchw"}));
     QCOMPARE(blockNames(sch, getChildBlocks(sch, getBlock(sch, "conv2d_nchw"))), Names{});
-    ScriptResult r = runScript(sch, "r = sch.get_block(\"root\")\na, c = sch.get_child_blocks(r)\n");
+    ScriptResult r =
+        runScript(sch, "r = sch.get_block(\"root\")\na, c = sch.get_child_blocks(r)\n");
     QVERIFY2(r.ok, r.message.c_str());
   }
   void producersConsumers() {
@@ -71,10 +75,38 @@ private slots:
     QVERIFY(sch.trace().str().find("b2, = sch.get_producers(b0)") != std::string::npos);
   }
   void notFound() {
-    auto [kind, msg] = scriptError(workload("conv2d:N=1,C=3,H=6,W=6,K=4,R=3,S=3"), "b = sch.get_block(\"conv\")\n");
+    auto [kind, msg] = scriptError(workload("conv2d:N=1,C=3,H=6,W=6,K=4,R=3,S=3"),
+                                   "b = sch.get_block(\"conv\")\n");
     QCOMPARE(QString::fromStdString(kind), QString("BlockNotFoundError"));
     QCOMPARE(QString::fromStdString(msg),
-             QString("s.py:1:9: error: no block named 'conv' in function 'main' (blocks: 'pad_temp', 'conv2d_nchw')"));
+             QString("s.py:1:9: error: no block named 'conv' in function 'main' (blocks: "
+                     "'pad_temp', 'conv2d_nchw')"));
+  }
+  void otherFunction() {
+    auto [kind, msg] = scriptError(workload("matmul:M=4,N=4,K=4"),
+                                   "b = sch.get_block(\"C\", func_name=\"other\")\n");
+    QCOMPARE(QString::fromStdString(kind), QString("BlockNotFoundError"));
+    QCOMPARE(
+        QString::fromStdString(msg),
+        QString("s.py:1:9: error: get_block: the schedule works on function 'main', not 'other'"));
+    auto [kind2, msg2] = scriptError(workload("matmul:M=4,N=4,K=4"),
+                                     "b = sch.get_block(\"C\", func_name=\"main\")\n");
+    QCOMPARE(QString::fromStdString(kind2), QString(""));
+  }
+  void singleOutputListUnpacks() {
+    Schedule sch(workload("conv2d:N=1,C=3,H=6,W=6,K=4,R=3,S=3"));
+    ScriptResult r = runScript(
+        sch,
+        "b = sch.get_block(\"conv2d_nchw\")\np, = sch.get_producers(b)\nc, = sch.get_consumers(p)\n"
+        "sch.annotate(c, \"seen\", 1)\n");
+    QVERIFY2(r.ok, r.message.c_str());
+    std::string t = sch.trace().str();
+    QVERIFY2(t.find("b1, = sch.get_producers(b0)\nb2, = sch.get_consumers(b1)\n") !=
+                 std::string::npos,
+             t.c_str());
+    Schedule again(workload("conv2d:N=1,C=3,H=6,W=6,K=4,R=3,S=3"));
+    QVERIFY(runScript(again, t).ok);
+    QVERIFY(structuralEqual(again.func(), sch.func()));
   }
   void ambiguousName() {
     Schedule sch(parseFunc(kTwoBlocksPerLoop));

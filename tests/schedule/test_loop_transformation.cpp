@@ -85,14 +85,15 @@ std::string loopsOf(const char* block, const char* names) {
   return std::string("b = sch.get_block(\"") + block + "\")\n" + names + " = sch.get_loops(b)\n";
 }
 
-}  // namespace
+} // namespace
 
 class TestLoopTransformation : public QObject {
   Q_OBJECT
 private slots:
   // --- Golden text --------------------------------------------------------------------------
   void splitDivisible() {
-    std::string got = applyAndPrint(kMatmul, std::string(kGetLoops) + "io, ii = sch.split(i, factors=[None, 4])\n");
+    std::string got = applyAndPrint(kMatmul, std::string(kGetLoops) +
+                                                 "io, ii = sch.split(i, factors=[None, 4])\n");
     LOOM_COMPARE_TEXT(got, std::string(kHeader) + R"(    for i_0, i_1, j, k in T.grid(4, 4, 16, 8):
         with T.block("C"):
             v_i = T.axis.spatial(16, i_0 * 4 + i_1)
@@ -105,7 +106,8 @@ private slots:
 )");
   }
   void splitNonDivisibleAddsPredicate() {
-    std::string got = applyAndPrint(kMatmul, std::string(kGetLoops) + "io, ii = sch.split(i, factors=[3, None])\n");
+    std::string got = applyAndPrint(kMatmul, std::string(kGetLoops) +
+                                                 "io, ii = sch.split(i, factors=[3, None])\n");
     LOOM_COMPARE_TEXT(got, std::string(kHeader) + R"(    for i_0, i_1, j, k in T.grid(3, 6, 16, 8):
         with T.block("C"):
             v_i = T.axis.spatial(16, i_0 * 6 + i_1)
@@ -119,9 +121,12 @@ private slots:
 )");
   }
   void splitThreeWays() {
-    std::string got = applyAndPrint(kMatmul, std::string(kGetLoops) + "a, b2, c = sch.split(k, factors=[2, 2, 2])\n");
-    QVERIFY2(got.find("for i, j, k_0, k_1, k_2 in T.grid(16, 16, 2, 2, 2):") != std::string::npos, got.c_str());
-    QVERIFY2(got.find("v_k = T.axis.reduce(8, k_0 * 4 + k_1 * 2 + k_2)") != std::string::npos, got.c_str());
+    std::string got = applyAndPrint(kMatmul, std::string(kGetLoops) +
+                                                 "a, b2, c = sch.split(k, factors=[2, 2, 2])\n");
+    QVERIFY2(got.find("for i, j, k_0, k_1, k_2 in T.grid(16, 16, 2, 2, 2):") != std::string::npos,
+             got.c_str());
+    QVERIFY2(got.find("v_k = T.axis.reduce(8, k_0 * 4 + k_1 * 2 + k_2)") != std::string::npos,
+             got.c_str());
   }
   void fuseGolden() {
     std::string got = applyAndPrint(kMatmul, std::string(kGetLoops) + "f = sch.fuse(i, j)\n");
@@ -140,8 +145,10 @@ private slots:
   void fuseThree() {
     std::string got = applyAndPrint(kMatmul, std::string(kGetLoops) + "f = sch.fuse(i, j, k)\n");
     QVERIFY2(got.find("for i_j_k_fused in range(2048):") != std::string::npos, got.c_str());
-    QVERIFY2(got.find("v_i = T.axis.spatial(16, i_j_k_fused // 128)") != std::string::npos, got.c_str());
-    QVERIFY2(got.find("v_j = T.axis.spatial(16, i_j_k_fused // 8 % 16)") != std::string::npos, got.c_str());
+    QVERIFY2(got.find("v_i = T.axis.spatial(16, i_j_k_fused // 128)") != std::string::npos,
+             got.c_str());
+    QVERIFY2(got.find("v_j = T.axis.spatial(16, i_j_k_fused // 8 % 16)") != std::string::npos,
+             got.c_str());
     QVERIFY2(got.find("v_k = T.axis.reduce(8, i_j_k_fused % 8)") != std::string::npos, got.c_str());
   }
   void reorderGolden() {
@@ -157,8 +164,10 @@ private slots:
 )");
   }
   void addUnitLoopGolden() {
-    std::string got = applyAndPrint(kMatmul, std::string(kGetLoops) + "u = sch.add_unit_loop(b)\nv = sch.add_unit_loop(i)\n");
-    LOOM_COMPARE_TEXT(got, std::string(kHeader) + R"(    for u, i, j, k, u_1 in T.grid(1, 16, 16, 8, 1):
+    std::string got = applyAndPrint(
+        kMatmul, std::string(kGetLoops) + "u = sch.add_unit_loop(b)\nv = sch.add_unit_loop(i)\n");
+    LOOM_COMPARE_TEXT(got,
+                      std::string(kHeader) + R"(    for u, i, j, k, u_1 in T.grid(1, 16, 16, 8, 1):
         with T.block("C"):
             v_i, v_j, v_k = T.axis.remap("SSR", [i, j, k])
             T.reads(A[v_i, v_k], B[v_k, v_j])
@@ -187,14 +196,16 @@ private slots:
       QCOMPARE(QString(e.what()), QString("loop 'i' was removed by split (instruction 3)"));
     }
     reorder(sch, {loops[2], parts[1]});
-    LoopRV f = fuse(sch, {parts[0], loops[2]});  // i_0, k, j, i_1 after the reorder
+    LoopRV f = fuse(sch, {parts[0], loops[2]}); // i_0, k, j, i_1 after the reorder
     QCOMPARE(QString::fromStdString(sch.get(f)->loopVar->name), QString("i_0_k_fused"));
     QCOMPARE(getLoops(sch, b).size(), size_t(3));
   }
   void removedRVInScriptNamesLine() {
-    auto [kind, msg] = scriptError(parseFunc(kMatmul), std::string(kGetLoops) + "f = sch.fuse(i, j)\n\nsch.parallel(i)\n");
+    auto [kind, msg] = scriptError(
+        parseFunc(kMatmul), std::string(kGetLoops) + "f = sch.fuse(i, j)\n\nsch.parallel(i)\n");
     QCOMPARE(QString::fromStdString(kind), QString("InvalidRVError"));
-    QCOMPARE(QString::fromStdString(msg), QString("s.py:5:14: error: loop 'i' was removed by fuse at line 3"));
+    QCOMPARE(QString::fromStdString(msg),
+             QString("s.py:5:14: error: loop 'i' was removed by fuse at line 3"));
   }
 
   // --- Meaning --------------------------------------------------------------------------------
@@ -211,7 +222,7 @@ private slots:
         LoopRV l = loops[rng() % loops.size()];
         int n = 2 + int(rng() % 2);
         std::vector<Value> factors;
-        int noneAt = int(rng() % (n + 1));  // == n: no None
+        int noneAt = int(rng() % (n + 1)); // == n: no None
         int64_t prod = 1;
         for (int q = 0; q < n; ++q) {
           if (q == noneAt) {
@@ -223,7 +234,8 @@ private slots:
           prod *= v;
         }
         int64_t ext = *constIntValue(sch.get(l)->extent);
-        if (noneAt == n && prod < ext) factors.back() = Value(factors.back().asInt() + (ext + prod - 1) / prod * 1 + ext);
+        if (noneAt == n && prod < ext)
+          factors.back() = Value(factors.back().asInt() + (ext + prod - 1) / prod * 1 + ext);
         auto parts = split(sch, l, factors);
         loops = getLoops(sch, b);
       }
@@ -238,7 +250,7 @@ private slots:
       Schedule sch(f);
       BlockRV b = getBlock(sch, "C");
       auto l = getLoops(sch, b);
-      auto is = split(sch, l[0], {nullptr, 5});  // non-divisible: predicate
+      auto is = split(sch, l[0], {nullptr, 5}); // non-divisible: predicate
       auto js = split(sch, l[1], {nullptr, 2});
       auto ks = split(sch, l[2], {3, nullptr});
       std::vector<LoopRV> all{is[0], is[1], js[0], js[1], ks[0], ks[1]};
@@ -257,7 +269,7 @@ private slots:
     for (int trial = 0; trial < 12; ++trial) {
       Schedule sch(f);
       BlockRV b = getBlock(sch, "conv2d_nchw");
-      auto l = getLoops(sch, b);  // nn, ff, yy, xx, rc, ry, rx
+      auto l = getLoops(sch, b); // nn, ff, yy, xx, rc, ry, rx
       auto ys = split(sch, l[2], {nullptr, int64_t(1 + rng() % 4)});
       auto fs = split(sch, l[1], {int64_t(1 + rng() % 3), nullptr});
       std::vector<LoopRV> chain{l[0], fs[0], fs[1], ys[0], ys[1], l[3], l[4], l[5], l[6]};
@@ -283,8 +295,10 @@ private slots:
     blk->iterVars = {IterVar(vi, Range(0, Expr(n)), IterType::DataPar)};
     blk->reads = {BufferRegion(A, {Range(Expr(vi), 1)})};
     blk->writes = {BufferRegion(B, {Range(Expr(vi), 1)})};
-    blk->body = bufferStore(B, bufferLoad(A, {Expr(vi)}) * floatImm(DataType::Float(32), 2), {Expr(vi)});
-    Stmt body = forLoop(i, 0, Expr(n), ForKind::Serial, blockRealize({Expr(i)}, Expr(), Block(blk)));
+    blk->body =
+        bufferStore(B, bufferLoad(A, {Expr(vi)}) * floatImm(DataType::Float(32), 2), {Expr(vi)});
+    Stmt body =
+        forLoop(i, 0, Expr(n), ForKind::Serial, blockRealize({Expr(i)}, Expr(), Block(blk)));
     PrimFunc f = makePrimFunc("main", {A->data, B->data, n}, {{A->data, A}, {B->data, B}}, body);
     Schedule sch(f);
     auto parts = split(sch, getLoops(sch, getBlock(sch, "B"))[0], {nullptr, 4});
@@ -310,9 +324,12 @@ private slots:
       const char* line;
       const char* msg;
     } cases[] = {
-        {"sch.split(i, factors=[None, None])", "split of loop 'i': at most one factor can be None (inferred)"},
-        {"sch.split(i, factors=[0, None])", "split of loop 'i': factor 0 is 0, factors must be positive"},
-        {"sch.split(i, factors=[2, 4])", "split of loop 'i': the factors' product 8 is smaller than the loop's extent 16"},
+        {"sch.split(i, factors=[None, None])",
+         "split of loop 'i': at most one factor can be None (inferred)"},
+        {"sch.split(i, factors=[0, None])",
+         "split of loop 'i': factor 0 is 0, factors must be positive"},
+        {"sch.split(i, factors=[2, 4])",
+         "split of loop 'i': the factors' product 8 is smaller than the loop's extent 16"},
         {"sch.split(i, factors=[16])", "split of loop 'i' needs at least 2 factors, got 1"},
     };
     for (auto& c : cases) {
@@ -322,49 +339,69 @@ private slots:
     }
   }
   void duplicateLoops() {
-    auto [kind, msg] = scriptError(parseFunc(kMatmul), std::string(kGetLoops) + "sch.reorder(i, j, i)\n");
+    auto [kind, msg] =
+        scriptError(parseFunc(kMatmul), std::string(kGetLoops) + "sch.reorder(i, j, i)\n");
     QCOMPARE(QString::fromStdString(kind), QString("DuplicateLoopError"));
     QVERIFY(msg.find("reorder: loop 'i' is given more than once") != std::string::npos);
-    auto [kind2, msg2] = scriptError(parseFunc(kMatmul), std::string(kGetLoops) + "sch.fuse(j, j)\n");
+    auto [kind2, msg2] =
+        scriptError(parseFunc(kMatmul), std::string(kGetLoops) + "sch.fuse(j, j)\n");
     QCOMPARE(QString::fromStdString(kind2), QString("DuplicateLoopError"));
   }
   void loopsNotAChain() {
     PrimFunc f = parseFunc(kOddities);
     // Loops of two different blocks.
-    auto [kind, msg] = scriptError(f, loopsOf("B1", "i, j") + "c = sch.get_block(\"B2\")\ni2, j2 = sch.get_loops(c)\nsch.reorder(j, j2)\n");
+    auto [kind, msg] = scriptError(
+        f, loopsOf("B1", "i, j") +
+               "c = sch.get_block(\"B2\")\ni2, j2 = sch.get_loops(c)\nsch.reorder(j, j2)\n");
     QCOMPARE(QString::fromStdString(kind), QString("LoopsNotAChainError"));
-    QVERIFY2(msg.find("reorder: loops 'j' and 'j' are not nested in one another") != std::string::npos, msg.c_str());
+    QVERIFY2(msg.find("reorder: loops 'j' and 'j' are not nested in one another") !=
+                 std::string::npos,
+             msg.c_str());
     // fuse of non-consecutive loops, and loops given inner first.
-    auto [kind2, msg2] = scriptError(parseFunc(kMatmul), std::string(kGetLoops) + "sch.fuse(i, k)\n");
+    auto [kind2, msg2] =
+        scriptError(parseFunc(kMatmul), std::string(kGetLoops) + "sch.fuse(i, k)\n");
     QCOMPARE(QString::fromStdString(kind2), QString("LoopsNotAChainError"));
-    QVERIFY2(msg2.find("fuse: loop 'k' is not directly inside loop 'i' (loop 'j' is between them)") != std::string::npos, msg2.c_str());
-    auto [kind3, msg3] = scriptError(parseFunc(kMatmul), std::string(kGetLoops) + "sch.fuse(j, i)\n");
+    QVERIFY2(
+        msg2.find("fuse: loop 'k' is not directly inside loop 'i' (loop 'j' is between them)") !=
+            std::string::npos,
+        msg2.c_str());
+    auto [kind3, msg3] =
+        scriptError(parseFunc(kMatmul), std::string(kGetLoops) + "sch.fuse(j, i)\n");
     QCOMPARE(QString::fromStdString(kind3), QString("LoopsNotAChainError"));
   }
   void notSingleChild() {
     PrimFunc f = parseFunc(kOddities);
     auto [kind, msg] = scriptError(f, loopsOf("B1", "i, j") + "sch.fuse(i, j)\n");
     QCOMPARE(QString::fromStdString(kind), QString("NotSingleChildError"));
-    QVERIFY2(msg.find("fuse: loop 'j' is not the only statement in the body of loop 'i'") != std::string::npos, msg.c_str());
+    QVERIFY2(msg.find("fuse: loop 'j' is not the only statement in the body of loop 'i'") !=
+                 std::string::npos,
+             msg.c_str());
     auto [kind2, msg2] = scriptError(f, loopsOf("B1", "i, j") + "sch.reorder(j, i)\n");
     QCOMPARE(QString::fromStdString(kind2), QString("NotSingleChildError"));
   }
   void dependentLoop() {
-    auto [kind, msg] = scriptError(parseFunc(kOddities), loopsOf("tri", "t, u") + "sch.reorder(u, t)\n");
+    auto [kind, msg] =
+        scriptError(parseFunc(kOddities), loopsOf("tri", "t, u") + "sch.reorder(u, t)\n");
     QCOMPARE(QString::fromStdString(kind), QString("DependentLoopError"));
-    QVERIFY2(msg.find("reorder: the range of loop 'u' depends on loop 't'") != std::string::npos, msg.c_str());
-    auto [kind2, msg2] = scriptError(parseFunc(kOddities), loopsOf("tri", "t, u") + "sch.fuse(t, u)\n");
+    QVERIFY2(msg.find("reorder: the range of loop 'u' depends on loop 't'") != std::string::npos,
+             msg.c_str());
+    auto [kind2, msg2] =
+        scriptError(parseFunc(kOddities), loopsOf("tri", "t, u") + "sch.fuse(t, u)\n");
     QCOMPARE(QString::fromStdString(kind2), QString("DependentLoopError"));
   }
   void wrongIterType() {
-    auto [kind, msg] = scriptError(parseFunc(kOddities), loopsOf("opq", "p, q") + "sch.reorder(q, p)\n");
+    auto [kind, msg] =
+        scriptError(parseFunc(kOddities), loopsOf("opq", "p, q") + "sch.reorder(q, p)\n");
     QCOMPARE(QString::fromStdString(kind), QString("WrongBlockIterTypeError"));
-    QVERIFY2(msg.find("block 'opq' has the opaque iter var 'vp'") != std::string::npos, msg.c_str());
+    QVERIFY2(msg.find("block 'opq' has the opaque iter var 'vp'") != std::string::npos,
+             msg.c_str());
   }
   void notAffine() {
-    auto [kind, msg] = scriptError(parseFunc(kOddities), loopsOf("sq", "x, y") + "sch.reorder(y, x)\n");
+    auto [kind, msg] =
+        scriptError(parseFunc(kOddities), loopsOf("sq", "x, y") + "sch.reorder(y, x)\n");
     QCOMPARE(QString::fromStdString(kind), QString("NotAffineBindingError"));
-    QVERIFY2(msg.find("block 'sq' does not bind its iter vars affinely") != std::string::npos, msg.c_str());
+    QVERIFY2(msg.find("block 'sq' does not bind its iter vars affinely") != std::string::npos,
+             msg.c_str());
   }
   void failedPrimitiveLeavesStateAlone() {
     Schedule sch(parseFunc(kMatmul));
@@ -384,10 +421,16 @@ private slots:
       split(sch, loops[1], {2, 2});
       QFAIL("no error");
     } catch (const ScheduleError& e) {
-      QCOMPARE(QString::fromStdString(e.fastMessage()),
-               QString("split of loop 'j': the factors' product 4 is smaller than the loop's extent 16"));
+      QCOMPARE(
+          QString::fromStdString(e.fastMessage()),
+          QString(
+              "split of loop 'j': the factors' product 4 is smaller than the loop's extent 16"));
       std::string d = e.detailedMessage();
-      QVERIFY2(d.find("    for i, j, k in T.grid(16, 16, 8):\n    ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n") != std::string::npos, d.c_str());
+      QVERIFY2(
+          d.find(
+              "    for i, j, k in T.grid(16, 16, 8):\n    ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n") !=
+              std::string::npos,
+          d.c_str());
     }
   }
 };

@@ -29,9 +29,11 @@ sch.annotate(b, key := 1) if False else None
     // The last line is not in the subset: the error names it, the earlier lines are applied.
     QVERIFY(!r.ok);
     QCOMPARE(r.linesApplied, 9);
-    QCOMPARE(QString::fromStdString(r.message), QString("13:21: error: expected ',' or ')' in the argument list, found ':'"));
+    QCOMPARE(QString::fromStdString(r.message),
+             QString("13:21: error: expected ',' or ')' in the argument list, found ':'"));
     std::string text = printFunc(sch.func());
-    QVERIFY2(text.find("for i_0, j_0, k, i_1, j_1 in T.grid(4, 2, 8, 4, 8):") != std::string::npos, text.c_str());
+    QVERIFY2(text.find("for i_0, j_0, k, i_1, j_1 in T.grid(4, 2, 8, 4, 8):") != std::string::npos,
+             text.c_str());
     QVERIFY2(text.find("\"s\": \"ab\"") != std::string::npos, text.c_str());
     QVERIFY(structuralEqual(r.funcBefore, sch.func()));
   }
@@ -44,28 +46,39 @@ sch.annotate(b, key := 1) if False else None
     } cases[] = {
         {"b = sch.get_blok(\"C\")", "AttributeError",
          "s.py:1:9: error: unknown schedule primitive 'get_blok'; did you mean 'get_block'?"},
-        {"b = sch.get_block(\"C\")\nl = sch.get_loops(c)", "NameError", "s.py:2:19: error: name 'c' is not defined"},
+        {"b = sch.get_block(\"C\")\nl = sch.get_loops(c)", "NameError",
+         "s.py:2:19: error: name 'c' is not defined"},
         {"b = sch.get_block(\"C\")\ni, j = sch.get_loops(b)", "ValueError",
          "s.py:2:1: error: cannot unpack 3 values into 2 names"},
-        {"b = sch.get_block(\"C\")\ni, j, k = sch.get_loops(b)\nsch.split(i, factor=4)", "TypeError",
-         "s.py:3:21: error: split() got an unexpected keyword argument 'factor' (parameters: loop, factors, "
+        {"b = sch.get_block(\"C\")\ni, j, k = sch.get_loops(b)\nsch.split(i, factor=4)",
+         "TypeError",
+         "s.py:3:21: error: split() got an unexpected keyword argument 'factor' (parameters: loop, "
+         "factors, "
          "preserve_unit_iters)"},
         {"b = sch.get_block(\"C\")\ni, j, k = sch.get_loops(b)\nsch.split(i)", "TypeError",
          "s.py:3:5: error: split() missing required argument 'factors'"},
         {"b = sch.get_block(\"C\")\nsch.split(b, factors=[2, 8])", "TypeError",
          "s.py:2:11: error: argument 'loop' of split() must be LoopRV, got BlockRV"},
-        {"b = sch.get_block(\"C\")\ni, j, k = sch.get_loops(b)\nsch.split(i, factors=[2, \"8\"])", "TypeError",
-         "s.py:3:22: error: argument 'factors' of split() must be list of (None or int or ExprRV), got list"},
-        {"b = sch.get_block(\"C\", \"main\", 3)", "TypeError", "s.py:1:32: error: get_block() takes 2 arguments but 3 were given"},
-        {"b = sch.get_block(\"C\"\ni = 1", "ParseError", "s.py:2:1: error: expected ',' or ')' in the argument list, found 'i'"},
+        {"b = sch.get_block(\"C\")\ni, j, k = sch.get_loops(b)\nsch.split(i, factors=[2, \"8\"])",
+         "TypeError",
+         "s.py:3:22: error: argument 'factors' of split() must be list of (None or int or ExprRV), "
+         "got list"},
+        {"b = sch.get_block(\"C\", \"main\", 3)", "TypeError",
+         "s.py:1:32: error: get_block() takes 2 arguments but 3 were given"},
+        {"b = sch.get_block(\"C\"\ni = 1", "ParseError",
+         "s.py:2:1: error: expected ',' or ')' in the argument list, found 'i'"},
         {"b = sch.get_block(\"C)", "ParseError", "s.py:1:19: error: unterminated string"},
-        {"b = sch.get_block(\"C\") extra", "ParseError", "s.py:1:24: error: unexpected 'extra' at the end of the statement"},
-        {"b = print(\"C\")", "TypeError", "s.py:1:5: error: only schedule primitives can be called (sch.<primitive>(...)), not 'print'"},
+        {"b = sch.get_block(\"C\") extra", "ParseError",
+         "s.py:1:24: error: unexpected 'extra' at the end of the statement"},
+        {"b = print(\"C\")", "TypeError",
+         "s.py:1:5: error: only schedule primitives can be called (sch.<primitive>(...)), not "
+         "'print'"},
         {"sch = 3", "TypeError", "s.py:1:1: error: cannot assign to 'sch' (it is the schedule)"},
         {"x = [1, 2][5]", "IndexError", "s.py:1:12: error: index 5 out of range for a list of 2"},
         {"x = 1 // 0", "ZeroDivisionError", "s.py:1:7: error: integer division by zero"},
         {"b = sch.get_block(\"C\")\nsch.parallel(sch.get_loops(b)[2])", "WrongBlockIterTypeError",
-         "s.py:2:5: error: cannot parallelize loop 'k': it binds the reduce iter var 'v_k' of block 'C' (iterations of a "
+         "s.py:2:5: error: cannot parallelize loop 'k': it binds the reduce iter var 'v_k' of "
+         "block 'C' (iterations of a "
          "reduction depend on each other)"},
         {"x = $", "ParseError", "s.py:1:5: error: unexpected character '$'"},
     };
@@ -78,8 +91,10 @@ sch.annotate(b, key := 1) if False else None
   void partialApplication() {
     PrimFunc f = workload("matmul:M=16,N=16,K=8");
     Schedule sch(f);
-    ScriptResult r = runScript(sch, "b = sch.get_block(\"C\")\ni, j, k = sch.get_loops(b)\nio, ii = sch.split(i, factors=[None, 4])\n"
-                                    "sch.vectorize(k)\nsch.parallel(io)\n",
+    ScriptResult r = runScript(sch,
+                               "b = sch.get_block(\"C\")\ni, j, k = sch.get_loops(b)\nio, ii = "
+                               "sch.split(i, factors=[None, 4])\n"
+                               "sch.vectorize(k)\nsch.parallel(io)\n",
                                "p.py");
     QVERIFY(!r.ok);
     QCOMPARE(r.linesApplied, 3);
@@ -95,9 +110,26 @@ sch.annotate(b, key := 1) if False else None
   }
   void neverThrows() {
     PrimFunc f = workload("matmul:M=4,N=4,K=4");
-    const char* junk[] = {"", "\n\n", "(", ")", "a, = ", "lambda", "sch.", "sch.split(", "x = lambda i: ",
-                          "[1, 2", "'''", "a = b = c", "sch.get_block(\"C\")(1)", "x = -\"a\"", "x = 1.5.2",
-                          "x = 99999999999999999999999", "\\", "sch.reorder()", "sch.fuse()", "a, b = 1"};
+    const char* junk[] = {"",
+                          "\n\n",
+                          "(",
+                          ")",
+                          "a, = ",
+                          "lambda",
+                          "sch.",
+                          "sch.split(",
+                          "x = lambda i: ",
+                          "[1, 2",
+                          "'''",
+                          "a = b = c",
+                          "sch.get_block(\"C\")(1)",
+                          "x = -\"a\"",
+                          "x = 1.5.2",
+                          "x = 99999999999999999999999",
+                          "\\",
+                          "sch.reorder()",
+                          "sch.fuse()",
+                          "a, b = 1"};
     for (const char* s : junk) {
       Schedule sch(f);
       ScriptResult r;
@@ -107,14 +139,16 @@ sch.annotate(b, key := 1) if False else None
         QFAIL(s);
       }
       if (std::string(s).find_first_not_of("\n") != std::string::npos && !r.ok)
-        QVERIFY2(!r.message.empty() && r.errorKind != "InternalError", (std::string(s) + " -> " + r.message).c_str());
+        QVERIFY2(!r.message.empty() && r.errorKind != "InternalError",
+                 (std::string(s) + " -> " + r.message).c_str());
     }
   }
   void lambdas() {
     ScriptExprPtr e = parseScriptExpr("lambda n, c, h, w: (n, c // 4, h, w, c % 4)");
     QCOMPARE(int(e->kind), int(ScriptExpr::Kind::Lambda));
     ScriptLambda f{e->params, e->items[0]};
-    QCOMPARE(QString::fromStdString(f.str()), QString("lambda n, c, h, w: (n, c // 4, h, w, c % 4)"));
+    QCOMPARE(QString::fromStdString(f.str()),
+             QString("lambda n, c, h, w: (n, c // 4, h, w, c % 4)"));
     Var n = makeVar("n"), c = makeVar("c"), h = makeVar("h"), w = makeVar("w");
     auto out = f.apply({n, c, h, w});
     QCOMPARE(out.size(), size_t(5));
@@ -126,18 +160,24 @@ sch.annotate(b, key := 1) if False else None
     ScriptExprPtr bad = parseScriptExpr("lambda i: (i / 2,)");
     QVERIFY_THROWS_EXCEPTION(TypeError, (ScriptLambda{bad->params, bad->items[0]}.apply({n})));
     // In a script a lambda is a value (unused by the primitives here: a type error names it).
-    auto [kind, msg] = scriptError(workload("matmul:M=4,N=4,K=4"), "b = sch.get_block(\"C\")\nsch.annotate(b, \"m\", lambda i: i)\n");
+    auto [kind, msg] =
+        scriptError(workload("matmul:M=4,N=4,K=4"),
+                    "b = sch.get_block(\"C\")\nsch.annotate(b, \"m\", lambda i: i)\n");
     QCOMPARE(QString::fromStdString(msg),
-             QString("s.py:2:22: error: argument 'ann_val' of annotate() must be bool or float or str or ExprRV, got lambda"));
+             QString("s.py:2:22: error: argument 'ann_val' of annotate() must be bool or float or "
+                     "str or ExprRV, got lambda"));
   }
   void closeMatches() {
     auto close = closeInstructionKindNames("splitt");
     QVERIFY(!close.empty());
     QCOMPARE(QString::fromStdString(close[0]), QString("split"));
     auto [kind, msg] = scriptError(workload("matmul:M=4,N=4,K=4"), "sch.paralel(1)");
-    QCOMPARE(QString::fromStdString(msg), QString("1:5: error: unknown schedule primitive 'paralel'; did you mean 'parallel'?").prepend("s.py:"));
+    QCOMPARE(QString::fromStdString(msg),
+             QString("1:5: error: unknown schedule primitive 'paralel'; did you mean 'parallel'?")
+                 .prepend("s.py:"));
     auto [kind2, msg2] = scriptError(workload("matmul:M=4,N=4,K=4"), "sch.frobnicate(1)");
-    QCOMPARE(QString::fromStdString(msg2), QString("s.py:1:5: error: unknown schedule primitive 'frobnicate'"));
+    QCOMPARE(QString::fromStdString(msg2),
+             QString("s.py:1:5: error: unknown schedule primitive 'frobnicate'"));
   }
   void noFileName() {
     Schedule sch(workload("matmul:M=4,N=4,K=4"));

@@ -36,7 +36,7 @@ private slots:
     // Parent relations of the new tree.
     QVERIFY(sch.parentOf(n) == sch.get(convLoops[5]));
     QVERIFY(sch.realizeOf(sch.get(conv)) != nullptr);
-    QVERIFY(sch.parentOf(sch.get(root)) != nullptr);  // the root block's realize
+    QVERIFY(sch.parentOf(sch.get(root)) != nullptr); // the root block's realize
     QCOMPARE(QString::fromStdString(printFunc(sch.func())).count("T.unroll(3)"), 1);
   }
   void removingAStatementDropsEmptyLoops() {
@@ -45,7 +45,7 @@ private slots:
     BlockRV conv = getBlock(sch, "conv2d_nchw");
     auto loops = getLoops(sch, conv);
     sch.replace(sch.realizeOf(sch.get(conv)), Stmt());
-    sch.record("get_block", {Value("x"), Value("main")}, {});  // settles RVs (any kind will do)
+    sch.record("get_block", {Value("x"), Value("main")}, {}); // settles RVs (any kind will do)
     QVERIFY(!sch.isValid(Value(conv)));
     QVERIFY(!sch.isValid(Value(loops[0])));
     QCOMPARE(QString::fromStdString(sch.describe(Value(loops[0]))), QString("loop 'nn'"));
@@ -53,9 +53,10 @@ private slots:
       sch.get(conv);
       QFAIL("no error");
     } catch (const InvalidRVError& e) {
-      QCOMPARE(QString(e.what()), QString("block 'conv2d_nchw' was removed by get_block (instruction 3)"));
+      QCOMPARE(QString(e.what()),
+               QString("block 'conv2d_nchw' was removed by get_block (instruction 3)"));
     }
-    QCOMPARE(allBlocks(sch.func()).size(), size_t(2));  // root and pad_temp
+    QCOMPARE(allBlocks(sch.func()).size(), size_t(2)); // root and pad_temp
   }
   void rvsRecoverByLoopVarAndBlockName() {
     // A primitive that rebuilds nodes without a follow map: RVs find them by var / name.
@@ -128,7 +129,8 @@ private slots:
     QVERIFY(onlyChildLoop(loops[6]) == nullptr);
     QCOMPARE(realizesUnder(f->body.get()).size(), size_t(3));
     const BlockRealizeNode* r = sch.realizeOf(c);
-    const IterVar* bad = iterVarUsingVarOfOtherType(r, loops[4]->loopVar.get(), {IterType::DataPar});
+    const IterVar* bad =
+        iterVarUsingVarOfOtherType(r, loops[4]->loopVar.get(), {IterType::DataPar});
     QVERIFY(bad && bad->iterType == IterType::CommReduce);
     QVERIFY(iterVarUsingVarOfOtherType(r, loops[1]->loopVar.get(), {IterType::DataPar}) == nullptr);
     QCOMPARE(readBuffers(c).size(), size_t(2));
@@ -149,7 +151,8 @@ private slots:
     Schedule sch(f);
     const BlockNode* b = sch.get(getBlock(sch, "C"));
     const BlockRealizeNode* r = sch.realizeOf(b);
-    Stmt swapped = blockRealize({r->iterValues[0], r->iterValues[1], Expr(0)}, r->predicate, r->block);
+    Stmt swapped =
+        blockRealize({r->iterValues[0], r->iterValues[1], Expr(0)}, r->predicate, r->block);
     sch.replace(r, swapped);
     QVERIFY(maxErrorBetween(f, sch.func()) > 1e-3);
   }

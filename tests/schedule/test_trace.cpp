@@ -23,7 +23,7 @@ sch.annotate(b, "pragma_auto_unroll_max_step", c)
 sch.annotate(f, "note", "tiled")
 u = sch.add_unit_loop(b)
 )";
-}  // namespace
+} // namespace
 
 class TestTrace : public QObject {
   Q_OBJECT
@@ -36,12 +36,17 @@ private slots:
     QStringList lines = QString::fromStdString(t).split('\n');
     QCOMPARE(lines[0], QString("b0 = sch.get_block(\"C\")"));
     QCOMPARE(lines[1], QString("l1, l2, l3 = sch.get_loops(b0)"));
-    QVERIFY2(lines[2].startsWith("v4, v5 = sch.sample_perfect_tile(l1, n=2, max_innermost_factor=4, decision=["), t.c_str());
+    QVERIFY2(lines[2].startsWith(
+                 "v4, v5 = sch.sample_perfect_tile(l1, n=2, max_innermost_factor=4, decision=["),
+             t.c_str());
     QCOMPARE(lines[3], QString("l6, l7 = sch.split(l1, factors=[v4, v5])"));
-    QCOMPARE(lines[4], QString("l8, l9 = sch.split(l2, factors=[None, 3], preserve_unit_iters=False)"));
+    QCOMPARE(lines[4],
+             QString("l8, l9 = sch.split(l2, factors=[None, 3], preserve_unit_iters=False)"));
     QCOMPARE(lines[5], QString("sch.reorder(l6, l8, l3, l7, l9)"));
     QCOMPARE(lines[6], QString("l10 = sch.fuse(l6, l8)"));
-    QVERIFY2(lines[10].startsWith("v11 = sch.sample_categorical(candidates=[0, 16, 64], probs=[0.2, 0.3, 0.5], decision="), t.c_str());
+    QVERIFY2(lines[10].startsWith("v11 = sch.sample_categorical(candidates=[0, 16, 64], "
+                                  "probs=[0.2, 0.3, 0.5], decision="),
+             t.c_str());
     QCOMPARE(lines[11], QString("sch.annotate(b0, \"pragma_auto_unroll_max_step\", v11)"));
     QCOMPARE(lines[13], QString("l12 = sch.add_unit_loop(b0)"));
   }
@@ -52,11 +57,11 @@ private slots:
       ScriptResult r = runScript(sch, kScript);
       QVERIFY2(r.ok, r.message.c_str());
       std::string t = sch.trace().str();
-      Schedule again(f, 1000 + seed);  // another seed: the decisions in the text must win
+      Schedule again(f, 1000 + seed); // another seed: the decisions in the text must win
       ScriptResult r2 = runScript(again, t, "trace.py");
       QVERIFY2(r2.ok, (r2.message + "\n" + t).c_str());
       QVERIFY2(structuralEqual(sch.func(), again.func()), t.c_str());
-      QCOMPARE(again.trace().str(), t);  // printing is a fixed point
+      QCOMPARE(again.trace().str(), t); // printing is a fixed point
       QVERIFY(maxErrorBetween(f, again.func()) < 1e-5);
     }
   }
@@ -74,8 +79,10 @@ private slots:
     QVERIFY(structuralEqual(fresh.func(), sch.func()));
     QCOMPARE(fresh.trace().str(), sch.trace().str());
     // The JSON names instructions and RVs plainly.
-    QCOMPARE(QString::fromStdString(j["insts"][3].dump()),
-             QString(R"({"inputs":[{"rv":"l1"},[{"rv":"v4"},{"rv":"v5"}],true],"kind":"split","outputs":["l6","l7"]})"));
+    QCOMPARE(
+        QString::fromStdString(j["insts"][3].dump()),
+        QString(
+            R"({"inputs":[{"rv":"l1"},[{"rv":"v4"},{"rv":"v5"}],true],"kind":"split","outputs":["l6","l7"]})"));
   }
   void replayWithNewDecisions() {
     PrimFunc f = workload("matmul:M=12,N=10,K=6");
@@ -88,11 +95,14 @@ private slots:
     sch.trace().apply(other, {{2, Value(std::vector<Value>{Value(6), Value(2)})}, {10, Value(0)}});
     std::string text = printFunc(other.func());
     QVERIFY2(text.find("\"pragma_auto_unroll_max_step\": 0") != std::string::npos, text.c_str());
-    QVERIFY2(other.trace().str().find("decision=[6, 2]") != std::string::npos, other.trace().str().c_str());
+    QVERIFY2(other.trace().str().find("decision=[6, 2]") != std::string::npos,
+             other.trace().str().c_str());
     QVERIFY(maxErrorBetween(f, other.func()) < 1e-5);
     // A decision that does not fit is refused with its own error.
     Schedule bad(f);
-    QVERIFY_THROWS_EXCEPTION(InvalidDecisionError, sch.trace().apply(bad, {{2, Value(std::vector<Value>{Value(5), Value(2)})}}));
+    QVERIFY_THROWS_EXCEPTION(
+        InvalidDecisionError,
+        sch.trace().apply(bad, {{2, Value(std::vector<Value>{Value(5), Value(2)})}}));
   }
   void replayOnOtherWorkloadFails() {
     Schedule sch(workload("matmul:M=12,N=10,K=6"));
@@ -109,8 +119,10 @@ private slots:
       }
       return std::string("no error");
     };
-    QCOMPARE(bad(R"([1])"), std::string("ParseError: trace JSON must be an object with an array \"insts\""));
-    QCOMPARE(bad(R"({"insts":[{"kind":"spilt","inputs":[]}]})"), std::string("ParseError: trace JSON: unknown instruction kind 'spilt'"));
+    QCOMPARE(bad(R"([1])"),
+             std::string("ParseError: trace JSON must be an object with an array \"insts\""));
+    QCOMPARE(bad(R"({"insts":[{"kind":"spilt","inputs":[]}]})"),
+             std::string("ParseError: trace JSON: unknown instruction kind 'spilt'"));
     QCOMPARE(bad(R"({"insts":[{"kind":"get_loops","inputs":[{"rv":"b0"}]}]})"),
              std::string("ParseError: trace JSON uses 'b0' before defining it"));
     QCOMPARE(bad(R"({"insts":[{"kind":"get_block","inputs":[3],"outputs":["b0"]}]})"),
@@ -122,7 +134,7 @@ private slots:
     PrimFunc f = workload("matmul:M=12,N=10,K=6");
     Schedule a(f);
     auto loops = getLoops(a, getBlock(a, "C"));
-    Schedule b = a;  // fork
+    Schedule b = a; // fork
     split(b, loops[0], {nullptr, 4});
     QVERIFY(a.isValid(Value(loops[0])));
     QVERIFY(!b.isValid(Value(loops[0])));

@@ -9,12 +9,19 @@ namespace {
 
 Expr annotationValue(const Schedule& sch, const Value& v) {
   switch (v.kind()) {
-  case Value::Kind::Bool: return boolImm(v.asBool());
-  case Value::Kind::Int: return intImm(DataType::Int(32), v.asInt());
-  case Value::Kind::Float: return floatImm(DataType::Float(32), v.asFloat());
-  case Value::Kind::String: return stringImm(v.asString());
-  case Value::Kind::ExprRV: return intImm(DataType::Int(32), sch.get(v.asExprRV()));
-  default: throw ScheduleValueError(std::string("an annotation value must be int, float, str or bool, not ") + v.typeName());
+  case Value::Kind::Bool:
+    return boolImm(v.asBool());
+  case Value::Kind::Int:
+    return intImm(DataType::Int(32), v.asInt());
+  case Value::Kind::Float:
+    return floatImm(DataType::Float(32), v.asFloat());
+  case Value::Kind::String:
+    return stringImm(v.asString());
+  case Value::Kind::ExprRV:
+    return intImm(DataType::Int(32), sch.get(v.asExprRV()));
+  default:
+    throw ScheduleValueError(
+        std::string("an annotation value must be int, float, str or bool, not ") + v.typeName());
   }
 }
 
@@ -29,13 +36,15 @@ template <class Node>
 void checkHas(const Schedule& sch, const Node* n, const std::string& what, const std::string& key) {
   if (n->annotations.count(key)) return;
   std::string known;
-  for (auto& [k, v] : n->annotations) known += (known.empty() ? "" : ", ") + ("'" + k + "'");
-  throw AnnotationNotFoundError("unannotate: " + what + " has no annotation '" + key + "'" +
-                                    (known.empty() ? std::string(" (it has none)") : " (it has " + known + ")"),
-                                sch.func(), {n});
+  for (auto& [k, v] : n->annotations)
+    known += (known.empty() ? "" : ", ") + ("'" + k + "'");
+  throw AnnotationNotFoundError(
+      "unannotate: " + what + " has no annotation '" + key + "'" +
+          (known.empty() ? std::string(" (it has none)") : " (it has " + known + ")"),
+      sch.func(), {n});
 }
 
-}  // namespace
+} // namespace
 
 void annotate(Schedule& sch, const LoopRV& loop, const std::string& key, const Value& value) {
   Expr v = annotationValue(sch, value);
@@ -70,19 +79,30 @@ void registerAnnotateInstructions() {
                            {{"block_or_loop", vt::Block | vt::Loop},
                             {"ann_key", vt::String},
                             {"ann_val", vt::Bool | vt::Float | vt::String | vt::ExprRV}},
-                           false, false, false, "Attach a key/value annotation to a loop or block",
+                           false,
+                           false,
+                           false,
+                           "Attach a key/value annotation to a loop or block",
                            [](Schedule& s, const std::vector<Value>& in, const Value&) {
-                             if (in[0].kind() == Value::Kind::Block) annotate(s, in[0].asBlock(), in[1].asString(), in[2]);
-                             else annotate(s, in[0].asLoop(), in[1].asString(), in[2]);
+                             if (in[0].kind() == Value::Kind::Block)
+                               annotate(s, in[0].asBlock(), in[1].asString(), in[2]);
+                             else
+                               annotate(s, in[0].asLoop(), in[1].asString(), in[2]);
                              return std::vector<Value>{};
                            }});
-  registerInstructionKind({"unannotate", {{"block_or_loop", vt::Block | vt::Loop}, {"ann_key", vt::String}}, false,
-                           false, false, "Remove an annotation from a loop or block",
+  registerInstructionKind({"unannotate",
+                           {{"block_or_loop", vt::Block | vt::Loop}, {"ann_key", vt::String}},
+                           false,
+                           false,
+                           false,
+                           "Remove an annotation from a loop or block",
                            [](Schedule& s, const std::vector<Value>& in, const Value&) {
-                             if (in[0].kind() == Value::Kind::Block) unannotate(s, in[0].asBlock(), in[1].asString());
-                             else unannotate(s, in[0].asLoop(), in[1].asString());
+                             if (in[0].kind() == Value::Kind::Block)
+                               unannotate(s, in[0].asBlock(), in[1].asString());
+                             else
+                               unannotate(s, in[0].asLoop(), in[1].asString());
                              return std::vector<Value>{};
                            }});
 }
 
-}  // namespace loom::tir
+} // namespace loom::tir

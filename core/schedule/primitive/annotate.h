@@ -19,4 +19,4 @@ void unannotate(Schedule& sch, const BlockRV& block, const std::string& key);
 
 void registerAnnotateInstructions();
 
-}  // namespace loom::tir
+} // namespace loom::tir

@@ -1,4 +1,5 @@
-// parallel, vectorize, unroll, bind: their errors, legality checks, implementation and trace instructions.
+// parallel, vectorize, unroll, bind: their errors, legality checks, implementation and trace
+// instructions.
 #include "core/schedule/primitive/for_kind.h"
 
 #include "core/schedule/Analysis.h"
@@ -11,16 +12,20 @@ namespace {
 
 const char* verb(ForKind k) {
   switch (k) {
-  case ForKind::Parallel: return "parallelize";
-  case ForKind::Vectorized: return "vectorize";
-  case ForKind::ThreadBinding: return "bind";
-  default: return "unroll";
+  case ForKind::Parallel:
+    return "parallelize";
+  case ForKind::Vectorized:
+    return "vectorize";
+  case ForKind::ThreadBinding:
+    return "bind";
+  default:
+    return "unroll";
   }
 }
 
 bool validThreadTag(const std::string& t) {
-  for (const char* ok : {"blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y", "threadIdx.z",
-                         "vthread", "vthread.x", "vthread.y", "vthread.z"})
+  for (const char* ok : {"blockIdx.x", "blockIdx.y", "blockIdx.z", "threadIdx.x", "threadIdx.y",
+                         "threadIdx.z", "vthread", "vthread.x", "vthread.y", "vthread.z"})
     if (t == ok) return true;
   return false;
 }
@@ -29,28 +34,33 @@ bool validThreadTag(const std::string& t) {
 
 /// Every block under `loop` whose binding uses the loop var must bind it affinely and only to
 /// spatial iter vars (reduce iter vars too when binding to threadIdx: cross-thread reduction).
-void checkParallelizable(const Schedule& sch, const ForNode* loop, ForKind kind, const std::string& thread) {
+void checkParallelizable(const Schedule& sch, const ForNode* loop, ForKind kind,
+                         const std::string& thread) {
   for (auto* r : realizesUnder(loop)) {
     const BlockNode* b = r->block.get();
     bool uses = false;
-    for (auto& v : r->iterValues) uses |= usesVar(v, loop->loopVar);
+    for (auto& v : r->iterValues)
+      uses |= usesVar(v, loop->loopVar);
     if (!uses) continue;
     bool crossThread = kind == ForKind::ThreadBinding && thread.rfind("threadIdx.", 0) == 0;
-    const IterVar* bad = crossThread
-                             ? iterVarUsingVarOfOtherType(r, loop->loopVar.get(), {IterType::DataPar, IterType::CommReduce})
-                             : iterVarUsingVarOfOtherType(r, loop->loopVar.get(), {IterType::DataPar});
+    const IterVar* bad =
+        crossThread ? iterVarUsingVarOfOtherType(r, loop->loopVar.get(),
+                                                 {IterType::DataPar, IterType::CommReduce})
+                    : iterVarUsingVarOfOtherType(r, loop->loopVar.get(), {IterType::DataPar});
     if (bad)
-      throw WrongBlockIterTypeError(std::string("cannot ") + verb(kind) + " loop '" + loop->loopVar->name +
-                                        "': it binds the " + iterTypeName(bad->iterType) + " iter var '" +
-                                        bad->var->name + "' of block '" + b->name + "'" +
-                                        (bad->iterType == IterType::CommReduce && kind != ForKind::ThreadBinding
-                                             ? " (iterations of a reduction depend on each other)"
-                                             : ""),
-                                    sch.func(), {loop, b});
+      throw WrongBlockIterTypeError(
+          std::string("cannot ") + verb(kind) + " loop '" + loop->loopVar->name +
+              "': it binds the " + iterTypeName(bad->iterType) + " iter var '" + bad->var->name +
+              "' of block '" + b->name + "'" +
+              (bad->iterType == IterType::CommReduce && kind != ForKind::ThreadBinding
+                   ? " (iterations of a reduction depend on each other)"
+                   : ""),
+          sch.func(), {loop, b});
     if (!isAffineBinding(sch, r))
-      throw NotAffineBindingError(std::string("cannot ") + verb(kind) + " loop '" + loop->loopVar->name + "': block '" +
-                                      b->name + "' does not bind its iter vars affinely to the loops above it",
-                                  sch.func(), {loop, b});
+      throw NotAffineBindingError(
+          std::string("cannot ") + verb(kind) + " loop '" + loop->loopVar->name + "': block '" +
+              b->name + "' does not bind its iter vars affinely to the loops above it",
+          sch.func(), {loop, b});
   }
 }
 
@@ -60,9 +70,10 @@ void setKind(Schedule& sch, const LoopRV& rv, ForKind kind, const std::string& t
   const ForNode* loop = sch.get(rv);
   // Step 1. Check legality.
   if (kind == ForKind::ThreadBinding && !validThreadTag(thread))
-    throw WrongThreadTagError("bind: '" + thread +
-                                  "' is not a thread axis (blockIdx.x/y/z, threadIdx.x/y/z, vthread, vthread.x/y/z)",
-                              sch.func(), {loop});
+    throw WrongThreadTagError(
+        "bind: '" + thread +
+            "' is not a thread axis (blockIdx.x/y/z, threadIdx.x/y/z, vthread, vthread.x/y/z)",
+        sch.func(), {loop});
   if (kind != ForKind::Unrolled) checkParallelizable(sch, loop, kind, thread);
   // Step 2. Rebuild the loop with its new kind; its RV follows (same loop var).
   auto* n = new ForNode(*loop);
@@ -71,7 +82,7 @@ void setKind(Schedule& sch, const LoopRV& rv, ForKind kind, const std::string& t
   sch.replace(loop, Stmt(n), {{loop, n}});
 }
 
-}  // namespace
+} // namespace
 
 void parallel(Schedule& sch, const LoopRV& loop) {
   setKind(sch, loop, ForKind::Parallel, {});
@@ -97,7 +108,12 @@ void bind(Schedule& sch, const LoopRV& loop, const std::string& thread) {
 
 void registerForKindInstructions() {
   auto simple = [](const char* name, const char* doc, void (*fn)(Schedule&, const LoopRV&)) {
-    registerInstructionKind({name, {{"loop", vt::Loop}}, false, false, false, doc,
+    registerInstructionKind({name,
+                             {{"loop", vt::Loop}},
+                             false,
+                             false,
+                             false,
+                             doc,
                              [fn](Schedule& s, const std::vector<Value>& in, const Value&) {
                                fn(s, in[0].asLoop());
                                return std::vector<Value>{};
@@ -106,12 +122,16 @@ void registerForKindInstructions() {
   simple("parallel", "Run a loop's iterations in parallel threads", &parallel);
   simple("vectorize", "Run a loop's iterations as SIMD lanes", &vectorize);
   simple("unroll", "Unroll a loop", &unroll);
-  registerInstructionKind({"bind", {{"loop", vt::Loop}, {"thread_axis", vt::String}}, false, false, false,
+  registerInstructionKind({"bind",
+                           {{"loop", vt::Loop}, {"thread_axis", vt::String}},
+                           false,
+                           false,
+                           false,
                            "Bind a loop to a GPU thread axis",
                            [](Schedule& s, const std::vector<Value>& in, const Value&) {
-                             tir::bind(s, in[0].asLoop(), in[1].asString());  // not std::bind (ADL)
+                             tir::bind(s, in[0].asLoop(), in[1].asString()); // not std::bind (ADL)
                              return std::vector<Value>{};
                            }});
 }
 
-}  // namespace loom::tir
+} // namespace loom::tir

@@ -22,4 +22,4 @@ void bind(Schedule& sch, const LoopRV& loop, const std::string& thread);
 
 void registerForKindInstructions();
 
-}  // namespace loom::tir
+} // namespace loom::tir

@@ -1,4 +1,5 @@
-// Primitives that look things up: get_block, get_loops, get_child_blocks, get_producers, get_consumers.
+// Primitives that look things up: get_block, get_loops, get_child_blocks, get_producers,
+// get_consumers.
 #pragma once
 #include <string>
 #include <vector>
@@ -20,4 +21,4 @@ std::vector<BlockRV> getConsumers(Schedule& sch, const BlockRV& block);
 
 void registerGetBlockLoopInstructions();
 
-}  // namespace loom::tir
+} // namespace loom::tir

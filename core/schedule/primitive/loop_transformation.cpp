@@ -1,4 +1,5 @@
-// split, fuse, reorder, add_unit_loop: their errors, legality checks, implementation and trace instructions.
+// split, fuse, reorder, add_unit_loop: their errors, legality checks, implementation and trace
+// instructions.
 #include "core/schedule/primitive/loop_transformation.h"
 
 #include <algorithm>
@@ -13,7 +14,9 @@ namespace loom::tir {
 
 namespace {
 
-std::string loopName(const ForNode* l) { return "'" + l->loopVar->name + "'"; }
+std::string loopName(const ForNode* l) {
+  return "'" + l->loopVar->name + "'";
+}
 
 /// Simplifies the bindings of the block realizes directly under `body` (not inside nested
 /// blocks) knowing the ranges of the new loops and of the loops it passes, and conjoins
@@ -21,12 +24,15 @@ std::string loopName(const ForNode* l) { return "'" + l->loopVar->name + "'"; }
 /// block is guarded by an if statement instead.
 class BindingRewriter : public IRMutator {
 public:
-  BindingRewriter(Expr predicate, const std::vector<std::pair<Var, Range>>& newLoops) : m_pred(std::move(predicate)) {
-    for (auto& [v, r] : newLoops) m_analyzer.bind(v, r);
+  BindingRewriter(Expr predicate, const std::vector<std::pair<Var, Range>>& newLoops)
+      : m_pred(std::move(predicate)) {
+    for (auto& [v, r] : newLoops)
+      m_analyzer.bind(v, r);
   }
   Stmt run(const Stmt& body) {
     Stmt out = mutate(body);
-    if (m_pred.defined() && !m_sawRealize && !m_analyzer.canProve(m_pred)) out = ifThen(m_pred, out);
+    if (m_pred.defined() && !m_sawRealize && !m_analyzer.canProve(m_pred))
+      out = ifThen(m_pred, out);
     return out;
   }
 
@@ -62,18 +68,20 @@ private:
 /// Checks the blocks under `top`: iter types only spatial/reduce, bindings affine in the loops.
 void checkBlocksUnder(const Schedule& sch, const ForNode* top, const char* primitive) {
   for (auto* r : realizesUnder(top)) {
-    if (enclosingBlock(sch, r->block.get()) != enclosingBlock(sch, top)) continue;  // nested block
+    if (enclosingBlock(sch, r->block.get()) != enclosingBlock(sch, top)) continue; // nested block
     const BlockNode* b = r->block.get();
     for (auto& iv : b->iterVars)
       if (iv.iterType != IterType::DataPar && iv.iterType != IterType::CommReduce)
-        throw WrongBlockIterTypeError(std::string(primitive) + ": block '" + b->name + "' has the " +
-                                          iterTypeName(iv.iterType) + " iter var '" + iv.var->name +
-                                          "'; only spatial and reduce iter vars can be " + primitive + "ed",
-                                      sch.func(), {b});
+        throw WrongBlockIterTypeError(
+            std::string(primitive) + ": block '" + b->name + "' has the " +
+                iterTypeName(iv.iterType) + " iter var '" + iv.var->name +
+                "'; only spatial and reduce iter vars can be " + primitive + "ed",
+            sch.func(), {b});
     if (!isAffineBinding(sch, r))
-      throw NotAffineBindingError(std::string(primitive) + ": block '" + b->name +
-                                      "' does not bind its iter vars affinely to the loops above it",
-                                  sch.func(), {b});
+      throw NotAffineBindingError(
+          std::string(primitive) + ": block '" + b->name +
+              "' does not bind its iter vars affinely to the loops above it",
+          sch.func(), {b});
   }
 }
 
@@ -81,7 +89,7 @@ Stmt makeLoop(Var v, Expr min, Expr extent, Stmt body) {
   return forLoop(std::move(v), std::move(min), std::move(extent), ForKind::Serial, std::move(body));
 }
 
-}  // namespace
+} // namespace
 
 // --- split --------------------------------------------------------------------------------
 
@@ -90,7 +98,8 @@ std::vector<LoopRV> split(Schedule& sch, const LoopRV& loopRV, const std::vector
   const ForNode* loop = sch.get(loopRV);
   // Step 1. Check the factors: at least two, at most one None, all positive.
   if (factors.size() < 2)
-    throw InvalidFactorsError("split of loop " + loopName(loop) + " needs at least 2 factors, got " +
+    throw InvalidFactorsError("split of loop " + loopName(loop) +
+                                  " needs at least 2 factors, got " +
                                   std::to_string(factors.size()),
                               sch.func(), {loop});
   int noneAt = -1;
@@ -99,15 +108,17 @@ std::vector<LoopRV> split(Schedule& sch, const LoopRV& loopRV, const std::vector
   for (size_t k = 0; k < factors.size(); ++k) {
     if (factors[k].isNone()) {
       if (noneAt >= 0)
-        throw InvalidFactorsError("split of loop " + loopName(loop) + ": at most one factor can be None (inferred)",
+        throw InvalidFactorsError("split of loop " + loopName(loop) +
+                                      ": at most one factor can be None (inferred)",
                                   sch.func(), {loop});
       noneAt = int(k);
       continue;
     }
     f[k] = sch.getInt(factors[k]);
     if (f[k] <= 0)
-      throw InvalidFactorsError("split of loop " + loopName(loop) + ": factor " + std::to_string(k) + " is " +
-                                    std::to_string(f[k]) + ", factors must be positive",
+      throw InvalidFactorsError("split of loop " + loopName(loop) + ": factor " +
+                                    std::to_string(k) + " is " + std::to_string(f[k]) +
+                                    ", factors must be positive",
                                 sch.func(), {loop});
     known *= f[k];
   }
@@ -116,20 +127,24 @@ std::vector<LoopRV> split(Schedule& sch, const LoopRV& loopRV, const std::vector
   DataType t = loop->loopVar->dtype;
   std::vector<Expr> extents;
   bool needPredicate = false;
-  for (size_t k = 0; k < factors.size(); ++k) extents.push_back(intImm(t, f[k]));
+  for (size_t k = 0; k < factors.size(); ++k)
+    extents.push_back(intImm(t, f[k]));
   if (noneAt >= 0) {
     if (ext) {
       int64_t inferred = (*ext + known - 1) / known;
       extents[size_t(noneAt)] = intImm(t, inferred);
       needPredicate = inferred * known != *ext;
     } else {
-      extents[size_t(noneAt)] = known == 1 ? loop->extent : floordiv(loop->extent + intImm(t, known - 1), intImm(t, known));
+      extents[size_t(noneAt)] =
+          known == 1 ? loop->extent
+                     : floordiv(loop->extent + intImm(t, known - 1), intImm(t, known));
       needPredicate = known != 1;
     }
   } else if (ext) {
     if (known < *ext)
-      throw InvalidFactorsError("split of loop " + loopName(loop) + ": the factors' product " + std::to_string(known) +
-                                    " is smaller than the loop's extent " + std::to_string(*ext),
+      throw InvalidFactorsError("split of loop " + loopName(loop) + ": the factors' product " +
+                                    std::to_string(known) + " is smaller than the loop's extent " +
+                                    std::to_string(*ext),
                                 sch.func(), {loop});
     needPredicate = known != *ext;
   } else {
@@ -137,7 +152,8 @@ std::vector<LoopRV> split(Schedule& sch, const LoopRV& loopRV, const std::vector
   }
   // Step 3. The new loop vars and the value of the old one.
   std::vector<Var> vars;
-  for (size_t k = 0; k < factors.size(); ++k) vars.push_back(makeVar(loop->loopVar->name + "_" + std::to_string(k), t));
+  for (size_t k = 0; k < factors.size(); ++k)
+    vars.push_back(makeVar(loop->loopVar->name + "_" + std::to_string(k), t));
   Expr fused;
   for (size_t k = 0; k < factors.size(); ++k) {
     bool unit = !preserveUnitIters && isOne(extents[k]);
@@ -147,17 +163,22 @@ std::vector<LoopRV> split(Schedule& sch, const LoopRV& loopRV, const std::vector
   fused = foldConstants(fused);
   Expr value = isZero(loop->min) ? fused : loop->min + fused;
   // Step 4. Substitute it in the body, guard the overhang, nest the new loops.
-  Stmt body = substitute(loop->body, [&](const Var& v) -> Expr { return v.same_as(loop->loopVar) ? value : Expr(); });
+  Stmt body = substitute(
+      loop->body, [&](const Var& v) -> Expr { return v.same_as(loop->loopVar) ? value : Expr(); });
   std::vector<std::pair<Var, Range>> ranges;
-  for (size_t k = 0; k < factors.size(); ++k) ranges.push_back({vars[k], Range(intImm(t, 0), extents[k])});
+  for (size_t k = 0; k < factors.size(); ++k)
+    ranges.push_back({vars[k], Range(intImm(t, 0), extents[k])});
   body = BindingRewriter(needPredicate ? (fused < loop->extent) : Expr(), ranges).run(body);
-  for (size_t k = factors.size(); k-- > 0;) body = makeLoop(vars[k], intImm(t, 0), extents[k], body);
+  for (size_t k = factors.size(); k-- > 0;)
+    body = makeLoop(vars[k], intImm(t, 0), extents[k], body);
   // Step 5. Replace, hand out RVs for the new loops, record.
   sch.replace(loop, body);
   std::vector<LoopRV> out;
-  for (const StmtNode* s = body.get(); out.size() < factors.size(); s = static_cast<const ForNode*>(s)->body.get())
+  for (const StmtNode* s = body.get(); out.size() < factors.size();
+       s = static_cast<const ForNode*>(s)->body.get())
     out.push_back(sch.addRV(static_cast<const ForNode*>(s)));
-  sch.record("split", {Value(loopRV), Value(factors), Value(preserveUnitIters)}, Value::list(out).asList());
+  sch.record("split", {Value(loopRV), Value(factors), Value(preserveUnitIters)},
+             Value::list(out).asList());
   return out;
 }
 
@@ -165,58 +186,68 @@ std::vector<LoopRV> split(Schedule& sch, const LoopRV& loopRV, const std::vector
 
 namespace {
 /// Checks that `loops` are distinct; throws DuplicateLoopError.
-void checkDistinct(const Schedule& sch, const std::vector<const ForNode*>& loops, const char* primitive) {
+void checkDistinct(const Schedule& sch, const std::vector<const ForNode*>& loops,
+                   const char* primitive) {
   std::set<const ForNode*> seen;
   for (auto* l : loops)
     if (!seen.insert(l).second)
-      throw DuplicateLoopError(std::string(primitive) + ": loop " + loopName(l) + " is given more than once", sch.func(), {l});
+      throw DuplicateLoopError(std::string(primitive) + ": loop " + loopName(l) +
+                                   " is given more than once",
+                               sch.func(), {l});
 }
 
 /// Throws DependentLoopError when a loop's min or extent uses the var of another loop in `loops`.
-void checkIndependent(const Schedule& sch, const std::vector<const ForNode*>& loops, const char* primitive) {
+void checkIndependent(const Schedule& sch, const std::vector<const ForNode*>& loops,
+                      const char* primitive) {
   for (auto* a : loops)
     for (auto* b : loops)
       if (a != b && (usesVar(a->min, b->loopVar) || usesVar(a->extent, b->loopVar)))
-        throw DependentLoopError(std::string(primitive) + ": the range of loop " + loopName(a) + " depends on loop " +
-                                     loopName(b),
+        throw DependentLoopError(std::string(primitive) + ": the range of loop " + loopName(a) +
+                                     " depends on loop " + loopName(b),
                                  sch.func(), {a, b});
 }
-}  // namespace
+} // namespace
 
 LoopRV fuse(Schedule& sch, const std::vector<LoopRV>& loopRVs, bool preserveUnitIters) {
   // Step 1. Resolve the loops and check they form a perfect chain.
   if (loopRVs.empty()) throw ScheduleValueError("fuse needs at least one loop", sch.func());
   std::vector<const ForNode*> loops;
-  for (auto& rv : loopRVs) loops.push_back(sch.get(rv));
+  for (auto& rv : loopRVs)
+    loops.push_back(sch.get(rv));
   checkDistinct(sch, loops, "fuse");
   for (size_t k = 1; k < loops.size(); ++k) {
     const ForNode* child = onlyChildLoop(loops[k - 1]);
     if (child == loops[k]) continue;
     if (isAncestor(sch, loops[k - 1], loops[k]) && child)
-      throw LoopsNotAChainError("fuse: loop " + loopName(loops[k]) + " is not directly inside loop " +
-                                    loopName(loops[k - 1]) + " (loop " + loopName(child) +
+      throw LoopsNotAChainError("fuse: loop " + loopName(loops[k]) +
+                                    " is not directly inside loop " + loopName(loops[k - 1]) +
+                                    " (loop " + loopName(child) +
                                     " is between them); fuse takes consecutive loops",
                                 sch.func(), {loops[k - 1], child});
     if (isAncestor(sch, loops[k - 1], loops[k]))
-      throw NotSingleChildError("fuse: loop " + loopName(loops[k]) + " is not the only statement in the body of loop " +
-                                    loopName(loops[k - 1]) + "; only perfectly nested loops can be fused",
-                                sch.func(), {loops[k - 1]});
+      throw NotSingleChildError(
+          "fuse: loop " + loopName(loops[k]) + " is not the only statement in the body of loop " +
+              loopName(loops[k - 1]) + "; only perfectly nested loops can be fused",
+          sch.func(), {loops[k - 1]});
     throw LoopsNotAChainError("fuse: loop " + loopName(loops[k]) + " is not directly inside loop " +
-                                  loopName(loops[k - 1]) + " (give the loops outermost first, each nested in the previous)",
+                                  loopName(loops[k - 1]) +
+                                  " (give the loops outermost first, each nested in the previous)",
                               sch.func(), {loops[k - 1], loops[k]});
   }
   checkIndependent(sch, loops, "fuse");
   // Step 2. The fused var and the value of each old loop var.
   DataType t = loops[0]->loopVar->dtype;
   std::string name;
-  for (auto* l : loops) name += l->loopVar->name + "_";
+  for (auto* l : loops)
+    name += l->loopVar->name + "_";
   Var fv = makeVar(name + "fused", t);
   std::vector<size_t> kept;
   for (size_t k = 0; k < loops.size(); ++k)
     if (preserveUnitIters || !isOne(loops[k]->extent)) kept.push_back(k);
   std::unordered_map<Var, Expr, RefHash, RefEqual> vmap;
   Expr extent = intImm(t, 1);
-  for (size_t k : kept) extent = foldConstants(extent * cast(t, loops[k]->extent));
+  for (size_t k : kept)
+    extent = foldConstants(extent * cast(t, loops[k]->extent));
   for (size_t k = 0; k < loops.size(); ++k) {
     const ForNode* l = loops[k];
     auto pos = std::find(kept.begin(), kept.end(), k);
@@ -225,14 +256,16 @@ LoopRV fuse(Schedule& sch, const std::vector<LoopRV>& loopRVs, bool preserveUnit
       continue;
     }
     Expr inner = intImm(t, 1);
-    for (auto it = pos + 1; it != kept.end(); ++it) inner = foldConstants(inner * cast(t, loops[*it]->extent));
+    for (auto it = pos + 1; it != kept.end(); ++it)
+      inner = foldConstants(inner * cast(t, loops[*it]->extent));
     Expr v = isOne(inner) ? Expr(fv) : floordiv(fv, inner);
     if (pos != kept.begin()) v = floormod(v, cast(t, l->extent));
     v = foldConstants(v);
     vmap[l->loopVar] = isZero(l->min) ? v : l->min + v;
   }
   // Step 3. Build the fused loop and replace the chain.
-  Stmt body = BindingRewriter(Expr(), {{fv, Range(intImm(t, 0), extent)}}).run(substitute(loops.back()->body, vmap));
+  Stmt body = BindingRewriter(Expr(), {{fv, Range(intImm(t, 0), extent)}})
+                  .run(substitute(loops.back()->body, vmap));
   Stmt fused = makeLoop(fv, intImm(t, 0), extent, body);
   sch.replace(loops[0], fused);
   LoopRV out = sch.addRV(static_cast<const ForNode*>(fused.get()));
@@ -245,7 +278,8 @@ LoopRV fuse(Schedule& sch, const std::vector<LoopRV>& loopRVs, bool preserveUnit
 void reorder(Schedule& sch, const std::vector<LoopRV>& order) {
   // Step 1. Resolve, check distinct.
   std::vector<const ForNode*> loops;
-  for (auto& rv : order) loops.push_back(sch.get(rv));
+  for (auto& rv : order)
+    loops.push_back(sch.get(rv));
   checkDistinct(sch, loops, "reorder");
   if (loops.size() <= 1) {
     sch.record("reorder", {Value::list(order)}, {});
@@ -254,15 +288,17 @@ void reorder(Schedule& sch, const std::vector<LoopRV>& order) {
   // Step 2. The loops must lie on one path: sorted by depth, each encloses the next.
   auto depth = [&](const ForNode* l) {
     int d = 0;
-    for (const StmtNode* p = sch.parentOf(l); p; p = sch.parentOf(p)) ++d;
+    for (const StmtNode* p = sch.parentOf(l); p; p = sch.parentOf(p))
+      ++d;
     return d;
   };
   std::vector<const ForNode*> byDepth = loops;
-  std::stable_sort(byDepth.begin(), byDepth.end(), [&](auto* a, auto* b) { return depth(a) < depth(b); });
+  std::stable_sort(byDepth.begin(), byDepth.end(),
+                   [&](auto* a, auto* b) { return depth(a) < depth(b); });
   for (size_t k = 1; k < byDepth.size(); ++k)
     if (!isAncestor(sch, byDepth[k - 1], byDepth[k]))
-      throw LoopsNotAChainError("reorder: loops " + loopName(byDepth[k - 1]) + " and " + loopName(byDepth[k]) +
-                                    " are not nested in one another",
+      throw LoopsNotAChainError("reorder: loops " + loopName(byDepth[k - 1]) + " and " +
+                                    loopName(byDepth[k]) + " are not nested in one another",
                                 sch.func(), {byDepth[k - 1], byDepth[k]});
   // Step 3. The path from the outermost to the innermost must be a single-child chain of loops.
   const ForNode* top = byDepth.front();
@@ -276,9 +312,9 @@ void reorder(Schedule& sch, const std::vector<LoopRV>& order) {
           above = static_cast<const ForNode*>(q);
           break;
         }
-      throw NotSingleChildError("reorder: the loops between " + loopName(top) + " and " + loopName(bottom) +
-                                    " are not perfectly nested (loop " + loopName(above) +
-                                    " has more than a single loop in its body)",
+      throw NotSingleChildError("reorder: the loops between " + loopName(top) + " and " +
+                                    loopName(bottom) + " are not perfectly nested (loop " +
+                                    loopName(above) + " has more than a single loop in its body)",
                                 sch.func(), {above});
     }
     path.push_back(static_cast<const ForNode*>(p));
@@ -316,52 +352,75 @@ LoopRV addUnitLoopAbove(Schedule& sch, const StmtNode* target, const Value& inpu
   sch.record("add_unit_loop", {input}, {Value(rv)});
   return rv;
 }
-}  // namespace
+} // namespace
 
 LoopRV addUnitLoop(Schedule& sch, const BlockRV& block) {
   const BlockNode* b = sch.get(block);
   const BlockRealizeNode* r = sch.realizeOf(b);
-  if (!r) throw ScheduleValueError("add_unit_loop: block '" + b->name + "' is the function's root", sch.func(), {b});
+  if (!r)
+    throw ScheduleValueError("add_unit_loop: block '" + b->name + "' is the function's root",
+                             sch.func(), {b});
   return addUnitLoopAbove(sch, r, Value(block));
 }
 
-LoopRV addUnitLoop(Schedule& sch, const LoopRV& loop) { return addUnitLoopAbove(sch, sch.get(loop), Value(loop)); }
+LoopRV addUnitLoop(Schedule& sch, const LoopRV& loop) {
+  return addUnitLoopAbove(sch, sch.get(loop), Value(loop));
+}
 
 // --- Trace instructions -------------------------------------------------------------------
 
 void registerLoopTransformationInstructions() {
-  registerInstructionKind({"split",
-                           {{"loop", vt::Loop},
-                            {"factors", vt::List, vt::None | vt::IntOrRV, std::nullopt, true},
-                            {"preserve_unit_iters", vt::Bool, 0, Value(true), true}},
-                           true, false, false, "Split a loop into nested loops of the given extents",
-                           [](Schedule& s, const std::vector<Value>& in, const Value&) {
-                             return Value::list(split(s, in[0].asLoop(), in[1].asList(), in[2].asBool())).asList();
-                           }});
+  registerInstructionKind(
+      {"split",
+       {{"loop", vt::Loop},
+        {"factors", vt::List, vt::None | vt::IntOrRV, std::nullopt, true},
+        {"preserve_unit_iters", vt::Bool, 0, Value(true), true}},
+       true,
+       false,
+       false,
+       "Split a loop into nested loops of the given extents",
+       [](Schedule& s, const std::vector<Value>& in, const Value&) {
+         return Value::list(split(s, in[0].asLoop(), in[1].asList(), in[2].asBool())).asList();
+       }});
   // fuse and reorder take their loops as separate arguments in scripts: sch.fuse(i, j).
   registerInstructionKind({"fuse",
-                           {{"loops", vt::List, vt::Loop, std::nullopt, false, true}, {"preserve_unit_iters", vt::Bool, 0, Value(true), true}},
-                           false, false, false, "Fuse perfectly nested loops into one",
+                           {{"loops", vt::List, vt::Loop, std::nullopt, false, true},
+                            {"preserve_unit_iters", vt::Bool, 0, Value(true), true}},
+                           false,
+                           false,
+                           false,
+                           "Fuse perfectly nested loops into one",
                            [](Schedule& s, const std::vector<Value>& in, const Value&) {
                              std::vector<LoopRV> loops;
-                             for (auto& v : in[0].asList()) loops.push_back(v.asLoop());
+                             for (auto& v : in[0].asList())
+                               loops.push_back(v.asLoop());
                              return std::vector<Value>{Value(fuse(s, loops, in[1].asBool()))};
                            }});
-  registerInstructionKind({"reorder", {{"loops", vt::List, vt::Loop, std::nullopt, false, true}}, false, false, false,
+  registerInstructionKind({"reorder",
+                           {{"loops", vt::List, vt::Loop, std::nullopt, false, true}},
+                           false,
+                           false,
+                           false,
                            "Reorder the loops of one chain",
                            [](Schedule& s, const std::vector<Value>& in, const Value&) {
                              std::vector<LoopRV> loops;
-                             for (auto& v : in[0].asList()) loops.push_back(v.asLoop());
+                             for (auto& v : in[0].asList())
+                               loops.push_back(v.asLoop());
                              reorder(s, loops);
                              return std::vector<Value>{};
                            }});
-  registerInstructionKind({"add_unit_loop", {{"block_or_loop", vt::Block | vt::Loop}}, false, false, false,
+  registerInstructionKind({"add_unit_loop",
+                           {{"block_or_loop", vt::Block | vt::Loop}},
+                           false,
+                           false,
+                           false,
                            "Add a loop of extent 1 above a block or loop",
                            [](Schedule& s, const std::vector<Value>& in, const Value&) {
-                             LoopRV l = in[0].kind() == Value::Kind::Block ? addUnitLoop(s, in[0].asBlock())
-                                                                           : addUnitLoop(s, in[0].asLoop());
+                             LoopRV l = in[0].kind() == Value::Kind::Block
+                                            ? addUnitLoop(s, in[0].asBlock())
+                                            : addUnitLoop(s, in[0].asLoop());
                              return std::vector<Value>{Value(l)};
                            }});
 }
 
-}  // namespace loom::tir
+} // namespace loom::tir

@@ -31,4 +31,4 @@ LoopRV addUnitLoop(Schedule& sch, const LoopRV& loop);
 
 void registerLoopTransformationInstructions();
 
-}  // namespace loom::tir
+} // namespace loom::tir

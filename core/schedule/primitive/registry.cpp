@@ -11,4 +11,4 @@ void registerBuiltinInstructionKinds() {
   registerSamplingInstructions();
 }
 
-}  // namespace loom::tir
+} // namespace loom::tir

@@ -1,0 +1,38 @@
+// Moving a block under a loop: compute_at (a producer under a loop of its consumers) and
+// reverse_compute_at (a consumer under a loop of its producers).
+#pragma once
+#include "core/schedule/Schedule.h"
+
+namespace loom::tir {
+
+/// The block is neither a complete block (spatial iter vars only, the only writer of its
+/// outputs, no buffer both read and written) nor a reduction block.
+LOOM_DECLARE_ERROR(NotCompleteOrReductionBlockError, ScheduleError);
+/// A block under the target loop is neither complete nor a reduction block, so the region it
+/// needs cannot be produced at that loop ("compact dataflow").
+LOOM_DECLARE_ERROR(NotCompactDataFlowError, ScheduleError);
+/// The block and the loop are in different block scopes (or the loop is the block's own).
+LOOM_DECLARE_ERROR(NotInSameScopeError, ScheduleError);
+/// The block has no consumer (compute_at) / producer (reverse_compute_at) at all.
+LOOM_DECLARE_ERROR(NoRequiredBlockError, ScheduleError);
+/// A consumer (compute_at) / producer (reverse_compute_at) of the block is not under the loop.
+LOOM_DECLARE_ERROR(NotAllRequiredBlocksUnderLoopError, ScheduleError);
+/// Moving the block would make it run before a block it depends on or after one depending on it.
+LOOM_DECLARE_ERROR(BrokenDependencyError, ScheduleError);
+/// A buffer index of the block is not one of its iter vars plus a constant, so the iter ranges
+/// cannot be derived from the region needed.
+LOOM_DECLARE_ERROR(UnsupportedAccessPatternError, ScheduleError);
+
+/// Moves producer `block` under `loop` (an ancestor of all its consumers), regenerating its loops
+/// to cover exactly the region the consumers under `loop` need in one iteration of it. Loops of
+/// extent 1 are kept only with `preserveUnitLoops`.
+void computeAt(Schedule& sch, const BlockRV& block, const LoopRV& loop,
+               bool preserveUnitLoops = false);
+/// Moves consumer `block` under `loop` (an ancestor of all its producers), after them, covering
+/// the region they produce in one iteration of it.
+void reverseComputeAt(Schedule& sch, const BlockRV& block, const LoopRV& loop,
+                      bool preserveUnitLoops = false);
+
+void registerComputeLocationInstructions();
+
+} // namespace loom::tir
