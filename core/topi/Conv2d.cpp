@@ -1,8 +1,134 @@
-// Workloads: conv2d in NCHW layout (with groups) and depthwise_conv2d, padding as a `pad_temp`
-// stage like TVM's topi.
+// conv2d in NCHW layout (with groups) and depthwise_conv2d, padding as a `pad_temp`
+// stage like TVM's topi: computes and presets.
 #include "core/topi/WorkloadUtil.h"
 
-namespace loom::topi::detail {
+namespace loom::topi {
+
+using detail::addC;
+using detail::c32;
+using detail::mulC;
+using tir::Expr;
+using tir::Var;
+
+te::Tensor pad(const te::Tensor& data, const std::vector<int64_t>& before,
+               const std::vector<int64_t>& after, double value, std::string name) {
+  size_t rank = data->ndim();
+  if (before.size() != rank || after.size() != rank)
+    LOOM_THROW(ValueError) << "pad: tensor '" << data->name << "' has rank " << rank << " but "
+                           << before.size() << " / " << after.size()
+                           << " padding amounts were given";
+  bool any = false;
+  for (size_t d = 0; d < rank; ++d) {
+    if (before[d] < 0 || after[d] < 0)
+      LOOM_THROW(ValueError) << "pad: negative padding of dimension " << d << " of '" << data->name
+                             << "'";
+    any = any || before[d] || after[d];
+  }
+  if (!any) return data;
+  std::vector<Expr> shape;
+  for (size_t d = 0; d < rank; ++d)
+    shape.push_back(before[d] + after[d] == 0 ? data->shape[d]
+                                              : data->shape[d] + c32(before[d] + after[d]));
+  Expr fill = tir::makeConst(data->dtype, value);
+  return te::compute(
+      shape,
+      [&](const std::vector<Var>& i) -> te::ComputeBody {
+        Expr inside;
+        std::vector<Expr> idx;
+        for (size_t d = 0; d < rank; ++d) {
+          idx.push_back(addC(i[d], -before[d]));
+          if (before[d] == 0 && after[d] == 0) continue;
+          const int64_t* n = tir::asConstInt(data->shape[d]);
+          Expr upper = n ? c32(*n + before[d]) : data->shape[d] + c32(before[d]);
+          Expr c = i[d] >= c32(before[d]) && i[d] < upper;
+          inside = inside.defined() ? (inside && c) : c;
+        }
+        return tir::ifThenElse(inside, data(idx), fill);
+      },
+      std::move(name), "injective,pad", {},
+      [&] {
+        std::vector<std::string> names;
+        for (size_t d = 0; d < rank; ++d)
+          names.push_back("i" + std::to_string(d));
+        return names;
+      }());
+}
+
+namespace {
+/// The output extent of a convolution; throws ValueError naming `op` when it is not positive.
+int64_t convExtent(const char* op, int64_t in, int64_t kernel, int64_t stride, int64_t pad,
+                   int64_t dilation) {
+  if (stride < 1 || dilation < 1 || pad < 0)
+    LOOM_THROW(ValueError) << op << ": stride " << stride << ", dilation " << dilation << ", pad "
+                           << pad << " (stride and dilation must be >= 1, pad >= 0)";
+  int64_t out = (in + 2 * pad - dilation * (kernel - 1) - 1) / stride + 1;
+  if (in + 2 * pad - dilation * (kernel - 1) < 1)
+    LOOM_THROW(ValueError) << op << ": a kernel of extent " << kernel << " (dilation " << dilation
+                           << ") does not fit an input of extent " << in << " padded by " << pad;
+  return out;
+}
+} // namespace
+
+te::Tensor conv2dNchw(const te::Tensor& data, const te::Tensor& weight, int64_t stride,
+                      int64_t padding, int64_t dilation, int64_t groups, std::string name) {
+  const char* op = "conv2d_nchw";
+  detail::checkRank(data, 4, op);
+  detail::checkRank(weight, 4, op);
+  int64_t C = detail::constDim(data, 1, op), H = detail::constDim(data, 2, op),
+          W = detail::constDim(data, 3, op);
+  int64_t K = detail::constDim(weight, 0, op), cg = detail::constDim(weight, 1, op),
+          R = detail::constDim(weight, 2, op), S = detail::constDim(weight, 3, op);
+  if (groups < 1 || C % groups != 0 || K % groups != 0 || cg * groups != C)
+    LOOM_THROW(ValueError) << op << ": data '" << data->name << "' " << detail::shapeStr(data)
+                           << " and weight '" << weight->name << "' " << detail::shapeStr(weight)
+                           << " do not fit groups=" << groups;
+  int64_t P = convExtent(op, H, R, stride, padding, dilation);
+  int64_t Q = convExtent(op, W, S, stride, padding, dilation);
+  int64_t kg = K / groups;
+  te::Tensor padded = pad(data, {0, 0, padding, padding}, {0, 0, padding, padding});
+  te::IterVar rc = te::reduceAxis(c32(cg), "rc"), ry = te::reduceAxis(c32(R), "ry"),
+              rx = te::reduceAxis(c32(S), "rx");
+  return te::compute({data->shape[0], c32(K), c32(P), c32(Q)},
+                     [&](Var nn, Var ff, Var yy, Var xx) {
+                       Expr cin =
+                           groups == 1 ? Expr(rc) : tir::floordiv(ff, c32(kg)) * c32(cg) + rc;
+                       Expr h = mulC(yy, stride) + mulC(ry, dilation);
+                       Expr w = mulC(xx, stride) + mulC(rx, dilation);
+                       return te::sum(padded(nn, cin, h, w) * weight(ff, rc, ry, rx), {rc, ry, rx});
+                     },
+                     std::move(name), groups == 1 ? "conv2d_nchw" : "group_conv2d_nchw", {},
+                     {"nn", "ff", "yy", "xx"});
+}
+
+te::Tensor depthwiseConv2dNchw(const te::Tensor& data, const te::Tensor& weight, int64_t stride,
+                               int64_t padding, int64_t dilation, std::string name) {
+  const char* op = "depthwise_conv2d_nchw";
+  detail::checkRank(data, 4, op);
+  detail::checkRank(weight, 4, op);
+  int64_t C = detail::constDim(data, 1, op), H = detail::constDim(data, 2, op),
+          W = detail::constDim(data, 3, op);
+  int64_t mult = detail::constDim(weight, 1, op), R = detail::constDim(weight, 2, op),
+          S = detail::constDim(weight, 3, op);
+  if (detail::constDim(weight, 0, op) != C)
+    LOOM_THROW(ValueError) << op << ": weight '" << weight->name << "' " << detail::shapeStr(weight)
+                           << " must have " << C << " channels like data '" << data->name << "' "
+                           << detail::shapeStr(data);
+  int64_t P = convExtent(op, H, R, stride, padding, dilation);
+  int64_t Q = convExtent(op, W, S, stride, padding, dilation);
+  te::Tensor padded = pad(data, {0, 0, padding, padding}, {0, 0, padding, padding});
+  te::IterVar di = te::reduceAxis(c32(R), "di"), dj = te::reduceAxis(c32(S), "dj");
+  return te::compute({data->shape[0], c32(C * mult), c32(P), c32(Q)},
+                     [&](Var b, Var c, Var i, Var j) {
+                       Expr cin = mult == 1 ? Expr(c) : tir::floordiv(c, c32(mult));
+                       Expr m = mult == 1 ? c32(0) : tir::floormod(c, c32(mult));
+                       Expr h = mulC(i, stride) + mulC(di, dilation);
+                       Expr w = mulC(j, stride) + mulC(dj, dilation);
+                       return te::sum(padded(b, cin, h, w) * weight(cin, m, di, dj), {di, dj});
+                     },
+                     std::move(name), "depthwise_conv2d_nchw", {}, {"b", "c", "i", "j"});
+}
+
+namespace detail {
 
 namespace {
 
@@ -37,21 +163,6 @@ ConvGeom geometry(const ParamMap& p, const char* workload, bool depthwise) {
   return g;
 }
 
-/// data padded by `pad` zeros on each spatial side, or `data` itself when pad == 0.
-te::Tensor padded(const te::Tensor& data, const ConvGeom& g) {
-  if (g.pad == 0) return data;
-  int64_t pad = g.pad;
-  return te::compute(
-      shapeOf({g.N, g.C, g.H + 2 * pad, g.W + 2 * pad}),
-      [&](Var i0, Var i1, Var i2, Var i3) {
-        Expr inside =
-            i2 >= c32(pad) && i2 < c32(g.H + pad) && i3 >= c32(pad) && i3 < c32(g.W + pad);
-        return tir::ifThenElse(inside, data(i0, i1, addC(i2, -pad), addC(i3, -pad)),
-                               tir::floatImm(DataType::Float(32), 0));
-      },
-      "pad_temp", "injective,pad");
-}
-
 /// out[n,f,y,x] = sum_{c,r,s} in[n, cin(f,c), y*stride + r*dil - pad, x*stride + s*dil - pad] *
 /// w[f,c,r,s] in float64, reading zeros outside the input.
 void convRef(const ConvGeom& g, const runtime::NDArray& data, const runtime::NDArray& weight,
@@ -79,43 +190,16 @@ void convRef(const ConvGeom& g, const runtime::NDArray& data, const runtime::NDA
 
 std::vector<te::Tensor> conv2d(const ParamMap& p) {
   ConvGeom g = geometry(p, "conv2d", false);
-  int64_t cg = g.C / g.groups, kg = g.K / g.groups;
   te::Tensor data = input({g.N, g.C, g.H, g.W}, "data");
-  te::Tensor weight = input({g.K, cg, g.R, g.S}, "weight");
-  te::Tensor pad = padded(data, g);
-  te::IterVar rc = te::reduceAxis(c32(cg), "rc"), ry = te::reduceAxis(c32(g.R), "ry"),
-              rx = te::reduceAxis(c32(g.S), "rx");
-  te::Tensor out =
-      te::compute(shapeOf({g.N, g.K, g.P, g.Q}),
-                  [&](Var nn, Var ff, Var yy, Var xx) {
-                    Expr cin = g.groups == 1 ? Expr(rc) : tir::floordiv(ff, c32(kg)) * c32(cg) + rc;
-                    Expr h = mulC(yy, g.stride) + mulC(ry, g.dilation);
-                    Expr w = mulC(xx, g.stride) + mulC(rx, g.dilation);
-                    return te::sum(pad(nn, cin, h, w) * weight(ff, rc, ry, rx), {rc, ry, rx});
-                  },
-                  "conv2d_nchw", g.groups == 1 ? "conv2d_nchw" : "group_conv2d_nchw", {},
-                  {"nn", "ff", "yy", "xx"});
-  return {data, weight, out};
+  te::Tensor weight = input({g.K, g.C / g.groups, g.R, g.S}, "weight");
+  return {data, weight, conv2dNchw(data, weight, g.stride, g.pad, g.dilation, g.groups)};
 }
 
 std::vector<te::Tensor> depthwiseConv2d(const ParamMap& p) {
   ConvGeom g = geometry(p, "depthwise_conv2d", true);
-  int64_t mult = g.K / g.C;
   te::Tensor data = input({g.N, g.C, g.H, g.W}, "data");
-  te::Tensor weight = input({g.C, mult, g.R, g.S}, "weight");
-  te::Tensor pad = padded(data, g);
-  te::IterVar di = te::reduceAxis(c32(g.R), "di"), dj = te::reduceAxis(c32(g.S), "dj");
-  te::Tensor out =
-      te::compute(shapeOf({g.N, g.K, g.P, g.Q}),
-                  [&](Var b, Var c, Var i, Var j) {
-                    Expr cin = mult == 1 ? Expr(c) : tir::floordiv(c, c32(mult));
-                    Expr m = mult == 1 ? c32(0) : tir::floormod(c, c32(mult));
-                    Expr h = mulC(i, g.stride) + mulC(di, g.dilation);
-                    Expr w = mulC(j, g.stride) + mulC(dj, g.dilation);
-                    return te::sum(pad(b, cin, h, w) * weight(cin, m, di, dj), {di, dj});
-                  },
-                  "DepthwiseConv2d", "depthwise_conv2d_nchw", {}, {"b", "c", "i", "j"});
-  return {data, weight, out};
+  te::Tensor weight = input({g.C, g.K / g.C, g.R, g.S}, "weight");
+  return {data, weight, depthwiseConv2dNchw(data, weight, g.stride, g.pad, g.dilation)};
 }
 
 std::vector<WorkloadParam> spatialParams() {
@@ -162,4 +246,6 @@ void addConv2dWorkloads(std::vector<Workload>& out) {
                  [](const ParamMap& p) { return param(p, "R") * param(p, "S"); }});
 }
 
-} // namespace loom::topi::detail
+} // namespace detail
+
+} // namespace loom::topi

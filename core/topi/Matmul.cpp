@@ -1,18 +1,46 @@
-// Workloads: matmul C[M,N] = A[M,K] B[K,N] and batch_matmul C[B,M,N] = A[B,M,K] B[B,K,N].
+// matmul C[M,N] = A[M,K] B[K,N] and batch_matmul C[B,M,N] = A[B,M,K] B[B,K,N]: computes and
+// presets.
 #include "core/topi/WorkloadUtil.h"
 
-namespace loom::topi::detail {
+namespace loom::topi {
+
+te::Tensor matmul(const te::Tensor& A, const te::Tensor& B, std::string name) {
+  detail::checkRank(A, 2, "matmul");
+  detail::checkRank(B, 2, "matmul");
+  if (!detail::sameExtent(A->shape[1], B->shape[0]))
+    LOOM_THROW(ValueError) << "matmul: inner dimensions of '" << A->name << "' "
+                           << detail::shapeStr(A) << " and '" << B->name << "' "
+                           << detail::shapeStr(B) << " differ";
+  te::IterVar k = te::reduceAxis(A->shape[1], "k");
+  return te::compute(
+      {A->shape[0], B->shape[1]},
+      [&](tir::Var i, tir::Var j) { return te::sum(A(i, k) * B(k, j), {k}); }, std::move(name),
+      "matmul");
+}
+
+te::Tensor batchMatmul(const te::Tensor& A, const te::Tensor& B, std::string name) {
+  detail::checkRank(A, 3, "batch_matmul");
+  detail::checkRank(B, 3, "batch_matmul");
+  if (!detail::sameExtent(A->shape[0], B->shape[0]) ||
+      !detail::sameExtent(A->shape[2], B->shape[1]))
+    LOOM_THROW(ValueError) << "batch_matmul: shapes " << detail::shapeStr(A) << " of '" << A->name
+                           << "' and " << detail::shapeStr(B) << " of '" << B->name
+                           << "' do not fit (B,M,K) x (B,K,N)";
+  te::IterVar k = te::reduceAxis(A->shape[2], "k");
+  return te::compute(
+      {A->shape[0], A->shape[1], B->shape[2]},
+      [&](tir::Var b, tir::Var i, tir::Var j) { return te::sum(A(b, i, k) * B(b, k, j), {k}); },
+      std::move(name), "batch_matmul", {}, {"b", "i", "j"});
+}
+
+namespace detail {
 
 namespace {
 
-std::vector<te::Tensor> matmul(const ParamMap& p) {
+std::vector<te::Tensor> matmulWorkload(const ParamMap& p) {
   int64_t M = param(p, "M"), N = param(p, "N"), K = param(p, "K");
   te::Tensor A = input({M, K}, "A"), B = input({K, N}, "B");
-  te::IterVar k = te::reduceAxis(c32(K), "k");
-  te::Tensor C = te::compute(
-      shapeOf({M, N}), [&](Var i, Var j) { return te::sum(A(i, k) * B(k, j), {k}); }, "C",
-      "matmul");
-  return {A, B, C};
+  return {A, B, matmul(A, B)};
 }
 
 void matmulRef(const ParamMap& p, const std::vector<runtime::NDArray>& in,
@@ -28,15 +56,10 @@ void matmulRef(const ParamMap& p, const std::vector<runtime::NDArray>& in,
     }
 }
 
-std::vector<te::Tensor> batchMatmul(const ParamMap& p) {
+std::vector<te::Tensor> batchMatmulWorkload(const ParamMap& p) {
   int64_t Bn = param(p, "B"), M = param(p, "M"), N = param(p, "N"), K = param(p, "K");
   te::Tensor A = input({Bn, M, K}, "A"), B = input({Bn, K, N}, "B");
-  te::IterVar k = te::reduceAxis(c32(K), "k");
-  te::Tensor C =
-      te::compute(shapeOf({Bn, M, N}),
-                  [&](Var b, Var i, Var j) { return te::sum(A(b, i, k) * B(b, k, j), {k}); }, "C",
-                  "batch_matmul", {}, {"b", "i", "j"});
-  return {A, B, C};
+  return {A, B, batchMatmul(A, B)};
 }
 
 void batchMatmulRef(const ParamMap& p, const std::vector<runtime::NDArray>& in,
@@ -63,7 +86,7 @@ void addMatmulWorkloads(std::vector<Workload>& out) {
         {"N", 128, 1, "columns of B and C"},
         {"K", 128, 1, "reduction length"}},
        2,
-       matmul,
+       matmulWorkload,
        [](const ParamMap& p) { return 2.0 * param(p, "M") * param(p, "N") * param(p, "K"); },
        matmulRef,
        [](const ParamMap& p) { return param(p, "K"); }});
@@ -74,7 +97,7 @@ void addMatmulWorkloads(std::vector<Workload>& out) {
                   {"N", 64, 1, "columns"},
                   {"K", 64, 1, "reduction length"}},
                  2,
-                 batchMatmul,
+                 batchMatmulWorkload,
                  [](const ParamMap& p) {
                    return 2.0 * param(p, "B") * param(p, "M") * param(p, "N") * param(p, "K");
                  },
@@ -82,4 +105,6 @@ void addMatmulWorkloads(std::vector<Workload>& out) {
                  [](const ParamMap& p) { return param(p, "K"); }});
 }
 
-} // namespace loom::topi::detail
+} // namespace detail
+
+} // namespace loom::topi

@@ -1,7 +1,42 @@
-// Workload: 2-D transpose.
+// transpose: compute and the 2-D preset.
 #include "core/topi/WorkloadUtil.h"
 
-namespace loom::topi::detail {
+namespace loom::topi {
+
+using tir::Expr;
+using tir::Var;
+
+te::Tensor transpose(const te::Tensor& A, std::vector<int> axes, std::string name) {
+  size_t rank = A->ndim();
+  if (axes.empty())
+    for (size_t d = rank; d-- > 0;)
+      axes.push_back(int(d));
+  std::vector<bool> seen(rank, false);
+  if (axes.size() != rank)
+    LOOM_THROW(ValueError) << "transpose: " << axes.size() << " axes for tensor '" << A->name
+                           << "' of rank " << rank;
+  for (int& a : axes) {
+    if (a < 0) a += int(rank);
+    if (a < 0 || a >= int(rank) || seen[a])
+      LOOM_THROW(ValueError) << "transpose: axes of tensor '" << A->name
+                             << "' must be a permutation of 0.." << rank - 1;
+    seen[a] = true;
+  }
+  std::vector<Expr> shape;
+  for (int a : axes)
+    shape.push_back(A->shape[a]);
+  return te::compute(
+      shape,
+      [&](const std::vector<Var>& i) -> te::ComputeBody {
+        std::vector<Expr> idx(rank);
+        for (size_t d = 0; d < rank; ++d)
+          idx[axes[d]] = i[d];
+        return A(idx);
+      },
+      std::move(name), "injective");
+}
+
+namespace detail {
 
 void addTransposeWorkloads(std::vector<Workload>& out) {
   out.push_back({"transpose",
@@ -9,12 +44,8 @@ void addTransposeWorkloads(std::vector<Workload>& out) {
                  {{"M", 128, 1, "rows of A"}, {"N", 128, 1, "columns of A"}},
                  1,
                  [](const ParamMap& p) -> std::vector<te::Tensor> {
-                   int64_t M = param(p, "M"), N = param(p, "N");
-                   te::Tensor A = input({M, N}, "A");
-                   te::Tensor t = te::compute(
-                       shapeOf({N, M}), [&](Var i, Var j) { return A(j, i); }, "T_transpose",
-                       "injective");
-                   return {A, t};
+                   te::Tensor A = input({param(p, "M"), param(p, "N")}, "A");
+                   return {A, transpose(A)};
                  },
                  [](const ParamMap&) { return 0.0; },
                  [](const ParamMap& p, const std::vector<runtime::NDArray>& in,
@@ -28,4 +59,6 @@ void addTransposeWorkloads(std::vector<Workload>& out) {
                  nullptr});
 }
 
-} // namespace loom::topi::detail
+} // namespace detail
+
+} // namespace loom::topi

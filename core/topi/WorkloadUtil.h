@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/tir/Op.h"
+#include "core/topi/Ops.h"
 #include "core/topi/Workloads.h"
 
 namespace loom::topi::detail {
@@ -24,6 +25,14 @@ Expr addC(const Expr& e, int64_t c);
 /// A float32 placeholder of constant shape.
 te::Tensor input(std::vector<int64_t> shape, const char* name);
 std::vector<Expr> shapeOf(const std::vector<int64_t>& dims);
+/// "(4, n, 8)": a tensor's shape for messages.
+std::string shapeStr(const te::Tensor& t);
+/// Throws ValueError naming `op` unless `t` has rank `rank`.
+void checkRank(const te::Tensor& t, size_t rank, const char* op);
+/// Dimension `d` of `t` as a constant; throws ValueError naming `op` when it is symbolic.
+int64_t constDim(const te::Tensor& t, size_t d, const char* op);
+/// True when the two extents are the same constant or the same expression node.
+bool sameExtent(const Expr& a, const Expr& b);
 
 /// Row-major float32 view of an NDArray for the references.
 struct View {

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/te/CreatePrimFunc.h"
+#include "core/tir/Printer.h"
 #include "core/topi/WorkloadUtil.h"
 
 namespace loom::topi {
@@ -31,6 +32,33 @@ std::vector<Expr> shapeOf(const std::vector<int64_t>& dims) {
   for (auto d : dims)
     s.push_back(c32(d));
   return s;
+}
+
+std::string shapeStr(const te::Tensor& t) {
+  std::string s = "(";
+  for (size_t d = 0; d < t->ndim(); ++d)
+    s += (d ? ", " : "") + tir::printExpr(t->shape[d]);
+  return s + (t->ndim() == 1 ? ",)" : ")");
+}
+
+void checkRank(const te::Tensor& t, size_t rank, const char* op) {
+  if (t->ndim() != rank)
+    LOOM_THROW(ValueError) << op << ": tensor '" << t->name << "' of shape " << shapeStr(t)
+                           << " has rank " << t->ndim() << ", expected " << rank;
+}
+
+int64_t constDim(const te::Tensor& t, size_t d, const char* op) {
+  const int64_t* c = tir::asConstInt(t->shape.at(d));
+  if (!c)
+    LOOM_THROW(ValueError) << op << ": dimension " << d << " of tensor '" << t->name << "' "
+                           << shapeStr(t) << " must be a constant";
+  return *c;
+}
+
+bool sameExtent(const Expr& a, const Expr& b) {
+  const int64_t *x = tir::asConstInt(a), *y = tir::asConstInt(b);
+  if (x && y) return *x == *y;
+  return a.same_as(b);
 }
 
 te::Tensor input(std::vector<int64_t> shape, const char* name) {
