@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 
 #include "core/arith/Analyzer.h"
 #include "core/arith/Eval.h"
@@ -194,6 +195,34 @@ private:
     return s;
   }
 
+  /// Splits r = d*q + low with 0 <= low < d provable, for some d > 1 dividing c taken from the
+  /// coefficients of r; nullopt when no such split exists.
+  struct LowSplit {
+    int64_t d;
+    Sum high, low;
+  };
+  std::optional<LowSplit> splitLow(const Sum& r, int64_t c) {
+    std::vector<int64_t> candidates;
+    for (auto& t : r.terms) {
+      int64_t m = t.coef < 0 ? -t.coef : t.coef;
+      if (m > 1 && c % m == 0 && std::find(candidates.begin(), candidates.end(), m) == candidates.end())
+        candidates.push_back(m);
+    }
+    for (int64_t d : candidates) {
+      Sum high(r.type), low(r.type);
+      for (auto& t : r.terms) {
+        if (t.coef % d == 0) high.addTerm(t.mono, t.coef / d);
+        else low.addTerm(t.mono, t.coef);
+      }
+      if (high.isConst() || low.isConst()) continue;
+      high.constant = floorDiv(r.constant, d);
+      low.constant = floorMod(r.constant, d);
+      ConstIntBound b = m_analyzer->constIntBound(fromSum(low));
+      if (b.minValue >= 0 && b.maxValue < d) return LowSplit{d, std::move(high), std::move(low)};
+    }
+    return std::nullopt;
+  }
+
   /// floordiv(s, c) for c > 0 (also truncdiv of a non-negative s).
   Sum divide(const Sum& s, int64_t c) {
     Sum q(s.type), r(s.type);
@@ -222,6 +251,11 @@ private:
       q.constant = q.check(__int128(q.constant) + floorDiv(b.minValue, c));
       return q;
     }
+    if (auto split = splitLow(r, c)) {
+      // floordiv(d*h + low, d*k) = floordiv(h, k) when 0 <= low < d.
+      q.add(divide(split->high, c / split->d), 1);
+      return q;
+    }
     q.addTerm(Mono{Expr(new BinaryNode(s.type, BinOp::FloorDiv, re, intImm(s.type, c)))}, 1);
     return q;
   }
@@ -247,6 +281,11 @@ private:
         floorDiv(b.minValue, c) == floorDiv(b.maxValue, c)) {
       out = r;
       out.constant = out.check(__int128(out.constant) - __int128(floorDiv(b.minValue, c)) * c);
+    } else if (auto split = splitLow(r, c)) {
+      // floormod(d*h + low, d*k) = floormod(h, k)*d + low when 0 <= low < d.
+      out = modulo(split->high, c / split->d);
+      out.scaleBy(split->d);
+      out.add(split->low, 1);
     } else {
       out.addTerm(Mono{Expr(new BinaryNode(s.type, BinOp::FloorMod, re, intImm(s.type, c)))}, 1);
     }

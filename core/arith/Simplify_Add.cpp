@@ -17,6 +17,10 @@ Expr RewriteSimplifier::Impl::rewriteAdd(const Expr& e) {
   PConst<1> c1;
   Rewriter rw(e);
   auto c0NonZero = [&] { return rw.c(0) != 0; };
+  auto bothPositive = [&] {
+    __int128 p = __int128(rw.c(0)) * rw.c(1);
+    return rw.c(0) > 0 && rw.c(1) > 0 && p <= __int128(ConstIntBound::ofType(e.dtype()).maxValue);
+  };
   if (rw(x + 0, x) ||
       rw((x + c0) + c1, x + fold(c0 + c1)) ||
       rw((x - c0) + c1, x + fold(c1 - c0)) ||
@@ -41,6 +45,12 @@ Expr RewriteSimplifier::Impl::rewriteAdd(const Expr& e) {
       rw(floormod(x, c0) + floordiv(x, c0) * c0, x, c0NonZero) ||
       rw(truncdiv(x, c0) * c0 + truncmod(x, c0), x, c0NonZero) ||
       rw(truncmod(x, c0) + truncdiv(x, c0) * c0, x, c0NonZero) ||
+      rw(floormod(floordiv(x, c0), c1) * c0 + floormod(x, c0), floormod(x, fold(c0 * c1)), bothPositive) ||
+      rw(floormod(x, c0) + floormod(floordiv(x, c0), c1) * c0, floormod(x, fold(c0 * c1)), bothPositive) ||
+      rw((y + floormod(x, c0)) + floormod(floordiv(x, c0), c1) * c0, y + floormod(x, fold(c0 * c1)), bothPositive) ||
+      rw((y + floormod(floordiv(x, c0), c1) * c0) + floormod(x, c0), y + floormod(x, fold(c0 * c1)), bothPositive) ||
+      rw((y + floordiv(x, c0) * c0) + floormod(x, c0), y + x, c0NonZero) ||
+      rw((y + floormod(x, c0)) + floordiv(x, c0) * c0, y + x, c0NonZero) ||
       rw(min(x, y - z) + z, min(x + z, y)) ||
       rw(max(x, y - z) + z, max(x + z, y)) ||
       rw(min(y - z, x) + z, min(y, x + z)) ||

@@ -287,6 +287,60 @@ private slots:
     QCOMPARE(failures, 0);
     QVERIFY(cases.size() > 200);
   }
+  /// Index forms that schedules produce (split, fuse, reorder), i in [0, 4), j in [0, 16),
+  /// fo in [0, 8), fi in [0, 4), f in [0, 64), n in [1, 1024].
+  void indexPatterns() {
+    Var i = makeVar("i"), j = makeVar("j"), fo = makeVar("fo"), fi = makeVar("fi"), f = makeVar("f"), n = makeVar("n");
+    Analyzer a;
+    a.bind(i, Range(0, 4));
+    a.bind(j, Range(0, 16));
+    a.bind(fo, Range(0, 8));
+    a.bind(fi, Range(0, 4));
+    a.bind(f, Range(0, 64));
+    a.bind(n, Range(1, 1024));
+    std::vector<Case> cases = {
+        {floordiv(fo * 4 + fi, 8), "fo//2"},
+        {floormod(fo * 4 + fi, 8), "fi + fo%2*4"},
+        {floordiv(floormod(i * 16 + j, 64), 16), "i"},
+        {floormod(floordiv(i * 16 + j, 4), 4), "j//4"},
+        {floordiv(f, 16) * 16 + floormod(f, 16), "f"},
+        {floordiv(floordiv(f, 4), 4) * 16 + floormod(floordiv(f, 4), 4) * 4 + floormod(f, 4), "f"},
+        {floormod(floordiv(f, 4), 4) * 4 + floormod(f, 4), "f%16"},
+        {floordiv(i * 16 + j, 16) * 16 + floormod(i * 16 + j, 16) - (i * 16 + j), "0"},
+        {floordiv(n + 3, 4) * 4 - n, "(n + 3)//4*4 - n"},
+        {fo * 4 + fi < 32, "True"},
+        {fo * 4 + fi < 31, "fi + fo*4 < 31"},
+        {floordiv(i * n + j, n), "(i*n + j)//n"},
+        {min(f, 63) + max(fi - 4, 0), "f"},
+        {select(f < 64, floordiv(f, 2), 0), "f//2"},
+        {floordiv(fo * 4 + fi + 4, 4), "fo + 1"},
+        {floormod(f + 64, 64), "f"},
+        {truncdiv(f, 8) * 8 + truncmod(f, 8), "f"},
+        {floordiv(f * 4 + 3, 2), "f*2 + 1"},
+        {floormod(f * 4 + 3, 2), "1"},
+        {floordiv(i * 16 + j, 8), "i*2 + j//8"},
+        {floordiv(i * 16 + j + 16, 32), "(i + 1)//2"},
+        {floormod(i * 64 + f, 64), "f"},
+        {floordiv(i * 64 + f, 64), "i"},
+        {i * 64 + f < 256, "True"},
+        {i * 64 + f - 255 <= 0, "True"},
+    };
+    int failures = 0;
+    for (auto& c : cases) {
+      Expr r = a.simplify(c.input);
+      if (exprText(r) != c.expected) {
+        ++failures;
+        qWarning("%s: got %s, expected %s", exprText(c.input).c_str(), exprText(r).c_str(), c.expected);
+      }
+      for (int64_t p = 0; p < 64; ++p) {
+        VarValueMap env{{i, p % 4}, {j, (p * 7) % 16}, {fo, (p * 3) % 8}, {fi, (p * 5) % 4}, {f, p}, {n, 1 + p * 13}};
+        auto want = evalInt(c.input, env);
+        QVERIFY(want.has_value());
+        QCOMPARE(*evalInt(r, env), *want);
+      }
+    }
+    QCOMPARE(failures, 0);
+  }
 };
 
 QTEST_APPLESS_MAIN(TestSimplify)
