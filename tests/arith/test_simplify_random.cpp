@@ -6,6 +6,9 @@
 #include "core/arith/ExprText.h"
 #include "core/tir/Visitor.h"
 
+#include <functional>
+#include <random>
+
 using namespace loom;
 using namespace loom::tir;
 using namespace loom::arith;
@@ -97,6 +100,58 @@ private slots:
       }
     }
     QVERIFY(compared > 20000);
+  }
+
+  /// Index-like expressions (split / fuse factors) over loop ranges [0, extent): simplify,
+  /// constIntBound and evalSet agree with evaluation.
+  void indexExpressions() {
+    int compared = 0;
+    for (int seed = 1; seed <= 8; ++seed) {
+      std::mt19937 rng{uint32_t(seed)};
+      auto r = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+      std::vector<Var> vs{makeVar("i"), makeVar("j"), makeVar("k"), makeVar("l")};
+      std::vector<int> ext{r(1, 16), r(1, 8), r(1, 32), r(1, 4)};
+      Analyzer a;
+      IntSetMap dom;
+      for (size_t t = 0; t < vs.size(); ++t) {
+        a.bind(vs[t], Range(0, ext[t]));
+        dom[vs[t]] = IntSet::interval(0, ext[t] - 1);
+      }
+      const int factors[] = {1, 2, 3, 4, 8, 16, 32, 6, 12};
+      std::function<Expr(int)> gen = [&](int d) -> Expr {
+        if (d == 0) return r(0, 4) ? Expr(vs[size_t(r(0, 3))]) : Expr(r(0, 40));
+        switch (r(0, 7)) {
+        case 0:
+        case 1: return gen(d - 1) + gen(d - 1);
+        case 2: return gen(d - 1) * factors[r(0, 8)];
+        case 3: return floordiv(gen(d - 1), factors[r(0, 8)]);
+        case 4: return floormod(gen(d - 1), factors[r(0, 8)]);
+        case 5: return gen(d - 1) - gen(d - 1);
+        case 6: return truncdiv(gen(d - 1), factors[r(0, 8)]);
+        default: return truncmod(gen(d - 1), factors[r(0, 8)]);
+        }
+      };
+      for (int n = 0; n < 250; ++n) {
+        Expr e = gen(r(2, 6));
+        Expr simple = a.simplify(e);
+        ConstIntBound bound = a.constIntBound(e);
+        IntSet set = evalSet(e, dom, &a);
+        QVERIFY(set.minValue.defined() && set.maxValue.defined());
+        VarValueMap none;
+        int64_t lo = *evalInt(set.minValue, none), hi = *evalInt(set.maxValue, none);
+        for (int p = 0; p < 30; ++p) {
+          VarValueMap env;
+          for (size_t t = 0; t < vs.size(); ++t) env[vs[t]] = r(0, ext[t] - 1);
+          int64_t want = *evalInt(e, env);
+          auto got = evalInt(simple, env);
+          ++compared;
+          if (!got || *got != want || !bound.contains(want) || want < lo || want > hi)
+            QFAIL(qPrintable(QString::fromStdString(exprText(e) + " -> " + exprText(simple) + " bound " + bound.str() +
+                                                    " set [" + std::to_string(lo) + ", " + std::to_string(hi) + "]")));
+        }
+      }
+    }
+    QVERIFY(compared == 8 * 250 * 30);
   }
 
   /// canProve(c) must mean c holds at every sampled point; proofs happen often enough to matter.
