@@ -1,0 +1,219 @@
+// Graph passes: golden text after each pass, and the same outputs before and after on random inputs.
+#include <QtTest>
+
+#include "GraphTestUtil.h"
+#include "core/graph/Dot.h"
+#include "core/graph/Op.h"
+#include "core/graph/PassManager.h"
+#include "core/graph/Printer.h"
+#include "core/graph/pass/DeadCodeElimination.h"
+#include "core/graph/pass/EliminateCommonSubexpr.h"
+#include "core/graph/pass/FoldConstant.h"
+#include "core/graph/pass/InferType.h"
+#include "core/graph/pass/SimplifyInference.h"
+
+using namespace loom;
+using namespace loom::graph;
+using namespace loom::graph::testutil;
+
+namespace {
+
+using IntList = std::vector<int64_t>;
+
+Function fn(std::vector<Var> params, Expr body) {
+  Function f = makeFunction(std::move(params), std::move(body));
+  inferType(Expr(f));
+  return f;
+}
+
+Function apply(const Function& f, Expr (*pass)(const Expr&)) { return fn(f->params, pass(f->body)); }
+
+Constant i64(std::vector<int64_t> v) {
+  runtime::NDArray a = runtime::NDArray::empty({int64_t(v.size())}, runtime::DType{0, 64, 1});
+  for (size_t i = 0; i < v.size(); ++i) a.as<int64_t>()[i] = v[i];
+  return makeConstant(a);
+}
+
+int countOps(const Function& f, const std::string& op) {
+  int n = 0;
+  for (const Expr& e : postOrder(f->body, true))
+    if (auto* c = e.as<CallNode>(); c && c->op && c->op->name == op) ++n;
+  return n;
+}
+
+/// conv -> bias_add -> batch_norm -> relu, with BN statistics that matter.
+Function convBnRelu() {
+  Var x = makeVar("x", f32({1, 3, 8, 8}));
+  Expr c = makeCall("nn.conv2d", {x, randomConst({4, 3, 3, 3}, 1)}, {{"padding", IntList{1, 1, 1, 1}}});
+  Expr b = makeCall("nn.bias_add", {c, randomConst({4}, 2)});
+  Expr bn = makeCall("nn.batch_norm", {b, randomConst({4}, 3, 0.5f, 1.5f), randomConst({4}, 4), randomConst({4}, 5),
+                                       randomConst({4}, 6, 0.5f, 2.f)},
+                     {{"epsilon", 1e-3}});
+  return fn({x}, makeCall("nn.relu", {bn}));
+}
+
+}  // namespace
+
+class TestGraphPasses : public QObject {
+  Q_OBJECT
+
+private slots:
+  void foldConstantShapeChain() {
+    // reshape(x, concat(gather(shape_of(x), 0), [-1]) evaluated): the ONNX flatten idiom.
+    Var x = makeVar("x", f32({2, 3, 4}));
+    Expr shape = makeCall("shape_of", {x});
+    Expr batch = makeCall("take", {shape, i64({0})});
+    Expr prod = makeCall("prod", {makeCall("strided_slice", {shape}, {{"begin", IntList{1}}, {"end", IntList{3}}})},
+                         {{"keepdims", int64_t(1)}});
+    Expr target = makeCall("concatenate", {batch, prod});
+    Expr plus = makeCall("add", {makeCall("cast", {target}, {{"dtype", DataType::Float(32)}}),
+                                 makeCall("multiply", {makeScalar(2, DataType::Float(32)), makeScalar(3, DataType::Float(32))})});
+    Function f = fn({x}, makeTuple({target, plus, makeCall("nn.relu", {x})}));
+    Function g = apply(f, foldConstant);
+    std::vector<runtime::NDArray> out = evaluate(g, {randomArray({2, 3, 4}, 1)});
+    QCOMPARE(out[0].as<int64_t>()[0], int64_t(2));
+    QCOMPARE(out[0].as<int64_t>()[1], int64_t(12));
+    QCOMPARE(out[1].as<float>()[1], 18.f);
+    QCOMPARE(QString::fromStdString(printFunction(g)),
+             QString(R"(def @main(%x: Tensor[(2, 3, 4), float32]) -> (Tensor[(2,), int64], Tensor[(2,), float32], Tensor[(2, 3, 4), float32]) {
+  %0 = nn.relu(%x) /* ty=Tensor[(2, 3, 4), float32] */;
+  (meta[Constant][0], meta[Constant][1], %0) /* ty=(Tensor[(2,), int64], Tensor[(2,), float32], Tensor[(2, 3, 4), float32]) */
+}
+)"));
+    // Symbolic shapes do not fold.
+    Var y = makeVar("y", tensorType(Shape{Dim::symbol("n")}, DataType::Float(32)));
+    Function h = apply(fn({y}, makeCall("shape_of", {y})), foldConstant);
+    QCOMPARE(countOps(h, "shape_of"), 1);
+  }
+
+  void simplifyInferenceFoldsBatchNorm() {
+    Function f = convBnRelu();
+    Function g = apply(f, simplifyInference);
+    QCOMPARE(countOps(g, "nn.batch_norm"), 0);
+    QCOMPARE(countOps(g, "nn.conv2d"), 1);
+    QCOMPARE(countOps(g, "multiply"), 0);  // folded into the weight, not a separate scale
+    QCOMPARE(QString::fromStdString(printFunction(g)),
+             QString(R"(def @main(%x: Tensor[(1, 3, 8, 8), float32]) -> Tensor[(1, 4, 8, 8), float32] {
+  %0 = nn.conv2d(%x, meta[Constant][0], padding=[1, 1, 1, 1]) /* ty=Tensor[(1, 4, 8, 8), float32] */;
+  %1 = nn.bias_add(%0, meta[Constant][1]) /* ty=Tensor[(1, 4, 8, 8), float32] */;
+  nn.relu(%1) /* ty=Tensor[(1, 4, 8, 8), float32] */
+}
+)"));
+    QVERIFY(maxDiff(f, g) < 1e-5);
+  }
+
+  void simplifyInferenceDenseAndGeneralBatchNorm() {
+    // BN after dense (channel = last axis) folds into the dense weight.
+    Var x = makeVar("x", f32({3, 5}));
+    Expr d = makeCall("nn.dense", {x, randomConst({4, 5}, 1)});
+    Expr bn = makeCall("nn.batch_norm", {d, randomConst({4}, 2, 0.5f, 1.5f), randomConst({4}, 3), randomConst({4}, 4),
+                                         randomConst({4}, 5, 0.5f, 2.f)},
+                       {{"axis", int64_t(-1)}});
+    Function f = fn({x}, bn);
+    Function g = apply(f, simplifyInference);
+    QCOMPARE(countOps(g, "nn.batch_norm"), 0);
+    QCOMPARE(countOps(g, "nn.bias_add"), 1);
+    QVERIFY(maxDiff(f, g) < 1e-5);
+    // The conv output used twice: the weight cannot change, BN becomes scale and shift.
+    Var y = makeVar("y", f32({1, 2, 4, 4}));
+    Expr c = makeCall("nn.conv2d", {y, randomConst({2, 2, 1, 1}, 6)});
+    Expr bn2 = makeCall("nn.batch_norm", {c, randomConst({2}, 7), randomConst({2}, 8), randomConst({2}, 9),
+                                          randomConst({2}, 10, 0.5f, 2.f)});
+    Function f2 = fn({y}, makeCall("add", {bn2, c}));
+    Function g2 = apply(f2, simplifyInference);
+    QCOMPARE(countOps(g2, "multiply"), 1);
+    QVERIFY(maxDiff(f2, g2) < 1e-5);
+    // Non-constant statistics: decomposed into graph arithmetic.
+    Var m = makeVar("mean", f32({2}));
+    Function f3 = fn({y, m}, makeCall("nn.batch_norm", {y, randomConst({2}, 11), randomConst({2}, 12), m,
+                                                        randomConst({2}, 13, 0.5f, 2.f)}));
+    Function g3 = apply(f3, simplifyInference);
+    QCOMPARE(countOps(g3, "nn.batch_norm"), 0);
+    QCOMPARE(countOps(g3, "rsqrt"), 1);
+    QVERIFY(maxDiff(f3, g3) < 1e-5);
+  }
+
+  void simplifyInferenceNormsAndDropout() {
+    Var x = makeVar("x", f32({2, 3, 4, 5}));
+    Expr ln = makeCall("nn.layer_norm", {x, randomConst({4, 5}, 1), randomConst({5}, 2)},
+                       {{"axis", int64_t(2)}, {"epsilon", 1e-5}});
+    Expr in = makeCall("nn.instance_norm", {x, randomConst({3}, 3), randomConst({3}, 4)});
+    Expr dr = makeCall("nn.dropout", {makeCall("add", {ln, in})}, {{"rate", 0.3}});
+    Function f = fn({x}, dr);
+    Function g = apply(f, simplifyInference);
+    QCOMPARE(countOps(g, "nn.layer_norm"), 0);
+    QCOMPARE(countOps(g, "nn.instance_norm"), 0);
+    QCOMPARE(countOps(g, "nn.dropout"), 0);
+    QCOMPARE(countOps(g, "mean"), 4);
+    QVERIFY(maxDiff(f, g) < 1e-5);
+  }
+
+  void commonSubexpressions() {
+    Var x = makeVar("x", f32({1, 2, 4, 4}));
+    Constant w = randomConst({2, 2, 3, 3}, 1);
+    Expr a = makeCall("nn.relu", {makeCall("nn.conv2d", {x, w})});
+    Expr b = makeCall("nn.relu", {makeCall("nn.conv2d", {x, w})});
+    Expr c = makeCall("nn.conv2d", {x, w}, {{"padding", IntList{1, 1, 1, 1}}});  // different attrs: kept
+    // Equal small constants merge, so calls over them merge too.
+    Expr s1 = makeCall("multiply", {x, makeScalar(2, DataType::Float(32))});
+    Expr s2 = makeCall("multiply", {x, makeScalar(2, DataType::Float(32))});
+    Function f = fn({x}, makeTuple({makeCall("add", {a, b}), c, makeCall("subtract", {s1, s2})}));
+    Function g = apply(f, graph::eliminateCommonSubexpr);
+    QCOMPARE(QString::fromStdString(printFunction(g)),
+             QString(R"(def @main(%x: Tensor[(1, 2, 4, 4), float32]) -> (Tensor[(1, 2, 2, 2), float32], Tensor[(1, 2, 4, 4), float32], Tensor[(1, 2, 4, 4), float32]) {
+  %0 = nn.conv2d(%x, meta[Constant][0]) /* ty=Tensor[(1, 2, 2, 2), float32] */;
+  %1 = nn.relu(%0) /* ty=Tensor[(1, 2, 2, 2), float32] */;
+  %2 = add(%1, %1) /* ty=Tensor[(1, 2, 2, 2), float32] */;
+  %3 = nn.conv2d(%x, meta[Constant][0], padding=[1, 1, 1, 1]) /* ty=Tensor[(1, 2, 4, 4), float32] */;
+  %4 = multiply(%x, 2f) /* ty=Tensor[(1, 2, 4, 4), float32] */;
+  %5 = subtract(%4, %4) /* ty=Tensor[(1, 2, 4, 4), float32] */;
+  (%2, %3, %5) /* ty=(Tensor[(1, 2, 2, 2), float32], Tensor[(1, 2, 4, 4), float32], Tensor[(1, 2, 4, 4), float32]) */
+}
+)"));
+    QVERIFY(maxDiff(f, g) < 1e-6);
+  }
+
+  void deadCode() {
+    Var x = makeVar("x", f32({4}));
+    Expr unused = makeCall("exp", {x});
+    Expr used = makeCall("nn.relu", {x});
+    Expr t = makeTuple({unused, used, makeCall("sqrt", {x})});
+    Function f = fn({x}, makeCall("negative", {makeTupleGetItem(t, 1)}));
+    Function g = apply(f, graph::eliminateDeadCode);
+    QCOMPARE(QString::fromStdString(printFunction(g)), QString(R"(def @main(%x: Tensor[(4,), float32]) -> Tensor[(4,), float32] {
+  %0 = nn.relu(%x) /* ty=Tensor[(4,), float32] */;
+  negative(%0) /* ty=Tensor[(4,), float32] */
+}
+)"));
+    QCOMPARE(countOps(g, "exp"), 0);
+    QVERIFY(maxDiff(f, g) == 0);
+    // Module level: functions main never calls are dropped.
+    Module m;
+    m.functions["main"] = f;
+    m.functions["helper"] = fn({x}, makeCall("exp", {x}));
+    QCOMPARE(eliminateDeadCode(m).functions.size(), size_t(1));
+  }
+
+  void pipelineAndPrintAfterAll() {
+    Module m;
+    m.functions["main"] = convBnRelu();
+    std::vector<std::string> seen;
+    int changed = 0;
+    Module out = runGraphPasses(m, fusePipeline(), [&](const std::string& p, const Module&, bool c) {
+      seen.push_back(p);
+      changed += c;
+    });
+    QCOMPARE(seen, fusePipeline());
+    QCOMPARE(seen.back(), std::string("fuse-ops"));
+    QVERIFY(changed >= 2);  // simplify-inference and fuse-ops at least
+    QVERIFY(maxDiff(m.main(), out.main()) < 1e-5);
+    QVERIFY_THROWS_EXCEPTION(ValueError, findGraphPass("no-such-pass"));
+    std::string dot = toDot(out.main());
+    QVERIFY2(dot.find("subgraph cluster_0") != std::string::npos, dot.c_str());
+    QVERIFY2(dot.find("label=\"fused_nn_conv2d_nn_bias_add_nn_relu\"") != std::string::npos, dot.c_str());
+    QVERIFY(dot.rfind("digraph \"main\" {", 0) == 0);
+  }
+};
+
+QTEST_APPLESS_MAIN(TestGraphPasses)
+#include "test_passes.moc"
