@@ -9,6 +9,10 @@ void registerBuiltinInstructionKinds() {
   registerForKindInstructions();
   registerAnnotateInstructions();
   registerSamplingInstructions();
+  registerComputeLocationInstructions();
+  registerComputeInlineInstructions();
+  registerCacheReadWriteInstructions();
+  registerReductionInstructions();
 }
 
 } // namespace loom::tir

@@ -1,0 +1,36 @@
+// Inlining a block into its neighbours: compute_inline (a producer into its consumers) and
+// reverse_compute_inline (a consumer into its producer).
+#pragma once
+#include "core/schedule/Schedule.h"
+
+namespace loom::tir {
+
+/// The block's body is not one store `B[v0, v1, ...] = f(...)` (indices: distinct iter vars,
+/// all of them; value not reading B), or it has a predicate that inlining would drop.
+LOOM_DECLARE_ERROR(NotInlinableBodyError, ScheduleError);
+/// The block is a reduction (has an init or a non-spatial iter var).
+LOOM_DECLARE_ERROR(InlineReductionError, ScheduleError);
+/// The block writes more than one buffer.
+LOOM_DECLARE_ERROR(MultipleWritesError, ScheduleError);
+/// Another block also writes the buffer that would disappear.
+LOOM_DECLARE_ERROR(NotSingleWriterError, ScheduleError);
+/// The buffer that would disappear is a parameter of the function (an output).
+LOOM_DECLARE_ERROR(OutputBlockError, ScheduleError);
+/// reverse_compute_inline: the consumer has no producer or several in its scope.
+LOOM_DECLARE_ERROR(NotSingleProducerError, ScheduleError);
+/// reverse_compute_inline: another block also reads the produced buffer.
+LOOM_DECLARE_ERROR(MultipleReadersError, ScheduleError);
+/// reverse_compute_inline: the consumer does not read the produced buffer at one index made of
+/// its iter vars (each once, all of them, spanning the buffer's shape).
+LOOM_DECLARE_ERROR(NotInvertibleLoadError, ScheduleError);
+
+/// Replaces every load of the buffer `block` writes by the expression it stores there, removes
+/// the block and the buffer's allocation.
+void computeInline(Schedule& sch, const BlockRV& block);
+/// Folds consumer `block` into its single producer: the producer stores the consumer's value
+/// directly into the consumer's output; the consumer and the intermediate buffer disappear.
+void reverseComputeInline(Schedule& sch, const BlockRV& block);
+
+void registerComputeInlineInstructions();
+
+} // namespace loom::tir

@@ -1,0 +1,309 @@
+// compute_at, reverse_compute_at: their errors, legality checks, implementation and trace
+// instructions.
+#include "core/schedule/primitive/compute_location.h"
+
+#include <algorithm>
+#include <map>
+
+#include "core/arith/ConstIntBound.h"
+#include "core/schedule/Analysis.h"
+#include "core/schedule/primitive/block_dataflow.h"
+#include "core/tir/Op.h"
+#include "core/tir/Visitor.h"
+
+namespace loom::tir {
+
+namespace {
+
+std::string loopName(const ForNode* l) {
+  return "loop '" + l->loopVar->name + "'";
+}
+
+std::vector<Stmt> bodyChildren(const ForNode* loop) {
+  if (auto* s = loop->body.as<SeqStmtNode>()) return s->seq;
+  return {loop->body};
+}
+
+/// The index of the child of `loop`'s body sequence that contains `n`, or -1.
+int childIndexOf(const Schedule& sch, const ForNode* loop, const IRNode* n) {
+  const IRNode* body = loop->body.get();
+  const IRNode* cur = n;
+  while (const StmtNode* p = sch.parentOf(cur)) {
+    if (p == loop) return 0;
+    if (p == body && body->nodeKind == NodeKind::SeqStmt) {
+      auto& seq = static_cast<const SeqStmtNode*>(body)->seq;
+      for (size_t i = 0; i < seq.size(); ++i)
+        if (seq[i].get() == cur) return int(i);
+    }
+    cur = p;
+  }
+  return -1;
+}
+
+std::map<const BlockNode*, size_t> programOrder(const PrimFunc& f) {
+  std::map<const BlockNode*, size_t> order;
+  for (auto* b : allBlocks(f))
+    order.emplace(b, order.size());
+  return order;
+}
+
+/// A buffer `block` writes that `other` reads (or the reverse), for messages.
+std::string sharedBuffer(const BlockNode* writer, const BlockNode* reader) {
+  for (auto& w : writer->writes)
+    for (auto& r : reader->reads)
+      if (w.buffer.same_as(r.buffer)) return w.buffer->name;
+  return "?";
+}
+
+struct IterRange {
+  bool known = false;
+  arith::IntSet set;
+};
+
+void computeAtImpl(Schedule& sch, const BlockRV& blockRV, const LoopRV& loopRV, bool preserve,
+                   bool reverse) {
+  const std::string prim = reverse ? "reverse_compute_at" : "compute_at";
+  const BlockNode* block = sch.get(blockRV);
+  const ForNode* loop = sch.get(loopRV);
+  const BlockRealizeNode* realize = sch.realizeOf(block);
+  const std::string what = "block '" + block->name + "'";
+
+  // Step 1. The block is not the root and lives in the loop's block scope.
+  if (!realize || realize == sch.func()->body.get())
+    throw ScheduleValueError(prim + ": " + what + " is the function's root block", sch.func(),
+                             {block});
+  if (enclosingBlock(sch, loop) != enclosingBlock(sch, block))
+    throw NotInSameScopeError(prim + ": " + loopName(loop) + " and " + what +
+                                  " are not in the same block scope",
+                              sch.func(), {loop, block});
+  if (isAncestor(sch, block, loop))
+    throw NotInSameScopeError(prim + ": " + loopName(loop) + " is inside " + what, sch.func(),
+                              {loop, block});
+
+  // Step 2. The block is complete or a reduction block; so is every block under the loop.
+  auto scope = dataflow::scopeBlocks(sch, block);
+  std::string notComplete = dataflow::whyNotComplete(block, scope);
+  std::string notReduction = dataflow::whyNotReduction(block, scope);
+  if (!notComplete.empty() && !notReduction.empty())
+    throw NotCompleteOrReductionBlockError(prim + ": " + what +
+                                               " is neither a complete block (" + notComplete +
+                                               ") nor a reduction block (" + notReduction + ")",
+                                           sch.func(), {block});
+  for (auto* b : childBlocks(loop)) {
+    if (b == block) continue;
+    std::string c = dataflow::whyNotComplete(b, scope), r = dataflow::whyNotReduction(b, scope);
+    if (!c.empty() && !r.empty())
+      throw NotCompactDataFlowError(prim + ": block '" + b->name + "' under " + loopName(loop) +
+                                        " is neither a complete block (" + c +
+                                        ") nor a reduction block (" + r +
+                                        "), so the dataflow under the loop is not compact",
+                                    sch.func(), {loop, b});
+  }
+
+  // Step 3. Every consumer (producer) is under the loop.
+  auto required = reverse ? producersOf(sch, block) : consumersOf(sch, block);
+  if (required.empty())
+    throw NoRequiredBlockError(prim + ": " + what + " has no " +
+                                   (reverse ? "producer" : "consumer") + " in its scope",
+                               sch.func(), {block});
+  for (auto* b : required)
+    if (!isAncestor(sch, loop, b))
+      throw NotAllRequiredBlocksUnderLoopError(
+          prim + ": " + (reverse ? "producer" : "consumer") + " block '" + b->name + "' of " +
+              what + " is not under " + loopName(loop),
+          sch.func(), {loop, b});
+
+  // Step 4. The insertion position and the dependencies it must keep.
+  std::map<int, bool> requiredAt;
+  for (auto* b : required)
+    requiredAt[childIndexOf(sch, loop, b)] = true;
+  int pos = reverse ? requiredAt.rbegin()->first + 1 : requiredAt.begin()->first;
+  auto order = programOrder(sch.func());
+  auto deps = reverse ? consumersOf(sch, block) : producersOf(sch, block);
+  for (auto* d : deps) {
+    const BlockNode* writer = reverse ? block : d;
+    const BlockNode* reader = reverse ? d : block;
+    std::string rel = "block '" + writer->name + "' writes buffer '" +
+                      sharedBuffer(writer, reader) + "' that block '" + reader->name + "' reads";
+    bool wasWrong = reverse ? order[d] < order[block] : order[d] > order[block];
+    if (wasWrong)
+      throw BrokenDependencyError(prim + ": " + rel + ", but '" + reader->name +
+                                      "' runs first in the program",
+                                  sch.func(), {block, d});
+    int at = isAncestor(sch, loop, d) ? childIndexOf(sch, loop, d) : -1;
+    if (at >= 0 && (reverse ? at < pos : at >= pos))
+      throw BrokenDependencyError(prim + ": " + rel + "; under " + loopName(loop) + " '" +
+                                      reader->name + "' would run before '" + writer->name + "'",
+                                  sch.func(), {block, d});
+  }
+
+  // Step 5. The region the required blocks touch in one iteration of the loop.
+  arith::Analyzer an;
+  for (auto* l : loopsAbove(sch, loop))
+    an.bind(l->loopVar, Range(l->min, l->extent));
+  an.bind(loop->loopVar, Range(loop->min, loop->extent));
+  std::map<const BufferNode*, std::vector<arith::IntSet>> needed;
+  for (auto* b : required) {
+    arith::IntSetMap relaxed;
+    for (auto* l : loopsAbove(sch, b))
+      if (isAncestor(sch, loop, l))
+        relaxed[l->loopVar] = arith::IntSet::fromRange(Range(l->min, l->extent));
+    const BlockRealizeNode* r = sch.realizeOf(b);
+    const auto& regions = reverse ? b->writes : b->reads;
+    const auto& mine = reverse ? block->reads : block->writes;
+    for (auto& br : regions) {
+      bool relevant = std::any_of(mine.begin(), mine.end(), [&](const BufferRegion& m) {
+        return m.buffer.same_as(br.buffer);
+      });
+      if (!relevant) continue;
+      auto sets = dataflow::relaxedRegion(r, br, relaxed, an);
+      auto it = needed.find(br.buffer.get());
+      if (it == needed.end()) {
+        needed[br.buffer.get()] = sets;
+      } else {
+        for (size_t k = 0; k < sets.size() && k < it->second.size(); ++k)
+          it->second[k] = arith::unionSets(it->second[k], sets[k], &an);
+      }
+    }
+  }
+
+  // Step 6. The iter var ranges that cover it: each index of the block's accesses to those
+  // buffers must be an iter var plus a constant.
+  std::vector<IterRange> ranges(block->iterVars.size());
+  for (auto& br : reverse ? block->reads : block->writes) {
+    auto it = needed.find(br.buffer.get());
+    if (it == needed.end()) continue;
+    for (size_t k = 0; k < br.region.size() && k < it->second.size(); ++k) {
+      int64_t c = 0;
+      int iv = dataflow::varPlusConst(br.region[k].min, block->iterVars, &c);
+      if (iv < 0 || !isOne(br.region[k].extent))
+        throw UnsupportedAccessPatternError(
+            prim + ": " + what + " accesses buffer '" + br.buffer->name + "' in dimension " +
+                std::to_string(k) +
+                " with an index that is not one of its iter vars plus a constant",
+            sch.func(), {block});
+      if (block->iterVars[size_t(iv)].iterType != IterType::DataPar)
+        throw UnsupportedAccessPatternError(
+            prim + ": " + what + " reads buffer '" + br.buffer->name + "' through its reduce iter var '" +
+                block->iterVars[size_t(iv)].var->name + "'",
+            sch.func(), {block});
+      const arith::IntSet& s = it->second[k];
+      DataType t = block->iterVars[size_t(iv)].var->dtype;
+      arith::IntSet shifted =
+          s.hasLowerBound() && s.hasUpperBound()
+              ? arith::IntSet::interval(an.simplify(s.minValue - intImm(t, c)),
+                                        an.simplify(s.maxValue - intImm(t, c)))
+              : arith::IntSet::everything();
+      IterRange& ir = ranges[size_t(iv)];
+      ir.set = ir.known ? arith::unionSets(ir.set, shifted, &an) : shifted;
+      ir.known = true;
+    }
+  }
+
+  // Step 7. Build the new loops and realize: iter var = lo + ax, guarded to its domain.
+  std::vector<Expr> values;
+  Expr pred;
+  std::vector<std::pair<Var, Expr>> loops;
+  for (size_t i = 0; i < block->iterVars.size(); ++i) {
+    const IterVar& iv = block->iterVars[i];
+    DataType t = iv.var->dtype;
+    Range dom = iv.dom;
+    Range r = ranges[i].known ? dataflow::toRange(ranges[i].set, dom, an) : dom;
+    Expr ext = r.extent;
+    bool full = !ranges[i].known;
+    if (!asConstInt(ext)) {
+      auto bound = an.constIntBound(ext);
+      auto domExt = constIntValue(dom.extent);
+      int64_t hi = bound.maxValue;
+      if (domExt && hi > *domExt) hi = *domExt;
+      if (hi >= arith::ConstIntBound::kPosInf || hi <= 0) {
+        r = dom;
+        full = true;
+        ext = dom.extent;
+      } else {
+        ext = intImm(t, hi);
+      }
+    }
+    Expr value;
+    if (!preserve && isOne(ext)) {
+      value = r.min;
+    } else {
+      Var ax = makeVar("ax" + std::to_string(loops.size()), t);
+      loops.push_back({ax, ext});
+      an.bind(ax, Range(intImm(t, 0), ext));
+      value = foldConstants(r.min + ax);
+    }
+    values.push_back(value);
+    if (full) continue;
+    Expr lower = dom.min <= value;
+    Expr upper = value < dom.min + dom.extent;
+    if (!an.canProve(lower)) pred = pred.defined() ? (pred && lower) : lower;
+    if (!an.canProve(upper)) pred = pred.defined() ? (pred && upper) : upper;
+  }
+  Stmt moved = blockRealize(values, pred.defined() ? pred : boolImm(true), realize->block);
+  for (size_t k = loops.size(); k-- > 0;)
+    moved = forLoop(loops[k].first, intImm(loops[k].first->dtype, 0), loops[k].second,
+                    ForKind::Serial, moved);
+
+  // Step 8. Remove the block from its place, insert it in the loop body.
+  sch.replace(realize, Stmt());
+  const ForNode* cur = sch.get(loopRV);
+  std::vector<Stmt> kids = bodyChildren(cur);
+  int at = reverse ? 0 : int(kids.size());
+  for (int i = 0; i < int(kids.size()); ++i) {
+    auto blocks = childBlocks(kids[size_t(i)].get());
+    bool has = std::any_of(blocks.begin(), blocks.end(), [&](const BlockNode* b) {
+      return std::find(required.begin(), required.end(), b) != required.end();
+    });
+    if (!has) continue;
+    if (reverse) {
+      at = i + 1;
+    } else {
+      at = i;
+      break;
+    }
+  }
+  kids.insert(kids.begin() + at, moved);
+  auto* nl = new ForNode(*cur);
+  Stmt newLoop(nl);
+  nl->body = seq(kids);
+  sch.replace(cur, newLoop, {{cur, nl}});
+  sch.record(prim, {Value(blockRV), Value(loopRV), Value(preserve)}, {});
+}
+
+} // namespace
+
+void computeAt(Schedule& sch, const BlockRV& block, const LoopRV& loop, bool preserveUnitLoops) {
+  computeAtImpl(sch, block, loop, preserveUnitLoops, false);
+}
+
+void reverseComputeAt(Schedule& sch, const BlockRV& block, const LoopRV& loop,
+                      bool preserveUnitLoops) {
+  computeAtImpl(sch, block, loop, preserveUnitLoops, true);
+}
+
+// --- Trace instructions -------------------------------------------------------------------
+
+void registerComputeLocationInstructions() {
+  for (bool reverse : {false, true}) {
+    registerInstructionKind(
+        {reverse ? "reverse_compute_at" : "compute_at",
+         {{"block", vt::Block},
+          {"loop", vt::Loop},
+          {"preserve_unit_loops", vt::Bool, 0, Value(false), true}},
+         false,
+         false,
+         false,
+         reverse ? "Move a consumer block under a loop of its producers"
+                 : "Move a producer block under a loop of its consumers",
+         [reverse](Schedule& s, const std::vector<Value>& in, const Value&) {
+           if (reverse)
+             reverseComputeAt(s, in[0].asBlock(), in[1].asLoop(), in[2].asBool());
+           else
+             computeAt(s, in[0].asBlock(), in[1].asLoop(), in[2].asBool());
+           return std::vector<Value>{};
+         }});
+  }
+}
+
+} // namespace loom::tir
