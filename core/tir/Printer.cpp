@@ -155,6 +155,15 @@ public:
     if (it != m_varNames.end()) return it->second;
     return m_varNames[v.get()] = fresh(v->name);
   }
+  /// A binding site (loop, let, allocate, axis): a variable bound a second time (non-SSA IR, e.g.
+  /// one loop var reused by partitioned loops) gets a fresh name, so the text re-parses to the
+  /// same text.
+  std::string bindVar(const Var& v) {
+    if (!v.defined()) return "_";
+    auto it = m_varNames.find(v.get());
+    if (it == m_varNames.end()) return defineVar(v);
+    return it->second = fresh(v->name);
+  }
   std::string useVar(const Var& v) {
     if (!v.defined()) return "None";
     auto it = m_varNames.find(v.get());
@@ -236,7 +245,7 @@ public:
     case NodeKind::Let: {
       auto* n = e.as<LetNode>();
       std::string value = ex(n->value);
-      std::string name = n->var.defined() ? defineVar(n->var) : "None";
+      std::string name = n->var.defined() ? bindVar(n->var) : "None";
       return "T.Let(" + name + ", " + value + ", " + ex(n->body) + ")";
     }
     case NodeKind::BufferLoad: {
@@ -417,7 +426,7 @@ public:
     case NodeKind::LetStmt: {
       auto* n = s.as<LetStmtNode>();
       std::string value = ex(n->value);
-      std::string name = defineVar(n->var);
+      std::string name = bindVar(n->var);
       if (tail) {
         line(name + ": T." + (n->var.defined() ? n->var->dtype.str() : std::string("int32")) + " = " + value);
         emitViews(viewsOf(n->var));
@@ -452,7 +461,7 @@ public:
       if (!isTrue(n->condition)) a += ", condition=" + ex(n->condition);
       if (!n->annotations.empty()) a += ", annotations=" + annotations(n->annotations);
       a += ")";
-      std::string name = defineVar(n->bufferVar);
+      std::string name = bindVar(n->bufferVar);
       if (tail) {
         line(name + " = " + a);
         emitViews(viewsOf(n->bufferVar));
@@ -529,7 +538,7 @@ public:
       std::string ext, names;
       for (size_t i = 0; i < chain.size(); ++i) ext += (i ? ", " : "") + ex(chain[i]->extent);
       for (size_t i = 0; i < chain.size(); ++i) {
-        names += (i ? ", " : "") + defineVar(chain[i]->loopVar);
+        names += (i ? ", " : "") + bindVar(chain[i]->loopVar);
         m_loopDom[chain[i]->loopVar.get()] = chain[i];
       }
       line("for " + names + " in T.grid(" + ext + "):");
@@ -554,7 +563,7 @@ public:
       if (!f->annotations.empty()) it += ", annotations=" + annotations(f->annotations);
       it += ")";
     }
-    std::string name = f->loopVar.defined() ? defineVar(f->loopVar) : "_";
+    std::string name = f->loopVar.defined() ? bindVar(f->loopVar) : "_";
     line("for " + name + " in " + it + ":");
     if (f->loopVar.defined()) m_loopDom[f->loopVar.get()] = f;
     suite(f->body);
@@ -590,7 +599,7 @@ public:
       if (run.empty()) return;
       std::string vals, names;
       for (size_t k = 0; k < run.size(); ++k) vals += (k ? ", " : "") + ex(r->iterValues[run[k]]);
-      for (size_t k = 0; k < run.size(); ++k) names += (k ? ", " : "") + defineVar(b->iterVars[run[k]].var);
+      for (size_t k = 0; k < run.size(); ++k) names += (k ? ", " : "") + bindVar(b->iterVars[run[k]].var);
       line(names + " = T.axis.remap(" + quote(kinds) + ", [" + vals + "])");
       run.clear();
       kinds.clear();
@@ -610,7 +619,7 @@ public:
       std::string a = std::string("T.axis.") + iterTypeName(iv.iterType) + "(" + dom;
       if (r && i < r->iterValues.size()) a += ", " + ex(r->iterValues[i]);
       a += ")";
-      line((iv.var.defined() ? defineVar(iv.var) : "_") + " = " + a);
+      line((iv.var.defined() ? bindVar(iv.var) : "_") + " = " + a);
     }
     flush();
   }

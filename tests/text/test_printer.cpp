@@ -394,6 +394,17 @@ private slots:
     CHECK_TEXT(printExpr(Expr(kw) + dotted), "for_1 + threadIdx_x");
   }
 
+  void reboundVariablesGetFreshNames() {
+    // Non-SSA IR (one loop var bound by two loops) prints each binding under its own name, so
+    // the text parses back to text-identical IR.
+    Buffer A = makeBuffer("A", f32, {4});
+    Var i = makeVar("i");
+    Stmt s = seq({forLoop(i, 0, 2, ForKind::Serial, bufferStore(A, floatImm(f32, 0), {i})),
+                  forLoop(i, 2, 2, ForKind::Serial, bufferStore(A, floatImm(f32, 1), {i}))});
+    CHECK_TEXT(printStmt(s), "for i in range(2):\n    A[i] = T.float32(0)\nfor i_1 in T.serial(2, 4):\n"
+                             "    A[i_1] = T.float32(1)\n");
+  }
+
   void emptyBodiesPrintPass() {
     Var i = makeVar("i");
     CHECK_TEXT(printStmt(forLoop(i, 0, 2, ForKind::Serial, seq({}))), "for i in range(2):\n    pass\n");
