@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "core/arith/Eval.h"
 #include "core/tir/Op.h"
 
 namespace loom::arith {
@@ -159,7 +160,8 @@ private:
   B evalRaw(const Expr& e) {
     switch (e->nodeKind) {
     case NodeKind::IntImm: {
-      int64_t v = e.as<IntImmNode>()->value;
+      // The value the immediate has in its type (an out-of-range literal wraps like C).
+      int64_t v = wrapToType(e.as<IntImmNode>()->value, e.dtype().element());
       if (e.dtype().isUInt() && v < 0) return B::ofType(e.dtype());
       return B::point(v);
     }

@@ -6,6 +6,7 @@
 
 #include "core/arith/Analyzer.h"
 #include "core/arith/ExprText.h"
+#include "core/tir/Buffer.h"
 #include "core/tir/Op.h"
 
 using namespace loom;
@@ -117,6 +118,24 @@ private slots:
     QCOMPARE(exprText(sr), std::string("ramp(x, 1, 4)"));
     Expr b = broadcast(Expr(2) + 3, 4);
     QCOMPARE(exprText(a.simplify(b)), std::string("broadcast(5, 4)"));
+  }
+  void otherNodesPassThrough() {
+    // Loads, calls and float lets keep their shape; integer parts inside them simplify.
+    Analyzer a;
+    Var i = makeVar("i"), f = makeVar("f", DataType::Float(32)), t = makeVar("t", DataType::Float(32));
+    a.bind(i, Range(0, 8));
+    Buffer buf = makeBuffer("A", DataType::Float(32), {Expr(32)});
+    QCOMPARE(exprText(a.simplify(bufferLoad(buf, {floordiv(i * 4 + 3, 4) + 0}))), std::string("A[i]"));
+    QCOMPARE(exprText(a.simplify(call("exp", {f * f32(1.0)}))), std::string("exp(f)"));
+    Expr l = let(t, f + f32(1.0), t * t);
+    QCOMPARE(exprText(a.simplify(l)), std::string("let(t = f + 1, t*t)"));
+    QCOMPARE(a.simplify(ifThenElse(i < 8, f, f32(0.0))).dtype(), DataType::Float(32));
+    QCOMPARE(exprText(a.simplify(stringImm("s"))), std::string("\"s\""));
+    // Bounds of opaque integer values are their type's range.
+    Buffer ib = makeBuffer("B", DataType::Int(8), {Expr(4)});
+    QCOMPARE(a.constIntBound(bufferLoad(ib, {i})), ConstIntBound(-128, 127));
+    QVERIFY(a.canProve(bufferLoad(ib, {i}) <= 127));
+    QVERIFY(!a.canProve(bufferLoad(ib, {i}) < 127));
   }
   void rewriteOnly() {
     // The rule tables alone, without the canonical pass.
