@@ -607,7 +607,7 @@ private:
                                                      "from", "as", "lambda", "break", "continue", "del",
                                                      "global", "raise", "try", "except", "yield", "is"};
       if (keywords.count(t.text)) fail(t, "unexpected keyword '" + t.text + "'");
-      if (t.text == "with") return parseWith(ctx, rest);
+      if (t.text == "with") return parseWith(ctx);
       if (t.text == "pass") {
         next();
         expectNewline("after 'pass'");
@@ -655,14 +655,14 @@ private:
         if (v.as<IntImmNode>() || v.as<FloatImmNode>())
           v = spanned(vt, guard(vt, [&] { return makeConst(b->dtype, v.as<IntImmNode>() ? double(v.as<IntImmNode>()->value) : v.as<FloatImmNode>()->value); }));
         else
-          return spanned2(t, guard(vt, [&] { return bufferStore(b, v, load->indices); }));
+          return spannedStmt(t, guard(vt, [&] { return bufferStore(b, v, load->indices); }));
       }
       return mkS<BufferStoreNode>(t, b, v, load->indices);
     }
     expectNewline("after the expression statement");
     return mkS<EvaluateNode>(t, e);
   }
-  Stmt spanned2(const Token& t, const Stmt& s) { return withSpan(s, spanFrom(t)); }
+  Stmt spannedStmt(const Token& t, const Stmt& s) { return withSpan(s, spanFrom(t)); }
 
   Stmt parseAnnotatedLet(BlockCtx* ctx, bool& rest) {
     const Token& name = next();
@@ -1104,8 +1104,7 @@ private:
     return body;
   }
 
-  Stmt parseWith(BlockCtx* ctx, bool& rest) {
-    (void)rest;
+  Stmt parseWith(BlockCtx* ctx) {
     const Token& t = next();
     expectKeyword("T", "after 'with' (expected T.block, T.init, T.attr, T.LetStmt, T.Assert, T.allocate or T.decl_buffer)");
     expectOp(".", "after 'T'");

@@ -646,10 +646,8 @@ public:
       line(defineBuffer(ab) + " = " + a);
     }
     if (b->init.defined()) {
-      int initFirst = nextLine();
       line("with T.init():");
       suite(b->init);
-      (void)initFirst;
     }
     size_t before = lines.size();
     stmtList(b->body);
@@ -681,7 +679,6 @@ public:
     ++m_indent;
     if (!f->attrs.empty()) line("T.func_attr(" + annotations(f->attrs) + ")");
     size_t declAt = lines.size();
-    size_t freeBefore = 0;
     planViews(f);
     emitViews(m_topViews);
     Stmt body = f->body;
@@ -706,7 +703,7 @@ public:
     }
     // Free variables (symbolic shapes, ...) are declared before the body: `n = T.int32()`.
     std::vector<std::string> decls;
-    for (size_t i = freeBefore; i < m_freeVars.size(); ++i)
+    for (size_t i = 0; i < m_freeVars.size(); ++i)
       decls.push_back(std::string(m_indent * 4, ' ') + m_varNames[m_freeVars[i].get()] + " = T." +
                       m_freeVars[i]->dtype.str() + "()");
     if (!decls.empty()) {
