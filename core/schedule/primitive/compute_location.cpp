@@ -119,6 +119,14 @@ void computeAtImpl(Schedule& sch, const BlockRV& blockRV, const LoopRV& loopRV, 
     requiredAt[childIndexOf(sch, loop, b)] = true;
   int pos = reverse ? requiredAt.rbegin()->first + 1 : requiredAt.begin()->first;
   auto order = programOrder(sch.func());
+  for (auto* b : required)
+    if (reverse ? order[b] > order[block] : order[b] < order[block])
+      throw BrokenDependencyError(
+          prim + ": block '" + (reverse ? block : b)->name + "' reads buffer '" +
+              (reverse ? sharedBuffer(b, block) : sharedBuffer(block, b)) + "' before block '" +
+              (reverse ? b : block)->name + "' writes it, and moving '" + block->name +
+              "' would change what it reads",
+          sch.func(), {block, b});
   auto deps = reverse ? consumersOf(sch, block) : producersOf(sch, block);
   for (auto* d : deps) {
     const BlockNode* writer = reverse ? block : d;

@@ -1,0 +1,317 @@
+// compute_at, reverse_compute_at: golden text, meaning on random inputs, every refusal, traces.
+#include <random>
+
+#include "ScheduleTestUtil.h"
+#include "TraceRoundTrip.h"
+#include "core/schedule/Analysis.h"
+
+using namespace loom;
+using namespace loom::tir;
+using namespace loom::tir::testing;
+
+namespace {
+
+const char* kTwo = R"(# from tvm.script import tir as T
+
+@T.prim_func
+def main(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    T.func_attr({"global_symbol": "main", "tir.noalias": T.bool(True)})
+    B = T.alloc_buffer((16, 16))
+    for i, j in T.grid(16, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(A[vi, vj])
+            T.writes(B[vi, vj])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(16, 16):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(B[vi, vj])
+            T.writes(C[vi, vj])
+            C[vi, vj] = B[vi, vj] + T.float32(1)
+)";
+
+const char* kHeader = R"(# from tvm.script import tir as T
+
+@T.prim_func
+def main(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    T.func_attr({"global_symbol": "main", "tir.noalias": T.bool(True)})
+    with T.block("root"):
+        B = T.alloc_buffer((16, 16), "float32")
+)";
+
+/// kTwo with the `n`-th (0: B, 1: C) `T.axis.remap("SS", [i, j])` replaced by `axes`.
+std::string twoWith(int n, const std::string& axes) {
+  std::string s = kTwo;
+  const std::string pat = "vi, vj = T.axis.remap(\"SS\", [i, j])";
+  size_t at = s.find(pat);
+  if (n == 1) at = s.find(pat, at + 1);
+  return s.replace(at, pat.size(), axes);
+}
+
+const char* kOpaque = "vi = T.axis.opaque(16, i)\n            vj = T.axis.spatial(16, j)";
+
+/// B is read by C in a nested block scope ("wrap"), by D after C, and A is rewritten by A2.
+const char* kScopes = R"(# from tvm.script import tir as T
+
+@T.prim_func
+def main(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32"), D: T.Buffer((16, 16), "float32")):
+    B = T.alloc_buffer((16, 16))
+    for i, j in T.grid(16, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(A[vi, vj])
+            T.writes(B[vi, vj])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    with T.block("wrap"):
+        T.reads(B[0:16, 0:16])
+        T.writes(C[0:16, 0:16])
+        for i, j in T.grid(16, 16):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                T.reads(B[vi, vj])
+                T.writes(C[vi, vj])
+                C[vi, vj] = B[vi, vj] + T.float32(1)
+    for i, j in T.grid(16, 16):
+        with T.block("D"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(B[vi, vj])
+            T.writes(D[vi, vj])
+            D[vi, vj] = B[vi, vj] * B[vi, vj]
+    for i, j in T.grid(16, 16):
+        with T.block("A2"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(D[vi, vj])
+            T.writes(A[vi, vj])
+            A[vi, vj] = D[vi, vj]
+)";
+
+/// B is written at B[2 * vi]: its iter range cannot be read off the index.
+const char* kStrided = R"(# from tvm.script import tir as T
+
+@T.prim_func
+def main(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
+    B = T.alloc_buffer((32,))
+    for i in range(16):
+        with T.block("B"):
+            vi = T.axis.spatial(16, i)
+            T.reads(A[vi])
+            T.writes(B[vi * 2])
+            B[vi * 2] = A[vi]
+    for i in range(16):
+        with T.block("C"):
+            vi = T.axis.spatial(16, i)
+            T.reads(B[vi * 2])
+            T.writes(C[vi])
+            C[vi] = B[vi * 2]
+)";
+
+const char* kGet = "b = sch.get_block(\"B\")\nc = sch.get_block(\"C\")\n";
+
+void expectError(const std::string& func, const std::string& script, const char* kind,
+                 const char* text) {
+  auto [k, msg] = scriptError(parseFunc(func), script);
+  QVERIFY2(k == kind, (k + ": " + msg).c_str());
+  QVERIFY2(msg.find(text) != std::string::npos, msg.c_str());
+}
+
+} // namespace
+
+class TestComputeAt : public QObject {
+  Q_OBJECT
+private slots:
+  // --- Golden text --------------------------------------------------------------------------
+  void computeAtGolden() {
+    std::string got =
+        applyAndPrint(kTwo, std::string(kGet) + "i, j = sch.get_loops(c)\nsch.compute_at(b, i)\n");
+    LOOM_COMPARE_TEXT(got, std::string(kHeader) + R"(        for i in range(16):
+            for ax0 in range(16):
+                with T.block("B"):
+                    vi, vj = T.axis.remap("SS", [i, ax0])
+                    T.reads(A[vi, vj])
+                    T.writes(B[vi, vj])
+                    B[vi, vj] = A[vi, vj] * T.float32(2)
+            for j in range(16):
+                with T.block("C"):
+                    vi_1, vj_1 = T.axis.remap("SS", [i, j])
+                    T.reads(B[vi_1, vj_1])
+                    T.writes(C[vi_1, vj_1])
+                    C[vi_1, vj_1] = B[vi_1, vj_1] + T.float32(1)
+)");
+  }
+  void reverseComputeAtGolden() {
+    std::string got = applyAndPrint(
+        kTwo, std::string(kGet) + "i, j = sch.get_loops(b)\nsch.reverse_compute_at(c, j)\n");
+    LOOM_COMPARE_TEXT(got, std::string(kHeader) + R"(        for i, j in T.grid(16, 16):
+            with T.block("B"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                T.reads(A[vi, vj])
+                T.writes(B[vi, vj])
+                B[vi, vj] = A[vi, vj] * T.float32(2)
+            with T.block("C"):
+                vi_1, vj_1 = T.axis.remap("SS", [i, j])
+                T.reads(B[vi_1, vj_1])
+                T.writes(C[vi_1, vj_1])
+                C[vi_1, vj_1] = B[vi_1, vj_1] + T.float32(1)
+)");
+  }
+  void preserveUnitLoops() {
+    std::string got = applyAndPrint(
+        kTwo, std::string(kGet) +
+                  "i, j = sch.get_loops(c)\nsch.compute_at(b, j, preserve_unit_loops=True)\n");
+    QVERIFY2(got.find("for ax0, ax1 in T.grid(1, 1):") != std::string::npos, got.c_str());
+    QVERIFY2(got.find("vi = T.axis.spatial(16, i + ax0)") != std::string::npos, got.c_str());
+  }
+  void computeAtConvGolden() {
+    PrimFunc f = workload("conv2d:N=1,C=3,H=6,W=6,K=4,R=3,S=3");
+    Schedule s = scheduled(f, "p = sch.get_block(\"pad_temp\")\nc = "
+                              "sch.get_block(\"conv2d_nchw\")\nl = sch.get_loops(c)\n"
+                              "sch.compute_at(p, l[3])\n");
+    std::string got = printFunc(s.func());
+    QVERIFY2(got.find(R"(        for nn, ff, yy, xx in T.grid(1, 4, 6, 6):
+            for ax0, ax1, ax2 in T.grid(3, 3, 3):
+                with T.block("pad_temp"):
+                    v_i0 = T.axis.spatial(1, 0)
+                    v_i1 = T.axis.remap("S", [ax0])
+                    v_i2 = T.axis.spatial(8, yy + ax1)
+                    v_i3 = T.axis.spatial(8, xx + ax2)
+)") != std::string::npos,
+             got.c_str());
+    QCOMPARE(maxErrorBetween(f, s.func()), 0.0);
+  }
+
+  // --- Meaning --------------------------------------------------------------------------------
+  void convPadComputeAtRandom() {
+    PrimFunc f = workload("conv2d:N=1,C=3,H=7,W=6,K=4,R=3,S=3");
+    std::mt19937 rng(17);
+    for (int trial = 0; trial < 24; ++trial) {
+      Schedule sch(f);
+      BlockRV c = getBlock(sch, "conv2d_nchw");
+      auto l = getLoops(sch, c);
+      split(sch, l[2], {nullptr, int64_t(1 + rng() % 4)});
+      split(sch, l[3], {int64_t(1 + rng() % 4), nullptr});
+      auto loops = getLoops(sch, c);
+      LoopRV at = loops[rng() % loops.size()];
+      computeAt(sch, getBlock(sch, "pad_temp"), at, rng() % 2 == 0);
+      double err = maxErrorBetween(f, sch.func(), trial);
+      QVERIFY2(err < 1e-5, (sch.trace().str() + printFunc(sch.func())).c_str());
+    }
+  }
+  void elementwiseChainRandom() {
+    PrimFunc f = parseFunc(kTwo);
+    std::mt19937 rng(23);
+    for (int trial = 0; trial < 40; ++trial) {
+      Schedule sch(f);
+      BlockRV b = getBlock(sch, "B"), c = getBlock(sch, "C");
+      bool reverse = trial % 2 == 1;
+      BlockRV host = reverse ? b : c;
+      auto l = getLoops(sch, host);
+      split(sch, l[rng() % 2], {nullptr, int64_t(1 + rng() % 6)});
+      auto loops = getLoops(sch, host);
+      LoopRV at = loops[rng() % loops.size()];
+      if (reverse)
+        reverseComputeAt(sch, c, at, rng() % 2 == 0);
+      else
+        computeAt(sch, b, at, rng() % 2 == 0);
+      double err = maxErrorBetween(f, sch.func(), trial);
+      QVERIFY2(err == 0, (sch.trace().str() + printFunc(sch.func())).c_str());
+    }
+  }
+  void computeAtTwiceMovesDeeper() {
+    PrimFunc f = parseFunc(kTwo);
+    Schedule sch = scheduled(f, std::string(kGet) + "i, j = sch.get_loops(c)\n"
+                                                    "sch.compute_at(b, i)\nsch.compute_at(b, j)\n");
+    std::string got = printFunc(sch.func());
+    QVERIFY2(got.find("for i, j in T.grid(16, 16):") != std::string::npos, got.c_str());
+    QVERIFY2(got.find("vi, vj = T.axis.remap(\"SS\", [i, j])") != std::string::npos, got.c_str());
+    QCOMPARE(maxErrorBetween(f, sch.func()), 0.0);
+  }
+  void traceRoundTrip() {
+    checkTraceRoundTrip(parseFunc(kTwo), std::string(kGet) +
+                                             "i, j = sch.get_loops(c)\nio, ii = sch.split(i, "
+                                             "factors=[None, 3])\nsch.compute_at(b, ii, "
+                                             "preserve_unit_loops=True)\n");
+    checkTraceRoundTrip(parseFunc(kTwo),
+                        std::string(kGet) +
+                            "i, j = sch.get_loops(b)\nsch.reverse_compute_at(c, i)\n");
+    Schedule sch = scheduled(parseFunc(kTwo), std::string(kGet) + "i, j = sch.get_loops(c)\n"
+                                                                  "sch.compute_at(b, i, True)\n");
+    QVERIFY2(sch.trace().str().find("sch.compute_at(b0, l2, preserve_unit_loops=True)") !=
+                 std::string::npos,
+             sch.trace().str().c_str());
+  }
+
+  // --- Refusals -------------------------------------------------------------------------------
+  void rootBlock() {
+    expectError(kTwo,
+                "r = sch.get_block(\"root\")\nc = sch.get_block(\"C\")\ni, j = "
+                "sch.get_loops(c)\nsch.compute_at(r, i)\n",
+                "ScheduleValueError", "compute_at: block 'root' is the function's root block");
+  }
+  void notInSameScope() {
+    expectError(kScopes, std::string(kGet) + "i, j = sch.get_loops(c)\nsch.compute_at(b, i)\n",
+                "NotInSameScopeError",
+                "compute_at: loop 'i' and block 'B' are not in the same block scope");
+  }
+  void notCompleteOrReduction() {
+    expectError(twoWith(0, kOpaque),
+                std::string(kGet) + "i, j = sch.get_loops(c)\nsch.compute_at(b, i)\n",
+                "NotCompleteOrReductionBlockError",
+                "compute_at: block 'B' is neither a complete block (its iter var 'vi' is opaque, "
+                "not spatial) nor a reduction block (its iter var 'vi' is opaque)");
+  }
+  void notCompactDataFlow() {
+    expectError(twoWith(1, kOpaque),
+                std::string(kGet) + "i, j = sch.get_loops(c)\nsch.compute_at(b, i)\n",
+                "NotCompactDataFlowError",
+                "compute_at: block 'C' under loop 'i' is neither a complete block");
+  }
+  void noConsumer() {
+    expectError(kTwo, std::string(kGet) + "i, j = sch.get_loops(b)\nsch.compute_at(c, i)\n",
+                "NoRequiredBlockError", "compute_at: block 'C' has no consumer in its scope");
+    expectError(kTwo, std::string(kGet) + "i, j = sch.get_loops(c)\nsch.reverse_compute_at(b, i)\n",
+                "NoRequiredBlockError",
+                "reverse_compute_at: block 'B' has no producer in its scope");
+  }
+  void consumerNotUnderLoop() {
+    expectError(kScopes,
+                "b = sch.get_block(\"B\")\nd = sch.get_block(\"D\")\ni, j = "
+                "sch.get_loops(d)\nsch.compute_at(b, i)\n",
+                "NotAllRequiredBlocksUnderLoopError",
+                "compute_at: consumer block 'wrap' of block 'B' is not under loop 'i'");
+  }
+  void brokenDependency() {
+    // A2 rewrites A after B read it: computing B inside C's loop would still read the old A, but
+    // the order check refuses the move because the dependency runs against program order.
+    std::string war = std::string(kTwo) + R"(    for i, j in T.grid(16, 16):
+        with T.block("A2"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(C[vi, vj])
+            T.writes(A[vi, vj])
+            A[vi, vj] = C[vi, vj]
+)";
+    expectError(war, std::string(kGet) + "i, j = sch.get_loops(c)\nsch.compute_at(b, i)\n",
+                "BrokenDependencyError",
+                "compute_at: block 'A2' writes buffer 'A' that block 'B' reads, but 'B' runs "
+                "first in the program");
+  }
+  void unsupportedAccess() {
+    expectError(kStrided, std::string(kGet) + "(i,) = sch.get_loops(c)\nsch.compute_at(b, i)\n",
+                "UnsupportedAccessPatternError",
+                "compute_at: block 'B' accesses buffer 'B' in dimension 0 with an index that is "
+                "not one of its iter vars plus a constant");
+  }
+  void failedLeavesStateAlone() {
+    Schedule sch(parseFunc(kStrided));
+    PrimFunc before = sch.func();
+    auto loops = getLoops(sch, getBlock(sch, "C"));
+    size_t n = sch.trace().insts.size();
+    QVERIFY_THROWS_EXCEPTION(UnsupportedAccessPatternError,
+                             computeAt(sch, getBlock(sch, "B"), loops[0]));
+    QVERIFY(sch.func().same_as(before));
+    QCOMPARE(sch.trace().insts.size(), n + 1); // only the get_block above
+  }
+};
+
+QTEST_APPLESS_MAIN(TestComputeAt)
+#include "test_compute_at.moc"
