@@ -749,6 +749,16 @@ private:
       kwargs.push_back({k, eval(*v)});
       spans.push_back(v->span);
     }
+    // Like TVM, a block parameter also takes the block's name: `sch.get_loops("C")` is
+    // `sch.get_loops(sch.get_block("C"))` (and records that get_block).
+    for (size_t i = 0; i < args.size() && i < kind->params.size(); ++i) {
+      if (kind->params[i].variadic) break;
+      blockByName(*kind, kind->params[i], args[i], spans[i]);
+    }
+    for (size_t k = 0; k < kwargs.size(); ++k)
+      for (auto& p : kind->params)
+        if (p.name == kwargs[k].first)
+          blockByName(*kind, p, kwargs[k].second, spans[args.size() + k]);
     Value decision;
     std::vector<Value> inputs;
     int argIndex = -1;
@@ -774,6 +784,18 @@ private:
     }
     if (kind->returnsList) return Value(outs);
     return outs.empty() ? Value() : outs[0];
+  }
+
+  /// Replaces a string given for a block parameter by the block's RV.
+  void blockByName(const InstructionKind& kind, const ParamSpec& p, Value& v, const Span& span) {
+    if (v.kind() != Value::Kind::String || !(p.types & vt::Block) || (p.types & vt::String)) return;
+    const InstructionKind* getBlock = findInstructionKind("get_block");
+    try {
+      v = getBlock->apply(m_sch, {v, Value("main")}, Value()).at(0);
+    } catch (const ScheduleError& err) {
+      throw ScriptFailure{span, err.kind(), err.fastMessage(), err.detailedMessage()};
+    }
+    (void)kind;
   }
 
   void checkRVs(const Value& v, const Span& span) {

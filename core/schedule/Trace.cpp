@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "core/schedule/Schedule.h"
 #include "core/schedule/Script.h"
@@ -283,6 +284,36 @@ void Trace::apply(Schedule& sch, const std::map<size_t, Value>& decisions) const
     for (size_t k = 0; k < out.size(); ++k)
       m[inst.outputs[k].rvId()] = out[k];
   }
+}
+
+namespace {
+void collectRVs(const Value& v, std::set<int>& out) {
+  if (v.isRV()) out.insert(v.rvId());
+  if (v.kind() == Value::Kind::List)
+    for (auto& e : v.asList())
+      collectRVs(e, out);
+}
+} // namespace
+
+Trace Trace::simplified() const {
+  std::set<int> used;
+  std::vector<bool> keep(insts.size(), true);
+  for (size_t i = insts.size(); i-- > 0;) {
+    const Instruction& inst = insts[i];
+    bool anyUsed = inst.outputs.empty();
+    for (auto& o : inst.outputs)
+      anyUsed |= used.count(o.rvId()) != 0;
+    if (inst.kind->pure && !inst.kind->sampling && !anyUsed) {
+      keep[i] = false;
+      continue;
+    }
+    for (auto& in : inst.inputs)
+      collectRVs(in, used);
+  }
+  Trace t;
+  for (size_t i = 0; i < insts.size(); ++i)
+    if (keep[i]) t.insts.push_back(insts[i]);
+  return t;
 }
 
 std::vector<size_t> Trace::samplingInstructions() const {

@@ -28,6 +28,9 @@ public:
   /// overrides the decision of the sampling instructions at those indices. Throws the
   /// primitive's ScheduleError when an instruction does not apply.
   void apply(Schedule& sch, const std::map<size_t, Value>& decisions = {}) const;
+  /// The trace without the read-only instructions (get_block, get_loops, ...) whose results
+  /// nothing uses; sampling instructions stay (their decisions are the schedule's choices).
+  Trace simplified() const;
   /// The indices of the sampling instructions (whose decisions a tuner may change).
   std::vector<size_t> samplingInstructions() const;
 };

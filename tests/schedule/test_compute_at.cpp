@@ -2,7 +2,7 @@
 #include <random>
 
 #include "ScheduleTestUtil.h"
-#include "TraceRoundTrip.h"
+#include "CacheInlineTestUtil.h"
 #include "core/schedule/Analysis.h"
 
 using namespace loom;
@@ -107,13 +107,6 @@ def main(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
 )";
 
 const char* kGet = "b = sch.get_block(\"B\")\nc = sch.get_block(\"C\")\n";
-
-void expectError(const std::string& func, const std::string& script, const char* kind,
-                 const char* text) {
-  auto [k, msg] = scriptError(parseFunc(func), script);
-  QVERIFY2(k == kind, (k + ": " + msg).c_str());
-  QVERIFY2(msg.find(text) != std::string::npos, msg.c_str());
-}
 
 } // namespace
 

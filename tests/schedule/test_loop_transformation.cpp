@@ -283,6 +283,30 @@ private slots:
       QVERIFY2(err < 1e-4, (sch.trace().str() + "error " + std::to_string(err)).c_str());
     }
   }
+  void nonZeroLoopMins() {
+    PrimFunc f = parseFunc(R"(# from tvm.script import tir as T
+
+@T.prim_func
+def main(A: T.Buffer((8, 6), "float32"), B: T.Buffer((8, 6), "float32")):
+    for i in range(2, 10):
+        for j in range(3, 9):
+            with T.block("B"):
+                vi = T.axis.spatial(8, i - 2)
+                vj = T.axis.spatial(6, j - 3)
+                T.reads(A[vi, vj])
+                T.writes(B[vi, vj])
+                B[vi, vj] = A[vi, vj] * T.float32(3) + T.float32(vi * 10 + vj)
+)");
+    for (const char* script : {"a, b2 = sch.split(i, factors=[None, 3])\nsch.reorder(j, b2)\n",
+                               "f = sch.fuse(i, j)\nx, y = sch.split(f, factors=[5, None])\n",
+                               "sch.reorder(j, i)\nf = sch.fuse(j, i)\n"}) {
+      Schedule sch(f);
+      ScriptResult r = runScript(
+          sch, std::string("b = sch.get_block(\"B\")\ni, j = sch.get_loops(b)\n") + script);
+      QVERIFY2(r.ok, r.message.c_str());
+      QVERIFY2(maxErrorBetween(f, sch.func()) == 0, printFunc(sch.func()).c_str());
+    }
+  }
   void symbolicExtentSplit() {
     // for i in range(n): B[i] = A[i] * 2, split by 4 with n = 10 at run time.
     Var n = makeVar("n");

@@ -179,6 +179,25 @@ sch.annotate(b, key := 1) if False else None
     QCOMPARE(QString::fromStdString(msg2),
              QString("s.py:1:5: error: unknown schedule primitive 'frobnicate'"));
   }
+  void blockNamesForBlockParams() {
+    PrimFunc f = workload("matmul:M=16,N=16,K=8");
+    Schedule sch(f);
+    ScriptResult r =
+        runScript(sch, "i, j, k = sch.get_loops(\"C\")\nsch.annotate(block_or_loop=\"C\", "
+                       "ann_key=\"a\", ann_val=1)\n");
+    QVERIFY2(r.ok, r.message.c_str());
+    QCOMPARE(sch.trace().str(),
+             std::string("b0 = sch.get_block(\"C\")\nl1, l2, l3 = sch.get_loops(b0)\n"
+                         "b4 = sch.get_block(\"C\")\nsch.annotate(b4, \"a\", 1)\n"));
+    auto [kind, msg] = scriptError(f, "i, j, k = sch.get_loops(\"D\")\n");
+    QCOMPARE(QString::fromStdString(kind), QString("BlockNotFoundError"));
+    QCOMPARE(QString::fromStdString(msg),
+             QString("s.py:1:25: error: no block named 'D' in function 'main' (blocks: 'C')"));
+    // A string where only a loop fits is still a type error.
+    auto [kind2, msg2] = scriptError(f, "sch.parallel(\"C\")\n");
+    QCOMPARE(QString::fromStdString(msg2),
+             QString("s.py:1:14: error: argument 'loop' of parallel() must be LoopRV, got str"));
+  }
   void noFileName() {
     Schedule sch(workload("matmul:M=4,N=4,K=4"));
     ScriptResult r = runScript(sch, "\n  b = sch.get_block(\"D\")");

@@ -130,6 +130,23 @@ private slots:
     QCOMPARE(bad(R"({"insts":[{"kind":"get_block","inputs":[],"outputs":["b0"]}]})"),
              std::string("TypeError: get_block() missing required argument 'name'"));
   }
+  void simplifiedDropsUnusedLookups() {
+    PrimFunc f = workload("matmul:M=12,N=10,K=6");
+    Schedule sch(f);
+    ScriptResult r = runScript(
+        sch, "b = sch.get_block(\"C\")\ni, j, k = sch.get_loops(b)\n"
+             "again = sch.get_loops(b)\nkids = sch.get_child_blocks(i)\n"
+             "io, ii = sch.split(i, factors=[None, 4])\nv = sch.sample_categorical([1], [1.0])\n");
+    QVERIFY2(r.ok, r.message.c_str());
+    Trace t = sch.trace().simplified();
+    QCOMPARE(t.str(),
+             std::string("b0 = sch.get_block(\"C\")\nl1, l2, l3 = sch.get_loops(b0)\n"
+                         "l4, l5 = sch.split(l1, factors=[None, 4])\n"
+                         "v6 = sch.sample_categorical(candidates=[1], probs=[1.0], decision=0)\n"));
+    Schedule again(f);
+    t.apply(again);
+    QVERIFY(structuralEqual(again.func(), sch.func()));
+  }
   void scheduleCopiesAreIndependent() {
     PrimFunc f = workload("matmul:M=12,N=10,K=6");
     Schedule a(f);
