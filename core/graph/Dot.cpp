@@ -13,6 +13,10 @@ namespace {
 std::string escape(const std::string& s) {
   std::string out;
   for (char c : s) {
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
     if (c == '"' || c == '\\') out += '\\';
     out += c;
   }
@@ -24,7 +28,7 @@ public:
   std::string run(const Function& f, const std::string& name) {
     m_os << "digraph \"" << escape(name) << "\" {\n  rankdir=TB;\n  node [fontname=\"monospace\", fontsize=10];\n";
     std::unordered_map<const ExprNode*, std::string> ids;
-    for (const Var& p : f->params) ids[p.get()] = declare("ellipse", "%" + p->name + "\\n" + typeStr(p->annotation), "  ");
+    for (const Var& p : f->params) ids[p.get()] = declare("ellipse", "%" + p->name + "\n" + typeStr(p->annotation), "  ");
     std::string out = emit(f->body, ids, "  ");
     m_os << "  output [shape=doublecircle, label=\"out\"];\n  " << out << " -> output;\n}\n";
     return m_os.str();
@@ -46,7 +50,7 @@ private:
   std::string emit(const Expr& root, std::unordered_map<const ExprNode*, std::string>& ids, const std::string& indent) {
     for (const Expr& n : postOrder(root, false)) {
       if (ids.count(n.get()) || n->kind == ExprKind::Function) continue;
-      std::string type = n.type().defined() ? "\\n" + typeStr(n.type()) : "";
+      std::string type = n.type().defined() ? "\n" + typeStr(n.type()) : "";
       if (auto* c = n.as<ConstantNode>()) {
         std::string label = c->name.empty() ? "const" : c->name;
         ids[n.get()] = declare("note", label + type, indent);

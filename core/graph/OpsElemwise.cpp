@@ -9,11 +9,6 @@ namespace {
 
 using UnaryFn = double (*)(double, const Attrs&);
 
-Type sameAsInput(const CallNode& call, const std::vector<Type>& args) {
-  const TensorTypeNode& t = argTensor(call, args, 0);
-  return tensorType(t.shape, t.dtype);
-}
-
 void unary(const std::string& name, UnaryFn f, std::vector<AttrSpec> attrs = {}, bool boolOut = false,
            bool floatOnly = false) {
   TypeRelation rel = [boolOut, floatOnly](const CallNode& call, const std::vector<Type>& args) -> Type {
@@ -74,6 +69,17 @@ void registerElemwiseOps() {
   unary("sqrt", [](double x, const Attrs&) { return std::sqrt(x); }, {}, false, true);
   unary("rsqrt", [](double x, const Attrs&) { return 1.0 / std::sqrt(x); }, {}, false, true);
   unary("erf", [](double x, const Attrs&) { return std::erf(x); }, {}, false, true);
+  unary("sin", [](double x, const Attrs&) { return std::sin(x); }, {}, false, true);
+  unary("cos", [](double x, const Attrs&) { return std::cos(x); }, {}, false, true);
+  unary("tan", [](double x, const Attrs&) { return std::tan(x); }, {}, false, true);
+  unary("asin", [](double x, const Attrs&) { return std::asin(x); }, {}, false, true);
+  unary("acos", [](double x, const Attrs&) { return std::acos(x); }, {}, false, true);
+  unary("atan", [](double x, const Attrs&) { return std::atan(x); }, {}, false, true);
+  unary("sinh", [](double x, const Attrs&) { return std::sinh(x); }, {}, false, true);
+  unary("cosh", [](double x, const Attrs&) { return std::cosh(x); }, {}, false, true);
+  unary("asinh", [](double x, const Attrs&) { return std::asinh(x); }, {}, false, true);
+  unary("acosh", [](double x, const Attrs&) { return std::acosh(x); }, {}, false, true);
+  unary("atanh", [](double x, const Attrs&) { return std::atanh(x); }, {}, false, true);
   unary("negative", [](double x, const Attrs&) { return -x; });
   unary("abs", [](double x, const Attrs&) { return std::fabs(x); });
   unary("floor", [](double x, const Attrs&) { return std::floor(x); });
@@ -108,6 +114,12 @@ void registerElemwiseOps() {
     if (isInt) return b == 0 ? 0.0 : std::trunc(a / b);
     return a / b;
   });
+  binary("floor_mod", [](double a, double b, bool isInt) {
+    if (b == 0) return isInt ? 0.0 : std::nan("");
+    double r = std::fmod(a, b);
+    return r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
+  });
+  binary("trunc_mod", [](double a, double b, bool isInt) { return b == 0 && isInt ? 0.0 : std::fmod(a, b); });
   binary("power", [](double a, double b, bool) { return std::pow(a, b); });
   binary("maximum", [](double a, double b, bool) { return std::max(a, b); });
   binary("minimum", [](double a, double b, bool) { return std::min(a, b); });
@@ -144,7 +156,6 @@ void registerElemwiseOps() {
         return r;
       },
       "selects x where cond else y, broadcasting all three");
-  (void)sameAsInput;
 }
 
 }  // namespace loom::graph

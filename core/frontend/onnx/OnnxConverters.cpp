@@ -632,6 +632,70 @@ Outs spaceToDepth(Context& c) {
   return {c.call("nn.space_to_depth", {c.input(0)}, {{"block_size", c.attrInt("blocksize", 1)}})};
 }
 
+Outs softsign(Context& c) {
+  Expr x = c.input(0);
+  return {c.call("divide", {x, c.call("add", {c.call("abs", {x}), scalarLike(c, 1, x)})})};
+}
+
+Outs thresholdedRelu(Context& c) {
+  Expr x = c.input(0);
+  Expr keep = c.call("greater", {x, scalarLike(c, c.attrFloat("alpha", 1.0), x)});
+  return {c.call("where", {keep, x, scalarLike(c, 0, x)})};
+}
+
+Outs celu(Context& c) {
+  Expr x = c.input(0);
+  double alpha = c.attrFloat("alpha", 1.0);
+  Expr em1 = c.call("subtract", {c.call("exp", {c.call("divide", {x, scalarLike(c, alpha, x)})}), scalarLike(c, 1, x)});
+  Expr neg = c.call("minimum", {scalarLike(c, 0, x), c.call("multiply", {em1, scalarLike(c, alpha, x)})});
+  return {c.call("add", {c.call("maximum", {scalarLike(c, 0, x), x}), neg})};
+}
+
+Outs shrink(Context& c) {
+  Expr x = c.input(0);
+  double lambd = c.attrFloat("lambd", 0.5), bias = c.attrFloat("bias", 0.0);
+  Expr lo = c.call("less", {x, scalarLike(c, -lambd, x)});
+  Expr hi = c.call("greater", {x, scalarLike(c, lambd, x)});
+  Expr up = c.call("add", {x, scalarLike(c, bias, x)});
+  Expr down = c.call("subtract", {x, scalarLike(c, bias, x)});
+  return {c.call("where", {lo, up, c.call("where", {hi, down, scalarLike(c, 0, x)})})};
+}
+
+Outs mod(Context& c) {
+  return {c.call(c.attrInt("fmod", 0) ? "trunc_mod" : "floor_mod", {c.input(0), c.input(1)})};
+}
+
+/// ReduceL1/L2/LogSum/LogSumExp/SumSquare as an elementwise map, a sum, and a final map.
+Converter reduceComposite(const std::string& kind) {
+  return [kind](Context& c) {
+    Expr x = c.input(0);
+    Attrs a{{"axis", c.attrInts("axes")}, {"keepdims", c.attrInt("keepdims", 1)}};
+    if (kind == "L1") return Outs{c.call("sum", {c.call("abs", {x})}, a)};
+    if (kind == "SumSquare") return Outs{c.call("sum", {c.call("multiply", {x, x})}, a)};
+    if (kind == "L2") return Outs{c.call("sqrt", {c.call("sum", {c.call("multiply", {x, x})}, a)})};
+    if (kind == "LogSum") return Outs{c.call("log", {c.call("sum", {x}, a)})};
+    // LogSumExp, stabilized by the max.
+    Attrs keep{{"axis", c.attrInts("axes")}, {"keepdims", int64_t(1)}};
+    Expr m = c.call("max", {x}, keep);
+    Expr s = c.call("sum", {c.call("exp", {c.call("subtract", {x, m})})}, keep);
+    Expr r = c.call("add", {c.call("log", {s}), m});
+    if (c.attrInt("keepdims", 1)) return Outs{r};
+    std::vector<int64_t> shape = c.staticShape(c.call("sum", {x}, a));
+    return Outs{reshapeTo(c, r, shape)};
+  };
+}
+
+Outs size(Context& c) {
+  std::vector<int64_t> s = c.staticShape(c.input(0));
+  runtime::NDArray a = runtime::NDArray::empty({}, toDType(DataType::Int(64)));
+  *a.as<int64_t>() = std::accumulate(s.begin(), s.end(), int64_t(1), std::multiplies<int64_t>());
+  return {makeConstant(a)};
+}
+
+Outs castLike(Context& c) {
+  return {c.call("cast", {c.input(0)}, {{"dtype", c.tensorType(c.input(1)).dtype}})};
+}
+
 }  // namespace
 
 const std::unordered_map<std::string, Converter>& converters() {
@@ -725,6 +789,29 @@ const std::unordered_map<std::string, Converter>& converters() {
       {"Dropout", dropout},
       {"Constant", constant},
       {"Range", range},
+      {"Sin", unary("sin")},
+      {"Cos", unary("cos")},
+      {"Tan", unary("tan")},
+      {"Asin", unary("asin")},
+      {"Acos", unary("acos")},
+      {"Atan", unary("atan")},
+      {"Sinh", unary("sinh")},
+      {"Cosh", unary("cosh")},
+      {"Asinh", unary("asinh")},
+      {"Acosh", unary("acosh")},
+      {"Atanh", unary("atanh")},
+      {"Softsign", softsign},
+      {"ThresholdedRelu", thresholdedRelu},
+      {"Celu", celu},
+      {"Shrink", shrink},
+      {"Mod", mod},
+      {"ReduceL1", reduceComposite("L1")},
+      {"ReduceL2", reduceComposite("L2")},
+      {"ReduceLogSum", reduceComposite("LogSum")},
+      {"ReduceLogSumExp", reduceComposite("LogSumExp")},
+      {"ReduceSumSquare", reduceComposite("SumSquare")},
+      {"Size", size},
+      {"CastLike", castLike},
   };
   return table;
 }
