@@ -214,9 +214,9 @@ def main(A: T.Buffer((8, 32), "float32"), B: T.Buffer((8,), "float32")):
   void rfactorMeaning() {
     PrimFunc sum = workload("reduce_sum:M=6,N=48");
     for (int axis : {0, 1, -1, -2})
-      checkMeaning(sum, loopsOf("B", "i, k") + "ko, ki = sch.split(k, factors=[None, 8])\n" +
+      checkMeaning(sum, loopsOf("A_red", "i, k") + "ko, ki = sch.split(k, factors=[None, 8])\n" +
                             "rf = sch.rfactor(ki, factor_axis=" + std::to_string(axis) + ")\n");
-    checkMeaning(sum, loopsOf("B", "i, k") + "rf = sch.rfactor(k)\n");
+    checkMeaning(sum, loopsOf("A_red", "i, k") + "rf = sch.rfactor(k)\n");
     PrimFunc mm = workload("matmul:M=12,N=10,K=16");
     checkMeaning(mm, loopsOf("C", "i, j, k") + "ko, ki = sch.split(k, factors=[4, 4])\n"
                                                "rf = sch.rfactor(ko, factor_axis=2)\n");
@@ -228,7 +228,7 @@ def main(A: T.Buffer((8, 32), "float32"), B: T.Buffer((8,), "float32")):
                                                "l0, l1, l2, l3 = sch.get_loops(rf)\n"
                                                "ini = sch.decompose_reduction(rf, l3)\n"
                                                "w0, w1, w2 = sch.get_loops(b)\n"
-                                               "ini2 = sch.decompose_reduction(b, w2)\n");
+                                               "ini2 = sch.decompose_reduction(b, w0)\n");
   }
   void rfactorOtherReducers() {
     PrimFunc f = parseFunc(kOddities);
@@ -243,11 +243,11 @@ def main(A: T.Buffer((8, 32), "float32"), B: T.Buffer((8,), "float32")):
   }
   void rvsAfterRfactor() {
     Schedule sch(workload("reduce_sum:M=4,N=16"));
-    BlockRV b = getBlock(sch, "B");
+    BlockRV b = getBlock(sch, "A_red");
     auto loops = getLoops(sch, b);
     BlockRV rf = rfactor(sch, loops[1]);
     // The block RV now names the write-back block; the loops stay with the rfactor block.
-    QCOMPARE(QString::fromStdString(sch.get(b)->name), QString("B"));
+    QCOMPARE(QString::fromStdString(sch.get(b)->name), QString("A_red"));
     QVERIFY(sch.get(b)->iterVars.back().iterType == IterType::CommReduce);
     QCOMPARE(getLoops(sch, rf).size(), size_t(2));
     QVERIFY(sch.get(loops[1])->body->nodeKind == NodeKind::BlockRealize);
@@ -264,11 +264,13 @@ def main(A: T.Buffer((8, 32), "float32"), B: T.Buffer((8,), "float32")):
                                   "ini = sch.decompose_reduction(rf, l2)\n");
     QVERIFY2(err.empty(), err.c_str());
     Schedule sch(workload("reduce_sum:M=4,N=16"));
-    runScript(sch, loopsOf("B", "i, k") + "rf = sch.rfactor(k, factor_axis=1)\n"
-                                          "ini = sch.decompose_reduction(b, i)\n");
+    runScript(sch, loopsOf("A_red", "i, k") + "rf = sch.rfactor(k, factor_axis=1)\n"
+                                          "w0, w1 = sch.get_loops(b)\n"
+                                          "ini = sch.decompose_reduction(b, w0)\n");
     QStringList lines = QString::fromStdString(sch.trace().str()).split('\n');
     QCOMPARE(lines[2], QString("b3 = sch.rfactor(l2, factor_axis=1)"));
-    QCOMPARE(lines[3], QString("b4 = sch.decompose_reduction(b0, l1)"));
+    QCOMPARE(lines[3], QString("l4, l5 = sch.get_loops(b0)"));
+    QCOMPARE(lines[4], QString("b6 = sch.decompose_reduction(b0, l4)"));
   }
 
   // --- Refusals ------------------------------------------------------------------------------
