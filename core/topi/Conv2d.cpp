@@ -26,9 +26,13 @@ te::Tensor pad(const te::Tensor& data, const std::vector<int64_t>& before,
   }
   if (!any) return data;
   std::vector<Expr> shape;
-  for (size_t d = 0; d < rank; ++d)
-    shape.push_back(before[d] + after[d] == 0 ? data->shape[d]
-                                              : data->shape[d] + c32(before[d] + after[d]));
+  for (size_t d = 0; d < rank; ++d) {
+    int64_t extra = before[d] + after[d];
+    const int64_t* n = tir::asConstInt(data->shape[d]);
+    shape.push_back(extra == 0 ? data->shape[d]
+                    : n        ? c32(*n + extra)
+                               : data->shape[d] + c32(extra));
+  }
   Expr fill = tir::makeConst(data->dtype, value);
   return te::compute(
       shape,
