@@ -1,0 +1,70 @@
+// The operator-level driver: schedule script -> lowering pipeline -> code generation.
+#include "core/driver/BuildOperator.h"
+
+#include "codegen/CodeGenC.h"
+#include "codegen/CodeGenLLVM.h"
+#include "codegen/JITModule.h"
+#include "core/schedule/Schedule.h"
+#include "core/schedule/Script.h"
+#include "core/schedule/Trace.h"
+#include "core/support/Error.h"
+#include "core/transform/MakePackedAPI.h"
+#include "core/transform/Pipeline.h"
+
+namespace loom::driver {
+
+namespace {
+/// The schedule script's error, located at its line in the script file.
+class ScriptFailure : public Error {
+public:
+  ScriptFailure(std::string kind, std::string message, std::string detail, Span span)
+      : Error(std::move(message), std::move(span)), m_kind(std::move(kind)),
+        m_detail(std::move(detail)) {}
+  const char* kind() const override { return m_kind.c_str(); }
+  std::string detailedMessage() const override { return m_detail.empty() ? what() : m_detail; }
+
+private:
+  std::string m_kind, m_detail;
+};
+}  // namespace
+
+LoweredOperator lowerOperator(const tir::PrimFunc& f, const OperatorOptions& options,
+                              transform::PassContext& ctx) {
+  LoweredOperator op;
+  op.input = f;
+  op.target = codegen::Target::parse(options.target);
+  op.scheduled = f;
+  if (!options.schedule.empty()) {
+    tir::Schedule sch(f);
+    tir::ScriptResult r = tir::runScript(sch, options.schedule, options.scheduleName);
+    if (!r.ok) throw ScriptFailure(r.errorKind, r.error, r.detail, r.span);
+    op.scheduled = sch.func();
+    op.trace = sch.trace().str();
+  }
+  transform::LowerOptions lo;
+  lo.gpu = op.target.kind != "llvm";
+  op.lowered = transform::lower(op.scheduled, ctx, lo);
+  return op;
+}
+
+std::string emitCode(const LoweredOperator& op, CodeKind kind) {
+  tir::PrimFunc entry = transform::makePackedAPI(op.lowered);
+  switch (kind) {
+  case CodeKind::LLVM: {
+    codegen::CodeGenOptions cg;
+    cg.debugInfo = false;
+    return codegen::buildLLVM({entry}, op.target, cg).llvmIR();
+  }
+  case CodeKind::Asm: return codegen::buildLLVM({entry}, op.target).assembly();
+  case CodeKind::C: return codegen::emitC({entry});
+  }
+  LOOM_ICHECK(false) << "unhandled code kind";
+  return {};
+}
+
+std::unique_ptr<codegen::JITModule> jitOperator(const LoweredOperator& op) {
+  tir::PrimFunc entry = transform::makePackedAPI(op.lowered);
+  return std::make_unique<codegen::JITModule>(codegen::buildLLVM({entry}, op.target));
+}
+
+}  // namespace loom::driver

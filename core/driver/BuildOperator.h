@@ -1,0 +1,49 @@
+// The operator-level driver: schedule a tensor program, lower it, and generate code for a target.
+// The CLI (`loom lower`, `loom bench-op`, `loom verify`) and the Studio both call this.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codegen/Target.h"
+#include "core/tir/Function.h"
+#include "core/transform/Pass.h"
+
+namespace loom::codegen {
+class JITModule;
+}
+
+namespace loom::driver {
+
+/// How to build one operator.
+struct OperatorOptions {
+  std::string target = "llvm";
+  /// A schedule script (the tvm.tir.Schedule Python subset); empty means "as written".
+  std::string schedule;
+  /// The script's file name, for `FILE:LINE:COL: error:` messages.
+  std::string scheduleName = "<schedule>";
+};
+
+/// Each stage of one operator's build, kept so a caller can show any of them.
+struct LoweredOperator {
+  tir::PrimFunc input;      ///< as given
+  tir::PrimFunc scheduled;  ///< after the schedule script
+  std::string trace;        ///< the applied schedule, printed as a script
+  tir::PrimFunc lowered;    ///< after the lowering pipeline (before the packed entry)
+  codegen::Target target;
+};
+
+/// Applies the schedule and runs the lowering pipeline under `ctx` (whose instruments see every
+/// pass). A failing script line throws loom::Error located at that line of `scheduleName`.
+LoweredOperator lowerOperator(const tir::PrimFunc& f, const OperatorOptions& options,
+                              transform::PassContext& ctx);
+
+/// What `emitCode` prints.
+enum class CodeKind { LLVM, Asm, C };
+/// LLVM IR, assembly (for any LLVM target, cross ones included) or C source of a lowered operator.
+std::string emitCode(const LoweredOperator& op, CodeKind kind);
+
+/// JIT-compiles a lowered operator for the host; the function is named after the PrimFunc.
+std::unique_ptr<codegen::JITModule> jitOperator(const LoweredOperator& op);
+
+}  // namespace loom::driver
