@@ -117,25 +117,29 @@ protected:
     auto* b = new BlockNode(*s.as<BlockNode>());
     Stmt keep(b);
     arith::Analyzer an;
-    for (auto& iv : n->iterVars)
-      an.bind(iv.var, iv.dom);
     // The producer's iter vars range over the region of the buffer this block reads.
     arith::IntSetMap dom;
     for (size_t k = 0; k < m_store->indices.size(); ++k)
       dom[Var(m_store->indices[k].as<VarNode>())] = arith::IntSet::fromRange(old->region[k]);
+    // The producer's reads take the place of the inlined buffer's region.
     std::vector<BufferRegion> reads;
-    for (auto& r : b->reads)
-      if (!r.buffer.same_as(m_store->buffer)) reads.push_back(r);
-    for (auto& pr : m_producer->reads) {
-      std::vector<Range> region;
-      for (size_t k = 0; k < pr.region.size(); ++k) {
-        const Range& pk = pr.region[k];
-        arith::IntSet lo = arith::evalSet(pk.min, dom, &an);
-        arith::IntSet hi = arith::evalSet(pk.min + pk.extent - intImm(pk.min.dtype(), 1), dom, &an);
-        region.push_back(dataflow::toRange(arith::IntSet::interval(lo.minValue, hi.maxValue),
-                                           Range(0, pr.buffer->shape[k]), an));
+    for (auto& r : b->reads) {
+      if (!r.buffer.same_as(m_store->buffer)) {
+        mergeRegion(reads, r, an);
+        continue;
       }
-      mergeRegion(reads, BufferRegion(pr.buffer, region), an);
+      for (auto& pr : m_producer->reads) {
+        std::vector<Range> region;
+        for (size_t k = 0; k < pr.region.size(); ++k) {
+          const Range& pk = pr.region[k];
+          arith::IntSet lo = arith::evalSet(pk.min, dom, &an);
+          arith::IntSet hi =
+              arith::evalSet(pk.min + pk.extent - intImm(pk.min.dtype(), 1), dom, &an);
+          region.push_back(dataflow::toRange(arith::IntSet::interval(lo.minValue, hi.maxValue),
+                                             Range(0, pr.buffer->shape[k]), an));
+        }
+        mergeRegion(reads, BufferRegion(pr.buffer, region), an);
+      }
     }
     b->reads = reads;
     follow[n] = b;
