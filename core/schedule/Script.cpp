@@ -372,7 +372,13 @@ private:
             c->kwargs.push_back({name, expr()});
           } else {
             if (!c->kwargs.empty()) fail(peek(), "positional argument after keyword argument");
-            c->items.push_back(expr());
+            if (isOp("*")) {
+              auto star = node(ScriptExpr::Kind::Star, next().span);
+              star->items = {expr()};
+              c->items.push_back(star);
+            } else {
+              c->items.push_back(expr());
+            }
           }
           if (isOp(","))
             ++m_pos;
@@ -515,6 +521,8 @@ std::string ScriptExpr::str() const {
     if (precedence(*items[1]) <= p) b = "(" + b + ")";
     return a + " " + text + " " + b;
   }
+  case Kind::Star:
+    return "*" + items[0]->str();
   case Kind::Neg: {
     std::string a = items[0]->str();
     return "-" + (precedence(*items[0]) < 3 ? "(" + a + ")" : a);
@@ -685,6 +693,8 @@ private:
       fail(e.span, "TypeError", "'" + e.str() + "' must be called");
     case ScriptExpr::Kind::Call:
       return call(e);
+    case ScriptExpr::Kind::Star:
+      fail(e.span, "TypeError", "'*' can only spread a list into call arguments");
     }
     fail(e.span, "TypeError", "unsupported expression");
   }
@@ -741,6 +751,17 @@ private:
     std::vector<Value> args;
     std::vector<Span> spans;
     for (size_t i = 1; i < e.items.size(); ++i) {
+      if (e.items[i]->kind == ScriptExpr::Kind::Star) {
+        Value v = eval(*e.items[i]->items[0]);
+        if (v.kind() != Value::Kind::List)
+          fail(e.items[i]->span, "TypeError",
+               std::string("only a list can be spread with *, not a ") + v.typeName());
+        for (auto& item : v.asList()) {
+          args.push_back(item);
+          spans.push_back(e.items[i]->span);
+        }
+        continue;
+      }
       args.push_back(eval(*e.items[i]));
       spans.push_back(e.items[i]->span);
     }

@@ -30,7 +30,8 @@ struct ScriptExpr {
     Subscript,
     Lambda,
     BinOp,
-    Neg
+    Neg,
+    Star ///< `*loops` in a call's arguments: the list's items as separate arguments
   };
   Kind kind = Kind::None;
   Span span;

@@ -198,6 +198,20 @@ sch.annotate(b, key := 1) if False else None
     QCOMPARE(QString::fromStdString(msg2),
              QString("s.py:1:14: error: argument 'loop' of parallel() must be LoopRV, got str"));
   }
+  void starArguments() {
+    PrimFunc f = workload("matmul:M=16,N=16,K=8");
+    Schedule sch(f);
+    ScriptResult r = runScript(sch, "loops = sch.get_loops(\"C\")\nsch.reorder(*[loops[2], "
+                                    "loops[0]])\nf = sch.fuse(*loops[1:2] if False else *loops)\n");
+    QCOMPARE(r.linesApplied, 2); // the third line is not in the subset
+    r = runScript(sch, "loops = sch.get_loops(\"C\")\nf = sch.fuse(*loops)\n");
+    QVERIFY2(r.ok, r.message.c_str());
+    QVERIFY(printFunc(sch.func()).find("for k_j_i_fused in range(2048):") != std::string::npos);
+    QVERIFY(sch.trace().str().find("sch.reorder(l3, l1)\n") != std::string::npos);
+    auto [kind, msg] = scriptError(f, "sch.fuse(*3)\n");
+    QCOMPARE(QString::fromStdString(msg),
+             QString("s.py:1:10: error: only a list can be spread with *, not a int"));
+  }
   void noFileName() {
     Schedule sch(workload("matmul:M=4,N=4,K=4"));
     ScriptResult r = runScript(sch, "\n  b = sch.get_block(\"D\")");
