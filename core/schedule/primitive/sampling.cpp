@@ -1,11 +1,13 @@
-// sample_categorical, sample_perfect_tile: random choices recorded with their decisions so traces
-// replay.
+// sample_categorical, sample_perfect_tile, sample_compute_location: random choices recorded with
+// their decisions so traces replay.
 #include "core/schedule/primitive/sampling.h"
 
 #include <functional>
 #include <numeric>
 
 #include "core/schedule/Analysis.h"
+#include "core/schedule/primitive/compute_location.h"
+#include "core/tir/Visitor.h"
 
 namespace loom::tir {
 
@@ -103,6 +105,94 @@ std::vector<ExprRV> samplePerfectTile(Schedule& sch, const LoopRV& loopRV, int n
   return out;
 }
 
+// --- sample_compute_location --------------------------------------------------------------
+
+namespace {
+/// True when every block under `loop` binds its var to spatial iter vars only.
+bool isDataParallelLoop(const ForNode* loop) {
+  bool used = false;
+  for (auto* r : realizesUnder(loop)) {
+    const BlockNode* b = r->block.get();
+    for (size_t i = 0; i < b->iterVars.size() && i < r->iterValues.size(); ++i) {
+      if (!usesVar(r->iterValues[i], loop->loopVar)) continue;
+      used = true;
+      if (b->iterVars[i].iterType != IterType::DataPar) return false;
+    }
+  }
+  return used;
+}
+} // namespace
+
+std::vector<std::pair<int64_t, const ForNode*>> computeLocationCandidates(const Schedule& sch,
+                                                                          const BlockRV& blockRV) {
+  const BlockNode* block = sch.get(blockRV);
+  std::vector<std::pair<int64_t, const ForNode*>> out;
+  // Step 1. The consumers and the loops of the first one.
+  std::vector<const BlockNode*> consumers = consumersOf(sch, block);
+  if (consumers.empty()) return out;
+  std::vector<const ForNode*> loops = loopsAbove(sch, consumers[0]);
+  // Step 2. The deepest of them enclosing every consumer.
+  int64_t boundary = -1;
+  for (size_t d = 0; d < loops.size(); ++d) {
+    bool all = std::all_of(consumers.begin(), consumers.end(),
+                           [&](const BlockNode* c) { return isAncestor(sch, loops[d], c); });
+    if (!all) break;
+    boundary = int64_t(d);
+  }
+  // Step 3. Stop at the last data-parallel loop: deeper ones would recompute the block inside a
+  // reduction.
+  int64_t lastDataPar = -1;
+  for (int64_t d = 0; d <= boundary; ++d)
+    if (isDataParallelLoop(loops[size_t(d)])) lastDataPar = d;
+  // Step 4. Keep the loops where compute_at succeeds (tried on a copy of the schedule).
+  for (int64_t d = 0; d <= lastDataPar; ++d) {
+    Schedule trial = sch;
+    Schedule::Silent quiet(trial);
+    try {
+      computeAt(trial, blockRV, trial.addRV(loops[size_t(d)]));
+      out.push_back({d, loops[size_t(d)]});
+    } catch (const ScheduleError&) {
+    }
+  }
+  return out;
+}
+
+LoopRV sampleComputeLocation(Schedule& sch, const BlockRV& blockRV,
+                             std::optional<int64_t> decision) {
+  const BlockNode* block = sch.get(blockRV);
+  // Step 1. The candidate loops.
+  auto candidates = computeLocationCandidates(sch, blockRV);
+  if (candidates.empty())
+    throw ScheduleValueError("sample_compute_location: block '" + block->name + "' has " +
+                                 (consumersOf(sch, block).empty()
+                                      ? std::string("no consumer to be computed under")
+                                      : std::string("no loop it can be computed at")),
+                             sch.func(), {block});
+  // Step 2. Take the decision (a depth among the candidates) or draw one.
+  size_t pick = 0;
+  if (decision) {
+    auto it = std::find_if(candidates.begin(), candidates.end(),
+                           [&](auto& c) { return c.first == *decision; });
+    if (it == candidates.end()) {
+      std::string depths;
+      for (auto& c : candidates)
+        depths += (depths.empty() ? "" : ", ") + std::to_string(c.first);
+      throw InvalidDecisionError("sample_compute_location: decision " + std::to_string(*decision) +
+                                     " is not a loop depth block '" + block->name +
+                                     "' can be computed at (candidates: " + depths + ")",
+                                 sch.func(), {block});
+    }
+    pick = size_t(it - candidates.begin());
+  } else {
+    std::uniform_int_distribution<size_t> dist(0, candidates.size() - 1);
+    pick = dist(sch.rng());
+  }
+  LoopRV out = sch.addRV(candidates[pick].second);
+  sch.record("sample_compute_location", {Value(blockRV)}, {Value(out)},
+             Value(candidates[pick].first));
+  return out;
+}
+
 // --- Trace instructions -------------------------------------------------------------------
 
 void registerSamplingInstructions() {
@@ -153,6 +243,21 @@ void registerSamplingInstructions() {
          return Value::list(
                     samplePerfectTile(s, in[0].asLoop(), int(in[1].asInt()), in[2].asInt(), d))
              .asList();
+       }});
+  registerInstructionKind(
+      {"sample_compute_location",
+       {{"block", vt::Block}},
+       false,
+       true,
+       true,
+       "Draw a loop the block can be computed at",
+       [](Schedule& s, const std::vector<Value>& in, const Value& decision) {
+         std::optional<int64_t> d;
+         if (decision.kind() == Value::Kind::Int)
+           d = decision.asInt();
+         else if (!decision.isNone())
+           throw InvalidDecisionError("sample_compute_location: the decision must be an int");
+         return std::vector<Value>{Value(sampleComputeLocation(s, in[0].asBlock(), d))};
        }});
 }
 
