@@ -71,9 +71,12 @@ public:
 
 private:
   /// True when `e` uses the loop var, an inner loop var or a var bound inside the loop.
+  /// Also true for loads and calls: a buffer may be written inside the loop, so a load is
+  /// not a loop invariant that can be evaluated once before it.
   bool invariantFails(const Expr& e) const {
     bool bad = false;
     postOrderVisit(e, [&](const IRNode* n) {
+      if (n->nodeKind == NodeKind::BufferLoad || n->nodeKind == NodeKind::Call) bad = true;
       auto* v = dynamic_cast<const VarNode*>(n);
       if (v && (v == m_v || m_inner.count(v) || m_local.count(v))) bad = true;
     });
@@ -161,6 +164,7 @@ private:
   bool usesAny(const Expr& e) const {
     bool bad = false;
     postOrderVisit(e, [&](const IRNode* x) {
+      if (x->nodeKind == NodeKind::BufferLoad || x->nodeKind == NodeKind::Call) bad = true;
       auto* v = dynamic_cast<const VarNode*>(x);
       if (v && (v == m_v || m_inner.count(v) || m_local.count(v))) bad = true;
     });

@@ -75,8 +75,8 @@ def main(A: T.Buffer((20,), "float32"), B: T.Buffer((20,), "float32")):
     T.func_attr({"global_symbol": "main"})
     for i_0, i_1 in T.grid(2, 8):
         B[i_0 * 8 + i_1] = A[i_0 * 8 + i_1] * T.float32(2) + T.float32(1)
-    for i_1 in range(4):
-        B[2 * 8 + i_1] = A[2 * 8 + i_1] * T.float32(2) + T.float32(1)
+    for i_1_1 in range(4):
+        B[2 * 8 + i_1_1] = A[2 * 8 + i_1_1] * T.float32(2) + T.float32(1)
     for i_1_tail in T.serial(4, 8):
         if 2 * 8 + i_1_tail < 20:
             B[2 * 8 + i_1_tail] = A[2 * 8 + i_1_tail] * T.float32(2) + T.float32(1)

@@ -125,6 +125,21 @@ private slots:
     }
   }
 
+  void loopPartitionNeverHoistsLoads() {
+    // N[0] = 5; for i in [0, 10): if (i < N[0]) { N[0] = N[0] - 2; B[i] = 1 }: the bound is
+    // written inside the loop, so it must not be read once before it.
+    Buffer N = makeBuffer("N", DataType::Int(32), {1}), B = makeBuffer("B", f32, {10});
+    Var i = makeVar("i");
+    Stmt body = seq({bufferStore(N, 5, {0}),
+                     forLoop(i, 0, 10, ForKind::Serial,
+                             ifThen(Expr(i) < bufferLoad(N, {0}),
+                                    seq({bufferStore(N, bufferLoad(N, {0}) - 2, {0}), bufferStore(B, 1.0f, {i})})))});
+    PrimFunc f = makePrimFunc("main", {N->data, B->data}, {{N->data, N}, {B->data, B}}, body);
+    PrimFunc g = partitionLoops(f);
+    EXPECT_SAME_MEANING(f, g);
+    QVERIFY(g.same_as(f));
+  }
+
   void loopPartitionThroughWideningCast() {
     // An int64 index built from int32 loop vars: the condition is read through the casts.
     Buffer A = makeBuffer("A", f32, {20}), B = makeBuffer("B", f32, {20});
