@@ -20,6 +20,7 @@ struct GraphOptions {
   std::string inputShapes;
   GraphEmit emit = GraphEmit::Graph;
   bool printAfterAll = false;
+  bool blockedLayout = false;
   std::string output;
 };
 
@@ -39,6 +40,8 @@ CLI::App* setup(CLI::App& app) {
                                                                            {"fused", GraphEmit::Fused},
                                                                            {"dot", GraphEmit::Dot}},
                                           CLI::ignore_case));
+  sub->add_flag("--convert-layout", o.blockedLayout,
+                "Before fusing, move conv2d chains to the NCHW16c layout (for --emit fused and dot)");
   sub->add_flag("--print-after-all", o.printAfterAll, "Print the graph after every pass (to stderr)");
   sub->add_option("--output,-o", o.output, "Write to this file instead of stdout");
   return sub;
@@ -51,7 +54,7 @@ int run() {
   graph::Module m = frontend::importOnnx(o.model, io);
   std::vector<std::string> passes;
   if (o.emit == GraphEmit::Optimized) passes = graph::optimizePipeline();
-  if (o.emit == GraphEmit::Fused || o.emit == GraphEmit::Dot) passes = graph::fusePipeline();
+  if (o.emit == GraphEmit::Fused || o.emit == GraphEmit::Dot) passes = graph::fusePipeline(o.blockedLayout);
   graph::AfterPass after;
   if (o.printAfterAll)
     after = [](const std::string& pass, const graph::Module& mod, bool changed) {

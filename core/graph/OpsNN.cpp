@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/graph/Layout.h"
 #include "core/graph/OpsInternal.h"
 
 namespace loom::graph {
@@ -34,6 +35,10 @@ std::vector<AttrSpec> convAttrs(bool transpose) {
                           attrInts("padding", std::vector<int64_t>{0, 0, 0, 0}),
                           attrInts("dilation", std::vector<int64_t>{1, 1}), attrInt("groups", 1)};
   if (transpose) a.push_back(attrInts("output_padding", std::vector<int64_t>{0, 0}));
+  else {
+    a.push_back(attrString("data_layout", "NCHW"));
+    a.push_back(attrString("kernel_layout", "OIHW"));
+  }
   return a;
 }
 
@@ -46,9 +51,7 @@ void checkConvAttrs(const CallNode& call) {
   if (call.attrs.getInt("groups") < 1) LOOM_TYPE_FAIL(call) << "groups must be positive";
 }
 
-Type conv2dRel(const CallNode& call, const std::vector<Type>& args) {
-  const TensorTypeNode& d = argTensor(call, args, 0);
-  const TensorTypeNode& w = argTensor(call, args, 1);
+Type conv2dPlainRel(const CallNode& call, const TensorTypeNode& d, const TensorTypeNode& w) {
   requireRank(call, d, 4, "data (NCHW)");
   requireRank(call, w, 4, "weight (OIHW)");
   checkConvAttrs(call);
@@ -77,10 +80,69 @@ Type conv2dRel(const CallNode& call, const std::vector<Type>& args) {
   return tensorType(out, d.dtype);
 }
 
+/// The data and kernel layouts of a conv2d call; nullopt for plain NCHW / OIHW.
+std::optional<std::pair<Layout, Layout>> convLayouts(const CallNode& call) {
+  const std::string& dl = call.attrs.getString("data_layout");
+  const std::string& kl = call.attrs.getString("kernel_layout");
+  if (dl == "NCHW" && kl == "OIHW") return std::nullopt;
+  std::optional<Layout> d = parseLayout(dl), k = parseLayout(kl);
+  if (!d || d->kernel || !k || !k->kernel)
+    LOOM_TYPE_FAIL(call) << "unsupported layouts data_layout=\"" << dl << "\", kernel_layout=\"" << kl
+                         << "\" (NCHW or NCHW{k}c with OIHW or OIHW{i}i{o}o)";
+  if (d->blockA != k->blockA)
+    LOOM_TYPE_FAIL(call) << "data block " << d->blockA << " of " << dl << " differs from the kernel's input block "
+                         << k->blockA << " of " << kl;
+  return std::make_pair(*d, *k);
+}
+
+Type conv2dRel(const CallNode& call, const std::vector<Type>& args) {
+  const TensorTypeNode& d = argTensor(call, args, 0);
+  const TensorTypeNode& w = argTensor(call, args, 1);
+  auto layouts = convLayouts(call);
+  if (!layouts) return conv2dPlainRel(call, d, w);
+  if (!d.isStatic() || !w.isStatic()) LOOM_TYPE_FAIL(call) << "blocked layouts need static shapes";
+  if (call.attrs.getInt("groups") != 1) LOOM_TYPE_FAIL(call) << "blocked layouts support groups=1 only";
+  auto dl = logicalShape(layouts->first, d.staticShape());
+  auto wl = logicalShape(layouts->second, w.staticShape());
+  if (!dl) LOOM_TYPE_FAIL(call) << "data " << typeStr(TensorType(&d)) << " is not in layout " << layouts->first.str();
+  if (!wl) LOOM_TYPE_FAIL(call) << "weight " << typeStr(TensorType(&w)) << " is not in layout " << layouts->second.str();
+  Type out = conv2dPlainRel(call, *tensorType(*dl, d.dtype), *tensorType(*wl, w.dtype));
+  Layout outLayout;
+  outLayout.blockA = layouts->second.blockB;
+  return tensorType(*physicalShape(outLayout, out.as<TensorTypeNode>()->staticShape()), d.dtype);
+}
+
+/// Converts a host tensor between a blocked layout and its logical (NCHW / OIHW) form.
+HostTensor relayout(const HostTensor& t, const Layout& from, const Layout& to) {
+  std::vector<int64_t> logical = *logicalShape(from, t.shape);
+  HostTensor r(*physicalShape(to, logical), t.dtype);
+  for (int64_t a = 0; a < logical[0]; ++a)
+    for (int64_t b = 0; b < logical[1]; ++b)
+      for (int64_t h = 0; h < logical[2]; ++h)
+        for (int64_t w = 0; w < logical[3]; ++w)
+          r.v[physicalIndex(to, logical, a, b, h, w)] = t.v[physicalIndex(from, logical, a, b, h, w)];
+  return r;
+}
+
+HostTensor conv2dPlainKernel(const CallNode& call, const std::vector<HostTensor>& in, const std::vector<int64_t>& outShape,
+                             DataType dtype);
+
 HostTensor conv2dKernel(const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+  auto layouts = convLayouts(call);
+  if (!layouts) return conv2dPlainKernel(call, in, outT.staticShape(), outT.dtype);
+  Layout plainData, plainKernel, outLayout;
+  plainKernel.kernel = true;
+  outLayout.blockA = layouts->second.blockB;
+  std::vector<HostTensor> logical{relayout(in[0], layouts->first, plainData), relayout(in[1], layouts->second, plainKernel)};
+  HostTensor out = conv2dPlainKernel(call, logical, *logicalShape(outLayout, outT.staticShape()), outT.dtype);
+  return relayout(out, plainData, outLayout);
+}
+
+HostTensor conv2dPlainKernel(const CallNode& call, const std::vector<HostTensor>& in, const std::vector<int64_t>& outShape,
+                             DataType dtype) {
   const HostTensor& x = in[0];
   const HostTensor& w = in[1];
-  HostTensor r(outT.staticShape(), outT.dtype);
+  HostTensor r(outShape, dtype);
   const auto& s = call.attrs.getInts("strides");
   const auto& p = call.attrs.getInts("padding");
   const auto& dl = call.attrs.getInts("dilation");
@@ -602,7 +664,30 @@ HostTensor resizeKernel(const CallNode& call, const std::vector<HostTensor>& in,
 
 void registerNNOps() {
   defineOp("nn.conv2d", 2, OpPattern::OutEWiseFusable, convAttrs(false), conv2dRel, conv2dKernel,
-           "2-D convolution, data NCHW, weight OIHW; padding is (top, left, bottom, right)");
+           "2-D convolution, data NCHW, weight OIHW; padding is (top, left, bottom, right); with data_layout "
+           "NCHW{k}c and kernel_layout OIHW{k}i{o}o (groups 1) the output is NCHW{o}c");
+  defineOp("layout_transform", 1, OpPattern::Injective, {attrString("src_layout"), attrString("dst_layout")},
+           [](const CallNode& call, const std::vector<Type>& args) -> Type {
+             const TensorTypeNode& d = argTensor(call, args, 0);
+             const std::string& sl = call.attrs.getString("src_layout");
+             const std::string& dl = call.attrs.getString("dst_layout");
+             std::optional<Layout> from = parseLayout(sl), to = parseLayout(dl);
+             if (!from || !to || from->kernel != to->kernel)
+               LOOM_TYPE_FAIL(call) << "cannot transform layout \"" << sl << "\" to \"" << dl << "\"";
+             if (!d.isStatic()) LOOM_TYPE_FAIL(call) << "needs a static shape, got " << typeStr(args[0]);
+             auto logical = logicalShape(*from, d.staticShape());
+             if (!logical) LOOM_TYPE_FAIL(call) << typeStr(args[0]) << " is not in layout " << sl;
+             auto out = physicalShape(*to, *logical);
+             if (!out)
+               LOOM_TYPE_FAIL(call) << "logical shape " << shapeStr(Shape(logical->begin(), logical->end()))
+                                    << " does not divide into layout " << dl;
+             return tensorType(*out, d.dtype);
+           },
+           [](const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode&) {
+             return relayout(in[0], *parseLayout(call.attrs.getString("src_layout")),
+                             *parseLayout(call.attrs.getString("dst_layout")));
+           },
+           "converts between NCHW and NCHW{k}c (or OIHW and OIHW{i}i{o}o) layouts");
   defineOp("nn.conv2d_transpose", 2, OpPattern::OutEWiseFusable, convAttrs(true), conv2dTransposeRel,
            conv2dTransposeKernel, "2-D transposed convolution, data NCHW, weight IOHW");
   defineOp("nn.dense", 2, OpPattern::OutEWiseFusable, {}, denseRel, denseKernel,

@@ -2,6 +2,7 @@
 #include "core/graph/PassManager.h"
 
 #include "core/graph/Printer.h"
+#include "core/graph/pass/ConvertLayout.h"
 #include "core/graph/pass/DeadCodeElimination.h"
 #include "core/graph/pass/EliminateCommonSubexpr.h"
 #include "core/graph/pass/FoldConstant.h"
@@ -19,6 +20,7 @@ const std::vector<GraphPass>& allGraphPasses() {
       {"fold-constant", [](const Module& m) { return foldConstant(m); }},
       {"eliminate-common-subexpr", [](const Module& m) { return eliminateCommonSubexpr(m); }},
       {"dead-code-elimination", [](const Module& m) { return eliminateDeadCode(m); }},
+      {"convert-layout", [](const Module& m) { return convertLayout(m); }},
       {"fuse-ops", [](const Module& m) { return fuseOps(m); }},
   };
   return passes;
@@ -38,8 +40,12 @@ std::vector<std::string> optimizePipeline() {
           "dead-code-elimination", "infer-type"};
 }
 
-std::vector<std::string> fusePipeline() {
+std::vector<std::string> fusePipeline(bool blockedLayout) {
   std::vector<std::string> p = optimizePipeline();
+  if (blockedLayout) {
+    p.push_back("convert-layout");
+    p.push_back("fold-constant");
+  }
   p.push_back("fuse-ops");
   return p;
 }

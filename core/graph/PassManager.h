@@ -14,15 +14,16 @@ struct GraphPass {
 };
 
 /// Every graph pass: infer-type, simplify-inference, fold-constant, eliminate-common-subexpr,
-/// dead-code-elimination, fuse-ops.
+/// dead-code-elimination, convert-layout (NCHW16c), fuse-ops.
 const std::vector<GraphPass>& allGraphPasses();
 /// The pass called `name`; ValueError listing the known names when there is none.
 const GraphPass& findGraphPass(const std::string& name);
 
 /// The optimization pipeline, in order (the graph `--emit optimized` prints).
 std::vector<std::string> optimizePipeline();
-/// optimizePipeline() then fuse-ops (what `--emit fused` prints).
-std::vector<std::string> fusePipeline();
+/// optimizePipeline(), with `blockedLayout` convert-layout and fold-constant, then fuse-ops (what
+/// `--emit fused` prints).
+std::vector<std::string> fusePipeline(bool blockedLayout = false);
 
 /// Called after each pass with its name, the result and whether the printed module changed.
 using AfterPass = std::function<void(const std::string& pass, const Module& after, bool changed)>;

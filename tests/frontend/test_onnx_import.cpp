@@ -86,7 +86,8 @@ private slots:
     graph::Module m = frontend::importOnnx(dir + "/model.onnx", o);
     runtime::NDArray x = frontend::loadTensorProto(dir + "/test_data_set_0/input_0.pb");
     runtime::NDArray want = frontend::loadTensorProto(dir + "/test_data_set_0/output_0.pb");
-    for (const auto& passes : {std::vector<std::string>{}, graph::optimizePipeline(), graph::fusePipeline()}) {
+    for (const auto& passes :
+         {std::vector<std::string>{}, graph::optimizePipeline(), graph::fusePipeline(), graph::fusePipeline(true)}) {
       graph::Module opt = graph::runGraphPasses(m, passes);
       std::vector<runtime::NDArray> got = graph::evaluate(opt.main(), {x});
       QCOMPARE(got.size(), size_t(1));

@@ -6,6 +6,7 @@
 #include "core/graph/Op.h"
 #include "core/graph/PassManager.h"
 #include "core/graph/Printer.h"
+#include "core/graph/pass/ConvertLayout.h"
 #include "core/graph/pass/DeadCodeElimination.h"
 #include "core/graph/pass/EliminateCommonSubexpr.h"
 #include "core/graph/pass/FoldConstant.h"
@@ -192,6 +193,64 @@ private slots:
     m.functions["main"] = f;
     m.functions["helper"] = fn({x}, makeCall("exp", {x}));
     QCOMPARE(eliminateDeadCode(m).functions.size(), size_t(1));
+  }
+
+  void convertLayoutGolden() {
+    // conv -> bias_add -> relu -> conv -> add(per-channel constant) -> add(residual of the first
+    // conv's relu), all in NCHW8c after the pass, NCHW at the edges.
+    Var x = makeVar("x", f32({1, 4, 6, 6}));
+    Expr c1 = makeCall("nn.conv2d", {x, randomConst({8, 4, 3, 3}, 1)}, {{"padding", IntList{1, 1, 1, 1}}});
+    Expr r1 = makeCall("nn.relu", {makeCall("nn.bias_add", {c1, randomConst({8}, 2)})});
+    Expr c2 = makeCall("nn.conv2d", {r1, randomConst({8, 8, 1, 1}, 3)});
+    Expr a = makeCall("add", {makeCall("multiply", {c2, randomConst({8, 1, 1}, 4)}), r1});
+    Expr out = makeCall("nn.max_pool2d", {a}, {{"pool_size", IntList{2, 2}}, {"strides", IntList{2, 2}}});
+    Function f = fn({x}, out);
+    Function g = apply(apply(f, [](const Expr& e) { return convertLayout(e, 8); }), foldConstant);
+    QCOMPARE(QString::fromStdString(printFunction(g)),
+             QString(R"(def @main(%x: Tensor[(1, 4, 6, 6), float32]) -> Tensor[(1, 8, 3, 3), float32] {
+  %0 = layout_transform(%x, src_layout="NCHW", dst_layout="NCHW4c") /* ty=Tensor[(1, 1, 6, 6, 4), float32] */;
+  %1 = nn.conv2d(%0, meta[Constant][0], padding=[1, 1, 1, 1], data_layout="NCHW4c", kernel_layout="OIHW4i8o") /* ty=Tensor[(1, 1, 6, 6, 8), float32] */;
+  %2 = add(%1, meta[Constant][1]) /* ty=Tensor[(1, 1, 6, 6, 8), float32] */;
+  %3 = nn.relu(%2) /* ty=Tensor[(1, 1, 6, 6, 8), float32] */;
+  %4 = nn.conv2d(%3, meta[Constant][2], data_layout="NCHW8c", kernel_layout="OIHW8i8o") /* ty=Tensor[(1, 1, 6, 6, 8), float32] */;
+  %5 = multiply(%4, meta[Constant][3]) /* ty=Tensor[(1, 1, 6, 6, 8), float32] */;
+  %6 = add(%5, %3) /* ty=Tensor[(1, 1, 6, 6, 8), float32] */;
+  %7 = layout_transform(%6, src_layout="NCHW8c", dst_layout="NCHW") /* ty=Tensor[(1, 8, 6, 6), float32] */;
+  nn.max_pool2d(%7, pool_size=[2, 2], strides=[2, 2]) /* ty=Tensor[(1, 8, 3, 3), float32] */
+}
+)"));
+    QVERIFY(maxDiff(f, g) < 1e-5);
+    // Odd channel counts use the largest divisor; grouped convolutions stay NCHW.
+    Var y = makeVar("y", f32({1, 6, 5, 5}));
+    Expr dw = makeCall("nn.conv2d", {y, randomConst({6, 1, 3, 3}, 5)}, {{"groups", int64_t(6)}});
+    Expr pc = makeCall("nn.conv2d", {dw, randomConst({12, 6, 1, 1}, 6)});
+    Function f2 = fn({y}, makeCall("sigmoid", {pc}));
+    Function g2 = apply(f2, [](const Expr& e) { return convertLayout(e, 16); });
+    std::string text = printFunction(g2);
+    QVERIFY2(text.find("data_layout=\"NCHW6c\", kernel_layout=\"OIHW6i12o\"") != std::string::npos, text.c_str());
+    QVERIFY2(text.find("groups=6)") != std::string::npos, text.c_str());
+    QVERIFY(maxDiff(f2, g2) < 1e-5);
+  }
+
+  void blockedLayoutTypeErrors() {
+    auto msg = [](const std::function<Expr()>& build) -> std::string {
+      try {
+        inferType(build());
+      } catch (const GraphTypeError& e) {
+        return e.what();
+      }
+      return {};
+    };
+    QCOMPARE(msg([] {
+               return Expr(makeCall("layout_transform", {makeVar("x", f32({1, 6, 2, 2}))},
+                                    {{"src_layout", std::string("NCHW")}, {"dst_layout", std::string("NCHW4c")}}));
+             }),
+             std::string("layout_transform: logical shape (1, 6, 2, 2) does not divide into layout NCHW4c"));
+    QCOMPARE(msg([] {
+               return Expr(makeCall("nn.conv2d", {makeVar("x", f32({1, 2, 4, 4, 4})), makeVar("w", f32({1, 2, 1, 1, 8, 4}))},
+                                    {{"data_layout", std::string("NCHW4c")}, {"kernel_layout", std::string("OIHW8i4o")}}));
+             }),
+             std::string("nn.conv2d: data block 4 of NCHW4c differs from the kernel's input block 8 of OIHW8i4o"));
   }
 
   void pipelineAndPrintAfterAll() {
