@@ -790,9 +790,11 @@ private:
           argIndex >= 0 && size_t(argIndex) < spans.size() ? spans[size_t(argIndex)] : fn.span;
       fail(at, "TypeError", err.what());
     }
-    // RV arguments must still name live nodes (say which and where they went).
-    for (size_t i = 0; i < inputs.size(); ++i)
-      checkRVs(inputs[i], i < args.size() ? spans[i] : fn.span);
+    // RV arguments must still name live nodes (say which, where it went, and point at it).
+    for (size_t i = 0; i < args.size(); ++i)
+      checkRVs(args[i], spans[i]);
+    for (size_t k = 0; k < kwargs.size(); ++k)
+      checkRVs(kwargs[k].second, spans[args.size() + k]);
     std::vector<Value> outs;
     try {
       outs = kind->apply(m_sch, inputs, decision);
