@@ -1,6 +1,8 @@
 // simplify: arithmetic simplification of every expression, with loop ranges and if conditions known.
 #include "core/transform/Simplify.h"
 
+#include <optional>
+
 #include "core/arith/Analyzer.h"
 #include "core/tir/Op.h"
 #include "core/tir/StructuralEqual.h"
@@ -34,6 +36,14 @@ protected:
 };
 
 Expr foldSelects(const Expr& e) { return ConstantBranchFolder().mutate(e); }
+
+bool readsMemory(const Expr& e) {
+  bool reads = false;
+  postOrderVisit(e, [&](const IRNode* n) {
+    reads |= n->nodeKind == NodeKind::BufferLoad || n->nodeKind == NodeKind::Call;
+  });
+  return reads;
+}
 
 class StmtSimplifier : public IRMutator {
 protected:
@@ -102,12 +112,16 @@ protected:
     if (m_analyzer.canProve(c)) return mutate(n->thenCase);
     if (m_analyzer.canProve(!c)) return n->elseCase.defined() ? mutate(n->elseCase) : evaluate(0);
     Stmt t, e;
+    // A condition that reads memory is no fact inside the branch: the branch may write it.
+    bool pure = !readsMemory(c);
     {
-      arith::ConstraintScope scope(m_analyzer, c);
+      std::optional<arith::ConstraintScope> scope;
+      if (pure) scope.emplace(m_analyzer, c);
       t = mutate(n->thenCase);
     }
     if (n->elseCase.defined()) {
-      arith::ConstraintScope scope(m_analyzer, !c);
+      std::optional<arith::ConstraintScope> scope;
+      if (pure) scope.emplace(m_analyzer, !c);
       e = mutate(n->elseCase);
     }
     if (c.same_as(n->condition) && t.same_as(n->thenCase) && e.same_as(n->elseCase)) return self;

@@ -270,6 +270,18 @@ private slots:
     EXPECT_SAME_MEANING(f, g);
   }
 
+  void simplifyKeepsConditionsOnMemory() {
+    // if (A[0] > 0) { A[0] = -1; if (A[0] > 0) B[0] = 7 }: the inner test reads the new A[0].
+    Buffer A = makeBuffer("A", f32, {1}), B = makeBuffer("B", f32, {1});
+    Expr cond = bufferLoad(A, {0}) > 0.0f;
+    Stmt inner = ifThen(cond, bufferStore(B, 7.0f, {0}));
+    Stmt body = seq({bufferStore(A, 1.0f, {0}), ifThen(cond, seq({bufferStore(A, -1.0f, {0}), inner}))});
+    PrimFunc f = makePrimFunc("main", {A->data, B->data}, {{A->data, A}, {B->data, B}}, body);
+    PrimFunc g = simplifyFunc(f);
+    QCOMPARE(countNodes(g, NodeKind::IfThenElse), 2);
+    EXPECT_SAME_MEANING(f, g);
+  }
+
   void vectorizeDivisible() {
     PrimFunc f = lowered(elementwiseSplit(64, 8, ForKind::Serial, ForKind::Vectorized));
     PassContext ctx;
