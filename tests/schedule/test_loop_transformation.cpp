@@ -206,6 +206,13 @@ private slots:
     QCOMPARE(QString::fromStdString(kind), QString("InvalidRVError"));
     QCOMPARE(QString::fromStdString(msg),
              QString("s.py:5:14: error: loop 'i' was removed by fuse at line 3"));
+    // In a list of loops the error points at the dead one.
+    auto [kind2, msg2] = scriptError(parseFunc(kMatmul), std::string(kGetLoops) +
+                                                             "a, b2 = sch.split(j, factors=[4, 4])\n"
+                                                             "sch.reorder(k, j)\n");
+    QCOMPARE(QString::fromStdString(kind2), QString("InvalidRVError"));
+    QCOMPARE(QString::fromStdString(msg2),
+             QString("s.py:4:16: error: loop 'j' was removed by split at line 3"));
   }
 
   // --- Meaning --------------------------------------------------------------------------------
