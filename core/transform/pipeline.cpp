@@ -38,9 +38,9 @@ std::vector<Pass> loweringPipeline(const LowerOptions& options) {
   p.push_back(pass("flatten-buffers", flattenBuffers));
   // 4. Fold the index arithmetic flattening wrote, before looking for split tails.
   p.push_back(pass("simplify", simplifyFunc));
-  // 5. Peel predicated tails so main loops run without conditions.
+  // 5. Peel heads and tails (split predicates, padding) so middle loops run without conditions.
   p.push_back(pass("loop-partition", partitionLoops));
-  // 6. Fold the split points and drop the tails' dead parts, so vector loops see constants.
+  // 6. Fold split points and drop dead parts of the peeled pieces, so vector loops see constants.
   p.push_back(pass("simplify", simplifyFunc));
   // 7. Vector loops to Ramp/Broadcast code (or serial with a note).
   p.push_back(passWithContext("vectorize", vectorizeLoops));
