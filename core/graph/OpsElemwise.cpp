@@ -87,6 +87,11 @@ void registerElemwiseOps() {
   unary("round", [](double x, const Attrs&) { return std::nearbyint(x); });
   unary("sign", [](double x, const Attrs&) { return double((x > 0) - (x < 0)); });
   unary("copy", [](double x, const Attrs&) { return x; });
+  unary("isnan", [](double x, const Attrs&) { return std::isnan(x) ? 1.0 : 0.0; }, {}, true);
+  unary("isinf", [](double x, const Attrs& a) {
+    if (!std::isinf(x)) return 0.0;
+    return (x > 0 ? a.getInt("detect_positive") : a.getInt("detect_negative")) != 0 ? 1.0 : 0.0;
+  }, {attrInt("detect_positive", 1), attrInt("detect_negative", 1)}, true);
   unary("logical_not", [](double x, const Attrs&) { return x == 0 ? 1.0 : 0.0; }, {}, true);
   unary(
       "clip",

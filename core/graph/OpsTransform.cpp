@@ -344,9 +344,73 @@ HostTensor padKernel(const CallNode& call, const std::vector<HostTensor>& in, co
   return r;
 }
 
+Type gatherElementsRel(const CallNode& call, const std::vector<Type>& args) {
+  const TensorTypeNode& d = argTensor(call, args, 0);
+  const TensorTypeNode& ind = argTensor(call, args, 1);
+  if (!ind.dtype.isIntegral()) LOOM_TYPE_FAIL(call) << "indices must be integers, got " << typeStr(args[1]);
+  if (ind.ndim() != d.ndim())
+    LOOM_TYPE_FAIL(call) << "indices " << typeStr(args[1]) << " must have the rank of data " << typeStr(args[0]);
+  normAxis(call, call.attrs.getInt("axis"), int64_t(d.ndim()));
+  return tensorType(ind.shape, d.dtype);
+}
+
+HostTensor gatherElementsKernel(const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+  const HostTensor& x = in[0];
+  const HostTensor& ind = in[1];
+  int64_t axis = call.attrs.getInt("axis");
+  if (axis < 0) axis += int64_t(x.shape.size());
+  HostTensor r(ind.shape, outT.dtype);
+  std::vector<int64_t> idx, st = x.strides();
+  for (int64_t i = 0; i < r.numel(); ++i) {
+    unravel(i, ind.shape, idx);
+    int64_t id = int64_t(ind.v[i]), n = x.shape[axis];
+    if (id < 0) id += n;
+    if (id < 0 || id >= n)
+      LOOM_THROW(ValueError) << callDescription(call) << ": index " << int64_t(ind.v[i]) << " out of range for " << n
+                             << " entries";
+    idx[axis] = id;
+    int64_t src = 0;
+    for (size_t k = 0; k < idx.size(); ++k) src += idx[k] * st[k];
+    r.v[i] = x.v[src];
+  }
+  return r;
+}
+
+HostTensor cumsumKernel(const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+  const HostTensor& x = in[0];
+  int64_t axis = call.attrs.getInt("axis");
+  if (axis < 0) axis += int64_t(x.shape.size());
+  bool exclusive = call.attrs.getInt("exclusive") != 0, reverse = call.attrs.getInt("reverse") != 0;
+  int64_t n = x.shape[axis], inner = 1;
+  for (size_t k = axis + 1; k < x.shape.size(); ++k) inner *= x.shape[k];
+  int64_t outer = x.numel() / std::max<int64_t>(n * inner, 1);
+  HostTensor r(x.shape, outT.dtype);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      double acc = 0;
+      for (int64_t step = 0; step < n; ++step) {
+        int64_t j = reverse ? n - 1 - step : step;
+        double v = x.v[(o * n + j) * inner + i];
+        if (!exclusive) acc += v;
+        r.v[(o * n + j) * inner + i] = acc;
+        if (exclusive) acc += v;
+      }
+    }
+  return r;
+}
+
 }  // namespace
 
 void registerTransformOps() {
+  defineOp("gather_elements", 2, OpPattern::Injective, {attrInt("axis", 0)}, gatherElementsRel, gatherElementsKernel,
+           "out[i][j][k] = data[index[i][j][k]][j][k] for axis 0 (ONNX GatherElements)");
+  defineOp("cumsum", 1, OpPattern::Opaque, {attrInt("axis", 0), attrInt("exclusive", 0), attrInt("reverse", 0)},
+           [](const CallNode& call, const std::vector<Type>& args) -> Type {
+             const TensorTypeNode& d = argTensor(call, args, 0);
+             normAxis(call, call.attrs.getInt("axis"), int64_t(d.ndim()));
+             return tensorType(d.shape, d.dtype);
+           },
+           cumsumKernel, "running sum along axis (optionally exclusive and/or reversed)");
   defineOp("reshape", 1, OpPattern::Injective, {attrInts("newshape")}, reshapeRel,
            [](const CallNode&, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
              HostTensor r = in[0];

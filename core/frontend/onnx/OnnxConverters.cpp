@@ -696,6 +696,44 @@ Outs castLike(Context& c) {
   return {c.call("cast", {c.input(0)}, {{"dtype", c.tensorType(c.input(1)).dtype}})};
 }
 
+Outs trilu(Context& c) {
+  Expr x = c.input(0);
+  std::vector<int64_t> s = c.staticShape(x);
+  if (s.size() < 2) c.fail("input must have rank >= 2");
+  int64_t k = c.hasInput(1) ? c.constInts(1).at(0) : 0;
+  bool upper = c.attrInt("upper", 1) != 0;
+  int64_t rows = s[s.size() - 2], cols = s.back();
+  runtime::NDArray mask = runtime::NDArray::empty({rows, cols}, toDType(DataType::Bool()));
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) mask.as<uint8_t>()[i * cols + j] = upper ? j - i >= k : j - i <= k;
+  return {c.call("where", {makeConstant(mask), x, scalarLike(c, 0, x)})};
+}
+
+Outs cumsum(Context& c) {
+  return {c.call("cumsum", {c.input(0)},
+                 {{"axis", c.constInts(1).at(0)},
+                  {"exclusive", c.attrInt("exclusive", 0)},
+                  {"reverse", c.attrInt("reverse", 0)}})};
+}
+
+Outs eyeLike(Context& c) {
+  std::vector<int64_t> s = c.staticShape(c.input(0));
+  if (s.size() != 2) c.fail("input must be 2-D");
+  DataType t = c.tensorType(c.input(0)).dtype;
+  if (const auto* a = c.attr("dtype")) {
+    bool ok = false;
+    t = dtypeFromOnnx(int(a->i()), &ok);
+    if (!ok) c.fail("unsupported dtype");
+  }
+  int64_t k = c.attrInt("k", 0);
+  Expr one = makeScalar(1, t), zero = makeScalar(0, t);
+  // Build through where(mask, 1, 0) so any element type works.
+  runtime::NDArray mask = runtime::NDArray::empty(s, toDType(DataType::Bool()));
+  for (int64_t i = 0; i < s[0]; ++i)
+    for (int64_t j = 0; j < s[1]; ++j) mask.as<uint8_t>()[i * s[1] + j] = j - i == k;
+  return {c.call("where", {makeConstant(mask), one, c.call("broadcast_to", {zero}, {{"shape", s}})})};
+}
+
 }  // namespace
 
 const std::unordered_map<std::string, Converter>& converters() {
@@ -812,6 +850,20 @@ const std::unordered_map<std::string, Converter>& converters() {
       {"ReduceSumSquare", reduceComposite("SumSquare")},
       {"Size", size},
       {"CastLike", castLike},
+      {"GatherElements",
+       [](Context& c) {
+         return Outs{c.call("gather_elements", {c.input(0), c.input(1)}, {{"axis", c.attrInt("axis", 0)}})};
+       }},
+      {"Trilu", trilu},
+      {"CumSum", cumsum},
+      {"EyeLike", eyeLike},
+      {"IsNaN", unary("isnan")},
+      {"IsInf",
+       [](Context& c) {
+         return Outs{c.call("isinf", {c.input(0)},
+                            {{"detect_positive", c.attrInt("detect_positive", 1)},
+                             {"detect_negative", c.attrInt("detect_negative", 1)}})};
+       }},
   };
   return table;
 }
