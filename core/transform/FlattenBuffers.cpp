@@ -3,6 +3,7 @@
 
 #include <unordered_map>
 
+#include "core/arith/Analyzer.h"
 #include "core/support/Error.h"
 #include "core/tir/Op.h"
 #include "core/tir/Visitor.h"
@@ -90,7 +91,7 @@ public:
     auto it = m_flat.find(b);
     if (it != m_flat.end()) return it->second;
     auto* n = new BufferNode(*b.get());
-    n->shape = {flatExtent(b)};
+    n->shape = {m_analyzer.simplify(flatExtent(b))};
     n->strides.clear();
     n->elemOffset = intImm(n->shape[0].dtype(), 0);
     Buffer fb(n);
@@ -136,12 +137,13 @@ protected:
     for (auto& e : a->extents) count = count.defined() ? mulFold(count, e) : e;
     if (!count.defined()) count = 1;
     auto* c = new AllocateNode(*a);
-    c->extents = {count};
+    c->extents = {m_analyzer.simplify(count)};
     return Stmt(c);
   }
 
 private:
   std::unordered_map<Buffer, Buffer, RefHash, RefEqual> m_flat;
+  arith::Analyzer m_analyzer;
 };
 
 }  // namespace
