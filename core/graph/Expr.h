@@ -17,6 +17,7 @@ enum class ExprKind : uint8_t { Var, Constant, Call, Tuple, TupleGetItem, Functi
 
 /// Base of all graph expressions. Nodes are immutable; `checkedType` is a cache that InferType
 /// fills (a node's type is a function of its structure, so filling it never changes meaning).
+/// Typing the same untyped graph from two threads at once is a data race: type it first.
 struct ExprNode : public Object {
   explicit ExprNode(ExprKind k) : kind(k) {}
   const ExprKind kind;

@@ -1,6 +1,7 @@
 // The Relay-style text printer of the graph IR.
 #include "core/graph/Printer.h"
 
+#include <cctype>
 #include <cstdio>
 #include <sstream>
 #include <unordered_map>
@@ -10,6 +11,14 @@
 namespace loom::graph {
 
 namespace {
+
+/// A variable's printed name: ONNX allows names like "0" or "input:0" that would read as a
+/// temporary or break the syntax, so those are quoted.
+std::string varName(const std::string& n) {
+  bool plain = !n.empty() && !std::isdigit(static_cast<unsigned char>(n[0]));
+  for (char c : n) plain &= std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
+  return plain ? "%" + n : "%\"" + n + "\"";
+}
 
 class Printer {
 public:
@@ -44,7 +53,7 @@ private:
   std::string signature(const FunctionNode& f) {
     std::string s = "(";
     for (size_t i = 0; i < f.params.size(); ++i)
-      s += (i ? ", " : "") + ("%" + f.params[i]->name) + ": " + typeStr(f.params[i]->annotation);
+      s += (i ? ", " : "") + varName(f.params[i]->name) + ": " + typeStr(f.params[i]->annotation);
     if (f.primitive) s += std::string(f.params.empty() ? "" : ", ") + "Primitive=1";
     if (!f.name.empty() && f.primitive) s += ", Name=\"" + f.name + "\"";
     s += ")";
@@ -73,7 +82,7 @@ private:
   }
 
   std::string atom(const Expr& e) {
-    if (auto* v = e.as<VarNode>()) return "%" + v->name;
+    if (auto* v = e.as<VarNode>()) return varName(v->name);
     if (auto* c = e.as<ConstantNode>()) {
       if (c->data.shape().empty()) {
         std::string s = scalarText(*c);

@@ -11,6 +11,8 @@ namespace loom::graph {
 /// the result expression last. Attributes equal to the op's defaults are omitted; 0-d constants
 /// print inline (`1f`, `2i64`), larger ones as `meta[Constant][k]` numbered in print order.
 /// Fused groups print as nested `fn (%p0: ..., Primitive=1, Name="fused_...") -> T { ... }`.
+/// Variable names that are numbers or hold characters other than [A-Za-z0-9_.] print quoted
+/// (`%"0"`, `%"input:0"`).
 std::string printModule(const Module& m);
 /// Prints one function as `def @name(...)`.
 std::string printFunction(const Function& f, const std::string& name = "main");

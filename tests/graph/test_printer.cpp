@@ -56,6 +56,19 @@ private slots:
     QVERIFY(printExpr(m).find("/* ty=Tensor[(n, 1), float32] */") != std::string::npos);
   }
 
+  void oddVariableNames() {
+    Var a = makeVar("0", f32({2}));
+    Var b = makeVar("input:1", f32({2}));
+    Var c = makeVar("x.2_ok", f32({2}));
+    Expr e = makeCall("add", {makeCall("add", {a, b}), c});
+    QCOMPARE(QString::fromStdString(printFunction(makeFunction({a, b, c}, e))),
+             QString(R"(def @main(%"0": Tensor[(2,), float32], %"input:1": Tensor[(2,), float32], %x.2_ok: Tensor[(2,), float32]) {
+  %0 = add(%"0", %"input:1");
+  add(%0, %x.2_ok)
+}
+)"));
+  }
+
   void defaultsAreOmittedAndConstantsNumbered() {
     Var x = makeVar("x", f32({1, 2, 4, 4}));
     Constant w = randomConst({2, 2, 1, 1}, 3);
