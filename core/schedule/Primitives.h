@@ -6,6 +6,7 @@
 #include "core/schedule/primitive/compute_location.h"
 #include "core/schedule/primitive/for_kind.h"
 #include "core/schedule/primitive/get_block_loop.h"
+#include "core/schedule/primitive/layout_transformation.h"
 #include "core/schedule/primitive/loop_transformation.h"
 #include "core/schedule/primitive/reduction.h"
 #include "core/schedule/primitive/sampling.h"

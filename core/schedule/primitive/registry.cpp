@@ -13,6 +13,7 @@ void registerBuiltinInstructionKinds() {
   registerComputeInlineInstructions();
   registerCacheReadWriteInstructions();
   registerReductionInstructions();
+  registerLayoutTransformationInstructions();
 }
 
 } // namespace loom::tir
