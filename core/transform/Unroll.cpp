@@ -37,6 +37,22 @@ bool containsLoop(const Stmt& s) {
   return found;
 }
 
+/// Gives the loop and let vars bound inside a copy fresh Vars, so each copy binds its own.
+class FreshBinder : public IRMutator {
+protected:
+  using IRMutator::visit;
+  Stmt visit(const ForNode* n, const Stmt& self) override {
+    Var v = makeVar(n->loopVar->name, n->loopVar->dtype);
+    Stmt body = mutate(substitute(n->body, [&](const Var& x) { return x.same_as(n->loopVar) ? Expr(v) : Expr(); }));
+    return withSpan(forLoop(v, mutate(n->min), mutate(n->extent), n->kind, body, n->threadTag, n->annotations), n->span);
+  }
+  Stmt visit(const LetStmtNode* n, const Stmt& self) override {
+    Var v = makeVar(n->var->name, n->var->dtype);
+    Stmt body = mutate(substitute(n->body, [&](const Var& x) { return x.same_as(n->var) ? Expr(v) : Expr(); }));
+    return withSpan(letStmt(v, mutate(n->value), body), n->span);
+  }
+};
+
 class Unroller : public IRMutator {
 public:
   explicit Unroller(PassContext& ctx) : m_ctx(ctx) {}
@@ -74,7 +90,8 @@ protected:
     std::vector<Stmt> copies;
     for (int64_t i = 0; i < *ext; ++i) {
       Expr value = isZero(n->min) ? intImm(n->loopVar->dtype, i) : n->min + intImm(n->loopVar->dtype, i);
-      copies.push_back(substitute(body, [&](const Var& v) { return v.same_as(n->loopVar) ? value : Expr(); }));
+      Stmt copy = substitute(body, [&](const Var& v) { return v.same_as(n->loopVar) ? value : Expr(); });
+      copies.push_back(i == 0 ? copy : FreshBinder().mutate(copy));
     }
     if (copies.empty()) return evaluate(0);
     return seq(std::move(copies));

@@ -2,6 +2,8 @@
 // (the reference interpreter gives the same results before and after on random inputs).
 #include <QtTest>
 
+#include <set>
+
 #include "core/transform/FlattenBuffers.h"
 #include "core/transform/LoopPartition.h"
 #include "core/transform/LowerBlocks.h"
@@ -374,6 +376,24 @@ private slots:
     // i2 (3 steps) is unrolled under the 16-step budget; i (3 * 7 steps) is not.
     QCOMPARE(countLoops(g, ForKind::Serial), 1);
     QCOMPARE(countNodes(g, NodeKind::BufferStore), 5 * 2 + 3);
+    EXPECT_SAME_MEANING(f, g);
+  }
+
+  void unrollCopiesBindTheirOwnVars() {
+    // Unrolling a loop around a loop and a let: each copy gets its own loop and let vars.
+    Buffer A = makeBuffer("A", f32, {3, 4});
+    Var i = makeVar("i"), j = makeVar("j"), t = makeVar("t");
+    Stmt inner = forLoop(j, 0, 4, ForKind::Serial, letStmt(t, Expr(i) * 4 + Expr(j), bufferStore(A, cast(f32, Expr(t)), {i, j})));
+    PrimFunc f = makePrimFunc("main", {A->data}, {{A->data, A}}, forLoop(i, 0, 3, ForKind::Unrolled, inner));
+    PassContext ctx;
+    PrimFunc g = unrollLoops(f, ctx);
+    std::set<const VarNode*> loopVars, letVars;
+    postOrderVisit(g->body, [&](const IRNode* n) {
+      if (auto* l = dynamic_cast<const ForNode*>(n)) loopVars.insert(l->loopVar.get());
+      if (auto* l = dynamic_cast<const LetStmtNode*>(n)) letVars.insert(l->var.get());
+    });
+    QCOMPARE(loopVars.size(), size_t(3));
+    QCOMPARE(letVars.size(), size_t(3));
     EXPECT_SAME_MEANING(f, g);
   }
 
