@@ -1,6 +1,8 @@
 // cache_read, cache_write, set_scope, storage_align: golden text, meaning on random inputs
 // (matmul cache_write + reverse_compute_at under random splits), every refusal, traces.
+#include <fstream>
 #include <random>
+#include <sstream>
 
 #include "CacheInlineTestUtil.h"
 #include "core/schedule/Analysis.h"
@@ -72,6 +74,15 @@ def main(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
             T.writes(C[vi])
             C[vi] = B[vi]
 )";
+
+
+/// The text of an example schedule under examples/schedules/.
+std::string exampleScript(const char* name) {
+  std::ifstream in(std::string(LOOM_SOURCE_DIR) + "/examples/schedules/" + name);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
 
 } // namespace
 
@@ -240,6 +251,20 @@ sch.compute_at(pad, xo)
                                             "sch.compute_at(r, j)\n"
                                             "sch.storage_align(r, 0, 0, 8, 2)\n"
                                             "sch.set_scope(r, 0, \"local\")\n");
+  }
+
+  void convExampleScript() {
+    PrimFunc f = workload("conv2d:N=1,C=3,H=10,W=9,K=4,R=3,S=3");
+    std::string script = exampleScript("conv2d_cache_compute_at.py");
+    QVERIFY(!script.empty());
+    Schedule sch(f);
+    ScriptResult r = runScript(sch, script, "conv2d_cache_compute_at.py");
+    QVERIFY2(r.ok, (r.message + "\n" + r.detail).c_str());
+    std::string text = printFunc(sch.func());
+    QVERIFY2(text.find("conv2d_nchw_local = T.alloc_buffer((1, 4, 10, 9), \"float32\", scope=\"local\")") !=
+                 std::string::npos,
+             text.c_str());
+    QVERIFY(maxErrorBetween(f, sch.func()) < 1e-5);
   }
 
   // --- Refusals -------------------------------------------------------------------------------

@@ -1,6 +1,8 @@
 // compute_inline, reverse_compute_inline: golden text, meaning on random inputs, every refusal,
 // traces.
+#include <fstream>
 #include <random>
+#include <sstream>
 
 #include "CacheInlineTestUtil.h"
 #include "core/schedule/Analysis.h"
@@ -112,6 +114,15 @@ int countBlocks(const PrimFunc& f) {
   return int(allBlocks(f).size());
 }
 
+
+/// The text of an example schedule under examples/schedules/.
+std::string exampleScript(const char* name) {
+  std::ifstream in(std::string(LOOM_SOURCE_DIR) + "/examples/schedules/" + name);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
 } // namespace
 
 class TestComputeInline : public QObject {
@@ -217,6 +228,20 @@ private slots:
     QVERIFY(!sch.isValid(Value(b)));
     QCOMPARE(QString::fromStdString(sch.get(c)->name), QString("C"));
     QCOMPARE(getLoops(sch, c).size(), size_t(2));
+  }
+
+  void softmaxExampleScript() {
+    PrimFunc f = workload("softmax:M=6,N=10");
+    std::string script = exampleScript("softmax_inline.py");
+    QVERIFY(!script.empty());
+    Schedule sch(f);
+    ScriptResult r = runScript(sch, script, "softmax_inline.py");
+    QVERIFY2(r.ok, (r.message + "\n" + r.detail).c_str());
+    std::string text = printFunc(sch.func());
+    QVERIFY2(text.find("T_softmax_exp[") == std::string::npos, text.c_str());
+    QVERIFY2(text.find("T.block(\"T_softmax_exp\")") == std::string::npos, text.c_str());
+    QVERIFY2(text.find("scope=\"local\"") != std::string::npos, text.c_str());
+    QVERIFY(maxErrorBetween(f, sch.func()) < 1e-5);
   }
 
   // --- Refusals -------------------------------------------------------------------------------
