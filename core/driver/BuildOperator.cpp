@@ -8,7 +8,6 @@
 #include "core/schedule/Script.h"
 #include "core/schedule/Trace.h"
 #include "core/support/Error.h"
-#include "core/transform/MakePackedAPI.h"
 #include "core/transform/Pipeline.h"
 
 namespace loom::driver {
@@ -25,6 +24,18 @@ public:
 
 private:
   std::string m_kind, m_detail;
+};
+/// Keeps the function one named pass was given.
+class BeforePass : public transform::PassInstrument {
+public:
+  explicit BeforePass(std::string name) : m_name(std::move(name)) {}
+  void runBeforePass(const transform::Pass& pass, const tir::PrimFunc& before) override {
+    if (pass.name == m_name) input = before;
+  }
+  tir::PrimFunc input;
+
+private:
+  std::string m_name;
 };
 }  // namespace
 
@@ -43,12 +54,18 @@ LoweredOperator lowerOperator(const tir::PrimFunc& f, const OperatorOptions& opt
   }
   transform::LowerOptions lo;
   lo.gpu = op.target.kind != "llvm";
-  op.lowered = transform::lower(op.scheduled, ctx, lo);
+  lo.packedEntry = true;
+  auto beforeEntry = std::make_shared<BeforePass>("make-packed-api");
+  ctx.instruments.push_back(beforeEntry);
+  op.entry = transform::lower(op.scheduled, ctx, lo);
+  ctx.instruments.pop_back();
+  op.lowered = beforeEntry->input;
+  LOOM_ICHECK(op.lowered.defined()) << "the pipeline has no make-packed-api step";
   return op;
 }
 
 std::string emitCode(const LoweredOperator& op, CodeKind kind) {
-  tir::PrimFunc entry = transform::makePackedAPI(op.lowered);
+  const tir::PrimFunc& entry = op.entry;
   switch (kind) {
   case CodeKind::LLVM: {
     codegen::CodeGenOptions cg;
@@ -63,8 +80,7 @@ std::string emitCode(const LoweredOperator& op, CodeKind kind) {
 }
 
 std::unique_ptr<codegen::JITModule> jitOperator(const LoweredOperator& op) {
-  tir::PrimFunc entry = transform::makePackedAPI(op.lowered);
-  return std::make_unique<codegen::JITModule>(codegen::buildLLVM({entry}, op.target));
+  return std::make_unique<codegen::JITModule>(codegen::buildLLVM({op.entry}, op.target));
 }
 
 }  // namespace loom::driver

@@ -29,7 +29,8 @@ struct LoweredOperator {
   tir::PrimFunc input;      ///< as given
   tir::PrimFunc scheduled;  ///< after the schedule script
   std::string trace;        ///< the applied schedule, printed as a script
-  tir::PrimFunc lowered;    ///< after the lowering pipeline (before the packed entry)
+  tir::PrimFunc lowered;    ///< after the lowering pipeline, before its make-packed-api step
+  tir::PrimFunc entry;      ///< the packed-call entry that codegen compiles
   codegen::Target target;
 };
 

@@ -11,6 +11,8 @@ namespace loom::transform {
 struct LowerOptions {
   /// GPU targets keep thread_binding loops as `attr thread_extent` regions (lower-thread-binding).
   bool gpu = false;
+  /// End with make-packed-api, the entry codegen compiles (the interpreter runs the IR before it).
+  bool packedEntry = false;
 };
 
 /// The passes, in order (see pipeline.cpp, which reads top to bottom).

@@ -6,6 +6,7 @@
 #include "core/transform/LowerBlocks.h"
 #include "core/transform/LowerIntrinsics.h"
 #include "core/transform/LowerThreadBinding.h"
+#include "core/transform/MakePackedAPI.h"
 #include "core/transform/RemoveNoOp.h"
 #include "core/transform/Simplify.h"
 #include "core/transform/StorageRewrite.h"
@@ -54,8 +55,10 @@ std::vector<Pass> loweringPipeline(const LowerOptions& options) {
   p.push_back(pass("lower-intrinsics", lowerIntrinsics));
   // 12. Drop statements that do nothing.
   p.push_back(pass("remove-no-op", removeNoOps));
-  // 13. make-packed-api (helper G2, codegen): the packed-call entry that unpacks arguments,
-  //     checks shapes and binds the buffers' data vars. Added here, last, by G2.
+  // 13. The packed-call entry that codegen compiles: unpacks arguments, checks their count, type,
+  //     shape, dtype and alignment with clear run-time errors, and binds the buffers' data vars.
+  //     (Left out when the result goes to the reference interpreter instead of codegen.)
+  if (options.packedEntry) p.push_back(makePackedAPIPass());
   return p;
 }
 
