@@ -29,30 +29,35 @@ const AttrSpec* OpDef::findAttr(const std::string& n) const {
 }
 
 namespace {
-/// The table itself; registry() fills it on first use.
+/// The table itself; registry() fills it with the built-in ops on first use.
 std::map<std::string, OpDef>& rawOpTable() {
   static std::map<std::string, OpDef> ops;
   return ops;
 }
-}  // namespace
 
-void registerOp(OpDef def) {
-  std::string name = def.name;
-  rawOpTable()[name] = std::move(def);
-}
+/// True while the built-in families register (registerOp must not re-enter call_once then).
+bool g_registeringBuiltins = false;
 
-namespace {
 std::map<std::string, OpDef>& registry() {
   static std::once_flag once;
   std::call_once(once, [] {
+    g_registeringBuiltins = true;
     registerNNOps();
     registerElemwiseOps();
     registerTransformOps();
     registerReduceOps();
+    g_registeringBuiltins = false;
   });
   return rawOpTable();
 }
 }  // namespace
+
+void registerOp(OpDef def) {
+  // Built-ins first, so that a later registration under the same name replaces them.
+  if (!g_registeringBuiltins) registry();
+  std::string name = def.name;
+  rawOpTable()[name] = std::move(def);
+}
 
 const OpDef* findOp(const std::string& name) {
   auto& ops = registry();

@@ -68,7 +68,8 @@ const OpDef* findOp(const std::string& name);
 const OpDef& getOp(const std::string& name);
 /// All registered ops, sorted by name.
 std::vector<const OpDef*> allOps();
-/// Registers (or replaces) an op; for topi/ to attach `compute` use mutableOp().
+/// Registers (or replaces) an op; for topi/ to attach `compute` use mutableOp(). Existing calls
+/// keep pointing at the entry, so replace an op only before building graphs with it.
 void registerOp(OpDef def);
 OpDef* mutableOp(const std::string& name);
 
