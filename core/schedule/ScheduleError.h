@@ -32,8 +32,6 @@ private:
 LOOM_DECLARE_ERROR(InvalidRVError, ScheduleError);
 /// No block has the requested name.
 LOOM_DECLARE_ERROR(BlockNotFoundError, ScheduleError);
-/// A loop that should be above a block is not.
-LOOM_DECLARE_ERROR(LoopNotFoundError, ScheduleError);
 /// A loop or statement that should be the only child of its parent is not (fuse, reorder, ...).
 LOOM_DECLARE_ERROR(NotSingleChildError, ScheduleError);
 /// A block under the loop has an iter var whose type forbids the transformation (e.g. a reduce
