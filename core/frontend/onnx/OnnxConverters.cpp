@@ -32,8 +32,24 @@ Converter unary(const std::string& op) {
   return [op](Context& c) { return Outs{c.call(op, {c.input(0)})}; };
 }
 
+/// Before opset 7, binary ops broadcast only with broadcast=1, aligning B at `axis` of A (by
+/// default at the trailing dims): B is reshaped so numpy broadcasting does the same.
+Expr legacyBroadcast(Context& c, const Expr& a, const Expr& b) {
+  if (c.opset() >= 7 || c.attrInt("broadcast", 0) == 0) return b;
+  int64_t na = int64_t(c.tensorType(a).ndim());
+  std::vector<int64_t> sb = c.staticShape(b);
+  int64_t axis = c.attrInt("axis", na - int64_t(sb.size()));
+  if (axis < 0) axis += na;
+  if (axis < 0 || axis + int64_t(sb.size()) > na) c.fail("broadcast axis " + std::to_string(axis) + " out of range");
+  for (int64_t i = axis + int64_t(sb.size()); i < na; ++i) sb.push_back(1);
+  return reshapeTo(c, b, sb);
+}
+
 Converter binary(const std::string& op) {
-  return [op](Context& c) { return Outs{c.call(op, {c.input(0), c.input(1)})}; };
+  return [op](Context& c) {
+    Expr a = c.input(0);
+    return Outs{c.call(op, {a, legacyBroadcast(c, a, c.input(1))})};
+  };
 }
 
 /// Min/Max/Sum/Mean: a left fold of the binary op over every input.
@@ -205,6 +221,16 @@ Outs layerNorm(Context& c) {
 
 Outs prelu(Context& c) {
   Expr x = c.input(0), slope = c.input(1);
+  if (c.opset() < 7) {
+    // Opset 6 broadcasts a (C,) slope along the channel axis.
+    const TensorTypeNode& xt = c.tensorType(x);
+    std::vector<int64_t> ss = c.staticShape(slope);
+    if (ss.size() == 1 && ss[0] > 1 && xt.ndim() > 2) {
+      std::vector<int64_t> shape{ss[0]};
+      for (size_t i = 2; i < xt.ndim(); ++i) shape.push_back(1);
+      slope = reshapeTo(c, slope, shape);
+    }
+  }
   Expr neg = c.call("less", {x, scalarLike(c, 0, x)});
   return {c.call("where", {neg, c.call("multiply", {x, slope}), x})};
 }

@@ -1,4 +1,4 @@
-// The ONNX importer: an .onnx model (opsets 7-17) to a typed graph::Module.
+// The ONNX importer: an .onnx model (opsets 6-17) to a typed graph::Module.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -44,7 +44,7 @@ runtime::NDArray loadTensorProto(const std::string& path);
 std::vector<std::string> supportedOnnxOps();
 
 /// The opset range the importer accepts.
-constexpr int kMinOpset = 7;
+constexpr int kMinOpset = 6;
 constexpr int kMaxOpset = 17;
 
 }  // namespace loom::frontend
