@@ -106,6 +106,33 @@ def main(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
             C[vi] = B[vi * 2]
 )";
 
+/// Loop i of C also holds E, which neither reads nor writes B: B can go before or after it.
+const char* kUnrelated = R"(# from tvm.script import tir as T
+
+@T.prim_func
+def main(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32"), E: T.Buffer((16, 16), "float32")):
+    B = T.alloc_buffer((16, 16))
+    for i, j in T.grid(16, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(A[vi, vj])
+            T.writes(B[vi, vj])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i in range(16):
+        for j in range(16):
+            with T.block("E"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                T.reads(A[vi, vj])
+                T.writes(E[vi, vj])
+                E[vi, vj] = A[vi, vj] + T.float32(5)
+        for j in range(16):
+            with T.block("C"):
+                vi, vj = T.axis.remap("SS", [i, j])
+                T.reads(B[vi, vj])
+                T.writes(C[vi, vj])
+                C[vi, vj] = B[vi, vj] + T.float32(1)
+)";
+
 const char* kGet = "b = sch.get_block(\"B\")\nc = sch.get_block(\"C\")\n";
 
 } // namespace
@@ -232,6 +259,42 @@ private slots:
     QVERIFY2(sch.trace().str().find("sch.compute_at(b0, l2, preserve_unit_loops=True)") !=
                  std::string::npos,
              sch.trace().str().c_str());
+  }
+
+  void insertionIndex() {
+    PrimFunc f = parseFunc(kUnrelated);
+    auto order = [&](const std::string& idx) {
+      Schedule sch = scheduled(f, std::string(kGet) + "i, j = sch.get_loops(c)\nsch.compute_at(b, i" +
+                                      idx + ")\n");
+      std::string t = printFunc(sch.func());
+      size_t b = t.find("T.block(\"B\")"), e = t.find("T.block(\"E\")");
+      if (maxErrorBetween(f, sch.func()) != 0) return std::string("wrong");
+      return std::string(b < e ? "BE" : "EB");
+    };
+    QCOMPARE(QString::fromStdString(order("")), QString("EB"));           // -1: last place
+    QCOMPARE(QString::fromStdString(order(", index=-2")), QString("BE")); // first place
+    QCOMPARE(QString::fromStdString(order(", index=0")), QString("BE"));
+    QCOMPARE(QString::fromStdString(order(", index=1")), QString("EB"));
+    expectError(kUnrelated,
+                std::string(kGet) + "i, j = sch.get_loops(c)\nsch.compute_at(b, i, index=2)\n",
+                "ScheduleValueError",
+                "compute_at: index 2 is not -1 (last), -2 (first) or a position in [0, 1] of the "
+                "body of loop 'i' where block 'B' can go");
+    // The index is kept in the trace when it is not the default.
+    Schedule sch = scheduled(f, std::string(kGet) + "i, j = sch.get_loops(c)\n"
+                                                    "sch.compute_at(b, i, index=-2)\n");
+    QVERIFY2(sch.trace().str().find("sch.compute_at(b0, l2, index=-2)") != std::string::npos,
+             sch.trace().str().c_str());
+  }
+  void detailedMessageMarksBlocks() {
+    Schedule sch(parseFunc(kScopes));
+    try {
+      computeAt(sch, getBlock(sch, "B"), getLoops(sch, getBlock(sch, "D"))[0]);
+      QFAIL("no error");
+    } catch (const NotAllRequiredBlocksUnderLoopError& e) {
+      std::string d = e.detailedMessage();
+      QVERIFY2(d.find("        with T.block(\"wrap\"):\n        ^^^^^^^^^^^^^^^^^^^^^\n") != std::string::npos, d.c_str());
+    }
   }
 
   // --- Refusals -------------------------------------------------------------------------------

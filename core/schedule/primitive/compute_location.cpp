@@ -61,7 +61,7 @@ struct IterRange {
 };
 
 void computeAtImpl(Schedule& sch, const BlockRV& blockRV, const LoopRV& loopRV, bool preserve,
-                   bool reverse) {
+                   int64_t index, bool reverse) {
   const std::string prim = reverse ? "reverse_compute_at" : "compute_at";
   const BlockNode* block = sch.get(blockRV);
   const ForNode* loop = sch.get(loopRV);
@@ -143,6 +143,44 @@ void computeAtImpl(Schedule& sch, const BlockRV& blockRV, const LoopRV& loopRV, 
       throw BrokenDependencyError(prim + ": " + rel + "; under " + loopName(loop) + " '" +
                                       reader->name + "' would run before '" + writer->name + "'",
                                   sch.func(), {block, d});
+  }
+
+  // The insertion range in the loop body once the block is gone from it: after every block the
+  // moved block depends on, before every block depending on it.
+  int at = 0;
+  {
+    Schedule scratch = sch;
+    scratch.replace(realize, Stmt());
+    std::vector<Stmt> kids = bodyChildren(scratch.get(loopRV));
+    auto holds = [&](const Stmt& kid, const std::vector<const BlockNode*>& set) {
+      auto blocks = childBlocks(kid.get());
+      return std::any_of(blocks.begin(), blocks.end(), [&](const BlockNode* b) {
+        return std::find(set.begin(), set.end(), b) != set.end();
+      });
+    };
+    const auto& before = reverse ? required : deps; // must run before the block
+    const auto& after = reverse ? deps : required;  // must run after it
+    int lo = 0, hi = int(kids.size());
+    for (int i = 0; i < int(kids.size()); ++i)
+      if (holds(kids[size_t(i)], before)) lo = i + 1;
+    for (int i = int(kids.size()); i-- > 0;)
+      if (holds(kids[size_t(i)], after)) hi = i;
+    if (lo > hi)
+      throw BrokenDependencyError(prim + ": no place in the body of " + loopName(loop) +
+                                      " runs " + what + " after the blocks it reads from and "
+                                      "before the blocks reading it",
+                                  sch.func(), {loop, block});
+    if (index == -1)
+      at = hi;
+    else if (index == -2)
+      at = lo;
+    else if (index >= lo && index <= hi)
+      at = int(index);
+    else
+      throw ScheduleValueError(prim + ": index " + std::to_string(index) + " is not -1 (last), -2 (first) or a position in [" +
+                                   std::to_string(lo) + ", " + std::to_string(hi) +
+                                   "] of the body of " + loopName(loop) + " where " + what + " can go",
+                               sch.func(), {loop, block});
   }
 
   // Step 5. The region the required blocks touch in one iteration of the loop.
@@ -257,37 +295,24 @@ void computeAtImpl(Schedule& sch, const BlockRV& blockRV, const LoopRV& loopRV, 
   sch.replace(realize, Stmt());
   const ForNode* cur = sch.get(loopRV);
   std::vector<Stmt> kids = bodyChildren(cur);
-  int at = reverse ? 0 : int(kids.size());
-  for (int i = 0; i < int(kids.size()); ++i) {
-    auto blocks = childBlocks(kids[size_t(i)].get());
-    bool has = std::any_of(blocks.begin(), blocks.end(), [&](const BlockNode* b) {
-      return std::find(required.begin(), required.end(), b) != required.end();
-    });
-    if (!has) continue;
-    if (reverse) {
-      at = i + 1;
-    } else {
-      at = i;
-      break;
-    }
-  }
   kids.insert(kids.begin() + at, moved);
   auto* nl = new ForNode(*cur);
   Stmt newLoop(nl);
   nl->body = seq(kids);
   sch.replace(cur, newLoop, {{cur, nl}});
-  sch.record(prim, {Value(blockRV), Value(loopRV), Value(preserve)}, {});
+  sch.record(prim, {Value(blockRV), Value(loopRV), Value(preserve), Value(index)}, {});
 }
 
 } // namespace
 
-void computeAt(Schedule& sch, const BlockRV& block, const LoopRV& loop, bool preserveUnitLoops) {
-  computeAtImpl(sch, block, loop, preserveUnitLoops, false);
+void computeAt(Schedule& sch, const BlockRV& block, const LoopRV& loop, bool preserveUnitLoops,
+               int64_t index) {
+  computeAtImpl(sch, block, loop, preserveUnitLoops, index, false);
 }
 
 void reverseComputeAt(Schedule& sch, const BlockRV& block, const LoopRV& loop,
-                      bool preserveUnitLoops) {
-  computeAtImpl(sch, block, loop, preserveUnitLoops, true);
+                      bool preserveUnitLoops, int64_t index) {
+  computeAtImpl(sch, block, loop, preserveUnitLoops, index, true);
 }
 
 // --- Trace instructions -------------------------------------------------------------------
@@ -298,7 +323,8 @@ void registerComputeLocationInstructions() {
         {reverse ? "reverse_compute_at" : "compute_at",
          {{"block", vt::Block},
           {"loop", vt::Loop},
-          {"preserve_unit_loops", vt::Bool, 0, Value(false), true}},
+          {"preserve_unit_loops", vt::Bool, 0, Value(false), true},
+          {"index", vt::Int, 0, Value(int64_t(-1)), true}},
          false,
          false,
          false,
@@ -306,9 +332,9 @@ void registerComputeLocationInstructions() {
                  : "Move a producer block under a loop of its consumers",
          [reverse](Schedule& s, const std::vector<Value>& in, const Value&) {
            if (reverse)
-             reverseComputeAt(s, in[0].asBlock(), in[1].asLoop(), in[2].asBool());
+             reverseComputeAt(s, in[0].asBlock(), in[1].asLoop(), in[2].asBool(), in[3].asInt());
            else
-             computeAt(s, in[0].asBlock(), in[1].asLoop(), in[2].asBool());
+             computeAt(s, in[0].asBlock(), in[1].asLoop(), in[2].asBool(), in[3].asInt());
            return std::vector<Value>{};
          }});
   }

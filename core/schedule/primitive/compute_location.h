@@ -24,14 +24,18 @@ LOOM_DECLARE_ERROR(BrokenDependencyError, ScheduleError);
 LOOM_DECLARE_ERROR(UnsupportedAccessPatternError, ScheduleError);
 
 /// Moves producer `block` under `loop` (an ancestor of all its consumers), regenerating its loops
-/// to cover exactly the region the consumers under `loop` need in one iteration of it. Loops of
-/// extent 1 are kept only with `preserveUnitLoops`.
+/// to cover exactly the region the consumers under `loop` need in one iteration of it (iter vars
+/// the needed region leaves out get their whole domain; a region reaching past an iter var's
+/// domain is guarded by a predicate). Loops of extent 1 are kept only with `preserveUnitLoops`.
+/// `index` picks the place in the loop body among those keeping every dependency: -1 the last
+/// (before the first consumer), -2 the first, n >= 0 that position (TVM's meaning).
 void computeAt(Schedule& sch, const BlockRV& block, const LoopRV& loop,
-               bool preserveUnitLoops = false);
+               bool preserveUnitLoops = false, int64_t index = -1);
 /// Moves consumer `block` under `loop` (an ancestor of all its producers), after them, covering
-/// the region they produce in one iteration of it.
+/// the region they produce in one iteration of it. `index` as for computeAt (-1: the last place,
+/// before the first block reading what `block` writes, or the end of the body).
 void reverseComputeAt(Schedule& sch, const BlockRV& block, const LoopRV& loop,
-                      bool preserveUnitLoops = false);
+                      bool preserveUnitLoops = false, int64_t index = -1);
 
 void registerComputeLocationInstructions();
 
