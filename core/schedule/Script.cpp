@@ -295,6 +295,17 @@ private:
   }
 
   ScriptExprPtr expr() {
+    // Bound the recursion: bad input must not overflow the stack.
+    struct Depth {
+      int& d;
+      explicit Depth(int& x) : d(++x) {}
+      ~Depth() { --d; }
+    } depth(m_depth);
+    if (m_depth > 200) fail(peek(), "expression nested too deeply");
+    return exprInner();
+  }
+
+  ScriptExprPtr exprInner() {
     if (peek().kind == Tok::Name && peek().text == "lambda") {
       auto e = node(ScriptExpr::Kind::Lambda, next().span);
       while (!isOp(":")) {
@@ -318,7 +329,8 @@ private:
 
   ScriptExprPtr arith() {
     auto lhs = term();
-    while (isOp("+") || isOp("-")) {
+    for (int n = 0; isOp("+") || isOp("-"); ++n) {
+      if (n > 1000) fail(peek(), "expression too long");
       auto op = next();
       auto e = node(ScriptExpr::Kind::BinOp, op.span);
       e->text = op.text;
@@ -329,7 +341,8 @@ private:
   }
   ScriptExprPtr term() {
     auto lhs = unary();
-    while (isOp("*") || isOp("//") || isOp("%") || isOp("/")) {
+    for (int n = 0; isOp("*") || isOp("//") || isOp("%") || isOp("/"); ++n) {
+      if (n > 1000) fail(peek(), "expression too long");
       auto op = next();
       auto e = node(ScriptExpr::Kind::BinOp, op.span);
       e->text = op.text;
@@ -339,6 +352,12 @@ private:
     return lhs;
   }
   ScriptExprPtr unary() {
+    struct Depth {
+      int& d;
+      explicit Depth(int& x) : d(++x) {}
+      ~Depth() { --d; }
+    } depth(m_depth);
+    if (m_depth > 200) fail(peek(), "expression nested too deeply");
     if (isOp("-")) {
       auto e = node(ScriptExpr::Kind::Neg, next().span);
       e->items = {unary()};
@@ -352,7 +371,8 @@ private:
   }
   ScriptExprPtr postfix() {
     auto e = atom();
-    while (true) {
+    for (int n = 0;; ++n) {
+      if (n > 1000) fail(peek(), "expression too long");
       if (isOp(".")) {
         ++m_pos;
         if (peek().kind != Tok::Name)
@@ -458,6 +478,7 @@ private:
 
   std::vector<Token> m_toks;
   size_t m_pos = 0;
+  int m_depth = 0;
 };
 
 int precedence(const ScriptExpr& e) {

@@ -130,7 +130,21 @@ sch.annotate(b, key := 1) if False else None
                           "sch.reorder()",
                           "sch.fuse()",
                           "a, b = 1"};
-    for (const char* s : junk) {
+    std::string deep = "x = " + std::string(100000, '(') + "1" + std::string(100000, ')');
+    std::string deepNeg = "x = " + std::string(100000, '-') + "1";
+    std::vector<std::string> all(std::begin(junk), std::end(junk));
+    all.push_back(deep);
+    all.push_back(deepNeg);
+    std::string longSum = "x = 1";
+    std::string longIndex = "x = [1]";
+    for (int i = 0; i < 100000; ++i) {
+      longSum += "+1";
+      longIndex += "[0]";
+    }
+    all.push_back(longSum);
+    all.push_back(longIndex);
+    for (const std::string& text : all) {
+      const char* s = text.c_str();
       Schedule sch(f);
       ScriptResult r;
       try {
