@@ -570,6 +570,11 @@ Outs constantOfShape(Context& c) {
   else {
     value = runtime::NDArray::empty({1}, runtime::DType::f32());
   }
+  int64_t count = 1;
+  for (int64_t d : shape) {
+    if (d < 0 || (d > 0 && count > (int64_t(1) << 31) / d)) c.fail("shape is negative or too large");
+    count *= d;
+  }
   runtime::NDArray out = runtime::NDArray::empty(shape, value.dtype());
   size_t eb = value.dtype().bytes();
   for (int64_t i = 0; i < out.numel(); ++i)
@@ -635,7 +640,9 @@ Outs constant(Context& c) {
 Outs range(Context& c) {
   double start = c.constFloats(0).at(0), limit = c.constFloats(1).at(0), delta = c.constFloats(2).at(0);
   if (delta == 0) c.fail("delta must not be 0");
-  int64_t n = std::max<int64_t>(int64_t(std::ceil((limit - start) / delta)), 0);
+  double steps = std::ceil((limit - start) / delta);
+  if (!(steps < double(int64_t(1) << 31))) c.fail("the range has too many elements");
+  int64_t n = std::max<int64_t>(int64_t(steps), 0);
   DataType t = toDataType(c.constInput(0).dtype());
   runtime::NDArray a = runtime::NDArray::empty({n}, toDType(t));
   for (int64_t i = 0; i < n; ++i) {

@@ -11,6 +11,9 @@ namespace {
 
 bool isConstant(const Expr& e) { return e->kind == ExprKind::Constant; }
 
+/// Results above this many elements are not folded.
+constexpr int64_t kMaxFoldedElements = int64_t(1) << 26;
+
 class ConstantFolder : public ExprMutator {
   Expr rewrite(const Expr&, const Expr& e) override {
     if (auto* g = e.as<TupleGetItemNode>())
@@ -28,6 +31,8 @@ class ConstantFolder : public ExprMutator {
     for (const Expr& a : c->args)
       if (!isConstant(a)) return e;
     Type t = inferType(e);
+    // Leave huge results (a broadcast of a scalar to a giant shape) to run time.
+    if (auto* tt = t.as<TensorTypeNode>(); tt && (!tt->isStatic() || tt->numel() > kMaxFoldedElements)) return e;
     std::vector<runtime::NDArray> in;
     for (const Expr& a : c->args) in.push_back(a.as<ConstantNode>()->data);
     std::vector<runtime::NDArray> out = c->op->hostKernel(*c, in, t);
