@@ -133,6 +133,28 @@ def main(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32"), E: 
                 C[vi, vj] = B[vi, vj] + T.float32(1)
 )";
 
+/// C sums the rows of B (a reduction consumer).
+const char* kRowSum = R"(# from tvm.script import tir as T
+
+@T.prim_func
+def main(A: T.Buffer((8, 6), "float32"), C: T.Buffer((8,), "float32")):
+    B = T.alloc_buffer((8, 6))
+    for i, j in T.grid(8, 6):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(A[vi, vj])
+            T.writes(B[vi, vj])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, k in T.grid(8, 6):
+        with T.block("C"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            T.reads(B[vi, vk])
+            T.writes(C[vi])
+            with T.init():
+                C[vi] = T.float32(0)
+            C[vi] = C[vi] + B[vi, vk]
+)";
+
 const char* kGet = "b = sch.get_block(\"B\")\nc = sch.get_block(\"C\")\n";
 
 } // namespace
@@ -295,6 +317,23 @@ private slots:
       std::string d = e.detailedMessage();
       QVERIFY2(d.find("        with T.block(\"wrap\"):\n        ^^^^^^^^^^^^^^^^^^^^^\n") != std::string::npos, d.c_str());
     }
+  }
+
+  void reductionConsumerReverseComputeAt() {
+    // Under B's row loop the whole row is produced: the row sum can follow it there.
+    PrimFunc f = parseFunc(kRowSum);
+    Schedule sch = scheduled(f, std::string(kGet) + "i, j = sch.get_loops(b)\n"
+                                                    "sch.reverse_compute_at(c, i)\n");
+    std::string t = printFunc(sch.func());
+    QVERIFY2(t.find("for ax0 in range(6):") != std::string::npos, t.c_str());
+    QVERIFY2(t.find("vi_1, vk = T.axis.remap(\"SR\", [i, ax0])") != std::string::npos, t.c_str());
+    QVERIFY(maxErrorBetween(f, sch.func()) < 1e-6);
+    // Under the column loop only one element is produced: the reduction would be split.
+    expectError(kRowSum,
+                std::string(kGet) + "i, j = sch.get_loops(b)\nsch.reverse_compute_at(c, j)\n",
+                "UnsupportedAccessPatternError",
+                "reverse_compute_at: in one iteration of loop 'j', block 'C' would cover only part "
+                "of the domain of its reduce iter var 'vk', splitting the reduction");
   }
 
   // --- Refusals -------------------------------------------------------------------------------

@@ -228,11 +228,6 @@ void computeAtImpl(Schedule& sch, const BlockRV& blockRV, const LoopRV& loopRV, 
                 std::to_string(k) +
                 " with an index that is not one of its iter vars plus a constant",
             sch.func(), {block});
-      if (block->iterVars[size_t(iv)].iterType != IterType::DataPar)
-        throw UnsupportedAccessPatternError(
-            prim + ": " + what + " reads buffer '" + br.buffer->name + "' through its reduce iter var '" +
-                block->iterVars[size_t(iv)].var->name + "'",
-            sch.func(), {block});
       const arith::IntSet& s = it->second[k];
       DataType t = block->iterVars[size_t(iv)].var->dtype;
       arith::IntSet shifted =
@@ -257,6 +252,14 @@ void computeAtImpl(Schedule& sch, const BlockRV& blockRV, const LoopRV& loopRV, 
     Range r = ranges[i].known ? dataflow::toRange(ranges[i].set, dom, an) : dom;
     Expr ext = r.extent;
     bool full = !ranges[i].known;
+    // A reduce iter var must run over its whole domain in one iteration of the loop.
+    if (iv.iterType != IterType::DataPar && !full &&
+        !(an.canProveEqual(r.min, dom.min) && an.canProveEqual(r.extent, dom.extent)))
+      throw UnsupportedAccessPatternError(
+          prim + ": in one iteration of " + loopName(loop) + ", " + what +
+              " would cover only part of the domain of its reduce iter var '" + iv.var->name +
+              "', splitting the reduction",
+          sch.func(), {loop, block});
     if (!asConstInt(ext)) {
       auto bound = an.constIntBound(ext);
       auto domExt = constIntValue(dom.extent);
