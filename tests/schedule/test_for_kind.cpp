@@ -62,6 +62,12 @@ def main(A: T.Buffer((16, 8), "float32"), B: T.Buffer((8, 16), "float32"), C: T.
     QVERIFY2(got.find("for j in T.thread_binding(16, thread=\"threadIdx.x\"):") !=
                  std::string::npos,
              got.c_str());
+    // The interpreter runs bound loops in order: the meaning is unchanged.
+    Schedule sch(f);
+    ScriptResult r = runScript(sch, std::string(kGetLoops) + "sch.bind(i, \"blockIdx.x\")\n"
+                                                             "sch.bind(j, \"threadIdx.x\")\n");
+    QVERIFY2(r.ok, r.message.c_str());
+    QCOMPARE(maxErrorBetween(f, sch.func()), 0.0);
   }
   void kindsKeepMeaning() {
     PrimFunc f = workload("matmul:M=12,N=10,K=6");
