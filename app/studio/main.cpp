@@ -1,0 +1,140 @@
+// `loom-studio`: the desktop workbench. `--screenshot OUT.png` renders the window offscreen once
+// the asynchronous work has settled, then exits.
+#include <QApplication>
+#include <QComboBox>
+#include <QCommandLineParser>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QFileInfo>
+#include <QTimer>
+#include <cstdio>
+#include <cstdlib>
+
+#include "views/GraphView.h"
+#include "views/MainWindow.h"
+#include "views/Resources.h"
+#include "views/Session.h"
+
+namespace {
+
+/// "M=64,N=64" -> {M: 64, N: 64}; returns false on malformed text.
+bool parseParams(const QString& text, QMap<QString, qint64>& out) {
+  if (text.isEmpty()) return true;
+  for (const QString& part : text.split(',', Qt::SkipEmptyParts)) {
+    QStringList kv = part.split('=');
+    bool ok = false;
+    if (kv.size() != 2) return false;
+    out[kv[0].trimmed()] = kv[1].trimmed().toLongLong(&ok);
+    if (!ok) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool screenshot = false;
+  for (int i = 1; i < argc; ++i) screenshot |= QByteArray(argv[i]) == "--screenshot";
+  if (screenshot && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+  QApplication app(argc, argv);
+  QApplication::setOrganizationName("Loom");
+  QApplication::setApplicationName(screenshot ? "Studio-screenshot" : "Studio");
+  QApplication::setApplicationVersion(LOOM_VERSION);
+  loom::views::initResources();
+
+  QCommandLineParser cli;
+  cli.setApplicationDescription("Loom Studio: schedule editor, live IR and assembly, runs, model graphs");
+  cli.addHelpOption();
+  cli.addVersionOption();
+  cli.addPositionalArgument("file", "An .onnx model or a .loomsession file to open");
+  QCommandLineOption modelOpt("model", "Open this ONNX model", "M");
+  QCommandLineOption presetOpt("preset", "Operator preset, e.g. matmul or \"matmul:M=256,N=256,K=256\"", "P");
+  QCommandLineOption scheduleOpt("schedule", "Schedule script to load into the editor", "S.py");
+  QCommandLineOption targetOpt("target", "Target, e.g. \"llvm -mcpu=native\"", "T");
+  QCommandLineOption shotOpt("screenshot", "Render the window to OUT.png when idle, then exit", "OUT.png");
+  QCommandLineOption sizeOpt("size", "Window size for --screenshot (WxH)", "WxH", "1600x1000");
+  QCommandLineOption graphModeOpt("graph", "Model view: imported, optimized or fused", "MODE", "fused");
+  QCommandLineOption darkOpt("dark", "Use the dark theme");
+  QCommandLineOption runOpt("run", "Run the operator once (with --screenshot: before the capture)");
+  QCommandLineOption linkOpt("link-line", "Select the loop at this lowered-IR line (colour linking)", "LINE");
+  cli.addOptions({modelOpt, presetOpt, scheduleOpt, targetOpt, shotOpt, sizeOpt, graphModeOpt, darkOpt, runOpt, linkOpt});
+  cli.process(app);
+
+  loom::views::MainWindow w;
+  if (cli.isSet(darkOpt)) w.setDarkTheme(true);
+  if (cli.isSet(presetOpt)) {
+    QString spec = cli.value(presetOpt);
+    QMap<QString, qint64> params;
+    if (!parseParams(spec.section(':', 1), params)) {
+      std::fprintf(stderr, "loom-studio: malformed --preset '%s' (expected NAME:P=V,...)\n", qPrintable(spec));
+      return 2;
+    }
+    w.setPreset(spec.section(':', 0, 0), params);
+  }
+  if (cli.isSet(targetOpt)) w.targetBox()->setCurrentText(cli.value(targetOpt));
+  if (cli.isSet(scheduleOpt)) {
+    QFile f(cli.value(scheduleOpt));
+    if (!f.open(QIODevice::ReadOnly)) {
+      std::fprintf(stderr, "loom-studio: cannot open schedule '%s'\n", qPrintable(cli.value(scheduleOpt)));
+      return 2;
+    }
+    w.setScheduleText(QString::fromUtf8(f.readAll()));
+  }
+  for (const QString& file : cli.positionalArguments()) {
+    if (file.endsWith(".loomsession")) w.loadSession(file, screenshot);
+    else w.openModel(file);
+  }
+  if (cli.isSet(modelOpt)) w.openModel(cli.value(modelOpt));
+  QString mode = cli.value(graphModeOpt);
+  w.graphView()->setMode(mode == "imported" ? loom::views::GraphView::Imported
+                         : mode == "optimized" ? loom::views::GraphView::Optimized
+                                               : loom::views::GraphView::Fused);
+  w.session()->setModified(false);
+
+  if (!screenshot) {
+    w.show();
+    if (cli.isSet(runOpt)) w.session()->run();
+    return app.exec();
+  }
+
+  QObject::connect(w.session(), &loom::views::Session::logged, &app,
+                   [](const QString& line) { std::fprintf(stderr, "%s\n", qPrintable(line)); });
+  QStringList size = cli.value(sizeOpt).split('x');
+  w.resize(size.value(0).toInt() > 0 ? size.value(0).toInt() : 1600, size.value(1).toInt() > 0 ? size.value(1).toInt() : 1000);
+  w.show();
+  QString out = cli.value(shotOpt);
+  bool wantRun = cli.isSet(runOpt);
+  int linkLine = cli.value(linkOpt).toInt();
+  auto* timer = new QTimer(&app);
+  auto* clock = new QElapsedTimer;
+  clock->start();
+  int stage = 0;  // 0: wait for compile/model; 1: run started, wait; 2: settle then grab
+  int idleTicks = 0;
+  QObject::connect(timer, &QTimer::timeout, &app, [&] {
+    bool idle = w.session()->isIdle();
+    idleTicks = idle ? idleTicks + 1 : 0;
+    if (clock->elapsed() > 120000) {
+      std::fprintf(stderr, "loom-studio: the session did not settle within 120 s; capturing anyway\n");
+      idleTicks = 100;
+    }
+    if (idleTicks < 3) return;
+    if (stage == 0 && wantRun) {
+      w.session()->run();
+      stage = 1;
+      idleTicks = 0;
+      return;
+    }
+    if (linkLine > 0) w.linkLoweredLine(linkLine);
+    timer->stop();
+    QPixmap shot = w.grab();
+    if (!shot.save(out)) {
+      std::fprintf(stderr, "loom-studio: cannot write %s\n", qPrintable(out));
+      app.exit(1);
+      return;
+    }
+    std::printf("wrote %s (%dx%d)\n", qPrintable(out), shot.width(), shot.height());
+    app.exit(0);
+  });
+  timer->start(100);
+  return app.exec();
+}

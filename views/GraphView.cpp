@@ -1,0 +1,388 @@
+// The model graph view: node, edge and cluster items, search, fit, zoom and a minimap.
+#include "views/GraphView.h"
+
+#include <QComboBox>
+#include <QGraphicsItem>
+#include <QGraphicsScene>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QPainterPath>
+#include <QScrollBar>
+#include <QToolButton>
+#include <QVBoxLayout>
+#include <QWheelEvent>
+
+#include "views/CodePane.h"
+
+namespace loom::views {
+
+namespace {
+
+constexpr int kIndexKey = 0;  // QGraphicsItem::data key of a node item's index
+constexpr int kTypeKey = 1;   // "node", "edge", "cluster"
+
+QColor nodeColor(const GraphNode& n, bool dark) {
+  QString op = n.op;
+  QColor c;
+  if (n.kind == "input" || n.kind == "output") c = QColor(0xd9, 0xe8, 0xd0);
+  else if (n.kind == "tuple") c = QColor(0xe6, 0xe6, 0xe6);
+  else if (op.contains("conv") || op.contains("dense") || op.contains("matmul")) c = QColor(0xc9, 0xdc, 0xf2);
+  else if (op.contains("pool") || op.contains("reduce") || op.startsWith("sum") || op.startsWith("mean") || op.contains("softmax"))
+    c = QColor(0xd9, 0xd0, 0xf0);
+  else if (op.contains("reshape") || op.contains("transpose") || op.contains("concat") || op.contains("split") ||
+           op.contains("layout") || op.contains("squeeze") || op.contains("flatten") || op.contains("slice"))
+    c = QColor(0xf0, 0xe2, 0xc8);
+  else c = QColor(0xf6, 0xd5, 0xd0);
+  return dark ? c.darker(260) : c;
+}
+
+/// One op / input / output box: op on the first line, output type below.
+class NodeItem : public QGraphicsItem {
+public:
+  NodeItem(const GraphNode& n, int index, bool dark) : m_node(n), m_dark(dark) {
+    setPos(n.box.topLeft());
+    setFlag(ItemIsSelectable);
+    setAcceptHoverEvents(true);
+    setData(kIndexKey, index);
+    setData(kTypeKey, "node");
+    setZValue(2);
+    setToolTip(QString("<b>%1</b><br>%2<br><tt>%3</tt>").arg(n.op.toHtmlEscaped(), n.name.toHtmlEscaped(), n.shape.toHtmlEscaped()));
+  }
+  QRectF boundingRect() const override { return QRectF(QPointF(0, 0), m_node.box.size()).adjusted(-2, -2, 2, 2); }
+  void paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget*) override {
+    QRectF r(QPointF(0, 0), m_node.box.size());
+    p->setRenderHint(QPainter::Antialiasing);
+    QColor border = isSelected() ? QColor(0xff, 0x80, 0x00) : (m_dark ? QColor(0x90, 0x90, 0x90) : QColor(0x50, 0x50, 0x50));
+    p->setPen(QPen(border, isSelected() ? 2.5 : 1));
+    p->setBrush(nodeColor(m_node, m_dark));
+    double radius = m_node.kind == "op" ? 4 : r.height() / 2;
+    p->drawRoundedRect(r, radius, radius);
+    QFont f("DejaVu Sans Mono");
+    f.setPixelSize(11);
+    f.setBold(true);
+    p->setFont(f);
+    p->setPen(m_dark ? QColor(0xee, 0xee, 0xee) : QColor(0x10, 0x10, 0x10));
+    if (m_node.shape.isEmpty() || m_node.kind != "op") {
+      QString label = m_node.kind == "input" ? m_node.name : m_node.op;
+      p->drawText(r, Qt::AlignCenter, label);
+      return;
+    }
+    p->drawText(QRectF(r.left(), r.top() + 3, r.width(), r.height() / 2 - 2), Qt::AlignHCenter | Qt::AlignVCenter, m_node.op);
+    f.setBold(false);
+    f.setPixelSize(10);
+    p->setFont(f);
+    p->setPen(m_dark ? QColor(0xb0, 0xb0, 0xb0) : QColor(0x40, 0x40, 0x40));
+    p->drawText(QRectF(r.left(), r.center().y(), r.width(), r.height() / 2 - 3), Qt::AlignHCenter | Qt::AlignVCenter,
+                m_node.shape);
+  }
+
+private:
+  GraphNode m_node;
+  bool m_dark;
+};
+
+QPainterPath splinePath(const QVector<QPointF>& pts) {
+  QPainterPath path;
+  if (pts.isEmpty()) return path;
+  path.moveTo(pts[0]);
+  int i = 1;
+  for (; i + 2 < pts.size(); i += 3) path.cubicTo(pts[i], pts[i + 1], pts[i + 2]);
+  for (; i < pts.size(); ++i) path.lineTo(pts[i]);
+  return path;
+}
+
+/// The minimap: the whole scene, scaled to fit, with the main view's visible area framed.
+class MiniMap : public QGraphicsView {
+public:
+  MiniMap(GraphCanvas* main, QWidget* parent) : QGraphicsView(parent), m_main(main) {
+    setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    setInteractive(false);
+    setFrameShape(QFrame::Box);
+    setRenderHint(QPainter::Antialiasing, false);
+    setToolTip("Minimap: click to move the view");
+  }
+  void refit() {
+    if (scene()) fitInView(scene()->sceneRect(), Qt::KeepAspectRatio);
+    viewport()->update();
+  }
+
+protected:
+  void drawForeground(QPainter* p, const QRectF&) override {
+    QRectF visible = m_main->mapToScene(m_main->viewport()->rect()).boundingRect();
+    p->setPen(QPen(QColor(0xff, 0x60, 0x00), 0));
+    p->setBrush(QColor(0xff, 0x80, 0x00, 40));
+    p->drawRect(visible);
+  }
+  void mousePressEvent(QMouseEvent* e) override { m_main->centerOn(mapToScene(e->pos())); }
+  void mouseMoveEvent(QMouseEvent* e) override {
+    if (e->buttons() & Qt::LeftButton) m_main->centerOn(mapToScene(e->pos()));
+  }
+  void resizeEvent(QResizeEvent* e) override {
+    QGraphicsView::resizeEvent(e);
+    refit();
+  }
+
+private:
+  GraphCanvas* m_main;
+};
+
+}  // namespace
+
+GraphCanvas::GraphCanvas(QWidget* parent) : QGraphicsView(parent) {
+  setDragMode(ScrollHandDrag);
+  setRenderHint(QPainter::Antialiasing);
+  setTransformationAnchor(AnchorUnderMouse);
+  setViewportUpdateMode(SmartViewportUpdate);
+}
+
+void GraphCanvas::zoomBy(double factor) {
+  double current = transform().m11();
+  double next = std::clamp(current * factor, 0.02, 8.0);
+  scale(next / current, next / current);
+  emit viewportChanged();
+}
+
+void GraphCanvas::wheelEvent(QWheelEvent* e) {
+  zoomBy(e->angleDelta().y() > 0 ? 1.15 : 1 / 1.15);
+  e->accept();
+}
+
+void GraphCanvas::scrollContentsBy(int dx, int dy) {
+  QGraphicsView::scrollContentsBy(dx, dy);
+  emit viewportChanged();
+}
+
+void GraphCanvas::resizeEvent(QResizeEvent* e) {
+  QGraphicsView::resizeEvent(e);
+  emit viewportChanged();
+}
+
+GraphView::GraphView(QWidget* parent) : QWidget(parent) {
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(2);
+  auto* bar = new QHBoxLayout;
+  bar->setContentsMargins(4, 2, 4, 0);
+  m_modeBox = new QComboBox;
+  m_modeBox->addItems({"Imported", "Optimized", "Fused"});
+  m_modeBox->setCurrentIndex(int(m_mode));
+  m_modeBox->setToolTip("Which graph to show: as imported, after graph optimizations, or fused into kernels");
+  m_search = new QLineEdit;
+  m_search->setPlaceholderText("Find node by name or op (Enter: next)");
+  m_search->setClearButtonEnabled(true);
+  auto button = [&](const QString& text, const QString& tip) {
+    auto* b = new QToolButton;
+    b->setText(text);
+    b->setToolTip(tip);
+    bar->addWidget(b);
+    return b;
+  };
+  bar->addWidget(m_modeBox);
+  bar->addWidget(m_search, 1);
+  QToolButton* fit = button("Fit", "Fit the graph in the view");
+  QToolButton* zin = button("+", "Zoom in");
+  QToolButton* zout = button("−", "Zoom out");
+  layout->addLayout(bar);
+  m_canvas = new GraphCanvas;
+  m_canvas->setScene(new QGraphicsScene(m_canvas));
+  layout->addWidget(m_canvas, 1);
+  m_info = new QLabel;
+  m_info->setContentsMargins(4, 0, 4, 2);
+  layout->addWidget(m_info);
+  m_minimap = new MiniMap(m_canvas, m_canvas);
+  m_minimap->setScene(m_canvas->scene());
+  m_minimap->resize(150, 190);
+  m_minimap->hide();
+
+  connect(m_modeBox, &QComboBox::currentIndexChanged, this, [this](int i) { setMode(Mode(i)); });
+  connect(m_search, &QLineEdit::returnPressed, this, [this] { findNext(m_search->text()); });
+  connect(fit, &QToolButton::clicked, this, &GraphView::fitAll);
+  connect(zin, &QToolButton::clicked, this, [this] { m_canvas->zoomBy(1.25); });
+  connect(zout, &QToolButton::clicked, this, [this] { m_canvas->zoomBy(0.8); });
+  connect(m_canvas, &GraphCanvas::viewportChanged, this, [this] {
+    m_minimap->move(m_canvas->viewport()->width() - m_minimap->width() - 6, m_canvas->viewport()->height() - m_minimap->height() - 6);
+    m_minimap->viewport()->update();
+  });
+  connect(m_canvas->scene(), &QGraphicsScene::selectionChanged, this, [this] {
+    QList<QGraphicsItem*> sel = m_canvas->scene()->selectedItems();
+    if (sel.isEmpty()) {
+      m_selected = -1;
+      emit selectionCleared();
+      return;
+    }
+    int index = sel.first()->data(kIndexKey).toInt();
+    if (index < 0 || index >= m_graph.nodes.size()) return;
+    m_selected = index;
+    emit nodeSelected(m_graph.nodes[index]);
+  });
+}
+
+void GraphView::setModel(const ModelData& model) {
+  m_model = model;
+  m_hasModel = true;
+  rebuild();
+  fitAll();
+}
+
+void GraphView::clear() {
+  m_hasModel = false;
+  m_model = ModelData();
+  rebuild();
+}
+
+void GraphView::setMode(Mode mode) {
+  if (m_modeBox->currentIndex() != int(mode)) m_modeBox->setCurrentIndex(int(mode));  // re-enters
+  if (mode == m_mode) return;
+  m_mode = mode;
+  rebuild();
+  fitAll();
+  emit modeChanged(int(mode));
+}
+
+void GraphView::setDark(bool dark) {
+  m_dark = dark;
+  m_canvas->setBackgroundBrush(dark ? QColor(0x1e, 0x1f, 0x22) : QColor(0xfb, 0xfb, 0xfb));
+  m_minimap->setBackgroundBrush(dark ? QColor(0x2a, 0x2b, 0x2e) : QColor(0xee, 0xee, 0xee));
+  QTransform t = m_canvas->transform();
+  QPointF centre = m_canvas->mapToScene(m_canvas->viewport()->rect().center());
+  rebuild();
+  m_canvas->setTransform(t);
+  m_canvas->centerOn(centre);
+}
+
+void GraphView::rebuild() {
+  QGraphicsScene* scene = m_canvas->scene();
+  scene->clear();
+  m_selected = -1;
+  m_searchPos = -1;
+  m_graph = !m_hasModel ? GraphData() : m_mode == Imported ? m_model.imported : m_mode == Optimized ? m_model.optimized : m_model.fused;
+  QColor edgeColor = m_dark ? QColor(0xa0, 0xa0, 0xa0) : QColor(0x60, 0x60, 0x60);
+  QFont small("DejaVu Sans Mono");
+  small.setPixelSize(9);
+  for (int c = 0; c < m_graph.clusters.size(); ++c) {
+    const GraphCluster& cl = m_graph.clusters[c];
+    QColor fill = CodePane::linkColor(c, m_dark);
+    fill.setAlpha(m_dark ? 170 : 150);
+    auto* item = scene->addRect(cl.box, QPen(fill.darker(150), 1), fill);
+    item->setZValue(0);
+    item->setData(kTypeKey, "cluster");
+    item->setToolTip(cl.name);
+    auto* label = scene->addSimpleText(cl.name, small);
+    label->setBrush(m_dark ? QColor(0xdd, 0xdd, 0xdd) : QColor(0x30, 0x30, 0x30));
+    label->setPos(cl.box.left() + 4, cl.box.top() + 2);
+    label->setZValue(1);
+  }
+  for (const GraphEdge& e : m_graph.edges) {
+    if (e.spline.isEmpty()) continue;
+    QPainterPath path = splinePath(e.spline);
+    auto* item = scene->addPath(path, QPen(edgeColor, 1.1));
+    item->setZValue(1);
+    item->setData(kTypeKey, "edge");
+    item->setToolTip(e.label);
+    // Arrow head at the end.
+    QPointF tip = e.spline.back(), from = e.spline.size() > 1 ? e.spline[e.spline.size() - 2] : tip;
+    QLineF dir(tip, from);
+    if (dir.length() > 0.1) {
+      dir.setLength(7);
+      QLineF a = dir, b = dir;
+      a.setAngle(dir.angle() + 22);
+      b.setAngle(dir.angle() - 22);
+      auto* head = scene->addPolygon(QPolygonF({tip, a.p2(), b.p2()}), QPen(edgeColor), edgeColor);
+      head->setZValue(1);
+    }
+    // The value's shape beside the edge's middle, when there is room.
+    if (!e.label.isEmpty() && m_graph.nodes.size() <= 400) {
+      QPointF mid = path.pointAtPercent(0.5);
+      auto* t = scene->addSimpleText(e.label, small);
+      t->setBrush(m_dark ? QColor(0x90, 0x90, 0x90) : QColor(0x70, 0x70, 0x70));
+      t->setPos(mid + QPointF(4, -6));
+      t->setZValue(1);
+    }
+  }
+  for (int i = 0; i < m_graph.nodes.size(); ++i) scene->addItem(new NodeItem(m_graph.nodes[i], i, m_dark));
+  scene->setSceneRect(m_graph.bounds.adjusted(-20, -20, 20, 20));
+  m_minimap->setVisible(m_graph.nodes.size() > 24);
+  static_cast<MiniMap*>(m_minimap)->refit();
+  QString info;
+  if (m_hasModel) {
+    int ops = 0;
+    for (const GraphNode& n : m_graph.nodes) ops += n.kind == "op";
+    info = QString("%1 ops · %2 edges").arg(ops).arg(m_graph.edges.size());
+    if (!m_graph.clusters.isEmpty()) info += QString(" · %1 fused groups").arg(m_graph.clusters.size());
+    if (!m_graph.layoutError.isEmpty()) info += " · layout failed: " + m_graph.layoutError;
+  }
+  m_info->setText(info);
+}
+
+int GraphView::nodeItemCount() const {
+  int n = 0;
+  for (QGraphicsItem* it : m_canvas->scene()->items()) n += it->data(kTypeKey).toString() == "node";
+  return n;
+}
+
+int GraphView::clusterItemCount() const {
+  int n = 0;
+  for (QGraphicsItem* it : m_canvas->scene()->items()) n += it->data(kTypeKey).toString() == "cluster";
+  return n;
+}
+
+int GraphView::edgeItemCount() const {
+  int n = 0;
+  for (QGraphicsItem* it : m_canvas->scene()->items()) n += it->data(kTypeKey).toString() == "edge";
+  return n;
+}
+
+int GraphView::findNext(const QString& text) {
+  if (text.isEmpty()) return 0;
+  QVector<int> matches;
+  for (int i = 0; i < m_graph.nodes.size(); ++i)
+    if (m_graph.nodes[i].op.contains(text, Qt::CaseInsensitive) || m_graph.nodes[i].name.contains(text, Qt::CaseInsensitive))
+      matches << i;
+  if (text != m_lastSearch) m_searchPos = -1;
+  m_lastSearch = text;
+  if (matches.isEmpty()) {
+    m_info->setText(QString("no node matches '%1'").arg(text));
+    return 0;
+  }
+  int next = matches[0];
+  for (int i : matches)
+    if (i > m_searchPos) {
+      next = i;
+      break;
+    }
+  m_searchPos = next;
+  selectNode(next);
+  m_info->setText(QString("match %1 of %2: %3 %4").arg(matches.indexOf(next) + 1).arg(matches.size()).arg(m_graph.nodes[next].op, m_graph.nodes[next].name));
+  return int(matches.size());
+}
+
+void GraphView::selectNode(int index) {
+  m_canvas->scene()->clearSelection();
+  for (QGraphicsItem* it : m_canvas->scene()->items())
+    if (it->data(kTypeKey).toString() == "node" && it->data(kIndexKey).toInt() == index) {
+      it->setSelected(true);
+      m_canvas->centerOn(it);
+      break;
+    }
+}
+
+void GraphView::fitAll() {
+  if (!m_hasModel || m_graph.nodes.isEmpty()) return;
+  m_canvas->fitInView(m_canvas->scene()->sceneRect(), Qt::KeepAspectRatio);
+  // Never magnify a small graph beyond 1:1, and keep large ones readable: at most 3x smaller
+  // than natural size, starting from the top.
+  double s = m_canvas->transform().m11();
+  double clamped = std::clamp(s, 0.33, 1.0);
+  if (clamped != s) {
+    m_canvas->resetTransform();
+    m_canvas->scale(clamped, clamped);
+    if (s < 0.33) m_canvas->centerOn(QPointF(m_graph.bounds.center().x(), m_graph.bounds.top()));
+  }
+  emit m_canvas->viewportChanged();
+}
+
+}  // namespace loom::views

@@ -1,0 +1,686 @@
+// The Studio main window: the operator workbench, the model view and their docks.
+#include "views/MainWindow.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QComboBox>
+#include <QDockWidget>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QJsonDocument>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSettings>
+#include <QSpinBox>
+#include <QStandardItemModel>
+#include <QStatusBar>
+#include <QStyleFactory>
+#include <QTabWidget>
+#include <QTableView>
+#include <QToolBar>
+#include <QToolButton>
+#include <QTimer>
+#include <QTreeView>
+#include <QVBoxLayout>
+
+#include "views/CodePane.h"
+#include "views/DiffDialog.h"
+#include "views/GraphView.h"
+#include "views/Lexers.h"
+#include "views/ProblemsModel.h"
+#include "views/RunsModel.h"
+#include "views/ScheduleEditor.h"
+#include "views/Session.h"
+
+namespace loom::views {
+
+namespace {
+
+QDockWidget* makeDock(QMainWindow* w, const QString& title, const QString& name, QWidget* content, Qt::DockWidgetArea area) {
+  auto* dock = new QDockWidget(title, w);
+  dock->setObjectName(name);
+  dock->setWidget(content);
+  w->addDockWidget(area, dock);
+  return dock;
+}
+
+/// The innermost loop of `loops` whose lines contain `line`, or -1.
+int loopAt(const QVector<LoopInfo>& loops, int line) {
+  int best = -1;
+  for (int i = 0; i < loops.size(); ++i)
+    if (loops[i].firstLine <= line && line <= loops[i].lastLine && (best < 0 || loops[i].depth > loops[best].depth)) best = i;
+  return best;
+}
+
+}  // namespace
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+  setObjectName("LoomStudio");
+  setWindowIcon(QIcon(":/loom/icons/loom.svg"));
+  setAcceptDrops(true);
+  setDockNestingEnabled(true);
+  m_session = new Session(this);
+
+  // Central: the preset bar and the schedule editor.
+  auto* central = new QWidget;
+  auto* cl = new QVBoxLayout(central);
+  cl->setContentsMargins(2, 2, 2, 2);
+  auto* presetBar = new QHBoxLayout;
+  m_presetBox = new QComboBox;
+  m_presetBox->addItems(presetNames());
+  m_presetBox->setToolTip("Operator preset");
+  presetBar->addWidget(new QLabel("Preset:"));
+  presetBar->addWidget(m_presetBox);
+  m_paramLayout = new QHBoxLayout;
+  presetBar->addLayout(m_paramLayout);
+  presetBar->addStretch(1);
+  presetBar->addWidget(new QLabel("Target:"));
+  m_targetBox = new QComboBox;
+  m_targetBox->setEditable(true);
+  m_targetBox->addItems({"llvm", "llvm -mcpu=native", "llvm -mcpu=skylake-avx512", "llvm -mcpu=znver4",
+                         "llvm -mtriple=aarch64-linux-gnu", "llvm -mtriple=aarch64-linux-gnu -mcpu=neoverse-v1"});
+  m_targetBox->setMinimumContentsLength(22);
+  presetBar->addWidget(m_targetBox);
+  auto* runButton = new QToolButton;
+  runButton->setIcon(QIcon(":/loom/icons/run.svg"));
+  runButton->setText("Run");
+  runButton->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+  runButton->setToolTip("Compile, check and time (Ctrl+R)");
+  presetBar->addWidget(runButton);
+  cl->addLayout(presetBar);
+  m_editor = new ScheduleEditor;
+  cl->addWidget(m_editor, 1);
+  setCentralWidget(central);
+
+  buildDocks();
+  buildMenus();
+
+  m_status = new QLabel("ready");
+  m_progress = new QProgressBar;
+  m_progress->setRange(0, 0);
+  m_progress->setMaximumWidth(160);
+  m_progress->hide();
+  m_cancel = new QToolButton;
+  m_cancel->setText("Cancel");
+  m_cancel->hide();
+  statusBar()->addWidget(m_status, 1);
+  statusBar()->addPermanentWidget(m_progress);
+  statusBar()->addPermanentWidget(m_cancel);
+
+  connect(runButton, &QToolButton::clicked, m_session, &Session::run);
+  connect(m_cancel, &QToolButton::clicked, m_session, &Session::cancel);
+  connect(m_cancel, &QToolButton::clicked, this, [this] {
+    m_progress->hide();
+    m_cancel->hide();
+    m_status->setText("cancelled");
+  });
+  connect(m_presetBox, &QComboBox::currentTextChanged, this, [this](const QString&) {
+    if (m_updatingPreset) return;
+    rebuildParams();
+    m_session->setPreset(m_presetBox->currentText());
+  });
+  connect(m_targetBox, &QComboBox::currentTextChanged, m_session, &Session::setTarget);
+  connect(m_editor, &QsciScintilla::textChanged, this, [this] { m_session->setScheduleText(m_editor->text()); });
+  connect(m_session, &Session::operatorCompiled, this, &MainWindow::onCompiled);
+  connect(m_session, &Session::compileStarted, this, [this] { m_status->setText("compiling…"); });
+  connect(m_session, &Session::modelLoaded, this, [this](const ModelData& m) {
+    m_graph->setModel(m);
+    addRecent(m.path);
+    m_status->setText(QString("model %1 (%2 ops, %3 fused groups) · laid out in %4 ms")
+                          .arg(QFileInfo(m.path).fileName()).arg(m.opCount).arg(m.fusedGroups).arg(m.loadMs, 0, 'f', 0));
+    updateTitle();
+  });
+  connect(m_session, &Session::modelFailed, this, [this](const QString& path, const QString& msg) {
+    m_status->setText("could not open " + QFileInfo(path).fileName());
+    m_problems->setProblems({{"error", "ImportError", msg, 0, 0}});
+  });
+  connect(m_session, &Session::taskStarted, this, [this](const QString& what) {
+    m_status->setText(what + "…");
+    m_progress->show();
+    m_cancel->show();
+  });
+  connect(m_session, &Session::taskFinished, this, [this] {
+    m_progress->hide();
+    m_cancel->hide();
+  });
+  connect(m_session, &Session::runFinished, this, [this](const RunRecord& r) {
+    m_status->setText(r.ok ? QString("run #%1: %2 ms · %3 GFLOP/s · %4").arg(r.id).arg(r.medianMs, 0, 'f', 4).arg(r.gflops, 0, 'f', 1).arg(r.correct ? "correct" : "WRONG")
+                           : QString("run #%1 failed").arg(r.id));
+    m_runsView->scrollToBottom();
+  });
+  connect(m_session, &Session::logged, this, [this](const QString& line) { m_log->appendPlainText(line); });
+  connect(m_session, &Session::modifiedChanged, this, &MainWindow::updateTitle);
+  connect(m_graph, &GraphView::nodeSelected, this, &MainWindow::showProperties);
+  connect(m_graph, &GraphView::selectionCleared, this, [this] { m_propsModel->removeRows(0, m_propsModel->rowCount()); });
+  connect(m_tirPane, &CodePane::lineClicked, this, &MainWindow::linkTirLine);
+  connect(m_loweredPane, &CodePane::lineClicked, this, &MainWindow::linkLoweredLine);
+  connect(m_asmPane, &CodePane::lineClicked, this, &MainWindow::linkAsmLine);
+
+  QTimer::singleShot(0, this, [this] {
+    if (QSettings().contains("window/state")) return;
+    auto* model = findChild<QDockWidget*>("modelDock");
+    auto* code = findChild<QDockWidget*>("codeDock");
+    resizeDocks({model, code}, {width() * 27 / 100, width() * 36 / 100}, Qt::Horizontal);
+    resizeDocks({findChild<QDockWidget*>("loopDock")}, {height() / 4}, Qt::Vertical);
+  });
+  QSettings settings;
+  m_dark = settings.value("theme/dark", false).toBool();
+  setDarkTheme(m_dark);
+  resize(1500, 900);
+  restoreGeometry(settings.value("window/geometry").toByteArray());
+  restoreState(settings.value("window/state").toByteArray());
+  updateRecentMenu();
+
+  m_updatingPreset = true;
+  m_presetBox->setCurrentText("matmul");
+  m_updatingPreset = false;
+  rebuildParams();
+  m_session->setPreset("matmul");
+  m_editor->setText("# Schedule script (tvm.tir.Schedule subset). Type `sch.` for the primitives.\n");
+  m_session->setModified(false);
+  updateTitle();
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::buildDocks() {
+  // Code panes: lowered IR (with the pass selector), assembly, TIR after the schedule.
+  auto* tabs = new QTabWidget;
+  auto* loweredPage = new QWidget;
+  auto* ll = new QVBoxLayout(loweredPage);
+  ll->setContentsMargins(0, 0, 0, 0);
+  ll->setSpacing(2);
+  auto* passRow = new QHBoxLayout;
+  passRow->setContentsMargins(4, 2, 4, 0);
+  passRow->addWidget(new QLabel("IR after pass:"));
+  m_passBox = new QComboBox;
+  m_passModel = new QStandardItemModel(this);
+  m_passBox->setModel(m_passModel);
+  m_passBox->setToolTip("The function after each lowering pass (greyed: the pass changed nothing)");
+  passRow->addWidget(m_passBox, 1);
+  ll->addLayout(passRow);
+  m_loweredPane = new CodePane;
+  m_loweredPane->setLexer(new TirLexer(m_loweredPane));
+  ll->addWidget(m_loweredPane, 1);
+  m_asmPane = new CodePane;
+  m_asmPane->setLexer(new AsmLexer(m_asmPane));
+  m_tirPane = new CodePane;
+  m_tirPane->setLexer(new TirLexer(m_tirPane));
+  tabs->addTab(loweredPage, "Lowered IR");
+  tabs->addTab(m_asmPane, "Assembly");
+  tabs->addTab(m_tirPane, "TIR");
+  tabs->setObjectName("codeTabs");
+  connect(m_passBox, &QComboBox::currentIndexChanged, this, &MainWindow::showPass);
+  QDockWidget* code = makeDock(this, "Code", "codeDock", tabs, Qt::RightDockWidgetArea);
+
+  m_loopModel = new QStandardItemModel(this);
+  m_loopModel->setHorizontalHeaderLabels({"Loop", "Extent", "Kind", "Annotations"});
+  auto* loopView = new QTreeView;
+  loopView->setModel(m_loopModel);
+  loopView->setUniformRowHeights(true);
+  loopView->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  QDockWidget* loops = makeDock(this, "Loop nest", "loopDock", loopView, Qt::BottomDockWidgetArea);
+  connect(loopView, &QTreeView::clicked, this, [this](const QModelIndex& index) {
+    int line = index.siblingAtColumn(0).data(Qt::UserRole).toInt();
+    if (line > 0) linkTirLine(line);
+  });
+
+  m_graph = new GraphView;
+  QDockWidget* model = makeDock(this, "Model", "modelDock", m_graph, Qt::LeftDockWidgetArea);
+  m_propsModel = new QStandardItemModel(this);
+  m_propsModel->setHorizontalHeaderLabels({"Property", "Value"});
+  auto* propsView = new QTreeView;
+  propsView->setModel(m_propsModel);
+  propsView->setRootIsDecorated(false);
+  propsView->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+  QDockWidget* props = makeDock(this, "Properties", "propertiesDock", propsView, Qt::LeftDockWidgetArea);
+  splitDockWidget(model, props, Qt::Vertical);
+
+  auto* runsPage = new QWidget;
+  auto* rl = new QVBoxLayout(runsPage);
+  rl->setContentsMargins(0, 0, 0, 0);
+  m_runsView = new QTableView;
+  m_runsView->setModel(m_session->runs());
+  m_runsView->setSelectionBehavior(QAbstractItemView::SelectRows);
+  m_runsView->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  m_runsView->horizontalHeader()->setStretchLastSection(true);
+  m_runsView->verticalHeader()->hide();
+  rl->addWidget(m_runsView, 1);
+  auto* diffButton = new QPushButton("Diff selected runs");
+  diffButton->setToolTip("Select two runs, then compare their schedules and lowered IR");
+  auto* runRow = new QHBoxLayout;
+  runRow->addWidget(diffButton);
+  runRow->addStretch(1);
+  rl->addLayout(runRow);
+  connect(diffButton, &QPushButton::clicked, this, [this] {
+    QModelIndexList rows = m_runsView->selectionModel()->selectedRows();
+    int n = m_session->runs()->rowCount();
+    if (rows.size() >= 2) diffRuns(rows[0].row(), rows[1].row());
+    else if (n >= 2) diffRuns(n - 2, n - 1);
+  });
+  QDockWidget* runs = makeDock(this, "Runs", "runsDock", runsPage, Qt::BottomDockWidgetArea);
+
+  m_problems = new ProblemsModel(this);
+  auto* problemsView = new QTableView;
+  problemsView->setModel(m_problems);
+  problemsView->horizontalHeader()->setStretchLastSection(true);
+  problemsView->verticalHeader()->hide();
+  problemsView->setSelectionBehavior(QAbstractItemView::SelectRows);
+  QDockWidget* problems = makeDock(this, "Problems", "problemsDock", problemsView, Qt::BottomDockWidgetArea);
+  connect(problemsView, &QTableView::activated, this, [this](const QModelIndex& index) {
+    int line = index.siblingAtColumn(0).data(Qt::UserRole).toInt();
+    if (line > 0) {
+      m_editor->setCursorPosition(line - 1, 0);
+      m_editor->setFocus();
+    }
+  });
+
+  m_log = new QPlainTextEdit;
+  m_log->setReadOnly(true);
+  m_log->setMaximumBlockCount(2000);
+  QDockWidget* log = makeDock(this, "Log", "logDock", m_log, Qt::BottomDockWidgetArea);
+  tabifyDockWidget(runs, problems);
+  tabifyDockWidget(problems, log);
+  runs->raise();
+  splitDockWidget(loops, runs, Qt::Horizontal);
+}
+
+void MainWindow::buildMenus() {
+  QMenu* file = menuBar()->addMenu("&File");
+  file->addAction("&Open Model…", QKeySequence::Open, this, [this] {
+    QString path = QFileDialog::getOpenFileName(this, "Open ONNX model", {}, "ONNX models (*.onnx);;All files (*)");
+    if (!path.isEmpty()) openModel(path);
+  });
+  m_recentMenu = file->addMenu("Recent Models");
+  file->addSeparator();
+  file->addAction("Open &Session…", this, [this] {
+    if (!maybeSave()) return;
+    QString path = QFileDialog::getOpenFileName(this, "Open session", {}, "Loom sessions (*.loomsession);;All files (*)");
+    if (!path.isEmpty()) loadSession(path);
+  });
+  file->addAction("&Save Session", QKeySequence::Save, this, [this] {
+    QString path = m_sessionPath;
+    if (path.isEmpty()) path = QFileDialog::getSaveFileName(this, "Save session", "studio.loomsession", "Loom sessions (*.loomsession)");
+    if (!path.isEmpty()) saveSession(path);
+  });
+  file->addAction("Save Session &As…", QKeySequence::SaveAs, this, [this] {
+    QString path = QFileDialog::getSaveFileName(this, "Save session", m_sessionPath, "Loom sessions (*.loomsession)");
+    if (!path.isEmpty()) saveSession(path);
+  });
+  file->addAction("Load Schedule Script…", this, [this] {
+    QString path = QFileDialog::getOpenFileName(this, "Load schedule", {}, "Schedule scripts (*.py);;All files (*)");
+    QFile f(path);
+    if (!path.isEmpty() && f.open(QIODevice::ReadOnly)) setScheduleText(QString::fromUtf8(f.readAll()));
+  });
+  file->addSeparator();
+  file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
+
+  QMenu* edit = menuBar()->addMenu("&Edit");
+  edit->addAction("&Undo", QKeySequence::Undo, m_editor, &QsciScintilla::undo);
+  edit->addAction("&Redo", QKeySequence::Redo, m_editor, &QsciScintilla::redo);
+  edit->addSeparator();
+  edit->addAction("Select &All", QKeySequence::SelectAll, m_editor, [this] { m_editor->selectAll(); });
+
+  m_viewMenu = menuBar()->addMenu("&View");
+  for (QDockWidget* d : findChildren<QDockWidget*>()) m_viewMenu->addAction(d->toggleViewAction());
+  m_viewMenu->addSeparator();
+  QAction* dark = m_viewMenu->addAction("&Dark Theme");
+  dark->setCheckable(true);
+  dark->setChecked(m_dark);
+  connect(dark, &QAction::toggled, this, &MainWindow::setDarkTheme);
+
+  QMenu* model = menuBar()->addMenu("&Model");
+  model->addAction("As &Imported", this, [this] { m_graph->setMode(GraphView::Imported); });
+  model->addAction("&Optimized", this, [this] { m_graph->setMode(GraphView::Optimized); });
+  model->addAction("&Fused", this, [this] { m_graph->setMode(GraphView::Fused); });
+  model->addSeparator();
+  model->addAction("Fit to &View", QKeySequence(Qt::CTRL | Qt::Key_0), m_graph, &GraphView::fitAll);
+
+  QMenu* schedule = menuBar()->addMenu("&Schedule");
+  QAction* run = schedule->addAction("&Run", QKeySequence(Qt::CTRL | Qt::Key_R), m_session, &Session::run);
+  run->setIcon(QIcon(":/loom/icons/run.svg"));
+  schedule->addAction("&Compile Now", QKeySequence(Qt::CTRL | Qt::Key_B), m_session, &Session::compileNow);
+  schedule->addAction("&Diff Last Two Runs", this, [this] {
+    int n = m_session->runs()->rowCount();
+    if (n >= 2) diffRuns(n - 2, n - 1);
+  });
+
+  QMenu* help = menuBar()->addMenu("&Help");
+  help->addAction("&About Loom Studio", this, [this] {
+    QMessageBox::about(this, "Loom Studio",
+                       "Loom Studio: a workbench for the Loom deep-learning compiler.\n"
+                       "Schedule editor, live lowered IR and assembly, runs, and model graphs.\n"
+                       "Uses QScintilla (GPL-3) and Graphviz.");
+  });
+}
+
+void MainWindow::rebuildParams() {
+  for (QSpinBox* s : m_paramSpins) s->deleteLater();
+  m_paramSpins.clear();
+  while (QLayoutItem* it = m_paramLayout->takeAt(0)) {
+    if (it->widget()) it->widget()->deleteLater();
+    delete it;
+  }
+  const QMap<QString, qint64>& current = m_session->request().params;
+  bool samePreset = m_session->request().preset == m_presetBox->currentText();
+  for (const PresetParamInfo& p : presetParams(m_presetBox->currentText())) {
+    m_paramLayout->addWidget(new QLabel(p.name + ":"));
+    auto* spin = new QSpinBox;
+    spin->setObjectName(p.name);
+    spin->setRange(int(p.minValue), 1 << 20);
+    spin->setValue(int(samePreset ? current.value(p.name, p.defaultValue) : p.defaultValue));
+    spin->setToolTip(p.help);
+    spin->setKeyboardTracking(false);
+    m_paramLayout->addWidget(spin);
+    m_paramSpins << spin;
+    connect(spin, &QSpinBox::valueChanged, this, [this] {
+      if (m_updatingPreset) return;
+      QMap<QString, qint64> params;
+      for (QSpinBox* s : m_paramSpins) params[s->objectName()] = s->value();
+      m_session->setPreset(m_presetBox->currentText(), params);
+    });
+  }
+  m_presetBox->setToolTip(presetDescription(m_presetBox->currentText()));
+}
+
+void MainWindow::setPreset(const QString& name, const QMap<QString, qint64>& params) {
+  m_session->setPreset(name, params);
+  m_updatingPreset = true;
+  m_presetBox->setCurrentText(name);
+  rebuildParams();
+  m_updatingPreset = false;
+}
+
+void MainWindow::setScheduleText(const QString& text) { m_editor->setText(text); }
+
+void MainWindow::openModel(const QString& path) { m_session->loadModel(path); }
+
+void MainWindow::onCompiled(const CompileResult& r) {
+  // Problems, squiggle and the names offered in completion.
+  QVector<ProblemsModel::Problem> problems;
+  if (!r.scriptOk) problems.push_back({"error", r.errorKind, r.errorMessage, r.errorLine, r.errorColumn});
+  if (!r.buildError.isEmpty()) problems.push_back({"error", "BuildError", r.buildError, 0, 0});
+  m_problems->setProblems(problems);
+  m_editor->setError(r.scriptOk ? 0 : r.errorLine, r.errorColumn, r.errorEndColumn, r.errorMessage);
+  m_editor->setBlockNames(r.blockNames);
+  if (!r.buildError.isEmpty()) {
+    m_status->setText("build failed: " + r.buildError.section('\n', 0, 0));
+    return;
+  }
+  m_tirPane->setCode(r.scheduledTir);
+  m_asmPane->setCode([&] {
+    QString text;
+    for (const AsmLineInfo& a : r.asmLines) text += a.text + '\n';
+    return text;
+  }());
+  // The pass selector: the last entry is what the assembly came from.
+  int previous = m_passBox->currentIndex();
+  bool wasLast = previous < 0 || previous == m_passModel->rowCount() - 1;
+  m_passBox->blockSignals(true);
+  m_passModel->clear();
+  for (const PassText& p : r.passes) {
+    bool last = &p == &r.passes.back();
+    auto* item = new QStandardItem(p.name == "input" ? QString("input (after the schedule)")
+                                                     : "after " + p.name + (last ? "  (the assembly's source)" : ""));
+    if (!p.changed) {
+      item->setForeground(QColor(0x99, 0x99, 0x99));
+      item->setToolTip("unchanged by this pass");
+    }
+    m_passModel->appendRow(item);
+  }
+  m_passBox->setCurrentIndex(wasLast || previous >= m_passModel->rowCount() ? m_passModel->rowCount() - 1 : previous);
+  m_passBox->blockSignals(false);
+  showPass(m_passBox->currentIndex());
+
+  m_loopModel->removeRows(0, m_loopModel->rowCount());
+  QVector<QStandardItem*> parents;
+  for (const LoopInfo& l : r.scheduledLoops) {
+    QList<QStandardItem*> row{new QStandardItem(l.name), new QStandardItem(l.extent), new QStandardItem(l.kind),
+                              new QStandardItem(l.annotations)};
+    row[0]->setData(l.firstLine, Qt::UserRole);
+    for (QStandardItem* it : row) it->setEditable(false);
+    parents.resize(l.depth + 1);
+    if (l.depth == 0 || !parents[l.depth - 1]) m_loopModel->appendRow(row);
+    else parents[l.depth - 1]->appendRow(row);
+    parents[l.depth] = row[0];
+  }
+  if (auto* tree = qobject_cast<QTreeView*>(findChild<QDockWidget*>("loopDock")->widget())) tree->expandAll();
+  m_selectedLoop = -1;
+  QString state = r.scriptOk ? QString("schedule applied") : QString("schedule stops at line %1").arg(r.errorLine);
+  m_status->setText(QString("compiled in %1 ms · %2 · %3 assembly lines · target %4").arg(r.compileMs, 0, 'f', 0).arg(state).arg(r.asmLines.size()).arg(r.target));
+}
+
+void MainWindow::showPass(int index) {
+  const CompileResult& r = m_session->lastCompile();
+  if (index < 0) return;
+  if (index >= r.passes.size() - 1) m_loweredPane->setCode(r.loweredTir);
+  else m_loweredPane->setCode(r.passes[index].text);
+  if (m_selectedLoop >= 0 && index >= r.passes.size() - 1) linkLoweredLine(r.loweredLoops.value(m_selectedLoop).firstLine);
+}
+
+void MainWindow::linkLoweredLine(int line) {
+  const CompileResult& r = m_session->lastCompile();
+  bool final = m_passBox->currentIndex() >= r.passes.size() - 1;
+  if (!final) return;  // only the final IR is what the assembly came from
+  int loop = loopAt(r.loweredLoops, line);
+  m_selectedLoop = loop;
+  if (loop < 0) {
+    m_loweredPane->setLineColors({});
+    m_asmPane->setLineColors({});
+    m_tirPane->setLineColors({});
+    return;
+  }
+  const LoopInfo& outer = r.loweredLoops[loop];
+  QHash<int, int> loweredColors, asmColors, tirColors;
+  QHash<int, int> colorOfHeader;  // loop header line -> colour
+  for (int i = 0; i < r.loweredLoops.size(); ++i) {
+    const LoopInfo& l = r.loweredLoops[i];
+    if (l.firstLine < outer.firstLine || l.lastLine > outer.lastLine) continue;
+    colorOfHeader[l.firstLine] = i;
+    // The scheduled TIR's loop of the same name, in the same colour.
+    for (const LoopInfo& s : r.scheduledLoops)
+      if (s.name == l.name) tirColors[s.firstLine] = i;
+  }
+  for (int ln = outer.firstLine; ln <= outer.lastLine; ++ln) {
+    int inner = loopAt(r.loweredLoops, ln);
+    if (inner >= 0) loweredColors[ln] = inner;
+  }
+  for (int i = 0; i < r.asmLines.size(); ++i)
+    if (auto it = colorOfHeader.find(r.asmLines[i].tirLine); it != colorOfHeader.end()) asmColors[i + 1] = *it;
+  m_loweredPane->setLineColors(loweredColors);
+  m_asmPane->setLineColors(asmColors);
+  m_tirPane->setLineColors(tirColors);
+  if (!asmColors.isEmpty()) m_asmPane->revealLine(std::min_element(asmColors.keyBegin(), asmColors.keyEnd()).operator*());
+}
+
+void MainWindow::linkAsmLine(int line) {
+  const CompileResult& r = m_session->lastCompile();
+  if (line < 1 || line > r.asmLines.size()) return;
+  int tirLine = r.asmLines[line - 1].tirLine;
+  if (tirLine <= 0) return;
+  if (m_passBox->currentIndex() != m_passModel->rowCount() - 1) m_passBox->setCurrentIndex(m_passModel->rowCount() - 1);
+  linkLoweredLine(tirLine);
+  m_loweredPane->revealLine(tirLine);
+}
+
+void MainWindow::linkTirLine(int line) {
+  const CompileResult& r = m_session->lastCompile();
+  int loop = loopAt(r.scheduledLoops, line);
+  if (loop < 0) return;
+  for (const LoopInfo& l : r.loweredLoops)
+    if (l.name == r.scheduledLoops[loop].name) {
+      if (m_passBox->currentIndex() != m_passModel->rowCount() - 1) m_passBox->setCurrentIndex(m_passModel->rowCount() - 1);
+      linkLoweredLine(l.firstLine);
+      m_loweredPane->revealLine(l.firstLine);
+      return;
+    }
+}
+
+void MainWindow::diffRuns(int rowA, int rowB) {
+  RunsModel* runs = m_session->runs();
+  if (rowA < 0 || rowB < 0 || rowA >= runs->rowCount() || rowB >= runs->rowCount()) return;
+  auto* dlg = new DiffDialog(runs->record(std::min(rowA, rowB)), runs->record(std::max(rowA, rowB)), m_dark, this);
+  dlg->setAttribute(Qt::WA_DeleteOnClose);
+  dlg->show();
+}
+
+void MainWindow::showProperties(const GraphNode& n) {
+  m_propsModel->removeRows(0, m_propsModel->rowCount());
+  for (const QString& line : n.properties) {
+    auto* key = new QStandardItem(line.section('\t', 0, 0));
+    auto* value = new QStandardItem(line.section('\t', 1));
+    key->setEditable(false);
+    value->setEditable(false);
+    value->setToolTip(value->text());
+    m_propsModel->appendRow({key, value});
+  }
+  if (n.cluster >= 0 && n.cluster < m_graph->graph().clusters.size()) {
+    auto* key = new QStandardItem("fused group");
+    auto* value = new QStandardItem(m_graph->graph().clusters[n.cluster].name);
+    m_propsModel->appendRow({key, value});
+  }
+}
+
+void MainWindow::setDarkTheme(bool dark) {
+  m_dark = dark;
+  QSettings().setValue("theme/dark", dark);
+  qApp->setStyle(QStyleFactory::create("Fusion"));
+  QPalette p;
+  if (dark) {
+    p.setColor(QPalette::Window, QColor(0x2b, 0x2d, 0x30));
+    p.setColor(QPalette::WindowText, QColor(0xdd, 0xdd, 0xdd));
+    p.setColor(QPalette::Base, QColor(0x1e, 0x1f, 0x22));
+    p.setColor(QPalette::AlternateBase, QColor(0x26, 0x27, 0x2a));
+    p.setColor(QPalette::Text, QColor(0xdd, 0xdd, 0xdd));
+    p.setColor(QPalette::Button, QColor(0x35, 0x37, 0x3b));
+    p.setColor(QPalette::ButtonText, QColor(0xdd, 0xdd, 0xdd));
+    p.setColor(QPalette::Highlight, QColor(0x2f, 0x65, 0xca));
+    p.setColor(QPalette::HighlightedText, Qt::white);
+    p.setColor(QPalette::ToolTipBase, QColor(0x35, 0x37, 0x3b));
+    p.setColor(QPalette::ToolTipText, QColor(0xdd, 0xdd, 0xdd));
+    p.setColor(QPalette::PlaceholderText, QColor(0x88, 0x88, 0x88));
+    p.setColor(QPalette::Disabled, QPalette::Text, QColor(0x77, 0x77, 0x77));
+    p.setColor(QPalette::Disabled, QPalette::ButtonText, QColor(0x77, 0x77, 0x77));
+  } else {
+    p = qApp->style()->standardPalette();
+  }
+  qApp->setPalette(p);
+  m_editor->setDark(dark);
+  for (CodePane* pane : {m_tirPane, m_loweredPane, m_asmPane}) {
+    applyLexerTheme(pane->lexer(), dark);
+    pane->setDark(dark);
+  }
+  m_graph->setDark(dark);
+}
+
+void MainWindow::addRecent(const QString& path) {
+  QSettings s;
+  QStringList recent = s.value("recentModels").toStringList();
+  QString abs = QFileInfo(path).absoluteFilePath();
+  recent.removeAll(abs);
+  recent.prepend(abs);
+  while (recent.size() > 8) recent.removeLast();
+  s.setValue("recentModels", recent);
+  updateRecentMenu();
+}
+
+void MainWindow::updateRecentMenu() {
+  m_recentMenu->clear();
+  QStringList recent = QSettings().value("recentModels").toStringList();
+  for (const QString& path : recent) m_recentMenu->addAction(path, this, [this, path] { openModel(path); });
+  m_recentMenu->setEnabled(!recent.isEmpty());
+}
+
+void MainWindow::updateTitle() {
+  QString name = m_sessionPath.isEmpty() ? QString("untitled") : QFileInfo(m_sessionPath).fileName();
+  QString model = m_session->modelPath().isEmpty() ? QString() : " · " + QFileInfo(m_session->modelPath()).fileName();
+  setWindowTitle(QString("%1%2%3 — Loom Studio").arg(name, m_session->isModified() ? "*" : "", model));
+}
+
+bool MainWindow::saveSession(const QString& path, bool quiet) {
+  QJsonObject o;
+  o["loomSession"] = 1;
+  o["workspace"] = m_session->toJson();
+  o["layout"] = QString::fromLatin1(saveState().toBase64());
+  o["dark"] = m_dark;
+  QFile f(path);
+  if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate) || f.write(QJsonDocument(o).toJson()) < 0) {
+    if (!quiet) QMessageBox::warning(this, "Save session", QString("Cannot write %1: %2").arg(path, f.errorString()));
+    return false;
+  }
+  m_sessionPath = path;
+  m_session->setModified(false);
+  updateTitle();
+  return true;
+}
+
+bool MainWindow::loadSession(const QString& path, bool quiet) {
+  QFile f(path);
+  QJsonParseError err;
+  QJsonDocument doc;
+  if (f.open(QIODevice::ReadOnly)) doc = QJsonDocument::fromJson(f.readAll(), &err);
+  if (!doc.isObject() || !doc.object().contains("loomSession")) {
+    if (!quiet) QMessageBox::warning(this, "Open session", QString("%1 is not a Loom session file").arg(path));
+    return false;
+  }
+  QJsonObject o = doc.object();
+  QJsonObject ws = o["workspace"].toObject();
+  m_session->fromJson(ws);
+  m_updatingPreset = true;
+  m_presetBox->setCurrentText(m_session->request().preset);
+  rebuildParams();
+  m_targetBox->setCurrentText(m_session->request().target);
+  m_updatingPreset = false;
+  m_editor->setText(m_session->request().schedule);
+  restoreState(QByteArray::fromBase64(o["layout"].toString().toLatin1()));
+  setDarkTheme(o["dark"].toBool(m_dark));
+  m_sessionPath = path;
+  m_session->setModified(false);
+  updateTitle();
+  return true;
+}
+
+bool MainWindow::maybeSave() {
+  if (!m_session->isModified()) return true;
+  auto answer = QMessageBox::question(this, "Unsaved changes", "The session has unsaved changes. Save them first?",
+                                      QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
+  if (answer == QMessageBox::Cancel) return false;
+  if (answer == QMessageBox::Discard) return true;
+  QString path = m_sessionPath;
+  if (path.isEmpty()) path = QFileDialog::getSaveFileName(this, "Save session", "studio.loomsession", "Loom sessions (*.loomsession)");
+  return !path.isEmpty() && saveSession(path);
+}
+
+void MainWindow::closeEvent(QCloseEvent* e) {
+  if (!maybeSave()) {
+    e->ignore();
+    return;
+  }
+  QSettings s;
+  s.setValue("window/geometry", saveGeometry());
+  s.setValue("window/state", saveState());
+  e->accept();
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* e) {
+  if (e->mimeData()->hasUrls()) e->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* e) {
+  for (const QUrl& url : e->mimeData()->urls()) {
+    QString path = url.toLocalFile();
+    if (path.endsWith(".loomsession")) loadSession(path);
+    else if (!path.isEmpty()) openModel(path);
+  }
+}
+
+}  // namespace loom::views

@@ -1,0 +1,102 @@
+// The Studio's main window: docks around the schedule editor, menus, status bar, session files.
+#pragma once
+#include <QMainWindow>
+
+#include "views/StudioTypes.h"
+
+class QComboBox;
+class QLabel;
+class QProgressBar;
+class QToolButton;
+class QStandardItemModel;
+class QTableView;
+class QTreeView;
+class QPlainTextEdit;
+class QHBoxLayout;
+class QMenu;
+class QSpinBox;
+
+namespace loom::views {
+
+class Session;
+class ScheduleEditor;
+class CodePane;
+class GraphView;
+class ProblemsModel;
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+public:
+  explicit MainWindow(QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  Session* session() const { return m_session; }
+  ScheduleEditor* editor() const { return m_editor; }
+  CodePane* tirPane() const { return m_tirPane; }
+  CodePane* loweredPane() const { return m_loweredPane; }
+  CodePane* asmPane() const { return m_asmPane; }
+  QComboBox* passBox() const { return m_passBox; }
+  QComboBox* targetBox() const { return m_targetBox; }
+  GraphView* graphView() const { return m_graph; }
+  ProblemsModel* problems() const { return m_problems; }
+  QStandardItemModel* loopModel() const { return m_loopModel; }
+  QStandardItemModel* propertiesModel() const { return m_propsModel; }
+  QStandardItemModel* passModel() const { return m_passModel; }
+
+  /// Picks preset `name` with parameter overrides (the preset bar follows).
+  void setPreset(const QString& name, const QMap<QString, qint64>& params = {});
+  void setScheduleText(const QString& text);
+  void openModel(const QString& path);
+  /// Writes / reads a session file (JSON: workspace, runs, layout, theme); false on failure
+  /// (a message box explains unless quiet).
+  bool saveSession(const QString& path, bool quiet = false);
+  bool loadSession(const QString& path, bool quiet = false);
+  void setDarkTheme(bool dark);
+  bool darkTheme() const { return m_dark; }
+  /// Selects lowered-IR `line`'s loop and colours it, its inner loops and their assembly.
+  void linkLoweredLine(int line);
+  void linkAsmLine(int line);
+  void linkTirLine(int line);
+  /// Opens the diff of two rows of the Runs table.
+  void diffRuns(int rowA, int rowB);
+
+protected:
+  void closeEvent(QCloseEvent* e) override;
+  void dragEnterEvent(QDragEnterEvent* e) override;
+  void dropEvent(QDropEvent* e) override;
+
+private:
+  void buildMenus();
+  void buildDocks();
+  void rebuildParams();
+  void onCompiled(const CompileResult& r);
+  void showPass(int index);
+  void addRecent(const QString& path);
+  void updateRecentMenu();
+  void updateTitle();
+  bool maybeSave();
+  void showProperties(const GraphNode& n);
+
+  Session* m_session = nullptr;
+  ScheduleEditor* m_editor = nullptr;
+  CodePane *m_tirPane = nullptr, *m_loweredPane = nullptr, *m_asmPane = nullptr;
+  QComboBox *m_presetBox = nullptr, *m_targetBox = nullptr, *m_passBox = nullptr;
+  QHBoxLayout* m_paramLayout = nullptr;
+  QVector<QSpinBox*> m_paramSpins;
+  GraphView* m_graph = nullptr;
+  ProblemsModel* m_problems = nullptr;
+  QStandardItemModel *m_loopModel = nullptr, *m_propsModel = nullptr, *m_passModel = nullptr;
+  QTableView* m_runsView = nullptr;
+  QPlainTextEdit* m_log = nullptr;
+  QLabel* m_status = nullptr;
+  QProgressBar* m_progress = nullptr;
+  QToolButton* m_cancel = nullptr;
+  QMenu* m_recentMenu = nullptr;
+  QMenu* m_viewMenu = nullptr;
+  QString m_sessionPath;
+  bool m_dark = false;
+  bool m_updatingPreset = false;
+  int m_selectedLoop = -1;
+};
+
+}  // namespace loom::views

@@ -1,0 +1,174 @@
+// Model import and graph building for the model view (Graphviz layout in GraphLayout.cpp).
+#include "views/ModelJobs.h"
+
+#include <QElapsedTimer>
+#include <QHash>
+#include <cmath>
+
+#include "core/frontend/onnx/OnnxImporter.h"
+#include "core/graph/Op.h"
+#include "core/graph/PassManager.h"
+#include "core/support/Error.h"
+#include "core/tir/HostArrays.h"
+#include "views/GraphLayout.h"
+
+namespace loom::views {
+
+namespace {
+
+QString q(const std::string& s) { return QString::fromStdString(s); }
+
+QString typeText(const graph::Expr& e) { return e.type().defined() ? q(graph::typeStr(e.type())) : QString(); }
+
+/// "float32[64, 3, 7, 7] min -0.52 max 0.61 mean 0.001": a constant's type and value statistics.
+QString constantText(const graph::ConstantNode& c, const graph::Expr& e) {
+  QString text = typeText(e);
+  int64_t n = c.data.numel();
+  if (n == 0 || n > (int64_t(1) << 22)) return text;
+  double lo = INFINITY, hi = -INFINITY, sum = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    double v = tir::getElement(c.data, i);
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+    sum += v;
+  }
+  return text + QString("  min %1 max %2 mean %3").arg(lo, 0, 'g', 3).arg(hi, 0, 'g', 3).arg(sum / double(n), 0, 'g', 3);
+}
+
+class Builder {
+public:
+  GraphData run(const graph::Function& f) {
+    for (const graph::Var& p : f->params) {
+      m_ids[p.get()] = addNode("input", q(p->name), q(graph::typeStr(p->annotation)), "input", {}, -1);
+    }
+    int out = emitValues(f->body, -1);
+    int sink = addNode("output", "output", typeText(f->body), "output", {}, -1);
+    if (out >= 0) addEdge(out, sink, typeText(f->body));
+    return std::move(m_g);
+  }
+
+private:
+  GraphData m_g;
+  QHash<const graph::ExprNode*, int> m_ids;  // drawn node of a value (-1: a constant)
+
+  int addNode(QString op, QString name, QString shape, QString kind, QStringList props, int cluster) {
+    GraphNode n;
+    n.id = QString("n%1").arg(m_g.nodes.size());
+    n.op = std::move(op);
+    n.name = std::move(name);
+    n.shape = std::move(shape);
+    n.kind = std::move(kind);
+    n.cluster = cluster;
+    n.properties = QStringList{"op\t" + n.op, "name\t" + n.name, "output\t" + n.shape} + props;
+    m_g.nodes.push_back(n);
+    return int(m_g.nodes.size()) - 1;
+  }
+
+  void addEdge(int from, int to, QString label) {
+    for (const GraphEdge& e : m_g.edges)
+      if (e.from == from && e.to == to) return;
+    m_g.edges.push_back({from, to, std::move(label), {}});
+  }
+
+  /// Draws the values under `root` (operands first) inside `cluster`; returns root's node.
+  int emitValues(const graph::Expr& root, int cluster) {
+    for (const graph::Expr& n : graph::postOrder(root, false)) {
+      if (m_ids.contains(n.get()) || n->kind == graph::ExprKind::Function) continue;
+      if (n.as<graph::ConstantNode>()) {
+        m_ids[n.get()] = -1;
+      } else if (auto* v = n.as<graph::VarNode>()) {
+        m_ids[n.get()] = addNode("input", q(v->name), typeText(n), "input", {}, cluster);
+      } else if (auto* c = n.as<graph::CallNode>(); c && c->fn.defined()) {
+        m_ids[n.get()] = fusedCall(*c);
+      } else if (auto* c = n.as<graph::CallNode>()) {
+        QStringList props;
+        for (const auto& [key, value] : c->attrs.values()) props << "attr " + q(key) + "\t" + q(graph::attrValueStr(value));
+        for (size_t i = 0; i < c->args.size(); ++i) {
+          const graph::Expr& a = c->args[i];
+          if (auto* k = a.as<graph::ConstantNode>())
+            props << QString("input %1 (%2)\t").arg(i).arg(k->name.empty() ? QString("const") : q(k->name)) + constantText(*k, a);
+          else
+            props << QString("input %1\t").arg(i) + typeText(a);
+        }
+        int id = addNode(q(c->op->name), q(c->name), typeText(n), "op", props, cluster);
+        for (const graph::Expr& a : c->args)
+          if (int from = m_ids.value(a.get(), -1); from >= 0) addEdge(from, id, typeText(a));
+        m_ids[n.get()] = id;
+      } else if (auto* t = n.as<graph::TupleNode>()) {
+        int id = addNode("tuple", "tuple", typeText(n), "tuple", {}, cluster);
+        for (const graph::Expr& x : t->fields)
+          if (int from = m_ids.value(x.get(), -1); from >= 0) addEdge(from, id, typeText(x));
+        m_ids[n.get()] = id;
+      } else if (auto* g = n.as<graph::TupleGetItemNode>()) {
+        int id = addNode(QString(".%1").arg(g->index), "get item", typeText(n), "tuple", {}, cluster);
+        if (int from = m_ids.value(g->tuple.get(), -1); from >= 0) addEdge(from, id, typeText(g->tuple));
+        m_ids[n.get()] = id;
+      }
+    }
+    return m_ids.value(root.get(), -1);
+  }
+
+  /// A fused group: its body's ops inside a cluster, its parameters bound to the call's arguments.
+  int fusedCall(const graph::CallNode& call) {
+    const graph::FunctionNode& fn = *call.fn;
+    int cluster = int(m_g.clusters.size());
+    m_g.clusters.push_back({fn.name.empty() ? QString("group %1").arg(cluster) : q(fn.name), {}});
+    for (size_t i = 0; i < fn.params.size() && i < call.args.size(); ++i) {
+      const graph::Expr& a = call.args[i];
+      m_ids[fn.params[i].get()] = m_ids.value(a.get(), -1);
+      if (a.as<graph::ConstantNode>()) m_constParams.insert(fn.params[i].get(), a);
+    }
+    int before = int(m_g.nodes.size());
+    int root = emitValues(fn.body, cluster);
+    // Constants reach fused bodies as parameters: list them in the properties of their users.
+    for (const graph::Expr& n : graph::postOrder(fn.body, false)) {
+      auto* c = n.as<graph::CallNode>();
+      int id = m_ids.value(n.get(), -1);
+      if (!c || id < before) continue;
+      for (size_t i = 0; i < c->args.size(); ++i)
+        if (auto it = m_constParams.find(c->args[i].get()); it != m_constParams.end()) {
+          auto* k = it->as<graph::ConstantNode>();
+          m_g.nodes[id].properties << QString("input %1 (%2)\t").arg(i).arg(k->name.empty() ? QString("const") : q(k->name)) +
+                                          constantText(*k, *it);
+        }
+    }
+    return root;
+  }
+
+  QHash<const graph::ExprNode*, graph::Expr> m_constParams;
+};
+
+void checkCancel(const std::atomic<bool>* cancel) {
+  if (cancel && cancel->load()) LOOM_THROW(ValueError) << "cancelled";
+}
+
+}  // namespace
+
+GraphData buildGraphData(const graph::Function& main) { return Builder().run(main); }
+
+ModelData loadModelData(const QString& path, const std::atomic<bool>* cancel) {
+  QElapsedTimer timer;
+  timer.start();
+  ModelData m;
+  m.path = path;
+  graph::Module mod = frontend::importOnnx(path.toStdString());
+  mod = graph::runGraphPasses(mod, {"infer-type"});
+  checkCancel(cancel);
+  graph::Module optimized = graph::runGraphPasses(mod, graph::optimizePipeline());
+  checkCancel(cancel);
+  graph::Module fused = graph::runGraphPasses(mod, graph::fusePipeline());
+  checkCancel(cancel);
+  m.imported = buildGraphData(mod.main());
+  m.optimized = buildGraphData(optimized.main());
+  m.fused = buildGraphData(fused.main());
+  for (const GraphNode& n : m.imported.nodes) m.opCount += n.kind == "op";
+  m.fusedGroups = int(m.fused.clusters.size());
+  for (GraphData* g : {&m.fused, &m.imported, &m.optimized}) {
+    checkCancel(cancel);
+    layoutGraph(*g);
+  }
+  m.loadMs = double(timer.nsecsElapsed()) / 1e6;
+  return m;
+}
+
+}  // namespace loom::views

@@ -1,0 +1,236 @@
+// Live compile and measured run of one operator, off the UI thread, through the driver API only.
+#include "views/OperatorJobs.h"
+
+#include <QElapsedTimer>
+#include <exception>
+
+#include "codegen/JITModule.h"
+#include "codegen/Listing.h"
+#include "core/driver/BuildOperator.h"
+#include "core/driver/Measure.h"
+#include "core/schedule/Instruction.h"
+#include "core/schedule/Schedule.h"
+#include "core/schedule/Script.h"
+#include "core/schedule/Trace.h"
+#include "core/support/Error.h"
+#include "core/tir/HostArrays.h"
+#include "core/tir/Printer.h"
+#include "core/topi/Workloads.h"
+#include "core/transform/Instruments.h"
+#include "runtime/PackedFunc.h"
+
+namespace loom::views {
+
+namespace {
+
+QString q(const std::string& s) { return QString::fromStdString(s); }
+
+topi::WorkloadSpec specOf(const OperatorRequest& req) {
+  topi::ParamMap overrides;
+  for (auto it = req.params.begin(); it != req.params.end(); ++it) overrides[it.key().toStdString()] = it.value();
+  return topi::makeWorkloadSpec(req.preset.toStdString(), overrides);
+}
+
+/// The loops of a printed function, in print order, nested by their line ranges.
+QVector<LoopInfo> loopsOf(const tir::PrintResult& pr) {
+  std::vector<std::pair<const tir::ForNode*, tir::LineRange>> fors;
+  for (const auto& [stmt, range] : pr.stmtLines)
+    if (const auto* loop = stmt.as<tir::ForNode>(); loop && range.valid()) fors.push_back({loop, range});
+  // stmtLines lists children before parents. Outer loops first: by first line, then the longer
+  // range; loops of one T.grid line share a range and keep the reversed order, outer first.
+  std::reverse(fors.begin(), fors.end());
+  std::stable_sort(fors.begin(), fors.end(), [](const auto& a, const auto& b) {
+    return a.second.first != b.second.first ? a.second.first < b.second.first : a.second.last > b.second.last;
+  });
+  QVector<LoopInfo> loops;
+  QVector<int> stack;  // indices into loops of the open loops
+  for (const auto& [loop, range] : fors) {
+    while (!stack.isEmpty() && loops[stack.back()].lastLine < range.first) stack.pop_back();
+    LoopInfo li;
+    li.name = q(loop->loopVar->name);
+    li.extent = q(tir::printExpr(loop->extent));
+    li.kind = tir::forKindName(loop->kind);
+    QStringList ann;
+    if (!loop->threadTag.empty()) ann << q(loop->threadTag);
+    for (const auto& [key, value] : loop->annotations) ann << q(key) + "=" + q(tir::printExpr(value));
+    li.annotations = ann.join(", ");
+    li.firstLine = range.first;
+    li.lastLine = range.last;
+    li.depth = int(stack.size());
+    stack.push_back(int(loops.size()));
+    loops.push_back(li);
+  }
+  return loops;
+}
+
+QStringList blockNamesOf(const tir::PrintResult& pr) {
+  QStringList names;
+  for (const auto& entry : pr.stmtLines)
+    if (const auto* b = entry.first.as<tir::BlockNode>(); b && !b->name.empty() && !names.contains(q(b->name)))
+      names << q(b->name);
+  return names;
+}
+
+void callPacked(const runtime::PackedFunc& fn, const std::vector<runtime::NDArray>& arrays) {
+  std::vector<runtime::PackedArg> args(arrays.begin(), arrays.end());
+  fn.call(args);
+}
+
+}  // namespace
+
+QStringList presetNames() {
+  QStringList names;
+  for (const topi::Workload& w : topi::allWorkloads()) names << q(w.name);
+  return names;
+}
+
+QVector<PresetParamInfo> presetParams(const QString& preset) {
+  QVector<PresetParamInfo> out;
+  if (const topi::Workload* w = topi::findWorkload(preset.toStdString()))
+    for (const topi::WorkloadParam& p : w->params) out.push_back({q(p.name), p.defaultValue, p.minValue, q(p.help)});
+  return out;
+}
+
+QString presetDescription(const QString& preset) {
+  const topi::Workload* w = topi::findWorkload(preset.toStdString());
+  return w ? q(w->description) : QString();
+}
+
+CompileResult compileOperator(const OperatorRequest& req) {
+  CompileResult r;
+  r.preset = req.preset;
+  r.target = req.target;
+  QElapsedTimer timer;
+  timer.start();
+  try {
+    tir::PrimFunc func = topi::buildWorkload(specOf(req));
+    tir::PrimFunc scheduled = func;
+    if (!req.schedule.trimmed().isEmpty()) {
+      tir::Schedule sch(func);
+      tir::ScriptResult sr = tir::runScript(sch, req.schedule.toStdString(), "schedule.py");
+      if (sr.ok) {
+        scheduled = sch.func();
+      } else {
+        r.scriptOk = false;
+        r.errorMessage = q(sr.message);
+        r.errorKind = q(sr.errorKind);
+        r.errorLine = sr.span.line;
+        r.errorColumn = sr.span.column;
+        r.errorEndColumn = sr.span.endLine == sr.span.line ? sr.span.endColumn : 0;
+        if (sr.funcBefore.defined()) scheduled = sr.funcBefore;
+      }
+    }
+    tir::PrintResult pr = tir::printWithMap(scheduled);
+    r.scheduledTir = q(pr.text);
+    r.scheduledLoops = loopsOf(pr);
+    r.blockNames = blockNamesOf(pr);
+
+    driver::OperatorOptions opts;
+    opts.target = req.target.toStdString();
+    transform::PassContext ctx;
+    auto recorder = std::make_shared<transform::PassRecorder>();
+    ctx.instruments.push_back(recorder);
+    driver::LoweredOperator op = driver::lowerOperator(scheduled, opts, ctx);
+    if (recorder->input().defined()) r.passes.push_back({"input", q(tir::printFunc(recorder->input())), true});
+    for (const auto& step : recorder->steps())
+      r.passes.push_back({q(step.pass), step.changed ? q(tir::printFunc(step.after)) : QString(), step.changed});
+    // Unchanged passes show the text of the last pass that changed something.
+    for (int i = 1; i < r.passes.size(); ++i)
+      if (!r.passes[i].changed) r.passes[i].text = r.passes[i - 1].text;
+
+    codegen::Listing listing = codegen::makeListing(op.lowered, op.target);
+    tir::PrintResult lpr = tir::printWithMap(op.lowered);
+    r.loweredTir = q(listing.tir);
+    r.loweredLoops = loopsOf(lpr);
+    r.asmLines.reserve(int(listing.asmLines.size()));
+    for (const codegen::AsmLine& a : listing.asmLines) r.asmLines.push_back({q(a.text), a.tirLine});
+  } catch (const Error& e) {
+    r.buildError = QString("%1: %2").arg(e.kind(), q(e.what()));
+  } catch (const std::exception& e) {
+    r.buildError = q(e.what());
+  }
+  r.compileMs = double(timer.nsecsElapsed()) / 1e6;
+  return r;
+}
+
+RunRecord runOperator(const OperatorRequest& req, const std::atomic<bool>* cancel) {
+  RunRecord rec;
+  rec.preset = req.preset;
+  rec.target = req.target;
+  rec.schedule = req.schedule;
+  auto cancelled = [&] { return cancel && cancel->load(); };
+  try {
+    topi::WorkloadSpec spec = specOf(req);
+    rec.preset = q(spec.str());
+    tir::PrimFunc func = topi::buildWorkload(spec);
+    driver::OperatorOptions opts;
+    opts.target = req.target.toStdString();
+    opts.schedule = req.schedule.toStdString();
+    opts.scheduleName = "schedule.py";
+    transform::PassContext ctx;
+    driver::LoweredOperator op = driver::lowerOperator(func, opts, ctx);
+    rec.loweredTir = q(tir::printFunc(op.lowered));
+    if (!op.target.isHost())
+      LOOM_THROW(Error) << "target '" << opts.target << "' does not run on this machine; pick a host target to run";
+    if (cancelled()) LOOM_THROW(Error) << "cancelled";
+    auto jit = driver::jitOperator(op);
+    runtime::PackedFunc fn = jit->getFunction(op.lowered->name);
+
+    std::vector<runtime::NDArray> arrays = topi::makeParamArrays(func);
+    size_t numInputs = size_t(spec.workload->numInputs);
+    for (size_t i = 0; i < numInputs; ++i) tir::fillRandom(arrays[i], 1 + i);
+    callPacked(fn, arrays);
+
+    std::vector<runtime::NDArray> want;
+    for (size_t i = 0; i < arrays.size(); ++i) want.push_back(i < numInputs ? arrays[i] : arrays[i].copy());
+    double flops = topi::workloadFlops(spec);
+    if (flops <= 2e8) {
+      topi::runReference(spec, want);
+      rec.reference = "C++ reference";
+    } else {
+      if (cancelled()) LOOM_THROW(Error) << "cancelled";
+      transform::PassContext plainCtx;
+      driver::OperatorOptions plainOpts;
+      plainOpts.target = opts.target;
+      driver::LoweredOperator plain = driver::lowerOperator(func, plainOpts, plainCtx);
+      auto plainJit = driver::jitOperator(plain);
+      callPacked(plainJit->getFunction(plain.lowered->name), want);
+      rec.reference = "unscheduled program";
+    }
+    double worst = 0;
+    for (size_t i = numInputs; i < arrays.size(); ++i) {
+      double err = tir::maxRelError(arrays[i], want[i]);
+      worst = err > worst || err != err ? err : worst;
+    }
+    rec.maxRelError = worst;
+    rec.correct = worst <= topi::checkTolerance(spec);
+    if (cancelled()) LOOM_THROW(Error) << "cancelled";
+    driver::TimingStats t = driver::timeCalls([&] { callPacked(fn, arrays); }, 5, 30);
+    rec.medianMs = t.medianMs;
+    rec.gflops = t.medianMs > 0 ? flops / (t.medianMs * 1e-3) / 1e9 : 0;
+    rec.ok = true;
+  } catch (const Error& e) {
+    rec.error = q(e.what());
+  } catch (const std::exception& e) {
+    rec.error = q(e.what());
+  }
+  return rec;
+}
+
+QVector<PrimitiveInfo> schedulePrimitives() {
+  QVector<PrimitiveInfo> out;
+  for (const std::string& name : tir::instructionKindNames()) {
+    const tir::InstructionKind* kind = tir::findInstructionKind(name);
+    if (!kind) continue;
+    QStringList params;
+    for (const tir::ParamSpec& p : kind->params) {
+      QString s = p.variadic ? "*" + q(p.name) : q(p.name);
+      if (p.defaultValue) s += "=" + q(tir::valueToScript(*p.defaultValue, {}));
+      params << s;
+    }
+    out.push_back({q(name), q(name) + "(" + params.join(", ") + ")", q(kind->doc)});
+  }
+  return out;
+}
+
+}  // namespace loom::views

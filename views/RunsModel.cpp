@@ -1,0 +1,69 @@
+// The Runs table model.
+#include "views/RunsModel.h"
+
+#include <QBrush>
+#include <QColor>
+
+namespace loom::views {
+
+int RunsModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : int(m_runs.size()); }
+int RunsModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : NumColumns; }
+
+QVariant RunsModel::data(const QModelIndex& index, int role) const {
+  if (!index.isValid() || index.row() >= m_runs.size()) return {};
+  const RunRecord& r = m_runs[index.row()];
+  double peak = r.peakGflops > 0 && r.ok ? r.gflops / r.peakGflops : -1;
+  if (role == Qt::DisplayRole) {
+    switch (index.column()) {
+    case Id: return QString("#%1").arg(r.id);
+    case Time: return r.ok ? QString::number(r.medianMs, 'f', 4) + " ms" : QString("failed");
+    case Gflops: return r.ok ? QString::number(r.gflops, 'f', 1) + " GFLOP/s" : QString();
+    case Peak: return peak >= 0 ? QString::number(100 * peak, 'f', 1) + "% of peak" : QString(r.ok ? "…" : "");
+    case Correct:
+      if (!r.ok) return "✗ " + r.error.section('\n', 0, 0);
+      return r.correct ? QString("✓ correct") : QString("✗ wrong (err %1)").arg(r.maxRelError, 0, 'e', 2);
+    case Version: return QString("schedule v%1").arg(r.scheduleVersion);
+    case Preset: return r.preset;
+    case Target: return r.target;
+    }
+  } else if (role == RawRole) {
+    switch (index.column()) {
+    case Id: return r.id;
+    case Time: return r.medianMs;
+    case Gflops: return r.gflops;
+    case Peak: return peak;
+    case Correct: return r.ok && r.correct;
+    case Version: return r.scheduleVersion;
+    case Preset: return r.preset;
+    case Target: return r.target;
+    }
+  } else if (role == Qt::ForegroundRole && index.column() == Correct) {
+    return QBrush(r.ok && r.correct ? QColor(0x2e, 0x9d, 0x4a) : QColor(0xd0, 0x30, 0x30));
+  } else if (role == Qt::ToolTipRole) {
+    if (!r.ok) return r.error;
+    return QString("compared with the %1, max relative error %2").arg(r.reference).arg(r.maxRelError, 0, 'e', 2);
+  } else if (role == Qt::TextAlignmentRole && (index.column() == Time || index.column() == Gflops || index.column() == Peak)) {
+    return int(Qt::AlignRight | Qt::AlignVCenter);
+  }
+  return {};
+}
+
+QVariant RunsModel::headerData(int section, Qt::Orientation o, int role) const {
+  if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
+  static const char* names[NumColumns] = {"Run", "Time", "Throughput", "Peak", "Check", "Schedule", "Preset", "Target"};
+  return section >= 0 && section < NumColumns ? QString(names[section]) : QVariant();
+}
+
+void RunsModel::addRun(const RunRecord& r) {
+  beginInsertRows({}, int(m_runs.size()), int(m_runs.size()));
+  m_runs.push_back(r);
+  endInsertRows();
+}
+
+void RunsModel::clear() {
+  beginResetModel();
+  m_runs.clear();
+  endResetModel();
+}
+
+}  // namespace loom::views

@@ -1,0 +1,295 @@
+// The Studio session: workspace state and its worker-thread jobs, with stale results dropped.
+#include "views/Session.h"
+
+#include <QJsonArray>
+#include <QPointer>
+#include <QTimer>
+#include <QtConcurrent/QtConcurrentRun>
+#include <exception>
+
+#include "core/driver/MachinePeak.h"
+#include "core/support/Error.h"
+#include "loom/c_runtime_api.h"
+#include "views/ModelJobs.h"
+#include "views/RunsModel.h"
+
+namespace loom::views {
+
+Session::Session(QObject* parent) : QObject(parent), m_cancel(std::make_shared<std::atomic<bool>>(false)) {
+  qRegisterMetaType<CompileResult>();
+  qRegisterMetaType<RunRecord>();
+  qRegisterMetaType<ModelData>();
+  m_pool.setMaxThreadCount(3);
+  m_timer = new QTimer(this);
+  m_timer->setSingleShot(true);
+  m_timer->setInterval(150);
+  connect(m_timer, &QTimer::timeout, this, &Session::startCompile);
+  m_runs = new RunsModel(this);
+}
+
+Session::~Session() {
+  m_cancel->store(true);
+  m_pool.waitForDone();
+}
+
+void Session::setPreset(const QString& preset, const QMap<QString, qint64>& params) {
+  QMap<QString, qint64> full;
+  for (const PresetParamInfo& p : presetParams(preset)) full[p.name] = params.value(p.name, p.defaultValue);
+  if (preset == m_request.preset && full == m_request.params) return;
+  m_request.preset = preset;
+  m_request.params = full;
+  setModified(true);
+  emit requestChanged();
+  scheduleCompile();
+}
+
+void Session::setScheduleText(const QString& text) {
+  if (text == m_request.schedule) return;
+  m_request.schedule = text;
+  setModified(true);
+  scheduleCompile();
+}
+
+void Session::setTarget(const QString& target) {
+  if (target == m_request.target) return;
+  m_request.target = target;
+  setModified(true);
+  emit requestChanged();
+  scheduleCompile();
+}
+
+void Session::setCompileDelay(int ms) { m_timer->setInterval(ms); }
+
+void Session::scheduleCompile() {
+  ++m_compileGen;  // anything in flight is now stale
+  m_timer->start();
+}
+
+void Session::compileNow() {
+  ++m_compileGen;
+  m_timer->stop();
+  startCompile();
+}
+
+void Session::startCompile() {
+  if (m_compileRunning) {  // one compile at a time: the latest request runs when this one ends
+    m_compilePending = true;
+    return;
+  }
+  m_compileRunning = true;
+  m_compilePending = false;
+  quint64 gen = m_compileGen;
+  OperatorRequest req = m_request;
+  emit compileStarted();
+  QPointer<Session> self(this);
+  m_pool.start([self, req, gen] {
+    CompileResult r = compileOperator(req);
+    r.generation = gen;
+    if (!self) return;
+    QMetaObject::invokeMethod(self, [self, r] {
+      if (!self) return;
+      self->m_compileRunning = false;
+      if (r.generation == self->m_compileGen) {
+        self->m_lastCompile = r;
+        emit self->operatorCompiled(r);
+      } else if (!self->m_timer->isActive()) {
+        self->startCompile();  // stale: compile the newest request now
+        return;
+      }
+      if (self->m_compilePending) self->startCompile();
+    }, Qt::QueuedConnection);
+  });
+}
+
+int Session::scheduleVersion(const QString& schedule) {
+  auto it = m_versions.find(schedule);
+  if (it != m_versions.end()) return *it;
+  int v = int(m_versions.size()) + 1;
+  m_versions.insert(schedule, v);
+  return v;
+}
+
+void Session::measurePeak() {
+  if (m_peakStarted) return;
+  m_peakStarted = true;
+  QPointer<Session> self(this);
+  m_pool.start([self] {
+    double peak = driver::measureFmaPeakGflops(loom_backend_num_threads(), 0.2);
+    QMetaObject::invokeMethod(self, [self, peak] {
+      if (!self) return;
+      self->m_peak = peak;
+      emit self->logged(QString("machine peak: %1 GFLOP/s fp32 FMA on %2 thread(s)").arg(peak, 0, 'f', 0).arg(loom_backend_num_threads()));
+      emit self->peakMeasured(peak);
+    }, Qt::QueuedConnection);
+  });
+}
+
+void Session::run() {
+  bool needPeak = m_peak <= 0;
+  OperatorRequest req = m_request;
+  int version = scheduleVersion(req.schedule);
+  int id = m_nextRunId++;
+  quint64 gen = ++m_runGen;
+  m_cancel->store(false);
+  auto cancel = m_cancel;
+  ++m_tasks;
+  emit runStarted();
+  emit taskStarted(QString("Running %1 (schedule v%2)").arg(req.preset).arg(version));
+  QPointer<Session> self(this);
+  m_pool.start([self, req, version, id, gen, cancel, needPeak] {
+    // The peak is measured before the run, never beside it (both would compete for the cores).
+    double peak = needPeak ? driver::measureFmaPeakGflops(loom_backend_num_threads(), 0.2) : 0;
+    RunRecord rec = runOperator(req, cancel.get());
+    rec.peakGflops = peak;
+    rec.id = id;
+    rec.scheduleVersion = version;
+    QMetaObject::invokeMethod(self, [self, rec, gen, cancel] {
+      if (!self) return;
+      self->endTask();
+      if (cancel->load() || gen != self->m_runGen) {
+        emit self->logged(QString("run #%1 cancelled").arg(rec.id));
+        return;
+      }
+      RunRecord r = rec;
+      if (self->m_peak <= 0 && r.peakGflops > 0) {
+        self->m_peak = r.peakGflops;
+        emit self->peakMeasured(r.peakGflops);
+      }
+      r.peakGflops = self->m_peak;
+      self->m_runs->addRun(r);
+      self->setModified(true);
+      emit self->logged(r.ok ? QString("run #%1: %2 ms, %3 GFLOP/s, %4").arg(r.id).arg(r.medianMs, 0, 'f', 4).arg(r.gflops, 0, 'f', 1).arg(r.correct ? "correct" : "WRONG")
+                             : QString("run #%1 failed: %2").arg(r.id).arg(r.error));
+      emit self->runFinished(r);
+    }, Qt::QueuedConnection);
+  });
+}
+
+void Session::loadModel(const QString& path, bool markModified) {
+  quint64 gen = ++m_modelGen;
+  m_cancel->store(false);
+  auto cancel = m_cancel;
+  ++m_tasks;
+  emit modelLoadStarted(path);
+  emit taskStarted(QString("Loading %1").arg(path));
+  QPointer<Session> self(this);
+  m_pool.start([self, path, gen, cancel, markModified] {
+    std::shared_ptr<ModelData> data;
+    QString error;
+    try {
+      data = std::make_shared<ModelData>(loadModelData(path, cancel.get()));
+      data->generation = gen;
+    } catch (const Error& e) {
+      error = QString::fromStdString(e.what());
+    } catch (const std::exception& e) {
+      error = QString::fromStdString(e.what());
+    }
+    QMetaObject::invokeMethod(self, [self, data, error, path, gen, cancel, markModified] {
+      if (!self) return;
+      self->endTask();
+      if (cancel->load() || gen != self->m_modelGen) return;
+      if (!data) {
+        emit self->logged(QString("%1: %2").arg(path, error));
+        emit self->modelFailed(path, error);
+        return;
+      }
+      self->m_model = data;
+      if (markModified) self->setModified(true);
+      emit self->logged(QString("model %1: %2 ops, %3 fused groups, loaded in %4 ms")
+                            .arg(path).arg(data->opCount).arg(data->fusedGroups).arg(data->loadMs, 0, 'f', 0));
+      emit self->modelLoaded(*data);
+    }, Qt::QueuedConnection);
+  });
+}
+
+bool Session::isIdle() const { return !m_compileRunning && !m_compilePending && !m_timer->isActive() && m_tasks == 0; }
+
+void Session::cancel() {
+  m_cancel->store(true);
+  m_cancel = std::make_shared<std::atomic<bool>>(false);
+  ++m_runGen;
+  ++m_modelGen;
+}
+
+void Session::endTask() {
+  if (--m_tasks == 0) emit taskFinished();
+}
+
+void Session::setModified(bool m) {
+  if (m == m_modified) return;
+  m_modified = m;
+  emit modifiedChanged(m);
+}
+
+QJsonObject Session::toJson() const {
+  QJsonObject o;
+  o["preset"] = m_request.preset;
+  QJsonObject params;
+  for (auto it = m_request.params.begin(); it != m_request.params.end(); ++it) params[it.key()] = double(it.value());
+  o["params"] = params;
+  o["schedule"] = m_request.schedule;
+  o["target"] = m_request.target;
+  if (m_model) o["model"] = m_model->path;
+  QJsonArray runs;
+  for (const RunRecord& r : m_runs->records()) {
+    QJsonObject j;
+    j["id"] = r.id;
+    j["version"] = r.scheduleVersion;
+    j["preset"] = r.preset;
+    j["target"] = r.target;
+    j["schedule"] = r.schedule;
+    j["lowered"] = r.loweredTir;
+    j["ok"] = r.ok;
+    j["error"] = r.error;
+    j["correct"] = r.correct;
+    j["maxRelError"] = r.maxRelError;
+    j["reference"] = r.reference;
+    j["medianMs"] = r.medianMs;
+    j["gflops"] = r.gflops;
+    j["peak"] = r.peakGflops;
+    runs.append(j);
+  }
+  o["runs"] = runs;
+  return o;
+}
+
+void Session::fromJson(const QJsonObject& o) {
+  QMap<QString, qint64> params;
+  QJsonObject p = o["params"].toObject();
+  for (auto it = p.begin(); it != p.end(); ++it) params[it.key()] = qint64(it.value().toDouble());
+  m_request.target = o["target"].toString("llvm");
+  m_request.schedule = o["schedule"].toString();
+  m_request.preset.clear();
+  setPreset(o["preset"].toString("matmul"), params);
+  m_runs->clear();
+  m_versions.clear();
+  m_nextRunId = 1;
+  for (const QJsonValue& v : o["runs"].toArray()) {
+    QJsonObject j = v.toObject();
+    RunRecord r;
+    r.id = j["id"].toInt();
+    r.scheduleVersion = j["version"].toInt();
+    r.preset = j["preset"].toString();
+    r.target = j["target"].toString();
+    r.schedule = j["schedule"].toString();
+    r.loweredTir = j["lowered"].toString();
+    r.ok = j["ok"].toBool();
+    r.error = j["error"].toString();
+    r.correct = j["correct"].toBool();
+    r.maxRelError = j["maxRelError"].toDouble();
+    r.reference = j["reference"].toString();
+    r.medianMs = j["medianMs"].toDouble();
+    r.gflops = j["gflops"].toDouble();
+    r.peakGflops = j["peak"].toDouble();
+    m_runs->addRun(r);
+    m_versions.insert(r.schedule, r.scheduleVersion);
+    m_nextRunId = std::max(m_nextRunId, r.id + 1);
+  }
+  emit requestChanged();
+  compileNow();
+  QString model = o["model"].toString();
+  if (!model.isEmpty()) loadModel(model, false);
+  setModified(false);
+}
+
+}  // namespace loom::views

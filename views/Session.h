@@ -1,0 +1,106 @@
+// The Studio's workspace: preset, schedule, target, model and runs, with the jobs that compute on them.
+#pragma once
+#include <QJsonObject>
+#include <QObject>
+#include <QThreadPool>
+#include <QTimer>
+#include <atomic>
+#include <memory>
+
+#include "views/OperatorJobs.h"
+#include "views/StudioTypes.h"
+
+namespace loom::views {
+
+class RunsModel;
+
+/// Owns the workspace and runs compile / run / model jobs on worker threads. Results of a job
+/// superseded by a newer request (generation counter) are dropped, never emitted. Views talk to
+/// the compiler only through this class.
+class Session : public QObject {
+  Q_OBJECT
+public:
+  explicit Session(QObject* parent = nullptr);
+  ~Session() override;
+
+  // --- the operator under the editor ----------------------------------------------------
+  const OperatorRequest& request() const { return m_request; }
+  /// Picks a preset (parameters missing from `params` take defaults); recompiles after the delay.
+  void setPreset(const QString& preset, const QMap<QString, qint64>& params = {});
+  void setScheduleText(const QString& text);
+  void setTarget(const QString& target);
+  /// The delay between the last edit and the compile it triggers (150 ms).
+  void setCompileDelay(int ms);
+  /// Starts a compile of the current request now (the latest request wins).
+  void compileNow();
+  const CompileResult& lastCompile() const { return m_lastCompile; }
+
+  // --- runs ---------------------------------------------------------------------------------
+  /// Compiles, checks and times the current request on a worker; emits runFinished.
+  void run();
+  RunsModel* runs() const { return m_runs; }
+  /// The version number of a schedule text (1, 2, ... in the order first seen).
+  int scheduleVersion(const QString& schedule);
+  /// The machine's fp32 FMA peak, measured once in the background (0 until known).
+  double peakGflops() const { return m_peak; }
+  void measurePeak();
+
+  // --- model ----------------------------------------------------------------------------------
+  /// Imports, optimizes, fuses and lays out the model off the UI thread; emits modelLoaded or
+  /// modelFailed.
+  void loadModel(const QString& path, bool markModified = true);
+  QString modelPath() const { return m_model ? m_model->path : QString(); }
+  const ModelData* model() const { return m_model.get(); }
+
+  // --- tasks ----------------------------------------------------------------------------------
+  /// True while no compile, run or model job is pending or running.
+  bool isIdle() const;
+  /// Drops the results of the running run / model job (the worker stops at its next stage).
+  void cancel();
+  /// True when the workspace changed since the last save or load.
+  bool isModified() const { return m_modified; }
+  void setModified(bool m);
+
+  /// The workspace as JSON (preset, parameters, schedule, target, model path, runs);
+  /// fromJson restores it (and reloads the model). Layout is the window's business.
+  QJsonObject toJson() const;
+  void fromJson(const QJsonObject& o);
+
+signals:
+  void operatorCompiled(const loom::views::CompileResult& result);
+  void compileStarted();
+  void runStarted();
+  void runFinished(const loom::views::RunRecord& record);
+  void modelLoadStarted(const QString& path);
+  void modelLoaded(const loom::views::ModelData& model);
+  void modelFailed(const QString& path, const QString& message);
+  void peakMeasured(double gflops);
+  void taskStarted(const QString& what);
+  void taskFinished();
+  void logged(const QString& line);
+  void requestChanged();
+  void modifiedChanged(bool modified);
+
+private:
+  void scheduleCompile();
+  void startCompile();
+  void endTask();
+
+  OperatorRequest m_request;
+  CompileResult m_lastCompile;
+  QTimer* m_timer = nullptr;
+  QThreadPool m_pool;
+  quint64 m_compileGen = 0, m_runGen = 0, m_modelGen = 0;
+  bool m_compileRunning = false, m_compilePending = false;
+  int m_tasks = 0;  ///< runs and model loads in flight
+  std::shared_ptr<std::atomic<bool>> m_cancel;
+  RunsModel* m_runs = nullptr;
+  QMap<QString, int> m_versions;
+  int m_nextRunId = 1;
+  double m_peak = 0;
+  bool m_peakStarted = false;
+  bool m_modified = false;
+  std::shared_ptr<ModelData> m_model;
+};
+
+}  // namespace loom::views

@@ -1,0 +1,114 @@
+// Plain value types the Studio's session hands to its views: compile results, runs, model graphs.
+#pragma once
+#include <QMetaType>
+#include <QPointF>
+#include <QRectF>
+#include <QString>
+#include <QStringList>
+#include <QVector>
+
+namespace loom::views {
+
+/// One loop of a printed function: what the loop-nest outline shows and colour linking uses.
+struct LoopInfo {
+  QString name;         ///< the loop variable
+  QString extent;       ///< printed extent expression
+  QString kind;         ///< "serial", "parallel", "vectorized", "unroll", "thread_binding"
+  QString annotations;  ///< "key=value, ..." (thread tag included)
+  int firstLine = 0;    ///< 1-based lines of the printed text the loop spans
+  int lastLine = 0;
+  int depth = 0;        ///< nesting depth among loops (0: outermost)
+};
+
+/// The function after one lowering pass.
+struct PassText {
+  QString name;
+  QString text;
+  bool changed = false;
+};
+
+/// One assembly line and the lowered-IR line (a loop's) it came from (0: none).
+struct AsmLineInfo {
+  QString text;
+  int tirLine = 0;
+};
+
+/// Everything one live compile produces, for the schedule editor and its panes.
+struct CompileResult {
+  quint64 generation = 0;
+  QString preset, target;
+  bool scriptOk = true;          ///< the schedule script ran to the end
+  int errorLine = 0, errorColumn = 0, errorEndColumn = 0;  ///< 1-based; the failing statement
+  QString errorMessage;          ///< "LINE:COL: error: ..." as runScript gives it
+  QString errorKind;             ///< the error class name
+  QString buildError;            ///< lowering or code generation failed (panes keep older text)
+  QString scheduledTir;          ///< after the script (as of the line before a failing one)
+  QVector<LoopInfo> scheduledLoops;
+  QStringList blockNames;        ///< blocks of the scheduled function, for completion
+  QVector<PassText> passes;      ///< input first, then the IR after each lowering pass
+  QString loweredTir;            ///< the printed lowered function the assembly refers to
+  QVector<LoopInfo> loweredLoops;
+  QVector<AsmLineInfo> asmLines;
+  double compileMs = 0;
+};
+
+/// One row of the Runs dock.
+struct RunRecord {
+  int id = 0;
+  int scheduleVersion = 0;
+  QString preset, target, schedule, loweredTir;
+  bool ok = false;          ///< it compiled and ran (the check is `correct`)
+  QString error;            ///< why not, when !ok
+  bool correct = false;
+  double maxRelError = 0;
+  QString reference;        ///< what the result was compared with
+  double medianMs = 0, gflops = 0;
+  double peakGflops = 0;    ///< the machine's peak at the time (0: not measured yet)
+};
+
+/// A node of a model graph as drawn.
+struct GraphNode {
+  QString id;        ///< dot id ("n12")
+  QString op;        ///< op name, "input", "const", "tuple", ".0"
+  QString name;      ///< the source node name (ONNX) or input / constant name
+  QString shape;     ///< output type text
+  QString kind;      ///< "op", "input", "const", "tuple", "output"
+  QStringList properties;  ///< "key\tvalue" lines for the Properties panel
+  int cluster = -1;  ///< fused group index, or -1
+  QRectF box;        ///< laid out, scene coordinates (y down)
+};
+
+struct GraphEdge {
+  int from = 0, to = 0;    ///< node indices
+  QString label;           ///< the value's type text
+  QVector<QPointF> spline; ///< cubic Bezier control points (1 + 3k), scene coordinates
+};
+
+struct GraphCluster {
+  QString name;  ///< fused group name
+  QRectF box;
+};
+
+/// One view (imported / optimized / fused) of a model, laid out.
+struct GraphData {
+  QVector<GraphNode> nodes;
+  QVector<GraphEdge> edges;
+  QVector<GraphCluster> clusters;
+  QRectF bounds;
+  QString layoutError;  ///< set when Graphviz failed
+};
+
+/// A loaded model: three views of it and a summary.
+struct ModelData {
+  quint64 generation = 0;
+  QString path;
+  GraphData imported, optimized, fused;
+  int opCount = 0, fusedGroups = 0;
+  double loadMs = 0;
+};
+
+}  // namespace loom::views
+
+Q_DECLARE_METATYPE(loom::views::CompileResult)
+Q_DECLARE_METATYPE(loom::views::RunRecord)
+Q_DECLARE_METATYPE(loom::views::ModelData)
