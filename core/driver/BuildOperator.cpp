@@ -13,12 +13,12 @@
 namespace loom::driver {
 
 namespace {
-/// The schedule script's error, located at its line in the script file.
+/// A schedule script's failure as an Error: located at the failing line, named after the
+/// primitive's error class, detailed with the IR (the offending loop/block underlined).
 class ScriptFailure : public Error {
 public:
-  ScriptFailure(std::string kind, std::string message, std::string detail, Span span)
-      : Error(std::move(message), std::move(span)), m_kind(std::move(kind)),
-        m_detail(std::move(detail)) {}
+  explicit ScriptFailure(const tir::ScriptResult& r)
+      : Error(r.error, r.span), m_kind(r.errorKind), m_detail(r.detail) {}
   const char* kind() const override { return m_kind.c_str(); }
   std::string detailedMessage() const override { return m_detail.empty() ? what() : m_detail; }
 
@@ -39,6 +39,14 @@ private:
 };
 }  // namespace
 
+tir::Schedule applySchedule(const tir::PrimFunc& f, const std::string& script,
+                            const std::string& scriptName) {
+  tir::Schedule sch(f);
+  tir::ScriptResult r = tir::runScript(sch, script, scriptName);
+  if (!r.ok) throw ScriptFailure(r);
+  return sch;
+}
+
 LoweredOperator lowerOperator(const tir::PrimFunc& f, const OperatorOptions& options,
                               transform::PassContext& ctx) {
   LoweredOperator op;
@@ -46,9 +54,7 @@ LoweredOperator lowerOperator(const tir::PrimFunc& f, const OperatorOptions& opt
   op.target = codegen::Target::parse(options.target);
   op.scheduled = f;
   if (!options.schedule.empty()) {
-    tir::Schedule sch(f);
-    tir::ScriptResult r = tir::runScript(sch, options.schedule, options.scheduleName);
-    if (!r.ok) throw ScriptFailure(r.errorKind, r.error, r.detail, r.span);
+    tir::Schedule sch = applySchedule(f, options.schedule, options.scheduleName);
     op.scheduled = sch.func();
     op.trace = sch.trace().str();
   }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "codegen/Target.h"
+#include "core/schedule/Schedule.h"
 #include "core/tir/Function.h"
 #include "core/transform/Pass.h"
 
@@ -33,6 +34,12 @@ struct LoweredOperator {
   tir::PrimFunc entry;      ///< the packed-call entry that codegen compiles
   codegen::Target target;
 };
+
+/// Runs a schedule script on `f`. At the first failing line throws loom::Error located at that
+/// line of `scriptName`, whose detailed message shows the IR as it was just before that line
+/// with the offending loop or block marked.
+tir::Schedule applySchedule(const tir::PrimFunc& f, const std::string& script,
+                            const std::string& scriptName);
 
 /// Applies the schedule and runs the lowering pipeline under `ctx` (whose instruments see every
 /// pass). A failing script line throws loom::Error located at that line of `scheduleName`.
