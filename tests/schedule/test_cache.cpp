@@ -76,6 +76,26 @@ def main(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
 )";
 
 
+/// A is read by B and by C.
+const char* kSharedInput = R"(# from tvm.script import tir as T
+
+@T.prim_func
+def main(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    B = T.alloc_buffer((16, 16))
+    for i, j in T.grid(16, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(A[vi, vj])
+            T.writes(B[vi, vj])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(16, 16):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(B[vi, vj], A[vj, vi])
+            T.writes(C[vi, vj])
+            C[vi, vj] = B[vi, vj] + A[vj, vi]
+)";
+
 /// The text of an example schedule under examples/schedules/.
 std::string exampleScript(const char* name) {
   std::ifstream in(std::string(LOOM_SOURCE_DIR) + "/examples/schedules/" + name);
@@ -201,6 +221,32 @@ def main(A: T.Buffer((16, 8), "float32"), B: T.Buffer((8, 16), "float32"), C: T.
     // The annotated function parses back (the tuples are plain calls).
     PrimFunc back = parseFunc(got);
     QVERIFY(structuralEqual(back, parseFunc(printFunc(back))));
+  }
+
+  void cacheReadConsumers() {
+    // By default every reader of A in the scope reads the copy.
+    PrimFunc f = parseFunc(kSharedInput);
+    std::string all =
+        applyAndPrint(kSharedInput, "b = sch.get_block(\"B\")\nsch.cache_read(b, 0, \"shared\")\n");
+    QVERIFY2(all.find("B[vi, vj] = A_shared[vi, vj] * T.float32(2)") != std::string::npos, all.c_str());
+    QVERIFY2(all.find("= B[vi_1, vj_1] + A_shared[vj_1, vi_1]") != std::string::npos, all.c_str());
+    QCOMPARE(maxErrorBetween(f, parseFunc(all)), 0.0);
+    // consumer_blocks limits it to the given blocks (and the block itself).
+    Schedule sch = scheduled(f, "b = sch.get_block(\"B\")\n"
+                                "r = sch.cache_read(b, 0, \"shared\", consumer_blocks=[b])\n");
+    std::string one = printFunc(sch.func());
+    QVERIFY2(one.find("= B[vi_1, vj_1] + A[vj_1, vi_1]") != std::string::npos, one.c_str());
+    QVERIFY2(sch.trace().str().find("b1 = sch.cache_read(b0, 0, \"shared\", consumer_blocks=[b0])") !=
+                 std::string::npos,
+             sch.trace().str().c_str());
+    QCOMPARE(maxErrorBetween(f, sch.func()), 0.0);
+    checkTraceRoundTrip(f, "b = sch.get_block(\"B\")\nc = sch.get_block(\"C\")\n"
+                           "r = sch.cache_read(c, 1, \"local\", consumer_blocks=[b])\n");
+    expectError(kSharedInput,
+                "b = sch.get_block(\"B\")\nc = sch.get_block(\"C\")\n"
+                "sch.cache_read(c, 0, \"local\", consumer_blocks=[b])\n",
+                "ScheduleValueError",
+                "cache_read: consumer block 'B' does not read buffer 'B' in the scope of block 'C'");
   }
 
   // --- Meaning --------------------------------------------------------------------------------

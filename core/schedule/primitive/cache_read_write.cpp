@@ -106,12 +106,13 @@ Stmt copyNest(const std::string& name, const Buffer& src, const Buffer& dst, Blo
   return s;
 }
 
-/// Replaces `block` by `newBlock`, then inserts `stmt` at position `at` of its scope's body and
-/// allocates `buf` in the scope block.
-void placeCopy(Schedule& sch, const BlockNode* block, const BlockNode* newBlock, const Stmt& stmt,
-               int at, const Buffer& buf) {
-  sch.replace(block, Stmt(newBlock), {{block, newBlock}});
-  const BlockNode* scope = enclosingBlock(sch, newBlock);
+/// Replaces each block of `blocks` by its new version, then inserts `stmt` at position `at` of
+/// their scope's body and allocates `buf` in the scope block.
+void placeCopy(Schedule& sch, const std::vector<std::pair<const BlockNode*, Stmt>>& blocks,
+               const Stmt& stmt, int at, const Buffer& buf) {
+  for (auto& [old, nb] : blocks)
+    sch.replace(old, nb, {{old, nb.get()}});
+  const BlockNode* scope = enclosingBlock(sch, static_cast<const BlockNode*>(blocks[0].second.get()));
   auto* ns = new BlockNode(*scope);
   Stmt keep(ns);
   std::vector<Stmt> kids;
@@ -130,36 +131,75 @@ void placeCopy(Schedule& sch, const BlockNode* block, const BlockNode* newBlock,
 // --- cache_read ---------------------------------------------------------------------------
 
 BlockRV cacheRead(Schedule& sch, const BlockRV& blockRV, int64_t readBufferIndex,
-                  const std::string& scope) {
+                  const std::string& scope, const std::vector<BlockRV>& consumerBlocks) {
   const std::string prim = "cache_read";
   const BlockNode* block = sch.get(blockRV);
   // Step 1. Check the index and the scope; find the block's place in its scope.
   const Buffer buf = regionAt(sch, block, block->reads, readBufferIndex, prim, "reads").buffer;
   checkScope(sch, prim, scope);
   ScopeLayout l = layoutOf(sch, block, prim);
-  int t = l.indexOf(sch, block);
-  // Step 2. The copy goes after the last writer of the buffer before the block (or first).
-  int at = 0;
-  for (auto* w : dataflow::writersOf(childBlocks(l.scope), buf)) {
-    int wi = l.indexOf(sch, w);
-    if (wi == t)
-      throw CachePositionError(prim + ": block '" + w->name + "' writes buffer '" + buf->name +
-                                   "' inside the same loop nest as block '" + block->name +
-                                   "', so no place in the scope can hold the copy",
-                               sch.func(), {block, w});
-    if (wi < t) at = std::max(at, wi + 1);
+  // Step 2. The blocks that read the copy: the given consumers (and `block`), else every block
+  // of the scope reading the buffer. Each must be in the scope and read the buffer.
+  auto siblings = childBlocks(l.scope);
+  std::vector<const BlockNode*> consumers;
+  if (consumerBlocks.empty()) {
+    consumers = dataflow::readersOf(siblings, buf);
+  } else {
+    consumers.push_back(block);
+    for (auto& rv : consumerBlocks) {
+      const BlockNode* c = sch.get(rv);
+      if (std::find(siblings.begin(), siblings.end(), c) == siblings.end() ||
+          dataflow::readersOf({c}, buf).empty())
+        throw ScheduleValueError(prim + ": consumer block '" + c->name + "' does not read buffer '" +
+                                     buf->name + "' in the scope of block '" + block->name + "'",
+                                 sch.func(), {c});
+      if (std::find(consumers.begin(), consumers.end(), c) == consumers.end())
+        consumers.push_back(c);
+    }
   }
-  // Step 3. The cache buffer, the copy block, and the block reading the cache.
+  int first = int(l.kids.size()), last = -1;
+  for (auto* c : consumers) {
+    first = std::min(first, l.indexOf(sch, c));
+    last = std::max(last, l.indexOf(sch, c));
+  }
+  // Step 3. The copy goes after the last writer of the buffer before the consumers (or first);
+  // no writer may run among them.
+  int at = 0;
+  for (auto* w : dataflow::writersOf(siblings, buf)) {
+    int wi = l.indexOf(sch, w);
+    if (wi >= first && wi <= last) {
+      const BlockNode* c = consumers[0];
+      for (auto* x : consumers)
+        if (l.indexOf(sch, x) >= wi) {
+          c = x;
+          break;
+        }
+      throw CachePositionError(prim + ": block '" + w->name + "' writes buffer '" + buf->name +
+                                   "' " + (l.indexOf(sch, c) == wi ? "inside the same loop nest as" : "before") +
+                                   " block '" + c->name +
+                                   "', so no place in the scope can hold the copy",
+                               sch.func(), {c, w});
+    }
+    if (wi < first) at = std::max(at, wi + 1);
+  }
+  // Step 4. The cache buffer, the copy block, and the consumers reading the cache.
   std::string name = dataflow::freshBlockName(sch.func(), cacheName(buf, scope));
   Buffer cache = makeBuffer(name, buf->dtype, buf->shape, scope);
   Block copy;
   Stmt nest = copyNest(name, buf, cache, &copy);
-  Stmt nb = dataflow::replaceBuffers(Stmt(block), {{buf.get(), cache}});
-  auto* nbn = static_cast<const BlockNode*>(nb.get());
-  // Step 4. Place the copy and allocate the cache.
-  placeCopy(sch, block, nbn, nest, at, cache);
+  std::vector<std::pair<const BlockNode*, Stmt>> rewritten;
+  for (auto* c : consumers)
+    rewritten.push_back({c, dataflow::replaceBuffers(Stmt(c), {{buf.get(), cache}})});
+  // Step 5. Place the copy and allocate the cache.
+  placeCopy(sch, rewritten, nest, at, cache);
   BlockRV out = sch.addRV(copy.get());
-  sch.record(prim, {Value(blockRV), Value(readBufferIndex), Value(scope)}, {Value(out)});
+  std::vector<Value> given;
+  for (auto& rv : consumerBlocks)
+    given.push_back(Value(rv));
+  sch.record(prim,
+             {Value(blockRV), Value(readBufferIndex), Value(scope),
+              consumerBlocks.empty() ? Value() : Value(given)},
+             {Value(out)});
   return out;
 }
 
@@ -194,7 +234,7 @@ BlockRV cacheWrite(Schedule& sch, const BlockRV& blockRV, int64_t writeBufferInd
   Stmt nest = copyNest(name, cache, buf, &copy);
   Stmt nb = dataflow::replaceBuffers(Stmt(block), {{buf.get(), cache}});
   // Step 4. Place the copy right after the block's loop nest and allocate the cache.
-  placeCopy(sch, block, static_cast<const BlockNode*>(nb.get()), nest, t + 1, cache);
+  placeCopy(sch, {{block, nb}}, nest, t + 1, cache);
   BlockRV out = sch.addRV(copy.get());
   sch.record(prim, {Value(blockRV), Value(writeBufferIndex), Value(scope)}, {Value(out)});
   return out;
@@ -313,23 +353,35 @@ void storageAlign(Schedule& sch, const BlockRV& blockRV, int64_t bufferIndex, in
 // --- Trace instructions -------------------------------------------------------------------
 
 void registerCacheReadWriteInstructions() {
-  for (bool write : {false, true}) {
-    registerInstructionKind(
-        {write ? "cache_write" : "cache_read",
-         {{"block", vt::Block},
-          {write ? "write_buffer_index" : "read_buffer_index", vt::Int},
-          {"storage_scope", vt::String}},
-         false,
-         false,
-         false,
-         write ? "Write a block's output through a cache buffer copied back after it"
-               : "Read a block's input through a cache buffer copied before it",
-         [write](Schedule& s, const std::vector<Value>& in, const Value&) {
-           BlockRV b = write ? cacheWrite(s, in[0].asBlock(), in[1].asInt(), in[2].asString())
-                             : cacheRead(s, in[0].asBlock(), in[1].asInt(), in[2].asString());
-           return std::vector<Value>{Value(b)};
-         }});
-  }
+  registerInstructionKind(
+      {"cache_read",
+       {{"block", vt::Block},
+        {"read_buffer_index", vt::Int},
+        {"storage_scope", vt::String},
+        {"consumer_blocks", vt::None | vt::List, vt::Block, Value(), true}},
+       false,
+       false,
+       false,
+       "Read a buffer through a cache copied before its consumers",
+       [](Schedule& s, const std::vector<Value>& in, const Value&) {
+         std::vector<BlockRV> consumers;
+         if (!in[3].isNone())
+           for (auto& v : in[3].asList())
+             consumers.push_back(v.asBlock());
+         BlockRV b = cacheRead(s, in[0].asBlock(), in[1].asInt(), in[2].asString(), consumers);
+         return std::vector<Value>{Value(b)};
+       }});
+  registerInstructionKind(
+      {"cache_write",
+       {{"block", vt::Block}, {"write_buffer_index", vt::Int}, {"storage_scope", vt::String}},
+       false,
+       false,
+       false,
+       "Write a block's output through a cache buffer copied back after it",
+       [](Schedule& s, const std::vector<Value>& in, const Value&) {
+         BlockRV b = cacheWrite(s, in[0].asBlock(), in[1].asInt(), in[2].asString());
+         return std::vector<Value>{Value(b)};
+       }});
   registerInstructionKind({"set_scope",
                            {{"block", vt::Block},
                             {"buffer_index", vt::Int},

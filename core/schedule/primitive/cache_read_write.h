@@ -20,9 +20,11 @@ LOOM_DECLARE_ERROR(NotAllocatedBufferError, ScheduleError);
 LOOM_DECLARE_ERROR(InvalidStorageAlignError, ScheduleError);
 
 /// Reads buffer `block->reads[readBufferIndex]` through a copy `<name>_<scope>` in `scope`: a new
-/// block (returned) copies the whole buffer before `block`, which then reads the copy.
+/// block (returned) copies the whole buffer after its last writer before the consumers, which
+/// then read the copy. The consumers are `block` and `consumerBlocks`, or, when that list is
+/// empty, every block of the scope reading the buffer (TVM's default).
 BlockRV cacheRead(Schedule& sch, const BlockRV& block, int64_t readBufferIndex,
-                  const std::string& scope);
+                  const std::string& scope, const std::vector<BlockRV>& consumerBlocks = {});
 /// Makes `block` write `block->writes[writeBufferIndex]` into a new buffer in `scope`; a new block
 /// (returned) copies it to the original buffer right after `block`'s loop nest.
 BlockRV cacheWrite(Schedule& sch, const BlockRV& block, int64_t writeBufferIndex,
