@@ -434,6 +434,7 @@ std::vector<AttrSpec> poolAttrs(bool avg) {
                           attrInts("padding", std::vector<int64_t>{0, 0, 0, 0}),
                           attrInts("dilation", std::vector<int64_t>{1, 1}), attrInt("ceil_mode", 0)};
   if (avg) a.push_back(attrInt("count_include_pad", 0));
+  a.push_back(attrString("layout", "NCHW"));
   return a;
 }
 
@@ -489,6 +490,42 @@ HostTensor poolKernel(const CallNode& call, const std::vector<HostTensor>& in, c
         r.v[(nc * OH + oh) * OW + ow] = acc;
       }
   return r;
+}
+
+/// The "layout" attribute of a pool: nullopt for NCHW, else the blocked data layout.
+std::optional<Layout> poolLayout(const CallNode& call) {
+  const std::string& l = call.attrs.getString("layout");
+  if (l == "NCHW") return std::nullopt;
+  std::optional<Layout> p = parseLayout(l);
+  if (!p || p->kernel) LOOM_TYPE_FAIL(call) << "unsupported layout \"" << l << "\" (NCHW or NCHW{k}c)";
+  return p;
+}
+
+/// A single-input NCHW relation extended to NCHW{k}c data (the "layout" attribute).
+TypeRelation blockedRel(TypeRelation plain) {
+  return [plain](const CallNode& call, const std::vector<Type>& args) -> Type {
+    std::optional<Layout> l = poolLayout(call);
+    if (!l) return plain(call, args);
+    const TensorTypeNode& d = argTensor(call, args, 0);
+    if (!d.isStatic()) LOOM_TYPE_FAIL(call) << "blocked layouts need static shapes";
+    auto logical = logicalShape(*l, d.staticShape());
+    if (!logical) LOOM_TYPE_FAIL(call) << "data " << typeStr(args[0]) << " is not in layout " << l->str();
+    Type out = plain(call, {tensorType(*logical, d.dtype)});
+    auto phys = physicalShape(*l, out.as<TensorTypeNode>()->staticShape());
+    return tensorType(*phys, d.dtype);
+  };
+}
+
+/// A single-input NCHW kernel extended to NCHW{k}c data.
+SimpleKernel blockedKernel(SimpleKernel plain) {
+  return [plain](const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+    std::optional<Layout> l = poolLayout(call);
+    if (!l) return plain(call, in, outT);
+    Layout nchw;
+    TensorType logicalOut = tensorType(*logicalShape(*l, outT.staticShape()), outT.dtype);
+    HostTensor out = plain(call, {relayout(in[0], *l, nchw)}, *logicalOut);
+    return relayout(out, nchw, *l);
+  };
 }
 
 Type globalPoolRel(const CallNode& call, const std::vector<Type>& args) {
@@ -710,26 +747,28 @@ void registerNNOps() {
            layerNormKernel, "normalizes over the dims from axis to the end (ONNX LayerNormalization)");
   defineOp("nn.instance_norm", 3, OpPattern::Opaque, {attrFloat("epsilon", 1e-5)}, instanceNormRel,
            instanceNormKernel, "normalizes each (n, c) over the spatial dims");
-  defineOp("nn.max_pool2d", 1, OpPattern::OutEWiseFusable, poolAttrs(false), poolRel,
-           [](const CallNode& c, const std::vector<HostTensor>& in, const TensorTypeNode& o) {
+  defineOp("nn.max_pool2d", 1, OpPattern::OutEWiseFusable, poolAttrs(false), blockedRel(poolRel),
+           blockedKernel([](const CallNode& c, const std::vector<HostTensor>& in, const TensorTypeNode& o) {
              return poolKernel(c, in, o, true);
-           },
-           "2-D max pooling, NCHW");
-  defineOp("nn.avg_pool2d", 1, OpPattern::OutEWiseFusable, poolAttrs(true), poolRel,
-           [](const CallNode& c, const std::vector<HostTensor>& in, const TensorTypeNode& o) {
+           }),
+           "2-D max pooling, NCHW or NCHW{k}c (layout)");
+  defineOp("nn.avg_pool2d", 1, OpPattern::OutEWiseFusable, poolAttrs(true), blockedRel(poolRel),
+           blockedKernel([](const CallNode& c, const std::vector<HostTensor>& in, const TensorTypeNode& o) {
              return poolKernel(c, in, o, false);
-           },
-           "2-D average pooling, NCHW");
-  defineOp("nn.global_avg_pool2d", 1, OpPattern::OutEWiseFusable, {}, globalPoolRel,
-           [](const CallNode&, const std::vector<HostTensor>& in, const TensorTypeNode& o) {
+           }),
+           "2-D average pooling, NCHW or NCHW{k}c (layout)");
+  defineOp("nn.global_avg_pool2d", 1, OpPattern::OutEWiseFusable, {attrString("layout", "NCHW")},
+           blockedRel(globalPoolRel),
+           blockedKernel([](const CallNode&, const std::vector<HostTensor>& in, const TensorTypeNode& o) {
              return globalPoolKernel(in, o, false);
-           },
-           "mean over the spatial dims");
-  defineOp("nn.global_max_pool2d", 1, OpPattern::OutEWiseFusable, {}, globalPoolRel,
-           [](const CallNode&, const std::vector<HostTensor>& in, const TensorTypeNode& o) {
+           }),
+           "mean over the spatial dims (NCHW or NCHW{k}c)");
+  defineOp("nn.global_max_pool2d", 1, OpPattern::OutEWiseFusable, {attrString("layout", "NCHW")},
+           blockedRel(globalPoolRel),
+           blockedKernel([](const CallNode&, const std::vector<HostTensor>& in, const TensorTypeNode& o) {
              return globalPoolKernel(in, o, true);
-           },
-           "max over the spatial dims");
+           }),
+           "max over the spatial dims (NCHW or NCHW{k}c)");
   defineOp("nn.softmax", 1, OpPattern::Opaque, {attrInt("axis", -1)}, softmaxRel,
            [](const CallNode& c, const std::vector<HostTensor>& in, const TensorTypeNode& o) {
              return softmaxKernel(c, in, o, false);

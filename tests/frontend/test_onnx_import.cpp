@@ -98,6 +98,22 @@ private slots:
     }
   }
 
+  void fireNetStaysBlocked() {
+    graph::Module m = frontend::importOnnx(modelDir("fire_net") + "/model.onnx");
+    std::string text = graph::printModule(graph::runGraphPasses(m, graph::fusePipeline(true)));
+    auto count = [&](const std::string& what) {
+      int n = 0;
+      for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+      return n;
+    };
+    // Every conv, pool, relu and both fire concatenations run blocked (the squeeze convs' 8
+    // output channels give NCHW8c, which the expand convs read as is): one transform in at the
+    // stem (NCHW3c), one out after the global pool (NCHW10c) before the flatten.
+    QVERIFY2(count("concatenate(") == 2 && count("Tensor[(1, 2, 8, 8, 16), float32]") > 0, text.c_str());
+    QVERIFY2(count("layout=\"NCHW16c\"") >= 1 && count("layout=\"NCHW10c\"") >= 1, text.c_str());
+    QCOMPARE(count("layout_transform("), 2);
+  }
+
   void symbolicBatchFoldsOnlyWithShapes() {
     std::string path = modelDir("small_cnn") + "/model.onnx";
     try {

@@ -196,8 +196,8 @@ private slots:
   }
 
   void convertLayoutGolden() {
-    // conv -> bias_add -> relu -> conv -> add(per-channel constant) -> add(residual of the first
-    // conv's relu), all in NCHW8c after the pass, NCHW at the edges.
+    // conv -> bias_add -> relu -> conv -> multiply(per-channel constant) -> add(residual of the
+    // first conv's relu) -> max_pool2d, all in NCHW8c after the pass, NCHW at the edges.
     Var x = makeVar("x", f32({1, 4, 6, 6}));
     Expr c1 = makeCall("nn.conv2d", {x, randomConst({8, 4, 3, 3}, 1)}, {{"padding", IntList{1, 1, 1, 1}}});
     Expr r1 = makeCall("nn.relu", {makeCall("nn.bias_add", {c1, randomConst({8}, 2)})});
@@ -215,8 +215,8 @@ private slots:
   %4 = nn.conv2d(%3, meta[Constant][2], data_layout="NCHW8c", kernel_layout="OIHW8i8o") /* ty=Tensor[(1, 1, 6, 6, 8), float32] */;
   %5 = multiply(%4, meta[Constant][3]) /* ty=Tensor[(1, 1, 6, 6, 8), float32] */;
   %6 = add(%5, %3) /* ty=Tensor[(1, 1, 6, 6, 8), float32] */;
-  %7 = layout_transform(%6, src_layout="NCHW8c", dst_layout="NCHW") /* ty=Tensor[(1, 8, 6, 6), float32] */;
-  nn.max_pool2d(%7, pool_size=[2, 2], strides=[2, 2]) /* ty=Tensor[(1, 8, 3, 3), float32] */
+  %7 = nn.max_pool2d(%6, pool_size=[2, 2], strides=[2, 2], layout="NCHW8c") /* ty=Tensor[(1, 1, 3, 3, 8), float32] */;
+  layout_transform(%7, src_layout="NCHW8c", dst_layout="NCHW") /* ty=Tensor[(1, 8, 3, 3), float32] */
 }
 )"));
     QVERIFY(maxDiff(f, g) < 1e-5);

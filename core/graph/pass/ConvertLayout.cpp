@@ -60,6 +60,15 @@ private:
       return e;
     }
     if (op == "nn.bias_add") return biasAdd(*c, e);
+    if (c->op->findAttr("layout") && c->args.size() == 1) {  // pools
+      std::string layout;
+      const CallNode* lt = fromBlocked(c->args[0], &layout);
+      if (!lt || c->attrs.getString("layout") != "NCHW") return e;
+      Attrs attrs = c->attrs;
+      attrs.set("layout", layout);
+      return transform(makeCall(c->op, {lt->args[0]}, attrs, c->name), layout, "NCHW");
+    }
+    if (op == "concatenate") return concat(*c, e);
     if (c->op->pattern == OpPattern::Broadcast && c->args.size() == 2 && op != "nn.bias_add") return binary(*c, e);
     return e;
   }
@@ -109,6 +118,24 @@ private:
     int64_t channels = inferType(c.args[1]).as<TensorTypeNode>()->shape[0].value;
     Expr b = makeCall("reshape", {c.args[1]}, {{"newshape", std::vector<int64_t>{channels / k, 1, 1, k}}});
     return transform(makeCall("add", {lt->args[0], b}), layout, "NCHW");
+  }
+
+  /// Concatenation along channels of inputs that all come from the same blocked layout.
+  Expr concat(const CallNode& c, const Expr& e) {
+    auto* out = inferType(e).as<TensorTypeNode>();
+    if (!out || out->ndim() != 4) return e;
+    int64_t axis = c.attrs.getInt("axis");
+    if (axis != 1 && axis != -3) return e;
+    std::string first;
+    std::vector<Expr> blocked;
+    for (const Expr& a : c.args) {
+      std::string layout;
+      const CallNode* lt = fromBlocked(a, &layout);
+      if (!lt || (!first.empty() && layout != first)) return e;
+      first = layout;
+      blocked.push_back(lt->args[0]);
+    }
+    return transform(makeCall(c.op, blocked, {{"axis", int64_t(1)}}, c.name), first, "NCHW");
   }
 
   Expr binary(const CallNode& c, const Expr& e) {
