@@ -336,6 +336,18 @@ private slots:
                 "of the domain of its reduce iter var 'vk', splitting the reduction");
   }
 
+  void tvmPrintedForm() {
+    // The form TVM prints traces in: every argument by keyword.
+    PrimFunc f = parseFunc(kTwo);
+    Schedule sch = scheduled(f, "b0 = sch.get_block(name=\"B\", func_name=\"main\")\n"
+                                "b1 = sch.get_block(name=\"C\", func_name=\"main\")\n"
+                                "l2, l3 = sch.get_loops(block=b1)\n"
+                                "sch.compute_at(block=b0, loop=l2, preserve_unit_loops=True, index=-1)\n"
+                                "sch.reverse_compute_inline(block=b1)\n");
+    QCOMPARE(sch.trace().insts.size(), size_t(5));
+    QCOMPARE(maxErrorBetween(f, sch.func()), 0.0);
+  }
+
   // --- Refusals -------------------------------------------------------------------------------
   void rootBlock() {
     expectError(kTwo,

@@ -201,7 +201,6 @@ class BlockEditor : public IRMutator {
 public:
   explicit BlockEditor(std::function<bool(const BlockNode* old, BlockNode* copy)> edit)
       : m_edit(std::move(edit)) {}
-  std::unordered_map<const BlockNode*, const BlockNode*> rebuilt;
 
 protected:
   using IRMutator::visit;
@@ -210,7 +209,6 @@ protected:
     auto* copy = new BlockNode(*s.as<BlockNode>());
     Stmt keep(copy);
     if (!m_edit(n, copy)) return s;
-    rebuilt[n] = copy;
     return keep;
   }
 
@@ -232,24 +230,6 @@ PrimFunc withoutAlloc(const PrimFunc& f, const Buffer& buf) {
   return withBody(f, ed.mutate(f->body));
 }
 
-PrimFunc withAlloc(const PrimFunc& f, const BlockNode* scope, const Buffer& buf,
-                   const BlockNode** newScope) {
-  const BlockNode* target = scope;
-  if (!target) {
-    auto* r = f->body.as<BlockRealizeNode>();
-    LOOM_ICHECK(r) << "withAlloc: the function has no root block";
-    target = r->block.get();
-  }
-  BlockEditor ed([&](const BlockNode* old, BlockNode* b) {
-    if (old != target) return false;
-    b->allocBuffers.push_back(buf);
-    return true;
-  });
-  PrimFunc out = withBody(f, ed.mutate(f->body));
-  if (newScope) *newScope = ed.rebuilt.count(target) ? ed.rebuilt[target] : nullptr;
-  return out;
-}
-
 std::string freshBlockName(const PrimFunc& f, const std::string& base) {
   std::set<std::string> names;
   for (auto* b : allBlocks(f))
@@ -257,10 +237,6 @@ std::string freshBlockName(const PrimFunc& f, const std::string& base) {
   if (!names.count(base)) return base;
   for (int k = 1;; ++k)
     if (!names.count(base + "_" + std::to_string(k))) return base + "_" + std::to_string(k);
-}
-
-std::string blockName(const BlockNode* b) {
-  return "block '" + b->name + "'";
 }
 
 } // namespace loom::tir::dataflow

@@ -201,7 +201,7 @@ void computeInline(Schedule& sch, const BlockRV& blockRV) {
     throw ScheduleValueError(prim + ": block '" + block->name + "' is the function's root block",
                              sch.func(), {block});
   const BufferStoreNode* store = checkInlinable(sch, block, prim, "", true);
-  const Buffer& buf = store->buffer;
+  const Buffer buf = store->buffer;
   if (dataflow::isParamBuffer(sch.func(), buf))
     throw OutputBlockError(prim + ": block '" + block->name + "' writes buffer '" + buf->name +
                                "', a parameter of the function; an output block cannot be inlined",
@@ -246,9 +246,8 @@ void reverseComputeInline(Schedule& sch, const BlockRV& blockRV) {
                                      " producer blocks in its scope; exactly one is required",
                                  sch.func(), {block});
   const BlockNode* producer = producers[0];
-  const BlockRealizeNode* prealize = sch.realizeOf(producer);
   const BufferStoreNode* pstore = checkInlinable(sch, producer, prim, "producer ", false);
-  const Buffer& buf = pstore->buffer;
+  const Buffer buf = pstore->buffer;
   if (dataflow::isParamBuffer(sch.func(), buf))
     throw OutputBlockError(prim + ": producer block '" + producer->name + "' writes buffer '" +
                                buf->name + "', a parameter of the function, which would no longer be written",
@@ -316,7 +315,6 @@ void reverseComputeInline(Schedule& sch, const BlockRV& blockRV) {
     nb->writes.push_back(substituteRegion(w, vmap));
   for (auto& r : block->reads)
     if (!r.buffer.same_as(buf)) mergeRegion(nb->reads, substituteRegion(r, vmap), an);
-  (void)prealize;
   // Step 5. Replace the producer, remove the consumer and the buffer.
   sch.replace(producer, keepNew, {{producer, nb}});
   sch.replace(realize, Stmt());
