@@ -1,4 +1,5 @@
-// `loom verify`: runs a program before and after its schedule in the interpreter and compares.
+// `loom verify`: runs a program before and after its schedule in the interpreter, and the scheduled
+// program compiled for the host, and compares each with the unscheduled interpreter run.
 #include <iomanip>
 #include <iostream>
 #include <sstream>
@@ -6,7 +7,10 @@
 #include "app/cli/Commands.h"
 #include "app/cli/ProgramInput.h"
 #include "app/cli/ScheduleInput.h"
+#include "codegen/JITModule.h"
+#include "core/driver/BuildOperator.h"
 #include "core/support/Error.h"
+#include "runtime/PackedFunc.h"
 #include "core/tir/HostArrays.h"
 #include "core/tir/Interpreter.h"
 
@@ -20,6 +24,7 @@ struct VerifyOptions {
   std::string schedule;
   uint64_t seed = 1;
   double rtol = 1e-4, atol = 1e-5;
+  bool noCompile = false;
 };
 
 VerifyOptions& options() {
@@ -39,6 +44,8 @@ CLI::App* setup(CLI::App& app) {
   sub->add_option("--seed", o.seed, "Seed of the random inputs");
   sub->add_option("--rtol", o.rtol, "Relative tolerance");
   sub->add_option("--atol", o.atol, "Absolute tolerance");
+  sub->add_flag("--no-compile", o.noCompile,
+                "Only compare in the interpreter (skip running the compiled scheduled program)");
   return sub;
 }
 
@@ -61,20 +68,45 @@ int run() {
   tir::interpret(before, argsA);
   tir::interpret(after, argsB);
 
-  double worst = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    std::string report = tir::mismatchReport(b[i], a[i], o.rtol, o.atol);
-    if (!report.empty()) {
-      std::cout << "NOT equivalent: parameter '" << before->paramBuffer(i)->name
-                << "' differs after the schedule\n"
-                << report << "\n";
-      return 1;
+  // Compares `got` with the unscheduled interpreter run; prints the first mismatch.
+  auto compare = [&](const std::vector<runtime::NDArray>& got, const char* what, double& worst) {
+    worst = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+      std::string report = tir::mismatchReport(got[i], a[i], o.rtol, o.atol);
+      if (!report.empty()) {
+        std::cout << "NOT equivalent: parameter '" << before->paramBuffer(i)->name << "' differs "
+                  << what << "\n"
+                  << report << "\n";
+        return false;
+      }
+      worst = std::max(worst, tir::maxRelError(got[i], a[i]));
     }
-    worst = std::max(worst, tir::maxRelError(b[i], a[i]));
+    return true;
+  };
+  auto fmt = [](double v) {
+    std::ostringstream os;
+    os << std::setprecision(3) << v;
+    return os.str();
+  };
+  double worst = 0;
+  if (!compare(b, "after the schedule", worst)) return 1;
+  std::cout << "equivalent (max rel err " << fmt(worst) << ")\n";
+  if (o.noCompile) return 0;
+
+  // The scheduled program, lowered and compiled for the host, on the same data.
+  transform::PassContext ctx;
+  driver::OperatorOptions opts;
+  driver::LoweredOperator op = driver::lowerOperator(after, opts, ctx);
+  auto jit = driver::jitOperator(op);
+  std::vector<runtime::NDArray> c = topi::makeParamArrays(after);
+  std::vector<runtime::PackedArg> packed;
+  for (size_t i = 0; i < c.size(); ++i) {
+    tir::fillRandom(c[i], o.seed + i);
+    packed.emplace_back(c[i]);
   }
-  std::ostringstream os;
-  os << std::setprecision(3) << worst;
-  std::cout << "equivalent (max rel err " << os.str() << ")\n";
+  jit->getFunction(op.lowered->name).call(packed);
+  if (!compare(c, "when compiled", worst)) return 1;
+  std::cout << "compiled: equivalent (max rel err " << fmt(worst) << ")\n";
   return 0;
 }
 
