@@ -201,6 +201,7 @@ class BlockEditor : public IRMutator {
 public:
   explicit BlockEditor(std::function<bool(const BlockNode* old, BlockNode* copy)> edit)
       : m_edit(std::move(edit)) {}
+  std::unordered_map<const BlockNode*, const BlockNode*> rebuilt;
 
 protected:
   using IRMutator::visit;
@@ -209,6 +210,7 @@ protected:
     auto* copy = new BlockNode(*s.as<BlockNode>());
     Stmt keep(copy);
     if (!m_edit(n, copy)) return s;
+    rebuilt[n] = copy;
     return keep;
   }
 
@@ -228,6 +230,24 @@ PrimFunc withoutAlloc(const PrimFunc& f, const Buffer& buf) {
     return b->allocBuffers.size() != before;
   });
   return withBody(f, ed.mutate(f->body));
+}
+
+PrimFunc withAlloc(const PrimFunc& f, const BlockNode* scope, const Buffer& buf,
+                   const BlockNode** newScope) {
+  const BlockNode* target = scope;
+  if (!target) {
+    auto* r = f->body.as<BlockRealizeNode>();
+    LOOM_ICHECK(r) << "withAlloc: the function has no root block";
+    target = r->block.get();
+  }
+  BlockEditor ed([&](const BlockNode* old, BlockNode* b) {
+    if (old != target) return false;
+    b->allocBuffers.push_back(buf);
+    return true;
+  });
+  PrimFunc out = withBody(f, ed.mutate(f->body));
+  if (newScope) *newScope = ed.rebuilt.count(target) ? ed.rebuilt[target] : nullptr;
+  return out;
 }
 
 std::string freshBlockName(const PrimFunc& f, const std::string& base) {

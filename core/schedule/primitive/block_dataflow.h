@@ -45,6 +45,10 @@ Range toRange(const arith::IntSet& s, const Range& fallback, arith::Analyzer& an
 Stmt replaceBuffers(const Stmt& s, const std::unordered_map<const BufferNode*, Buffer>& map);
 /// `f` without the allocation of `buf` (in whichever block allocates it).
 PrimFunc withoutAlloc(const PrimFunc& f, const Buffer& buf);
+/// `f` with `buf` added to the alloc_buffers of the block `scope` (nullptr: the root block);
+/// `newScope` receives the rebuilt scope block.
+PrimFunc withAlloc(const PrimFunc& f, const BlockNode* scope, const Buffer& buf,
+                   const BlockNode** newScope = nullptr);
 /// A block name not used in `f`, starting from `base`.
 std::string freshBlockName(const PrimFunc& f, const std::string& base);
 
