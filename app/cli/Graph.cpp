@@ -33,16 +33,21 @@ CLI::App* setup(CLI::App& app) {
   GraphOptions& o = options();
   CLI::App* sub = app.add_subcommand("graph", "Import an ONNX model and print its graph");
   sub->add_option("model", o.model, "The .onnx model")->required();
-  sub->add_option("--input-shapes", o.inputShapes, "Static input shapes, e.g. \"data:[1,3,224,224]\"");
-  sub->add_option("--emit", o.emit, "What to print: graph (as imported), optimized, fused, dot (of the fused graph)")
-      ->transform(CLI::CheckedTransformer(std::map<std::string, GraphEmit>{{"graph", GraphEmit::Graph},
-                                                                           {"optimized", GraphEmit::Optimized},
-                                                                           {"fused", GraphEmit::Fused},
-                                                                           {"dot", GraphEmit::Dot}},
-                                          CLI::ignore_case));
-  sub->add_flag("--convert-layout", o.blockedLayout,
-                "Before fusing, move conv2d chains to the NCHW16c layout (for --emit fused and dot)");
-  sub->add_flag("--print-after-all", o.printAfterAll, "Print the graph after every pass (to stderr)");
+  sub->add_option("--input-shapes", o.inputShapes,
+                  "Static input shapes, e.g. \"data:[1,3,224,224]\"");
+  sub->add_option("--emit", o.emit,
+                  "What to print: graph (as imported), optimized, fused, dot (of the fused graph)")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, GraphEmit>{{"graph", GraphEmit::Graph},
+                                           {"optimized", GraphEmit::Optimized},
+                                           {"fused", GraphEmit::Fused},
+                                           {"dot", GraphEmit::Dot}},
+          CLI::ignore_case));
+  sub->add_flag(
+      "--convert-layout", o.blockedLayout,
+      "Before fusing, move conv2d chains to the NCHW16c layout (for --emit fused and dot)");
+  sub->add_flag("--print-after-all", o.printAfterAll,
+                "Print the graph after every pass (to stderr)");
   sub->add_option("--output,-o", o.output, "Write to this file instead of stdout");
   return sub;
 }
@@ -54,7 +59,8 @@ int run() {
   graph::Module m = frontend::importOnnx(o.model, io);
   std::vector<std::string> passes;
   if (o.emit == GraphEmit::Optimized) passes = graph::optimizePipeline();
-  if (o.emit == GraphEmit::Fused || o.emit == GraphEmit::Dot) passes = graph::fusePipeline(o.blockedLayout);
+  if (o.emit == GraphEmit::Fused || o.emit == GraphEmit::Dot)
+    passes = graph::fusePipeline(o.blockedLayout);
   graph::AfterPass after;
   if (o.printAfterAll)
     after = [](const std::string& pass, const graph::Module& mod, bool changed) {
@@ -76,6 +82,6 @@ int run() {
 
 const bool registered = addCommand({setup, run});
 
-}  // namespace
+} // namespace
 
-}  // namespace loom::cli
+} // namespace loom::cli

@@ -13,9 +13,12 @@ namespace loom::graph {
 /// The kinds an attribute value can take, in the order of AttrValue's alternatives.
 enum class AttrKind : uint8_t { Int, Float, String, Ints, Floats, DType };
 
-using AttrValue = std::variant<int64_t, double, std::string, std::vector<int64_t>, std::vector<double>, DataType>;
+using AttrValue =
+    std::variant<int64_t, double, std::string, std::vector<int64_t>, std::vector<double>, DataType>;
 
-inline AttrKind attrKind(const AttrValue& v) { return AttrKind(v.index()); }
+inline AttrKind attrKind(const AttrValue& v) {
+  return AttrKind(v.index());
+}
 const char* attrKindName(AttrKind k);
 /// Relay spelling: 3, 1e-05f, "NCHW", [1, 1], [0.5f], "float32".
 std::string attrValueStr(const AttrValue& v);
@@ -47,4 +50,4 @@ private:
   std::map<std::string, AttrValue> m_values;
 };
 
-}  // namespace loom::graph
+} // namespace loom::graph

@@ -26,9 +26,11 @@ std::string escape(const std::string& s) {
 class DotWriter {
 public:
   std::string run(const Function& f, const std::string& name) {
-    m_os << "digraph \"" << escape(name) << "\" {\n  rankdir=TB;\n  node [fontname=\"monospace\", fontsize=10];\n";
+    m_os << "digraph \"" << escape(name)
+         << "\" {\n  rankdir=TB;\n  node [fontname=\"monospace\", fontsize=10];\n";
     std::unordered_map<const ExprNode*, std::string> ids;
-    for (const Var& p : f->params) ids[p.get()] = declare("ellipse", "%" + p->name + "\n" + typeStr(p->annotation), "  ");
+    for (const Var& p : f->params)
+      ids[p.get()] = declare("ellipse", "%" + p->name + "\n" + typeStr(p->annotation), "  ");
     std::string out = emit(f->body, ids, "  ");
     m_os << "  output [shape=doublecircle, label=\"out\"];\n  " << out << " -> output;\n}\n";
     return m_os.str();
@@ -38,16 +40,20 @@ private:
   std::ostringstream m_os;
   int m_next = 0, m_cluster = 0;
 
-  std::string declare(const std::string& shape, const std::string& label, const std::string& indent) {
+  std::string declare(const std::string& shape, const std::string& label,
+                      const std::string& indent) {
     std::string id = "n" + std::to_string(m_next++);
     m_os << indent << id << " [shape=" << shape << ", label=\"" << escape(label) << "\"];\n";
     return id;
   }
 
-  void edge(const std::string& from, const std::string& to) { m_os << "  " << from << " -> " << to << ";\n"; }
+  void edge(const std::string& from, const std::string& to) {
+    m_os << "  " << from << " -> " << to << ";\n";
+  }
 
   /// Emits the nodes of `root` (operands first); returns the id of root's node.
-  std::string emit(const Expr& root, std::unordered_map<const ExprNode*, std::string>& ids, const std::string& indent) {
+  std::string emit(const Expr& root, std::unordered_map<const ExprNode*, std::string>& ids,
+                   const std::string& indent) {
     for (const Expr& n : postOrder(root, false)) {
       if (ids.count(n.get()) || n->kind == ExprKind::Function) continue;
       std::string type = n.type().defined() ? "\n" + typeStr(n.type()) : "";
@@ -60,11 +66,13 @@ private:
         ids[n.get()] = cluster(*c, ids, indent);
       } else if (auto* c = n.as<CallNode>()) {
         std::string id = declare("box", c->op->name + type, indent);
-        for (const Expr& a : c->args) edge(ids.at(a.get()), id);
+        for (const Expr& a : c->args)
+          edge(ids.at(a.get()), id);
         ids[n.get()] = id;
       } else if (auto* t = n.as<TupleNode>()) {
         std::string id = declare("circle", "tuple", indent);
-        for (const Expr& x : t->fields) edge(ids.at(x.get()), id);
+        for (const Expr& x : t->fields)
+          edge(ids.at(x.get()), id);
         ids[n.get()] = id;
       } else if (auto* g = n.as<TupleGetItemNode>()) {
         std::string id = declare("circle", "." + std::to_string(g->index), indent);
@@ -82,15 +90,18 @@ private:
          << indent << "  label=\"" << escape(calleeName(call)) << "\";\n"
          << indent << "  style=rounded; color=\"#4a7ebb\";\n";
     std::unordered_map<const ExprNode*, std::string> inner;
-    for (size_t i = 0; i < fn.params.size(); ++i) inner[fn.params[i].get()] = outer.at(call.args[i].get());
+    for (size_t i = 0; i < fn.params.size(); ++i)
+      inner[fn.params[i].get()] = outer.at(call.args[i].get());
     std::string out = emit(fn.body, inner, indent + "  ");
     m_os << indent << "}\n";
     return out;
   }
 };
 
-}  // namespace
+} // namespace
 
-std::string toDot(const Function& f, const std::string& name) { return DotWriter().run(f, name); }
+std::string toDot(const Function& f, const std::string& name) {
+  return DotWriter().run(f, name);
+}
 
-}  // namespace loom::graph
+} // namespace loom::graph

@@ -11,4 +11,4 @@ namespace loom::graph {
 /// Primitive function's ops inside `subgraph cluster_k { label="fused_..." }`.
 std::string toDot(const Function& f, const std::string& name = "main");
 
-}  // namespace loom::graph
+} // namespace loom::graph

@@ -17,7 +17,8 @@ using Value = std::vector<runtime::NDArray>;
 size_t flatCount(const Type& t) {
   if (auto* tt = t.as<TupleTypeNode>()) {
     size_t n = 0;
-    for (const auto& f : tt->fields) n += flatCount(Type(f));
+    for (const auto& f : tt->fields)
+      n += flatCount(Type(f));
     return n;
   }
   return 1;
@@ -39,9 +40,12 @@ private:
 
   Value eval(const Expr& e) {
     switch (e->kind) {
-    case ExprKind::Var: LOOM_THROW(ValueError) << "evaluate: free variable %" << e.as<VarNode>()->name;
-    case ExprKind::Constant: return {e.as<ConstantNode>()->data};
-    case ExprKind::Function: return {};
+    case ExprKind::Var:
+      LOOM_THROW(ValueError) << "evaluate: free variable %" << e.as<VarNode>()->name;
+    case ExprKind::Constant:
+      return {e.as<ConstantNode>()->data};
+    case ExprKind::Function:
+      return {};
     case ExprKind::Tuple: {
       Value v;
       for (const Expr& f : e.as<TupleNode>()->fields) {
@@ -54,7 +58,8 @@ private:
       auto* g = e.as<TupleGetItemNode>();
       auto* tt = g->tuple.type().as<TupleTypeNode>();
       size_t off = 0;
-      for (int i = 0; i < g->index; ++i) off += flatCount(Type(tt->fields[i]));
+      for (int i = 0; i < g->index; ++i)
+        off += flatCount(Type(tt->fields[i]));
       const Value& tv = m_env.at(g->tuple.get());
       size_t n = flatCount(Type(tt->fields[g->index]));
       return Value(tv.begin() + off, tv.begin() + off + n);
@@ -67,11 +72,13 @@ private:
         args.insert(args.end(), av.begin(), av.end());
       }
       if (c->op) {
-        if (!c->op->hostKernel) LOOM_THROW(UnsupportedError) << c->op->name << " has no host kernel";
+        if (!c->op->hostKernel)
+          LOOM_THROW(UnsupportedError) << c->op->name << " has no host kernel";
         return c->op->hostKernel(*c, args, e.type());
       }
       std::unordered_map<const ExprNode*, Value> env;
-      for (size_t i = 0; i < c->fn->params.size(); ++i) env[c->fn->params[i].get()] = m_env.at(c->args[i].get());
+      for (size_t i = 0; i < c->fn->params.size(); ++i)
+        env[c->fn->params[i].get()] = m_env.at(c->args[i].get());
       return Evaluator().run(c->fn->body, std::move(env));
     }
     }
@@ -79,19 +86,21 @@ private:
   }
 };
 
-}  // namespace
+} // namespace
 
-std::vector<runtime::NDArray> evaluate(const Function& f, const std::vector<runtime::NDArray>& args) {
+std::vector<runtime::NDArray> evaluate(const Function& f,
+                                       const std::vector<runtime::NDArray>& args) {
   inferType(Expr(f));
   if (args.size() != f->params.size())
-    LOOM_THROW(TypeError) << "evaluate: " << args.size() << " argument(s) for " << f->params.size() << " parameter(s)";
+    LOOM_THROW(TypeError) << "evaluate: " << args.size() << " argument(s) for " << f->params.size()
+                          << " parameter(s)";
   std::unordered_map<const ExprNode*, Value> env;
   for (size_t i = 0; i < args.size(); ++i) {
     const Var& p = f->params[i];
     Type t = tensorType(args[i].shape(), toDataType(args[i].dtype()));
     if (!typeEqual(t, p->annotation))
-      LOOM_THROW(TypeError) << "evaluate: argument " << i << " is " << typeStr(t) << " but %" << p->name << " is "
-                            << typeStr(p->annotation);
+      LOOM_THROW(TypeError) << "evaluate: argument " << i << " is " << typeStr(t) << " but %"
+                            << p->name << " is " << typeStr(p->annotation);
     env[p.get()] = {args[i]};
   }
   return Evaluator().run(f->body, std::move(env));
@@ -102,4 +111,4 @@ std::vector<runtime::NDArray> evaluateClosed(const Expr& e) {
   return Evaluator().run(e, {});
 }
 
-}  // namespace loom::graph
+} // namespace loom::graph

@@ -14,7 +14,9 @@ Function Module::main() const {
   return it == functions.end() ? Function() : it->second;
 }
 
-DataType toDataType(runtime::DType t) { return DataType(DataType::Code(t.code), t.bits, t.lanes); }
+DataType toDataType(runtime::DType t) {
+  return DataType(DataType::Code(t.code), t.bits, t.lanes);
+}
 runtime::DType toDType(DataType t) {
   return runtime::DType{uint8_t(t.code()), uint8_t(t.bits()), uint16_t(t.lanes())};
 }
@@ -39,16 +41,23 @@ Constant makeConstant(runtime::NDArray data, std::string name) {
 Constant makeScalar(double value, DataType dtype) {
   runtime::NDArray a = runtime::NDArray::empty({}, toDType(dtype));
   void* p = a.data();
-  if (dtype == DataType::Float(32)) *static_cast<float*>(p) = float(value);
-  else if (dtype == DataType::Float(64)) *static_cast<double*>(p) = value;
-  else if (dtype == DataType::Int(64)) *static_cast<int64_t*>(p) = int64_t(value);
-  else if (dtype == DataType::Int(32)) *static_cast<int32_t*>(p) = int32_t(value);
-  else if (dtype.isBool()) *static_cast<uint8_t*>(p) = value != 0;
-  else LOOM_THROW(UnsupportedError) << "scalar constant of type " << dtype.str();
+  if (dtype == DataType::Float(32))
+    *static_cast<float*>(p) = float(value);
+  else if (dtype == DataType::Float(64))
+    *static_cast<double*>(p) = value;
+  else if (dtype == DataType::Int(64))
+    *static_cast<int64_t*>(p) = int64_t(value);
+  else if (dtype == DataType::Int(32))
+    *static_cast<int32_t*>(p) = int32_t(value);
+  else if (dtype.isBool())
+    *static_cast<uint8_t*>(p) = value != 0;
+  else
+    LOOM_THROW(UnsupportedError) << "scalar constant of type " << dtype.str();
   return makeConstant(a);
 }
 
-Call makeCall(const std::string& opName, std::vector<Expr> args, Attrs attrs, std::string nodeName) {
+Call makeCall(const std::string& opName, std::vector<Expr> args, Attrs attrs,
+              std::string nodeName) {
   const OpDef* op = findOp(opName);
   LOOM_ICHECK(op) << "no op registered as '" << opName << "'";
   return makeCall(op, std::move(args), std::move(attrs), std::move(nodeName));
@@ -59,7 +68,8 @@ Call makeCall(const OpDef* op, std::vector<Expr> args, Attrs attrs, std::string 
   Call call(n);
   n->op = op;
   n->name = std::move(nodeName);
-  for (const Expr& a : args) LOOM_ICHECK(a.defined()) << op->name << ": undefined argument";
+  for (const Expr& a : args)
+    LOOM_ICHECK(a.defined()) << op->name << ": undefined argument";
   n->args = std::move(args);
   if (op->numInputs >= 0 && int(n->args.size()) != op->numInputs)
     LOOM_TYPE_FAIL(*n) << "expects " << op->numInputs << " argument(s), got " << n->args.size();
@@ -68,12 +78,13 @@ Call makeCall(const OpDef* op, std::vector<Expr> args, Attrs attrs, std::string 
     const AttrSpec* spec = op->findAttr(name);
     if (!spec) LOOM_TYPE_FAIL(*n) << "unknown attribute '" << name << "'";
     if (spec->kind != attrKind(value))
-      LOOM_TYPE_FAIL(*n) << "attribute '" << name << "' must be " << attrKindName(spec->kind) << ", got "
-                         << attrKindName(attrKind(value));
+      LOOM_TYPE_FAIL(*n) << "attribute '" << name << "' must be " << attrKindName(spec->kind)
+                         << ", got " << attrKindName(attrKind(value));
   }
   for (const AttrSpec& spec : op->attrs) {
     if (attrs.has(spec.name)) continue;
-    if (!spec.defaultValue) LOOM_TYPE_FAIL(*n) << "missing required attribute '" << spec.name << "'";
+    if (!spec.defaultValue)
+      LOOM_TYPE_FAIL(*n) << "missing required attribute '" << spec.name << "'";
     attrs.set(spec.name, *spec.defaultValue);
   }
   n->attrs = std::move(attrs);
@@ -140,7 +151,8 @@ std::vector<Expr> postOrder(const Expr& root, bool intoFunctions) {
     } else if (auto* g = e.as<TupleGetItemNode>()) {
       c.push_back(g->tuple);
     } else if (auto* f = e.as<FunctionNode>(); f && (intoFunctions || e.same_as(root))) {
-      for (const Var& p : f->params) c.push_back(Expr(p));
+      for (const Var& p : f->params)
+        c.push_back(Expr(p));
       c.push_back(f->body);
     }
     return c;
@@ -167,4 +179,4 @@ std::vector<Expr> postOrder(const Expr& root, bool intoFunctions) {
   return out;
 }
 
-}  // namespace loom::graph
+} // namespace loom::graph

@@ -104,13 +104,15 @@ Constant makeScalar(double value, DataType dtype);
 /// A call of the op registered as `opName`: checks arity and attributes against the op's schema
 /// (unknown attribute, wrong kind, missing required one: TypeError naming op and node) and fills
 /// in defaults.
-Call makeCall(const std::string& opName, std::vector<Expr> args, Attrs attrs = {}, std::string nodeName = {});
+Call makeCall(const std::string& opName, std::vector<Expr> args, Attrs attrs = {},
+              std::string nodeName = {});
 Call makeCall(const OpDef* op, std::vector<Expr> args, Attrs attrs = {}, std::string nodeName = {});
 /// A call of function `fn` with `args`.
 Call makeFnCall(Function fn, std::vector<Expr> args);
 Tuple makeTuple(std::vector<Expr> fields);
 TupleGetItem makeTupleGetItem(Expr tuple, int index);
-Function makeFunction(std::vector<Var> params, Expr body, bool primitive = false, std::string name = {});
+Function makeFunction(std::vector<Var> params, Expr body, bool primitive = false,
+                      std::string name = {});
 
 /// `call` with its arguments replaced (same op or function, attributes, name and span).
 Call withArgs(const CallNode& call, std::vector<Expr> args);
@@ -118,12 +120,12 @@ Call withArgs(const CallNode& call, std::vector<Expr> args);
 std::string calleeName(const CallNode& call);
 
 /// Every node reachable from `root`, each once, operands before users. A called function is a
-/// node (listed after the call's arguments, before the call); its parameters and body are entered only when `intoFunctions`
-/// (or when it is `root` itself).
+/// node (listed after the call's arguments, before the call); its parameters and body are entered
+/// only when `intoFunctions` (or when it is `root` itself).
 std::vector<Expr> postOrder(const Expr& root, bool intoFunctions = false);
 
 /// runtime::DType <-> loom::DataType (same codes).
 DataType toDataType(runtime::DType t);
 runtime::DType toDType(DataType t);
 
-}  // namespace loom::graph
+} // namespace loom::graph

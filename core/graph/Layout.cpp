@@ -14,13 +14,14 @@ namespace {
 /// Reads a positive number at `i` followed by `suffix`.
 bool readBlock(const std::string& t, size_t& i, char suffix, int64_t* out) {
   size_t start = i;
-  while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i]))) ++i;
+  while (i < t.size() && std::isdigit(static_cast<unsigned char>(t[i])))
+    ++i;
   if (i == start || i >= t.size() || t[i] != suffix || i - start > 6) return false;
   *out = std::stoll(t.substr(start, i - start));
   ++i;
   return *out > 0;
 }
-}  // namespace
+} // namespace
 
 std::optional<Layout> parseLayout(const std::string& t) {
   Layout l;
@@ -34,7 +35,8 @@ std::optional<Layout> parseLayout(const std::string& t) {
     l.kernel = true;
     size_t i = 4;
     if (i == t.size()) return l;
-    if (!readBlock(t, i, 'i', &l.blockA) || !readBlock(t, i, 'o', &l.blockB) || i != t.size()) return std::nullopt;
+    if (!readBlock(t, i, 'i', &l.blockA) || !readBlock(t, i, 'o', &l.blockB) || i != t.size())
+      return std::nullopt;
     return l;
   }
   return std::nullopt;
@@ -61,7 +63,8 @@ std::optional<std::vector<int64_t>> logicalShape(const Layout& l, const std::vec
   return std::vector<int64_t>{p[0] * p[5], p[1] * p[4], p[2], p[3]};
 }
 
-int64_t physicalIndex(const Layout& l, const std::vector<int64_t>& s, int64_t a, int64_t b, int64_t h, int64_t w) {
+int64_t physicalIndex(const Layout& l, const std::vector<int64_t>& s, int64_t a, int64_t b,
+                      int64_t h, int64_t w) {
   int64_t H = s[2], W = s[3];
   if (l.isPlain()) return ((a * s[1] + b) * H + h) * W + w;
   if (!l.kernel) {
@@ -73,4 +76,4 @@ int64_t physicalIndex(const Layout& l, const std::vector<int64_t>& s, int64_t a,
   return ((((ob * (s[1] / bi) + ib) * H + h) * W + w) * bi + ii) * bo + oi;
 }
 
-}  // namespace loom::graph
+} // namespace loom::graph

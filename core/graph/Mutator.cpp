@@ -48,7 +48,8 @@ Function mapBody(const Function& fn, const std::function<Expr(const Expr&)>& f) 
 
 Module mapFunctions(const Module& m, const std::function<Expr(const Expr&)>& f) {
   Module out;
-  for (const auto& [name, fn] : m.functions) out.functions[name] = mapBody(fn, f);
+  for (const auto& [name, fn] : m.functions)
+    out.functions[name] = mapBody(fn, f);
   return out;
 }
 
@@ -57,12 +58,14 @@ std::unordered_map<const ExprNode*, int> useCounts(const Expr& root) {
   uses[root.get()] = 1;
   for (const Expr& n : postOrder(root, false)) {
     if (auto* c = n.as<CallNode>())
-      for (const Expr& a : c->args) ++uses[a.get()];
+      for (const Expr& a : c->args)
+        ++uses[a.get()];
     if (auto* t = n.as<TupleNode>())
-      for (const Expr& f : t->fields) ++uses[f.get()];
+      for (const Expr& f : t->fields)
+        ++uses[f.get()];
     if (auto* g = n.as<TupleGetItemNode>()) ++uses[g->tuple.get()];
   }
   return uses;
 }
 
-}  // namespace loom::graph
+} // namespace loom::graph

@@ -36,4 +36,4 @@ Module mapFunctions(const Module& m, const std::function<Expr(const Expr&)>& f);
 /// the root itself counts one extra use.
 std::unordered_map<const ExprNode*, int> useCounts(const Expr& root);
 
-}  // namespace loom::graph
+} // namespace loom::graph

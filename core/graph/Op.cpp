@@ -11,13 +11,20 @@ namespace loom::graph {
 
 const char* opPatternName(OpPattern p) {
   switch (p) {
-  case OpPattern::ElemWise: return "elemwise";
-  case OpPattern::Broadcast: return "broadcast";
-  case OpPattern::Injective: return "injective";
-  case OpPattern::CommReduce: return "comm_reduce";
-  case OpPattern::OutEWiseFusable: return "out_elemwise_fusable";
-  case OpPattern::Tuple: return "tuple";
-  case OpPattern::Opaque: return "opaque";
+  case OpPattern::ElemWise:
+    return "elemwise";
+  case OpPattern::Broadcast:
+    return "broadcast";
+  case OpPattern::Injective:
+    return "injective";
+  case OpPattern::CommReduce:
+    return "comm_reduce";
+  case OpPattern::OutEWiseFusable:
+    return "out_elemwise_fusable";
+  case OpPattern::Tuple:
+    return "tuple";
+  case OpPattern::Opaque:
+    return "opaque";
   }
   return "?";
 }
@@ -50,7 +57,7 @@ std::map<std::string, OpDef>& registry() {
   });
   return rawOpTable();
 }
-}  // namespace
+} // namespace
 
 void registerOp(OpDef def) {
   // Built-ins first, so that a later registration under the same name replaces them.
@@ -79,7 +86,8 @@ OpDef* mutableOp(const std::string& name) {
 
 std::vector<const OpDef*> allOps() {
   std::vector<const OpDef*> out;
-  for (auto& [name, def] : registry()) out.push_back(&def);
+  for (auto& [name, def] : registry())
+    out.push_back(&def);
   return out;
 }
 
@@ -89,4 +97,4 @@ std::string callDescription(const CallNode& call) {
   return s;
 }
 
-}  // namespace loom::graph
+} // namespace loom::graph

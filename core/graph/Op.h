@@ -21,13 +21,13 @@ LOOM_DECLARE_ERROR(GraphTypeError, TypeError);
 
 /// TVM's op pattern kinds, ordered: a smaller kind fuses more freely.
 enum class OpPattern : uint8_t {
-  ElemWise = 0,         ///< out[i] = f(in[i])
-  Broadcast = 1,        ///< out[i] = f(in[broadcast(i)])
-  Injective = 2,        ///< each output element reads one input element (reshape, transpose, ...)
-  CommReduce = 3,       ///< commutative reduction (sum, max, ...)
-  OutEWiseFusable = 4,  ///< complex op whose output elementwise ops can fuse into (conv2d, dense)
-  Tuple = 7,            ///< a tuple node
-  Opaque = 8,           ///< never fused (softmax, ...)
+  ElemWise = 0,        ///< out[i] = f(in[i])
+  Broadcast = 1,       ///< out[i] = f(in[broadcast(i)])
+  Injective = 2,       ///< each output element reads one input element (reshape, transpose, ...)
+  CommReduce = 3,      ///< commutative reduction (sum, max, ...)
+  OutEWiseFusable = 4, ///< complex op whose output elementwise ops can fuse into (conv2d, dense)
+  Tuple = 7,           ///< a tuple node
+  Opaque = 8,          ///< never fused (softmax, ...)
 };
 const char* opPatternName(OpPattern p);
 
@@ -42,16 +42,15 @@ struct AttrSpec {
 using TypeRelation = std::function<Type(const CallNode& call, const std::vector<Type>& argTypes)>;
 /// Reference host kernel: inputs (one array per argument) to outputs (one per tensor of the
 /// output type, tuple fields flattened). Used by FoldConstant and the graph evaluator.
-using HostKernel = std::function<std::vector<runtime::NDArray>(const CallNode& call,
-                                                               const std::vector<runtime::NDArray>& inputs,
-                                                               const Type& outType)>;
+using HostKernel = std::function<std::vector<runtime::NDArray>(
+    const CallNode& call, const std::vector<runtime::NDArray>& inputs, const Type& outType)>;
 /// TE compute of the op (filled in by topi/ when lowering exists): output tensors from inputs.
-using TECompute = std::function<std::vector<te::Tensor>(const CallNode& call, const std::vector<te::Tensor>& inputs,
-                                                        const Type& outType)>;
+using TECompute = std::function<std::vector<te::Tensor>(
+    const CallNode& call, const std::vector<te::Tensor>& inputs, const Type& outType)>;
 
 struct OpDef {
   std::string name;
-  int numInputs = 1;  ///< -1: variadic (at least one)
+  int numInputs = 1; ///< -1: variadic (at least one)
   std::vector<AttrSpec> attrs;
   TypeRelation typeRel;
   OpPattern pattern = OpPattern::Opaque;
@@ -76,8 +75,9 @@ OpDef* mutableOp(const std::string& name);
 /// "nn.conv2d (node 'conv1')" or just the op name when the call has no source name.
 std::string callDescription(const CallNode& call);
 
-}  // namespace loom::graph
+} // namespace loom::graph
 
 /// LOOM_TYPE_FAIL(call) << "message": throws GraphTypeError "<op> (node '<name>'): message".
-#define LOOM_TYPE_FAIL(call)                                                                     \
-  ::loom::detail::Thrower<::loom::graph::GraphTypeError>() << ::loom::graph::callDescription(call) << ": "
+#define LOOM_TYPE_FAIL(call)                                                                       \
+  ::loom::detail::Thrower<::loom::graph::GraphTypeError>()                                         \
+      << ::loom::graph::callDescription(call) << ": "

@@ -7,36 +7,50 @@ namespace loom::graph {
 
 std::vector<int64_t> HostTensor::strides() const {
   std::vector<int64_t> s(shape.size(), 1);
-  for (int i = int(shape.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * shape[i + 1];
+  for (int i = int(shape.size()) - 2; i >= 0; --i)
+    s[i] = s[i + 1] * shape[i + 1];
   return s;
 }
 
 namespace {
 template <class T> void readAll(const void* p, std::vector<double>& v) {
   const T* t = static_cast<const T*>(p);
-  for (size_t i = 0; i < v.size(); ++i) v[i] = double(t[i]);
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = double(t[i]);
 }
 template <class T> void writeAll(void* p, const std::vector<double>& v) {
   T* t = static_cast<T*>(p);
-  for (size_t i = 0; i < v.size(); ++i) t[i] = T(v[i]);
+  for (size_t i = 0; i < v.size(); ++i)
+    t[i] = T(v[i]);
 }
-}  // namespace
+} // namespace
 
 HostTensor fromNDArray(const runtime::NDArray& a) {
   HostTensor h(a.shape(), toDataType(a.dtype()));
   const void* p = a.data();
   DataType t = h.dtype;
-  if (t == DataType::Float(32)) readAll<float>(p, h.v);
-  else if (t == DataType::Float(64)) readAll<double>(p, h.v);
-  else if (t == DataType::Int(64)) readAll<int64_t>(p, h.v);
-  else if (t == DataType::Int(32)) readAll<int32_t>(p, h.v);
-  else if (t == DataType::Int(16)) readAll<int16_t>(p, h.v);
-  else if (t == DataType::Int(8)) readAll<int8_t>(p, h.v);
-  else if (t == DataType::UInt(8) || t.isBool()) readAll<uint8_t>(p, h.v);
-  else if (t == DataType::UInt(16)) readAll<uint16_t>(p, h.v);
-  else if (t == DataType::UInt(32)) readAll<uint32_t>(p, h.v);
-  else if (t == DataType::UInt(64)) readAll<uint64_t>(p, h.v);
-  else LOOM_THROW(UnsupportedError) << "host kernels do not handle " << t.str() << " tensors";
+  if (t == DataType::Float(32))
+    readAll<float>(p, h.v);
+  else if (t == DataType::Float(64))
+    readAll<double>(p, h.v);
+  else if (t == DataType::Int(64))
+    readAll<int64_t>(p, h.v);
+  else if (t == DataType::Int(32))
+    readAll<int32_t>(p, h.v);
+  else if (t == DataType::Int(16))
+    readAll<int16_t>(p, h.v);
+  else if (t == DataType::Int(8))
+    readAll<int8_t>(p, h.v);
+  else if (t == DataType::UInt(8) || t.isBool())
+    readAll<uint8_t>(p, h.v);
+  else if (t == DataType::UInt(16))
+    readAll<uint16_t>(p, h.v);
+  else if (t == DataType::UInt(32))
+    readAll<uint32_t>(p, h.v);
+  else if (t == DataType::UInt(64))
+    readAll<uint64_t>(p, h.v);
+  else
+    LOOM_THROW(UnsupportedError) << "host kernels do not handle " << t.str() << " tensors";
   return h;
 }
 
@@ -44,19 +58,30 @@ runtime::NDArray toNDArray(const HostTensor& h) {
   runtime::NDArray a = runtime::NDArray::empty(h.shape, toDType(h.dtype));
   void* p = a.data();
   DataType t = h.dtype;
-  if (t == DataType::Float(32)) writeAll<float>(p, h.v);
-  else if (t == DataType::Float(64)) writeAll<double>(p, h.v);
-  else if (t == DataType::Int(64)) writeAll<int64_t>(p, h.v);
-  else if (t == DataType::Int(32)) writeAll<int32_t>(p, h.v);
-  else if (t == DataType::Int(16)) writeAll<int16_t>(p, h.v);
-  else if (t == DataType::Int(8)) writeAll<int8_t>(p, h.v);
-  else if (t == DataType::UInt(8)) writeAll<uint8_t>(p, h.v);
-  else if (t == DataType::UInt(16)) writeAll<uint16_t>(p, h.v);
-  else if (t == DataType::UInt(32)) writeAll<uint32_t>(p, h.v);
-  else if (t == DataType::UInt(64)) writeAll<uint64_t>(p, h.v);
+  if (t == DataType::Float(32))
+    writeAll<float>(p, h.v);
+  else if (t == DataType::Float(64))
+    writeAll<double>(p, h.v);
+  else if (t == DataType::Int(64))
+    writeAll<int64_t>(p, h.v);
+  else if (t == DataType::Int(32))
+    writeAll<int32_t>(p, h.v);
+  else if (t == DataType::Int(16))
+    writeAll<int16_t>(p, h.v);
+  else if (t == DataType::Int(8))
+    writeAll<int8_t>(p, h.v);
+  else if (t == DataType::UInt(8))
+    writeAll<uint8_t>(p, h.v);
+  else if (t == DataType::UInt(16))
+    writeAll<uint16_t>(p, h.v);
+  else if (t == DataType::UInt(32))
+    writeAll<uint32_t>(p, h.v);
+  else if (t == DataType::UInt(64))
+    writeAll<uint64_t>(p, h.v);
   else if (t.isBool()) {
     uint8_t* b = static_cast<uint8_t*>(p);
-    for (size_t i = 0; i < h.v.size(); ++i) b[i] = h.v[i] != 0;
+    for (size_t i = 0; i < h.v.size(); ++i)
+      b[i] = h.v[i] != 0;
   } else
     LOOM_THROW(UnsupportedError) << "host kernels do not handle " << t.str() << " tensors";
   return a;
@@ -71,7 +96,8 @@ const TensorTypeNode& argTensor(const CallNode& call, const std::vector<Type>& a
 
 int64_t normAxis(const CallNode& call, int64_t axis, int64_t ndim) {
   int64_t a = axis < 0 ? axis + ndim : axis;
-  if (a < 0 || a >= ndim) LOOM_TYPE_FAIL(call) << "axis " << axis << " is out of range for rank " << ndim;
+  if (a < 0 || a >= ndim)
+    LOOM_TYPE_FAIL(call) << "axis " << axis << " is out of range for rank " << ndim;
   return a;
 }
 
@@ -81,15 +107,22 @@ Shape broadcastShapes(const CallNode& call, const Shape& a, const Shape& b) {
   for (size_t i = 0; i < n; ++i) {
     const Dim* da = i < n - a.size() ? nullptr : &a[i - (n - a.size())];
     const Dim* db = i < n - b.size() ? nullptr : &b[i - (n - b.size())];
-    if (!da) out[i] = *db;
-    else if (!db) out[i] = *da;
-    else if (*da == *db) out[i] = *da;
-    else if (da->isStatic() && da->value == 1) out[i] = *db;
-    else if (db->isStatic() && db->value == 1) out[i] = *da;
+    if (!da)
+      out[i] = *db;
+    else if (!db)
+      out[i] = *da;
+    else if (*da == *db)
+      out[i] = *da;
+    else if (da->isStatic() && da->value == 1)
+      out[i] = *db;
+    else if (db->isStatic() && db->value == 1)
+      out[i] = *da;
     else if (da->isStatic() && db->isStatic())
       LOOM_TYPE_FAIL(call) << "shapes " << shapeStr(a) << " and " << shapeStr(b)
-                           << " do not broadcast (dimension " << i << ": " << da->value << " vs " << db->value << ")";
-    else out[i] = da->isStatic() ? *da : *db;
+                           << " do not broadcast (dimension " << i << ": " << da->value << " vs "
+                           << db->value << ")";
+    else
+      out[i] = da->isStatic() ? *da : *db;
   }
   return out;
 }
@@ -108,7 +141,8 @@ std::vector<int64_t> broadcastStatic(const std::vector<int64_t>& a, const std::v
 int64_t broadcastIndex(const std::vector<int64_t>& idx, const std::vector<int64_t>& inShape) {
   int64_t flat = 0;
   size_t off = idx.size() - inShape.size();
-  for (size_t i = 0; i < inShape.size(); ++i) flat = flat * inShape[i] + (inShape[i] == 1 ? 0 : idx[i + off]);
+  for (size_t i = 0; i < inShape.size(); ++i)
+    flat = flat * inShape[i] + (inShape[i] == 1 ? 0 : idx[i + off]);
   return flat;
 }
 
@@ -121,19 +155,21 @@ void unravel(int64_t flat, const std::vector<int64_t>& shape, std::vector<int64_
 }
 
 HostKernel simpleKernel(SimpleKernel k) {
-  return [k](const CallNode& call, const std::vector<runtime::NDArray>& inputs, const Type& outType) {
-    std::vector<HostTensor> in;
-    for (const auto& a : inputs) in.push_back(fromNDArray(a));
-    const TensorTypeNode* out = outType.as<TensorTypeNode>();
-    LOOM_ICHECK(out) << "simple kernel with tuple output";
-    HostTensor r = k(call, in, *out);
-    r.dtype = out->dtype;
-    return std::vector<runtime::NDArray>{toNDArray(r)};
-  };
+  return
+      [k](const CallNode& call, const std::vector<runtime::NDArray>& inputs, const Type& outType) {
+        std::vector<HostTensor> in;
+        for (const auto& a : inputs)
+          in.push_back(fromNDArray(a));
+        const TensorTypeNode* out = outType.as<TensorTypeNode>();
+        LOOM_ICHECK(out) << "simple kernel with tuple output";
+        HostTensor r = k(call, in, *out);
+        r.dtype = out->dtype;
+        return std::vector<runtime::NDArray>{toNDArray(r)};
+      };
 }
 
-void defineOp(const std::string& name, int numInputs, OpPattern pattern, std::vector<AttrSpec> attrs, TypeRelation rel,
-              SimpleKernel kernel, std::string doc) {
+void defineOp(const std::string& name, int numInputs, OpPattern pattern,
+              std::vector<AttrSpec> attrs, TypeRelation rel, SimpleKernel kernel, std::string doc) {
   OpDef d;
   d.name = name;
   d.numInputs = numInputs;
@@ -157,6 +193,8 @@ AttrSpec attrString(std::string n, std::optional<std::string> d) {
 AttrSpec attrInts(std::string n, std::optional<std::vector<int64_t>> d) {
   return {std::move(n), AttrKind::Ints, d ? std::optional<AttrValue>(*d) : std::nullopt};
 }
-AttrSpec attrDType(std::string n) { return {std::move(n), AttrKind::DType, std::nullopt}; }
+AttrSpec attrDType(std::string n) {
+  return {std::move(n), AttrKind::DType, std::nullopt};
+}
 
-}  // namespace loom::graph
+} // namespace loom::graph

@@ -22,10 +22,12 @@ struct HostTensor {
   std::vector<double> v;
 
   HostTensor() = default;
-  HostTensor(std::vector<int64_t> s, DataType t) : shape(std::move(s)), dtype(t), v(size_t(count(shape)), 0.0) {}
+  HostTensor(std::vector<int64_t> s, DataType t)
+      : shape(std::move(s)), dtype(t), v(size_t(count(shape)), 0.0) {}
   static int64_t count(const std::vector<int64_t>& s) {
     int64_t n = 1;
-    for (int64_t d : s) n *= d;
+    for (int64_t d : s)
+      n *= d;
     return n;
   }
   int64_t numel() const { return int64_t(v.size()); }
@@ -52,13 +54,13 @@ int64_t broadcastIndex(const std::vector<int64_t>& idx, const std::vector<int64_
 void unravel(int64_t flat, const std::vector<int64_t>& shape, std::vector<int64_t>& idx);
 
 /// Wraps a single-output HostTensor kernel as a HostKernel.
-using SimpleKernel =
-    std::function<HostTensor(const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& out)>;
+using SimpleKernel = std::function<HostTensor(
+    const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& out)>;
 HostKernel simpleKernel(SimpleKernel k);
 
 /// Registration shorthand.
-void defineOp(const std::string& name, int numInputs, OpPattern pattern, std::vector<AttrSpec> attrs, TypeRelation rel,
-              SimpleKernel kernel, std::string doc);
+void defineOp(const std::string& name, int numInputs, OpPattern pattern,
+              std::vector<AttrSpec> attrs, TypeRelation rel, SimpleKernel kernel, std::string doc);
 
 /// Attribute spec shorthands.
 AttrSpec attrInt(std::string n, std::optional<int64_t> d = std::nullopt);
@@ -67,4 +69,4 @@ AttrSpec attrString(std::string n, std::optional<std::string> d = std::nullopt);
 AttrSpec attrInts(std::string n, std::optional<std::vector<int64_t>> d = std::nullopt);
 AttrSpec attrDType(std::string n);
 
-}  // namespace loom::graph
+} // namespace loom::graph

@@ -11,15 +11,19 @@ namespace loom::graph {
 namespace {
 
 /// A dim computed from a static input dim, or unknown when the input is symbolic.
-Dim derive(const Dim& in, const std::function<int64_t(int64_t)>& f) { return in.isStatic() ? Dim(f(in.value)) : Dim::any(); }
+Dim derive(const Dim& in, const std::function<int64_t(int64_t)>& f) {
+  return in.isStatic() ? Dim(f(in.value)) : Dim::any();
+}
 
 void requireRank(const CallNode& call, const TensorTypeNode& t, size_t rank, const char* what) {
   if (t.ndim() != rank)
-    LOOM_TYPE_FAIL(call) << what << " must have rank " << rank << ", got " << typeStr(TensorType(&t));
+    LOOM_TYPE_FAIL(call) << what << " must have rank " << rank << ", got "
+                         << typeStr(TensorType(&t));
 }
 
 void requireFloat(const CallNode& call, const TensorTypeNode& t, const char* what) {
-  if (!t.dtype.isFloat()) LOOM_TYPE_FAIL(call) << what << " must be floating point, got " << t.dtype.str();
+  if (!t.dtype.isFloat())
+    LOOM_TYPE_FAIL(call) << what << " must be floating point, got " << t.dtype.str();
 }
 
 void requireLen(const CallNode& call, const std::string& attr, size_t n) {
@@ -28,13 +32,16 @@ void requireLen(const CallNode& call, const std::string& attr, size_t n) {
                          << attrValueStr(call.attrs.getInts(attr));
 }
 
-bool dimsMatch(const Dim& a, const Dim& b) { return !a.isStatic() || !b.isStatic() || a.value == b.value; }
+bool dimsMatch(const Dim& a, const Dim& b) {
+  return !a.isStatic() || !b.isStatic() || a.value == b.value;
+}
 
 std::vector<AttrSpec> convAttrs(bool transpose) {
   std::vector<AttrSpec> a{attrInts("strides", std::vector<int64_t>{1, 1}),
                           attrInts("padding", std::vector<int64_t>{0, 0, 0, 0}),
                           attrInts("dilation", std::vector<int64_t>{1, 1}), attrInt("groups", 1)};
-  if (transpose) a.push_back(attrInts("output_padding", std::vector<int64_t>{0, 0}));
+  if (transpose)
+    a.push_back(attrInts("output_padding", std::vector<int64_t>{0, 0}));
   else {
     a.push_back(attrString("data_layout", "NCHW"));
     a.push_back(attrString("kernel_layout", "OIHW"));
@@ -55,7 +62,9 @@ Type conv2dPlainRel(const CallNode& call, const TensorTypeNode& d, const TensorT
   requireRank(call, d, 4, "data (NCHW)");
   requireRank(call, w, 4, "weight (OIHW)");
   checkConvAttrs(call);
-  if (d.dtype != w.dtype) LOOM_TYPE_FAIL(call) << "data and weight types differ: " << d.dtype.str() << " vs " << w.dtype.str();
+  if (d.dtype != w.dtype)
+    LOOM_TYPE_FAIL(call) << "data and weight types differ: " << d.dtype.str() << " vs "
+                         << w.dtype.str();
   int64_t g = call.attrs.getInt("groups");
   const auto& s = call.attrs.getInts("strides");
   const auto& p = call.attrs.getInts("padding");
@@ -63,18 +72,21 @@ Type conv2dPlainRel(const CallNode& call, const TensorTypeNode& d, const TensorT
   if (d.shape[1].isStatic() && w.shape[1].isStatic() && d.shape[1].value != w.shape[1].value * g)
     LOOM_TYPE_FAIL(call) << "data " << typeStr(TensorType(&d)) << " has " << d.shape[1].value
                          << " input channels but weight " << typeStr(TensorType(&w)) << " expects "
-                         << w.shape[1].value * g << " (" << w.shape[1].value << " x groups " << g << ")";
+                         << w.shape[1].value * g << " (" << w.shape[1].value << " x groups " << g
+                         << ")";
   if (w.shape[0].isStatic() && w.shape[0].value % g != 0)
-    LOOM_TYPE_FAIL(call) << "output channels " << w.shape[0].value << " not divisible by groups " << g;
+    LOOM_TYPE_FAIL(call) << "output channels " << w.shape[0].value << " not divisible by groups "
+                         << g;
   Shape out{d.shape[0], w.shape[0]};
   for (int i = 0; i < 2; ++i) {
     if (!w.shape[2 + i].isStatic()) LOOM_TYPE_FAIL(call) << "kernel size must be static";
     int64_t k = w.shape[2 + i].value;
     int64_t eff = dl[i] * (k - 1) + 1;
-    Dim o = derive(d.shape[2 + i], [&](int64_t h) { return (h + p[i] + p[i + 2] - eff) / s[i] + 1; });
+    Dim o =
+        derive(d.shape[2 + i], [&](int64_t h) { return (h + p[i] + p[i + 2] - eff) / s[i] + 1; });
     if (o.isStatic() && o.value < 1)
-      LOOM_TYPE_FAIL(call) << "kernel " << shapeStr(w.shape) << " does not fit data " << shapeStr(d.shape)
-                           << " with padding " << attrValueStr(p);
+      LOOM_TYPE_FAIL(call) << "kernel " << shapeStr(w.shape) << " does not fit data "
+                           << shapeStr(d.shape) << " with padding " << attrValueStr(p);
     out.push_back(o);
   }
   return tensorType(out, d.dtype);
@@ -87,11 +99,11 @@ std::optional<std::pair<Layout, Layout>> convLayouts(const CallNode& call) {
   if (dl == "NCHW" && kl == "OIHW") return std::nullopt;
   std::optional<Layout> d = parseLayout(dl), k = parseLayout(kl);
   if (!d || d->kernel || !k || !k->kernel)
-    LOOM_TYPE_FAIL(call) << "unsupported layouts data_layout=\"" << dl << "\", kernel_layout=\"" << kl
-                         << "\" (NCHW or NCHW{k}c with OIHW or OIHW{i}i{o}o)";
+    LOOM_TYPE_FAIL(call) << "unsupported layouts data_layout=\"" << dl << "\", kernel_layout=\""
+                         << kl << "\" (NCHW or NCHW{k}c with OIHW or OIHW{i}i{o}o)";
   if (d->blockA != k->blockA)
-    LOOM_TYPE_FAIL(call) << "data block " << d->blockA << " of " << dl << " differs from the kernel's input block "
-                         << k->blockA << " of " << kl;
+    LOOM_TYPE_FAIL(call) << "data block " << d->blockA << " of " << dl
+                         << " differs from the kernel's input block " << k->blockA << " of " << kl;
   return std::make_pair(*d, *k);
 }
 
@@ -101,11 +113,16 @@ Type conv2dRel(const CallNode& call, const std::vector<Type>& args) {
   auto layouts = convLayouts(call);
   if (!layouts) return conv2dPlainRel(call, d, w);
   if (!d.isStatic() || !w.isStatic()) LOOM_TYPE_FAIL(call) << "blocked layouts need static shapes";
-  if (call.attrs.getInt("groups") != 1) LOOM_TYPE_FAIL(call) << "blocked layouts support groups=1 only";
+  if (call.attrs.getInt("groups") != 1)
+    LOOM_TYPE_FAIL(call) << "blocked layouts support groups=1 only";
   auto dl = logicalShape(layouts->first, d.staticShape());
   auto wl = logicalShape(layouts->second, w.staticShape());
-  if (!dl) LOOM_TYPE_FAIL(call) << "data " << typeStr(TensorType(&d)) << " is not in layout " << layouts->first.str();
-  if (!wl) LOOM_TYPE_FAIL(call) << "weight " << typeStr(TensorType(&w)) << " is not in layout " << layouts->second.str();
+  if (!dl)
+    LOOM_TYPE_FAIL(call) << "data " << typeStr(TensorType(&d)) << " is not in layout "
+                         << layouts->first.str();
+  if (!wl)
+    LOOM_TYPE_FAIL(call) << "weight " << typeStr(TensorType(&w)) << " is not in layout "
+                         << layouts->second.str();
   Type out = conv2dPlainRel(call, *tensorType(*dl, d.dtype), *tensorType(*wl, w.dtype));
   Layout outLayout;
   outLayout.blockA = layouts->second.blockB;
@@ -120,26 +137,30 @@ HostTensor relayout(const HostTensor& t, const Layout& from, const Layout& to) {
     for (int64_t b = 0; b < logical[1]; ++b)
       for (int64_t h = 0; h < logical[2]; ++h)
         for (int64_t w = 0; w < logical[3]; ++w)
-          r.v[physicalIndex(to, logical, a, b, h, w)] = t.v[physicalIndex(from, logical, a, b, h, w)];
+          r.v[physicalIndex(to, logical, a, b, h, w)] =
+              t.v[physicalIndex(from, logical, a, b, h, w)];
   return r;
 }
 
-HostTensor conv2dPlainKernel(const CallNode& call, const std::vector<HostTensor>& in, const std::vector<int64_t>& outShape,
-                             DataType dtype);
+HostTensor conv2dPlainKernel(const CallNode& call, const std::vector<HostTensor>& in,
+                             const std::vector<int64_t>& outShape, DataType dtype);
 
-HostTensor conv2dKernel(const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+HostTensor conv2dKernel(const CallNode& call, const std::vector<HostTensor>& in,
+                        const TensorTypeNode& outT) {
   auto layouts = convLayouts(call);
   if (!layouts) return conv2dPlainKernel(call, in, outT.staticShape(), outT.dtype);
   Layout plainData, plainKernel, outLayout;
   plainKernel.kernel = true;
   outLayout.blockA = layouts->second.blockB;
-  std::vector<HostTensor> logical{relayout(in[0], layouts->first, plainData), relayout(in[1], layouts->second, plainKernel)};
-  HostTensor out = conv2dPlainKernel(call, logical, *logicalShape(outLayout, outT.staticShape()), outT.dtype);
+  std::vector<HostTensor> logical{relayout(in[0], layouts->first, plainData),
+                                  relayout(in[1], layouts->second, plainKernel)};
+  HostTensor out =
+      conv2dPlainKernel(call, logical, *logicalShape(outLayout, outT.staticShape()), outT.dtype);
   return relayout(out, plainData, outLayout);
 }
 
-HostTensor conv2dPlainKernel(const CallNode& call, const std::vector<HostTensor>& in, const std::vector<int64_t>& outShape,
-                             DataType dtype) {
+HostTensor conv2dPlainKernel(const CallNode& call, const std::vector<HostTensor>& in,
+                             const std::vector<int64_t>& outShape, DataType dtype) {
   const HostTensor& x = in[0];
   const HostTensor& w = in[1];
   HostTensor r(outShape, dtype);
@@ -165,7 +186,8 @@ HostTensor conv2dPlainKernel(const CallNode& call, const std::vector<HostTensor>
               for (int64_t kw = 0; kw < KW; ++kw) {
                 int64_t iw = ow * s[1] - p[1] + kw * dl[1];
                 if (iw < 0 || iw >= W) continue;
-                acc += x.v[((n * C + c) * H + ih) * W + iw] * w.v[((o * CI + ci) * KH + kh) * KW + kw];
+                acc +=
+                    x.v[((n * C + c) * H + ih) * W + iw] * w.v[((o * CI + ci) * KH + kh) * KW + kw];
               }
             }
           }
@@ -189,18 +211,21 @@ Type conv2dTransposeRel(const CallNode& call, const std::vector<Type>& args) {
   const auto& op = call.attrs.getInts("output_padding");
   if (!dimsMatch(d.shape[1], w.shape[0]))
     LOOM_TYPE_FAIL(call) << "data " << typeStr(TensorType(&d)) << " has " << d.shape[1].value
-                         << " channels but weight " << typeStr(TensorType(&w)) << " expects " << w.shape[0].value;
+                         << " channels but weight " << typeStr(TensorType(&w)) << " expects "
+                         << w.shape[0].value;
   Shape out{d.shape[0], derive(w.shape[1], [&](int64_t c) { return c * g; })};
   for (int i = 0; i < 2; ++i) {
     if (!w.shape[2 + i].isStatic()) LOOM_TYPE_FAIL(call) << "kernel size must be static";
     int64_t k = w.shape[2 + i].value;
-    out.push_back(derive(d.shape[2 + i],
-                         [&](int64_t h) { return (h - 1) * s[i] - p[i] - p[i + 2] + dl[i] * (k - 1) + op[i] + 1; }));
+    out.push_back(derive(d.shape[2 + i], [&](int64_t h) {
+      return (h - 1) * s[i] - p[i] - p[i + 2] + dl[i] * (k - 1) + op[i] + 1;
+    }));
   }
   return tensorType(out, d.dtype);
 }
 
-HostTensor conv2dTransposeKernel(const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+HostTensor conv2dTransposeKernel(const CallNode& call, const std::vector<HostTensor>& in,
+                                 const TensorTypeNode& outT) {
   const HostTensor& x = in[0];
   const HostTensor& w = in[1];
   HostTensor r(outT.staticShape(), outT.dtype);
@@ -226,7 +251,8 @@ HostTensor conv2dTransposeKernel(const CallNode& call, const std::vector<HostTen
                 int64_t ow = wi * s[1] - p[1] + kw * dl[1];
                 if (ow < 0 || ow >= OW) continue;
                 int64_t o = grp * OPG + oc;
-                r.v[((n * O + o) * OH + oh) * OW + ow] += xv * w.v[((c * OPG + oc) * KH + kh) * KW + kw];
+                r.v[((n * O + o) * OH + oh) * OW + ow] +=
+                    xv * w.v[((c * OPG + oc) * KH + kh) * KW + kw];
               }
             }
         }
@@ -240,16 +266,17 @@ Type denseRel(const CallNode& call, const std::vector<Type>& args) {
   if (d.ndim() < 1) LOOM_TYPE_FAIL(call) << "data must have rank >= 1";
   requireRank(call, w, 2, "weight");
   if (!dimsMatch(d.shape.back(), w.shape[1]))
-    LOOM_TYPE_FAIL(call) << "data " << typeStr(TensorType(&d)) << " and weight " << typeStr(TensorType(&w))
-                         << " disagree on the reduction dimension (" << d.shape.back().str() << " vs "
-                         << w.shape[1].str() << ")";
+    LOOM_TYPE_FAIL(call) << "data " << typeStr(TensorType(&d)) << " and weight "
+                         << typeStr(TensorType(&w)) << " disagree on the reduction dimension ("
+                         << d.shape.back().str() << " vs " << w.shape[1].str() << ")";
   if (d.dtype != w.dtype) LOOM_TYPE_FAIL(call) << "data and weight types differ";
   Shape out = d.shape;
   out.back() = w.shape[0];
   return tensorType(out, d.dtype);
 }
 
-HostTensor denseKernel(const CallNode&, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+HostTensor denseKernel(const CallNode&, const std::vector<HostTensor>& in,
+                       const TensorTypeNode& outT) {
   const HostTensor& x = in[0];
   const HostTensor& w = in[1];
   HostTensor r(outT.staticShape(), outT.dtype);
@@ -257,7 +284,8 @@ HostTensor denseKernel(const CallNode&, const std::vector<HostTensor>& in, const
   for (int64_t m = 0; m < M; ++m)
     for (int64_t n = 0; n < N; ++n) {
       double acc = 0;
-      for (int64_t k = 0; k < K; ++k) acc += x.v[m * K + k] * w.v[n * K + k];
+      for (int64_t k = 0; k < K; ++k)
+        acc += x.v[m * K + k] * w.v[n * K + k];
       r.v[m * N + n] = acc;
     }
   return r;
@@ -267,15 +295,16 @@ Type matmulRel(const CallNode& call, const std::vector<Type>& args) {
   const TensorTypeNode& a = argTensor(call, args, 0);
   const TensorTypeNode& b = argTensor(call, args, 1);
   if (a.ndim() < 1 || b.ndim() < 1) LOOM_TYPE_FAIL(call) << "operands must have rank >= 1";
-  if (a.dtype != b.dtype) LOOM_TYPE_FAIL(call) << "operand types differ: " << a.dtype.str() << " vs " << b.dtype.str();
+  if (a.dtype != b.dtype)
+    LOOM_TYPE_FAIL(call) << "operand types differ: " << a.dtype.str() << " vs " << b.dtype.str();
   Shape sa = a.shape, sb = b.shape;
   bool va = sa.size() == 1, vb = sb.size() == 1;
   if (va) sa.insert(sa.begin(), Dim(1));
   if (vb) sb.push_back(Dim(1));
   if (!dimsMatch(sa.back(), sb[sb.size() - 2]))
     LOOM_TYPE_FAIL(call) << "shapes " << shapeStr(a.shape) << " and " << shapeStr(b.shape)
-                         << " do not agree on the reduction dimension (" << sa.back().str() << " vs "
-                         << sb[sb.size() - 2].str() << ")";
+                         << " do not agree on the reduction dimension (" << sa.back().str()
+                         << " vs " << sb[sb.size() - 2].str() << ")";
   Shape ba(sa.begin(), sa.end() - 2), bb(sb.begin(), sb.end() - 2);
   Shape out = broadcastShapes(call, ba, bb);
   if (!va) out.push_back(sa[sa.size() - 2]);
@@ -283,7 +312,8 @@ Type matmulRel(const CallNode& call, const std::vector<Type>& args) {
   return tensorType(out, a.dtype);
 }
 
-HostTensor matmulKernel(const CallNode&, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+HostTensor matmulKernel(const CallNode&, const std::vector<HostTensor>& in,
+                        const TensorTypeNode& outT) {
   std::vector<int64_t> sa = in[0].shape, sb = in[1].shape;
   if (sa.size() == 1) sa.insert(sa.begin(), 1);
   if (sb.size() == 1) sb.push_back(1);
@@ -299,7 +329,8 @@ HostTensor matmulKernel(const CallNode&, const std::vector<HostTensor>& in, cons
     for (int64_t m = 0; m < M; ++m)
       for (int64_t n = 0; n < N; ++n) {
         double acc = 0;
-        for (int64_t k = 0; k < K; ++k) acc += in[0].v[oa + m * K + k] * in[1].v[ob + k * N + n];
+        for (int64_t k = 0; k < K; ++k)
+          acc += in[0].v[oa + m * K + k] * in[1].v[ob + k * N + n];
         r.v[b * M * N + m * N + n] = acc;
       }
   }
@@ -307,11 +338,12 @@ HostTensor matmulKernel(const CallNode&, const std::vector<HostTensor>& in, cons
 }
 
 /// Checks that argument `i` is a vector of length data.shape[axis].
-void requireChannelVector(const CallNode& call, const std::vector<Type>& args, size_t i, const Dim& channels,
-                          const char* what) {
+void requireChannelVector(const CallNode& call, const std::vector<Type>& args, size_t i,
+                          const Dim& channels, const char* what) {
   const TensorTypeNode& t = argTensor(call, args, i);
   if (t.ndim() != 1 || !dimsMatch(t.shape[0], channels))
-    LOOM_TYPE_FAIL(call) << what << " must have shape (" << channels.str() << ",), got " << typeStr(args[i]);
+    LOOM_TYPE_FAIL(call) << what << " must have shape (" << channels.str() << ",), got "
+                         << typeStr(args[i]);
 }
 
 Type biasAddRel(const CallNode& call, const std::vector<Type>& args) {
@@ -326,7 +358,8 @@ struct ChannelIndexer {
   int64_t inner = 1, channels = 1;
   ChannelIndexer(const std::vector<int64_t>& shape, int64_t axis) {
     channels = shape[axis];
-    for (size_t k = axis + 1; k < shape.size(); ++k) inner *= shape[k];
+    for (size_t k = axis + 1; k < shape.size(); ++k)
+      inner *= shape[k];
   }
   int64_t operator()(int64_t i) const { return (i / inner) % channels; }
 };
@@ -336,11 +369,13 @@ Type batchNormRel(const CallNode& call, const std::vector<Type>& args) {
   requireFloat(call, d, "data");
   int64_t axis = normAxis(call, call.attrs.getInt("axis"), int64_t(d.ndim()));
   const char* names[] = {"gamma", "beta", "moving_mean", "moving_var"};
-  for (size_t i = 1; i < 5; ++i) requireChannelVector(call, args, i, d.shape[axis], names[i - 1]);
+  for (size_t i = 1; i < 5; ++i)
+    requireChannelVector(call, args, i, d.shape[axis], names[i - 1]);
   return tensorType(d.shape, d.dtype);
 }
 
-HostTensor batchNormKernel(const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+HostTensor batchNormKernel(const CallNode& call, const std::vector<HostTensor>& in,
+                           const TensorTypeNode& outT) {
   HostTensor r(in[0].shape, outT.dtype);
   int64_t axis = call.attrs.getInt("axis");
   if (axis < 0) axis += int64_t(in[0].shape.size());
@@ -369,7 +404,8 @@ Type layerNormRel(const CallNode& call, const std::vector<Type>& args) {
   return tensorType(d.shape, d.dtype);
 }
 
-HostTensor layerNormKernel(const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+HostTensor layerNormKernel(const CallNode& call, const std::vector<HostTensor>& in,
+                           const TensorTypeNode& outT) {
   const HostTensor& x = in[0];
   HostTensor r(x.shape, outT.dtype);
   int64_t axis = call.attrs.getInt("axis");
@@ -380,15 +416,18 @@ HostTensor layerNormKernel(const CallNode& call, const std::vector<HostTensor>& 
   std::vector<int64_t> idx;
   for (int64_t o = 0; o < outer; ++o) {
     double mean = 0, var = 0;
-    for (int64_t i = 0; i < inner; ++i) mean += x.v[o * inner + i];
+    for (int64_t i = 0; i < inner; ++i)
+      mean += x.v[o * inner + i];
     mean /= double(inner);
-    for (int64_t i = 0; i < inner; ++i) var += (x.v[o * inner + i] - mean) * (x.v[o * inner + i] - mean);
+    for (int64_t i = 0; i < inner; ++i)
+      var += (x.v[o * inner + i] - mean) * (x.v[o * inner + i] - mean);
     var /= double(inner);
     double inv = 1.0 / std::sqrt(var + eps);
     for (int64_t i = 0; i < inner; ++i) {
       unravel(i, norm, idx);
-      r.v[o * inner + i] = (x.v[o * inner + i] - mean) * inv * in[1].v[broadcastIndex(idx, in[1].shape)] +
-                           in[2].v[broadcastIndex(idx, in[2].shape)];
+      r.v[o * inner + i] =
+          (x.v[o * inner + i] - mean) * inv * in[1].v[broadcastIndex(idx, in[1].shape)] +
+          in[2].v[broadcastIndex(idx, in[2].shape)];
     }
   }
   return r;
@@ -397,22 +436,27 @@ HostTensor layerNormKernel(const CallNode& call, const std::vector<HostTensor>& 
 Type instanceNormRel(const CallNode& call, const std::vector<Type>& args) {
   const TensorTypeNode& d = argTensor(call, args, 0);
   requireFloat(call, d, "data");
-  if (d.ndim() < 3) LOOM_TYPE_FAIL(call) << "data must have rank >= 3 (N, C, spatial...), got " << shapeStr(d.shape);
+  if (d.ndim() < 3)
+    LOOM_TYPE_FAIL(call) << "data must have rank >= 3 (N, C, spatial...), got "
+                         << shapeStr(d.shape);
   requireChannelVector(call, args, 1, d.shape[1], "scale");
   requireChannelVector(call, args, 2, d.shape[1], "bias");
   return tensorType(d.shape, d.dtype);
 }
 
-HostTensor instanceNormKernel(const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+HostTensor instanceNormKernel(const CallNode& call, const std::vector<HostTensor>& in,
+                              const TensorTypeNode& outT) {
   const HostTensor& x = in[0];
   HostTensor r(x.shape, outT.dtype);
   int64_t N = x.shape[0], C = x.shape[1], S = x.numel() / std::max<int64_t>(N * C, 1);
   double eps = call.attrs.getFloat("epsilon");
   for (int64_t nc = 0; nc < N * C; ++nc) {
     double mean = 0, var = 0;
-    for (int64_t i = 0; i < S; ++i) mean += x.v[nc * S + i];
+    for (int64_t i = 0; i < S; ++i)
+      mean += x.v[nc * S + i];
     mean /= double(S);
-    for (int64_t i = 0; i < S; ++i) var += (x.v[nc * S + i] - mean) * (x.v[nc * S + i] - mean);
+    for (int64_t i = 0; i < S; ++i)
+      var += (x.v[nc * S + i] - mean) * (x.v[nc * S + i] - mean);
     var /= double(S);
     int64_t c = nc % C;
     for (int64_t i = 0; i < S; ++i)
@@ -425,14 +469,16 @@ int64_t poolOut(int64_t h, int64_t k, int64_t s, int64_t pb, int64_t pa, int64_t
   int64_t eff = dil * (k - 1) + 1;
   int64_t num = h + pb + pa - eff;
   int64_t o = (ceil ? (num + s - 1) / s : num / s) + 1;
-  if (ceil && (o - 1) * s >= h + pb) --o;  // the last window must start inside the data or the leading padding
+  if (ceil && (o - 1) * s >= h + pb)
+    --o; // the last window must start inside the data or the leading padding
   return o;
 }
 
 std::vector<AttrSpec> poolAttrs(bool avg) {
   std::vector<AttrSpec> a{attrInts("pool_size"), attrInts("strides", std::vector<int64_t>{1, 1}),
                           attrInts("padding", std::vector<int64_t>{0, 0, 0, 0}),
-                          attrInts("dilation", std::vector<int64_t>{1, 1}), attrInt("ceil_mode", 0)};
+                          attrInts("dilation", std::vector<int64_t>{1, 1}),
+                          attrInt("ceil_mode", 0)};
   if (avg) a.push_back(attrInt("count_include_pad", 0));
   a.push_back(attrString("layout", "NCHW"));
   return a;
@@ -452,15 +498,18 @@ Type poolRel(const CallNode& call, const std::vector<Type>& args) {
   bool ceil = call.attrs.getInt("ceil_mode") != 0;
   Shape out{d.shape[0], d.shape[1]};
   for (int i = 0; i < 2; ++i) {
-    Dim o = derive(d.shape[2 + i], [&](int64_t h) { return poolOut(h, k[i], s[i], p[i], p[i + 2], dl[i], ceil); });
+    Dim o = derive(d.shape[2 + i],
+                   [&](int64_t h) { return poolOut(h, k[i], s[i], p[i], p[i + 2], dl[i], ceil); });
     if (o.isStatic() && o.value < 1)
-      LOOM_TYPE_FAIL(call) << "pool window " << attrValueStr(k) << " does not fit data " << shapeStr(d.shape);
+      LOOM_TYPE_FAIL(call) << "pool window " << attrValueStr(k) << " does not fit data "
+                           << shapeStr(d.shape);
     out.push_back(o);
   }
   return tensorType(out, d.dtype);
 }
 
-HostTensor poolKernel(const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& outT, bool isMax) {
+HostTensor poolKernel(const CallNode& call, const std::vector<HostTensor>& in,
+                      const TensorTypeNode& outT, bool isMax) {
   const HostTensor& x = in[0];
   HostTensor r(outT.staticShape(), outT.dtype);
   const auto& k = call.attrs.getInts("pool_size");
@@ -468,7 +517,8 @@ HostTensor poolKernel(const CallNode& call, const std::vector<HostTensor>& in, c
   const auto& p = call.attrs.getInts("padding");
   const auto& dl = call.attrs.getInts("dilation");
   bool includePad = !isMax && call.attrs.getInt("count_include_pad") != 0;
-  int64_t NC = x.shape[0] * x.shape[1], H = x.shape[2], W = x.shape[3], OH = r.shape[2], OW = r.shape[3];
+  int64_t NC = x.shape[0] * x.shape[1], H = x.shape[2], W = x.shape[3], OH = r.shape[2],
+          OW = r.shape[3];
   for (int64_t nc = 0; nc < NC; ++nc)
     for (int64_t oh = 0; oh < OH; ++oh)
       for (int64_t ow = 0; ow < OW; ++ow) {
@@ -497,7 +547,8 @@ std::optional<Layout> poolLayout(const CallNode& call) {
   const std::string& l = call.attrs.getString("layout");
   if (l == "NCHW") return std::nullopt;
   std::optional<Layout> p = parseLayout(l);
-  if (!p || p->kernel) LOOM_TYPE_FAIL(call) << "unsupported layout \"" << l << "\" (NCHW or NCHW{k}c)";
+  if (!p || p->kernel)
+    LOOM_TYPE_FAIL(call) << "unsupported layout \"" << l << "\" (NCHW or NCHW{k}c)";
   return p;
 }
 
@@ -509,7 +560,8 @@ TypeRelation blockedRel(TypeRelation plain) {
     const TensorTypeNode& d = argTensor(call, args, 0);
     if (!d.isStatic()) LOOM_TYPE_FAIL(call) << "blocked layouts need static shapes";
     auto logical = logicalShape(*l, d.staticShape());
-    if (!logical) LOOM_TYPE_FAIL(call) << "data " << typeStr(args[0]) << " is not in layout " << l->str();
+    if (!logical)
+      LOOM_TYPE_FAIL(call) << "data " << typeStr(args[0]) << " is not in layout " << l->str();
     Type out = plain(call, {tensorType(*logical, d.dtype)});
     auto phys = physicalShape(*l, out.as<TensorTypeNode>()->staticShape());
     return tensorType(*phys, d.dtype);
@@ -518,31 +570,37 @@ TypeRelation blockedRel(TypeRelation plain) {
 
 /// A single-input NCHW kernel extended to NCHW{k}c data.
 SimpleKernel blockedKernel(SimpleKernel plain) {
-  return [plain](const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
-    std::optional<Layout> l = poolLayout(call);
-    if (!l) return plain(call, in, outT);
-    Layout nchw;
-    TensorType logicalOut = tensorType(*logicalShape(*l, outT.staticShape()), outT.dtype);
-    HostTensor out = plain(call, {relayout(in[0], *l, nchw)}, *logicalOut);
-    return relayout(out, nchw, *l);
-  };
+  return
+      [plain](const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+        std::optional<Layout> l = poolLayout(call);
+        if (!l) return plain(call, in, outT);
+        Layout nchw;
+        TensorType logicalOut = tensorType(*logicalShape(*l, outT.staticShape()), outT.dtype);
+        HostTensor out = plain(call, {relayout(in[0], *l, nchw)}, *logicalOut);
+        return relayout(out, nchw, *l);
+      };
 }
 
 Type globalPoolRel(const CallNode& call, const std::vector<Type>& args) {
   const TensorTypeNode& d = argTensor(call, args, 0);
-  if (d.ndim() < 3) LOOM_TYPE_FAIL(call) << "data must have rank >= 3 (N, C, spatial...), got " << shapeStr(d.shape);
+  if (d.ndim() < 3)
+    LOOM_TYPE_FAIL(call) << "data must have rank >= 3 (N, C, spatial...), got "
+                         << shapeStr(d.shape);
   Shape out{d.shape[0], d.shape[1]};
-  for (size_t i = 2; i < d.ndim(); ++i) out.push_back(Dim(1));
+  for (size_t i = 2; i < d.ndim(); ++i)
+    out.push_back(Dim(1));
   return tensorType(out, d.dtype);
 }
 
-HostTensor globalPoolKernel(const std::vector<HostTensor>& in, const TensorTypeNode& outT, bool isMax) {
+HostTensor globalPoolKernel(const std::vector<HostTensor>& in, const TensorTypeNode& outT,
+                            bool isMax) {
   const HostTensor& x = in[0];
   HostTensor r(outT.staticShape(), outT.dtype);
   int64_t NC = x.shape[0] * x.shape[1], S = x.numel() / std::max<int64_t>(NC, 1);
   for (int64_t nc = 0; nc < NC; ++nc) {
     double acc = isMax ? -std::numeric_limits<double>::infinity() : 0.0;
-    for (int64_t i = 0; i < S; ++i) acc = isMax ? std::max(acc, x.v[nc * S + i]) : acc + x.v[nc * S + i];
+    for (int64_t i = 0; i < S; ++i)
+      acc = isMax ? std::max(acc, x.v[nc * S + i]) : acc + x.v[nc * S + i];
     r.v[nc] = isMax ? acc : acc / double(S);
   }
   return r;
@@ -555,20 +613,24 @@ Type softmaxRel(const CallNode& call, const std::vector<Type>& args) {
   return tensorType(d.shape, d.dtype);
 }
 
-HostTensor softmaxKernel(const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& outT, bool log) {
+HostTensor softmaxKernel(const CallNode& call, const std::vector<HostTensor>& in,
+                         const TensorTypeNode& outT, bool log) {
   const HostTensor& x = in[0];
   HostTensor r(x.shape, outT.dtype);
   int64_t axis = call.attrs.getInt("axis");
   if (axis < 0) axis += int64_t(x.shape.size());
   int64_t n = x.shape[axis], inner = 1;
-  for (size_t k = axis + 1; k < x.shape.size(); ++k) inner *= x.shape[k];
+  for (size_t k = axis + 1; k < x.shape.size(); ++k)
+    inner *= x.shape[k];
   int64_t outer = x.numel() / std::max<int64_t>(n * inner, 1);
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i) {
       auto at = [&](int64_t j) { return (o * n + j) * inner + i; };
       double m = -std::numeric_limits<double>::infinity(), sum = 0;
-      for (int64_t j = 0; j < n; ++j) m = std::max(m, x.v[at(j)]);
-      for (int64_t j = 0; j < n; ++j) sum += std::exp(x.v[at(j)] - m);
+      for (int64_t j = 0; j < n; ++j)
+        m = std::max(m, x.v[at(j)]);
+      for (int64_t j = 0; j < n; ++j)
+        sum += std::exp(x.v[at(j)] - m);
       for (int64_t j = 0; j < n; ++j)
         r.v[at(j)] = log ? x.v[at(j)] - m - std::log(sum) : std::exp(x.v[at(j)] - m) / sum;
     }
@@ -582,7 +644,8 @@ Type depthToSpaceRel(const CallNode& call, const std::vector<Type>& args, bool t
   if (b < 1) LOOM_TYPE_FAIL(call) << "block_size must be positive";
   if (toSpace) {
     if (d.shape[1].isStatic() && d.shape[1].value % (b * b) != 0)
-      LOOM_TYPE_FAIL(call) << "channels " << d.shape[1].value << " not divisible by block_size^2 = " << b * b;
+      LOOM_TYPE_FAIL(call) << "channels " << d.shape[1].value
+                           << " not divisible by block_size^2 = " << b * b;
     return tensorType(Shape{d.shape[0], derive(d.shape[1], [&](int64_t c) { return c / (b * b); }),
                             derive(d.shape[2], [&](int64_t h) { return h * b; }),
                             derive(d.shape[3], [&](int64_t w) { return w * b; })},
@@ -590,14 +653,16 @@ Type depthToSpaceRel(const CallNode& call, const std::vector<Type>& args, bool t
   }
   for (int i = 2; i < 4; ++i)
     if (d.shape[i].isStatic() && d.shape[i].value % b != 0)
-      LOOM_TYPE_FAIL(call) << "spatial dims " << shapeStr(d.shape) << " not divisible by block_size " << b;
+      LOOM_TYPE_FAIL(call) << "spatial dims " << shapeStr(d.shape)
+                           << " not divisible by block_size " << b;
   return tensorType(Shape{d.shape[0], derive(d.shape[1], [&](int64_t c) { return c * b * b; }),
                           derive(d.shape[2], [&](int64_t h) { return h / b; }),
                           derive(d.shape[3], [&](int64_t w) { return w / b; })},
                     d.dtype);
 }
 
-HostTensor depthToSpaceKernel(const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+HostTensor depthToSpaceKernel(const CallNode& call, const std::vector<HostTensor>& in,
+                              const TensorTypeNode& outT) {
   const HostTensor& x = in[0];
   HostTensor r(outT.staticShape(), outT.dtype);
   int64_t b = call.attrs.getInt("block_size");
@@ -615,7 +680,8 @@ HostTensor depthToSpaceKernel(const CallNode& call, const std::vector<HostTensor
   return r;
 }
 
-HostTensor spaceToDepthKernel(const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+HostTensor spaceToDepthKernel(const CallNode& call, const std::vector<HostTensor>& in,
+                              const TensorTypeNode& outT) {
   const HostTensor& x = in[0];
   HostTensor r(outT.staticShape(), outT.dtype);
   int64_t b = call.attrs.getInt("block_size");
@@ -640,21 +706,24 @@ Type resizeRel(const CallNode& call, const std::vector<Type>& args) {
     LOOM_TYPE_FAIL(call) << "attribute 'scales' must be empty or have 2 values";
   const std::string& m = call.attrs.getString("method");
   if (m != "nearest_neighbor" && m != "linear")
-    LOOM_TYPE_FAIL(call) << "method must be \"nearest_neighbor\" or \"linear\", got \"" << m << "\"";
+    LOOM_TYPE_FAIL(call) << "method must be \"nearest_neighbor\" or \"linear\", got \"" << m
+                         << "\"";
   const auto& s = call.attrs.getInts("size");
   return tensorType(Shape{d.shape[0], d.shape[1], Dim(s[0]), Dim(s[1])}, d.dtype);
 }
 
 /// The input coordinate of output coordinate `o` (ONNX Resize's coordinate_transformation_mode).
-double inCoord(const std::string& mode, int64_t o, int64_t inLen, int64_t outLen, double givenScale) {
+double inCoord(const std::string& mode, int64_t o, int64_t inLen, int64_t outLen,
+               double givenScale) {
   double scale = givenScale > 0 ? givenScale : double(outLen) / double(inLen);
   // ONNX uses the unrounded resized length (in * scale) where a length enters the transform.
   double resized = givenScale > 0 ? double(inLen) * givenScale : double(outLen);
-  if (mode == "align_corners") return resized == 1 ? 0.0 : double(o) * double(inLen - 1) / (resized - 1);
+  if (mode == "align_corners")
+    return resized == 1 ? 0.0 : double(o) * double(inLen - 1) / (resized - 1);
   if (mode == "asymmetric") return double(o) / scale;
   if (mode == "pytorch_half_pixel") return resized > 1 ? (double(o) + 0.5) / scale - 0.5 : 0.0;
   if (mode == "tf_half_pixel_for_nn") return (double(o) + 0.5) / scale;
-  return (double(o) + 0.5) / scale - 0.5;  // half_pixel
+  return (double(o) + 0.5) / scale - 0.5; // half_pixel
 }
 
 int64_t roundNearest(const std::string& rounding, double x) {
@@ -665,14 +734,16 @@ int64_t roundNearest(const std::string& rounding, double x) {
   return x == std::floor(x) + 0.5 ? int64_t(std::floor(x)) : int64_t(std::round(x));
 }
 
-HostTensor resizeKernel(const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+HostTensor resizeKernel(const CallNode& call, const std::vector<HostTensor>& in,
+                        const TensorTypeNode& outT) {
   const HostTensor& x = in[0];
   HostTensor r(outT.staticShape(), outT.dtype);
   const std::string& mode = call.attrs.getString("coordinate_transformation_mode");
   const std::string& rounding = call.attrs.getString("rounding_method");
   bool nearest = call.attrs.getString("method") == "nearest_neighbor";
   const auto& scales = call.attrs.getFloats("scales");
-  int64_t NC = x.shape[0] * x.shape[1], IH = x.shape[2], IW = x.shape[3], OH = r.shape[2], OW = r.shape[3];
+  int64_t NC = x.shape[0] * x.shape[1], IH = x.shape[2], IW = x.shape[3], OH = r.shape[2],
+          OW = r.shape[3];
   for (int64_t nc = 0; nc < NC; ++nc)
     for (int64_t oh = 0; oh < OH; ++oh)
       for (int64_t ow = 0; ow < OW; ++ow) {
@@ -690,114 +761,130 @@ HostTensor resizeKernel(const CallNode& call, const std::vector<HostTensor>& in,
           int64_t h1 = std::min(h0 + 1, IH - 1), w1 = std::min(w0 + 1, IW - 1);
           double fh = ih - double(h0), fw = iw - double(w0);
           auto at = [&](int64_t h, int64_t w) { return x.v[(nc * IH + h) * IW + w]; };
-          v = (at(h0, w0) * (1 - fw) + at(h0, w1) * fw) * (1 - fh) + (at(h1, w0) * (1 - fw) + at(h1, w1) * fw) * fh;
+          v = (at(h0, w0) * (1 - fw) + at(h0, w1) * fw) * (1 - fh) +
+              (at(h1, w0) * (1 - fw) + at(h1, w1) * fw) * fh;
         }
         r.v[(nc * OH + oh) * OW + ow] = v;
       }
   return r;
 }
 
-}  // namespace
+} // namespace
 
 void registerNNOps() {
   defineOp("nn.conv2d", 2, OpPattern::OutEWiseFusable, convAttrs(false), conv2dRel, conv2dKernel,
-           "2-D convolution, data NCHW, weight OIHW; padding is (top, left, bottom, right); with data_layout "
+           "2-D convolution, data NCHW, weight OIHW; padding is (top, left, bottom, right); with "
+           "data_layout "
            "NCHW{k}c and kernel_layout OIHW{k}i{o}o (groups 1) the output is NCHW{o}c");
-  defineOp("layout_transform", 1, OpPattern::Injective, {attrString("src_layout"), attrString("dst_layout")},
-           [](const CallNode& call, const std::vector<Type>& args) -> Type {
-             const TensorTypeNode& d = argTensor(call, args, 0);
-             const std::string& sl = call.attrs.getString("src_layout");
-             const std::string& dl = call.attrs.getString("dst_layout");
-             std::optional<Layout> from = parseLayout(sl), to = parseLayout(dl);
-             if (!from || !to || from->kernel != to->kernel)
-               LOOM_TYPE_FAIL(call) << "cannot transform layout \"" << sl << "\" to \"" << dl << "\"";
-             if (!d.isStatic()) LOOM_TYPE_FAIL(call) << "needs a static shape, got " << typeStr(args[0]);
-             auto logical = logicalShape(*from, d.staticShape());
-             if (!logical) LOOM_TYPE_FAIL(call) << typeStr(args[0]) << " is not in layout " << sl;
-             auto out = physicalShape(*to, *logical);
-             if (!out)
-               LOOM_TYPE_FAIL(call) << "logical shape " << shapeStr(Shape(logical->begin(), logical->end()))
-                                    << " does not divide into layout " << dl;
-             return tensorType(*out, d.dtype);
-           },
-           [](const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode&) {
-             return relayout(in[0], *parseLayout(call.attrs.getString("src_layout")),
-                             *parseLayout(call.attrs.getString("dst_layout")));
-           },
-           "converts between NCHW and NCHW{k}c (or OIHW and OIHW{i}i{o}o) layouts");
-  defineOp("nn.conv2d_transpose", 2, OpPattern::OutEWiseFusable, convAttrs(true), conv2dTransposeRel,
-           conv2dTransposeKernel, "2-D transposed convolution, data NCHW, weight IOHW");
+  defineOp(
+      "layout_transform", 1, OpPattern::Injective,
+      {attrString("src_layout"), attrString("dst_layout")},
+      [](const CallNode& call, const std::vector<Type>& args) -> Type {
+        const TensorTypeNode& d = argTensor(call, args, 0);
+        const std::string& sl = call.attrs.getString("src_layout");
+        const std::string& dl = call.attrs.getString("dst_layout");
+        std::optional<Layout> from = parseLayout(sl), to = parseLayout(dl);
+        if (!from || !to || from->kernel != to->kernel)
+          LOOM_TYPE_FAIL(call) << "cannot transform layout \"" << sl << "\" to \"" << dl << "\"";
+        if (!d.isStatic()) LOOM_TYPE_FAIL(call) << "needs a static shape, got " << typeStr(args[0]);
+        auto logical = logicalShape(*from, d.staticShape());
+        if (!logical) LOOM_TYPE_FAIL(call) << typeStr(args[0]) << " is not in layout " << sl;
+        auto out = physicalShape(*to, *logical);
+        if (!out)
+          LOOM_TYPE_FAIL(call) << "logical shape "
+                               << shapeStr(Shape(logical->begin(), logical->end()))
+                               << " does not divide into layout " << dl;
+        return tensorType(*out, d.dtype);
+      },
+      [](const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode&) {
+        return relayout(in[0], *parseLayout(call.attrs.getString("src_layout")),
+                        *parseLayout(call.attrs.getString("dst_layout")));
+      },
+      "converts between NCHW and NCHW{k}c (or OIHW and OIHW{i}i{o}o) layouts");
+  defineOp("nn.conv2d_transpose", 2, OpPattern::OutEWiseFusable, convAttrs(true),
+           conv2dTransposeRel, conv2dTransposeKernel,
+           "2-D transposed convolution, data NCHW, weight IOHW");
   defineOp("nn.dense", 2, OpPattern::OutEWiseFusable, {}, denseRel, denseKernel,
            "y = x * W^T: data (..., K), weight (N, K)");
   defineOp("nn.matmul", 2, OpPattern::OutEWiseFusable, {}, matmulRel, matmulKernel,
            "numpy matmul with broadcast batch dimensions");
-  defineOp("nn.bias_add", 2, OpPattern::Broadcast, {attrInt("axis", 1)}, biasAddRel,
-           [](const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
-             HostTensor r(in[0].shape, outT.dtype);
-             int64_t axis = call.attrs.getInt("axis");
-             if (axis < 0) axis += int64_t(in[0].shape.size());
-             ChannelIndexer ch(in[0].shape, axis);
-             for (int64_t i = 0; i < r.numel(); ++i) r.v[i] = in[0].v[i] + in[1].v[ch(i)];
-             return r;
-           },
-           "adds a per-channel bias along axis");
-  defineOp("nn.batch_norm", 5, OpPattern::Opaque, {attrInt("axis", 1), attrFloat("epsilon", 1e-5)}, batchNormRel,
-           batchNormKernel, "inference batch normalization (data, gamma, beta, moving_mean, moving_var)");
-  defineOp("nn.layer_norm", 3, OpPattern::Opaque, {attrInt("axis", -1), attrFloat("epsilon", 1e-5)}, layerNormRel,
-           layerNormKernel, "normalizes over the dims from axis to the end (ONNX LayerNormalization)");
+  defineOp(
+      "nn.bias_add", 2, OpPattern::Broadcast, {attrInt("axis", 1)}, biasAddRel,
+      [](const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+        HostTensor r(in[0].shape, outT.dtype);
+        int64_t axis = call.attrs.getInt("axis");
+        if (axis < 0) axis += int64_t(in[0].shape.size());
+        ChannelIndexer ch(in[0].shape, axis);
+        for (int64_t i = 0; i < r.numel(); ++i)
+          r.v[i] = in[0].v[i] + in[1].v[ch(i)];
+        return r;
+      },
+      "adds a per-channel bias along axis");
+  defineOp("nn.batch_norm", 5, OpPattern::Opaque, {attrInt("axis", 1), attrFloat("epsilon", 1e-5)},
+           batchNormRel, batchNormKernel,
+           "inference batch normalization (data, gamma, beta, moving_mean, moving_var)");
+  defineOp("nn.layer_norm", 3, OpPattern::Opaque, {attrInt("axis", -1), attrFloat("epsilon", 1e-5)},
+           layerNormRel, layerNormKernel,
+           "normalizes over the dims from axis to the end (ONNX LayerNormalization)");
   defineOp("nn.instance_norm", 3, OpPattern::Opaque, {attrFloat("epsilon", 1e-5)}, instanceNormRel,
            instanceNormKernel, "normalizes each (n, c) over the spatial dims");
   defineOp("nn.max_pool2d", 1, OpPattern::OutEWiseFusable, poolAttrs(false), blockedRel(poolRel),
-           blockedKernel([](const CallNode& c, const std::vector<HostTensor>& in, const TensorTypeNode& o) {
-             return poolKernel(c, in, o, true);
-           }),
+           blockedKernel([](const CallNode& c, const std::vector<HostTensor>& in,
+                            const TensorTypeNode& o) { return poolKernel(c, in, o, true); }),
            "2-D max pooling, NCHW or NCHW{k}c (layout)");
   defineOp("nn.avg_pool2d", 1, OpPattern::OutEWiseFusable, poolAttrs(true), blockedRel(poolRel),
-           blockedKernel([](const CallNode& c, const std::vector<HostTensor>& in, const TensorTypeNode& o) {
-             return poolKernel(c, in, o, false);
-           }),
+           blockedKernel([](const CallNode& c, const std::vector<HostTensor>& in,
+                            const TensorTypeNode& o) { return poolKernel(c, in, o, false); }),
            "2-D average pooling, NCHW or NCHW{k}c (layout)");
   defineOp("nn.global_avg_pool2d", 1, OpPattern::OutEWiseFusable, {attrString("layout", "NCHW")},
            blockedRel(globalPoolRel),
-           blockedKernel([](const CallNode&, const std::vector<HostTensor>& in, const TensorTypeNode& o) {
-             return globalPoolKernel(in, o, false);
-           }),
+           blockedKernel([](const CallNode&, const std::vector<HostTensor>& in,
+                            const TensorTypeNode& o) { return globalPoolKernel(in, o, false); }),
            "mean over the spatial dims (NCHW or NCHW{k}c)");
   defineOp("nn.global_max_pool2d", 1, OpPattern::OutEWiseFusable, {attrString("layout", "NCHW")},
            blockedRel(globalPoolRel),
-           blockedKernel([](const CallNode&, const std::vector<HostTensor>& in, const TensorTypeNode& o) {
-             return globalPoolKernel(in, o, true);
-           }),
+           blockedKernel([](const CallNode&, const std::vector<HostTensor>& in,
+                            const TensorTypeNode& o) { return globalPoolKernel(in, o, true); }),
            "max over the spatial dims (NCHW or NCHW{k}c)");
-  defineOp("nn.softmax", 1, OpPattern::Opaque, {attrInt("axis", -1)}, softmaxRel,
-           [](const CallNode& c, const std::vector<HostTensor>& in, const TensorTypeNode& o) {
-             return softmaxKernel(c, in, o, false);
-           },
-           "softmax along axis");
-  defineOp("nn.log_softmax", 1, OpPattern::Opaque, {attrInt("axis", -1)}, softmaxRel,
-           [](const CallNode& c, const std::vector<HostTensor>& in, const TensorTypeNode& o) {
-             return softmaxKernel(c, in, o, true);
-           },
-           "log of softmax along axis");
-  defineOp("nn.dropout", 1, OpPattern::ElemWise, {attrFloat("rate", 0.5)},
-           [](const CallNode& call, const std::vector<Type>& args) -> Type {
-             const TensorTypeNode& t = argTensor(call, args, 0);
-             return tensorType(t.shape, t.dtype);
-           },
-           [](const CallNode&, const std::vector<HostTensor>& in, const TensorTypeNode&) { return in[0]; },
-           "dropout (the identity at inference; SimplifyInference removes it)");
-  defineOp("nn.depth_to_space", 1, OpPattern::Injective, {attrInt("block_size"), attrString("mode", "DCR")},
-           [](const CallNode& c, const std::vector<Type>& a) { return depthToSpaceRel(c, a, true); },
-           depthToSpaceKernel, "moves channel blocks into spatial blocks (modes DCR, CRD)");
-  defineOp("nn.space_to_depth", 1, OpPattern::Injective, {attrInt("block_size")},
-           [](const CallNode& c, const std::vector<Type>& a) { return depthToSpaceRel(c, a, false); },
-           spaceToDepthKernel, "moves spatial blocks into channels");
+  defineOp(
+      "nn.softmax", 1, OpPattern::Opaque, {attrInt("axis", -1)}, softmaxRel,
+      [](const CallNode& c, const std::vector<HostTensor>& in, const TensorTypeNode& o) {
+        return softmaxKernel(c, in, o, false);
+      },
+      "softmax along axis");
+  defineOp(
+      "nn.log_softmax", 1, OpPattern::Opaque, {attrInt("axis", -1)}, softmaxRel,
+      [](const CallNode& c, const std::vector<HostTensor>& in, const TensorTypeNode& o) {
+        return softmaxKernel(c, in, o, true);
+      },
+      "log of softmax along axis");
+  defineOp(
+      "nn.dropout", 1, OpPattern::ElemWise, {attrFloat("rate", 0.5)},
+      [](const CallNode& call, const std::vector<Type>& args) -> Type {
+        const TensorTypeNode& t = argTensor(call, args, 0);
+        return tensorType(t.shape, t.dtype);
+      },
+      [](const CallNode&, const std::vector<HostTensor>& in, const TensorTypeNode&) {
+        return in[0];
+      },
+      "dropout (the identity at inference; SimplifyInference removes it)");
+  defineOp(
+      "nn.depth_to_space", 1, OpPattern::Injective,
+      {attrInt("block_size"), attrString("mode", "DCR")},
+      [](const CallNode& c, const std::vector<Type>& a) { return depthToSpaceRel(c, a, true); },
+      depthToSpaceKernel, "moves channel blocks into spatial blocks (modes DCR, CRD)");
+  defineOp(
+      "nn.space_to_depth", 1, OpPattern::Injective, {attrInt("block_size")},
+      [](const CallNode& c, const std::vector<Type>& a) { return depthToSpaceRel(c, a, false); },
+      spaceToDepthKernel, "moves spatial blocks into channels");
   defineOp("image.resize2d", 1, OpPattern::Injective,
            {attrInts("size"), attrString("method", "linear"),
             attrString("coordinate_transformation_mode", "half_pixel"),
             attrString("rounding_method", "round_prefer_floor"),
             AttrSpec{"scales", AttrKind::Floats, AttrValue(std::vector<double>{})}},
-           resizeRel, resizeKernel, "resizes the spatial dims of NCHW data (nearest or bilinear); scales (h, w), when given, drive the coordinate transform as in ONNX");
+           resizeRel, resizeKernel,
+           "resizes the spatial dims of NCHW data (nearest or bilinear); scales (h, w), when "
+           "given, drive the coordinate transform as in ONNX");
 }
 
-}  // namespace loom::graph
+} // namespace loom::graph

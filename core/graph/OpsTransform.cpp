@@ -12,19 +12,23 @@ Type reshapeRel(const CallNode& call, const std::vector<Type>& args) {
   const auto& ns = call.attrs.getInts("newshape");
   Shape out;
   for (int64_t v : ns) {
-    if (v < 0) LOOM_TYPE_FAIL(call) << "newshape " << attrValueStr(ns) << " must be fully resolved (no -1 or 0)";
+    if (v < 0)
+      LOOM_TYPE_FAIL(call) << "newshape " << attrValueStr(ns)
+                           << " must be fully resolved (no -1 or 0)";
     out.push_back(Dim(v));
   }
   if (d.isStatic() && d.numel() != HostTensor::count(ns))
-    LOOM_TYPE_FAIL(call) << "cannot reshape " << typeStr(args[0]) << " (" << d.numel() << " elements) to "
-                         << attrValueStr(ns) << " (" << HostTensor::count(ns) << " elements)";
+    LOOM_TYPE_FAIL(call) << "cannot reshape " << typeStr(args[0]) << " (" << d.numel()
+                         << " elements) to " << attrValueStr(ns) << " (" << HostTensor::count(ns)
+                         << " elements)";
   return tensorType(out, d.dtype);
 }
 
 std::vector<int64_t> transposeAxes(const CallNode& call, int64_t ndim) {
   std::vector<int64_t> axes = call.attrs.getInts("axes");
   if (axes.empty())
-    for (int64_t i = ndim - 1; i >= 0; --i) axes.push_back(i);
+    for (int64_t i = ndim - 1; i >= 0; --i)
+      axes.push_back(i);
   return axes;
 }
 
@@ -44,7 +48,8 @@ Type transposeRel(const CallNode& call, const std::vector<Type>& args) {
   return tensorType(out, d.dtype);
 }
 
-HostTensor transposeKernel(const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+HostTensor transposeKernel(const CallNode& call, const std::vector<HostTensor>& in,
+                           const TensorTypeNode& outT) {
   const HostTensor& x = in[0];
   int64_t nd = int64_t(x.shape.size());
   std::vector<int64_t> axes = transposeAxes(call, nd);
@@ -55,7 +60,8 @@ HostTensor transposeKernel(const CallNode& call, const std::vector<HostTensor>& 
   for (int64_t i = 0; i < r.numel(); ++i) {
     unravel(i, r.shape, idx);
     int64_t src = 0;
-    for (int64_t k = 0; k < nd; ++k) src += idx[k] * st[axes[k]];
+    for (int64_t k = 0; k < nd; ++k)
+      src += idx[k] * st[axes[k]];
     r.v[i] = x.v[src];
   }
   return r;
@@ -72,29 +78,35 @@ Type concatRel(const CallNode& call, const std::vector<Type>& args) {
                            << typeStr(args[0]);
     for (size_t k = 0; k < t.ndim(); ++k) {
       if (int64_t(k) == axis) continue;
-      if (t.shape[k].isStatic() && first.shape[k].isStatic() && t.shape[k].value != first.shape[k].value)
+      if (t.shape[k].isStatic() && first.shape[k].isStatic() &&
+          t.shape[k].value != first.shape[k].value)
         LOOM_TYPE_FAIL(call) << "input " << i << " " << typeStr(args[i]) << " differs from input 0 "
-                             << typeStr(args[0]) << " in dimension " << k << " (concatenating along axis " << axis
-                             << ")";
+                             << typeStr(args[0]) << " in dimension " << k
+                             << " (concatenating along axis " << axis << ")";
     }
-    out[axis] = out[axis].isStatic() && t.shape[axis].isStatic() ? Dim(out[axis].value + t.shape[axis].value)
-                                                                 : Dim::any();
+    out[axis] = out[axis].isStatic() && t.shape[axis].isStatic()
+                    ? Dim(out[axis].value + t.shape[axis].value)
+                    : Dim::any();
   }
   return tensorType(out, first.dtype);
 }
 
-HostTensor concatKernel(const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+HostTensor concatKernel(const CallNode& call, const std::vector<HostTensor>& in,
+                        const TensorTypeNode& outT) {
   HostTensor r(outT.staticShape(), outT.dtype);
   int64_t axis = call.attrs.getInt("axis");
   if (axis < 0) axis += int64_t(r.shape.size());
   int64_t inner = 1, outer = 1;
-  for (size_t k = axis + 1; k < r.shape.size(); ++k) inner *= r.shape[k];
-  for (int64_t k = 0; k < axis; ++k) outer *= r.shape[k];
+  for (size_t k = axis + 1; k < r.shape.size(); ++k)
+    inner *= r.shape[k];
+  for (int64_t k = 0; k < axis; ++k)
+    outer *= r.shape[k];
   int64_t off = 0, total = r.shape[axis];
   for (const HostTensor& t : in) {
     int64_t n = t.shape[axis];
     for (int64_t o = 0; o < outer; ++o)
-      for (int64_t j = 0; j < n * inner; ++j) r.v[(o * total + off) * inner + j] = t.v[o * n * inner + j];
+      for (int64_t j = 0; j < n * inner; ++j)
+        r.v[(o * total + off) * inner + j] = t.v[o * n * inner + j];
     off += n;
   }
   return r;
@@ -115,19 +127,22 @@ Type splitRel(const CallNode& call, const std::vector<Type>& args) {
     fields.push_back(tensorType(sh, d.dtype));
   }
   if (d.shape[axis].isStatic() && d.shape[axis].value != total)
-    LOOM_TYPE_FAIL(call) << "sections " << attrValueStr(sizes) << " sum to " << total << " but dimension " << axis
-                         << " of " << typeStr(args[0]) << " is " << d.shape[axis].value;
+    LOOM_TYPE_FAIL(call) << "sections " << attrValueStr(sizes) << " sum to " << total
+                         << " but dimension " << axis << " of " << typeStr(args[0]) << " is "
+                         << d.shape[axis].value;
   return tupleType(fields);
 }
 
-std::vector<runtime::NDArray> splitKernel(const CallNode& call, const std::vector<runtime::NDArray>& inputs,
-                                          const Type&) {
+std::vector<runtime::NDArray>
+splitKernel(const CallNode& call, const std::vector<runtime::NDArray>& inputs, const Type&) {
   HostTensor x = fromNDArray(inputs[0]);
   int64_t axis = call.attrs.getInt("axis");
   if (axis < 0) axis += int64_t(x.shape.size());
   int64_t inner = 1, outer = 1;
-  for (size_t k = axis + 1; k < x.shape.size(); ++k) inner *= x.shape[k];
-  for (int64_t k = 0; k < axis; ++k) outer *= x.shape[k];
+  for (size_t k = axis + 1; k < x.shape.size(); ++k)
+    inner *= x.shape[k];
+  for (int64_t k = 0; k < axis; ++k)
+    outer *= x.shape[k];
   std::vector<runtime::NDArray> outs;
   int64_t off = 0, total = x.shape[axis];
   for (int64_t n : call.attrs.getInts("sections")) {
@@ -135,7 +150,8 @@ std::vector<runtime::NDArray> splitKernel(const CallNode& call, const std::vecto
     sh[axis] = n;
     HostTensor r(sh, x.dtype);
     for (int64_t o = 0; o < outer; ++o)
-      for (int64_t j = 0; j < n * inner; ++j) r.v[o * n * inner + j] = x.v[(o * total + off) * inner + j];
+      for (int64_t j = 0; j < n * inner; ++j)
+        r.v[o * n * inner + j] = x.v[(o * total + off) * inner + j];
     off += n;
     outs.push_back(toNDArray(r));
   }
@@ -154,7 +170,8 @@ SliceDims sliceDims(const CallNode& call, const std::vector<int64_t>& shape) {
   std::vector<int64_t> axes = call.attrs.getInts("axes");
   size_t nd = shape.size();
   if (axes.empty())
-    for (size_t i = 0; i < b.size(); ++i) axes.push_back(int64_t(i));
+    for (size_t i = 0; i < b.size(); ++i)
+      axes.push_back(int64_t(i));
   if (b.size() != axes.size() || e.size() != axes.size() || (!s.empty() && s.size() != axes.size()))
     LOOM_TYPE_FAIL(call) << "begin, end, strides and axes must have the same length";
   SliceDims d;
@@ -190,24 +207,29 @@ Type sliceRel(const CallNode& call, const std::vector<Type>& args) {
   std::vector<int64_t> shape;
   std::vector<int64_t> axes = call.attrs.getInts("axes");
   if (axes.empty())
-    for (size_t i = 0; i < call.attrs.getInts("begin").size(); ++i) axes.push_back(int64_t(i));
+    for (size_t i = 0; i < call.attrs.getInts("begin").size(); ++i)
+      axes.push_back(int64_t(i));
   // Sliced axes must be static; other axes pass through as they are.
-  for (size_t i = 0; i < d.ndim(); ++i) shape.push_back(d.shape[i].isStatic() ? d.shape[i].value : 1);
+  for (size_t i = 0; i < d.ndim(); ++i)
+    shape.push_back(d.shape[i].isStatic() ? d.shape[i].value : 1);
   for (int64_t a : axes) {
     int64_t n = normAxis(call, a, int64_t(d.ndim()));
-    if (!d.shape[n].isStatic()) LOOM_TYPE_FAIL(call) << "slicing symbolic dimension " << n << " of " << typeStr(args[0]);
+    if (!d.shape[n].isStatic())
+      LOOM_TYPE_FAIL(call) << "slicing symbolic dimension " << n << " of " << typeStr(args[0]);
   }
   SliceDims sd = sliceDims(call, shape);
   Shape out;
   for (size_t i = 0; i < d.ndim(); ++i) {
     bool sliced = false;
-    for (int64_t a : axes) sliced |= normAxis(call, a, int64_t(d.ndim())) == int64_t(i);
+    for (int64_t a : axes)
+      sliced |= normAxis(call, a, int64_t(d.ndim())) == int64_t(i);
     out.push_back(sliced ? Dim(sd.count[i]) : d.shape[i]);
   }
   return tensorType(out, d.dtype);
 }
 
-HostTensor sliceKernel(const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+HostTensor sliceKernel(const CallNode& call, const std::vector<HostTensor>& in,
+                       const TensorTypeNode& outT) {
   const HostTensor& x = in[0];
   SliceDims sd = sliceDims(call, x.shape);
   HostTensor r(sd.count, outT.dtype);
@@ -215,7 +237,8 @@ HostTensor sliceKernel(const CallNode& call, const std::vector<HostTensor>& in, 
   for (int64_t i = 0; i < r.numel(); ++i) {
     unravel(i, r.shape, idx);
     int64_t src = 0;
-    for (size_t k = 0; k < idx.size(); ++k) src += (sd.start[k] + idx[k] * sd.step[k]) * st[k];
+    for (size_t k = 0; k < idx.size(); ++k)
+      src += (sd.start[k] + idx[k] * sd.step[k]) * st[k];
     r.v[i] = x.v[src];
   }
   return r;
@@ -224,7 +247,8 @@ HostTensor sliceKernel(const CallNode& call, const std::vector<HostTensor>& in, 
 Type takeRel(const CallNode& call, const std::vector<Type>& args) {
   const TensorTypeNode& d = argTensor(call, args, 0);
   const TensorTypeNode& ind = argTensor(call, args, 1);
-  if (!ind.dtype.isIntegral()) LOOM_TYPE_FAIL(call) << "indices must be integers, got " << typeStr(args[1]);
+  if (!ind.dtype.isIntegral())
+    LOOM_TYPE_FAIL(call) << "indices must be integers, got " << typeStr(args[1]);
   int64_t axis = normAxis(call, call.attrs.getInt("axis"), int64_t(d.ndim()));
   Shape out(d.shape.begin(), d.shape.begin() + axis);
   out.insert(out.end(), ind.shape.begin(), ind.shape.end());
@@ -232,14 +256,17 @@ Type takeRel(const CallNode& call, const std::vector<Type>& args) {
   return tensorType(out, d.dtype);
 }
 
-HostTensor takeKernel(const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+HostTensor takeKernel(const CallNode& call, const std::vector<HostTensor>& in,
+                      const TensorTypeNode& outT) {
   const HostTensor& x = in[0];
   const HostTensor& ind = in[1];
   int64_t axis = call.attrs.getInt("axis");
   if (axis < 0) axis += int64_t(x.shape.size());
   int64_t n = x.shape[axis], inner = 1, outer = 1;
-  for (size_t k = axis + 1; k < x.shape.size(); ++k) inner *= x.shape[k];
-  for (int64_t k = 0; k < axis; ++k) outer *= x.shape[k];
+  for (size_t k = axis + 1; k < x.shape.size(); ++k)
+    inner *= x.shape[k];
+  for (int64_t k = 0; k < axis; ++k)
+    outer *= x.shape[k];
   HostTensor r(outT.staticShape(), outT.dtype);
   int64_t ni = ind.numel();
   for (int64_t o = 0; o < outer; ++o)
@@ -247,9 +274,10 @@ HostTensor takeKernel(const CallNode& call, const std::vector<HostTensor>& in, c
       int64_t id = int64_t(ind.v[j]);
       if (id < 0) id += n;
       if (id < 0 || id >= n)
-        LOOM_THROW(ValueError) << callDescription(call) << ": index " << int64_t(ind.v[j]) << " out of range for "
-                               << n << " entries";
-      for (int64_t i = 0; i < inner; ++i) r.v[(o * ni + j) * inner + i] = x.v[(o * n + id) * inner + i];
+        LOOM_THROW(ValueError) << callDescription(call) << ": index " << int64_t(ind.v[j])
+                               << " out of range for " << n << " entries";
+      for (int64_t i = 0; i < inner; ++i)
+        r.v[(o * ni + j) * inner + i] = x.v[(o * n + id) * inner + i];
     }
   return r;
 }
@@ -260,7 +288,8 @@ Type broadcastToRel(const CallNode& call, const std::vector<Type>& args) {
   return tensorType(broadcastShapes(call, d.shape, Shape(s.begin(), s.end())), d.dtype);
 }
 
-HostTensor broadcastToKernel(const CallNode&, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+HostTensor broadcastToKernel(const CallNode&, const std::vector<HostTensor>& in,
+                             const TensorTypeNode& outT) {
   HostTensor r(outT.staticShape(), outT.dtype);
   std::vector<int64_t> idx;
   for (int64_t i = 0; i < r.numel(); ++i) {
@@ -274,21 +303,24 @@ Type tileRel(const CallNode& call, const std::vector<Type>& args) {
   const TensorTypeNode& d = argTensor(call, args, 0);
   const auto& reps = call.attrs.getInts("reps");
   if (reps.size() != d.ndim())
-    LOOM_TYPE_FAIL(call) << "reps " << attrValueStr(reps) << " must have one entry per dimension of " << typeStr(args[0]);
+    LOOM_TYPE_FAIL(call) << "reps " << attrValueStr(reps)
+                         << " must have one entry per dimension of " << typeStr(args[0]);
   Shape out;
   for (size_t i = 0; i < d.ndim(); ++i)
     out.push_back(d.shape[i].isStatic() ? Dim(d.shape[i].value * reps[i]) : Dim::any());
   return tensorType(out, d.dtype);
 }
 
-HostTensor tileKernel(const CallNode&, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+HostTensor tileKernel(const CallNode&, const std::vector<HostTensor>& in,
+                      const TensorTypeNode& outT) {
   const HostTensor& x = in[0];
   HostTensor r(outT.staticShape(), outT.dtype);
   std::vector<int64_t> idx, st = x.strides();
   for (int64_t i = 0; i < r.numel(); ++i) {
     unravel(i, r.shape, idx);
     int64_t src = 0;
-    for (size_t k = 0; k < idx.size(); ++k) src += (idx[k] % x.shape[k]) * st[k];
+    for (size_t k = 0; k < idx.size(); ++k)
+      src += (idx[k] % x.shape[k]) * st[k];
     r.v[i] = x.v[src];
   }
   return r;
@@ -298,21 +330,23 @@ Type padRel(const CallNode& call, const std::vector<Type>& args) {
   const TensorTypeNode& d = argTensor(call, args, 0);
   const auto& pw = call.attrs.getInts("pad_width");
   if (pw.size() != 2 * d.ndim())
-    LOOM_TYPE_FAIL(call) << "pad_width " << attrValueStr(pw) << " must have 2 entries per dimension of "
-                         << typeStr(args[0]);
+    LOOM_TYPE_FAIL(call) << "pad_width " << attrValueStr(pw)
+                         << " must have 2 entries per dimension of " << typeStr(args[0]);
   const std::string& mode = call.attrs.getString("pad_mode");
   if (mode != "constant" && mode != "edge" && mode != "reflect")
     LOOM_TYPE_FAIL(call) << "pad_mode must be constant, edge or reflect, got \"" << mode << "\"";
   Shape out;
   for (size_t i = 0; i < d.ndim(); ++i) {
     Dim o = d.shape[i].isStatic() ? Dim(d.shape[i].value + pw[2 * i] + pw[2 * i + 1]) : Dim::any();
-    if (o.isStatic() && o.value < 0) LOOM_TYPE_FAIL(call) << "padding makes dimension " << i << " negative";
+    if (o.isStatic() && o.value < 0)
+      LOOM_TYPE_FAIL(call) << "padding makes dimension " << i << " negative";
     out.push_back(o);
   }
   return tensorType(out, d.dtype);
 }
 
-HostTensor padKernel(const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+HostTensor padKernel(const CallNode& call, const std::vector<HostTensor>& in,
+                     const TensorTypeNode& outT) {
   const HostTensor& x = in[0];
   const auto& pw = call.attrs.getInts("pad_width");
   const std::string& mode = call.attrs.getString("pad_mode");
@@ -326,11 +360,14 @@ HostTensor padKernel(const CallNode& call, const std::vector<HostTensor>& in, co
     for (size_t k = 0; k < idx.size(); ++k) {
       int64_t j = idx[k] - pw[2 * k], n = x.shape[k];
       if (j < 0 || j >= n) {
-        if (mode == "constant" || n == 0) outside = true;
-        else if (mode == "edge") j = std::clamp<int64_t>(j, 0, n - 1);
+        if (mode == "constant" || n == 0)
+          outside = true;
+        else if (mode == "edge")
+          j = std::clamp<int64_t>(j, 0, n - 1);
         else {
           int64_t period = 2 * (n - 1);
-          if (period == 0) j = 0;
+          if (period == 0)
+            j = 0;
           else {
             j = ((j % period) + period) % period;
             if (j >= n) j = period - j;
@@ -347,14 +384,17 @@ HostTensor padKernel(const CallNode& call, const std::vector<HostTensor>& in, co
 Type gatherElementsRel(const CallNode& call, const std::vector<Type>& args) {
   const TensorTypeNode& d = argTensor(call, args, 0);
   const TensorTypeNode& ind = argTensor(call, args, 1);
-  if (!ind.dtype.isIntegral()) LOOM_TYPE_FAIL(call) << "indices must be integers, got " << typeStr(args[1]);
+  if (!ind.dtype.isIntegral())
+    LOOM_TYPE_FAIL(call) << "indices must be integers, got " << typeStr(args[1]);
   if (ind.ndim() != d.ndim())
-    LOOM_TYPE_FAIL(call) << "indices " << typeStr(args[1]) << " must have the rank of data " << typeStr(args[0]);
+    LOOM_TYPE_FAIL(call) << "indices " << typeStr(args[1]) << " must have the rank of data "
+                         << typeStr(args[0]);
   normAxis(call, call.attrs.getInt("axis"), int64_t(d.ndim()));
   return tensorType(ind.shape, d.dtype);
 }
 
-HostTensor gatherElementsKernel(const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+HostTensor gatherElementsKernel(const CallNode& call, const std::vector<HostTensor>& in,
+                                const TensorTypeNode& outT) {
   const HostTensor& x = in[0];
   const HostTensor& ind = in[1];
   int64_t axis = call.attrs.getInt("axis");
@@ -366,23 +406,26 @@ HostTensor gatherElementsKernel(const CallNode& call, const std::vector<HostTens
     int64_t id = int64_t(ind.v[i]), n = x.shape[axis];
     if (id < 0) id += n;
     if (id < 0 || id >= n)
-      LOOM_THROW(ValueError) << callDescription(call) << ": index " << int64_t(ind.v[i]) << " out of range for " << n
-                             << " entries";
+      LOOM_THROW(ValueError) << callDescription(call) << ": index " << int64_t(ind.v[i])
+                             << " out of range for " << n << " entries";
     idx[axis] = id;
     int64_t src = 0;
-    for (size_t k = 0; k < idx.size(); ++k) src += idx[k] * st[k];
+    for (size_t k = 0; k < idx.size(); ++k)
+      src += idx[k] * st[k];
     r.v[i] = x.v[src];
   }
   return r;
 }
 
-HostTensor cumsumKernel(const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+HostTensor cumsumKernel(const CallNode& call, const std::vector<HostTensor>& in,
+                        const TensorTypeNode& outT) {
   const HostTensor& x = in[0];
   int64_t axis = call.attrs.getInt("axis");
   if (axis < 0) axis += int64_t(x.shape.size());
   bool exclusive = call.attrs.getInt("exclusive") != 0, reverse = call.attrs.getInt("reverse") != 0;
   int64_t n = x.shape[axis], inner = 1;
-  for (size_t k = axis + 1; k < x.shape.size(); ++k) inner *= x.shape[k];
+  for (size_t k = axis + 1; k < x.shape.size(); ++k)
+    inner *= x.shape[k];
   int64_t outer = x.numel() / std::max<int64_t>(n * inner, 1);
   HostTensor r(x.shape, outT.dtype);
   for (int64_t o = 0; o < outer; ++o)
@@ -399,27 +442,31 @@ HostTensor cumsumKernel(const CallNode& call, const std::vector<HostTensor>& in,
   return r;
 }
 
-}  // namespace
+} // namespace
 
 void registerTransformOps() {
-  defineOp("gather_elements", 2, OpPattern::Injective, {attrInt("axis", 0)}, gatherElementsRel, gatherElementsKernel,
+  defineOp("gather_elements", 2, OpPattern::Injective, {attrInt("axis", 0)}, gatherElementsRel,
+           gatherElementsKernel,
            "out[i][j][k] = data[index[i][j][k]][j][k] for axis 0 (ONNX GatherElements)");
-  defineOp("cumsum", 1, OpPattern::Opaque, {attrInt("axis", 0), attrInt("exclusive", 0), attrInt("reverse", 0)},
-           [](const CallNode& call, const std::vector<Type>& args) -> Type {
-             const TensorTypeNode& d = argTensor(call, args, 0);
-             normAxis(call, call.attrs.getInt("axis"), int64_t(d.ndim()));
-             return tensorType(d.shape, d.dtype);
-           },
-           cumsumKernel, "running sum along axis (optionally exclusive and/or reversed)");
-  defineOp("reshape", 1, OpPattern::Injective, {attrInts("newshape")}, reshapeRel,
-           [](const CallNode&, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
-             HostTensor r = in[0];
-             r.shape = outT.staticShape();
-             return r;
-           },
-           "reshapes to a fully resolved shape");
-  defineOp("transpose", 1, OpPattern::Injective, {attrInts("axes", std::vector<int64_t>{})}, transposeRel,
-           transposeKernel, "permutes the dims (empty axes: reverse)");
+  defineOp(
+      "cumsum", 1, OpPattern::Opaque,
+      {attrInt("axis", 0), attrInt("exclusive", 0), attrInt("reverse", 0)},
+      [](const CallNode& call, const std::vector<Type>& args) -> Type {
+        const TensorTypeNode& d = argTensor(call, args, 0);
+        normAxis(call, call.attrs.getInt("axis"), int64_t(d.ndim()));
+        return tensorType(d.shape, d.dtype);
+      },
+      cumsumKernel, "running sum along axis (optionally exclusive and/or reversed)");
+  defineOp(
+      "reshape", 1, OpPattern::Injective, {attrInts("newshape")}, reshapeRel,
+      [](const CallNode&, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+        HostTensor r = in[0];
+        r.shape = outT.staticShape();
+        return r;
+      },
+      "reshapes to a fully resolved shape");
+  defineOp("transpose", 1, OpPattern::Injective, {attrInts("axes", std::vector<int64_t>{})},
+           transposeRel, transposeKernel, "permutes the dims (empty axes: reverse)");
   defineOp("concatenate", -1, OpPattern::Injective, {attrInt("axis", 0)}, concatRel, concatKernel,
            "joins the arguments along axis");
   OpDef split;
@@ -437,22 +484,26 @@ void registerTransformOps() {
            sliceRel, sliceKernel, "numpy slicing (ONNX Slice semantics, clamped)");
   defineOp("take", 2, OpPattern::Injective, {attrInt("axis", 0)}, takeRel, takeKernel,
            "gathers entries along axis (ONNX Gather)");
-  defineOp("broadcast_to", 1, OpPattern::Broadcast, {attrInts("shape")}, broadcastToRel, broadcastToKernel,
-           "broadcasts to a shape (ONNX Expand)");
-  defineOp("tile", 1, OpPattern::Injective, {attrInts("reps")}, tileRel, tileKernel, "repeats the tensor");
+  defineOp("broadcast_to", 1, OpPattern::Broadcast, {attrInts("shape")}, broadcastToRel,
+           broadcastToKernel, "broadcasts to a shape (ONNX Expand)");
+  defineOp("tile", 1, OpPattern::Injective, {attrInts("reps")}, tileRel, tileKernel,
+           "repeats the tensor");
   defineOp("nn.pad", 1, OpPattern::Injective,
-           {attrInts("pad_width"), attrFloat("pad_value", 0.0), attrString("pad_mode", "constant")}, padRel, padKernel,
-           "pads each dim by (before, after) pairs");
-  defineOp("shape_of", 1, OpPattern::Opaque, {},
-           [](const CallNode& call, const std::vector<Type>& args) -> Type {
-             return tensorType(std::vector<int64_t>{int64_t(argTensor(call, args, 0).ndim())}, DataType::Int(64));
-           },
-           [](const CallNode&, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
-             HostTensor r(outT.staticShape(), outT.dtype);
-             for (size_t i = 0; i < in[0].shape.size(); ++i) r.v[i] = double(in[0].shape[i]);
-             return r;
-           },
-           "the shape of the argument as an int64 vector");
+           {attrInts("pad_width"), attrFloat("pad_value", 0.0), attrString("pad_mode", "constant")},
+           padRel, padKernel, "pads each dim by (before, after) pairs");
+  defineOp(
+      "shape_of", 1, OpPattern::Opaque, {},
+      [](const CallNode& call, const std::vector<Type>& args) -> Type {
+        return tensorType(std::vector<int64_t>{int64_t(argTensor(call, args, 0).ndim())},
+                          DataType::Int(64));
+      },
+      [](const CallNode&, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+        HostTensor r(outT.staticShape(), outT.dtype);
+        for (size_t i = 0; i < in[0].shape.size(); ++i)
+          r.v[i] = double(in[0].shape[i]);
+        return r;
+      },
+      "the shape of the argument as an int64 vector");
 }
 
-}  // namespace loom::graph
+} // namespace loom::graph

@@ -36,8 +36,8 @@ const GraphPass& findGraphPass(const std::string& name) {
 }
 
 std::vector<std::string> optimizePipeline() {
-  return {"infer-type", "simplify-inference", "fold-constant", "eliminate-common-subexpr", "fold-constant",
-          "dead-code-elimination", "infer-type"};
+  return {"infer-type",    "simplify-inference",    "fold-constant", "eliminate-common-subexpr",
+          "fold-constant", "dead-code-elimination", "infer-type"};
 }
 
 std::vector<std::string> fusePipeline(bool blockedLayout) {
@@ -50,7 +50,8 @@ std::vector<std::string> fusePipeline(bool blockedLayout) {
   return p;
 }
 
-Module runGraphPasses(const Module& m, const std::vector<std::string>& passes, const AfterPass& after) {
+Module runGraphPasses(const Module& m, const std::vector<std::string>& passes,
+                      const AfterPass& after) {
   Module cur = inferType(m);
   for (const std::string& name : passes) {
     const GraphPass& p = findGraphPass(name);
@@ -61,4 +62,4 @@ Module runGraphPasses(const Module& m, const std::vector<std::string>& passes, c
   return cur;
 }
 
-}  // namespace loom::graph
+} // namespace loom::graph

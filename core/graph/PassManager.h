@@ -9,7 +9,7 @@
 namespace loom::graph {
 
 struct GraphPass {
-  std::string name;  ///< "fold-constant"
+  std::string name; ///< "fold-constant"
   std::function<Module(const Module&)> run;
 };
 
@@ -27,6 +27,7 @@ std::vector<std::string> fusePipeline(bool blockedLayout = false);
 
 /// Called after each pass with its name, the result and whether the printed module changed.
 using AfterPass = std::function<void(const std::string& pass, const Module& after, bool changed)>;
-Module runGraphPasses(const Module& m, const std::vector<std::string>& passes, const AfterPass& after = {});
+Module runGraphPasses(const Module& m, const std::vector<std::string>& passes,
+                      const AfterPass& after = {});
 
-}  // namespace loom::graph
+} // namespace loom::graph

@@ -16,7 +16,8 @@ namespace {
 /// temporary or break the syntax, so those are quoted.
 std::string varName(const std::string& n) {
   bool plain = !n.empty() && !std::isdigit(static_cast<unsigned char>(n[0]));
-  for (char c : n) plain &= std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
+  for (char c : n)
+    plain &= std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
   return plain ? "%" + n : "%\"" + n + "\"";
 }
 
@@ -124,11 +125,13 @@ private:
     }
     if (auto* t = e.as<TupleNode>()) {
       std::string s = "(";
-      for (size_t i = 0; i < t->fields.size(); ++i) s += (i ? ", " : "") + atom(t->fields[i]);
+      for (size_t i = 0; i < t->fields.size(); ++i)
+        s += (i ? ", " : "") + atom(t->fields[i]);
       if (t->fields.size() == 1) s += ",";
       return s + ")" + typeComment(e);
     }
-    if (auto* g = e.as<TupleGetItemNode>()) return atom(g->tuple) + "." + std::to_string(g->index) + typeComment(e);
+    if (auto* g = e.as<TupleGetItemNode>())
+      return atom(g->tuple) + "." + std::to_string(g->index) + typeComment(e);
     if (auto* f = e.as<FunctionNode>()) {
       std::ostringstream os;
       os << "fn " << signature(*f) << " {\n";
@@ -154,10 +157,16 @@ private:
   }
 };
 
-}  // namespace
+} // namespace
 
-std::string printModule(const Module& m) { return Printer().module(m); }
-std::string printFunction(const Function& f, const std::string& name) { return Printer().function(f, name); }
-std::string printExpr(const Expr& e) { return Printer().expr(e); }
+std::string printModule(const Module& m) {
+  return Printer().module(m);
+}
+std::string printFunction(const Function& f, const std::string& name) {
+  return Printer().function(f, name);
+}
+std::string printExpr(const Expr& e) {
+  return Printer().expr(e);
+}
 
-}  // namespace loom::graph
+} // namespace loom::graph

@@ -19,4 +19,4 @@ std::string printFunction(const Function& f, const std::string& name = "main");
 /// Prints any expression (a function body without a signature).
 std::string printExpr(const Expr& e);
 
-}  // namespace loom::graph
+} // namespace loom::graph

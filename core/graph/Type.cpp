@@ -27,11 +27,14 @@ std::vector<int64_t> TensorTypeNode::staticShape() const {
 
 int64_t TensorTypeNode::numel() const {
   int64_t n = 1;
-  for (int64_t v : staticShape()) n *= v;
+  for (int64_t v : staticShape())
+    n *= v;
   return n;
 }
 
-TensorType tensorType(Shape shape, DataType dtype) { return TensorType(new TensorTypeNode(std::move(shape), dtype)); }
+TensorType tensorType(Shape shape, DataType dtype) {
+  return TensorType(new TensorTypeNode(std::move(shape), dtype));
+}
 
 TensorType tensorType(const std::vector<int64_t>& shape, DataType dtype) {
   return tensorType(Shape(shape.begin(), shape.end()), dtype);
@@ -58,19 +61,22 @@ bool typeEqual(const Type& a, const Type& b) {
 
 std::string shapeStr(const Shape& s) {
   std::string out = "(";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + s[i].str();
+  for (size_t i = 0; i < s.size(); ++i)
+    out += (i ? ", " : "") + s[i].str();
   if (s.size() == 1) out += ",";
   return out + ")";
 }
 
 std::string typeStr(const Type& t) {
   if (!t.defined()) return "?";
-  if (auto* tt = t.as<TensorTypeNode>()) return "Tensor[" + shapeStr(tt->shape) + ", " + tt->dtype.str() + "]";
+  if (auto* tt = t.as<TensorTypeNode>())
+    return "Tensor[" + shapeStr(tt->shape) + ", " + tt->dtype.str() + "]";
   auto* tu = t.as<TupleTypeNode>();
   std::string out = "(";
-  for (size_t i = 0; i < tu->fields.size(); ++i) out += (i ? ", " : "") + typeStr(tu->fields[i]);
+  for (size_t i = 0; i < tu->fields.size(); ++i)
+    out += (i ? ", " : "") + typeStr(tu->fields[i]);
   if (tu->fields.size() == 1) out += ",";
   return out + ")";
 }
 
-}  // namespace loom::graph
+} // namespace loom::graph

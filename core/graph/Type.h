@@ -11,8 +11,8 @@ namespace loom::graph {
 
 /// One dimension of a shape: a static extent, a named symbol ("batch"), or unknown ("?").
 struct Dim {
-  int64_t value = -1;  ///< the extent when static, else -1
-  std::string name;    ///< the symbol when symbolic (value == -1)
+  int64_t value = -1; ///< the extent when static, else -1
+  std::string name;   ///< the symbol when symbolic (value == -1)
 
   Dim() = default;
   Dim(int64_t v) : value(v) {}
@@ -51,7 +51,8 @@ struct TensorTypeNode : TypeNode {
 
 struct TupleTypeNode : TypeNode {
   static constexpr TypeKind kNodeKind = TypeKind::Tuple;
-  explicit TupleTypeNode(std::vector<Ref<TypeNode>> f) : TypeNode(TypeKind::Tuple), fields(std::move(f)) {}
+  explicit TupleTypeNode(std::vector<Ref<TypeNode>> f)
+      : TypeNode(TypeKind::Tuple), fields(std::move(f)) {}
   std::vector<Ref<TypeNode>> fields;
 };
 
@@ -77,4 +78,4 @@ std::string typeStr(const Type& t);
 /// "(1, 3, 224, 224)".
 std::string shapeStr(const Shape& s);
 
-}  // namespace loom::graph
+} // namespace loom::graph

@@ -12,8 +12,8 @@
 
 #include "core/frontend/onnx/OnnxImporter.h"
 #include "core/graph/Evaluator.h"
-#include "core/graph/Printer.h"
 #include "core/graph/PassManager.h"
+#include "core/graph/Printer.h"
 
 using namespace loom;
 namespace fs = std::filesystem;
@@ -28,7 +28,8 @@ bool inScope(const fs::path& model, std::string* ops) {
   std::ifstream in(model, std::ios::binary);
   if (!m.ParseFromIstream(&in)) return false;
   std::set<std::string> supported;
-  for (const auto& s : frontend::supportedOnnxOps()) supported.insert(s);
+  for (const auto& s : frontend::supportedOnnxOps())
+    supported.insert(s);
   for (const auto& o : m.opset_import())
     if ((o.domain().empty() || o.domain() == "ai.onnx") &&
         (o.version() < frontend::kMinOpset || o.version() > frontend::kMaxOpset))
@@ -47,7 +48,8 @@ std::vector<std::string> graphInputNames(const fs::path& model) {
   std::ifstream in(model, std::ios::binary);
   m.ParseFromIstream(&in);
   std::set<std::string> inits;
-  for (const auto& i : m.graph().initializer()) inits.insert(i.name());
+  for (const auto& i : m.graph().initializer())
+    inits.insert(i.name());
   std::vector<std::string> out;
   for (const auto& i : m.graph().input())
     if (!inits.count(i.name())) out.push_back(i.name());
@@ -79,14 +81,15 @@ bool close(const runtime::NDArray& got, const runtime::NDArray& want, std::strin
     if (std::isnan(w) && std::isnan(g)) continue;
     if (std::isinf(w) && g == w) continue;
     if (!(std::fabs(g - w) <= 1e-4 + 1e-3 * std::fabs(w))) {
-      *why = "element " + std::to_string(i) + ": got " + std::to_string(g) + ", want " + std::to_string(w);
+      *why = "element " + std::to_string(i) + ": got " + std::to_string(g) + ", want " +
+             std::to_string(w);
       return false;
     }
   }
   return true;
 }
 
-}  // namespace
+} // namespace
 
 class TestOnnxConformance : public QObject {
   Q_OBJECT
@@ -98,10 +101,10 @@ private slots:
     QTest::addColumn<int>("minImported");
     // Measured 2026-11; every imported model must also match its expected outputs before and
     // after the fuse pipelines. The importer must not regress below these counts.
-    QTest::newRow("node") << "node" << 660 << 600;                                // 663, 603
-    QTest::newRow("pytorch-converted") << "pytorch-converted" << 82 << 69;       // 82, 69
-    QTest::newRow("pytorch-operator") << "pytorch-operator" << 35 << 35;         // 35, 35
-    QTest::newRow("simple") << "simple" << 7 << 7;                               // 7, 7
+    QTest::newRow("node") << "node" << 660 << 600;                         // 663, 603
+    QTest::newRow("pytorch-converted") << "pytorch-converted" << 82 << 69; // 82, 69
+    QTest::newRow("pytorch-operator") << "pytorch-operator" << 35 << 35;   // 35, 35
+    QTest::newRow("simple") << "simple" << 7 << 7;                         // 7, 7
   }
 
   void suites() {
@@ -113,7 +116,8 @@ private slots:
     int total = 0, scope = 0, imported = 0, importedBound = 0, passed = 0, optimizedPassed = 0;
     std::vector<std::string> importFailures, runFailures;
     std::vector<fs::path> dirs;
-    for (const auto& d : fs::directory_iterator(kNodeDir)) dirs.push_back(d.path());
+    for (const auto& d : fs::directory_iterator(kNodeDir))
+      dirs.push_back(d.path());
     std::sort(dirs.begin(), dirs.end());
     for (const fs::path& dir : dirs) {
       fs::path model = dir / "model.onnx";
@@ -128,9 +132,11 @@ private slots:
       graph::Module m;
       try {
         for (size_t i = 0; fs::exists(data / ("input_" + std::to_string(i) + ".pb")); ++i)
-          inputs.push_back(frontend::loadTensorProto((data / ("input_" + std::to_string(i) + ".pb")).string()));
+          inputs.push_back(
+              frontend::loadTensorProto((data / ("input_" + std::to_string(i) + ".pb")).string()));
         for (size_t i = 0; fs::exists(data / ("output_" + std::to_string(i) + ".pb")); ++i)
-          expected.push_back(frontend::loadTensorProto((data / ("output_" + std::to_string(i) + ".pb")).string()));
+          expected.push_back(
+              frontend::loadTensorProto((data / ("output_" + std::to_string(i) + ".pb")).string()));
         try {
           m = frontend::importOnnx(model.string());
         } catch (const frontend::ImportError& e) {
@@ -145,7 +151,8 @@ private slots:
             size_t open = msg.rfind("('", at);
             std::string name = msg.substr(open + 2, at - open - 2);
             auto it = std::find(names.begin(), names.end(), name);
-            if (it == names.end() || size_t(it - names.begin()) >= inputs.size()) throw frontend::ImportError(msg);
+            if (it == names.end() || size_t(it - names.begin()) >= inputs.size())
+              throw frontend::ImportError(msg);
             o.constantInputs[name] = inputs[size_t(it - names.begin())];
             try {
               m = frontend::importOnnx(model.string(), o);
@@ -188,13 +195,19 @@ private slots:
         runFailures.push_back(dir.filename().string() + ": " + e.what());
       }
     }
-    for (const auto& f : importFailures) qInfo("import failure: %s", f.c_str());
-    for (const auto& f : runFailures) qInfo("run failure: %s", f.c_str());
-    qInfo("%s: %d total, %d in scope (supported ops, opset 6-17), %d imported (%d with shape inputs bound to "
-          "the test's values), %d match expected outputs as imported, %d after the fuse pipelines (NCHW and NCHW16c)",
+    for (const auto& f : importFailures)
+      qInfo("import failure: %s", f.c_str());
+    for (const auto& f : runFailures)
+      qInfo("run failure: %s", f.c_str());
+    qInfo("%s: %d total, %d in scope (supported ops, opset 6-17), %d imported (%d with shape "
+          "inputs bound to "
+          "the test's values), %d match expected outputs as imported, %d after the fuse pipelines "
+          "(NCHW and NCHW16c)",
           qPrintable(suite), total, scope, imported, importedBound, passed, optimizedPassed);
-    QVERIFY2(scope >= minScope, qPrintable(QString("%1 in scope, measured %2").arg(scope).arg(minScope)));
-    QVERIFY2(imported >= minImported, qPrintable(QString("%1 imported, measured %2").arg(imported).arg(minImported)));
+    QVERIFY2(scope >= minScope,
+             qPrintable(QString("%1 in scope, measured %2").arg(scope).arg(minScope)));
+    QVERIFY2(imported >= minImported,
+             qPrintable(QString("%1 imported, measured %2").arg(imported).arg(minImported)));
     QCOMPARE(passed, imported);
     QCOMPARE(optimizedPassed, imported);
   }

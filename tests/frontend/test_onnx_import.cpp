@@ -1,5 +1,6 @@
 // The ONNX importer on Loom's example models (run against their numpy references, before and after
-// the optimization and fusion pipelines) and its refusals: unsupported ops, malformed files, shapes.
+// the optimization and fusion pipelines) and its refusals: unsupported ops, malformed files,
+// shapes.
 #include <QtTest>
 
 #include <cmath>
@@ -18,17 +19,21 @@ using namespace loom;
 
 namespace {
 
-std::string modelDir(const std::string& name) { return std::string(LOOM_SOURCE_DIR) + "/examples/models/" + name; }
+std::string modelDir(const std::string& name) {
+  return std::string(LOOM_SOURCE_DIR) + "/examples/models/" + name;
+}
 
 double maxAbsDiff(const runtime::NDArray& a, const runtime::NDArray& b) {
   double m = 0;
-  for (int64_t i = 0; i < a.numel(); ++i) m = std::max(m, double(std::fabs(a.as<float>()[i] - b.as<float>()[i])));
+  for (int64_t i = 0; i < a.numel(); ++i)
+    m = std::max(m, double(std::fabs(a.as<float>()[i] - b.as<float>()[i])));
   return m;
 }
 
 /// A serialized model with one node per (op type, domain) pair, each reading "x" and writing a
 /// fresh value; the last one is the output.
-std::string modelBytes(const std::vector<std::pair<std::string, std::string>>& ops, int opset = 13) {
+std::string modelBytes(const std::vector<std::pair<std::string, std::string>>& ops,
+                       int opset = 13) {
   onnx::ModelProto m;
   m.set_ir_version(7);
   auto* o = m.add_opset_import();
@@ -64,7 +69,7 @@ std::string modelBytes(const std::vector<std::pair<std::string, std::string>>& o
   return m.SerializeAsString();
 }
 
-}  // namespace
+} // namespace
 
 class TestOnnxImport : public QObject {
   Q_OBJECT
@@ -73,9 +78,12 @@ private slots:
   void exampleModelsMatchReference_data() {
     QTest::addColumn<QString>("name");
     QTest::addColumn<QString>("shapes");
-    QTest::newRow("small_cnn") << "small_cnn" << "data:[1,3,16,16]";
-    QTest::newRow("fire_net") << "fire_net" << "";
-    QTest::newRow("transformer_block") << "transformer_block" << "";
+    QTest::newRow("small_cnn") << "small_cnn"
+                               << "data:[1,3,16,16]";
+    QTest::newRow("fire_net") << "fire_net"
+                              << "";
+    QTest::newRow("transformer_block") << "transformer_block"
+                                       << "";
   }
   void exampleModelsMatchReference() {
     QFETCH(QString, name);
@@ -86,15 +94,15 @@ private slots:
     graph::Module m = frontend::importOnnx(dir + "/model.onnx", o);
     runtime::NDArray x = frontend::loadTensorProto(dir + "/test_data_set_0/input_0.pb");
     runtime::NDArray want = frontend::loadTensorProto(dir + "/test_data_set_0/output_0.pb");
-    for (const auto& passes :
-         {std::vector<std::string>{}, graph::optimizePipeline(), graph::fusePipeline(), graph::fusePipeline(true)}) {
+    for (const auto& passes : {std::vector<std::string>{}, graph::optimizePipeline(),
+                               graph::fusePipeline(), graph::fusePipeline(true)}) {
       graph::Module opt = graph::runGraphPasses(m, passes);
       std::vector<runtime::NDArray> got = graph::evaluate(opt.main(), {x});
       QCOMPARE(got.size(), size_t(1));
       QCOMPARE(got[0].shape(), want.shape());
       QVERIFY2(maxAbsDiff(got[0], want) < 1e-4, qPrintable(QString("after %1 passes: max diff %2")
-                                                                .arg(passes.size())
-                                                                .arg(maxAbsDiff(got[0], want))));
+                                                               .arg(passes.size())
+                                                               .arg(maxAbsDiff(got[0], want))));
     }
   }
 
@@ -103,13 +111,15 @@ private slots:
     std::string text = graph::printModule(graph::runGraphPasses(m, graph::fusePipeline(true)));
     auto count = [&](const std::string& what) {
       int n = 0;
-      for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+      for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+        ++n;
       return n;
     };
     // Every conv, pool, relu and both fire concatenations run blocked (the squeeze convs' 8
     // output channels give NCHW8c, which the expand convs read as is): one transform in at the
     // stem (NCHW3c), one out after the global pool (NCHW10c) before the flatten.
-    QVERIFY2(count("concatenate(") == 2 && count("Tensor[(1, 2, 8, 8, 16), float32]") > 0, text.c_str());
+    QVERIFY2(count("concatenate(") == 2 && count("Tensor[(1, 2, 8, 8, 16), float32]") > 0,
+             text.c_str());
     QVERIFY2(count("layout=\"NCHW16c\"") >= 1 && count("layout=\"NCHW10c\"") >= 1, text.c_str());
     QCOMPARE(count("layout_transform("), 2);
   }
@@ -141,21 +151,24 @@ private slots:
     QVERIFY(m.ParseFromIstream(&in));
     // Cut the graph after the global pool: everything up to there types with a symbolic batch.
     auto* g = m.mutable_graph();
-    while (g->node_size() > 8) g->mutable_node()->RemoveLast();
+    while (g->node_size() > 8)
+      g->mutable_node()->RemoveLast();
     g->mutable_output(0)->set_name("gp");
     auto* shape = g->mutable_output(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
     shape->clear_dim();
     shape->add_dim()->set_dim_param("N");
-    for (int d : {16, 1, 1}) shape->add_dim()->set_dim_value(d);
+    for (int d : {16, 1, 1})
+      shape->add_dim()->set_dim_value(d);
     graph::Module mod = frontend::importOnnxBytes(m.SerializeAsString(), "cut.onnx");
     std::string text = graph::printModule(mod);
-    QVERIFY2(text.find("def @main(%data: Tensor[(N, 3, 16, 16), float32]) -> Tensor[(N, 16, 1, 1), float32]") !=
-                 std::string::npos,
+    QVERIFY2(text.find("def @main(%data: Tensor[(N, 3, 16, 16), float32]) -> Tensor[(N, 16, 1, 1), "
+                       "float32]") != std::string::npos,
              text.c_str());
   }
 
   void unsupportedOpsListedInOneError() {
-    std::string bytes = modelBytes({{"Relu", ""}, {"NonZero", ""}, {"Relu", ""}, {"Hardmax", ""}, {"Gelu", "com.microsoft"}});
+    std::string bytes = modelBytes(
+        {{"Relu", ""}, {"NonZero", ""}, {"Relu", ""}, {"Hardmax", ""}, {"Gelu", "com.microsoft"}});
     try {
       frontend::importOnnxBytes(bytes, "bad.onnx", {{}, {}, false});
       QFAIL("expected an ImportError");
@@ -174,13 +187,15 @@ private slots:
       frontend::importOnnxBytes(modelBytes({{"Relu", ""}}, 5), "old.onnx");
       QFAIL("expected an ImportError");
     } catch (const frontend::ImportError& e) {
-      QVERIFY2(std::string(e.what()).find("old.onnx: opset 5 is outside the supported range 6-17") != std::string::npos,
+      QVERIFY2(std::string(e.what()).find(
+                   "old.onnx: opset 5 is outside the supported range 6-17") != std::string::npos,
                e.what());
     }
   }
 
   void malformedFiles() {
-    QVERIFY_THROWS_EXCEPTION(frontend::ImportError, frontend::importOnnx("/nonexistent/model.onnx"));
+    QVERIFY_THROWS_EXCEPTION(frontend::ImportError,
+                             frontend::importOnnx("/nonexistent/model.onnx"));
     try {
       frontend::importOnnxBytes("this is not a protobuf \x01\x02\xff", "junk.onnx");
       QFAIL("expected an ImportError");
@@ -213,7 +228,8 @@ private slots:
       for (int trial = 0; trial < 150; ++trial) {
         std::string m = bytes;
         int flips = 1 + int(rng() % 4);
-        for (int f = 0; f < flips; ++f) m[rng() % m.size()] = char(rng() & 0xff);
+        for (int f = 0; f < flips; ++f)
+          m[rng() % m.size()] = char(rng() & 0xff);
         frontend::ImportOptions o;
         o.inputShapes["data"] = {1, 3, 16, 16};
         if (std::string(name) != "small_cnn") o.inputShapes.clear();
@@ -240,12 +256,15 @@ private slots:
     in->set_name("x");
     auto* tt = in->mutable_type()->mutable_tensor_type();
     tt->set_elem_type(onnx::TensorProto::FLOAT);
-    for (int d : {1, 3, 8, 8}) tt->mutable_shape()->add_dim()->set_dim_value(d);
+    for (int d : {1, 3, 8, 8})
+      tt->mutable_shape()->add_dim()->set_dim_value(d);
     auto* w = g->add_initializer();
     w->set_name("w");
     w->set_data_type(onnx::TensorProto::FLOAT);
-    for (int d : {2, 4, 3, 3}) w->add_dims(d);
-    for (int i = 0; i < 2 * 4 * 9; ++i) w->add_float_data(0.f);
+    for (int d : {2, 4, 3, 3})
+      w->add_dims(d);
+    for (int i = 0; i < 2 * 4 * 9; ++i)
+      w->add_float_data(0.f);
     auto* n = g->add_node();
     n->set_op_type("Conv");
     n->set_name("conv_bad");
@@ -253,14 +272,17 @@ private slots:
     n->add_input("w");
     n->add_output("y");
     g->add_output()->set_name("y");
-    g->mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    g->mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
+        onnx::TensorProto::FLOAT);
     try {
       frontend::importOnnxBytes(m.SerializeAsString(), "conv.onnx", {{}, {}, false});
       QFAIL("expected an ImportError");
     } catch (const frontend::ImportError& e) {
       std::string msg = e.what();
-      QVERIFY2(msg.find("conv.onnx: node 'conv_bad' (Conv, opset 13)") != std::string::npos, e.what());
-      QVERIFY2(msg.find("Tensor[(1, 3, 8, 8), float32] has 3 input channels") != std::string::npos, e.what());
+      QVERIFY2(msg.find("conv.onnx: node 'conv_bad' (Conv, opset 13)") != std::string::npos,
+               e.what());
+      QVERIFY2(msg.find("Tensor[(1, 3, 8, 8), float32] has 3 input channels") != std::string::npos,
+               e.what());
       QVERIFY2(msg.find("Tensor[(2, 4, 3, 3), float32] expects 4") != std::string::npos, e.what());
     }
   }
@@ -271,14 +293,17 @@ private slots:
     QCOMPARE(s["data"], (std::vector<int64_t>{1, 3, 224, 224}));
     QCOMPARE(s["mask"], (std::vector<int64_t>{1, 128}));
     QVERIFY(s["scalar"].empty());
-    for (const char* bad : {"", "data", "data:[1,", "data:[1,x]", "data:[1],data:[2]", "data:[1]x", ":[1]"})
+    for (const char* bad :
+         {"", "data", "data:[1,", "data:[1,x]", "data:[1],data:[2]", "data:[1]x", ":[1]"})
       QVERIFY_THROWS_EXCEPTION(ValueError, frontend::parseInputShapes(bad));
     // Shapes that contradict the model, or name no input, are refused.
     frontend::ImportOptions o;
     o.inputShapes = frontend::parseInputShapes("data:[1,3,32,32]");
-    QVERIFY_THROWS_EXCEPTION(frontend::ImportError, frontend::importOnnx(modelDir("fire_net") + "/model.onnx", o));
+    QVERIFY_THROWS_EXCEPTION(frontend::ImportError,
+                             frontend::importOnnx(modelDir("fire_net") + "/model.onnx", o));
     o.inputShapes = frontend::parseInputShapes("nosuch:[1]");
-    QVERIFY_THROWS_EXCEPTION(frontend::ImportError, frontend::importOnnx(modelDir("fire_net") + "/model.onnx", o));
+    QVERIFY_THROWS_EXCEPTION(frontend::ImportError,
+                             frontend::importOnnx(modelDir("fire_net") + "/model.onnx", o));
   }
 
   void supportedOpsAreListed() {

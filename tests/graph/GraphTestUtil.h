@@ -8,19 +8,24 @@
 
 namespace loom::graph::testutil {
 
-inline runtime::NDArray randomArray(std::vector<int64_t> shape, uint32_t seed, float lo = -1.f, float hi = 1.f) {
+inline runtime::NDArray randomArray(std::vector<int64_t> shape, uint32_t seed, float lo = -1.f,
+                                    float hi = 1.f) {
   runtime::NDArray a = runtime::NDArray::empty(std::move(shape), runtime::DType::f32());
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> d(lo, hi);
-  for (int64_t i = 0; i < a.numel(); ++i) a.as<float>()[i] = d(rng);
+  for (int64_t i = 0; i < a.numel(); ++i)
+    a.as<float>()[i] = d(rng);
   return a;
 }
 
-inline Constant randomConst(std::vector<int64_t> shape, uint32_t seed, float lo = -1.f, float hi = 1.f) {
+inline Constant randomConst(std::vector<int64_t> shape, uint32_t seed, float lo = -1.f,
+                            float hi = 1.f) {
   return makeConstant(randomArray(std::move(shape), seed, lo, hi));
 }
 
-inline TensorType f32(std::vector<int64_t> shape) { return tensorType(shape, DataType::Float(32)); }
+inline TensorType f32(std::vector<int64_t> shape) {
+  return tensorType(shape, DataType::Float(32));
+}
 
 /// Largest absolute difference between the outputs of `a` and `b` on the same random inputs.
 inline double maxDiff(const Function& a, const Function& b, uint32_t seed = 7) {
@@ -40,4 +45,4 @@ inline double maxDiff(const Function& a, const Function& b, uint32_t seed = 7) {
   return m;
 }
 
-}  // namespace loom::graph::testutil
+} // namespace loom::graph::testutil

@@ -24,9 +24,11 @@ Run loom(const QStringList& args) {
   return r;
 }
 
-QString model(const char* name) { return QString(LOOM_SOURCE_DIR "/examples/models/%1/model.onnx").arg(name); }
+QString model(const char* name) {
+  return QString(LOOM_SOURCE_DIR "/examples/models/%1/model.onnx").arg(name);
+}
 
-}  // namespace
+} // namespace
 
 class TestCliGraph : public QObject {
   Q_OBJECT
@@ -36,7 +38,8 @@ private slots:
     QStringList base{"graph", model("small_cnn"), "--input-shapes", "data:[1,3,16,16]"};
     Run g = loom(base);
     QCOMPARE(g.exitCode, 0);
-    QVERIFY(g.out.startsWith("def @main(%data: Tensor[(1, 3, 16, 16), float32]) -> Tensor[(1, 10), float32] {"));
+    QVERIFY(g.out.startsWith(
+        "def @main(%data: Tensor[(1, 3, 16, 16), float32]) -> Tensor[(1, 10), float32] {"));
     QVERIFY(g.out.contains("nn.batch_norm("));
     Run o = loom(base + QStringList{"--emit", "optimized"});
     QCOMPARE(o.exitCode, 0);
@@ -65,7 +68,8 @@ private slots:
   void errors() {
     Run missing = loom({"graph", "/nonexistent/m.onnx"});
     QCOMPARE(missing.exitCode, 1);
-    QVERIFY2(missing.err.contains("/nonexistent/m.onnx: cannot open file"), qPrintable(missing.err));
+    QVERIFY2(missing.err.contains("/nonexistent/m.onnx: cannot open file"),
+             qPrintable(missing.err));
     Run dynamic = loom({"graph", model("small_cnn")});
     QCOMPARE(dynamic.exitCode, 1);
     QVERIFY2(dynamic.err.contains("node 'flatten' (Reshape, opset 17)"), qPrintable(dynamic.err));

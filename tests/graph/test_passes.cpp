@@ -1,4 +1,5 @@
-// Graph passes: golden text after each pass, and the same outputs before and after on random inputs.
+// Graph passes: golden text after each pass, and the same outputs before and after on random
+// inputs.
 #include <QtTest>
 
 #include "GraphTestUtil.h"
@@ -27,11 +28,14 @@ Function fn(std::vector<Var> params, Expr body) {
   return f;
 }
 
-Function apply(const Function& f, Expr (*pass)(const Expr&)) { return fn(f->params, pass(f->body)); }
+Function apply(const Function& f, Expr (*pass)(const Expr&)) {
+  return fn(f->params, pass(f->body));
+}
 
 Constant i64(std::vector<int64_t> v) {
   runtime::NDArray a = runtime::NDArray::empty({int64_t(v.size())}, runtime::DType{0, 64, 1});
-  for (size_t i = 0; i < v.size(); ++i) a.as<int64_t>()[i] = v[i];
+  for (size_t i = 0; i < v.size(); ++i)
+    a.as<int64_t>()[i] = v[i];
   return makeConstant(a);
 }
 
@@ -45,15 +49,17 @@ int countOps(const Function& f, const std::string& op) {
 /// conv -> bias_add -> batch_norm -> relu, with BN statistics that matter.
 Function convBnRelu() {
   Var x = makeVar("x", f32({1, 3, 8, 8}));
-  Expr c = makeCall("nn.conv2d", {x, randomConst({4, 3, 3, 3}, 1)}, {{"padding", IntList{1, 1, 1, 1}}});
+  Expr c =
+      makeCall("nn.conv2d", {x, randomConst({4, 3, 3, 3}, 1)}, {{"padding", IntList{1, 1, 1, 1}}});
   Expr b = makeCall("nn.bias_add", {c, randomConst({4}, 2)});
-  Expr bn = makeCall("nn.batch_norm", {b, randomConst({4}, 3, 0.5f, 1.5f), randomConst({4}, 4), randomConst({4}, 5),
-                                       randomConst({4}, 6, 0.5f, 2.f)},
+  Expr bn = makeCall("nn.batch_norm",
+                     {b, randomConst({4}, 3, 0.5f, 1.5f), randomConst({4}, 4), randomConst({4}, 5),
+                      randomConst({4}, 6, 0.5f, 2.f)},
                      {{"epsilon", 1e-3}});
   return fn({x}, makeCall("nn.relu", {bn}));
 }
 
-}  // namespace
+} // namespace
 
 class TestGraphPasses : public QObject {
   Q_OBJECT
@@ -64,19 +70,23 @@ private slots:
     Var x = makeVar("x", f32({2, 3, 4}));
     Expr shape = makeCall("shape_of", {x});
     Expr batch = makeCall("take", {shape, i64({0})});
-    Expr prod = makeCall("prod", {makeCall("strided_slice", {shape}, {{"begin", IntList{1}}, {"end", IntList{3}}})},
-                         {{"keepdims", int64_t(1)}});
+    Expr prod = makeCall(
+        "prod", {makeCall("strided_slice", {shape}, {{"begin", IntList{1}}, {"end", IntList{3}}})},
+        {{"keepdims", int64_t(1)}});
     Expr target = makeCall("concatenate", {batch, prod});
     Expr plus = makeCall("add", {makeCall("cast", {target}, {{"dtype", DataType::Float(32)}}),
-                                 makeCall("multiply", {makeScalar(2, DataType::Float(32)), makeScalar(3, DataType::Float(32))})});
+                                 makeCall("multiply", {makeScalar(2, DataType::Float(32)),
+                                                       makeScalar(3, DataType::Float(32))})});
     Function f = fn({x}, makeTuple({target, plus, makeCall("nn.relu", {x})}));
     Function g = apply(f, foldConstant);
     std::vector<runtime::NDArray> out = evaluate(g, {randomArray({2, 3, 4}, 1)});
     QCOMPARE(out[0].as<int64_t>()[0], int64_t(2));
     QCOMPARE(out[0].as<int64_t>()[1], int64_t(12));
     QCOMPARE(out[1].as<float>()[1], 18.f);
-    QCOMPARE(QString::fromStdString(printFunction(g)),
-             QString(R"(def @main(%x: Tensor[(2, 3, 4), float32]) -> (Tensor[(2,), int64], Tensor[(2,), float32], Tensor[(2, 3, 4), float32]) {
+    QCOMPARE(
+        QString::fromStdString(printFunction(g)),
+        QString(
+            R"(def @main(%x: Tensor[(2, 3, 4), float32]) -> (Tensor[(2,), int64], Tensor[(2,), float32], Tensor[(2, 3, 4), float32]) {
   %0 = nn.relu(%x) /* ty=Tensor[(2, 3, 4), float32] */;
   (meta[Constant][0], meta[Constant][1], %0) /* ty=(Tensor[(2,), int64], Tensor[(2,), float32], Tensor[(2, 3, 4), float32]) */
 }
@@ -92,9 +102,10 @@ private slots:
     Function g = apply(f, simplifyInference);
     QCOMPARE(countOps(g, "nn.batch_norm"), 0);
     QCOMPARE(countOps(g, "nn.conv2d"), 1);
-    QCOMPARE(countOps(g, "multiply"), 0);  // folded into the weight, not a separate scale
-    QCOMPARE(QString::fromStdString(printFunction(g)),
-             QString(R"(def @main(%x: Tensor[(1, 3, 8, 8), float32]) -> Tensor[(1, 4, 8, 8), float32] {
+    QCOMPARE(countOps(g, "multiply"), 0); // folded into the weight, not a separate scale
+    QCOMPARE(
+        QString::fromStdString(printFunction(g)),
+        QString(R"(def @main(%x: Tensor[(1, 3, 8, 8), float32]) -> Tensor[(1, 4, 8, 8), float32] {
   %0 = nn.conv2d(%x, meta[Constant][0], padding=[1, 1, 1, 1]) /* ty=Tensor[(1, 4, 8, 8), float32] */;
   %1 = nn.bias_add(%0, meta[Constant][1]) /* ty=Tensor[(1, 4, 8, 8), float32] */;
   nn.relu(%1) /* ty=Tensor[(1, 4, 8, 8), float32] */
@@ -107,8 +118,9 @@ private slots:
     // BN after dense (channel = last axis) folds into the dense weight.
     Var x = makeVar("x", f32({3, 5}));
     Expr d = makeCall("nn.dense", {x, randomConst({4, 5}, 1)});
-    Expr bn = makeCall("nn.batch_norm", {d, randomConst({4}, 2, 0.5f, 1.5f), randomConst({4}, 3), randomConst({4}, 4),
-                                         randomConst({4}, 5, 0.5f, 2.f)},
+    Expr bn = makeCall("nn.batch_norm",
+                       {d, randomConst({4}, 2, 0.5f, 1.5f), randomConst({4}, 3),
+                        randomConst({4}, 4), randomConst({4}, 5, 0.5f, 2.f)},
                        {{"axis", int64_t(-1)}});
     Function f = fn({x}, bn);
     Function g = apply(f, simplifyInference);
@@ -118,16 +130,17 @@ private slots:
     // The conv output used twice: the weight cannot change, BN becomes scale and shift.
     Var y = makeVar("y", f32({1, 2, 4, 4}));
     Expr c = makeCall("nn.conv2d", {y, randomConst({2, 2, 1, 1}, 6)});
-    Expr bn2 = makeCall("nn.batch_norm", {c, randomConst({2}, 7), randomConst({2}, 8), randomConst({2}, 9),
-                                          randomConst({2}, 10, 0.5f, 2.f)});
+    Expr bn2 = makeCall("nn.batch_norm", {c, randomConst({2}, 7), randomConst({2}, 8),
+                                          randomConst({2}, 9), randomConst({2}, 10, 0.5f, 2.f)});
     Function f2 = fn({y}, makeCall("add", {bn2, c}));
     Function g2 = apply(f2, simplifyInference);
     QCOMPARE(countOps(g2, "multiply"), 1);
     QVERIFY(maxDiff(f2, g2) < 1e-5);
     // Non-constant statistics: decomposed into graph arithmetic.
     Var m = makeVar("mean", f32({2}));
-    Function f3 = fn({y, m}, makeCall("nn.batch_norm", {y, randomConst({2}, 11), randomConst({2}, 12), m,
-                                                        randomConst({2}, 13, 0.5f, 2.f)}));
+    Function f3 =
+        fn({y, m}, makeCall("nn.batch_norm", {y, randomConst({2}, 11), randomConst({2}, 12), m,
+                                              randomConst({2}, 13, 0.5f, 2.f)}));
     Function g3 = apply(f3, simplifyInference);
     QCOMPARE(countOps(g3, "nn.batch_norm"), 0);
     QCOMPARE(countOps(g3, "rsqrt"), 1);
@@ -154,14 +167,17 @@ private slots:
     Constant w = randomConst({2, 2, 3, 3}, 1);
     Expr a = makeCall("nn.relu", {makeCall("nn.conv2d", {x, w})});
     Expr b = makeCall("nn.relu", {makeCall("nn.conv2d", {x, w})});
-    Expr c = makeCall("nn.conv2d", {x, w}, {{"padding", IntList{1, 1, 1, 1}}});  // different attrs: kept
+    Expr c =
+        makeCall("nn.conv2d", {x, w}, {{"padding", IntList{1, 1, 1, 1}}}); // different attrs: kept
     // Equal small constants merge, so calls over them merge too.
     Expr s1 = makeCall("multiply", {x, makeScalar(2, DataType::Float(32))});
     Expr s2 = makeCall("multiply", {x, makeScalar(2, DataType::Float(32))});
     Function f = fn({x}, makeTuple({makeCall("add", {a, b}), c, makeCall("subtract", {s1, s2})}));
     Function g = apply(f, graph::eliminateCommonSubexpr);
-    QCOMPARE(QString::fromStdString(printFunction(g)),
-             QString(R"(def @main(%x: Tensor[(1, 2, 4, 4), float32]) -> (Tensor[(1, 2, 2, 2), float32], Tensor[(1, 2, 4, 4), float32], Tensor[(1, 2, 4, 4), float32]) {
+    QCOMPARE(
+        QString::fromStdString(printFunction(g)),
+        QString(
+            R"(def @main(%x: Tensor[(1, 2, 4, 4), float32]) -> (Tensor[(1, 2, 2, 2), float32], Tensor[(1, 2, 4, 4), float32], Tensor[(1, 2, 4, 4), float32]) {
   %0 = nn.conv2d(%x, meta[Constant][0]) /* ty=Tensor[(1, 2, 2, 2), float32] */;
   %1 = nn.relu(%0) /* ty=Tensor[(1, 2, 2, 2), float32] */;
   %2 = add(%1, %1) /* ty=Tensor[(1, 2, 2, 2), float32] */;
@@ -181,7 +197,8 @@ private slots:
     Expr t = makeTuple({unused, used, makeCall("sqrt", {x})});
     Function f = fn({x}, makeCall("negative", {makeTupleGetItem(t, 1)}));
     Function g = apply(f, graph::eliminateDeadCode);
-    QCOMPARE(QString::fromStdString(printFunction(g)), QString(R"(def @main(%x: Tensor[(4,), float32]) -> Tensor[(4,), float32] {
+    QCOMPARE(QString::fromStdString(printFunction(g)),
+             QString(R"(def @main(%x: Tensor[(4,), float32]) -> Tensor[(4,), float32] {
   %0 = nn.relu(%x) /* ty=Tensor[(4,), float32] */;
   negative(%0) /* ty=Tensor[(4,), float32] */
 }
@@ -199,15 +216,18 @@ private slots:
     // conv -> bias_add -> relu -> conv -> multiply(per-channel constant) -> add(residual of the
     // first conv's relu) -> max_pool2d, all in NCHW8c after the pass, NCHW at the edges.
     Var x = makeVar("x", f32({1, 4, 6, 6}));
-    Expr c1 = makeCall("nn.conv2d", {x, randomConst({8, 4, 3, 3}, 1)}, {{"padding", IntList{1, 1, 1, 1}}});
+    Expr c1 = makeCall("nn.conv2d", {x, randomConst({8, 4, 3, 3}, 1)},
+                       {{"padding", IntList{1, 1, 1, 1}}});
     Expr r1 = makeCall("nn.relu", {makeCall("nn.bias_add", {c1, randomConst({8}, 2)})});
     Expr c2 = makeCall("nn.conv2d", {r1, randomConst({8, 8, 1, 1}, 3)});
     Expr a = makeCall("add", {makeCall("multiply", {c2, randomConst({8, 1, 1}, 4)}), r1});
-    Expr out = makeCall("nn.max_pool2d", {a}, {{"pool_size", IntList{2, 2}}, {"strides", IntList{2, 2}}});
+    Expr out =
+        makeCall("nn.max_pool2d", {a}, {{"pool_size", IntList{2, 2}}, {"strides", IntList{2, 2}}});
     Function f = fn({x}, out);
     Function g = apply(apply(f, [](const Expr& e) { return convertLayout(e, 8); }), foldConstant);
-    QCOMPARE(QString::fromStdString(printFunction(g)),
-             QString(R"(def @main(%x: Tensor[(1, 4, 6, 6), float32]) -> Tensor[(1, 8, 3, 3), float32] {
+    QCOMPARE(
+        QString::fromStdString(printFunction(g)),
+        QString(R"(def @main(%x: Tensor[(1, 4, 6, 6), float32]) -> Tensor[(1, 8, 3, 3), float32] {
   %0 = layout_transform(%x, src_layout="NCHW", dst_layout="NCHW4c") /* ty=Tensor[(1, 1, 6, 6, 4), float32] */;
   %1 = nn.conv2d(%0, meta[Constant][0], padding=[1, 1, 1, 1], data_layout="NCHW4c", kernel_layout="OIHW4i8o") /* ty=Tensor[(1, 1, 6, 6, 8), float32] */;
   %2 = add(%1, meta[Constant][1]) /* ty=Tensor[(1, 1, 6, 6, 8), float32] */;
@@ -227,7 +247,8 @@ private slots:
     Function f2 = fn({y}, makeCall("sigmoid", {pc}));
     Function g2 = apply(f2, [](const Expr& e) { return convertLayout(e, 16); });
     std::string text = printFunction(g2);
-    QVERIFY2(text.find("data_layout=\"NCHW6c\", kernel_layout=\"OIHW6i12o\"") != std::string::npos, text.c_str());
+    QVERIFY2(text.find("data_layout=\"NCHW6c\", kernel_layout=\"OIHW6i12o\"") != std::string::npos,
+             text.c_str());
     QVERIFY2(text.find("groups=6)") != std::string::npos, text.c_str());
     QVERIFY(maxDiff(f2, g2) < 1e-5);
   }
@@ -241,16 +262,23 @@ private slots:
       }
       return {};
     };
+    QCOMPARE(
+        msg([] {
+          return Expr(makeCall(
+              "layout_transform", {makeVar("x", f32({1, 6, 2, 2}))},
+              {{"src_layout", std::string("NCHW")}, {"dst_layout", std::string("NCHW4c")}}));
+        }),
+        std::string(
+            "layout_transform: logical shape (1, 6, 2, 2) does not divide into layout NCHW4c"));
     QCOMPARE(msg([] {
-               return Expr(makeCall("layout_transform", {makeVar("x", f32({1, 6, 2, 2}))},
-                                    {{"src_layout", std::string("NCHW")}, {"dst_layout", std::string("NCHW4c")}}));
+               return Expr(makeCall(
+                   "nn.conv2d",
+                   {makeVar("x", f32({1, 2, 4, 4, 4})), makeVar("w", f32({1, 2, 1, 1, 8, 4}))},
+                   {{"data_layout", std::string("NCHW4c")},
+                    {"kernel_layout", std::string("OIHW8i4o")}}));
              }),
-             std::string("layout_transform: logical shape (1, 6, 2, 2) does not divide into layout NCHW4c"));
-    QCOMPARE(msg([] {
-               return Expr(makeCall("nn.conv2d", {makeVar("x", f32({1, 2, 4, 4, 4})), makeVar("w", f32({1, 2, 1, 1, 8, 4}))},
-                                    {{"data_layout", std::string("NCHW4c")}, {"kernel_layout", std::string("OIHW8i4o")}}));
-             }),
-             std::string("nn.conv2d: data block 4 of NCHW4c differs from the kernel's input block 8 of OIHW8i4o"));
+             std::string("nn.conv2d: data block 4 of NCHW4c differs from the kernel's input block "
+                         "8 of OIHW8i4o"));
   }
 
   void pipelineAndPrintAfterAll() {
@@ -258,18 +286,20 @@ private slots:
     m.functions["main"] = convBnRelu();
     std::vector<std::string> seen;
     int changed = 0;
-    Module out = runGraphPasses(m, fusePipeline(), [&](const std::string& p, const Module&, bool c) {
-      seen.push_back(p);
-      changed += c;
-    });
+    Module out =
+        runGraphPasses(m, fusePipeline(), [&](const std::string& p, const Module&, bool c) {
+          seen.push_back(p);
+          changed += c;
+        });
     QCOMPARE(seen, fusePipeline());
     QCOMPARE(seen.back(), std::string("fuse-ops"));
-    QVERIFY(changed >= 2);  // simplify-inference and fuse-ops at least
+    QVERIFY(changed >= 2); // simplify-inference and fuse-ops at least
     QVERIFY(maxDiff(m.main(), out.main()) < 1e-5);
     QVERIFY_THROWS_EXCEPTION(ValueError, findGraphPass("no-such-pass"));
     std::string dot = toDot(out.main());
     QVERIFY2(dot.find("subgraph cluster_0") != std::string::npos, dot.c_str());
-    QVERIFY2(dot.find("label=\"fused_nn_conv2d_nn_bias_add_nn_relu\"") != std::string::npos, dot.c_str());
+    QVERIFY2(dot.find("label=\"fused_nn_conv2d_nn_bias_add_nn_relu\"") != std::string::npos,
+             dot.c_str());
     QVERIFY(dot.rfind("digraph \"main\" {", 0) == 0);
   }
 };

@@ -1,4 +1,5 @@
-// Golden tests of the Relay-style graph printer: bindings, attributes, constants, tuples, functions.
+// Golden tests of the Relay-style graph printer: bindings, attributes, constants, tuples,
+// functions.
 #include <QtTest>
 
 #include "GraphTestUtil.h"
@@ -17,17 +18,21 @@ class TestGraphPrinter : public QObject {
 private slots:
   void typedGraph() {
     Var x = makeVar("data", f32({1, 3, 8, 8}));
-    Expr c = makeCall("nn.conv2d", {x, randomConst({4, 3, 3, 3}, 1)},
-                      {{"strides", std::vector<int64_t>{2, 2}}, {"padding", std::vector<int64_t>{1, 1, 1, 1}}});
+    Expr c = makeCall(
+        "nn.conv2d", {x, randomConst({4, 3, 3, 3}, 1)},
+        {{"strides", std::vector<int64_t>{2, 2}}, {"padding", std::vector<int64_t>{1, 1, 1, 1}}});
     Expr b = makeCall("add", {c, makeScalar(1.5, DataType::Float(32))});
-    Expr s = makeCall("split", {b}, {{"sections", std::vector<int64_t>{1, 3}}, {"axis", int64_t(1)}});
+    Expr s =
+        makeCall("split", {b}, {{"sections", std::vector<int64_t>{1, 3}}, {"axis", int64_t(1)}});
     Expr r = makeCall("nn.relu", {makeTupleGetItem(s, 1)});
     Expr out = makeTuple({makeTupleGetItem(s, 0), r});
     Module m;
     m.functions["main"] = makeFunction({x}, out);
     inferType(m);
-    QCOMPARE(QString::fromStdString(printModule(m)),
-             QString(R"(def @main(%data: Tensor[(1, 3, 8, 8), float32]) -> (Tensor[(1, 1, 4, 4), float32], Tensor[(1, 3, 4, 4), float32]) {
+    QCOMPARE(
+        QString::fromStdString(printModule(m)),
+        QString(
+            R"(def @main(%data: Tensor[(1, 3, 8, 8), float32]) -> (Tensor[(1, 1, 4, 4), float32], Tensor[(1, 3, 4, 4), float32]) {
   %0 = nn.conv2d(%data, meta[Constant][0], strides=[2, 2], padding=[1, 1, 1, 1]) /* ty=Tensor[(1, 4, 4, 4), float32] */;
   %1 = add(%0, 1.5f) /* ty=Tensor[(1, 4, 4, 4), float32] */;
   %2 = split(%1, sections=[1, 3], axis=1) /* ty=(Tensor[(1, 1, 4, 4), float32], Tensor[(1, 3, 4, 4), float32]) */;
@@ -61,8 +66,10 @@ private slots:
     Var b = makeVar("input:1", f32({2}));
     Var c = makeVar("x.2_ok", f32({2}));
     Expr e = makeCall("add", {makeCall("add", {a, b}), c});
-    QCOMPARE(QString::fromStdString(printFunction(makeFunction({a, b, c}, e))),
-             QString(R"(def @main(%"0": Tensor[(2,), float32], %"input:1": Tensor[(2,), float32], %x.2_ok: Tensor[(2,), float32]) {
+    QCOMPARE(
+        QString::fromStdString(printFunction(makeFunction({a, b, c}, e))),
+        QString(
+            R"(def @main(%"0": Tensor[(2,), float32], %"input:1": Tensor[(2,), float32], %x.2_ok: Tensor[(2,), float32]) {
   %0 = add(%"0", %"input:1");
   add(%0, %x.2_ok)
 }
@@ -72,7 +79,8 @@ private slots:
   void defaultsAreOmittedAndConstantsNumbered() {
     Var x = makeVar("x", f32({1, 2, 4, 4}));
     Constant w = randomConst({2, 2, 1, 1}, 3);
-    Expr c1 = makeCall("nn.conv2d", {x, w}, {{"strides", std::vector<int64_t>{1, 1}}, {"groups", int64_t(1)}});
+    Expr c1 = makeCall("nn.conv2d", {x, w},
+                       {{"strides", std::vector<int64_t>{1, 1}}, {"groups", int64_t(1)}});
     Expr c2 = makeCall("nn.conv2d", {c1, randomConst({2, 2, 1, 1}, 4)});
     Expr c3 = makeCall("nn.conv2d", {c2, w});
     std::string text = printExpr(c3);
@@ -89,8 +97,9 @@ nn.conv2d(%1, meta[Constant][0])
     Expr s = makeCall("nn.softmax", {r}, {{"axis", int64_t(1)}});
     Module m;
     m.functions["main"] = makeFunction({x}, fuseOps(s));
-    QCOMPARE(QString::fromStdString(printModule(m)),
-             QString(R"(def @main(%x: Tensor[(1, 2, 4, 4), float32]) -> Tensor[(1, 2, 4, 4), float32] {
+    QCOMPARE(
+        QString::fromStdString(printModule(m)),
+        QString(R"(def @main(%x: Tensor[(1, 2, 4, 4), float32]) -> Tensor[(1, 2, 4, 4), float32] {
   %0 = fn (%p0: Tensor[(1, 2, 4, 4), float32], %p1: Tensor[(2, 2, 1, 1), float32], Primitive=1, Name="fused_nn_conv2d_add_nn_relu") -> Tensor[(1, 2, 4, 4), float32] {
     %0 = nn.conv2d(%p0, %p1) /* ty=Tensor[(1, 2, 4, 4), float32] */;
     %1 = add(%0, 1f) /* ty=Tensor[(1, 2, 4, 4), float32] */;

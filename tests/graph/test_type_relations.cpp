@@ -23,11 +23,13 @@ template <class E = TypeError> std::string typeError(const std::function<Expr()>
   return {};
 }
 
-std::string typeOf(const Expr& e) { return typeStr(inferType(e)); }
+std::string typeOf(const Expr& e) {
+  return typeStr(inferType(e));
+}
 
 using IntList = std::vector<int64_t>;
 
-}  // namespace
+} // namespace
 
 class TestTypeRelations : public QObject {
   Q_OBJECT
@@ -41,20 +43,26 @@ private slots:
     Expr dw = makeCall("nn.conv2d", {conv, randomConst({16, 1, 3, 3}, 2)},
                        {{"groups", int64_t(16)}, {"dilation", IntList{2, 2}}});
     QCOMPARE(typeOf(dw), std::string("Tensor[(2, 16, 12, 12), float32]"));
-    Expr pool = makeCall("nn.max_pool2d", {dw}, {{"pool_size", IntList{3, 3}}, {"strides", IntList{2, 2}},
-                                                 {"ceil_mode", int64_t(1)}});
+    Expr pool = makeCall(
+        "nn.max_pool2d", {dw},
+        {{"pool_size", IntList{3, 3}}, {"strides", IntList{2, 2}}, {"ceil_mode", int64_t(1)}});
     QCOMPARE(typeOf(pool), std::string("Tensor[(2, 16, 6, 6), float32]"));
     Expr up = makeCall("nn.conv2d_transpose", {pool, randomConst({16, 8, 4, 4}, 3)},
                        {{"strides", IntList{2, 2}}, {"padding", IntList{1, 1, 1, 1}}});
     QCOMPARE(typeOf(up), std::string("Tensor[(2, 8, 12, 12), float32]"));
     Expr t = makeCall("transpose", {up}, {{"axes", IntList{0, 2, 3, 1}}});
     QCOMPARE(typeOf(t), std::string("Tensor[(2, 12, 12, 8), float32]"));
-    Expr mm = makeCall("nn.matmul", {makeVar("a", f32({4, 1, 5, 6})), makeVar("b", f32({3, 6, 7}))});
+    Expr mm =
+        makeCall("nn.matmul", {makeVar("a", f32({4, 1, 5, 6})), makeVar("b", f32({3, 6, 7}))});
     QCOMPARE(typeOf(mm), std::string("Tensor[(4, 3, 5, 7), float32]"));
-    Expr sl = makeCall("strided_slice", {t}, {{"begin", IntList{1, -1}}, {"end", IntList{100, -13}},
-                                              {"strides", IntList{3, -2}}, {"axes", IntList{1, 2}}});
+    Expr sl = makeCall("strided_slice", {t},
+                       {{"begin", IntList{1, -1}},
+                        {"end", IntList{100, -13}},
+                        {"strides", IntList{3, -2}},
+                        {"axes", IntList{1, 2}}});
     QCOMPARE(typeOf(sl), std::string("Tensor[(2, 4, 6, 8), float32]"));
-    Expr tk = makeCall("take", {t, makeConstant(runtime::NDArray::empty({2, 5}, runtime::DType{0, 64, 1}))},
+    Expr tk = makeCall("take",
+                       {t, makeConstant(runtime::NDArray::empty({2, 5}, runtime::DType{0, 64, 1}))},
                        {{"axis", int64_t(3)}});
     QCOMPARE(typeOf(tk), std::string("Tensor[(2, 12, 12, 2, 5), float32]"));
     Expr am = makeCall("argmax", {t}, {{"axis", int64_t(-1)}, {"keepdims", int64_t(0)}});
@@ -63,18 +71,21 @@ private slots:
     QCOMPARE(typeOf(red), std::string("Tensor[(2, 1, 1, 8), float32]"));
     Expr cmp = makeCall("less", {t, makeScalar(0, DataType::Float(32))});
     QCOMPARE(typeOf(cmp), std::string("Tensor[(2, 12, 12, 8), bool]"));
-    Expr rs = makeCall("image.resize2d", {up}, {{"size", IntList{5, 7}}, {"method", std::string("nearest_neighbor")}});
+    Expr rs = makeCall("image.resize2d", {up},
+                       {{"size", IntList{5, 7}}, {"method", std::string("nearest_neighbor")}});
     QCOMPARE(typeOf(rs), std::string("Tensor[(2, 8, 5, 7), float32]"));
   }
 
   void symbolicDims() {
-    Var x = makeVar("x", tensorType(Shape{Dim::symbol("batch"), Dim(3), Dim::any(), Dim(8)}, DataType::Float(32)));
+    Var x = makeVar("x", tensorType(Shape{Dim::symbol("batch"), Dim(3), Dim::any(), Dim(8)},
+                                    DataType::Float(32)));
     Expr conv = makeCall("nn.conv2d", {x, randomConst({4, 3, 3, 3}, 1)});
     QCOMPARE(typeOf(conv), std::string("Tensor[(batch, 4, ?, 6), float32]"));
     Expr add = makeCall("add", {conv, makeVar("b", f32({4, 1, 1}))});
     QCOMPARE(typeOf(add), std::string("Tensor[(batch, 4, ?, 6), float32]"));
-    Expr bc = makeCall("add", {makeVar("p", tensorType(Shape{Dim::symbol("n")}, DataType::Float(32))),
-                               makeVar("q", f32({5}))});
+    Expr bc =
+        makeCall("add", {makeVar("p", tensorType(Shape{Dim::symbol("n")}, DataType::Float(32))),
+                         makeVar("q", f32({5}))});
     QCOMPARE(typeOf(bc), std::string("Tensor[(5,), float32]"));
     Expr shape = makeCall("shape_of", {x});
     QCOMPARE(typeOf(shape), std::string("Tensor[(4,), int64]"));
@@ -82,47 +93,68 @@ private slots:
 
   void errorsNameNodeAndShapes() {
     auto conv = [] {
-      return Expr(makeCall("nn.conv2d", {makeVar("x", f32({1, 3, 8, 8})), randomConst({4, 2, 3, 3}, 1)}, {}, "conv7"));
+      return Expr(makeCall("nn.conv2d",
+                           {makeVar("x", f32({1, 3, 8, 8})), randomConst({4, 2, 3, 3}, 1)}, {},
+                           "conv7"));
     };
     QCOMPARE(typeError<GraphTypeError>(conv),
-             std::string("nn.conv2d (node 'conv7'): data Tensor[(1, 3, 8, 8), float32] has 3 input channels but weight "
+             std::string("nn.conv2d (node 'conv7'): data Tensor[(1, 3, 8, 8), float32] has 3 input "
+                         "channels but weight "
                          "Tensor[(4, 2, 3, 3), float32] expects 2 (2 x groups 1)"));
+    QCOMPARE(
+        typeError([] {
+          return Expr(
+              makeCall("add", {makeVar("a", f32({2, 3})), makeVar("b", f32({4}))}, {}, "sum1"));
+        }),
+        std::string(
+            "add (node 'sum1'): shapes (2, 3) and (4,) do not broadcast (dimension 1: 3 vs 4)"));
     QCOMPARE(typeError([] {
-               return Expr(makeCall("add", {makeVar("a", f32({2, 3})), makeVar("b", f32({4}))}, {}, "sum1"));
+               return Expr(makeCall("reshape", {makeVar("a", f32({2, 3}))},
+                                    {{"newshape", IntList{4, 2}}}, "r"));
              }),
-             std::string("add (node 'sum1'): shapes (2, 3) and (4,) do not broadcast (dimension 1: 3 vs 4)"));
+             std::string("reshape (node 'r'): cannot reshape Tensor[(2, 3), float32] (6 elements) "
+                         "to [4, 2] (8 elements)"));
+    QCOMPARE(
+        typeError([] {
+          return Expr(makeCall("nn.dense", {makeVar("a", f32({2, 3})), makeVar("w", f32({5, 4}))}));
+        }),
+        std::string("nn.dense: data Tensor[(2, 3), float32] and weight Tensor[(5, 4), float32] "
+                    "disagree on the "
+                    "reduction dimension (3 vs 4)"));
     QCOMPARE(typeError([] {
-               return Expr(makeCall("reshape", {makeVar("a", f32({2, 3}))}, {{"newshape", IntList{4, 2}}}, "r"));
-             }),
-             std::string("reshape (node 'r'): cannot reshape Tensor[(2, 3), float32] (6 elements) to [4, 2] (8 elements)"));
-    QCOMPARE(typeError([] {
-               return Expr(makeCall("nn.dense", {makeVar("a", f32({2, 3})), makeVar("w", f32({5, 4}))}));
-             }),
-             std::string("nn.dense: data Tensor[(2, 3), float32] and weight Tensor[(5, 4), float32] disagree on the "
-                         "reduction dimension (3 vs 4)"));
-    QCOMPARE(typeError([] {
-               return Expr(makeCall("concatenate", {makeVar("a", f32({2, 3})), makeVar("b", f32({3, 3}))},
+               return Expr(makeCall("concatenate",
+                                    {makeVar("a", f32({2, 3})), makeVar("b", f32({3, 3}))},
                                     {{"axis", int64_t(1)}}, "cat"));
              }),
-             std::string("concatenate (node 'cat'): input 1 Tensor[(3, 3), float32] differs from input 0 Tensor[(2, 3), "
+             std::string("concatenate (node 'cat'): input 1 Tensor[(3, 3), float32] differs from "
+                         "input 0 Tensor[(2, 3), "
                          "float32] in dimension 0 (concatenating along axis 1)"));
     QCOMPARE(typeError([] {
-               return Expr(makeCall("transpose", {makeVar("a", f32({2, 3}))}, {{"axes", IntList{0, 0}}}));
+               return Expr(
+                   makeCall("transpose", {makeVar("a", f32({2, 3}))}, {{"axes", IntList{0, 0}}}));
              }),
              std::string("transpose: axes [0, 0] repeat axis 0"));
-    QCOMPARE(typeError([] { return Expr(makeCall("nn.softmax", {makeVar("a", f32({2, 3}))}, {{"axis", int64_t(2)}})); }),
-             std::string("nn.softmax: axis 2 is out of range for rank 2"));
-    QCOMPARE(typeError([] {
-               return Expr(makeCall("add", {makeVar("a", f32({2})),
-                                            makeVar("b", tensorType(std::vector<int64_t>{2}, DataType::Int(64)))}));
-             }),
-             std::string("add: argument types differ: Tensor[(2,), float32] vs Tensor[(2,), int64]"));
-    QCOMPARE(typeError([] {
-               return Expr(makeCall("split", {makeVar("a", f32({5}))}, {{"sections", IntList{2, 2}}}));
-             }),
-             std::string("split: sections [2, 2] sum to 4 but dimension 0 of Tensor[(5,), float32] is 5"));
-    QCOMPARE(typeError([] { return Expr(makeTupleGetItem(makeTuple({makeVar("a", f32({1}))}), 3)); }),
-             std::string("tuple index .3 out of range for (Tensor[(1,), float32],)"));
+    QCOMPARE(
+        typeError([] {
+          return Expr(makeCall("nn.softmax", {makeVar("a", f32({2, 3}))}, {{"axis", int64_t(2)}}));
+        }),
+        std::string("nn.softmax: axis 2 is out of range for rank 2"));
+    QCOMPARE(
+        typeError([] {
+          return Expr(makeCall(
+              "add", {makeVar("a", f32({2})),
+                      makeVar("b", tensorType(std::vector<int64_t>{2}, DataType::Int(64)))}));
+        }),
+        std::string("add: argument types differ: Tensor[(2,), float32] vs Tensor[(2,), int64]"));
+    QCOMPARE(
+        typeError([] {
+          return Expr(makeCall("split", {makeVar("a", f32({5}))}, {{"sections", IntList{2, 2}}}));
+        }),
+        std::string(
+            "split: sections [2, 2] sum to 4 but dimension 0 of Tensor[(5,), float32] is 5"));
+    QCOMPARE(
+        typeError([] { return Expr(makeTupleGetItem(makeTuple({makeVar("a", f32({1}))}), 3)); }),
+        std::string("tuple index .3 out of range for (Tensor[(1,), float32],)"));
   }
 
   void schemaErrors() {
@@ -135,10 +167,15 @@ private slots:
       }
       return {};
     };
-    QCOMPARE(msg([&] { makeCall("nn.relu", {x}, {{"alpha", 0.5}}, "act"); }),
+    QCOMPARE(msg([&] {
+               makeCall("nn.relu", {x}, {{"alpha", 0.5}}, "act");
+             }),
              std::string("nn.relu (node 'act'): unknown attribute 'alpha'"));
-    QCOMPARE(msg([&] { makeCall("reshape", {x}); }), std::string("reshape: missing required attribute 'newshape'"));
-    QCOMPARE(msg([&] { makeCall("nn.softmax", {x}, {{"axis", 1.0}}); }),
+    QCOMPARE(msg([&] { makeCall("reshape", {x}); }),
+             std::string("reshape: missing required attribute 'newshape'"));
+    QCOMPARE(msg([&] {
+               makeCall("nn.softmax", {x}, {{"axis", 1.0}});
+             }),
              std::string("nn.softmax: attribute 'axis' must be int, got float"));
     QCOMPARE(msg([&] { makeCall("add", {x}); }), std::string("add: expects 2 argument(s), got 1"));
   }
@@ -146,9 +183,11 @@ private slots:
   void functionCallTypes() {
     Var p = makeVar("p", f32({2}));
     Function fn = makeFunction({p}, makeCall("nn.relu", {p}), true, "fused_nn_relu");
-    QCOMPARE(typeOf(makeFnCall(fn, {makeVar("a", f32({2}))})), std::string("Tensor[(2,), float32]"));
+    QCOMPARE(typeOf(makeFnCall(fn, {makeVar("a", f32({2}))})),
+             std::string("Tensor[(2,), float32]"));
     QCOMPARE(typeError([&] { return Expr(makeFnCall(fn, {makeVar("b", f32({3}))})); }),
-             std::string("call of fused_nn_relu: argument 0 has type Tensor[(3,), float32] but parameter %p expects "
+             std::string("call of fused_nn_relu: argument 0 has type Tensor[(3,), float32] but "
+                         "parameter %p expects "
                          "Tensor[(2,), float32]"));
   }
 
@@ -164,12 +203,13 @@ private slots:
     };
     d.hostKernel = [](const CallNode& call, const std::vector<runtime::NDArray>& in, const Type&) {
       runtime::NDArray out = in[0].copy();
-      for (int64_t i = 0; i < out.numel(); ++i) out.as<float>()[i] *= float(call.attrs.getFloat("factor"));
+      for (int64_t i = 0; i < out.numel(); ++i)
+        out.as<float>()[i] *= float(call.attrs.getFloat("factor"));
       return std::vector<runtime::NDArray>{out};
     };
     d.doc = "test op";
     registerOp(d);
-    QVERIFY(findOp("nn.conv2d") != nullptr);  // built-ins are still there
+    QVERIFY(findOp("nn.conv2d") != nullptr); // built-ins are still there
     Var x = makeVar("x", f32({3}));
     Function f = makeFunction({x}, makeCall("test.twice", {x}, {{"factor", 3.0}}));
     runtime::NDArray in = randomArray({3}, 1);

@@ -5,7 +5,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include <onnx/onnx_pb.h>  // defines ONNX_API, then includes onnx-ml.pb.h
+#include <onnx/onnx_pb.h> // defines ONNX_API, then includes onnx-ml.pb.h
 
 #include "core/frontend/onnx/OnnxImporter.h"
 #include "core/graph/Expr.h"
@@ -48,7 +48,8 @@ public:
   std::vector<int64_t> staticShape(const graph::Expr& e) const;
 
   /// A call of `op` named after the current node.
-  graph::Expr call(const std::string& op, std::vector<graph::Expr> args, graph::Attrs attrs = {}) const;
+  graph::Expr call(const std::string& op, std::vector<graph::Expr> args,
+                   graph::Attrs attrs = {}) const;
 
 private:
   std::string m_file;
@@ -66,4 +67,4 @@ runtime::NDArray tensorFromProto(const onnx::TensorProto& t, const std::string& 
 /// ONNX element type code -> DataType; ok=false when unsupported.
 DataType dtypeFromOnnx(int code, bool* ok);
 
-}  // namespace loom::frontend::onnxi
+} // namespace loom::frontend::onnxi

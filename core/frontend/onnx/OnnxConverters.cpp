@@ -16,7 +16,9 @@ namespace {
 
 using Outs = std::vector<Expr>;
 
-Expr scalarLike(const Context& ctx, double v, const Expr& like) { return makeScalar(v, ctx.tensorType(like).dtype); }
+Expr scalarLike(const Context& ctx, double v, const Expr& like) {
+  return makeScalar(v, ctx.tensorType(like).dtype);
+}
 
 Expr reshapeTo(const Context& ctx, const Expr& x, const std::vector<int64_t>& shape) {
   return ctx.call("reshape", {x}, {{"newshape", shape}});
@@ -24,7 +26,8 @@ Expr reshapeTo(const Context& ctx, const Expr& x, const std::vector<int64_t>& sh
 
 int64_t normAxis(const Context& ctx, int64_t axis, int64_t ndim) {
   int64_t a = axis < 0 ? axis + ndim : axis;
-  if (a < 0 || a >= ndim) ctx.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(ndim));
+  if (a < 0 || a >= ndim)
+    ctx.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(ndim));
   return a;
 }
 
@@ -40,8 +43,10 @@ Expr legacyBroadcast(Context& c, const Expr& a, const Expr& b) {
   std::vector<int64_t> sb = c.staticShape(b);
   int64_t axis = c.attrInt("axis", na - int64_t(sb.size()));
   if (axis < 0) axis += na;
-  if (axis < 0 || axis + int64_t(sb.size()) > na) c.fail("broadcast axis " + std::to_string(axis) + " out of range");
-  for (int64_t i = axis + int64_t(sb.size()); i < na; ++i) sb.push_back(1);
+  if (axis < 0 || axis + int64_t(sb.size()) > na)
+    c.fail("broadcast axis " + std::to_string(axis) + " out of range");
+  for (int64_t i = axis + int64_t(sb.size()); i < na; ++i)
+    sb.push_back(1);
   return reshapeTo(c, b, sb);
 }
 
@@ -56,7 +61,8 @@ Converter binary(const std::string& op) {
 Converter variadic(const std::string& op, bool mean) {
   return [op, mean](Context& c) {
     Expr acc = c.input(0);
-    for (int i = 1; i < c.numInputs(); ++i) acc = c.call(op, {acc, c.input(i)});
+    for (int i = 1; i < c.numInputs(); ++i)
+      acc = c.call(op, {acc, c.input(i)});
     if (mean) acc = c.call("divide", {acc, scalarLike(c, double(c.numInputs()), acc)});
     return Outs{acc};
   };
@@ -66,14 +72,17 @@ Converter variadic(const std::string& op, bool mean) {
 std::vector<int64_t> spatialDims(const Context& c, const Expr& x) {
   std::vector<int64_t> out;
   const TensorTypeNode& t = c.tensorType(x);
-  for (size_t i = 2; i < t.ndim(); ++i) out.push_back(t.shape[i].isStatic() ? t.shape[i].value : -1);
+  for (size_t i = 2; i < t.ndim(); ++i)
+    out.push_back(t.shape[i].isStatic() ? t.shape[i].value : -1);
   return out;
 }
 
 /// Spatial padding for auto_pad (SAME_UPPER / SAME_LOWER / VALID) or explicit pads, as
 /// (begin..., end...) for `spatial` dims.
-std::vector<int64_t> convPads(const Context& c, const std::vector<int64_t>& inSpatial, const std::vector<int64_t>& kernel,
-                              const std::vector<int64_t>& strides, const std::vector<int64_t>& dilations) {
+std::vector<int64_t> convPads(const Context& c, const std::vector<int64_t>& inSpatial,
+                              const std::vector<int64_t>& kernel,
+                              const std::vector<int64_t>& strides,
+                              const std::vector<int64_t>& dilations) {
   size_t n = kernel.size();
   std::string autoPad = c.attrString("auto_pad", "NOTSET");
   if (autoPad == "NOTSET") {
@@ -83,11 +92,14 @@ std::vector<int64_t> convPads(const Context& c, const std::vector<int64_t>& inSp
   }
   std::vector<int64_t> pads(2 * n, 0);
   if (autoPad == "VALID") return pads;
-  if (autoPad != "SAME_UPPER" && autoPad != "SAME_LOWER") c.fail("unknown auto_pad '" + autoPad + "'");
+  if (autoPad != "SAME_UPPER" && autoPad != "SAME_LOWER")
+    c.fail("unknown auto_pad '" + autoPad + "'");
   for (size_t i = 0; i < n; ++i) {
-    if (inSpatial[i] < 0) c.fail("auto_pad " + autoPad + " needs static spatial dims; give --input-shapes");
+    if (inSpatial[i] < 0)
+      c.fail("auto_pad " + autoPad + " needs static spatial dims; give --input-shapes");
     int64_t out = (inSpatial[i] + strides[i] - 1) / strides[i];
-    int64_t total = std::max<int64_t>((out - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 - inSpatial[i], 0);
+    int64_t total = std::max<int64_t>(
+        (out - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 - inSpatial[i], 0);
     int64_t small = total / 2, big = total - small;
     pads[i] = autoPad == "SAME_UPPER" ? small : big;
     pads[i + n] = autoPad == "SAME_UPPER" ? big : small;
@@ -99,7 +111,8 @@ Outs conv(Context& c) {
   Expr x = c.input(0), w = c.input(1);
   size_t rank = c.tensorType(x).ndim();
   std::vector<int64_t> ws = c.staticShape(w);
-  if (rank != 3 && rank != 4) c.fail("only 1-D and 2-D convolutions are supported (data rank " + std::to_string(rank) + ")");
+  if (rank != 3 && rank != 4)
+    c.fail("only 1-D and 2-D convolutions are supported (data rank " + std::to_string(rank) + ")");
   bool oneD = rank == 3;
   size_t n = rank - 2;
   std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
@@ -115,7 +128,10 @@ Outs conv(Context& c) {
     pads = {0, pads[0], 0, pads[1]};
   }
   Expr y = c.call("nn.conv2d", {x, w},
-                  {{"strides", strides}, {"padding", pads}, {"dilation", dil}, {"groups", c.attrInt("group", 1)}});
+                  {{"strides", strides},
+                   {"padding", pads},
+                   {"dilation", dil},
+                   {"groups", c.attrInt("group", 1)}});
   if (c.hasInput(2)) y = c.call("nn.bias_add", {y, c.input(2)}, {{"axis", int64_t(1)}});
   if (oneD) {
     std::vector<int64_t> ys = c.staticShape(y);
@@ -129,7 +145,8 @@ Outs convTranspose(Context& c) {
   std::vector<int64_t> xs = c.staticShape(x), ws = c.staticShape(w);
   if (xs.size() != 4) c.fail("only 2-D transposed convolutions are supported");
   std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
-  std::vector<int64_t> strides = c.attrInts("strides", {1, 1}), dil = c.attrInts("dilations", {1, 1});
+  std::vector<int64_t> strides = c.attrInts("strides", {1, 1}),
+                       dil = c.attrInts("dilations", {1, 1});
   std::vector<int64_t> outPad = c.attrInts("output_padding", {0, 0});
   std::vector<int64_t> pads = c.attrInts("pads", {0, 0, 0, 0});
   std::string autoPad = c.attrString("auto_pad", "NOTSET");
@@ -138,8 +155,9 @@ Outs convTranspose(Context& c) {
     if (outShape.size() > 2) outShape.erase(outShape.begin(), outShape.end() - 2);
     for (int i = 0; i < 2; ++i) {
       int64_t target = outShape.empty() ? xs[2 + i] * strides[i] : outShape[i];
-      int64_t total = strides[i] * (xs[2 + i] - 1) + outPad[i] + (kernel[i] - 1) * dil[i] + 1 - target;
-      if (total < 0) {  // the requested shape is larger than the full output: extend at the end
+      int64_t total =
+          strides[i] * (xs[2 + i] - 1) + outPad[i] + (kernel[i] - 1) * dil[i] + 1 - target;
+      if (total < 0) { // the requested shape is larger than the full output: extend at the end
         outPad[i] -= total;
         total = 0;
       }
@@ -155,7 +173,10 @@ Outs convTranspose(Context& c) {
     pads = {0, 0, 0, 0};
   }
   Expr y = c.call("nn.conv2d_transpose", {x, w},
-                  {{"strides", strides}, {"padding", pads}, {"dilation", dil}, {"groups", c.attrInt("group", 1)},
+                  {{"strides", strides},
+                   {"padding", pads},
+                   {"dilation", dil},
+                   {"groups", c.attrInt("group", 1)},
                    {"output_padding", outPad}});
   if (c.hasInput(2)) y = c.call("nn.bias_add", {y, c.input(2)}, {{"axis", int64_t(1)}});
   return {y};
@@ -182,7 +203,8 @@ Outs matmul(Context& c) {
   const TensorTypeNode& at = c.tensorType(a);
   // (..., K) x (K, N): a dense layer (TVM does the same), which fuses with what follows.
   if (bt.ndim() == 2 && at.ndim() >= 2)
-    return {c.call("nn.dense", {a, c.call("transpose", {b}, {{"axes", std::vector<int64_t>{1, 0}}})})};
+    return {
+        c.call("nn.dense", {a, c.call("transpose", {b}, {{"axes", std::vector<int64_t>{1, 0}}})})};
   return {c.call("nn.matmul", {a, b})};
 }
 
@@ -195,7 +217,8 @@ Outs layerNorm(Context& c) {
   Expr x = c.input(0);
   int64_t axis = c.attrInt("axis", -1);
   Expr bias;
-  if (c.hasInput(2)) bias = c.input(2);
+  if (c.hasInput(2))
+    bias = c.input(2);
   else {
     const TensorTypeNode& st = c.tensorType(c.input(1));
     runtime::NDArray z = runtime::NDArray::empty(st.staticShape(), toDType(st.dtype));
@@ -209,7 +232,8 @@ Outs layerNorm(Context& c) {
   const TensorTypeNode& t = c.tensorType(x);
   int64_t nd = int64_t(t.ndim()), a = normAxis(c, axis, nd);
   std::vector<int64_t> axes;
-  for (int64_t i = a; i < nd; ++i) axes.push_back(i);
+  for (int64_t i = a; i < nd; ++i)
+    axes.push_back(i);
   Attrs reduce{{"axis", axes}, {"keepdims", int64_t(1)}};
   Expr mean = c.call("mean", {x}, reduce);
   Expr d = c.call("subtract", {x, mean});
@@ -227,7 +251,8 @@ Outs prelu(Context& c) {
     std::vector<int64_t> ss = c.staticShape(slope);
     if (ss.size() == 1 && ss[0] > 1 && xt.ndim() > 2) {
       std::vector<int64_t> shape{ss[0]};
-      for (size_t i = 2; i < xt.ndim(); ++i) shape.push_back(1);
+      for (size_t i = 2; i < xt.ndim(); ++i)
+        shape.push_back(1);
       slope = reshapeTo(c, slope, shape);
     }
   }
@@ -245,7 +270,8 @@ Outs elu(Context& c) {
 
 Outs selu(Context& c) {
   Expr x = c.input(0);
-  double alpha = c.attrFloat("alpha", 1.67326319217681884765625), gamma = c.attrFloat("gamma", 1.05070102214813232421875);
+  double alpha = c.attrFloat("alpha", 1.67326319217681884765625),
+         gamma = c.attrFloat("gamma", 1.05070102214813232421875);
   Expr em1 = c.call("subtract", {c.call("exp", {x}), scalarLike(c, 1, x)});
   Expr neg = c.call("multiply", {em1, scalarLike(c, alpha, x)});
   Expr y = c.call("where", {c.call("less_equal", {x, scalarLike(c, 0, x)}), neg, x});
@@ -261,7 +287,8 @@ Outs hardSigmoid(Context& c) {
 
 Outs hardSwish(Context& c) {
   Expr x = c.input(0);
-  Expr y = c.call("add", {c.call("multiply", {x, scalarLike(c, 1.0 / 6.0, x)}), scalarLike(c, 0.5, x)});
+  Expr y =
+      c.call("add", {c.call("multiply", {x, scalarLike(c, 1.0 / 6.0, x)}), scalarLike(c, 0.5, x)});
   return {c.call("multiply", {x, c.call("clip", {y}, {{"a_min", 0.0}, {"a_max", 1.0}})})};
 }
 
@@ -271,7 +298,8 @@ Outs softplus(Context& c) {
 }
 
 Outs clip(Context& c) {
-  double lo = -std::numeric_limits<double>::infinity(), hi = std::numeric_limits<double>::infinity();
+  double lo = -std::numeric_limits<double>::infinity(),
+         hi = std::numeric_limits<double>::infinity();
   if (c.opset() < 11) {
     lo = c.attrFloat("min", lo);
     hi = c.attrFloat("max", hi);
@@ -298,7 +326,8 @@ Outs pool(Context& c, bool isMax) {
   Expr x = c.input(0);
   size_t rank = c.tensorType(x).ndim();
   if (rank != 4 && rank != 3) c.fail("only 1-D and 2-D pooling is supported");
-  if (c.node->output_size() > 1 && !c.node->output(1).empty()) c.fail("the Indices output is not supported");
+  if (c.node->output_size() > 1 && !c.node->output(1).empty())
+    c.fail("the Indices output is not supported");
   if (c.attrInt("storage_order", 0) != 0) c.fail("storage_order=1 is not supported");
   bool oneD = rank == 3;
   std::vector<int64_t> kernel = c.attrInts("kernel_shape");
@@ -315,7 +344,10 @@ Outs pool(Context& c, bool isMax) {
     dil.insert(dil.begin(), 1);
     pads = {0, pads[0], 0, pads[1]};
   }
-  Attrs a{{"pool_size", kernel}, {"strides", strides}, {"padding", pads}, {"dilation", dil},
+  Attrs a{{"pool_size", kernel},
+          {"strides", strides},
+          {"padding", pads},
+          {"dilation", dil},
           {"ceil_mode", c.attrInt("ceil_mode", 0)}};
   if (!isMax) a.set("count_include_pad", c.attrInt("count_include_pad", 0));
   Expr y = c.call(isMax ? "nn.max_pool2d" : "nn.avg_pool2d", {x}, a);
@@ -331,7 +363,8 @@ Outs globalPool(Context& c, bool isMax) {
   const TensorTypeNode& t = c.tensorType(x);
   if (t.ndim() == 4) return {c.call(isMax ? "nn.global_max_pool2d" : "nn.global_avg_pool2d", {x})};
   std::vector<int64_t> axes;
-  for (size_t i = 2; i < t.ndim(); ++i) axes.push_back(int64_t(i));
+  for (size_t i = 2; i < t.ndim(); ++i)
+    axes.push_back(int64_t(i));
   return {c.call(isMax ? "max" : "mean", {x}, {{"axis", axes}, {"keepdims", int64_t(1)}})};
 }
 
@@ -342,7 +375,8 @@ Outs flatten(Context& c) {
   if (axis < 0) axis += int64_t(s.size());
   if (axis < 0 || axis > int64_t(s.size())) c.fail("axis out of range");
   int64_t outer = 1, inner = 1;
-  for (int64_t i = 0; i < int64_t(s.size()); ++i) (i < axis ? outer : inner) *= s[i];
+  for (int64_t i = 0; i < int64_t(s.size()); ++i)
+    (i < axis ? outer : inner) *= s[i];
   return {reshapeTo(c, x, {outer, inner})};
 }
 
@@ -354,7 +388,9 @@ Outs reshape(Context& c) {
   int64_t known = 1, infer = -1;
   for (size_t i = 0; i < target.size(); ++i) {
     if (target[i] == 0 && !allowZero) {
-      if (i >= in.size()) c.fail("shape entry 0 at position " + std::to_string(i) + " has no input dimension to copy");
+      if (i >= in.size())
+        c.fail("shape entry 0 at position " + std::to_string(i) +
+               " has no input dimension to copy");
       target[i] = in[i];
     }
     if (target[i] == -1) {
@@ -368,7 +404,8 @@ Outs reshape(Context& c) {
   }
   int64_t total = std::accumulate(in.begin(), in.end(), int64_t(1), std::multiplies<int64_t>());
   if (infer >= 0) {
-    if (known == 0 || total % known != 0) c.fail("cannot infer the -1 dimension of the target shape");
+    if (known == 0 || total % known != 0)
+      c.fail("cannot infer the -1 dimension of the target shape");
     target[infer] = total / known;
   }
   return {reshapeTo(c, x, target)};
@@ -390,16 +427,21 @@ Outs split(Context& c) {
   std::vector<int64_t> s = c.staticShape(x);
   int64_t axis = normAxis(c, c.attrInt("axis", 0), int64_t(s.size()));
   std::vector<int64_t> sizes;
-  if (c.opset() >= 13 && c.hasInput(1)) sizes = c.constInts(1);
-  else if (c.opset() < 13) sizes = c.attrInts("split");
+  if (c.opset() >= 13 && c.hasInput(1))
+    sizes = c.constInts(1);
+  else if (c.opset() < 13)
+    sizes = c.attrInts("split");
   if (sizes.empty()) {
     int64_t n = c.node->output_size();
-    if (s[axis] % n != 0) c.fail("dimension " + std::to_string(s[axis]) + " does not split evenly into " + std::to_string(n));
+    if (s[axis] % n != 0)
+      c.fail("dimension " + std::to_string(s[axis]) + " does not split evenly into " +
+             std::to_string(n));
     sizes.assign(size_t(n), s[axis] / n);
   }
   Expr t = c.call("split", {x}, {{"sections", sizes}, {"axis", axis}});
   Outs outs;
-  for (size_t i = 0; i < sizes.size(); ++i) outs.push_back(makeTupleGetItem(t, int(i)));
+  for (size_t i = 0; i < sizes.size(); ++i)
+    outs.push_back(makeTupleGetItem(t, int(i)));
   return outs;
 }
 
@@ -418,13 +460,17 @@ Outs slice(Context& c) {
     if (c.hasInput(4)) steps = c.constInts(4);
   }
   if (axes.empty())
-    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(int64_t(i));
-  for (int64_t& a : axes) a = normAxis(c, a, int64_t(t.ndim()));
+    for (size_t i = 0; i < starts.size(); ++i)
+      axes.push_back(int64_t(i));
+  for (int64_t& a : axes)
+    a = normAxis(c, a, int64_t(t.ndim()));
   if (steps.empty()) steps.assign(starts.size(), 1);
   // Clamp int64 sentinels so the attribute values stay readable.
   for (auto* v : {&starts, &ends})
-    for (int64_t& e : *v) e = std::clamp<int64_t>(e, -(int64_t(1) << 40), int64_t(1) << 40);
-  return {c.call("strided_slice", {x}, {{"begin", starts}, {"end", ends}, {"strides", steps}, {"axes", axes}})};
+    for (int64_t& e : *v)
+      e = std::clamp<int64_t>(e, -(int64_t(1) << 40), int64_t(1) << 40);
+  return {c.call("strided_slice", {x},
+                 {{"begin", starts}, {"end", ends}, {"strides", steps}, {"axes", axes}})};
 }
 
 Outs gather(Context& c) {
@@ -434,13 +480,17 @@ Outs gather(Context& c) {
 Outs squeeze(Context& c) {
   Expr x = c.input(0);
   std::vector<int64_t> s = c.staticShape(x);
-  std::vector<int64_t> axes = c.opset() < 13 ? c.attrInts("axes") : (c.hasInput(1) ? c.constInts(1) : std::vector<int64_t>{});
+  std::vector<int64_t> axes = c.opset() < 13
+                                  ? c.attrInts("axes")
+                                  : (c.hasInput(1) ? c.constInts(1) : std::vector<int64_t>{});
   std::vector<bool> drop(s.size(), false);
   if (axes.empty())
-    for (size_t i = 0; i < s.size(); ++i) drop[i] = s[i] == 1;
+    for (size_t i = 0; i < s.size(); ++i)
+      drop[i] = s[i] == 1;
   for (int64_t a : axes) {
     int64_t n = normAxis(c, a, int64_t(s.size()));
-    if (s[n] != 1) c.fail("cannot squeeze dimension " + std::to_string(n) + " of size " + std::to_string(s[n]));
+    if (s[n] != 1)
+      c.fail("cannot squeeze dimension " + std::to_string(n) + " of size " + std::to_string(s[n]));
     drop[n] = true;
   }
   std::vector<int64_t> out;
@@ -455,10 +505,12 @@ Outs unsqueeze(Context& c) {
   std::vector<int64_t> axes = c.opset() < 13 ? c.attrInts("axes") : c.constInts(1);
   int64_t rank = int64_t(s.size() + axes.size());
   std::vector<bool> isNew(size_t(rank), false);
-  for (int64_t a : axes) isNew[size_t(normAxis(c, a, rank))] = true;
+  for (int64_t a : axes)
+    isNew[size_t(normAxis(c, a, rank))] = true;
   std::vector<int64_t> out;
   size_t k = 0;
-  for (int64_t i = 0; i < rank; ++i) out.push_back(isNew[i] ? 1 : s.at(k++));
+  for (int64_t i = 0; i < rank; ++i)
+    out.push_back(isNew[i] ? 1 : s.at(k++));
   return {reshapeTo(c, x, out)};
 }
 
@@ -499,22 +551,30 @@ Outs resize(Context& c) {
   } else if (c.hasInput(scalesInput)) {
     scales = c.constFloats(scalesInput);
     if (scales.size() != 4) c.fail("scales must have 4 entries");
-    for (size_t i = 0; i < 4; ++i) out.push_back(int64_t(std::floor(double(s[i]) * scales[i])));
+    for (size_t i = 0; i < 4; ++i)
+      out.push_back(int64_t(std::floor(double(s[i]) * scales[i])));
   }
   if (out.size() != 4) c.fail("needs 4 output sizes or scales");
-  if (out[0] != s[0] || out[1] != s[1]) c.fail("resizing the batch or channel dims is not supported");
+  if (out[0] != s[0] || out[1] != s[1])
+    c.fail("resizing the batch or channel dims is not supported");
   std::string mode = c.attrString("mode", "nearest");
-  if (mode != "nearest" && mode != "linear") c.fail("mode '" + mode + "' is not supported (nearest, linear)");
-  std::string ctm = c.opset() < 11 ? "asymmetric" : c.attrString("coordinate_transformation_mode", "half_pixel");
-  if (ctm == "tf_crop_and_resize") c.fail("coordinate_transformation_mode tf_crop_and_resize is not supported");
-  std::string rounding = mode == "nearest" ? (c.opset() < 11 ? "floor" : c.attrString("nearest_mode", "round_prefer_floor"))
-                                           : "round_prefer_floor";
+  if (mode != "nearest" && mode != "linear")
+    c.fail("mode '" + mode + "' is not supported (nearest, linear)");
+  std::string ctm =
+      c.opset() < 11 ? "asymmetric" : c.attrString("coordinate_transformation_mode", "half_pixel");
+  if (ctm == "tf_crop_and_resize")
+    c.fail("coordinate_transformation_mode tf_crop_and_resize is not supported");
+  std::string rounding =
+      mode == "nearest"
+          ? (c.opset() < 11 ? "floor" : c.attrString("nearest_mode", "round_prefer_floor"))
+          : "round_prefer_floor";
   return {c.call("image.resize2d", {x},
                  {{"size", std::vector<int64_t>{out[2], out[3]}},
                   {"method", std::string(mode == "nearest" ? "nearest_neighbor" : "linear")},
                   {"coordinate_transformation_mode", ctm},
                   {"rounding_method", rounding},
-                  {"scales", scales.empty() ? std::vector<double>{} : std::vector<double>{scales[2], scales[3]}}})};
+                  {"scales", scales.empty() ? std::vector<double>{}
+                                            : std::vector<double>{scales[2], scales[3]}}})};
 }
 
 Outs softmax(Context& c, bool log) {
@@ -528,7 +588,8 @@ Outs softmax(Context& c, bool log) {
   if (axis == nd - 1) return {c.call(op, {x}, {{"axis", int64_t(-1)}})};
   std::vector<int64_t> s = c.staticShape(x);
   int64_t outer = 1, inner = 1;
-  for (int64_t i = 0; i < nd; ++i) (i < axis ? outer : inner) *= s[i];
+  for (int64_t i = 0; i < nd; ++i)
+    (i < axis ? outer : inner) *= s[i];
   Expr y = c.call(op, {reshapeTo(c, x, {outer, inner})}, {{"axis", int64_t(-1)}});
   return {reshapeTo(c, y, s)};
 }
@@ -566,13 +627,15 @@ Outs shape(Context& c) {
 Outs constantOfShape(Context& c) {
   std::vector<int64_t> shape = c.constInts(0);
   runtime::NDArray value;
-  if (const auto* a = c.attr("value")) value = tensorFromProto(a->t(), c.file() + ": node '" + c.node->name() + "'");
+  if (const auto* a = c.attr("value"))
+    value = tensorFromProto(a->t(), c.file() + ": node '" + c.node->name() + "'");
   else {
     value = runtime::NDArray::empty({1}, runtime::DType::f32());
   }
   int64_t count = 1;
   for (int64_t d : shape) {
-    if (d < 0 || (d > 0 && count > (int64_t(1) << 31) / d)) c.fail("shape is negative or too large");
+    if (d < 0 || (d > 0 && count > (int64_t(1) << 31) / d))
+      c.fail("shape is negative or too large");
     count *= d;
   }
   runtime::NDArray out = runtime::NDArray::empty(shape, value.dtype());
@@ -591,13 +654,16 @@ Outs expand(Context& c) {
   for (size_t i = 0; i < n; ++i) {
     int64_t a = i < n - s.size() ? 1 : s[i - (n - s.size())];
     int64_t b = i < n - target.size() ? 1 : target[i - (n - target.size())];
-    if (a != b && a != 1 && b != 1) c.fail("shape " + std::to_string(a) + " vs " + std::to_string(b) + " does not broadcast");
+    if (a != b && a != 1 && b != 1)
+      c.fail("shape " + std::to_string(a) + " vs " + std::to_string(b) + " does not broadcast");
     out[i] = a == 1 ? b : a;
   }
   return {c.call("broadcast_to", {x}, {{"shape", out}})};
 }
 
-Outs tile(Context& c) { return {c.call("tile", {c.input(0)}, {{"reps", c.constInts(1)}})}; }
+Outs tile(Context& c) {
+  return {c.call("tile", {c.input(0)}, {{"reps", c.constInts(1)}})};
+}
 
 Outs cast(Context& c) {
   bool ok = false;
@@ -607,8 +673,10 @@ Outs cast(Context& c) {
 }
 
 Outs dropout(Context& c) {
-  if (c.node->output_size() > 1 && !c.node->output(1).empty()) c.fail("the mask output of Dropout is not supported");
-  double ratio = c.opset() >= 12 && c.hasInput(1) ? c.constFloats(1).at(0) : c.attrFloat("ratio", 0.5);
+  if (c.node->output_size() > 1 && !c.node->output(1).empty())
+    c.fail("the mask output of Dropout is not supported");
+  double ratio =
+      c.opset() >= 12 && c.hasInput(1) ? c.constFloats(1).at(0) : c.attrFloat("ratio", 0.5);
   if (c.opset() >= 12 && c.hasInput(2) && c.constInts(2).at(0) != 0 && ratio != 0)
     c.fail("training-mode Dropout (random masks) is not supported");
   return {c.call("nn.dropout", {c.input(0)}, {{"rate", ratio}})};
@@ -628,17 +696,21 @@ Outs constant(Context& c) {
     return vec({}, DataType::Int(64), [&](runtime::NDArray& r) { *r.as<int64_t>() = a->i(); });
   if (const auto* a = c.attr("value_floats"))
     return vec({int64_t(a->floats_size())}, DataType::Float(32), [&](runtime::NDArray& r) {
-      for (int i = 0; i < a->floats_size(); ++i) r.as<float>()[i] = a->floats(i);
+      for (int i = 0; i < a->floats_size(); ++i)
+        r.as<float>()[i] = a->floats(i);
     });
   if (const auto* a = c.attr("value_ints"))
     return vec({int64_t(a->ints_size())}, DataType::Int(64), [&](runtime::NDArray& r) {
-      for (int i = 0; i < a->ints_size(); ++i) r.as<int64_t>()[i] = a->ints(i);
+      for (int i = 0; i < a->ints_size(); ++i)
+        r.as<int64_t>()[i] = a->ints(i);
     });
-  c.fail("Constant without a supported value attribute (sparse and string values are not supported)");
+  c.fail(
+      "Constant without a supported value attribute (sparse and string values are not supported)");
 }
 
 Outs range(Context& c) {
-  double start = c.constFloats(0).at(0), limit = c.constFloats(1).at(0), delta = c.constFloats(2).at(0);
+  double start = c.constFloats(0).at(0), limit = c.constFloats(1).at(0),
+         delta = c.constFloats(2).at(0);
   if (delta == 0) c.fail("delta must not be 0");
   double steps = std::ceil((limit - start) / delta);
   if (!(steps < double(int64_t(1) << 31))) c.fail("the range has too many elements");
@@ -647,18 +719,24 @@ Outs range(Context& c) {
   runtime::NDArray a = runtime::NDArray::empty({n}, toDType(t));
   for (int64_t i = 0; i < n; ++i) {
     double v = start + double(i) * delta;
-    if (t == DataType::Float(32)) a.as<float>()[i] = float(v);
-    else if (t == DataType::Float(64)) a.as<double>()[i] = v;
-    else if (t == DataType::Int(64)) a.as<int64_t>()[i] = int64_t(v);
-    else if (t == DataType::Int(32)) a.as<int32_t>()[i] = int32_t(v);
-    else c.fail("Range of " + t.str() + " is not supported");
+    if (t == DataType::Float(32))
+      a.as<float>()[i] = float(v);
+    else if (t == DataType::Float(64))
+      a.as<double>()[i] = v;
+    else if (t == DataType::Int(64))
+      a.as<int64_t>()[i] = int64_t(v);
+    else if (t == DataType::Int(32))
+      a.as<int32_t>()[i] = int32_t(v);
+    else
+      c.fail("Range of " + t.str() + " is not supported");
   }
   return {makeConstant(a)};
 }
 
 Outs depthToSpace(Context& c) {
-  return {c.call("nn.depth_to_space", {c.input(0)},
-                 {{"block_size", c.attrInt("blocksize", 1)}, {"mode", c.attrString("mode", "DCR")}})};
+  return {
+      c.call("nn.depth_to_space", {c.input(0)},
+             {{"block_size", c.attrInt("blocksize", 1)}, {"mode", c.attrString("mode", "DCR")}})};
 }
 
 Outs spaceToDepth(Context& c) {
@@ -679,8 +757,10 @@ Outs thresholdedRelu(Context& c) {
 Outs celu(Context& c) {
   Expr x = c.input(0);
   double alpha = c.attrFloat("alpha", 1.0);
-  Expr em1 = c.call("subtract", {c.call("exp", {c.call("divide", {x, scalarLike(c, alpha, x)})}), scalarLike(c, 1, x)});
-  Expr neg = c.call("minimum", {scalarLike(c, 0, x), c.call("multiply", {em1, scalarLike(c, alpha, x)})});
+  Expr em1 = c.call("subtract", {c.call("exp", {c.call("divide", {x, scalarLike(c, alpha, x)})}),
+                                 scalarLike(c, 1, x)});
+  Expr neg =
+      c.call("minimum", {scalarLike(c, 0, x), c.call("multiply", {em1, scalarLike(c, alpha, x)})});
   return {c.call("add", {c.call("maximum", {scalarLike(c, 0, x), x}), neg})};
 }
 
@@ -738,7 +818,8 @@ Outs trilu(Context& c) {
   int64_t rows = s[s.size() - 2], cols = s.back();
   runtime::NDArray mask = runtime::NDArray::empty({rows, cols}, toDType(DataType::Bool()));
   for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j) mask.as<uint8_t>()[i * cols + j] = upper ? j - i >= k : j - i <= k;
+    for (int64_t j = 0; j < cols; ++j)
+      mask.as<uint8_t>()[i * cols + j] = upper ? j - i >= k : j - i <= k;
   return {c.call("where", {makeConstant(mask), x, scalarLike(c, 0, x)})};
 }
 
@@ -763,11 +844,13 @@ Outs eyeLike(Context& c) {
   // Build through where(mask, 1, 0) so any element type works.
   runtime::NDArray mask = runtime::NDArray::empty(s, toDType(DataType::Bool()));
   for (int64_t i = 0; i < s[0]; ++i)
-    for (int64_t j = 0; j < s[1]; ++j) mask.as<uint8_t>()[i * s[1] + j] = j - i == k;
-  return {c.call("where", {makeConstant(mask), one, c.call("broadcast_to", {zero}, {{"shape", s}})})};
+    for (int64_t j = 0; j < s[1]; ++j)
+      mask.as<uint8_t>()[i * s[1] + j] = j - i == k;
+  return {
+      c.call("where", {makeConstant(mask), one, c.call("broadcast_to", {zero}, {{"shape", s}})})};
 }
 
-}  // namespace
+} // namespace
 
 const std::unordered_map<std::string, Converter>& converters() {
   static const std::unordered_map<std::string, Converter> table{
@@ -784,7 +867,10 @@ const std::unordered_map<std::string, Converter>& converters() {
       {"LayerNormalization", layerNorm},
       {"Relu", unary("nn.relu")},
       {"LeakyRelu",
-       [](Context& c) { return Outs{c.call("nn.leaky_relu", {c.input(0)}, {{"alpha", c.attrFloat("alpha", 0.01)}})}; }},
+       [](Context& c) {
+         return Outs{
+             c.call("nn.leaky_relu", {c.input(0)}, {{"alpha", c.attrFloat("alpha", 0.01)}})};
+       }},
       {"PRelu", prelu},
       {"Elu", elu},
       {"Selu", selu},
@@ -845,7 +931,10 @@ const std::unordered_map<std::string, Converter>& converters() {
       {"ConstantOfShape", constantOfShape},
       {"Expand", expand},
       {"Tile", tile},
-      {"Where", [](Context& c) { return Outs{c.call("where", {c.input(0), c.input(1), c.input(2)})}; }},
+      {"Where",
+       [](Context& c) {
+         return Outs{c.call("where", {c.input(0), c.input(1), c.input(2)})};
+       }},
       {"Equal", binary("equal")},
       {"Less", binary("less")},
       {"LessOrEqual", binary("less_equal")},
@@ -885,7 +974,8 @@ const std::unordered_map<std::string, Converter>& converters() {
       {"CastLike", castLike},
       {"GatherElements",
        [](Context& c) {
-         return Outs{c.call("gather_elements", {c.input(0), c.input(1)}, {{"axis", c.attrInt("axis", 0)}})};
+         return Outs{
+             c.call("gather_elements", {c.input(0), c.input(1)}, {{"axis", c.attrInt("axis", 0)}})};
        }},
       {"Trilu", trilu},
       {"CumSum", cumsum},
@@ -901,4 +991,4 @@ const std::unordered_map<std::string, Converter>& converters() {
   return table;
 }
 
-}  // namespace loom::frontend::onnxi
+} // namespace loom::frontend::onnxi

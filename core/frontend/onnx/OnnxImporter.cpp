@@ -22,16 +22,21 @@ namespace onnxi {
 
 void Context::fail(const std::string& message) const {
   std::string where = m_file + ": ";
-  if (node) where += "node '" + node->name() + "' (" + node->op_type() + ", opset " + std::to_string(m_opset) + "): ";
+  if (node)
+    where += "node '" + node->name() + "' (" + node->op_type() + ", opset " +
+             std::to_string(m_opset) + "): ";
   throw ImportError(where + message);
 }
 
-bool Context::hasInput(int i) const { return i < node->input_size() && !node->input(i).empty(); }
+bool Context::hasInput(int i) const {
+  return i < node->input_size() && !node->input(i).empty();
+}
 
 Expr Context::input(int i) const {
   if (!hasInput(i)) fail("missing input " + std::to_string(i));
   auto it = m_values.find(node->input(i));
-  if (it == m_values.end()) fail("input '" + node->input(i) + "' is not produced by any earlier node");
+  if (it == m_values.end())
+    fail("input '" + node->input(i) + "' is not produced by any earlier node");
   return it->second;
 }
 
@@ -46,7 +51,8 @@ runtime::NDArray Context::constInput(int i) const {
   }
   if (auto* c = folded.as<ConstantNode>()) return c->data;
   fail("input " + std::to_string(i) + " ('" + node->input(i) +
-       "') must be a constant, but it depends on graph inputs; give static input shapes (--input-shapes) so that "
+       "') must be a constant, but it depends on graph inputs; give static input shapes "
+       "(--input-shapes) so that "
        "shape computations fold");
 }
 
@@ -55,11 +61,16 @@ std::vector<int64_t> Context::constInts(int i) const {
   DataType t = toDataType(a.dtype());
   std::vector<int64_t> out(size_t(a.numel()));
   for (size_t k = 0; k < out.size(); ++k) {
-    if (t == DataType::Int(64)) out[k] = a.as<int64_t>()[k];
-    else if (t == DataType::Int(32)) out[k] = a.as<int32_t>()[k];
-    else if (t == DataType::Float(32)) out[k] = int64_t(a.as<float>()[k]);
-    else if (t.isBool() || t == DataType::UInt(8)) out[k] = a.as<uint8_t>()[k];
-    else fail("input " + std::to_string(i) + " must hold integers, got " + t.str());
+    if (t == DataType::Int(64))
+      out[k] = a.as<int64_t>()[k];
+    else if (t == DataType::Int(32))
+      out[k] = a.as<int32_t>()[k];
+    else if (t == DataType::Float(32))
+      out[k] = int64_t(a.as<float>()[k]);
+    else if (t.isBool() || t == DataType::UInt(8))
+      out[k] = a.as<uint8_t>()[k];
+    else
+      fail("input " + std::to_string(i) + " must hold integers, got " + t.str());
   }
   return out;
 }
@@ -69,13 +80,20 @@ std::vector<double> Context::constFloats(int i) const {
   DataType t = toDataType(a.dtype());
   std::vector<double> out(size_t(a.numel()));
   for (size_t k = 0; k < out.size(); ++k) {
-    if (t == DataType::Float(32)) out[k] = a.as<float>()[k];
-    else if (t == DataType::Float(64)) out[k] = a.as<double>()[k];
-    else if (t == DataType::Int(64)) out[k] = double(a.as<int64_t>()[k]);
-    else if (t == DataType::Int(32)) out[k] = a.as<int32_t>()[k];
-    else if (t == DataType::Int(8)) out[k] = a.as<int8_t>()[k];
-    else if (t == DataType::UInt(8)) out[k] = a.as<uint8_t>()[k];
-    else fail("input " + std::to_string(i) + " must hold numbers, got " + t.str());
+    if (t == DataType::Float(32))
+      out[k] = a.as<float>()[k];
+    else if (t == DataType::Float(64))
+      out[k] = a.as<double>()[k];
+    else if (t == DataType::Int(64))
+      out[k] = double(a.as<int64_t>()[k]);
+    else if (t == DataType::Int(32))
+      out[k] = a.as<int32_t>()[k];
+    else if (t == DataType::Int(8))
+      out[k] = a.as<int8_t>()[k];
+    else if (t == DataType::UInt(8))
+      out[k] = a.as<uint8_t>()[k];
+    else
+      fail("input " + std::to_string(i) + " must hold numbers, got " + t.str());
   }
   return out;
 }
@@ -122,7 +140,8 @@ const TensorTypeNode& Context::tensorType(const Expr& e) const {
 std::vector<int64_t> Context::staticShape(const Expr& e) const {
   const TensorTypeNode& t = tensorType(e);
   if (!t.isStatic())
-    fail("needs a static input shape, got " + shapeStr(t.shape) + "; give static input shapes (--input-shapes)");
+    fail("needs a static input shape, got " + shapeStr(t.shape) +
+         "; give static input shapes (--input-shapes)");
   return t.staticShape();
 }
 
@@ -140,18 +159,31 @@ Expr Context::call(const std::string& op, std::vector<Expr> args, Attrs attrs) c
 DataType dtypeFromOnnx(int code, bool* ok) {
   *ok = true;
   switch (code) {
-  case onnx::TensorProto::FLOAT: return DataType::Float(32);
-  case onnx::TensorProto::DOUBLE: return DataType::Float(64);
-  case onnx::TensorProto::INT64: return DataType::Int(64);
-  case onnx::TensorProto::INT32: return DataType::Int(32);
-  case onnx::TensorProto::INT16: return DataType::Int(16);
-  case onnx::TensorProto::INT8: return DataType::Int(8);
-  case onnx::TensorProto::UINT8: return DataType::UInt(8);
-  case onnx::TensorProto::UINT16: return DataType::UInt(16);
-  case onnx::TensorProto::UINT32: return DataType::UInt(32);
-  case onnx::TensorProto::UINT64: return DataType::UInt(64);
-  case onnx::TensorProto::BOOL: return DataType::Bool();
-  default: *ok = false; return DataType::Float(32);
+  case onnx::TensorProto::FLOAT:
+    return DataType::Float(32);
+  case onnx::TensorProto::DOUBLE:
+    return DataType::Float(64);
+  case onnx::TensorProto::INT64:
+    return DataType::Int(64);
+  case onnx::TensorProto::INT32:
+    return DataType::Int(32);
+  case onnx::TensorProto::INT16:
+    return DataType::Int(16);
+  case onnx::TensorProto::INT8:
+    return DataType::Int(8);
+  case onnx::TensorProto::UINT8:
+    return DataType::UInt(8);
+  case onnx::TensorProto::UINT16:
+    return DataType::UInt(16);
+  case onnx::TensorProto::UINT32:
+    return DataType::UInt(32);
+  case onnx::TensorProto::UINT64:
+    return DataType::UInt(64);
+  case onnx::TensorProto::BOOL:
+    return DataType::Bool();
+  default:
+    *ok = false;
+    return DataType::Float(32);
   }
 }
 
@@ -164,14 +196,17 @@ const char* onnxTypeName(int code) {
 
 template <class T, class Field> void copyField(runtime::NDArray& a, const Field& f) {
   T* p = a.as<T>();
-  for (int i = 0; i < f.size() && i < a.numel(); ++i) p[i] = T(f.Get(i));
+  for (int i = 0; i < f.size() && i < a.numel(); ++i)
+    p[i] = T(f.Get(i));
 }
-}  // namespace
+} // namespace
 
 runtime::NDArray tensorFromProto(const onnx::TensorProto& t, const std::string& what) {
   bool ok = false;
   DataType dt = dtypeFromOnnx(t.data_type(), &ok);
-  if (!ok) throw ImportError(what + ": tensor element type " + onnxTypeName(t.data_type()) + " is not supported");
+  if (!ok)
+    throw ImportError(what + ": tensor element type " + onnxTypeName(t.data_type()) +
+                      " is not supported");
   if (t.data_location() == onnx::TensorProto::EXTERNAL)
     throw ImportError(what + ": tensors with external data are not supported");
   std::vector<int64_t> shape(t.dims().begin(), t.dims().end());
@@ -183,48 +218,77 @@ runtime::NDArray tensorFromProto(const onnx::TensorProto& t, const std::string& 
     if (d > 0 && count > (int64_t(1) << 40) / d) throw ImportError(what + ": tensor is too large");
     count *= d;
   }
-  int64_t have = t.has_raw_data() ? int64_t(t.raw_data().size()) / std::max<int64_t>(dt.bytes(), 1)
-                                  : std::max({int64_t(t.float_data_size()), int64_t(t.double_data_size()),
-                                              int64_t(t.int64_data_size()), int64_t(t.uint64_data_size()),
-                                              int64_t(t.int32_data_size())});
+  int64_t have = t.has_raw_data()
+                     ? int64_t(t.raw_data().size()) / std::max<int64_t>(dt.bytes(), 1)
+                     : std::max({int64_t(t.float_data_size()), int64_t(t.double_data_size()),
+                                 int64_t(t.int64_data_size()), int64_t(t.uint64_data_size()),
+                                 int64_t(t.int32_data_size())});
   if (have < count)
-    throw ImportError(what + ": tensor of shape with " + std::to_string(count) + " elements holds only " +
-                      std::to_string(have) + " values");
+    throw ImportError(what + ": tensor of shape with " + std::to_string(count) +
+                      " elements holds only " + std::to_string(have) + " values");
   runtime::NDArray a = runtime::NDArray::empty(shape, toDType(dt));
   if (t.has_raw_data()) {
     if (t.raw_data().size() != a.byteSize())
-      throw ImportError(what + ": raw data holds " + std::to_string(t.raw_data().size()) + " bytes, expected " +
-                        std::to_string(a.byteSize()));
+      throw ImportError(what + ": raw data holds " + std::to_string(t.raw_data().size()) +
+                        " bytes, expected " + std::to_string(a.byteSize()));
     if (a.byteSize()) std::memcpy(a.data(), t.raw_data().data(), a.byteSize());
     return a;
   }
   int64_t n = a.numel();
   auto need = [&](int have) {
     if (have != n && !(have == 1 && n == 1))
-      throw ImportError(what + ": tensor holds " + std::to_string(have) + " values, expected " + std::to_string(n));
+      throw ImportError(what + ": tensor holds " + std::to_string(have) + " values, expected " +
+                        std::to_string(n));
   };
   switch (t.data_type()) {
-  case onnx::TensorProto::FLOAT: need(t.float_data_size()); copyField<float>(a, t.float_data()); break;
-  case onnx::TensorProto::DOUBLE: need(t.double_data_size()); copyField<double>(a, t.double_data()); break;
-  case onnx::TensorProto::INT64: need(t.int64_data_size()); copyField<int64_t>(a, t.int64_data()); break;
+  case onnx::TensorProto::FLOAT:
+    need(t.float_data_size());
+    copyField<float>(a, t.float_data());
+    break;
+  case onnx::TensorProto::DOUBLE:
+    need(t.double_data_size());
+    copyField<double>(a, t.double_data());
+    break;
+  case onnx::TensorProto::INT64:
+    need(t.int64_data_size());
+    copyField<int64_t>(a, t.int64_data());
+    break;
   case onnx::TensorProto::UINT32:
   case onnx::TensorProto::UINT64:
     need(t.uint64_data_size());
-    if (t.data_type() == onnx::TensorProto::UINT32) copyField<uint32_t>(a, t.uint64_data());
-    else copyField<uint64_t>(a, t.uint64_data());
+    if (t.data_type() == onnx::TensorProto::UINT32)
+      copyField<uint32_t>(a, t.uint64_data());
+    else
+      copyField<uint64_t>(a, t.uint64_data());
     break;
-  case onnx::TensorProto::INT32: need(t.int32_data_size()); copyField<int32_t>(a, t.int32_data()); break;
-  case onnx::TensorProto::INT16: need(t.int32_data_size()); copyField<int16_t>(a, t.int32_data()); break;
-  case onnx::TensorProto::INT8: need(t.int32_data_size()); copyField<int8_t>(a, t.int32_data()); break;
-  case onnx::TensorProto::UINT16: need(t.int32_data_size()); copyField<uint16_t>(a, t.int32_data()); break;
+  case onnx::TensorProto::INT32:
+    need(t.int32_data_size());
+    copyField<int32_t>(a, t.int32_data());
+    break;
+  case onnx::TensorProto::INT16:
+    need(t.int32_data_size());
+    copyField<int16_t>(a, t.int32_data());
+    break;
+  case onnx::TensorProto::INT8:
+    need(t.int32_data_size());
+    copyField<int8_t>(a, t.int32_data());
+    break;
+  case onnx::TensorProto::UINT16:
+    need(t.int32_data_size());
+    copyField<uint16_t>(a, t.int32_data());
+    break;
   case onnx::TensorProto::UINT8:
-  case onnx::TensorProto::BOOL: need(t.int32_data_size()); copyField<uint8_t>(a, t.int32_data()); break;
-  default: break;
+  case onnx::TensorProto::BOOL:
+    need(t.int32_data_size());
+    copyField<uint8_t>(a, t.int32_data());
+    break;
+  default:
+    break;
   }
   return a;
 }
 
-}  // namespace onnxi
+} // namespace onnxi
 
 namespace {
 
@@ -237,10 +301,12 @@ int defaultOpset(const onnx::ModelProto& model) {
   return opset;
 }
 
-Type inputType(const onnx::ValueInfoProto& vi, const ImportOptions& options, const std::string& file) {
+Type inputType(const onnx::ValueInfoProto& vi, const ImportOptions& options,
+               const std::string& file) {
   const std::string& name = vi.name();
   if (!vi.type().has_tensor_type())
-    throw ImportError(file + ": graph input '" + name + "' is not a tensor (sequences and maps are not supported)");
+    throw ImportError(file + ": graph input '" + name +
+                      "' is not a tensor (sequences and maps are not supported)");
   const auto& tt = vi.type().tensor_type();
   bool ok = false;
   DataType dt = onnxi::dtypeFromOnnx(tt.elem_type(), &ok);
@@ -248,29 +314,35 @@ Type inputType(const onnx::ValueInfoProto& vi, const ImportOptions& options, con
   auto it = options.inputShapes.find(name);
   if (it != options.inputShapes.end()) {
     if (tt.has_shape() && tt.shape().dim_size() != int(it->second.size()))
-      throw ImportError(file + ": --input-shapes gives '" + name + "' rank " + std::to_string(it->second.size()) +
-                        " but the model declares rank " + std::to_string(tt.shape().dim_size()));
+      throw ImportError(file + ": --input-shapes gives '" + name + "' rank " +
+                        std::to_string(it->second.size()) + " but the model declares rank " +
+                        std::to_string(tt.shape().dim_size()));
     for (int i = 0; tt.has_shape() && i < tt.shape().dim_size(); ++i) {
       const auto& d = tt.shape().dim(i);
       if (d.has_dim_value() && d.dim_value() != it->second[i])
-        throw ImportError(file + ": --input-shapes gives '" + name + "' dimension " + std::to_string(i) + " = " +
-                          std::to_string(it->second[i]) + " but the model fixes it to " +
-                          std::to_string(d.dim_value()));
+        throw ImportError(file + ": --input-shapes gives '" + name + "' dimension " +
+                          std::to_string(i) + " = " + std::to_string(it->second[i]) +
+                          " but the model fixes it to " + std::to_string(d.dim_value()));
     }
     return graph::tensorType(it->second, dt);
   }
   if (!tt.has_shape())
-    throw ImportError(file + ": graph input '" + name + "' has no shape; give one with --input-shapes");
+    throw ImportError(file + ": graph input '" + name +
+                      "' has no shape; give one with --input-shapes");
   Shape s;
   for (const auto& d : tt.shape().dim()) {
-    if (d.has_dim_value()) s.push_back(Dim(d.dim_value()));
-    else if (d.has_dim_param() && !d.dim_param().empty()) s.push_back(Dim::symbol(d.dim_param()));
-    else s.push_back(Dim::any());
+    if (d.has_dim_value())
+      s.push_back(Dim(d.dim_value()));
+    else if (d.has_dim_param() && !d.dim_param().empty())
+      s.push_back(Dim::symbol(d.dim_param()));
+    else
+      s.push_back(Dim::any());
   }
   return graph::tensorType(s, dt);
 }
 
-graph::Module importModel(const onnx::ModelProto& model, const std::string& file, const ImportOptions& options) {
+graph::Module importModel(const onnx::ModelProto& model, const std::string& file,
+                          const ImportOptions& options) {
   if (options.check) {
     try {
       onnx::checker::check_model(model);
@@ -281,8 +353,9 @@ graph::Module importModel(const onnx::ModelProto& model, const std::string& file
   int opset = defaultOpset(model);
   if (opset < 0) throw ImportError(file + ": the model imports no default-domain opset");
   if (opset < kMinOpset || opset > kMaxOpset)
-    throw ImportError(file + ": opset " + std::to_string(opset) + " is outside the supported range " +
-                      std::to_string(kMinOpset) + "-" + std::to_string(kMaxOpset));
+    throw ImportError(file + ": opset " + std::to_string(opset) +
+                      " is outside the supported range " + std::to_string(kMinOpset) + "-" +
+                      std::to_string(kMaxOpset));
   const onnx::GraphProto& g = model.graph();
 
   // Unsupported ops: one error that lists them all.
@@ -294,11 +367,13 @@ graph::Module importModel(const onnx::ModelProto& model, const std::string& file
     if (defaultDomain && table.count(n.op_type())) continue;
     std::string name = n.name().empty() ? "#" + std::to_string(i) : n.name();
     std::string op = defaultDomain ? n.op_type() : n.domain() + "." + n.op_type();
-    unsupported.push_back("  " + op + " (node '" + name + "', opset " + std::to_string(opset) + ")");
+    unsupported.push_back("  " + op + " (node '" + name + "', opset " + std::to_string(opset) +
+                          ")");
   }
   if (!unsupported.empty()) {
     std::string msg = file + ": " + std::to_string(unsupported.size()) + " unsupported op(s):";
-    for (const auto& u : unsupported) msg += "\n" + u;
+    for (const auto& u : unsupported)
+      msg += "\n" + u;
     throw ImportError(msg);
   }
 
@@ -306,8 +381,8 @@ graph::Module importModel(const onnx::ModelProto& model, const std::string& file
   auto& values = ctx.values();
   std::set<std::string> initNames;
   for (const auto& init : g.initializer()) {
-    values[init.name()] = makeConstant(onnxi::tensorFromProto(init, file + ": initializer '" + init.name() + "'"),
-                                       init.name());
+    values[init.name()] = makeConstant(
+        onnxi::tensorFromProto(init, file + ": initializer '" + init.name() + "'"), init.name());
     initNames.insert(init.name());
   }
   std::vector<Var> params;
@@ -323,8 +398,10 @@ graph::Module importModel(const onnx::ModelProto& model, const std::string& file
   }
   for (const auto& [name, shape] : options.inputShapes) {
     bool found = false;
-    for (const Var& p : params) found |= p->name == name;
-    if (!found) throw ImportError(file + ": --input-shapes names '" + name + "', which is not a graph input");
+    for (const Var& p : params)
+      found |= p->name == name;
+    if (!found)
+      throw ImportError(file + ": --input-shapes names '" + name + "', which is not a graph input");
   }
   for (int i = 0; i < g.node_size(); ++i) {
     const auto& n = g.node(i);
@@ -344,7 +421,8 @@ graph::Module importModel(const onnx::ModelProto& model, const std::string& file
   std::vector<Expr> results;
   for (const auto& out : g.output()) {
     auto it = values.find(out.name());
-    if (it == values.end()) throw ImportError(file + ": graph output '" + out.name() + "' is never produced");
+    if (it == values.end())
+      throw ImportError(file + ": graph output '" + out.name() + "' is never produced");
     results.push_back(it->second);
   }
   if (results.empty()) throw ImportError(file + ": the graph has no outputs");
@@ -367,9 +445,10 @@ std::string readFile(const std::string& path) {
   return ss.str();
 }
 
-}  // namespace
+} // namespace
 
-graph::Module importOnnxBytes(const std::string& bytes, const std::string& name, const ImportOptions& options) {
+graph::Module importOnnxBytes(const std::string& bytes, const std::string& name,
+                              const ImportOptions& options) {
   onnx::ModelProto model;
   if (bytes.empty() || !model.ParseFromString(bytes))
     throw ImportError(name + ": not an ONNX model (protobuf parse failed)");
@@ -390,7 +469,8 @@ runtime::NDArray loadTensorProto(const std::string& path) {
 
 std::vector<std::string> supportedOnnxOps() {
   std::vector<std::string> out;
-  for (const auto& [name, c] : onnxi::converters()) out.push_back(name);
+  for (const auto& [name, c] : onnxi::converters())
+    out.push_back(name);
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -403,7 +483,8 @@ std::map<std::string, std::vector<int64_t>> parseInputShapes(const std::string& 
                            << " (expected NAME:[D,D,...],NAME:[...])";
   };
   auto skipSpace = [&] {
-    while (i < spec.size() && spec[i] == ' ') ++i;
+    while (i < spec.size() && spec[i] == ' ')
+      ++i;
   };
   while (true) {
     skipSpace();
@@ -413,12 +494,14 @@ std::map<std::string, std::vector<int64_t>> parseInputShapes(const std::string& 
     i = colon + 2;
     std::vector<int64_t> dims;
     skipSpace();
-    if (i < spec.size() && spec[i] == ']') ++i;
+    if (i < spec.size() && spec[i] == ']')
+      ++i;
     else
       while (true) {
         skipSpace();
         size_t start = i;
-        while (i < spec.size() && std::isdigit(static_cast<unsigned char>(spec[i]))) ++i;
+        while (i < spec.size() && std::isdigit(static_cast<unsigned char>(spec[i])))
+          ++i;
         if (start == i) bad("expected a dimension");
         dims.push_back(std::stoll(spec.substr(start, i - start)));
         skipSpace();
@@ -442,4 +525,4 @@ std::map<std::string, std::vector<int64_t>> parseInputShapes(const std::string& 
   return out;
 }
 
-}  // namespace loom::frontend
+} // namespace loom::frontend

@@ -32,7 +32,8 @@ struct ImportOptions {
 /// outputs make main return a tuple.
 graph::Module importOnnx(const std::string& path, const ImportOptions& options = {});
 /// The same from serialized ModelProto bytes; `name` is used in messages.
-graph::Module importOnnxBytes(const std::string& bytes, const std::string& name, const ImportOptions& options = {});
+graph::Module importOnnxBytes(const std::string& bytes, const std::string& name,
+                              const ImportOptions& options = {});
 
 /// Parses "data:[1,3,224,224],mask:[1,128]" (ValueError on malformed text).
 std::map<std::string, std::vector<int64_t>> parseInputShapes(const std::string& spec);
@@ -47,4 +48,4 @@ std::vector<std::string> supportedOnnxOps();
 constexpr int kMinOpset = 6;
 constexpr int kMaxOpset = 17;
 
-}  // namespace loom::frontend
+} // namespace loom::frontend

@@ -16,7 +16,9 @@ int64_t largestDivisor(int64_t n, int64_t limit) {
   return 1;
 }
 
-std::string dataLayout(int64_t block) { return block > 1 ? "NCHW" + std::to_string(block) + "c" : "NCHW"; }
+std::string dataLayout(int64_t block) {
+  return block > 1 ? "NCHW" + std::to_string(block) + "c" : "NCHW";
+}
 
 Expr transform(const Expr& x, const std::string& from, const std::string& to) {
   if (from == to) return x;
@@ -26,12 +28,16 @@ Expr transform(const Expr& x, const std::string& from, const std::string& to) {
 /// The blocked source and the layout when `e` is layout_transform(y, NCHW{k}c -> NCHW).
 const CallNode* fromBlocked(const Expr& e, std::string* layout) {
   auto* c = e.as<CallNode>();
-  if (!c || !c->op || c->op->name != "layout_transform" || c->attrs.getString("dst_layout") != "NCHW") return nullptr;
+  if (!c || !c->op || c->op->name != "layout_transform" ||
+      c->attrs.getString("dst_layout") != "NCHW")
+    return nullptr;
   *layout = c->attrs.getString("src_layout");
   return *layout == "NCHW" ? nullptr : c;
 }
 
-int64_t blockOf(const std::string& layout) { return parseLayout(layout)->blockA; }
+int64_t blockOf(const std::string& layout) {
+  return parseLayout(layout)->blockA;
+}
 
 class LayoutConverter : public ExprMutator {
 public:
@@ -43,7 +49,8 @@ private:
   /// `e` (NCHW) in layout NCHW{k}c, reusing a transform that just left that layout.
   Expr toBlocked(const Expr& e, int64_t k) {
     std::string layout;
-    if (const CallNode* lt = fromBlocked(e, &layout)) return transform(lt->args[0], layout, dataLayout(k));
+    if (const CallNode* lt = fromBlocked(e, &layout))
+      return transform(lt->args[0], layout, dataLayout(k));
     return transform(e, "NCHW", dataLayout(k));
   }
 
@@ -60,7 +67,7 @@ private:
       return e;
     }
     if (op == "nn.bias_add") return biasAdd(*c, e);
-    if (c->op->findAttr("layout") && c->args.size() == 1) {  // pools
+    if (c->op->findAttr("layout") && c->args.size() == 1) { // pools
       std::string layout;
       const CallNode* lt = fromBlocked(c->args[0], &layout);
       if (!lt || c->attrs.getString("layout") != "NCHW") return e;
@@ -69,7 +76,8 @@ private:
       return transform(makeCall(c->op, {lt->args[0]}, attrs, c->name), layout, "NCHW");
     }
     if (op == "concatenate") return concat(*c, e);
-    if (c->op->pattern == OpPattern::Broadcast && c->args.size() == 2 && op != "nn.bias_add") return binary(*c, e);
+    if (c->op->pattern == OpPattern::Broadcast && c->args.size() == 2 && op != "nn.bias_add")
+      return binary(*c, e);
     return e;
   }
 
@@ -78,7 +86,8 @@ private:
     auto* dt = inferType(c.args[0]).as<TensorTypeNode>();
     auto* wt = inferType(c.args[1]).as<TensorTypeNode>();
     if (!dt || !wt || !dt->isStatic() || !wt->isStatic()) return e;
-    int64_t ib = largestDivisor(dt->shape[1].value, m_block), ob = largestDivisor(wt->shape[0].value, m_block);
+    int64_t ib = largestDivisor(dt->shape[1].value, m_block),
+            ob = largestDivisor(wt->shape[0].value, m_block);
     if (ob == 1) return e;
     std::string kernel = "OIHW" + std::to_string(ib) + "i" + std::to_string(ob) + "o";
     Attrs attrs = c.attrs;
@@ -104,9 +113,11 @@ private:
     if (!t || !t->isStatic()) return {};
     std::vector<int64_t> s = t->staticShape();
     if (t->numel() == 1 && s.size() <= 1) return other;
-    while (s.size() == 4 && s[0] == 1) s.erase(s.begin());
+    while (s.size() == 4 && s[0] == 1)
+      s.erase(s.begin());
     if (s.size() == 3 && s[0] == channels && s[1] == 1 && s[2] == 1)
-      return makeCall("reshape", {other}, {{"newshape", std::vector<int64_t>{channels / k, 1, 1, k}}});
+      return makeCall("reshape", {other},
+                      {{"newshape", std::vector<int64_t>{channels / k, 1, 1, k}}});
     return {};
   }
 
@@ -116,7 +127,8 @@ private:
     if (!lt || c.attrs.getInt("axis") != 1) return e;
     int64_t k = blockOf(layout);
     int64_t channels = inferType(c.args[1]).as<TensorTypeNode>()->shape[0].value;
-    Expr b = makeCall("reshape", {c.args[1]}, {{"newshape", std::vector<int64_t>{channels / k, 1, 1, k}}});
+    Expr b = makeCall("reshape", {c.args[1]},
+                      {{"newshape", std::vector<int64_t>{channels / k, 1, 1, k}}});
     return transform(makeCall("add", {lt->args[0], b}), layout, "NCHW");
   }
 
@@ -152,7 +164,8 @@ private:
     if (!blocked) return e;
     const std::string& layout = a ? la : lb;
     int64_t channels = out->shape[1].value;
-    if (!typeEqual(inferType(a ? c.args[0] : c.args[1]), Type(out))) return e;  // blocked side must not broadcast
+    if (!typeEqual(inferType(a ? c.args[0] : c.args[1]), Type(out)))
+      return e; // blocked side must not broadcast
     Expr other = channelOperand(a ? c.args[1] : c.args[0], channels, blockOf(layout));
     if (!other.defined()) return e;
     Call r = a ? withArgs(c, {blocked->args[0], other}) : withArgs(c, {other, blocked->args[0]});
@@ -160,7 +173,7 @@ private:
   }
 };
 
-}  // namespace
+} // namespace
 
 Expr convertLayout(const Expr& e, int64_t block) {
   inferType(e);
@@ -173,4 +186,4 @@ Module convertLayout(const Module& m, int64_t block) {
   return mapFunctions(m, [block](const Expr& e) { return convertLayout(e, block); });
 }
 
-}  // namespace loom::graph
+} // namespace loom::graph

@@ -17,4 +17,4 @@ namespace loom::graph {
 Expr convertLayout(const Expr& e, int64_t block = 16);
 Module convertLayout(const Module& m, int64_t block = 16);
 
-}  // namespace loom::graph
+} // namespace loom::graph

@@ -16,9 +16,11 @@ class TupleForwarder : public ExprMutator {
     return e;
   }
 };
-}  // namespace
+} // namespace
 
-Expr eliminateDeadCode(const Expr& e) { return TupleForwarder().mutate(e); }
+Expr eliminateDeadCode(const Expr& e) {
+  return TupleForwarder().mutate(e);
+}
 
 Module eliminateDeadCode(const Module& m) {
   Module out = mapFunctions(m, [](const Expr& e) { return eliminateDeadCode(e); });
@@ -28,8 +30,9 @@ Module eliminateDeadCode(const Module& m) {
   for (const Expr& n : postOrder(Expr(main), true))
     if (auto* f = n.as<FunctionNode>()) called.insert(f);
   for (auto it = out.functions.begin(); it != out.functions.end();)
-    it = it->first != "main" && !called.count(it->second.get()) ? out.functions.erase(it) : std::next(it);
+    it = it->first != "main" && !called.count(it->second.get()) ? out.functions.erase(it)
+                                                                : std::next(it);
   return out;
 }
 
-}  // namespace loom::graph
+} // namespace loom::graph

@@ -10,4 +10,4 @@ namespace loom::graph {
 Expr eliminateDeadCode(const Expr& e);
 Module eliminateDeadCode(const Module& m);
 
-}  // namespace loom::graph
+} // namespace loom::graph

@@ -21,7 +21,8 @@ class CSE : public ExprMutator {
       k = "C";
       addPtr(c->op);
       addPtr(c->fn.get());
-      for (const Expr& a : c->args) addPtr(a.get());
+      for (const Expr& a : c->args)
+        addPtr(a.get());
       return k;
     }
     if (auto* g = e.as<TupleGetItemNode>()) {
@@ -32,7 +33,8 @@ class CSE : public ExprMutator {
     if (auto* c = e.as<ConstantNode>()) {
       if (c->data.numel() > 64) return {};
       k = "K" + c->data.dtype().str();
-      for (int64_t d : c->data.shape()) k += "," + std::to_string(d);
+      for (int64_t d : c->data.shape())
+        k += "," + std::to_string(d);
       k += ":";
       k.append(static_cast<const char*>(c->data.data()), c->data.byteSize());
       return k;
@@ -42,7 +44,7 @@ class CSE : public ExprMutator {
 
   static bool same(const Expr& a, const Expr& b) {
     if (auto* ca = a.as<CallNode>()) return ca->attrs == b.as<CallNode>()->attrs;
-    return true;  // projections and constants: the key is the whole identity
+    return true; // projections and constants: the key is the whole identity
   }
 
   Expr rewrite(const Expr&, const Expr& e) override {
@@ -56,12 +58,14 @@ class CSE : public ExprMutator {
   }
 };
 
-}  // namespace
+} // namespace
 
-Expr eliminateCommonSubexpr(const Expr& e) { return CSE().mutate(e); }
+Expr eliminateCommonSubexpr(const Expr& e) {
+  return CSE().mutate(e);
+}
 
 Module eliminateCommonSubexpr(const Module& m) {
   return mapFunctions(m, [](const Expr& e) { return eliminateCommonSubexpr(e); });
 }
 
-}  // namespace loom::graph
+} // namespace loom::graph

@@ -10,4 +10,4 @@ namespace loom::graph {
 Expr eliminateCommonSubexpr(const Expr& e);
 Module eliminateCommonSubexpr(const Module& m);
 
-}  // namespace loom::graph
+} // namespace loom::graph

@@ -9,7 +9,9 @@ namespace loom::graph {
 
 namespace {
 
-bool isConstant(const Expr& e) { return e->kind == ExprKind::Constant; }
+bool isConstant(const Expr& e) {
+  return e->kind == ExprKind::Constant;
+}
 
 /// Results above this many elements are not folded.
 constexpr int64_t kMaxFoldedElements = int64_t(1) << 26;
@@ -23,8 +25,10 @@ class ConstantFolder : public ExprMutator {
     if (c->op->name == "shape_of") {
       auto* t = inferType(c->args[0]).as<TensorTypeNode>();
       if (!t || !t->isStatic()) return e;
-      runtime::NDArray a = runtime::NDArray::empty({int64_t(t->ndim())}, toDType(DataType::Int(64)));
-      for (size_t i = 0; i < t->ndim(); ++i) a.as<int64_t>()[i] = t->shape[i].value;
+      runtime::NDArray a =
+          runtime::NDArray::empty({int64_t(t->ndim())}, toDType(DataType::Int(64)));
+      for (size_t i = 0; i < t->ndim(); ++i)
+        a.as<int64_t>()[i] = t->shape[i].value;
       return makeConstant(a);
     }
     if (!c->op->hostKernel || c->op->name == "nn.dropout") return e;
@@ -32,24 +36,30 @@ class ConstantFolder : public ExprMutator {
       if (!isConstant(a)) return e;
     Type t = inferType(e);
     // Leave huge results (a broadcast of a scalar to a giant shape) to run time.
-    if (auto* tt = t.as<TensorTypeNode>(); tt && (!tt->isStatic() || tt->numel() > kMaxFoldedElements)) return e;
+    if (auto* tt = t.as<TensorTypeNode>();
+        tt && (!tt->isStatic() || tt->numel() > kMaxFoldedElements))
+      return e;
     std::vector<runtime::NDArray> in;
-    for (const Expr& a : c->args) in.push_back(a.as<ConstantNode>()->data);
+    for (const Expr& a : c->args)
+      in.push_back(a.as<ConstantNode>()->data);
     std::vector<runtime::NDArray> out = c->op->hostKernel(*c, in, t);
     if (t.as<TensorTypeNode>()) return makeConstant(out.at(0));
     std::vector<Expr> fields;
-    for (const auto& a : out) fields.push_back(makeConstant(a));
+    for (const auto& a : out)
+      fields.push_back(makeConstant(a));
     return makeTuple(fields);
   }
 };
 
-}  // namespace
+} // namespace
 
 Expr foldConstant(const Expr& e) {
   inferType(e);
   return ConstantFolder().mutate(e);
 }
 
-Module foldConstant(const Module& m) { return mapFunctions(m, [](const Expr& e) { return foldConstant(e); }); }
+Module foldConstant(const Module& m) {
+  return mapFunctions(m, [](const Expr& e) { return foldConstant(e); });
+}
 
-}  // namespace loom::graph
+} // namespace loom::graph

@@ -11,4 +11,4 @@ namespace loom::graph {
 Expr foldConstant(const Expr& e);
 Module foldConstant(const Module& m);
 
-}  // namespace loom::graph
+} // namespace loom::graph

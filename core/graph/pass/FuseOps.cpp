@@ -19,11 +19,13 @@ struct Edge {
 struct GNode {
   Expr expr;
   OpPattern pattern = OpPattern::Opaque;
-  bool externRef = false;  // the graph's result
+  bool externRef = false; // the graph's result
   std::vector<Edge> outputs;
 };
 
-OpPattern combine(OpPattern a, OpPattern b) { return a > b ? a : b; }
+OpPattern combine(OpPattern a, OpPattern b) {
+  return a > b ? a : b;
+}
 
 std::vector<GNode> buildGraph(const Expr& root, std::unordered_map<const ExprNode*, int>& index) {
   std::vector<GNode> g;
@@ -42,11 +44,13 @@ std::vector<GNode> buildGraph(const Expr& root, std::unordered_map<const ExprNod
       for (const Expr& a : c->args) {
         OpPattern ep = node.pattern;
         if (ep == OpPattern::Broadcast && out)
-          if (auto* at = a.type().as<TensorTypeNode>(); at && at->shape == out->shape) ep = OpPattern::ElemWise;
+          if (auto* at = a.type().as<TensorTypeNode>(); at && at->shape == out->shape)
+            ep = OpPattern::ElemWise;
         g[index.at(a.get())].outputs.push_back({me, ep});
       }
     } else if (auto* t = node.expr.as<TupleNode>()) {
-      for (const Expr& f : t->fields) g[index.at(f.get())].outputs.push_back({me, OpPattern::Opaque});
+      for (const Expr& f : t->fields)
+        g[index.at(f.get())].outputs.push_back({me, OpPattern::Opaque});
     } else if (auto* gi = node.expr.as<TupleGetItemNode>()) {
       g[index.at(gi->tuple.get())].outputs.push_back({me, OpPattern::Opaque});
     }
@@ -123,9 +127,11 @@ public:
 
   std::vector<int> run() {
     std::vector<DomNode> dom = postDominators(m_g);
-    for (int phase = 0; phase < 3; ++phase) runPhase(dom, phase);
+    for (int phase = 0; phase < 3; ++phase)
+      runPhase(dom, phase);
     std::vector<int> root(m_g.size());
-    for (size_t i = 0; i < m_g.size(); ++i) root[i] = find(int(i));
+    for (size_t i = 0; i < m_g.size(); ++i)
+      root[i] = find(int(i));
     return root;
   }
 
@@ -144,7 +150,9 @@ private:
     return i;
   }
 
-  bool isOp(int i) const { return m_g[i].expr->kind == ExprKind::Call && m_g[i].expr.as<CallNode>()->op; }
+  bool isOp(int i) const {
+    return m_g[i].expr->kind == ExprKind::Call && m_g[i].expr.as<CallNode>()->op;
+  }
 
   template <class F> bool checkPath_(int src, int sink, F fcond) {
     if (m_visited[src]) return true;
@@ -181,7 +189,8 @@ private:
     if (src == sink || m_visited[src]) return;
     m_visited[src] = true;
     mergeFromTo(src, target);
-    for (const Edge& e : m_g[src].outputs) commitFuse_(e.node, sink, target);
+    for (const Edge& e : m_g[src].outputs)
+      commitFuse_(e.node, sink, target);
   }
 
   void commitFuse(int src, int sink) {
@@ -191,7 +200,9 @@ private:
   }
 
   /// Ops in the group of `child` plus those on its paths to `sink`'s group.
-  int countFused(int child, int sink) { return m_groups[find(child)].numNodes + m_groups[find(sink)].numNodes; }
+  int countFused(int child, int sink) {
+    return m_groups[find(child)].numNodes + m_groups[find(sink)].numNodes;
+  }
 
   void runPhase(const std::vector<DomNode>& dom, int phase) {
     for (size_t nid = 0; nid < m_g.size(); ++nid) {
@@ -203,7 +214,7 @@ private:
       if (parent < 0 || !isOp(parent)) continue;
       if (find(parent) == gi) continue;
       if (countFused(int(nid), parent) > m_maxDepth) continue;
-      if (phase == 2) continue;  // tuples are not fused (see FuseOps.h)
+      if (phase == 2) continue; // tuples are not fused (see FuseOps.h)
       if (gp == OpPattern::OutEWiseFusable) {
         if (phase != 0) continue;
         if (dom[nid].pattern == OpPattern::ElemWise) {
@@ -215,7 +226,8 @@ private:
         if (dp <= OpPattern::Injective || dp == OpPattern::CommReduce) {
           auto fcond = [](OpPattern k, bool isSink) {
             if (!isSink) return k <= OpPattern::Injective;
-            return k <= OpPattern::Injective || k == OpPattern::CommReduce || k == OpPattern::OutEWiseFusable;
+            return k <= OpPattern::Injective || k == OpPattern::CommReduce ||
+                   k == OpPattern::OutEWiseFusable;
           };
           if (checkPath(int(nid), parent, fcond)) commitFuse(int(nid), parent);
         }
@@ -255,11 +267,13 @@ public:
         if (m_root[i] == int(i)) m_outer[n.get()] = buildGroup(int(i));
       } else if (auto* c = n.as<CallNode>()) {
         std::vector<Expr> args;
-        for (const Expr& a : c->args) args.push_back(outer(a));
+        for (const Expr& a : c->args)
+          args.push_back(outer(a));
         m_outer[n.get()] = withArgs(*c, args);
       } else if (auto* t = n.as<TupleNode>()) {
         std::vector<Expr> f;
-        for (const Expr& x : t->fields) f.push_back(outer(x));
+        for (const Expr& x : t->fields)
+          f.push_back(outer(x));
         m_outer[n.get()] = makeTuple(f);
       } else if (auto* gi = n.as<TupleGetItemNode>()) {
         m_outer[n.get()] = makeTupleGetItem(outer(gi->tuple), gi->index);
@@ -298,10 +312,12 @@ private:
     auto* c = e.as<CallNode>();
     if (c && c->op && m_root[idx] == gb.group) {
       std::vector<Expr> args;
-      for (const Expr& a : c->args) args.push_back(inside(a, gb));
+      for (const Expr& a : c->args)
+        args.push_back(inside(a, gb));
       r = withArgs(*c, args);
       gb.ops.push_back(c);
-    } else if (auto* k = e.as<ConstantNode>(); k && k->data.numel() == 1 && k->data.shape().empty()) {
+    } else if (auto* k = e.as<ConstantNode>();
+               k && k->data.numel() == 1 && k->data.shape().empty()) {
       r = e;
     } else {
       Var p = makeVar("p" + std::to_string(gb.params.size()), e.type());
@@ -323,7 +339,7 @@ private:
   }
 };
 
-}  // namespace
+} // namespace
 
 Expr fuseOps(const Expr& e, int maxDepth) {
   inferType(e);
@@ -339,4 +355,4 @@ Module fuseOps(const Module& m, int maxDepth) {
   return mapFunctions(m, [maxDepth](const Expr& e) { return fuseOps(e, maxDepth); });
 }
 
-}  // namespace loom::graph
+} // namespace loom::graph

@@ -17,4 +17,4 @@ namespace loom::graph {
 Expr fuseOps(const Expr& e, int maxDepth = 256);
 Module fuseOps(const Module& m, int maxDepth = 256);
 
-}  // namespace loom::graph
+} // namespace loom::graph

@@ -12,4 +12,4 @@ Type inferType(const Expr& e);
 /// Types every function of the module; returns the same module.
 Module inferType(const Module& m);
 
-}  // namespace loom::graph
+} // namespace loom::graph

@@ -11,7 +11,9 @@ namespace loom::graph {
 
 namespace {
 
-const ConstantNode* asConst(const Expr& e) { return e.as<ConstantNode>(); }
+const ConstantNode* asConst(const Expr& e) {
+  return e.as<ConstantNode>();
+}
 
 /// Reads a float tensor constant as doubles.
 std::vector<double> values(const ConstantNode& c) {
@@ -25,8 +27,10 @@ std::vector<double> values(const ConstantNode& c) {
 Constant floatConstant(const std::vector<double>& v, std::vector<int64_t> shape, DataType t) {
   runtime::NDArray a = runtime::NDArray::empty(std::move(shape), toDType(t));
   for (size_t i = 0; i < v.size(); ++i) {
-    if (t == DataType::Float(64)) a.as<double>()[i] = v[i];
-    else a.as<float>()[i] = float(v[i]);
+    if (t == DataType::Float(64))
+      a.as<double>()[i] = v[i];
+    else
+      a.as<float>()[i] = float(v[i]);
   }
   return makeConstant(a);
 }
@@ -41,7 +45,8 @@ bool isFloatConst(const Expr& e) {
 /// Reshapes a per-channel vector expression to broadcast along `axis` of a rank-`ndim` tensor.
 Expr expandChannels(const Expr& v, int64_t channels, int64_t axis, int64_t ndim) {
   std::vector<int64_t> shape{channels};
-  for (int64_t i = axis + 1; i < ndim; ++i) shape.push_back(1);
+  for (int64_t i = axis + 1; i < ndim; ++i)
+    shape.push_back(1);
   return makeCall("reshape", {v}, {{"newshape", shape}});
 }
 
@@ -76,7 +81,8 @@ private:
     if (axis < 0) axis += ndim;
     double eps = bn.attrs.getFloat("epsilon");
     bool allConst = true;
-    for (size_t i = 1; i < 5; ++i) allConst &= isFloatConst(bn.args[i]);
+    for (size_t i = 1; i < 5; ++i)
+      allConst &= isFloatConst(bn.args[i]);
     if (!allConst) return decomposeBatchNorm(bn, axis, ndim);
     std::vector<double> gamma = values(*asConst(bn.args[1])), beta = values(*asConst(bn.args[2])),
                         mean = values(*asConst(bn.args[3])), var = values(*asConst(bn.args[4]));
@@ -91,8 +97,8 @@ private:
     Expr producer = data;
     Expr origProducer = origData;
     std::vector<double> bias;
-    if (auto* ba = producer.as<CallNode>(); ba && ba->op && ba->op->name == "nn.bias_add" && singleUse(origProducer) &&
-                                            isFloatConst(ba->args[1])) {
+    if (auto* ba = producer.as<CallNode>(); ba && ba->op && ba->op->name == "nn.bias_add" &&
+                                            singleUse(origProducer) && isFloatConst(ba->args[1])) {
       auto* bt = inferType(producer).as<TensorTypeNode>();
       int64_t bAxis = ba->attrs.getInt("axis");
       if (bAxis < 0) bAxis += int64_t(bt->ndim());
@@ -102,7 +108,8 @@ private:
         origProducer = origProducer.as<CallNode>()->args[0];
       }
     }
-    if (auto* p = producer.as<CallNode>(); p && p->op && singleUse(origProducer) && isFloatConst(p->args[1])) {
+    if (auto* p = producer.as<CallNode>();
+        p && p->op && singleUse(origProducer) && isFloatConst(p->args[1])) {
       bool conv = p->op->name == "nn.conv2d" && axis == 1;
       bool dense = p->op->name == "nn.dense" && axis == ndim - 1;
       if (conv || dense) {
@@ -110,11 +117,13 @@ private:
         std::vector<double> wv = values(w);
         int64_t perOut = int64_t(wv.size()) / int64_t(C);
         for (size_t o = 0; o < C; ++o)
-          for (int64_t k = 0; k < perOut; ++k) wv[o * perOut + k] *= scale[o];
+          for (int64_t k = 0; k < perOut; ++k)
+            wv[o * perOut + k] *= scale[o];
         DataType t = toDataType(w.data.dtype());
         Constant newW = floatConstant(wv, w.data.shape(), t);
         std::vector<double> newBias(C);
-        for (size_t o = 0; o < C; ++o) newBias[o] = (bias.empty() ? 0.0 : bias[o]) * scale[o] + shift[o];
+        for (size_t o = 0; o < C; ++o)
+          newBias[o] = (bias.empty() ? 0.0 : bias[o]) * scale[o] + shift[o];
         Call newProducer = withArgs(*p, {p->args[0], newW});
         return makeCall("nn.bias_add", {newProducer, floatConstant(newBias, {int64_t(C)}, t)},
                         {{"axis", int64_t(axis)}});
@@ -122,7 +131,8 @@ private:
     }
     DataType t = dt->dtype;
     std::vector<int64_t> shape{int64_t(C)};
-    for (int64_t i = axis + 1; i < ndim; ++i) shape.push_back(1);
+    for (int64_t i = axis + 1; i < ndim; ++i)
+      shape.push_back(1);
     Expr scaled = makeCall("multiply", {data, floatConstant(scale, shape, t)});
     return makeCall("add", {scaled, floatConstant(shift, shape, t)});
   }
@@ -131,14 +141,16 @@ private:
     auto* dt = inferType(bn.args[0]).as<TensorTypeNode>();
     int64_t C = inferType(bn.args[1]).as<TensorTypeNode>()->shape[0].value;
     Expr eps = makeScalar(bn.attrs.getFloat("epsilon"), dt->dtype);
-    Expr scale = makeCall("multiply", {bn.args[1], makeCall("rsqrt", {makeCall("add", {bn.args[4], eps})})});
+    Expr scale =
+        makeCall("multiply", {bn.args[1], makeCall("rsqrt", {makeCall("add", {bn.args[4], eps})})});
     Expr shift = makeCall("subtract", {bn.args[2], makeCall("multiply", {bn.args[3], scale})});
     Expr y = makeCall("multiply", {bn.args[0], expandChannels(scale, C, axis, ndim)});
     return makeCall("add", {y, expandChannels(shift, C, axis, ndim)});
   }
 
   /// (x - mean(x)) * rsqrt(var(x) + eps) over `axes`.
-  static Expr normalize(const Expr& x, const std::vector<int64_t>& axes, double epsilon, DataType t) {
+  static Expr normalize(const Expr& x, const std::vector<int64_t>& axes, double epsilon,
+                        DataType t) {
     Attrs reduce{{"axis", axes}, {"keepdims", int64_t(1)}};
     Expr mean = makeCall("mean", {x}, reduce);
     Expr d = makeCall("subtract", {x, mean});
@@ -152,7 +164,8 @@ private:
     int64_t ndim = int64_t(dt->ndim()), axis = ln.attrs.getInt("axis");
     if (axis < 0) axis += ndim;
     std::vector<int64_t> axes;
-    for (int64_t i = axis; i < ndim; ++i) axes.push_back(i);
+    for (int64_t i = axis; i < ndim; ++i)
+      axes.push_back(i);
     Expr y = normalize(ln.args[0], axes, ln.attrs.getFloat("epsilon"), dt->dtype);
     return makeCall("add", {makeCall("multiply", {y, ln.args[1]}), ln.args[2]});
   }
@@ -162,14 +175,15 @@ private:
     int64_t ndim = int64_t(dt->ndim());
     int64_t C = inferType(in.args[1]).as<TensorTypeNode>()->shape[0].value;
     std::vector<int64_t> axes;
-    for (int64_t i = 2; i < ndim; ++i) axes.push_back(i);
+    for (int64_t i = 2; i < ndim; ++i)
+      axes.push_back(i);
     Expr y = normalize(in.args[0], axes, in.attrs.getFloat("epsilon"), dt->dtype);
     y = makeCall("multiply", {y, expandChannels(in.args[1], C, 1, ndim)});
     return makeCall("add", {y, expandChannels(in.args[2], C, 1, ndim)});
   }
 };
 
-}  // namespace
+} // namespace
 
 Expr simplifyInference(const Expr& e) {
   inferType(e);
@@ -180,4 +194,4 @@ Module simplifyInference(const Module& m) {
   return mapFunctions(m, [](const Expr& e) { return simplifyInference(e); });
 }
 
-}  // namespace loom::graph
+} // namespace loom::graph

@@ -14,4 +14,4 @@ namespace loom::graph {
 Expr simplifyInference(const Expr& e);
 Module simplifyInference(const Module& m);
 
-}  // namespace loom::graph
+} // namespace loom::graph
