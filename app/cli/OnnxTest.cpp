@@ -1,0 +1,260 @@
+// `loom onnx-test`: runs ONNX backend test directories (model.onnx + test_data_set_*/) through
+// the compiler and the graph executor, each in a child process, and counts passes.
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <onnx/onnx_pb.h>
+#include <set>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "app/cli/Commands.h"
+#include "app/cli/ModelCommon.h"
+#include "core/driver/CompileModel.h"
+#include "core/frontend/onnx/OnnxImporter.h"
+#include "core/support/Error.h"
+
+namespace fs = std::filesystem;
+
+namespace loom::cli {
+
+namespace {
+
+struct OnnxTestOptions {
+  std::vector<std::string> dirs;
+  std::string list, dataDir, writePassing;
+  bool single = false, verbose = false;
+  int optLevel = 3;
+  double rtol = 1e-3, atol = 1e-5;
+};
+
+OnnxTestOptions& options() {
+  static OnnxTestOptions o;
+  return o;
+}
+
+CLI::App* setup(CLI::App& app) {
+  OnnxTestOptions& o = options();
+  CLI::App* sub = app.add_subcommand("onnx-test", "Run ONNX backend test directories through the compiler");
+  sub->add_option("dirs", o.dirs, "Test directories (each with model.onnx and test_data_set_*/)");
+  sub->add_option("--list", o.list, "Also run the tests named in this file (one per line, # comments)");
+  sub->add_option("--data-dir", o.dataDir, "Directory the names in --list are relative to")
+      ->default_val("/usr/share/libonnx-testdata/data/node");
+  sub->add_option("--write-passing", o.writePassing, "Write the names of the passing tests to this file");
+  sub->add_option("--opt-level", o.optLevel, "Optimization level 0-3")->check(CLI::Range(0, 3));
+  sub->add_option("--rtol", o.rtol, "Relative tolerance");
+  sub->add_option("--atol", o.atol, "Absolute tolerance");
+  sub->add_flag("--verbose,-v", o.verbose, "Print every test's result");
+  sub->add_flag("--single", o.single, "Run one directory in this process (used by the parent)")->group("");
+  return sub;
+}
+
+/// Why a model is out of scope, or empty: sequence/optional/map values, string tensors,
+/// training ops and training modes.
+std::string outOfScope(const std::string& path) {
+  onnx::ModelProto m;
+  std::ifstream in(path, std::ios::binary);
+  if (!in || !m.ParseFromIstream(&in)) return {};
+  auto typeReason = [](const onnx::TypeProto& t) -> std::string {
+    if (t.has_sequence_type()) return "sequence type";
+    if (t.has_optional_type()) return "optional type";
+    if (t.has_map_type()) return "map type";
+    if (t.has_tensor_type() && t.tensor_type().elem_type() == onnx::TensorProto::STRING) return "string tensors";
+    return {};
+  };
+  const auto& g = m.graph();
+  for (const auto* list : {&g.input(), &g.output(), &g.value_info()})
+    for (const auto& v : *list)
+      if (std::string r = typeReason(v.type()); !r.empty()) return r + " ('" + v.name() + "')";
+  for (const auto& n : g.node()) {
+    if (n.domain() == "ai.onnx.preview.training") return "training op " + n.op_type();
+    for (const auto& a : n.attribute())
+      if (a.name() == "training_mode" && a.i() != 0) return "training mode (" + n.op_type() + ")";
+    if (n.op_type() == "Dropout" && n.input_size() >= 3 && !n.input(2).empty()) return "training mode (Dropout)";
+  }
+  return {};
+}
+
+/// Runs one test directory in this process; throws with the failure reason.
+void runOne(const fs::path& dir, const OnnxTestOptions& o) {
+  fs::path model = dir / "model.onnx";
+  if (!fs::exists(model)) LOOM_THROW(ValueError) << dir.string() << ": no model.onnx";
+  std::vector<fs::path> sets;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0) sets.push_back(e.path());
+  std::sort(sets.begin(), sets.end());
+  if (sets.empty()) LOOM_THROW(ValueError) << dir.string() << ": no test_data_set_*";
+  auto load = [](const fs::path& d, const char* kind) {
+    std::vector<runtime::NDArray> v;
+    for (size_t i = 0; fs::exists(d / (kind + std::to_string(i) + ".pb")); ++i)
+      v.push_back(frontend::loadTensorProto((d / (kind + std::to_string(i) + ".pb")).string()));
+    return v;
+  };
+  std::vector<std::string> names = onnxInputNames(model.string());
+  std::vector<runtime::NDArray> firstInputs = load(sets[0], "input_");
+  frontend::ImportOptions io;
+  // The test data fixes every input's shape (models may leave the batch symbolic).
+  for (size_t i = 0; i < names.size() && i < firstInputs.size(); ++i) io.inputShapes[names[i]] = firstInputs[i].shape();
+  graph::Module m;
+  try {
+    m = frontend::importOnnx(model.string(), io);
+  } catch (const frontend::ImportError& e) {
+    // Shape-like operands fed as graph inputs: bind those the importer needs as constants.
+    std::string msg = e.what();
+    for (int attempt = 0; attempt < 8 && !m.main().defined(); ++attempt) {
+      size_t at = msg.find("') must be a constant");
+      if (at == std::string::npos) throw;
+      size_t open = msg.rfind("('", at);
+      std::string name = msg.substr(open + 2, at - open - 2);
+      auto it = std::find(names.begin(), names.end(), name);
+      if (it == names.end() || size_t(it - names.begin()) >= firstInputs.size()) throw;
+      io.constantInputs[name] = firstInputs[size_t(it - names.begin())];
+      try {
+        m = frontend::importOnnx(model.string(), io);
+      } catch (const frontend::ImportError& again) {
+        msg = again.what();
+      }
+    }
+    if (!m.main().defined()) LOOM_THROW(frontend::ImportError) << msg;
+  }
+  driver::CompileModelOptions co;
+  co.optLevel = o.optLevel;
+  driver::CompiledModel cm = driver::compileModel(m, "llvm", {}, co);
+  auto ex = driver::createExecutor(cm);
+  for (const fs::path& set : sets) {
+    std::vector<runtime::NDArray> inputs = load(set, "input_"), expected = load(set, "output_");
+    size_t k = 0;
+    for (size_t i = 0; i < inputs.size() && i < names.size(); ++i) {
+      if (io.constantInputs.count(names[i])) continue;
+      if (k >= ex->numInputs()) break;
+      ex->setInput(k++, inputs[i]);
+    }
+    ex->run();
+    if (ex->numOutputs() < expected.size())
+      LOOM_THROW(ValueError) << set.filename().string() << ": " << ex->numOutputs() << " outputs, expected "
+                             << expected.size();
+    for (size_t i = 0; i < expected.size(); ++i) {
+      std::string why;
+      if (!allClose(ex->getOutput(i), expected[i], o.rtol, o.atol, &why))
+        LOOM_THROW(ValueError) << set.filename().string() << ": output " << i << ": " << why;
+    }
+  }
+}
+
+/// The first line of `s` (reasons stay on one line).
+std::string oneLine(std::string s) {
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  if (s.size() > 300) s = s.substr(0, 300) + "...";
+  return s;
+}
+
+int runSingle(const OnnxTestOptions& o) {
+  alarm(300);
+  const fs::path dir = o.dirs.at(0);
+  std::string skip = outOfScope((dir / "model.onnx").string());
+  if (!skip.empty()) {
+    std::cout << "RESULT SKIP " << skip << std::endl;
+    return 0;
+  }
+  try {
+    runOne(dir, o);
+    std::cout << "RESULT PASS" << std::endl;
+  } catch (const std::exception& e) {
+    std::cout << "RESULT FAIL " << oneLine(e.what()) << std::endl;
+  }
+  return 0;
+}
+
+std::string selfPath() {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) return "loom";
+  return std::string(buf, size_t(n));
+}
+
+std::string quote(const std::string& s) {
+  std::string r = "'";
+  for (char c : s) r += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return r + "'";
+}
+
+int run() {
+  const OnnxTestOptions& o = options();
+  if (o.single) {
+    if (o.dirs.size() != 1) LOOM_THROW(ValueError) << "--single takes exactly one directory";
+    return runSingle(o);
+  }
+  std::vector<std::string> dirs = o.dirs;
+  if (!o.list.empty()) {
+    std::ifstream in(o.list);
+    if (!in) LOOM_THROW(ValueError) << o.list << ": cannot open test list";
+    for (std::string line; std::getline(in, line);) {
+      line = line.substr(0, line.find('#'));
+      while (!line.empty() && std::isspace(uint8_t(line.back()))) line.pop_back();
+      if (!line.empty()) dirs.push_back((fs::path(o.dataDir) / line).string());
+    }
+  }
+  if (dirs.empty()) LOOM_THROW(ValueError) << "no test directories given";
+  std::string self = selfPath();
+  int passed = 0, failed = 0, skipped = 0;
+  std::vector<std::string> failures, skips, passing;
+  for (const std::string& d : dirs) {
+    std::string name = fs::path(d).filename().string();
+    if (name.empty()) name = fs::path(d).parent_path().filename().string();
+    if (!fs::is_directory(d)) {
+      std::cout << "ignored: " << d << " (not a directory)\n";
+      continue;
+    }
+    std::string cmd = quote(self) + " onnx-test --single --opt-level " + std::to_string(o.optLevel) +
+                      " --rtol " + std::to_string(o.rtol) + " --atol " + std::to_string(o.atol) + " " + quote(d) + " 2>&1";
+    FILE* p = popen(cmd.c_str(), "r");
+    std::string out;
+    if (p) {
+      char buf[4096];
+      size_t n;
+      while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+    }
+    int status = p ? pclose(p) : -1;
+    size_t at = out.rfind("RESULT ");
+    std::string result = at == std::string::npos ? "" : oneLine(out.substr(at + 7));
+    while (!result.empty() && std::isspace(uint8_t(result.back()))) result.pop_back();
+    if (result.rfind("PASS", 0) == 0) {
+      ++passed;
+      passing.push_back(name);
+      if (o.verbose) std::cout << "PASS " << name << "\n";
+    } else if (result.rfind("SKIP", 0) == 0) {
+      ++skipped;
+      skips.push_back(name + ": " + result.substr(5));
+      if (o.verbose) std::cout << "SKIP " << name << ": " << result.substr(5) << "\n";
+    } else {
+      ++failed;
+      std::string why = result.rfind("FAIL", 0) == 0 ? result.substr(5) : "";
+      if (why.empty()) {
+        if (WIFSIGNALED(status)) why = "crashed (signal " + std::to_string(WTERMSIG(status)) + ")";
+        else if (status != 0 && WIFEXITED(status)) why = "exited with status " + std::to_string(WEXITSTATUS(status));
+        else why = "no result";
+        if (!out.empty()) why += ": " + oneLine(out.substr(out.size() > 200 ? out.size() - 200 : 0));
+      }
+      failures.push_back(name + ": " + why);
+      if (o.verbose) std::cout << "FAIL " << name << ": " << why << "\n";
+    }
+    std::cout.flush();
+  }
+  if (!o.writePassing.empty()) {
+    std::ofstream f(o.writePassing);
+    for (const std::string& n : passing) f << n << "\n";
+  }
+  for (const std::string& s : skips) std::cout << "skipped: " << s << "\n";
+  for (const std::string& f : failures) std::cout << "failed: " << f << "\n";
+  std::cout << passed << " passed, " << failed << " failed, " << skipped << " skipped" << std::endl;
+  return failed == 0 ? 0 : 1;
+}
+
+const bool registered = addCommand({setup, run});
+
+}  // namespace
+
+}  // namespace loom::cli

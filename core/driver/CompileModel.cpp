@@ -1,0 +1,537 @@
+// compileModel: graph passes, fused groups through TE to PrimFuncs, the default CPU schedule,
+// lowering, the storage plan and the executor JSON; the .tar package writer.
+#include "core/driver/CompileModel.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <unistd.h>
+
+#include "codegen/CodeGenLLVM.h"
+#include "codegen/JITModule.h"
+#include "codegen/Target.h"
+#include "core/graph/Mutator.h"
+#include "core/graph/Op.h"
+#include "core/graph/PassManager.h"
+#include "core/graph/pass/FuseOps.h"
+#include "core/graph/pass/InferType.h"
+#include "core/schedule/Schedule.h"
+#include "core/schedule/primitive/compute_inline.h"
+#include "core/schedule/primitive/for_kind.h"
+#include "core/schedule/primitive/get_block_loop.h"
+#include "core/schedule/primitive/loop_transformation.h"
+#include "core/te/CreatePrimFunc.h"
+#include "core/topi/nn/GraphCompute.h"
+#include "core/transform/Pipeline.h"
+#include "runtime/Params.h"
+#include "runtime/Tar.h"
+
+#ifndef LOOM_VERSION
+#define LOOM_VERSION "0.1.0"
+#endif
+
+namespace loom::driver {
+
+namespace {
+
+using graph::Expr;
+
+std::vector<int64_t> staticShapeOf(const graph::TensorTypeNode& t, const std::string& what) {
+  if (!t.isStatic())
+    LOOM_THROW(TypeError) << what << " has symbolic shape " << graph::shapeStr(t.shape)
+                          << " (give static input shapes, e.g. --input-shapes)";
+  return t.staticShape();
+}
+
+/// The tensor types of `t`, tuples flattened.
+void flattenTypes(const graph::Type& t, std::vector<const graph::TensorTypeNode*>& out) {
+  if (auto* tt = t.as<graph::TensorTypeNode>()) {
+    out.push_back(tt);
+    return;
+  }
+  for (const auto& f : t.as<graph::TupleTypeNode>()->fields) flattenTypes(graph::Type(f), out);
+}
+
+/// A 0-d or small constant inside a fused group as a compute (a select chain over its values).
+te::Tensor constantTensor(const runtime::NDArray& a, const std::string& name) {
+  graph::Constant c = graph::makeConstant(a);
+  std::vector<runtime::NDArray> v = {a};
+  DataType t = graph::toDataType(a.dtype());
+  std::vector<tir::Expr> shape;
+  for (int64_t d : a.shape()) shape.push_back(tir::intImm(DataType::Int(32), d));
+  // Values as doubles (exact for float32 and ints up to 2^53).
+  std::vector<double> vals(size_t(a.numel()));
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    const char* p = static_cast<const char*>(a.data()) + size_t(i) * a.dtype().bytes();
+    double x = 0;
+    switch (a.dtype().code) {
+    case runtime::DType::Float:
+      x = a.dtype().bits == 64 ? *reinterpret_cast<const double*>(p) : double(*reinterpret_cast<const float*>(p));
+      break;
+    case runtime::DType::Bool: x = *reinterpret_cast<const uint8_t*>(p) ? 1 : 0; break;
+    case runtime::DType::UInt:
+      x = a.dtype().bits == 8 ? *reinterpret_cast<const uint8_t*>(p)
+          : a.dtype().bits == 16 ? *reinterpret_cast<const uint16_t*>(p)
+          : a.dtype().bits == 32 ? *reinterpret_cast<const uint32_t*>(p)
+                                 : double(*reinterpret_cast<const uint64_t*>(p));
+      break;
+    default:
+      x = a.dtype().bits == 8 ? *reinterpret_cast<const int8_t*>(p)
+          : a.dtype().bits == 16 ? *reinterpret_cast<const int16_t*>(p)
+          : a.dtype().bits == 32 ? *reinterpret_cast<const int32_t*>(p)
+                                 : double(*reinterpret_cast<const int64_t*>(p));
+    }
+    vals[size_t(i)] = x;
+  }
+  std::vector<int64_t> ext = a.shape();
+  auto valueExpr = [&](double x) -> tir::Expr {
+    if (t.isBool()) return tir::boolImm(x != 0);
+    return tir::makeConst(t, x);
+  };
+  return te::compute(
+      shape,
+      [&](const std::vector<tir::Var>& i) -> te::ComputeBody {
+        if (vals.size() == 1) return valueExpr(vals[0]);
+        tir::Expr flat = tir::intImm(DataType::Int(32), 0);
+        for (size_t d = 0; d < ext.size(); ++d) flat = flat * tir::intImm(DataType::Int(32), ext[d]) + i[d];
+        tir::Expr r = valueExpr(vals.back());
+        for (size_t k = vals.size() - 1; k-- > 0;)
+          r = tir::select(tir::eq(flat, tir::intImm(DataType::Int(32), int64_t(k))), valueExpr(vals[k]), r);
+        return r;
+      },
+      name, "constant");
+}
+
+/// The TE tensors of a fused group's body: placeholders for its params, op computes for calls.
+std::vector<te::Tensor> groupTensors(const graph::Function& fn, std::vector<te::Tensor>& placeholders) {
+  std::unordered_map<const graph::ExprNode*, std::vector<te::Tensor>> val;
+  for (size_t k = 0; k < fn->params.size(); ++k) {
+    const graph::Var& p = fn->params[k];
+    const auto* tt = p->checkedType.get() ? graph::Type(p->checkedType).as<graph::TensorTypeNode>() : nullptr;
+    if (!tt) tt = p->annotation.as<graph::TensorTypeNode>();
+    LOOM_ICHECK(tt) << "group parameter without a tensor type";
+    std::vector<tir::Expr> shape;
+    for (int64_t d : staticShapeOf(*tt, "input of " + fn->name)) shape.push_back(tir::intImm(DataType::Int(32), d));
+    te::Tensor t = te::placeholder(shape, tt->dtype, "p" + std::to_string(k));
+    placeholders.push_back(t);
+    val[p.get()] = {t};
+  }
+  int constCount = 0;
+  for (const Expr& e : graph::postOrder(fn->body)) {
+    if (val.count(e.get())) continue;
+    if (auto* c = e.as<graph::ConstantNode>()) {
+      val[e.get()] = {constantTensor(c->data, "const" + std::to_string(constCount++))};
+    } else if (auto* call = e.as<graph::CallNode>()) {
+      if (!call->op) LOOM_THROW(UnsupportedError) << "nested function call in fused group " << fn->name;
+      if (!call->op->compute)
+        LOOM_THROW(UnsupportedError) << graph::callDescription(*call) << ": no TE compute for this op";
+      std::vector<te::Tensor> in;
+      for (const Expr& a : call->args) {
+        const auto& v = val.at(a.get());
+        in.insert(in.end(), v.begin(), v.end());
+      }
+      val[e.get()] = call->op->compute(*call, in, e.type());
+    } else if (auto* tup = e.as<graph::TupleNode>()) {
+      std::vector<te::Tensor> all;
+      for (const Expr& f : tup->fields) {
+        const auto& v = val.at(f.get());
+        all.insert(all.end(), v.begin(), v.end());
+      }
+      val[e.get()] = all;
+    } else if (auto* tg = e.as<graph::TupleGetItemNode>()) {
+      // Fields of the tuple, flattened: find the slice of field `index`.
+      std::vector<const graph::TensorTypeNode*> before;
+      const auto* tt = tg->tuple.type().as<graph::TupleTypeNode>();
+      LOOM_ICHECK(tt) << "tuple get item of a non-tuple";
+      size_t start = 0;
+      for (int k = 0; k < tg->index; ++k) {
+        std::vector<const graph::TensorTypeNode*> f;
+        flattenTypes(graph::Type(tt->fields[size_t(k)]), f);
+        start += f.size();
+      }
+      std::vector<const graph::TensorTypeNode*> f;
+      flattenTypes(graph::Type(tt->fields[size_t(tg->index)]), f);
+      const auto& v = val.at(tg->tuple.get());
+      val[e.get()] = std::vector<te::Tensor>(v.begin() + long(start), v.begin() + long(start + f.size()));
+    } else if (e.as<graph::VarNode>()) {
+      LOOM_THROW(UnsupportedError) << "free variable in fused group " << fn->name;
+    }
+  }
+  return val.at(fn->body.get());
+}
+
+/// The default CPU schedule: inline injective producers, then per remaining block parallelize
+/// the outermost spatial loop and vectorize a spatial innermost loop.
+tir::PrimFunc defaultSchedule(const tir::PrimFunc& f, bool vectorize) {
+  tir::Schedule sch(f);
+  auto children = [&]() { return tir::getChildBlocks(sch, tir::getBlock(sch, "root")); };
+  // Inline every block that can be (the primitive refuses reductions and outputs).
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const tir::BlockRV& b : children()) {
+      try {
+        tir::computeInline(sch, b);
+        changed = true;
+        break;
+      } catch (const Error&) {
+      }
+    }
+  }
+  for (const tir::BlockRV& b : children()) {
+    std::vector<tir::LoopRV> loops;
+    try {
+      loops = tir::getLoops(sch, b);
+    } catch (const Error&) {
+      continue;
+    }
+    if (loops.empty()) continue;
+    const tir::BlockNode* blk = sch.get(b);
+    bool spatialOnly = !blk->init.defined();
+    for (const auto& iv : blk->iterVars) spatialOnly &= iv.iterType == tir::IterType::DataPar;
+    const tir::ForNode* outer = sch.get(loops[0]);
+    const int64_t* outerExt = tir::asConstInt(outer->extent);
+    tir::Schedule saved = sch;
+    if (outerExt && *outerExt >= 2) {
+      try {
+        tir::parallel(sch, loops[0]);
+      } catch (const Error&) {
+        sch = saved;
+      }
+    }
+    if (!vectorize || !spatialOnly || loops.size() < 2) continue;
+    const tir::ForNode* inner = sch.get(loops.back());
+    const int64_t* innerExt = tir::asConstInt(inner->extent);
+    if (!innerExt || *innerExt < 4) continue;
+    saved = sch;
+    try {
+      if (*innerExt <= 16)
+        tir::vectorize(sch, loops.back());
+      else if (*innerExt % 8 == 0) {
+        auto parts = tir::split(sch, loops.back(), {tir::Value(nullptr), tir::Value(int64_t(8))});
+        tir::vectorize(sch, parts.back());
+      }
+    } catch (const Error&) {
+      sch = saved;
+    }
+  }
+  return sch.func();
+}
+
+std::string sanitize(std::string s) {
+  for (char& c : s)
+    if (!std::isalnum(uint8_t(c)) && c != '_') c = '_';
+  return s;
+}
+
+/// Binds main's parameters named in `params` as constants.
+graph::Module bindParams(const graph::Module& m, const std::map<std::string, runtime::NDArray>& params) {
+  if (params.empty()) return m;
+  graph::Function main = m.main();
+  std::vector<graph::Var> keep;
+  std::unordered_map<const graph::ExprNode*, Expr> bound;
+  for (const graph::Var& v : main->params) {
+    auto it = params.find(v->name);
+    if (it == params.end()) keep.push_back(v);
+    else bound[v.get()] = graph::makeConstant(it->second, v->name);
+  }
+  if (bound.empty()) return m;
+  struct Binder : graph::ExprMutator {
+    std::unordered_map<const graph::ExprNode*, Expr>* map;
+    Expr rewrite(const Expr& original, const Expr& rebuilt) override {
+      auto it = map->find(original.get());
+      return it == map->end() ? rebuilt : it->second;
+    }
+  } binder;
+  binder.map = &bound;
+  graph::Module r = m;
+  r.functions["main"] = graph::makeFunction(keep, binder.mutate(main->body), main->primitive, main->name);
+  return r;
+}
+
+}  // namespace
+
+CompiledModel compileModel(const graph::Module& input, const std::string& target,
+                           const std::map<std::string, runtime::NDArray>& params, const CompileModelOptions& options) {
+  topi::registerGraphComputes();
+  CompiledModel model;
+  model.target = target;
+  model.optLevel = options.optLevel;
+  if (!input.main().defined()) LOOM_THROW(ValueError) << "the module has no main function";
+  graph::Module m = bindParams(input, params);
+  if (options.optLevel >= 1) {
+    m = graph::runGraphPasses(m, graph::fusePipeline(false));
+  } else {
+    m = graph::runGraphPasses(m, {"infer-type"});
+    m = graph::fuseOps(m, 1);
+    m = graph::runGraphPasses(m, {"infer-type"});
+  }
+  graph::Function main = m.main();
+
+  nlohmann::json j;
+  j["storage"] = nlohmann::json::array();
+  j["entries"] = nlohmann::json::array();
+  j["inputs"] = nlohmann::json::array();
+  j["params"] = nlohmann::json::array();
+  j["nodes"] = nlohmann::json::array();
+  j["outputs"] = nlohmann::json::array();
+
+  struct EntryInfo {
+    std::vector<int64_t> shape;
+    runtime::DType dtype;
+    int storage = -1;
+    size_t bytes() const {
+      size_t n = dtype.bytes();
+      for (int64_t d : shape) n *= size_t(d);
+      return n;
+    }
+  };
+  std::vector<EntryInfo> entries;
+  auto newEntry = [&](const graph::TensorTypeNode& t, const std::string& what) {
+    entries.push_back({staticShapeOf(t, what), graph::toDType(t.dtype)});
+    return int(entries.size() - 1);
+  };
+  struct NodeInfo {
+    std::string name, func;
+    std::vector<int> inputs, outputs;
+  };
+  std::vector<NodeInfo> nodes;
+  std::set<int> fixed;  // entries with a storage of their own (inputs, params, outputs)
+
+  std::unordered_map<const graph::ExprNode*, std::vector<int>> ent;
+  for (const graph::Var& v : main->params) {
+    const auto* tt = v->checkedType.get() ? graph::Type(v->checkedType).as<graph::TensorTypeNode>() : nullptr;
+    if (!tt) LOOM_THROW(UnsupportedError) << "model input '" << v->name << "' is not a tensor";
+    int e = newEntry(*tt, "input '" + v->name + "'");
+    ent[v.get()] = {e};
+    fixed.insert(e);
+    j["inputs"].push_back({{"name", v->name}, {"entry", e}});
+    model.inputs.push_back({v->name, entries[size_t(e)].shape, entries[size_t(e)].dtype});
+  }
+  std::set<std::string> paramNames, funcNames;
+  bool vectorize = options.optLevel >= 2;
+  for (const Expr& e : graph::postOrder(main->body)) {
+    if (ent.count(e.get())) continue;
+    if (auto* c = e.as<graph::ConstantNode>()) {
+      std::string name = c->name.empty() ? "p" : sanitize(c->name);
+      std::string unique = name;
+      for (int k = 1; paramNames.count(unique); ++k) unique = name + "_" + std::to_string(k);
+      paramNames.insert(unique);
+      std::vector<const graph::TensorTypeNode*> ts;
+      flattenTypes(e.type(), ts);
+      int id = newEntry(*ts.at(0), "constant '" + unique + "'");
+      fixed.insert(id);
+      ent[e.get()] = {id};
+      model.params[unique] = c->data;
+      j["params"].push_back({{"name", unique}, {"entry", id}});
+    } else if (auto* call = e.as<graph::CallNode>()) {
+      if (!call->fn.defined())
+        LOOM_THROW(UnsupportedError) << graph::callDescription(*call) << ": op call outside a fused group";
+      const graph::Function& fn = call->fn;
+      std::string fname = sanitize(fn->name.empty() ? "fused" : fn->name);
+      std::string unique = fname;
+      for (int k = 1; funcNames.count(unique); ++k) unique = fname + "_" + std::to_string(k);
+      funcNames.insert(unique);
+      std::vector<te::Tensor> placeholders;
+      std::vector<te::Tensor> outs = groupTensors(fn, placeholders);
+      // Outputs must be distinct computes: copy placeholders and repeated tensors.
+      std::set<const te::TensorNode*> seen;
+      for (te::Tensor& o : outs) {
+        bool isPlaceholder = dynamic_cast<const te::PlaceholderOpNode*>(o->op.get()) != nullptr;
+        if (isPlaceholder || seen.count(o.get())) {
+          te::Tensor src = o;
+          o = te::compute(
+              src->shape,
+              [&](const std::vector<tir::Var>& i) -> te::ComputeBody {
+                return src(std::vector<tir::Expr>(i.begin(), i.end()));
+              },
+              "T_copy", "injective");
+        }
+        seen.insert(o.get());
+      }
+      std::vector<te::Tensor> args = placeholders;
+      args.insert(args.end(), outs.begin(), outs.end());
+      tir::PrimFunc pf = te::createPrimFunc(args, unique);
+      if (options.optLevel >= 2) pf = defaultSchedule(pf, vectorize);
+      transform::PassContext ctx;
+      transform::LowerOptions lo;
+      lo.packedEntry = true;
+      model.kernels.push_back(transform::lower(pf, ctx, lo));
+      NodeInfo n;
+      n.name = unique;
+      n.func = unique;
+      for (const Expr& a : call->args) {
+        const auto& v = ent.at(a.get());
+        n.inputs.insert(n.inputs.end(), v.begin(), v.end());
+      }
+      std::vector<const graph::TensorTypeNode*> ts;
+      flattenTypes(e.type(), ts);
+      for (const auto* t : ts) n.outputs.push_back(newEntry(*t, "result of " + unique));
+      ent[e.get()] = n.outputs;
+      nodes.push_back(std::move(n));
+    } else if (auto* tup = e.as<graph::TupleNode>()) {
+      std::vector<int> all;
+      for (const Expr& f : tup->fields) {
+        const auto& v = ent.at(f.get());
+        all.insert(all.end(), v.begin(), v.end());
+      }
+      ent[e.get()] = all;
+    } else if (auto* tg = e.as<graph::TupleGetItemNode>()) {
+      const auto* tt = tg->tuple.type().as<graph::TupleTypeNode>();
+      size_t start = 0;
+      for (int k = 0; k < tg->index; ++k) {
+        std::vector<const graph::TensorTypeNode*> f;
+        flattenTypes(graph::Type(tt->fields[size_t(k)]), f);
+        start += f.size();
+      }
+      std::vector<const graph::TensorTypeNode*> f;
+      flattenTypes(graph::Type(tt->fields[size_t(tg->index)]), f);
+      const auto& v = ent.at(tg->tuple.get());
+      ent[e.get()] = std::vector<int>(v.begin() + long(start), v.begin() + long(start + f.size()));
+    } else if (e.as<graph::FunctionNode>()) {
+      ent[e.get()] = {};
+    }
+  }
+  // Outputs: each a distinct entry produced by a node (copies of inputs, params, repeats).
+  std::vector<int> outs = ent.at(main->body.get());
+  std::set<int> used;
+  for (size_t k = 0; k < outs.size(); ++k) {
+    int& o = outs[k];
+    if (fixed.count(o) || used.count(o)) {
+      int c = int(entries.size());
+      entries.push_back({entries[size_t(o)].shape, entries[size_t(o)].dtype});
+      nodes.push_back({"copy_output" + std::to_string(k), "__copy", {o}, {c}});
+      o = c;
+    }
+    used.insert(o);
+    fixed.insert(o);
+    std::string name = k < options.outputNames.size() ? options.outputNames[k] : "output" + std::to_string(k);
+    j["outputs"].push_back({{"name", name}, {"entry", o}});
+    model.outputs.push_back({name, entries[size_t(o)].shape, entries[size_t(o)].dtype});
+  }
+
+  // Storage plan: fixed entries get their own storage; the others reuse freed storage by
+  // liveness (an entry is live from the node that writes it to the last node that reads it).
+  std::vector<size_t> storageBytes;
+  for (int e : fixed) {
+    entries[size_t(e)].storage = int(storageBytes.size());
+    storageBytes.push_back(entries[size_t(e)].bytes());
+  }
+  std::vector<int> lastUse(entries.size(), -1);
+  for (size_t k = 0; k < nodes.size(); ++k)
+    for (int e : nodes[k].inputs) lastUse[size_t(e)] = int(k);
+  std::vector<int> freeList;
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    for (int e : nodes[k].outputs) {
+      EntryInfo& en = entries[size_t(e)];
+      if (en.storage >= 0) continue;
+      size_t need = en.bytes();
+      // Best fit among free storage; else grow the largest free one; else a new one.
+      int best = -1;
+      for (size_t f = 0; f < freeList.size(); ++f) {
+        size_t have = storageBytes[size_t(freeList[f])];
+        if (have >= need && (best < 0 || have < storageBytes[size_t(freeList[size_t(best)])])) best = int(f);
+      }
+      if (best < 0 && !freeList.empty()) {
+        best = 0;
+        for (size_t f = 1; f < freeList.size(); ++f)
+          if (storageBytes[size_t(freeList[f])] > storageBytes[size_t(freeList[size_t(best)])]) best = int(f);
+      }
+      if (best >= 0) {
+        en.storage = freeList[size_t(best)];
+        storageBytes[size_t(en.storage)] = std::max(storageBytes[size_t(en.storage)], need);
+        freeList.erase(freeList.begin() + best);
+      } else {
+        en.storage = int(storageBytes.size());
+        storageBytes.push_back(need);
+      }
+    }
+    auto release = [&](int e) {
+      if (fixed.count(e)) return;
+      int s = entries[size_t(e)].storage;
+      if (std::find(freeList.begin(), freeList.end(), s) == freeList.end()) freeList.push_back(s);
+    };
+    for (int e : nodes[k].inputs)
+      if (lastUse[size_t(e)] == int(k)) release(e);
+    for (int e : nodes[k].outputs)
+      if (lastUse[size_t(e)] < 0) release(e);
+  }
+  for (size_t b : storageBytes) j["storage"].push_back({{"bytes", b}});
+  for (const EntryInfo& en : entries)
+    j["entries"].push_back({{"storage", en.storage}, {"shape", en.shape}, {"dtype", en.dtype.str()}});
+  for (const NodeInfo& n : nodes)
+    j["nodes"].push_back({{"name", n.name}, {"func", n.func}, {"inputs", n.inputs}, {"outputs", n.outputs}});
+  model.graphJson = j.dump(1);
+  return model;
+}
+
+namespace {
+codegen::LLVMModule buildKernels(const CompiledModel& model) {
+  codegen::Target t = codegen::Target::parse(model.target);
+  t.optLevel = std::clamp(model.optLevel, 0, 3);
+  codegen::CodeGenOptions cg;
+  cg.debugInfo = false;
+  return codegen::buildLLVM(model.kernels, t, cg);
+}
+}  // namespace
+
+std::unique_ptr<runtime::GraphExecutor> createExecutor(const CompiledModel& model) {
+  runtime::Module mod;
+  if (!model.kernels.empty()) {
+    auto jit = std::make_shared<codegen::JITModule>(buildKernels(model));
+    mod = jit->asModule();
+  }
+  auto ex = std::make_unique<runtime::GraphExecutor>(model.graphJson, mod);
+  ex->setParams(model.params);
+  return ex;
+}
+
+std::string packageMetadata(const CompiledModel& model) {
+  auto infos = [](const std::vector<TensorInfo>& v) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const TensorInfo& t : v) a.push_back({{"name", t.name}, {"shape", t.shape}, {"dtype", t.dtype.str()}});
+    return a;
+  };
+  nlohmann::json j;
+  j["loom_version"] = LOOM_VERSION;
+  j["target"] = codegen::Target::parse(model.target).str();
+  j["opt_level"] = model.optLevel;
+  j["inputs"] = infos(model.inputs);
+  j["outputs"] = infos(model.outputs);
+  j["kernels"] = model.kernels.size();
+  return j.dump(2);
+}
+
+void writePackage(const CompiledModel& model, const std::string& path) {
+  namespace fs = std::filesystem;
+  std::string so;
+  {
+    std::string tmpl = (fs::temp_directory_path() / "loom-pkg-XXXXXX.so").string();
+    int fd = mkstemps(tmpl.data(), 3);
+    if (fd < 0) LOOM_THROW(Error) << "cannot create a temporary file for the kernels";
+    ::close(fd);
+    try {
+      buildKernels(model).writeSharedLibrary(tmpl);
+    } catch (...) {
+      fs::remove(tmpl);
+      throw;
+    }
+    std::ifstream in(tmpl, std::ios::binary);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    so = ss.str();
+    fs::remove(tmpl);
+  }
+  try {
+    runtime::writeTar(path, {{"kernels.so", so},
+                             {"graph.json", model.graphJson},
+                             {"params.bin", runtime::saveParams(model.params)},
+                             {"metadata.json", packageMetadata(model)}});
+  } catch (const std::exception& e) {
+    LOOM_THROW(Error) << e.what();
+  }
+}
+
+}  // namespace loom::driver

@@ -1,0 +1,43 @@
+// Shared helpers of the graph op computes (nn/*.cpp): shapes, broadcasting loads, registration.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/graph/Op.h"
+#include "core/graph/Type.h"
+#include "core/te/Tensor.h"
+#include "core/tir/Op.h"
+
+namespace loom::topi::nn {
+
+using tir::Expr;
+using tir::Var;
+
+/// The static tensor type `t` (UnsupportedError for tuples and symbolic shapes).
+const graph::TensorTypeNode& staticTensor(const graph::Type& t, const graph::CallNode& call);
+/// The shape of a static tensor type as int32 index expressions.
+std::vector<Expr> teShape(const graph::TensorTypeNode& t);
+/// The static extents of a te::Tensor.
+std::vector<int64_t> extents(const te::Tensor& t);
+inline Expr ci(int64_t v) { return tir::intImm(DataType::Int(32), v); }
+inline std::vector<Expr> exprs(const std::vector<Var>& v) { return std::vector<Expr>(v.begin(), v.end()); }
+/// `t` loaded at the output index `i` with numpy broadcasting (dims aligned from the right; an
+/// extent-1 dim reads index 0).
+Expr broadcastLoad(const te::Tensor& t, const std::vector<Var>& i);
+/// `v` clamped to [lo, hi].
+inline Expr clampIndex(Expr v, int64_t lo, int64_t hi) { return tir::min(tir::max(v, ci(lo)), ci(hi)); }
+/// Normalizes a possibly negative axis.
+int64_t normAxis(int64_t axis, int64_t ndim);
+/// Registers `f` as op `name`'s compute (the op must exist).
+void setCompute(const std::string& name, graph::TECompute f);
+/// A single-output compute body over the output type's shape.
+using Body = std::function<Expr(const graph::CallNode& call, const std::vector<te::Tensor>& in,
+                                const std::vector<Var>& i)>;
+void setSimple(const std::string& name, Body body, std::string tag);
+
+void registerElemwiseComputes();
+void registerNNComputes();
+void registerTransformComputes();
+void registerReduceComputes();
+
+}  // namespace loom::topi::nn

@@ -1,0 +1,173 @@
+// TE computes of the elementwise and broadcast graph ops: unary math, binary arithmetic,
+// comparisons, logic, where, cast, clip.
+#include <cmath>
+#include <limits>
+
+#include "core/topi/nn/ComputeUtil.h"
+
+namespace loom::topi::nn {
+
+namespace {
+
+using UnaryExpr = std::function<Expr(Expr x, const graph::CallNode& call)>;
+using BinaryExpr = std::function<Expr(Expr a, Expr b)>;
+
+void unary(const std::string& name, UnaryExpr f) {
+  setSimple(
+      name,
+      [f](const graph::CallNode& call, const std::vector<te::Tensor>& in, const std::vector<Var>& i) {
+        return f(in[0](exprs(i)), call);
+      },
+      "elemwise");
+}
+
+void binary(const std::string& name, BinaryExpr f) {
+  setSimple(
+      name,
+      [f](const graph::CallNode&, const std::vector<te::Tensor>& in, const std::vector<Var>& i) {
+        return f(broadcastLoad(in[0], i), broadcastLoad(in[1], i));
+      },
+      "broadcast");
+}
+
+Expr fcall(const char* fn, Expr x) { return tir::call(x.dtype(), fn, {x}); }
+Expr fconst(const Expr& like, double v) { return tir::makeConst(like.dtype(), v); }
+
+/// Float math of an integer argument goes through float64 and back.
+UnaryExpr floatMath(std::function<Expr(Expr)> f) {
+  return [f](Expr x, const graph::CallNode&) {
+    if (x.dtype().isFloat()) return f(x);
+    return tir::cast(x.dtype(), f(tir::cast(DataType::Float(64), x)));
+  };
+}
+
+Expr isNaN(Expr x) { return tir::ne(x, x); }
+
+}  // namespace
+
+void registerElemwiseComputes() {
+  unary("nn.relu", [](Expr x, const graph::CallNode&) { return tir::max(x, tir::makeZero(x.dtype())); });
+  unary("nn.leaky_relu", [](Expr x, const graph::CallNode& c) {
+    return tir::select(x >= tir::makeZero(x.dtype()), x, x * fconst(x, c.attrs.getFloat("alpha")));
+  });
+  unary("sigmoid", floatMath([](Expr x) { return fcall("sigmoid", x); }));
+  unary("tanh", floatMath([](Expr x) { return fcall("tanh", x); }));
+  unary("exp", floatMath([](Expr x) { return fcall("exp", x); }));
+  unary("log", floatMath([](Expr x) { return fcall("log", x); }));
+  unary("sqrt", floatMath([](Expr x) { return fcall("sqrt", x); }));
+  unary("rsqrt", floatMath([](Expr x) { return fconst(x, 1.0) / fcall("sqrt", x); }));
+  unary("erf", floatMath([](Expr x) { return fcall("erf", x); }));
+  unary("sin", floatMath([](Expr x) { return fcall("sin", x); }));
+  unary("cos", floatMath([](Expr x) { return fcall("cos", x); }));
+  unary("tan", floatMath([](Expr x) { return fcall("sin", x) / fcall("cos", x); }));
+  unary("sinh", floatMath([](Expr x) { return (fcall("exp", x) - fcall("exp", -x)) * fconst(x, 0.5); }));
+  unary("cosh", floatMath([](Expr x) { return (fcall("exp", x) + fcall("exp", -x)) * fconst(x, 0.5); }));
+  unary("asinh", floatMath([](Expr x) { return fcall("log", x + fcall("sqrt", x * x + fconst(x, 1.0))); }));
+  unary("acosh", floatMath([](Expr x) { return fcall("log", x + fcall("sqrt", x * x - fconst(x, 1.0))); }));
+  unary("atanh", floatMath([](Expr x) {
+    return fconst(x, 0.5) * fcall("log", (fconst(x, 1.0) + x) / (fconst(x, 1.0) - x));
+  }));
+  unary("negative", [](Expr x, const graph::CallNode&) { return -x; });
+  unary("abs", [](Expr x, const graph::CallNode&) {
+    if (x.dtype().isFloat()) return fcall("fabs", x);
+    if (x.dtype().isUInt() || x.dtype().isBool()) return x;
+    return tir::select(x < tir::makeZero(x.dtype()), -x, x);
+  });
+  for (const char* r : {"floor", "ceil", "round"})
+    unary(r, [r](Expr x, const graph::CallNode&) { return x.dtype().isFloat() ? fcall(r, x) : x; });
+  unary("sign", [](Expr x, const graph::CallNode&) {
+    Expr z = tir::makeZero(x.dtype());
+    return tir::select(x > z, fconst(x, 1), tir::select(x < z, fconst(x, -1), z));
+  });
+  unary("copy", [](Expr x, const graph::CallNode&) { return x; });
+  unary("nn.dropout", [](Expr x, const graph::CallNode&) { return x; });
+  unary("isnan", [](Expr x, const graph::CallNode&) {
+    return x.dtype().isFloat() ? isNaN(x) : tir::boolImm(false);
+  });
+  unary("isinf", [](Expr x, const graph::CallNode& c) -> Expr {
+    if (!x.dtype().isFloat()) return tir::boolImm(false);
+    Expr inf = fconst(x, std::numeric_limits<double>::infinity());
+    Expr pos = c.attrs.getInt("detect_positive") ? tir::eq(x, inf) : tir::boolImm(false);
+    Expr neg = c.attrs.getInt("detect_negative") ? tir::eq(x, -inf) : tir::boolImm(false);
+    return pos || neg;
+  });
+  unary("logical_not", [](Expr x, const graph::CallNode&) {
+    return x.dtype().isBool() ? !x : tir::eq(x, tir::makeZero(x.dtype()));
+  });
+  unary("clip", [](Expr x, const graph::CallNode& c) {
+    double lo = c.attrs.getFloat("a_min"), hi = c.attrs.getFloat("a_max");
+    Expr r = x;
+    auto fits = [&](double v) {
+      if (std::isinf(v)) return false;
+      if (x.dtype().isFloat()) return true;
+      return v > -9.2e18 && v < 9.2e18;
+    };
+    if (fits(lo)) r = tir::max(r, fconst(x, lo));
+    if (fits(hi)) r = tir::min(r, fconst(x, hi));
+    return r;
+  });
+  unary("cast", [](Expr x, const graph::CallNode& c) -> Expr {
+    DataType t = c.attrs.getDType("dtype");
+    if (t == x.dtype()) return x;
+    if (t.isBool()) return tir::ne(x, tir::makeZero(x.dtype()));
+    return tir::cast(t, x);
+  });
+
+  binary("add", [](Expr a, Expr b) { return a + b; });
+  binary("subtract", [](Expr a, Expr b) { return a - b; });
+  binary("multiply", [](Expr a, Expr b) { return a * b; });
+  binary("divide", [](Expr a, Expr b) -> Expr {
+    if (a.dtype().isFloat()) return a / b;
+    Expr z = tir::makeZero(b.dtype());
+    // Division by zero gives 0 (the reference kernel's choice) instead of a trap.
+    Expr safe = tir::select(tir::eq(b, z), tir::makeConst(b.dtype(), 1), b);
+    return tir::select(tir::eq(b, z), z, tir::truncdiv(a, safe));
+  });
+  binary("floor_mod", [](Expr a, Expr b) -> Expr {
+    if (a.dtype().isFloat()) {
+      Expr r = tir::call(a.dtype(), "fmod", {a, b});
+      Expr z = tir::makeZero(a.dtype());
+      return tir::select(tir::ne(r, z) && tir::ne(r < z, b < z), r + b, r);
+    }
+    Expr z = tir::makeZero(b.dtype());
+    Expr safe = tir::select(tir::eq(b, z), tir::makeConst(b.dtype(), 1), b);
+    return tir::select(tir::eq(b, z), z, tir::floormod(a, safe));
+  });
+  binary("trunc_mod", [](Expr a, Expr b) -> Expr {
+    if (a.dtype().isFloat()) return tir::call(a.dtype(), "fmod", {a, b});
+    Expr z = tir::makeZero(b.dtype());
+    Expr safe = tir::select(tir::eq(b, z), tir::makeConst(b.dtype(), 1), b);
+    return tir::select(tir::eq(b, z), z, tir::truncmod(a, safe));
+  });
+  binary("power", [](Expr a, Expr b) -> Expr {
+    if (a.dtype().isFloat()) return tir::call(a.dtype(), "pow", {a, b});
+    DataType f = DataType::Float(64);
+    return tir::cast(a.dtype(), tir::call(f, "pow", {tir::cast(f, a), tir::cast(f, b)}));
+  });
+  binary("maximum", [](Expr a, Expr b) { return tir::max(a, b); });
+  binary("minimum", [](Expr a, Expr b) { return tir::min(a, b); });
+  binary("equal", [](Expr a, Expr b) { return tir::eq(a, b); });
+  binary("not_equal", [](Expr a, Expr b) { return tir::ne(a, b); });
+  binary("less", [](Expr a, Expr b) { return a < b; });
+  binary("less_equal", [](Expr a, Expr b) { return a <= b; });
+  binary("greater", [](Expr a, Expr b) { return a > b; });
+  binary("greater_equal", [](Expr a, Expr b) { return a >= b; });
+  binary("logical_and", [](Expr a, Expr b) { return a && b; });
+  binary("logical_or", [](Expr a, Expr b) { return a || b; });
+  binary("logical_xor", [](Expr a, Expr b) { return tir::ne(a, b); });
+  setSimple(
+      "where",
+      [](const graph::CallNode&, const std::vector<te::Tensor>& in, const std::vector<Var>& i) {
+        return tir::select(broadcastLoad(in[0], i), broadcastLoad(in[1], i), broadcastLoad(in[2], i));
+      },
+      "broadcast");
+  setSimple(
+      "nn.bias_add",
+      [](const graph::CallNode& c, const std::vector<te::Tensor>& in, const std::vector<Var>& i) {
+        int64_t axis = normAxis(c.attrs.getInt("axis"), int64_t(i.size()));
+        return in[0](exprs(i)) + in[1](Expr(i[size_t(axis)]));
+      },
+      "broadcast");
+}
+
+}  // namespace loom::topi::nn

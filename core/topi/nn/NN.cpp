@@ -1,0 +1,332 @@
+// TE computes of the neural-network graph ops: conv2d, conv2d_transpose, dense, matmul, pools,
+// batch/layer/instance norm, softmax and log_softmax.
+#include <limits>
+
+#include "core/topi/Ops.h"
+#include "core/topi/nn/ComputeUtil.h"
+
+namespace loom::topi::nn {
+
+namespace {
+
+using graph::CallNode;
+using graph::Type;
+
+std::vector<te::Tensor> one(te::Tensor t) { return {std::move(t)}; }
+
+std::vector<te::Tensor> conv2d(const CallNode& call, const std::vector<te::Tensor>& in, const Type& outType) {
+  const auto& out = staticTensor(outType, call);
+  if (call.attrs.getString("data_layout") != "NCHW" || call.attrs.getString("kernel_layout") != "OIHW")
+    LOOM_THROW(UnsupportedError) << graph::callDescription(call) << ": only NCHW/OIHW conv2d is lowered";
+  const auto& s = call.attrs.getInts("strides");
+  const auto& p = call.attrs.getInts("padding");
+  const auto& dl = call.attrs.getInts("dilation");
+  int64_t g = call.attrs.getInt("groups");
+  std::vector<int64_t> ws = extents(in[1]);
+  int64_t O = ws[0], CI = ws[1], opg = O / g;
+  te::Tensor data = topi::pad(in[0], {0, 0, p[0], p[1]}, {0, 0, p[2], p[3]}, 0.0, "pad_temp");
+  te::IterVar rc = te::reduceAxis(ci(CI), "rc"), ry = te::reduceAxis(ci(ws[2]), "ry"),
+              rx = te::reduceAxis(ci(ws[3]), "rx");
+  const te::Tensor& W = in[1];
+  return one(te::compute(
+      teShape(out),
+      [&](Var n, Var o, Var y, Var x) -> te::ComputeBody {
+        Expr c = g == 1 ? Expr(rc) : tir::floordiv(o, ci(opg)) * ci(CI) + rc;
+        return te::sum(data(n, c, Expr(y) * ci(s[0]) + Expr(ry) * ci(dl[0]), Expr(x) * ci(s[1]) + Expr(rx) * ci(dl[1])) *
+                           W(o, rc, ry, rx),
+                       {rc, ry, rx});
+      },
+      "conv2d_nchw", "conv2d_nchw"));
+}
+
+std::vector<te::Tensor> conv2dTranspose(const CallNode& call, const std::vector<te::Tensor>& in, const Type& outType) {
+  const auto& out = staticTensor(outType, call);
+  const auto& s = call.attrs.getInts("strides");
+  const auto& p = call.attrs.getInts("padding");
+  const auto& dl = call.attrs.getInts("dilation");
+  int64_t g = call.attrs.getInt("groups");
+  std::vector<int64_t> ds = extents(in[0]), ws = extents(in[1]);
+  int64_t cpg = ds[1] / g, opg = ws[1];
+  te::IterVar rc = te::reduceAxis(ci(cpg), "rc"), ry = te::reduceAxis(ci(ws[2]), "ry"),
+              rx = te::reduceAxis(ci(ws[3]), "rx");
+  const te::Tensor &D = in[0], &W = in[1];
+  return one(te::compute(
+      teShape(out),
+      [&](Var n, Var o, Var y, Var x) -> te::ComputeBody {
+        Expr c = g == 1 ? Expr(rc) : tir::floordiv(o, ci(opg)) * ci(cpg) + rc;
+        Expr oc = g == 1 ? Expr(o) : tir::floormod(o, ci(opg));
+        Expr hy = Expr(y) + ci(p[0]) - Expr(ry) * ci(dl[0]);
+        Expr hx = Expr(x) + ci(p[1]) - Expr(rx) * ci(dl[1]);
+        Expr cond = hy >= ci(0) && hx >= ci(0) && tir::eq(tir::floormod(hy, ci(s[0])), ci(0)) &&
+                    tir::eq(tir::floormod(hx, ci(s[1])), ci(0)) && tir::floordiv(hy, ci(s[0])) < ci(ds[2]) &&
+                    tir::floordiv(hx, ci(s[1])) < ci(ds[3]);
+        Expr iy = clampIndex(tir::floordiv(hy, ci(s[0])), 0, ds[2] - 1);
+        Expr ix = clampIndex(tir::floordiv(hx, ci(s[1])), 0, ds[3] - 1);
+        Expr v = D(n, c, iy, ix) * W(c, oc, ry, rx);
+        return te::sum(tir::select(cond, v, tir::makeZero(v.dtype())), {rc, ry, rx});
+      },
+      "conv2d_transpose_nchw", "conv2d_transpose_nchw"));
+}
+
+std::vector<te::Tensor> dense(const CallNode& call, const std::vector<te::Tensor>& in, const Type& outType) {
+  const auto& out = staticTensor(outType, call);
+  int64_t K = extents(in[1])[1];
+  te::IterVar k = te::reduceAxis(ci(K), "k");
+  return one(te::compute(
+      teShape(out),
+      [&](const std::vector<Var>& i) -> te::ComputeBody {
+        std::vector<Expr> a = exprs(i);
+        a.back() = k;
+        return te::sum(in[0](a) * in[1](Expr(i.back()), Expr(k)), {k});
+      },
+      "T_dense", "dense"));
+}
+
+std::vector<te::Tensor> matmul(const CallNode& call, const std::vector<te::Tensor>& in, const Type& outType) {
+  const auto& out = staticTensor(outType, call);
+  std::vector<int64_t> sa = extents(in[0]), sb = extents(in[1]);
+  bool va = sa.size() == 1, vb = sb.size() == 1;
+  int64_t K = sa.back();
+  te::IterVar k = te::reduceAxis(ci(K), "k");
+  return one(te::compute(
+      teShape(out),
+      [&](const std::vector<Var>& i) -> te::ComputeBody {
+        // Output: batch..., [m unless va], [n unless vb].
+        size_t nb = i.size() - (va ? 0 : 1) - (vb ? 0 : 1);
+        auto batchIdx = [&](const std::vector<int64_t>& s, size_t tail) {
+          std::vector<Expr> idx;
+          size_t rank = s.size() - tail, off = nb - rank;
+          for (size_t d = 0; d < rank; ++d) idx.push_back(s[d] == 1 ? ci(0) : Expr(i[d + off]));
+          return idx;
+        };
+        std::vector<Expr> ai = va ? std::vector<Expr>{} : batchIdx(sa, 2);
+        if (!va) ai.push_back(i[nb]);
+        ai.push_back(k);
+        std::vector<Expr> bi = vb ? std::vector<Expr>{} : batchIdx(sb, 2);
+        bi.push_back(k);
+        if (!vb) bi.push_back(i.back());
+        return te::sum(in[0](ai) * in[1](bi), {k});
+      },
+      "T_matmul", "matmul"));
+}
+
+std::vector<te::Tensor> pool(const CallNode& call, const std::vector<te::Tensor>& in, const Type& outType, bool avg) {
+  const auto& out = staticTensor(outType, call);
+  const auto& k = call.attrs.getInts("pool_size");
+  const auto& s = call.attrs.getInts("strides");
+  const auto& p = call.attrs.getInts("padding");
+  const auto& dl = call.attrs.getInts("dilation");
+  std::vector<int64_t> is = extents(in[0]);
+  te::IterVar ry = te::reduceAxis(ci(k[0]), "ry"), rx = te::reduceAxis(ci(k[1]), "rx");
+  auto pos = [&](Var y, Var x) {
+    return std::pair<Expr, Expr>{Expr(y) * ci(s[0]) + Expr(ry) * ci(dl[0]) - ci(p[0]),
+                                 Expr(x) * ci(s[1]) + Expr(rx) * ci(dl[1]) - ci(p[1])};
+  };
+  auto inside = [&](const Expr& h, const Expr& w) {
+    return h >= ci(0) && h < ci(is[2]) && w >= ci(0) && w < ci(is[3]);
+  };
+  const te::Tensor& D = in[0];
+  DataType t = D->dtype;
+  if (!avg)
+    return one(te::compute(
+        teShape(out),
+        [&](Var n, Var c, Var y, Var x) -> te::ComputeBody {
+          auto [h, w] = pos(y, x);
+          return te::max(D(n, c, clampIndex(h, 0, is[2] - 1), clampIndex(w, 0, is[3] - 1)), {ry, rx}, inside(h, w));
+        },
+        "pool_max", "pool_max"));
+  te::Tensor sum = te::compute(
+      teShape(out),
+      [&](Var n, Var c, Var y, Var x) -> te::ComputeBody {
+        auto [h, w] = pos(y, x);
+        return te::sum(D(n, c, clampIndex(h, 0, is[2] - 1), clampIndex(w, 0, is[3] - 1)), {ry, rx}, inside(h, w));
+      },
+      "pool_sum", "pool_sum");
+  bool includePad = call.attrs.getInt("count_include_pad") != 0;
+  // The divisor: the window's points inside the data (or inside data + padding).
+  std::vector<int64_t> os = out.staticShape();
+  te::IterVar cy = te::reduceAxis(ci(k[0]), "cy"), cx = te::reduceAxis(ci(k[1]), "cx");
+  te::Tensor count = te::compute(
+      {ci(os[2]), ci(os[3])},
+      [&](Var y, Var x) -> te::ComputeBody {
+        Expr h = Expr(y) * ci(s[0]) + Expr(cy) * ci(dl[0]) - ci(p[0]);
+        Expr w = Expr(x) * ci(s[1]) + Expr(cx) * ci(dl[1]) - ci(p[1]);
+        Expr cond = includePad ? (h < ci(is[2] + p[2]) && w < ci(is[3] + p[3]))
+                               : (h >= ci(0) && h < ci(is[2]) && w >= ci(0) && w < ci(is[3]));
+        return te::sum(tir::makeConst(t, 1.0), {cy, cx}, cond);
+      },
+      "pool_count", "pool_count");
+  return one(te::compute(
+      teShape(out),
+      [&](Var n, Var c, Var y, Var x) -> te::ComputeBody {
+        return sum(n, c, y, x) / tir::max(count(y, x), tir::makeConst(t, 1.0));
+      },
+      "pool_avg", "elemwise"));
+}
+
+std::vector<te::Tensor> globalPool(const CallNode& call, const std::vector<te::Tensor>& in, const Type& outType,
+                                   bool avg) {
+  const auto& out = staticTensor(outType, call);
+  std::vector<int64_t> is = extents(in[0]);
+  te::IterVar ry = te::reduceAxis(ci(is[2]), "ry"), rx = te::reduceAxis(ci(is[3]), "rx");
+  const te::Tensor& D = in[0];
+  te::Tensor r = te::compute(
+      teShape(out),
+      [&](Var n, Var c, Var, Var) -> te::ComputeBody {
+        return avg ? te::sum(D(n, c, ry, rx), {ry, rx}) : te::max(D(n, c, ry, rx), {ry, rx});
+      },
+      avg ? "global_pool_sum" : "global_pool_max", "global_pool");
+  if (!avg) return one(r);
+  return one(te::compute(
+      teShape(out),
+      [&](Var n, Var c, Var y, Var x) -> te::ComputeBody {
+        return r(n, c, y, x) / tir::makeConst(D->dtype, double(is[2] * is[3]));
+      },
+      "global_pool_avg", "elemwise"));
+}
+
+std::vector<te::Tensor> softmax(const CallNode& call, const std::vector<te::Tensor>& in, const Type& outType,
+                                bool log) {
+  const auto& out = staticTensor(outType, call);
+  std::vector<int64_t> s = extents(in[0]);
+  size_t axis = size_t(normAxis(call.attrs.getInt("axis"), int64_t(s.size())));
+  const te::Tensor& X = in[0];
+  std::vector<Expr> redShape = teShape(out);
+  redShape[axis] = ci(1);
+  te::IterVar k1 = te::reduceAxis(ci(s[axis]), "k");
+  te::Tensor mx = te::compute(
+      redShape,
+      [&](const std::vector<Var>& i) -> te::ComputeBody {
+        std::vector<Expr> idx = exprs(i);
+        idx[axis] = k1;
+        return te::max(X(idx), {k1});
+      },
+      "T_softmax_maxelem", "softmax");
+  te::Tensor e = te::compute(
+      teShape(out),
+      [&](const std::vector<Var>& i) -> te::ComputeBody {
+        std::vector<Expr> ri = exprs(i);
+        ri[axis] = ci(0);
+        return tir::call(X->dtype, "exp", {X(exprs(i)) - mx(ri)});
+      },
+      "T_softmax_exp", "softmax");
+  te::IterVar k2 = te::reduceAxis(ci(s[axis]), "k");
+  te::Tensor sum = te::compute(
+      redShape,
+      [&](const std::vector<Var>& i) -> te::ComputeBody {
+        std::vector<Expr> idx = exprs(i);
+        idx[axis] = k2;
+        return te::sum(e(idx), {k2});
+      },
+      "T_softmax_expsum", "softmax");
+  return one(te::compute(
+      teShape(out),
+      [&](const std::vector<Var>& i) -> te::ComputeBody {
+        std::vector<Expr> ri = exprs(i);
+        ri[axis] = ci(0);
+        if (log) return X(exprs(i)) - mx(ri) - tir::call(X->dtype, "log", {sum(ri)});
+        return e(exprs(i)) / sum(ri);
+      },
+      "T_softmax_norm", "softmax"));
+}
+
+/// mean and variance of `X` over the dims in `axes` (kept as extent 1), then the normalized
+/// value times `scale(i)` plus `bias(i)`.
+std::vector<te::Tensor> normalize(const CallNode& call, const te::Tensor& X, const std::vector<size_t>& axes,
+                                  const Type& outType,
+                                  const std::function<Expr(const std::vector<Var>&, Expr)>& affine) {
+  const auto& out = staticTensor(outType, call);
+  std::vector<int64_t> s = extents(X);
+  std::vector<Expr> redShape = teShape(out);
+  int64_t count = 1;
+  for (size_t a : axes) {
+    redShape[a] = ci(1);
+    count *= s[a];
+  }
+  double eps = call.attrs.getFloat("epsilon");
+  DataType t = X->dtype;
+  auto reduceOver = [&](const std::string& name, const std::function<Expr(const std::vector<Expr>&)>& f) {
+    return te::compute(
+        redShape,
+        [&](const std::vector<Var>& i) -> te::ComputeBody {
+          std::vector<te::IterVar> ks;
+          std::vector<Expr> idx = exprs(i);
+          for (size_t a : axes) {
+            ks.push_back(te::reduceAxis(ci(s[a]), "k" + std::to_string(a)));
+            idx[a] = ks.back();
+          }
+          return te::sum(f(idx), ks);
+        },
+        name, "norm");
+  };
+  auto redIdx = [&](const std::vector<Var>& i) {
+    std::vector<Expr> r = exprs(i);
+    for (size_t a : axes) r[a] = ci(0);
+    return r;
+  };
+  te::Tensor sum = reduceOver("T_norm_sum", [&](const std::vector<Expr>& idx) { return X(idx); });
+  te::Tensor mean = te::compute(
+      redShape, [&](const std::vector<Var>& i) -> te::ComputeBody { return sum(exprs(i)) / tir::makeConst(t, double(count)); },
+      "T_norm_mean", "norm");
+  te::Tensor sq = reduceOver("T_norm_sqsum", [&](const std::vector<Expr>& idx) {
+    std::vector<Expr> ri = idx;
+    for (size_t a : axes) ri[a] = ci(0);
+    Expr d = X(idx) - mean(ri);
+    return d * d;
+  });
+  return one(te::compute(
+      teShape(out),
+      [&](const std::vector<Var>& i) -> te::ComputeBody {
+        Expr var = sq(redIdx(i)) / tir::makeConst(t, double(count));
+        Expr v = (X(exprs(i)) - mean(redIdx(i))) / tir::call(t, "sqrt", {var + tir::makeConst(t, eps)});
+        return affine(i, v);
+      },
+      "T_norm", "norm"));
+}
+
+}  // namespace
+
+void registerNNComputes() {
+  setCompute("nn.conv2d", conv2d);
+  setCompute("nn.conv2d_transpose", conv2dTranspose);
+  setCompute("nn.dense", dense);
+  setCompute("nn.matmul", matmul);
+  setCompute("nn.max_pool2d", [](const CallNode& c, const std::vector<te::Tensor>& in, const Type& t) {
+    return pool(c, in, t, false);
+  });
+  setCompute("nn.avg_pool2d", [](const CallNode& c, const std::vector<te::Tensor>& in, const Type& t) {
+    return pool(c, in, t, true);
+  });
+  setCompute("nn.global_avg_pool2d", [](const CallNode& c, const std::vector<te::Tensor>& in, const Type& t) {
+    return globalPool(c, in, t, true);
+  });
+  setCompute("nn.global_max_pool2d", [](const CallNode& c, const std::vector<te::Tensor>& in, const Type& t) {
+    return globalPool(c, in, t, false);
+  });
+  setCompute("nn.softmax", [](const CallNode& c, const std::vector<te::Tensor>& in, const Type& t) {
+    return softmax(c, in, t, false);
+  });
+  setCompute("nn.log_softmax", [](const CallNode& c, const std::vector<te::Tensor>& in, const Type& t) {
+    return softmax(c, in, t, true);
+  });
+  setCompute("nn.layer_norm", [](const CallNode& c, const std::vector<te::Tensor>& in, const Type& t) {
+    size_t nd = in[0]->ndim();
+    size_t axis = size_t(normAxis(c.attrs.getInt("axis"), int64_t(nd)));
+    std::vector<size_t> axes;
+    for (size_t a = axis; a < nd; ++a) axes.push_back(a);
+    return normalize(c, in[0], axes, t, [&](const std::vector<Var>& i, Expr v) {
+      std::vector<Var> tail(i.begin() + long(axis), i.end());
+      return v * broadcastLoad(in[1], tail) + broadcastLoad(in[2], tail);
+    });
+  });
+  setCompute("nn.instance_norm", [](const CallNode& c, const std::vector<te::Tensor>& in, const Type& t) {
+    size_t nd = in[0]->ndim();
+    std::vector<size_t> axes;
+    for (size_t a = 2; a < nd; ++a) axes.push_back(a);
+    return normalize(c, in[0], axes, t, [&](const std::vector<Var>& i, Expr v) {
+      return v * in[1](Expr(i[1])) + in[2](Expr(i[1]));
+    });
+  });
+}
+
+}  // namespace loom::topi::nn

@@ -1,0 +1,304 @@
+// TE computes of the injective graph ops: reshape, transpose, concatenate, split, strided_slice,
+// take, broadcast_to, tile, pad, gather_elements, depth/space rearrangements, resize, shape_of,
+// cumsum.
+#include <algorithm>
+#include <cmath>
+
+#include "core/topi/nn/ComputeUtil.h"
+
+namespace loom::topi::nn {
+
+namespace {
+
+using graph::CallNode;
+
+std::vector<te::Tensor> one(te::Tensor t) { return {std::move(t)}; }
+
+/// Row-major flat index of `i` in `shape`.
+Expr flatIndex(const std::vector<Expr>& i, const std::vector<int64_t>& shape) {
+  Expr f = ci(0);
+  for (size_t d = 0; d < shape.size(); ++d) f = f * ci(shape[d]) + i[d];
+  return f;
+}
+/// The multi-index of flat index `f` in `shape`.
+std::vector<Expr> unravelIndex(Expr f, const std::vector<int64_t>& shape) {
+  std::vector<Expr> idx(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    idx[d] = shape[d] == 1 ? ci(0) : (d == 0 ? f : tir::floormod(f, ci(shape[d])));
+    f = tir::floordiv(f, ci(shape[d]));
+  }
+  return idx;
+}
+
+/// An index value read from a tensor as int32, negative values counted from `n`, clamped.
+Expr indexValue(Expr v, int64_t n) {
+  Expr x = tir::cast(DataType::Int(32), v);
+  x = tir::select(x < ci(0), x + ci(n), x);
+  return clampIndex(x, 0, n - 1);
+}
+
+Expr coordOf(const std::string& mode, Expr o, int64_t inLen, int64_t outLen, double givenScale) {
+  DataType f = DataType::Float(64);
+  double scale = givenScale > 0 ? givenScale : double(outLen) / double(inLen);
+  double resized = givenScale > 0 ? double(inLen) * givenScale : double(outLen);
+  Expr x = tir::cast(f, o);
+  auto c = [&](double v) { return tir::makeConst(f, v); };
+  if (mode == "align_corners") return resized == 1 ? c(0) : x * c(double(inLen - 1) / (resized - 1));
+  if (mode == "asymmetric") return x / c(scale);
+  if (mode == "pytorch_half_pixel") return resized > 1 ? (x + c(0.5)) / c(scale) - c(0.5) : c(0);
+  if (mode == "tf_half_pixel_for_nn") return (x + c(0.5)) / c(scale);
+  return (x + c(0.5)) / c(scale) - c(0.5);
+}
+
+Expr roundCoord(const std::string& rounding, Expr x) {
+  DataType f = DataType::Float(64);
+  Expr r;
+  if (rounding == "floor") r = tir::call(f, "floor", {x});
+  else if (rounding == "ceil") r = tir::call(f, "ceil", {x});
+  else if (rounding == "round_prefer_ceil") r = tir::call(f, "floor", {x + tir::makeConst(f, 0.5)});
+  else r = tir::call(f, "ceil", {x - tir::makeConst(f, 0.5)});
+  return tir::cast(DataType::Int(32), r);
+}
+
+}  // namespace
+
+void registerTransformComputes() {
+  setCompute("reshape", [](const CallNode& call, const std::vector<te::Tensor>& in, const graph::Type& outType) {
+    std::vector<int64_t> os = staticTensor(outType, call).staticShape();
+    std::vector<int64_t> is = extents(in[0]);
+    return one(te::compute(
+        teShape(staticTensor(outType, call)),
+        [&](const std::vector<Var>& i) -> te::ComputeBody {
+          return in[0](unravelIndex(flatIndex(exprs(i), os), is));
+        },
+        "T_reshape", "injective"));
+  });
+  setSimple(
+      "transpose",
+      [](const CallNode& c, const std::vector<te::Tensor>& in, const std::vector<Var>& i) {
+        std::vector<int64_t> axes = c.attrs.getInts("axes");
+        size_t n = i.size();
+        if (axes.empty())
+          for (size_t d = 0; d < n; ++d) axes.push_back(int64_t(n - 1 - d));
+        std::vector<Expr> idx(n);
+        for (size_t d = 0; d < n; ++d) idx[size_t(normAxis(axes[d], int64_t(n)))] = i[d];
+        return in[0](idx);
+      },
+      "injective");
+  setSimple(
+      "layout_transform",
+      [](const CallNode& c, const std::vector<te::Tensor>&, const std::vector<Var>&) -> Expr {
+        LOOM_THROW(UnsupportedError) << graph::callDescription(c) << ": layout_transform has no compute (compile without --convert-layout)";
+      },
+      "injective");
+  setSimple(
+      "concatenate",
+      [](const CallNode& c, const std::vector<te::Tensor>& in, const std::vector<Var>& i) {
+        int64_t axis = normAxis(c.attrs.getInt("axis"), int64_t(i.size()));
+        // From the last input backwards: select the input whose range holds the index.
+        std::vector<int64_t> offsets;
+        int64_t off = 0;
+        for (const te::Tensor& t : in) {
+          offsets.push_back(off);
+          off += extents(t)[size_t(axis)];
+        }
+        Expr r;
+        for (size_t k = in.size(); k-- > 0;) {
+          int64_t n = extents(in[k])[size_t(axis)];
+          if (n == 0) continue;
+          std::vector<Expr> idx = exprs(i);
+          idx[size_t(axis)] = clampIndex(Expr(i[size_t(axis)]) - ci(offsets[k]), 0, n - 1);
+          Expr v = in[k](idx);
+          r = r.defined() ? tir::select(Expr(i[size_t(axis)]) < ci(offsets[k] + n), v, r) : v;
+        }
+        return r;
+      },
+      "injective");
+  setCompute("split", [](const CallNode& call, const std::vector<te::Tensor>& in, const graph::Type& outType) {
+    const auto* tt = outType.as<graph::TupleTypeNode>();
+    LOOM_ICHECK(tt) << "split's type is not a tuple";
+    int64_t axis = normAxis(call.attrs.getInt("axis"), int64_t(in[0]->ndim()));
+    std::vector<te::Tensor> outs;
+    int64_t off = 0;
+    for (size_t k = 0; k < tt->fields.size(); ++k) {
+      const graph::TensorTypeNode& f = staticTensor(graph::Type(tt->fields[k]), call);
+      int64_t start = off;
+      outs.push_back(te::compute(
+          teShape(f),
+          [&](const std::vector<Var>& i) -> te::ComputeBody {
+            std::vector<Expr> idx = exprs(i);
+            idx[size_t(axis)] = Expr(i[size_t(axis)]) + ci(start);
+            return in[0](idx);
+          },
+          "T_split" + std::to_string(k), "injective"));
+      off += f.staticShape()[size_t(axis)];
+    }
+    return outs;
+  });
+  setSimple(
+      "strided_slice",
+      [](const CallNode& c, const std::vector<te::Tensor>& in, const std::vector<Var>& i) {
+        std::vector<int64_t> shape = extents(in[0]);
+        const auto& b = c.attrs.getInts("begin");
+        const auto& s = c.attrs.getInts("strides");
+        std::vector<int64_t> axes = c.attrs.getInts("axes");
+        if (axes.empty())
+          for (size_t k = 0; k < b.size(); ++k) axes.push_back(int64_t(k));
+        std::vector<Expr> idx = exprs(i);
+        for (size_t k = 0; k < axes.size(); ++k) {
+          size_t a = size_t(normAxis(axes[k], int64_t(shape.size())));
+          int64_t n = shape[a], st = s.empty() ? 1 : s[k], lo = b[k];
+          if (lo < 0) lo += n;
+          lo = st > 0 ? std::clamp<int64_t>(lo, 0, n) : std::clamp<int64_t>(lo, -1, n - 1);
+          idx[a] = clampIndex(ci(lo) + Expr(i[a]) * ci(st), 0, n - 1);
+        }
+        return in[0](idx);
+      },
+      "injective");
+  setSimple(
+      "take",
+      [](const CallNode& c, const std::vector<te::Tensor>& in, const std::vector<Var>& i) {
+        size_t nd = in[0]->ndim(), ni = in[1]->ndim();
+        size_t axis = size_t(normAxis(c.attrs.getInt("axis"), int64_t(nd)));
+        int64_t n = extents(in[0])[axis];
+        std::vector<Expr> ii(i.begin() + long(axis), i.begin() + long(axis + ni));
+        std::vector<Expr> idx(i.begin(), i.begin() + long(axis));
+        idx.push_back(indexValue(in[1](ii), n));
+        for (size_t d = axis + ni; d < i.size(); ++d) idx.push_back(i[d]);
+        return in[0](idx);
+      },
+      "injective");
+  setSimple(
+      "broadcast_to",
+      [](const CallNode&, const std::vector<te::Tensor>& in, const std::vector<Var>& i) {
+        return broadcastLoad(in[0], i);
+      },
+      "broadcast");
+  setSimple(
+      "tile",
+      [](const CallNode&, const std::vector<te::Tensor>& in, const std::vector<Var>& i) {
+        std::vector<int64_t> shape = extents(in[0]);
+        size_t off = i.size() - shape.size();
+        std::vector<Expr> idx;
+        for (size_t d = 0; d < shape.size(); ++d)
+          idx.push_back(shape[d] == 1 ? ci(0) : tir::floormod(i[d + off], ci(shape[d])));
+        return in[0](idx);
+      },
+      "injective");
+  setSimple(
+      "nn.pad",
+      [](const CallNode& c, const std::vector<te::Tensor>& in, const std::vector<Var>& i) {
+        std::vector<int64_t> shape = extents(in[0]);
+        const auto& pw = c.attrs.getInts("pad_width");
+        const std::string& mode = c.attrs.getString("pad_mode");
+        std::vector<Expr> idx;
+        Expr inside = tir::boolImm(true);
+        for (size_t d = 0; d < shape.size(); ++d) {
+          int64_t before = pw.size() > 2 * d ? pw[2 * d] : 0, n = shape[d];
+          Expr x = Expr(i[d]) - ci(before);
+          if (mode == "reflect" && n > 1) {
+            // Reflect about the ends (period 2n - 2) without repeating the edge.
+            Expr p = tir::floormod(x, ci(2 * n - 2));
+            x = tir::select(p < ci(n), p, ci(2 * n - 2) - p);
+          } else if (mode == "constant" && before != 0) {
+            inside = inside && x >= ci(0) && x < ci(n);
+          } else if (mode == "constant" && pw.size() > 2 * d + 1 && pw[2 * d + 1] != 0) {
+            inside = inside && x < ci(n);
+          }
+          idx.push_back(clampIndex(x, 0, n - 1));
+        }
+        Expr v = in[0](idx);
+        if (mode != "constant") return v;
+        return tir::select(inside, v, tir::makeConst(v.dtype(), c.attrs.getFloat("pad_value")));
+      },
+      "injective");
+  setSimple(
+      "gather_elements",
+      [](const CallNode& c, const std::vector<te::Tensor>& in, const std::vector<Var>& i) {
+        std::vector<int64_t> shape = extents(in[0]);
+        size_t axis = size_t(normAxis(c.attrs.getInt("axis"), int64_t(shape.size())));
+        std::vector<Expr> idx = exprs(i);
+        idx[axis] = indexValue(in[1](exprs(i)), shape[axis]);
+        return in[0](idx);
+      },
+      "injective");
+  setSimple(
+      "nn.depth_to_space",
+      [](const CallNode& c, const std::vector<te::Tensor>& in, const std::vector<Var>& i) {
+        int64_t b = c.attrs.getInt("block_size"), C = extents(in[0])[1] / (b * b);
+        Expr bh = tir::floormod(i[2], ci(b)), bw = tir::floormod(i[3], ci(b));
+        Expr ch = c.attrs.getString("mode") == "CRD" ? Expr(i[1]) * ci(b * b) + bh * ci(b) + bw
+                                                     : (bh * ci(b) + bw) * ci(C) + i[1];
+        return in[0](i[0], ch, tir::floordiv(i[2], ci(b)), tir::floordiv(i[3], ci(b)));
+      },
+      "injective");
+  setSimple(
+      "nn.space_to_depth",
+      [](const CallNode& c, const std::vector<te::Tensor>& in, const std::vector<Var>& i) {
+        int64_t b = c.attrs.getInt("block_size"), C = extents(in[0])[1];
+        Expr o = tir::floordiv(i[1], ci(C));
+        return in[0](i[0], tir::floormod(i[1], ci(C)), Expr(i[2]) * ci(b) + tir::floordiv(o, ci(b)),
+                     Expr(i[3]) * ci(b) + tir::floormod(o, ci(b)));
+      },
+      "injective");
+  setSimple(
+      "image.resize2d",
+      [](const CallNode& c, const std::vector<te::Tensor>& in, const std::vector<Var>& i) {
+        std::vector<int64_t> is = extents(in[0]);
+        const std::string& mode = c.attrs.getString("coordinate_transformation_mode");
+        const auto& size = c.attrs.getInts("size");
+        const auto& scales = c.attrs.getFloats("scales");
+        Expr ih = coordOf(mode, i[2], is[2], size[0], scales.empty() ? 0.0 : scales[0]);
+        Expr iw = coordOf(mode, i[3], is[3], size[1], scales.empty() ? 0.0 : scales[1]);
+        DataType f = DataType::Float(64);
+        DataType t = in[0]->dtype;
+        if (c.attrs.getString("method") == "nearest_neighbor") {
+          const std::string& r = c.attrs.getString("rounding_method");
+          return in[0](i[0], i[1], clampIndex(roundCoord(r, ih), 0, is[2] - 1),
+                       clampIndex(roundCoord(r, iw), 0, is[3] - 1));
+        }
+        auto clampF = [&](Expr x, int64_t n) {
+          return tir::min(tir::max(x, tir::makeConst(f, 0)), tir::makeConst(f, double(n - 1)));
+        };
+        ih = clampF(ih, is[2]);
+        iw = clampF(iw, is[3]);
+        Expr h0 = tir::cast(DataType::Int(32), tir::call(f, "floor", {ih}));
+        Expr w0 = tir::cast(DataType::Int(32), tir::call(f, "floor", {iw}));
+        Expr h1 = tir::min(h0 + ci(1), ci(is[2] - 1)), w1 = tir::min(w0 + ci(1), ci(is[3] - 1));
+        Expr fh = ih - tir::cast(f, h0), fw = iw - tir::cast(f, w0);
+        auto at = [&](Expr h, Expr w) { return tir::cast(f, in[0](i[0], i[1], h, w)); };
+        Expr one = tir::makeConst(f, 1);
+        Expr v = (at(h0, w0) * (one - fw) + at(h0, w1) * fw) * (one - fh) +
+                 (at(h1, w0) * (one - fw) + at(h1, w1) * fw) * fh;
+        return tir::cast(t, v);
+      },
+      "injective");
+  setSimple(
+      "shape_of",
+      [](const CallNode&, const std::vector<te::Tensor>& in, const std::vector<Var>& i) {
+        std::vector<int64_t> s = extents(in[0]);
+        Expr r = tir::intImm(DataType::Int(64), 0);
+        for (size_t d = 0; d < s.size(); ++d)
+          r = tir::select(tir::eq(i[0], ci(int64_t(d))), tir::intImm(DataType::Int(64), s[d]), r);
+        return r;
+      },
+      "injective");
+  setCompute("cumsum", [](const CallNode& call, const std::vector<te::Tensor>& in, const graph::Type& outType) {
+    std::vector<int64_t> s = extents(in[0]);
+    size_t axis = size_t(normAxis(call.attrs.getInt("axis"), int64_t(s.size())));
+    bool exclusive = call.attrs.getInt("exclusive") != 0, reverse = call.attrs.getInt("reverse") != 0;
+    te::IterVar k = te::reduceAxis(ci(s[axis]), "k");
+    return one(te::compute(
+        teShape(staticTensor(outType, call)),
+        [&](const std::vector<Var>& i) -> te::ComputeBody {
+          std::vector<Expr> idx = exprs(i);
+          idx[axis] = k;
+          Expr ia = i[axis];
+          Expr cond = reverse ? (exclusive ? Expr(k) > ia : Expr(k) >= ia) : (exclusive ? Expr(k) < ia : Expr(k) <= ia);
+          return te::sum(in[0](idx), {k}, cond);
+        },
+        "T_cumsum", "cumsum"));
+  });
+}
+
+}  // namespace loom::topi::nn

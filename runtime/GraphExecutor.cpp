@@ -1,0 +1,169 @@
+// The graph executor: parses the plan, allocates storage, binds tensor views, calls kernels.
+#include "runtime/GraphExecutor.h"
+
+#include <chrono>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "runtime/PackedFunc.h"
+#include "runtime/RuntimeFailure.h"
+
+namespace loom::runtime {
+
+size_t GraphExecutor::Entry::bytes() const {
+  size_t n = dtype.bytes();
+  for (int64_t d : shape) n *= size_t(d);
+  return n;
+}
+
+GraphExecutor::GraphExecutor(const std::string& graphJson, Module kernels, Device dev)
+    : m_kernels(std::move(kernels)), m_dev(dev) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(graphJson);
+    for (const auto& s : j.at("storage")) {
+      int64_t bytes = std::max<int64_t>(s.at("bytes").get<int64_t>(), 1);
+      m_storage.push_back(NDArray::empty({bytes}, DType{DType::UInt, 8, 1}, dev));
+    }
+    for (const auto& e : j.at("entries")) {
+      Entry en;
+      en.storage = e.at("storage").get<int>();
+      en.shape = e.at("shape").get<std::vector<int64_t>>();
+      if (!DType::parse(e.at("dtype").get<std::string>(), &en.dtype))
+        throw RuntimeFailure("graph: unknown dtype '" + e.at("dtype").get<std::string>() + "'");
+      if (en.storage < 0 || size_t(en.storage) >= m_storage.size())
+        throw RuntimeFailure("graph: entry refers to storage " + std::to_string(en.storage) + " of " +
+                             std::to_string(m_storage.size()));
+      if (en.bytes() > m_storage[size_t(en.storage)].byteSize())
+        throw RuntimeFailure("graph: entry " + std::to_string(m_entries.size()) + " does not fit its storage");
+      m_entries.push_back(std::move(en));
+    }
+    auto named = [&](const char* key, std::vector<Named>& out) {
+      for (const auto& x : j.at(key)) {
+        int e = x.at("entry").get<int>();
+        if (e < 0 || size_t(e) >= m_entries.size()) throw RuntimeFailure(std::string("graph: bad entry in ") + key);
+        out.push_back({x.at("name").get<std::string>(), e});
+      }
+    };
+    named("inputs", m_inputs);
+    named("params", m_params);
+    named("outputs", m_outputs);
+    for (const auto& x : j.at("nodes")) {
+      Node n;
+      n.name = x.at("name").get<std::string>();
+      n.func = x.at("func").get<std::string>();
+      n.inputs = x.at("inputs").get<std::vector<int>>();
+      n.outputs = x.at("outputs").get<std::vector<int>>();
+      for (int e : n.inputs)
+        if (e < 0 || size_t(e) >= m_entries.size()) throw RuntimeFailure("graph: node '" + n.name + "' reads a bad entry");
+      for (int e : n.outputs)
+        if (e < 0 || size_t(e) >= m_entries.size()) throw RuntimeFailure("graph: node '" + n.name + "' writes a bad entry");
+      if (n.func != "__copy") n.fn = m_kernels.getFunction(n.func);
+      else if (n.inputs.size() != 1 || n.outputs.size() != 1)
+        throw RuntimeFailure("graph: copy node '" + n.name + "' needs one input and one output");
+      m_nodes.push_back(std::move(n));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw RuntimeFailure(std::string("graph JSON: ") + e.what());
+  }
+  for (Entry& e : m_entries) {
+    e.view.data = m_storage[size_t(e.storage)].data();
+    e.view.device = LoomDevice{int32_t(dev.type), dev.id};
+    e.view.ndim = int32_t(e.shape.size());
+    e.view.dtype = LoomDataType{e.dtype.code, e.dtype.bits, e.dtype.lanes};
+    e.view.shape = e.shape.data();
+    e.view.strides = nullptr;
+    e.view.byte_offset = 0;
+  }
+}
+
+std::vector<int64_t> GraphExecutor::inputShape(size_t i) const { return entry(m_inputs.at(i).entry).shape; }
+DType GraphExecutor::inputDType(size_t i) const { return entry(m_inputs.at(i).entry).dtype; }
+std::vector<int64_t> GraphExecutor::outputShape(size_t i) const { return entry(m_outputs.at(i).entry).shape; }
+DType GraphExecutor::outputDType(size_t i) const { return entry(m_outputs.at(i).entry).dtype; }
+
+namespace {
+size_t findNamed(const auto& list, const std::string& name, const char* what) {
+  std::string names;
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (list[i].name == name) return i;
+    names += (i ? ", " : "") + list[i].name;
+  }
+  throw RuntimeFailure(std::string("no ") + what + " named '" + name + "' (the model has: " + names + ")");
+}
+std::string shapeText(const std::vector<int64_t>& s) {
+  std::string r = "[";
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+  return r + "]";
+}
+}  // namespace
+
+size_t GraphExecutor::inputIndex(const std::string& name) const { return findNamed(m_inputs, name, "input"); }
+size_t GraphExecutor::outputIndex(const std::string& name) const { return findNamed(m_outputs, name, "output"); }
+
+void GraphExecutor::setInput(size_t i, const NDArray& value) {
+  if (i >= m_inputs.size())
+    throw RuntimeFailure("input index " + std::to_string(i) + " out of range (" + std::to_string(m_inputs.size()) + " inputs)");
+  const Entry& e = entry(m_inputs[i].entry);
+  if (value.shape() != e.shape || !(value.dtype() == e.dtype))
+    throw RuntimeFailure("input '" + m_inputs[i].name + "' expects " + e.dtype.str() + shapeText(e.shape) + ", got " +
+                         value.dtype().str() + shapeText(value.shape()));
+  if (e.bytes()) value.copyToBytes(e.view.data, e.bytes());
+}
+
+void GraphExecutor::setParams(const std::map<std::string, NDArray>& params) {
+  for (const Named& p : m_params) {
+    auto it = params.find(p.name);
+    if (it == params.end()) throw RuntimeFailure("parameter '" + p.name + "' is missing");
+    const Entry& e = entry(p.entry);
+    if (it->second.shape() != e.shape || !(it->second.dtype() == e.dtype))
+      throw RuntimeFailure("parameter '" + p.name + "' expects " + e.dtype.str() + shapeText(e.shape) + ", got " +
+                           it->second.dtype().str() + shapeText(it->second.shape()));
+    if (e.bytes()) it->second.copyToBytes(e.view.data, e.bytes());
+  }
+}
+
+void GraphExecutor::runNode(Node& n) {
+  if (n.func == "__copy") {
+    const Entry &a = entry(n.inputs[0]), &b = entry(n.outputs[0]);
+    if (a.view.data != b.view.data && b.bytes()) std::memmove(b.view.data, a.view.data, b.bytes());
+    return;
+  }
+  std::vector<PackedArg> args;
+  args.reserve(n.inputs.size() + n.outputs.size());
+  for (int e : n.inputs) args.emplace_back(&m_entries[size_t(e)].view);
+  for (int e : n.outputs) args.emplace_back(&m_entries[size_t(e)].view);
+  n.fn.call(std::span<const PackedArg>(args.data(), args.size()));
+}
+
+void GraphExecutor::run() {
+  for (Node& n : m_nodes) runNode(n);
+}
+
+std::vector<std::pair<std::string, double>> GraphExecutor::runProfiled() {
+  std::vector<std::pair<std::string, double>> times;
+  for (Node& n : m_nodes) {
+    auto t0 = std::chrono::steady_clock::now();
+    runNode(n);
+    auto t1 = std::chrono::steady_clock::now();
+    times.emplace_back(n.name, std::chrono::duration<double, std::milli>(t1 - t0).count());
+  }
+  return times;
+}
+
+NDArray GraphExecutor::getOutput(size_t i) const {
+  if (i >= m_outputs.size())
+    throw RuntimeFailure("output index " + std::to_string(i) + " out of range (" + std::to_string(m_outputs.size()) + " outputs)");
+  const Entry& e = entry(m_outputs[i].entry);
+  NDArray r = NDArray::empty(e.shape, e.dtype);
+  if (e.bytes()) r.copyFromBytes(e.view.data, e.bytes());
+  return r;
+}
+
+size_t GraphExecutor::storageBytes() const {
+  size_t n = 0;
+  for (const NDArray& s : m_storage) n += s.byteSize();
+  return n;
+}
+
+}  // namespace loom::runtime

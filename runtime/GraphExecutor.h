@@ -1,0 +1,88 @@
+// The graph executor: runs a compiled model's kernels in order over planned storage.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "loom/c_runtime_api.h"
+#include "runtime/Module.h"
+#include "runtime/NDArray.h"
+
+namespace loom::runtime {
+
+/// Runs the graph JSON the model compiler writes:
+///   {"storage": [{"bytes": B}, ...],
+///    "entries": [{"storage": S, "shape": [...], "dtype": "float32"}, ...],
+///    "inputs":  [{"name": "data", "entry": E}, ...],
+///    "params":  [{"name": "p0", "entry": E}, ...],
+///    "nodes":   [{"name": "fused_conv2d", "func": "fused_conv2d", "inputs": [E...], "outputs": [E...]}, ...],
+///    "outputs": [{"name": "prob", "entry": E}, ...]}
+/// Each storage is one allocation; entries (tensors) whose lifetimes do not overlap share one
+/// (the plan is made at compile time). A node with func "__copy" copies its input entry to its
+/// output entry; every other func is a packed function of `kernels` called with the input and
+/// output tensors. Failures throw RuntimeFailure naming the node.
+class GraphExecutor {
+public:
+  GraphExecutor(const std::string& graphJson, Module kernels, Device dev = {});
+
+  size_t numInputs() const { return m_inputs.size(); }
+  size_t numOutputs() const { return m_outputs.size(); }
+  const std::string& inputName(size_t i) const { return m_inputs.at(i).name; }
+  const std::string& outputName(size_t i) const { return m_outputs.at(i).name; }
+  /// Shape and dtype of input / output `i`.
+  std::vector<int64_t> inputShape(size_t i) const;
+  DType inputDType(size_t i) const;
+  std::vector<int64_t> outputShape(size_t i) const;
+  DType outputDType(size_t i) const;
+  /// Index of the input / output called `name`; RuntimeFailure listing the names when none is.
+  size_t inputIndex(const std::string& name) const;
+  size_t outputIndex(const std::string& name) const;
+
+  /// Copies `value` into input `i` (shape and dtype must match).
+  void setInput(size_t i, const NDArray& value);
+  void setInput(const std::string& name, const NDArray& value) { setInput(inputIndex(name), value); }
+  /// Binds the parameters (once); every param of the graph must be present.
+  void setParams(const std::map<std::string, NDArray>& params);
+  /// Runs every node in order.
+  void run();
+  /// Runs once, timing each node; returns (node name, milliseconds) in execution order.
+  std::vector<std::pair<std::string, double>> runProfiled();
+  /// A copy of output `i` after run().
+  NDArray getOutput(size_t i) const;
+  NDArray getOutput(const std::string& name) const { return getOutput(outputIndex(name)); }
+
+  size_t numNodes() const { return m_nodes.size(); }
+  size_t numEntries() const { return m_entries.size(); }
+  size_t numStorages() const { return m_storage.size(); }
+  /// Bytes of all storage allocations together.
+  size_t storageBytes() const;
+
+private:
+  struct Entry {
+    int storage = 0;
+    std::vector<int64_t> shape;
+    DType dtype;
+    LoomTensor view{};
+    size_t bytes() const;
+  };
+  struct Named {
+    std::string name;
+    int entry = 0;
+  };
+  struct Node {
+    std::string name, func;
+    std::vector<int> inputs, outputs;
+    PackedFunc fn;
+  };
+  void runNode(Node& n);
+  const Entry& entry(int e) const { return m_entries.at(size_t(e)); }
+
+  Module m_kernels;
+  Device m_dev;
+  std::vector<NDArray> m_storage;
+  std::vector<Entry> m_entries;
+  std::vector<Named> m_inputs, m_params, m_outputs;
+  std::vector<Node> m_nodes;
+};
+
+}  // namespace loom::runtime
