@@ -1,6 +1,7 @@
 // Every schedule primitive's C++ API (one header per family under primitive/), in one include.
 #pragma once
 #include "core/schedule/primitive/annotate.h"
+#include "core/schedule/primitive/blockize_tensorize.h"
 #include "core/schedule/primitive/cache_read_write.h"
 #include "core/schedule/primitive/compute_inline.h"
 #include "core/schedule/primitive/compute_location.h"

@@ -273,6 +273,21 @@ def main(A: T.Buffer((8, 32), "float32"), B: T.Buffer((8,), "float32")):
     QCOMPARE(lines[4], QString("b6 = sch.decompose_reduction(b0, l4)"));
   }
 
+  void exampleScript() {
+    // examples/schedules/rfactor_reduce.py runs and keeps the meaning.
+    QFile file(QStringLiteral(LOOM_SOURCE_DIR "/examples/schedules/rfactor_reduce.py"));
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    std::string script = file.readAll().toStdString();
+    PrimFunc f = workload("reduce_sum:M=6,N=64");
+    Schedule sch(f);
+    ScriptResult r = runScript(sch, script, "rfactor_reduce.py");
+    QVERIFY2(r.ok, (r.message + "\n" + r.detail).c_str());
+    std::string text = printFunc(sch.func());
+    QVERIFY2(text.find("for k_1 in T.parallel(16):") != std::string::npos, text.c_str());
+    QVERIFY2(text.find("with T.block(\"A_red_rf_init\"):") != std::string::npos, text.c_str());
+    QVERIFY(maxErrorBetween(f, sch.func()) < 1e-5);
+  }
+
   // --- Refusals ------------------------------------------------------------------------------
   void notReductionBlock() {
     checkError(kOddities, loopsOf("ew", "i, k") + "x = sch.decompose_reduction(b, i)\n",

@@ -14,6 +14,7 @@ void registerBuiltinInstructionKinds() {
   registerCacheReadWriteInstructions();
   registerReductionInstructions();
   registerLayoutTransformationInstructions();
+  registerBlockizeTensorizeInstructions();
 }
 
 } // namespace loom::tir
