@@ -1,6 +1,7 @@
 // The TIR lowering pipeline: THE single ordered list of passes, read it top to bottom.
 #include "core/transform/Pipeline.h"
 
+#include "core/transform/CompactBuffers.h"
 #include "core/transform/FlattenBuffers.h"
 #include "core/transform/LoopPartition.h"
 #include "core/transform/LowerBlocks.h"
@@ -35,7 +36,10 @@ std::vector<Pass> loweringPipeline(const LowerOptions& options) {
   p.push_back(pass("lower-blocks", lowerBlocks));
   // 2. GPU only: thread_binding loops become thread_extent regions (the kernel's launch shape).
   if (options.gpu) p.push_back(pass("lower-thread-binding", lowerThreadBinding));
-  // 3. Every buffer 1-D; parameters seen through flat views over the same data.
+  // 3. Intermediate buffers move into the innermost loop around their uses (per thread under a
+  //    parallel loop) and shrink to the region one iteration uses (a packed cache_read tile).
+  p.push_back(pass("compact-buffers", compactBuffers));
+  // 3b. Every buffer 1-D; parameters seen through flat views over the same data.
   p.push_back(pass("flatten-buffers", flattenBuffers));
   // 4. Fold the index arithmetic flattening wrote, before looking for split tails.
   p.push_back(pass("simplify", simplifyFunc));

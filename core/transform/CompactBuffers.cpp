@@ -1,0 +1,231 @@
+// compact-buffers: allocations sink to the innermost loop around their uses and shrink to the region used.
+#include "core/transform/CompactBuffers.h"
+
+#include <functional>
+#include <optional>
+#include <unordered_set>
+
+#include "core/arith/Analyzer.h"
+#include "core/arith/IntSet.h"
+#include "core/tir/Op.h"
+#include "core/tir/Visitor.h"
+#include "core/transform/Pass.h"
+
+namespace loom::transform {
+
+using namespace tir;
+
+namespace {
+
+/// One access of the buffer: its indices and the loops around it (outermost first).
+struct Access {
+  std::vector<Expr> indices;
+  std::vector<const ForNode*> loops;
+};
+
+/// Finds every access of `buffer` under an allocation, the loops around each, and the variables
+/// defined under the allocation. Fails (escaped) when the handle is used otherwise.
+class AccessCollector : public IRVisitor {
+public:
+  explicit AccessCollector(const Buffer& b) : m_buffer(b) {}
+  std::vector<Access> accesses;
+  std::unordered_set<const VarNode*> definedInside;
+  bool escaped = false;
+
+protected:
+  using IRVisitor::visit;
+  void note(const Buffer& b, const std::vector<Expr>& indices) {
+    if (b->data.get() != m_buffer->data.get()) return;
+    if (!b.same_as(m_buffer)) {
+      escaped = true;
+      return;
+    }
+    accesses.push_back({indices, m_loops});
+  }
+  void visit(const VarNode* n) override { escaped |= n == m_buffer->data.get(); }
+  void visit(const BufferLoadNode* n) override {
+    note(n->buffer, n->indices);
+    IRVisitor::visit(n);
+  }
+  void visit(const BufferStoreNode* n) override {
+    note(n->buffer, n->indices);
+    IRVisitor::visit(n);
+  }
+  void visit(const DeclBufferNode* n) override {
+    if (n->buffer->data.get() == m_buffer->data.get() && !n->buffer.same_as(m_buffer)) escaped = true;
+    IRVisitor::visit(n);
+  }
+  void visit(const LetStmtNode* n) override {
+    definedInside.insert(n->var.get());
+    IRVisitor::visit(n);
+  }
+  void visit(const LetNode* n) override {
+    definedInside.insert(n->var.get());
+    IRVisitor::visit(n);
+  }
+  void visit(const ForNode* n) override {
+    definedInside.insert(n->loopVar.get());
+    visitExpr(n->min);
+    visitExpr(n->extent);
+    m_loops.push_back(n);
+    visitStmt(n->body);
+    m_loops.pop_back();
+  }
+
+private:
+  Buffer m_buffer;
+  std::vector<const ForNode*> m_loops;
+};
+
+bool usesAny(const Expr& e, const std::unordered_set<const VarNode*>& vars) {
+  bool found = false;
+  postOrderVisit(e, [&](const IRNode* x) {
+    if (x->nodeKind == NodeKind::Var) found |= vars.count(static_cast<const VarNode*>(x)) > 0;
+  });
+  return found;
+}
+
+/// Rewrites the accesses of `from` into `to` with indices rebased by `offsets`, and places the
+/// allocation `wrap` around the body of loop `at` (or leaves placement to the caller when null).
+class AccessRewriter : public IRMutator {
+public:
+  AccessRewriter(Buffer from, Buffer to, std::vector<Expr> offsets, const ForNode* at,
+                 std::function<Stmt(Stmt)> wrap)
+      : m_from(std::move(from)), m_to(std::move(to)), m_offsets(std::move(offsets)), m_at(at),
+        m_wrap(std::move(wrap)) {}
+
+protected:
+  using IRMutator::visit;
+  std::vector<Expr> rebase(const std::vector<Expr>& idx) {
+    std::vector<Expr> out;
+    for (size_t d = 0; d < idx.size(); ++d) out.push_back(m_offsets[d].defined() ? idx[d] - m_offsets[d] : idx[d]);
+    return out;
+  }
+  Expr visit(const BufferLoadNode* n, const Expr& self) override {
+    Expr e = IRMutator::visit(n, self);
+    if (!n->buffer.same_as(m_from)) return e;
+    auto* l = e.as<BufferLoadNode>();
+    return withSpan(bufferLoad(m_to, rebase(l->indices)), n->span);
+  }
+  Stmt visit(const BufferStoreNode* n, const Stmt& self) override {
+    Stmt s = IRMutator::visit(n, self);
+    if (!n->buffer.same_as(m_from)) return s;
+    auto* st = s.as<BufferStoreNode>();
+    return withSpan(bufferStore(m_to, st->value, rebase(st->indices)), n->span);
+  }
+  Stmt visit(const ForNode* n, const Stmt& self) override {
+    Stmt s = IRMutator::visit(n, self);
+    if (n != m_at) return s;
+    auto* f = s.as<ForNode>();
+    auto* copy = new ForNode(*f);
+    copy->body = m_wrap(f->body);
+    return withSpan(Stmt(copy), n->span);
+  }
+
+private:
+  Buffer m_from, m_to;
+  std::vector<Expr> m_offsets;
+  const ForNode* m_at;
+  std::function<Stmt(Stmt)> m_wrap;
+};
+
+class Compactor : public IRMutator {
+protected:
+  using IRMutator::visit;
+
+  Stmt visit(const AllocateNode* n, const Stmt& self) override {
+    Stmt s = IRMutator::visit(n, self);
+    auto* alloc = s.as<AllocateNode>();
+    auto* decl = alloc->body.as<DeclBufferNode>();
+    if (!decl || !decl->buffer->data.same_as(alloc->bufferVar)) return s;
+    const Buffer& buf = decl->buffer;
+    if (!buf->strides.empty() || (buf->elemOffset.defined() && !isZero(buf->elemOffset))) return s;
+    if (buf->shape.size() != alloc->extents.size()) return s;
+
+    AccessCollector c(buf);
+    c.visitStmt(decl->body);
+    if (c.escaped || c.accesses.empty()) return s;
+
+    // The deepest loop around every access (never entering vector or thread loops).
+    size_t depth = c.accesses.front().loops.size();
+    for (auto& a : c.accesses) {
+      size_t d = 0;
+      while (d < depth && d < a.loops.size() && a.loops[d] == c.accesses.front().loops[d]) ++d;
+      depth = d;
+    }
+    const auto& first = c.accesses.front().loops;
+    for (size_t d = 0; d < depth; ++d)
+      if (first[d]->kind == ForKind::Vectorized || first[d]->kind == ForKind::ThreadBinding) {
+        depth = d;
+        break;
+      }
+    const ForNode* at = depth > 0 ? first[depth - 1] : nullptr;
+
+    // Variables that are not in scope where the buffer will live: those of the loops and lets
+    // under it. Loops inside range over their domains; outer ones stay symbols.
+    std::unordered_set<const VarNode*> inner = c.definedInside;
+    for (size_t d = 0; d < depth; ++d) inner.erase(first[d]->loopVar.get());
+
+    arith::Analyzer an;
+    size_t ndim = buf->shape.size();
+    std::vector<Expr> lo(ndim), hi(ndim);
+    std::vector<bool> ok(ndim, true);
+    for (auto& a : c.accesses) {
+      if (a.indices.size() != ndim) return s;
+      arith::IntSetMap dom;
+      for (size_t d = depth; d < a.loops.size(); ++d)
+        dom[a.loops[d]->loopVar] = arith::IntSet::fromRange(Range(a.loops[d]->min, a.loops[d]->extent));
+      for (size_t d = 0; d < ndim; ++d) {
+        if (!ok[d]) continue;
+        arith::IntSet set = arith::evalSet(a.indices[d], dom, &an);
+        // A nested loop whose bounds use another inner loop's variable: evaluate twice.
+        if (set.hasLowerBound() && set.hasUpperBound() &&
+            (usesAny(set.minValue, inner) || usesAny(set.maxValue, inner))) {
+          arith::IntSet lo2 = arith::evalSet(set.minValue, dom, &an);
+          arith::IntSet hi2 = arith::evalSet(set.maxValue, dom, &an);
+          set = arith::IntSet::interval(lo2.minValue, hi2.maxValue);
+        }
+        if (!set.hasLowerBound() || !set.hasUpperBound() || usesAny(set.minValue, inner) ||
+            usesAny(set.maxValue, inner)) {
+          ok[d] = false;
+          continue;
+        }
+        lo[d] = lo[d].defined() ? an.simplify(min(lo[d], set.minValue)) : set.minValue;
+        hi[d] = hi[d].defined() ? an.simplify(max(hi[d], set.maxValue)) : set.maxValue;
+      }
+    }
+    std::vector<Expr> shape = buf->shape, offsets(ndim);
+    bool changed = at != nullptr;
+    for (size_t d = 0; d < ndim; ++d) {
+      if (!ok[d]) continue;
+      Expr extent = an.simplify(hi[d] - lo[d] + 1);
+      const int64_t* e = asConstInt(extent);
+      const int64_t* old = asConstInt(buf->shape[d]);
+      if (!e || *e <= 0 || (old && *e >= *old)) continue;
+      shape[d] = intImm(buf->shape[d].dtype(), *e);
+      if (!isZero(lo[d])) offsets[d] = lo[d];
+      changed = true;
+    }
+    if (!changed) return s;
+
+    Buffer nb = withShape(buf, shape);
+    auto wrap = [&](Stmt body) {
+      Stmt inner = declBuffer(nb, std::move(body));
+      return withSpan(Stmt(new AllocateNode(alloc->bufferVar, alloc->dtype, shape, alloc->condition, inner,
+                                            alloc->scope, alloc->annotations)),
+                      n->span);
+    };
+    AccessRewriter rw(buf, nb, offsets, at, wrap);
+    Stmt body = rw.mutate(decl->body);
+    return at ? body : wrap(body);
+  }
+};
+
+}  // namespace
+
+PrimFunc compactBuffers(const PrimFunc& f) {
+  Stmt body = Compactor().mutate(f->body);
+  return body.same_as(f->body) ? f : updateBody(f, body);
+}
+
+}  // namespace loom::transform

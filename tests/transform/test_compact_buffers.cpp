@@ -1,0 +1,189 @@
+// compact-buffers: cache buffers sink to the loop around their uses and shrink to one iteration's
+// region; the meaning is checked by the interpreter on random inputs before and after.
+#include <QtTest>
+
+#include "core/schedule/Schedule.h"
+#include "core/schedule/Script.h"
+#include "core/topi/Workloads.h"
+#include "core/transform/CompactBuffers.h"
+#include "core/transform/LowerBlocks.h"
+#include "core/transform/Pipeline.h"
+#include "tests/transform/Meaning.h"
+
+using namespace loom;
+using namespace loom::tir;
+using namespace loom::transform;
+using namespace loom::transform::testing;
+
+namespace {
+
+PrimFunc scheduled(const std::string& spec, const std::string& script) {
+  PrimFunc f = topi::buildWorkload(topi::parseWorkloadSpec(spec));
+  Schedule sch(f);
+  ScriptResult r = runScript(sch, script);
+  if (!r.ok) throw std::runtime_error(r.message);
+  return sch.func();
+}
+
+/// The Allocate nodes and the loops (outermost first) around each.
+struct AllocSite {
+  const AllocateNode* alloc;
+  std::vector<const ForNode*> loops;
+};
+std::vector<AllocSite> allocSites(const PrimFunc& f) {
+  struct V : IRVisitor {
+    std::vector<AllocSite> out;
+    std::vector<const ForNode*> loops;
+    using IRVisitor::visit;
+    void visit(const ForNode* n) override {
+      loops.push_back(n);
+      IRVisitor::visit(n);
+      loops.pop_back();
+    }
+    void visit(const AllocateNode* n) override {
+      out.push_back({n, loops});
+      IRVisitor::visit(n);
+    }
+  } v;
+  v.visitStmt(f->body);
+  return v.out;
+}
+
+/// A function already out of block form, taking `params`.
+PrimFunc plainFunc(const std::vector<Buffer>& params, Stmt body) {
+  std::vector<Var> ps;
+  std::vector<std::pair<Var, Buffer>> map;
+  for (auto& b : params) {
+    ps.push_back(b->data);
+    map.emplace_back(b->data, b);
+  }
+  return makePrimFunc("main", ps, map, body);
+}
+
+std::vector<int64_t> constExtents(const AllocateNode* a) {
+  std::vector<int64_t> out;
+  for (auto& e : a->extents) out.push_back(asConstInt(e) ? *asConstInt(e) : -1);
+  return out;
+}
+
+// B packed per (j0, k0) panel under a parallel loop: the matmul_x86 recipe at a small size.
+const char* kPackB = R"(
+b = sch.get_block("C")
+i, j, k = sch.get_loops(b)
+i0, i1, i2 = sch.split(i, factors=[2, None, 4])
+j0, j1, j2 = sch.split(j, factors=[None, 2, 8])
+k0, k1 = sch.split(k, factors=[None, 8])
+sch.reorder(i0, j0, k0, i1, k1, i2, j1, j2)
+bp = sch.cache_read(b, 1, "global")
+sch.compute_at(bp, k0)
+sch.decompose_reduction(b, k0)
+sch.parallel(i0)
+)";
+
+}  // namespace
+
+class TestCompactBuffers : public QObject {
+  Q_OBJECT
+private slots:
+  void packedPanelSinksIntoParallelLoopAndShrinks() {
+    PrimFunc f = scheduled("matmul:M=16,N=32,K=24", kPackB);
+    PrimFunc before = lowerBlocks(f);
+    auto sitesBefore = allocSites(before);
+    QCOMPARE(int(sitesBefore.size()), 1);
+    QVERIFY(sitesBefore[0].loops.empty());
+    QCOMPARE(constExtents(sitesBefore[0].alloc), (std::vector<int64_t>{24, 32}));
+
+    PrimFunc g = compactBuffers(before);
+    auto sites = allocSites(g);
+    QCOMPARE(int(sites.size()), 1);
+    // Under i0 (parallel), j0 and k0: one 8 x 16 panel per iteration, per thread.
+    QCOMPARE(int(sites[0].loops.size()), 3);
+    QCOMPARE(sites[0].loops[0]->kind, ForKind::Parallel);
+    QCOMPARE(constExtents(sites[0].alloc), (std::vector<int64_t>{8, 16}));
+    EXPECT_SAME_MEANING(before, g);
+    EXPECT_SAME_MEANING(f, g);
+    // Nothing left to do: the same function comes back.
+    QVERIFY(compactBuffers(g).same_as(g));
+  }
+
+  void wholePipelineKeepsMeaning() {
+    PrimFunc f = scheduled("matmul:M=16,N=32,K=24", kPackB);
+    PassContext ctx;
+    PrimFunc g = lower(f, ctx);
+    QVERIFY(allFlat(g));
+    auto sites = allocSites(g);
+    QCOMPARE(int(sites.size()), 1);
+    QCOMPARE(constExtents(sites[0].alloc), (std::vector<int64_t>{128}));
+    EXPECT_SAME_MEANING(f, g);
+  }
+
+  void cacheWriteTileShrinksToTheTile() {
+    // A C accumulator tile (cache_write + reverse_compute_at) with a split tail (M=10 by 4).
+    PrimFunc f = scheduled("matmul:M=10,N=32,K=8", R"(
+b = sch.get_block("C")
+i, j, k = sch.get_loops(b)
+i0, i1 = sch.split(i, factors=[None, 4])
+j0, j1 = sch.split(j, factors=[None, 16])
+sch.reorder(i0, j0, k, i1, j1)
+cw = sch.cache_write(b, 0, "local")
+sch.reverse_compute_at(cw, j0)
+)");
+    PrimFunc before = lowerBlocks(f);
+    PrimFunc g = compactBuffers(before);
+    auto sites = allocSites(g);
+    QCOMPARE(int(sites.size()), 1);
+    QCOMPARE(int(sites[0].loops.size()), 2);
+    QCOMPARE(constExtents(sites[0].alloc), (std::vector<int64_t>{4, 16}));
+    EXPECT_SAME_MEANING(before, g);
+    PassContext ctx;
+    EXPECT_SAME_MEANING(f, lower(f, ctx));
+  }
+
+  void neverEntersVectorLoops() {
+    // The only loop around the uses is vectorized: the buffer stays outside it, but shrinks.
+    Buffer A = makeBuffer("A", DataType::Float(32), {64}), B = makeBuffer("B", DataType::Float(32), {64});
+    Buffer T = makeBuffer("T", DataType::Float(32), {64});
+    Var i = makeVar("i"), v = makeVar("v");
+    Stmt body = forLoop(i, 0, 4, ForKind::Serial,
+                        forLoop(v, 0, 16, ForKind::Vectorized,
+                                seq({bufferStore(T, bufferLoad(A, {i * 16 + v}) * 2.0f, {v}),
+                                     bufferStore(B, bufferLoad(T, {v}) + 1.0f, {i * 16 + v})})));
+    body = Stmt(new AllocateNode(T->data, T->dtype, T->shape, boolImm(true), declBuffer(T, body)));
+    PrimFunc f = plainFunc({A, B}, body);
+    PrimFunc g = compactBuffers(f);
+    auto sites = allocSites(g);
+    QCOMPARE(int(sites.size()), 1);
+    QCOMPARE(int(sites[0].loops.size()), 1);  // inside i, outside v
+    QCOMPARE(sites[0].loops[0]->kind, ForKind::Serial);
+    QCOMPARE(constExtents(sites[0].alloc), (std::vector<int64_t>{16}));
+    EXPECT_SAME_MEANING(f, g);
+  }
+
+  void escapedOrSymbolicBuffersStay() {
+    Buffer A = makeBuffer("A", DataType::Float(32), {64});
+    Buffer T = makeBuffer("T", DataType::Float(32), {64});
+    Var i = makeVar("i"), j = makeVar("j"), n = makeVar("n");
+    // The handle used as a value (passed to a call): left alone.
+    Stmt use = forLoop(i, 0, 4, ForKind::Serial,
+                       seq({bufferStore(T, bufferLoad(A, {i}), {i}),
+                            evaluate(call(DataType::Int(32), "opaque_use", {Expr(T->data)}))}));
+    Stmt escaped = Stmt(new AllocateNode(T->data, T->dtype, T->shape, boolImm(true), declBuffer(T, use)));
+    PrimFunc f = plainFunc({A}, escaped);
+    QVERIFY(compactBuffers(f).same_as(f));
+    // A region whose extent depends on a parameter: that dimension keeps its size, but the
+    // buffer still moves into the loop around its uses.
+    Var j2 = makeVar("j2");
+    Stmt sym = forLoop(i, 0, 4, ForKind::Serial,
+                       seq({forLoop(j, 0, n, ForKind::Serial, bufferStore(T, bufferLoad(A, {j}), {j})),
+                            forLoop(j2, 0, n, ForKind::Serial, bufferStore(A, bufferLoad(T, {j2}) + 1.0f, {j2}))}));
+    Stmt alloc = Stmt(new AllocateNode(T->data, T->dtype, T->shape, boolImm(true), declBuffer(T, sym)));
+    PrimFunc h = compactBuffers(plainFunc({A}, alloc));
+    auto sites = allocSites(h);
+    QCOMPARE(int(sites.size()), 1);
+    QCOMPARE(int(sites[0].loops.size()), 1);
+    QCOMPARE(constExtents(sites[0].alloc), (std::vector<int64_t>{64}));
+  }
+};
+
+QTEST_APPLESS_MAIN(TestCompactBuffers)
+#include "test_compact_buffers.moc"
