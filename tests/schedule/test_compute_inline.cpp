@@ -307,6 +307,26 @@ private slots:
                 "reverse_compute_inline: block 'C' loads buffer 'B' at index 0 with something other "
                 "than a distinct iter var spanning the buffer's dimension");
   }
+  void notInvertibleLoadVariants() {
+    std::string twice = std::string(kTwo);
+    auto rep = [&](const std::string& a, const std::string& b) {
+      size_t at = twice.rfind(a);
+      twice.replace(at, a.size(), b);
+    };
+    // B read at two different indices: no single map from B's index to C's iter vars.
+    rep("C[vi, vj] = B[vi, vj] + T.float32(1)", "C[vi, vj] = B[vi, vj] + B[vj, vi]");
+    rep("T.reads(B[vi, vj])", "T.reads(B[0:16, 0:16])");
+    expectError(twice, "c = sch.get_block(\"C\")\nsch.reverse_compute_inline(c)\n",
+                "NotInvertibleLoadError",
+                "reverse_compute_inline: block 'C' loads buffer 'B' at different indices");
+    // A consumer that reads B only in its signature, not in its value.
+    std::string unused = std::string(kTwo);
+    size_t at = unused.rfind("C[vi, vj] = B[vi, vj] + T.float32(1)");
+    unused.replace(at, 36, "C[vi, vj] = T.float32(1)");
+    expectError(unused, "c = sch.get_block(\"C\")\nsch.reverse_compute_inline(c)\n",
+                "NotInvertibleLoadError",
+                "reverse_compute_inline: block 'C' does not load buffer 'B' in its value");
+  }
   void reverseProducerReduction() {
     auto [k, msg] =
         scriptError(workload("matmul:M=4,N=4,K=4"), "c = sch.get_block(\"C\")\n"
