@@ -220,7 +220,7 @@ void MainWindow::buildDocks() {
   tabs->addTab(m_tirPane, "TIR");
   tabs->setObjectName("codeTabs");
   connect(m_passBox, &QComboBox::currentIndexChanged, this, &MainWindow::showPass);
-  QDockWidget* code = makeDock(this, "Code", "codeDock", tabs, Qt::RightDockWidgetArea);
+  makeDock(this, "Code", "codeDock", tabs, Qt::RightDockWidgetArea);
 
   m_loopModel = new QStandardItemModel(this);
   m_loopModel->setHorizontalHeaderLabels({"Loop", "Extent", "Kind", "Annotations"});

@@ -1,9 +1,13 @@
 // Model import and graph building for the model view (Graphviz layout in GraphLayout.cpp).
 #include "views/ModelJobs.h"
 
+#include <onnx/onnx_pb.h>
+
 #include <QElapsedTimer>
+#include <QFile>
 #include <QHash>
 #include <cmath>
+#include <set>
 
 #include "core/frontend/onnx/OnnxImporter.h"
 #include "core/graph/Op.h"
@@ -138,6 +142,30 @@ private:
   QHash<const graph::ExprNode*, graph::Expr> m_constParams;
 };
 
+/// Static shapes for the model's graph inputs, symbolic dims (batch, sequence) set to 1, so the
+/// viewer can show any model (the importer needs static shapes to fold Reshape targets).
+std::map<std::string, std::vector<int64_t>> staticInputShapes(const QString& path) {
+  std::map<std::string, std::vector<int64_t>> shapes;
+  QFile f(path);
+  onnx::ModelProto model;
+  if (!f.open(QIODevice::ReadOnly)) return shapes;
+  QByteArray bytes = f.readAll();
+  if (!model.ParseFromArray(bytes.constData(), int(bytes.size()))) return shapes;
+  std::set<std::string> initializers;
+  for (const auto& init : model.graph().initializer()) initializers.insert(init.name());
+  for (const auto& in : model.graph().input()) {
+    if (initializers.count(in.name()) || !in.type().has_tensor_type() || !in.type().tensor_type().has_shape()) continue;
+    std::vector<int64_t> dims;
+    bool symbolic = false;
+    for (const auto& d : in.type().tensor_type().shape().dim()) {
+      symbolic |= !(d.has_dim_value() && d.dim_value() > 0);
+      dims.push_back(d.has_dim_value() && d.dim_value() > 0 ? d.dim_value() : 1);
+    }
+    if (symbolic) shapes[in.name()] = dims;
+  }
+  return shapes;
+}
+
 void checkCancel(const std::atomic<bool>* cancel) {
   if (cancel && cancel->load()) LOOM_THROW(ValueError) << "cancelled";
 }
@@ -151,7 +179,9 @@ ModelData loadModelData(const QString& path, const std::atomic<bool>* cancel) {
   timer.start();
   ModelData m;
   m.path = path;
-  graph::Module mod = frontend::importOnnx(path.toStdString());
+  frontend::ImportOptions io;
+  io.inputShapes = staticInputShapes(path);
+  graph::Module mod = frontend::importOnnx(path.toStdString(), io);
   mod = graph::runGraphPasses(mod, {"infer-type"});
   checkCancel(cancel);
   graph::Module optimized = graph::runGraphPasses(mod, graph::optimizePipeline());

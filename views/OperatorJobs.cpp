@@ -37,8 +37,7 @@ QVector<LoopInfo> loopsOf(const tir::PrintResult& pr) {
   for (const auto& [stmt, range] : pr.stmtLines)
     if (const auto* loop = stmt.as<tir::ForNode>(); loop && range.valid()) fors.push_back({loop, range});
   // stmtLines lists children before parents. Outer loops first: by first line, then the longer
-  // range; loops of one T.grid line share a range and keep the reversed order, outer first.
-  std::reverse(fors.begin(), fors.end());
+  // range; loops of one T.grid line share a range and keep their recorded order (outer first).
   std::stable_sort(fors.begin(), fors.end(), [](const auto& a, const auto& b) {
     return a.second.first != b.second.first ? a.second.first < b.second.first : a.second.last > b.second.last;
   });
