@@ -205,6 +205,19 @@ private slots:
 )"));
     QCOMPARE(countOps(g, "exp"), 0);
     QVERIFY(maxDiff(f, g) == 0);
+    // No-op calls are bypassed; real reshapes and casts stay.
+    Var y = makeVar("y", f32({2, 3}));
+    Expr r = makeCall("reshape", {y}, {{"newshape", IntList{2, 3}}});
+    Expr t2 = makeCall("transpose", {r}, {{"axes", IntList{0, 1}}});
+    Expr c = makeCall("cast", {t2}, {{"dtype", DataType::Float(32)}});
+    Expr real = makeCall("reshape", {makeCall("copy", {c})}, {{"newshape", IntList{3, 2}}});
+    Function f2 = fn({y}, real);
+    Function g2 = apply(f2, graph::eliminateDeadCode);
+    QCOMPARE(QString::fromStdString(printFunction(g2)),
+             QString(R"(def @main(%y: Tensor[(2, 3), float32]) -> Tensor[(3, 2), float32] {
+  reshape(%y, newshape=[3, 2]) /* ty=Tensor[(3, 2), float32] */
+}
+)"));
     // Module level: functions main never calls are dropped.
     Module m;
     m.functions["main"] = f;

@@ -341,15 +341,32 @@ Type inputType(const onnx::ValueInfoProto& vi, const ImportOptions& options,
   return graph::tensorType(s, dt);
 }
 
+graph::Module convertModel(const onnx::ModelProto& model, const std::string& file,
+                           const ImportOptions& options);
+
+/// Runs onnx::checker (when asked) and the conversion. A checker complaint alone does not stop
+/// the import (exporters often omit optional-in-practice fields such as output shapes); when the
+/// conversion fails too, the checker's finding is reported first, as the likely cause.
 graph::Module importModel(const onnx::ModelProto& model, const std::string& file,
                           const ImportOptions& options) {
+  std::string invalid;
   if (options.check) {
     try {
       onnx::checker::check_model(model);
     } catch (const std::exception& e) {
-      throw ImportError(file + ": not a valid ONNX model: " + e.what());
+      invalid = e.what();
     }
   }
+  if (invalid.empty()) return convertModel(model, file, options);
+  try {
+    return convertModel(model, file, options);
+  } catch (const Error& e) {
+    throw ImportError(file + ": not a valid ONNX model: " + invalid + "\n" + e.what());
+  }
+}
+
+graph::Module convertModel(const onnx::ModelProto& model, const std::string& file,
+                           const ImportOptions& options) {
   int opset = defaultOpset(model);
   if (opset < 0) throw ImportError(file + ": the model imports no default-domain opset");
   if (opset < kMinOpset || opset > kMaxOpset)

@@ -23,7 +23,8 @@ struct ImportOptions {
   /// Graph inputs bound to constant values (they are no longer parameters of main); used when
   /// shape-like inputs (a Reshape target, Slice bounds) are fed as graph inputs.
   std::map<std::string, runtime::NDArray> constantInputs;
-  /// Run onnx::checker on the model first.
+  /// Run onnx::checker on the model; its finding leads the error message when the import fails
+  /// (a model the checker rejects but that converts cleanly is accepted).
   bool check = true;
 };
 
