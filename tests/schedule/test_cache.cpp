@@ -75,7 +75,6 @@ def main(A: T.Buffer((16,), "float32"), C: T.Buffer((16,), "float32")):
             C[vi] = B[vi]
 )";
 
-
 /// A is read by B and by C.
 const char* kSharedInput = R"(# from tvm.script import tir as T
 
@@ -213,10 +212,11 @@ def main(A: T.Buffer((16, 8), "float32"), B: T.Buffer((8, 16), "float32"), C: T.
                                           "sch.storage_align(b, 0, 1, 16, 3)\n"
                                           "sch.storage_align(b, 0, -2, 32, 1)\n"
                                           "sch.storage_align(b, 0, 1, 8, 0)\n");
-    const char* want = "T.block_attr({\"buffer_dim_align\": T.call_intrin(\"handle\", \"tvm_tuple\", "
-                       "T.call_intrin(\"handle\", \"tvm_tuple\", T.call_intrin(\"handle\", "
-                       "\"tvm_tuple\", 0, 32, 1), T.call_intrin(\"handle\", \"tvm_tuple\", 1, 8, "
-                       "0)))})";
+    const char* want =
+        "T.block_attr({\"buffer_dim_align\": T.call_intrin(\"handle\", \"tvm_tuple\", "
+        "T.call_intrin(\"handle\", \"tvm_tuple\", T.call_intrin(\"handle\", "
+        "\"tvm_tuple\", 0, 32, 1), T.call_intrin(\"handle\", \"tvm_tuple\", 1, 8, "
+        "0)))})";
     QVERIFY2(got.find(want) != std::string::npos, got.c_str());
     // The annotated function parses back (the tuples are plain calls).
     PrimFunc back = parseFunc(got);
@@ -228,7 +228,8 @@ def main(A: T.Buffer((16, 8), "float32"), B: T.Buffer((8, 16), "float32"), C: T.
     PrimFunc f = parseFunc(kSharedInput);
     std::string all =
         applyAndPrint(kSharedInput, "b = sch.get_block(\"B\")\nsch.cache_read(b, 0, \"shared\")\n");
-    QVERIFY2(all.find("B[vi, vj] = A_shared[vi, vj] * T.float32(2)") != std::string::npos, all.c_str());
+    QVERIFY2(all.find("B[vi, vj] = A_shared[vi, vj] * T.float32(2)") != std::string::npos,
+             all.c_str());
     QVERIFY2(all.find("= B[vi_1, vj_1] + A_shared[vj_1, vi_1]") != std::string::npos, all.c_str());
     QCOMPARE(maxErrorBetween(f, parseFunc(all)), 0.0);
     // consumer_blocks limits it to the given blocks (and the block itself).
@@ -236,17 +237,19 @@ def main(A: T.Buffer((16, 8), "float32"), B: T.Buffer((8, 16), "float32"), C: T.
                                 "r = sch.cache_read(b, 0, \"shared\", consumer_blocks=[b])\n");
     std::string one = printFunc(sch.func());
     QVERIFY2(one.find("= B[vi_1, vj_1] + A[vj_1, vi_1]") != std::string::npos, one.c_str());
-    QVERIFY2(sch.trace().str().find("b1 = sch.cache_read(b0, 0, \"shared\", consumer_blocks=[b0])") !=
-                 std::string::npos,
-             sch.trace().str().c_str());
+    QVERIFY2(
+        sch.trace().str().find("b1 = sch.cache_read(b0, 0, \"shared\", consumer_blocks=[b0])") !=
+            std::string::npos,
+        sch.trace().str().c_str());
     QCOMPARE(maxErrorBetween(f, sch.func()), 0.0);
     checkTraceRoundTrip(f, "b = sch.get_block(\"B\")\nc = sch.get_block(\"C\")\n"
                            "r = sch.cache_read(c, 1, \"local\", consumer_blocks=[b])\n");
-    expectError(kSharedInput,
-                "b = sch.get_block(\"B\")\nc = sch.get_block(\"C\")\n"
-                "sch.cache_read(c, 0, \"local\", consumer_blocks=[b])\n",
-                "ScheduleValueError",
-                "cache_read: consumer block 'B' does not read buffer 'B' in the scope of block 'C'");
+    expectError(
+        kSharedInput,
+        "b = sch.get_block(\"B\")\nc = sch.get_block(\"C\")\n"
+        "sch.cache_read(c, 0, \"local\", consumer_blocks=[b])\n",
+        "ScheduleValueError",
+        "cache_read: consumer block 'B' does not read buffer 'B' in the scope of block 'C'");
   }
 
   // --- Meaning --------------------------------------------------------------------------------
@@ -307,9 +310,11 @@ sch.compute_at(pad, xo)
     ScriptResult r = runScript(sch, script, "conv2d_cache_compute_at.py");
     QVERIFY2(r.ok, (r.message + "\n" + r.detail).c_str());
     std::string text = printFunc(sch.func());
-    QVERIFY2(text.find("conv2d_nchw_local = T.alloc_buffer((1, 4, 10, 9), \"float32\", scope=\"local\")") !=
-                 std::string::npos,
-             text.c_str());
+    QVERIFY2(
+        text.find(
+            "conv2d_nchw_local = T.alloc_buffer((1, 4, 10, 9), \"float32\", scope=\"local\")") !=
+            std::string::npos,
+        text.c_str());
     QVERIFY(maxErrorBetween(f, sch.func()) < 1e-5);
   }
 
@@ -339,9 +344,10 @@ sch.compute_at(pad, xo)
                 "cache_write: block 'C' reads buffer 'B' inside the same loop nest as block 'B'");
   }
   void cacheWriteSecondWriter() {
-    expectError(kTwoWriters, "b = sch.get_block(\"B1\")\nsch.cache_write(b, 0, \"local\")\n",
-                "NotSingleWriterError",
-                "cache_write: block 'B2' also writes buffer 'B'; only the single writer can be cached");
+    expectError(
+        kTwoWriters, "b = sch.get_block(\"B1\")\nsch.cache_write(b, 0, \"local\")\n",
+        "NotSingleWriterError",
+        "cache_write: block 'B2' also writes buffer 'B'; only the single writer can be cached");
   }
   void notAllocated() {
     expectError(kTwo, "c = sch.get_block(\"C\")\nsch.set_scope(c, 0, \"shared\")\n",

@@ -1,8 +1,8 @@
 // compute_at, reverse_compute_at: golden text, meaning on random inputs, every refusal, traces.
 #include <random>
 
-#include "ScheduleTestUtil.h"
 #include "CacheInlineTestUtil.h"
+#include "ScheduleTestUtil.h"
 #include "core/schedule/Analysis.h"
 
 using namespace loom;
@@ -286,8 +286,8 @@ private slots:
   void insertionIndex() {
     PrimFunc f = parseFunc(kUnrelated);
     auto order = [&](const std::string& idx) {
-      Schedule sch = scheduled(f, std::string(kGet) + "i, j = sch.get_loops(c)\nsch.compute_at(b, i" +
-                                      idx + ")\n");
+      Schedule sch = scheduled(f, std::string(kGet) +
+                                      "i, j = sch.get_loops(c)\nsch.compute_at(b, i" + idx + ")\n");
       std::string t = printFunc(sch.func());
       size_t b = t.find("T.block(\"B\")"), e = t.find("T.block(\"E\")");
       if (maxErrorBetween(f, sch.func()) != 0) return std::string("wrong");
@@ -315,7 +315,9 @@ private slots:
       QFAIL("no error");
     } catch (const NotAllRequiredBlocksUnderLoopError& e) {
       std::string d = e.detailedMessage();
-      QVERIFY2(d.find("        with T.block(\"wrap\"):\n        ^^^^^^^^^^^^^^^^^^^^^\n") != std::string::npos, d.c_str());
+      QVERIFY2(d.find("        with T.block(\"wrap\"):\n        ^^^^^^^^^^^^^^^^^^^^^\n") !=
+                   std::string::npos,
+               d.c_str());
     }
   }
 
@@ -339,11 +341,12 @@ private slots:
   void tvmPrintedForm() {
     // The form TVM prints traces in: every argument by keyword.
     PrimFunc f = parseFunc(kTwo);
-    Schedule sch = scheduled(f, "b0 = sch.get_block(name=\"B\", func_name=\"main\")\n"
-                                "b1 = sch.get_block(name=\"C\", func_name=\"main\")\n"
-                                "l2, l3 = sch.get_loops(block=b1)\n"
-                                "sch.compute_at(block=b0, loop=l2, preserve_unit_loops=True, index=-1)\n"
-                                "sch.reverse_compute_inline(block=b1)\n");
+    Schedule sch =
+        scheduled(f, "b0 = sch.get_block(name=\"B\", func_name=\"main\")\n"
+                     "b1 = sch.get_block(name=\"C\", func_name=\"main\")\n"
+                     "l2, l3 = sch.get_loops(block=b1)\n"
+                     "sch.compute_at(block=b0, loop=l2, preserve_unit_loops=True, index=-1)\n"
+                     "sch.reverse_compute_inline(block=b1)\n");
     QCOMPARE(sch.trace().insts.size(), size_t(5));
     QCOMPARE(maxErrorBetween(f, sch.func()), 0.0);
   }

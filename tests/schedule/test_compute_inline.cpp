@@ -114,7 +114,6 @@ int countBlocks(const PrimFunc& f) {
   return int(allBlocks(f).size());
 }
 
-
 /// The text of an example schedule under examples/schedules/.
 std::string exampleScript(const char* name) {
   std::ifstream in(std::string(LOOM_SOURCE_DIR) + "/examples/schedules/" + name);
@@ -219,7 +218,8 @@ private slots:
   void traceRoundTrip() {
     checkTraceRoundTrip(parseFunc(kThree), "b = sch.get_block(\"B\")\nd = sch.get_block(\"D\")\n"
                                            "sch.compute_inline(d)\nsch.compute_inline(b)\n");
-    checkTraceRoundTrip(parseFunc(kTwo), "c = sch.get_block(\"C\")\nsch.reverse_compute_inline(c)\n");
+    checkTraceRoundTrip(parseFunc(kTwo),
+                        "c = sch.get_block(\"C\")\nsch.reverse_compute_inline(c)\n");
   }
   void rvsAfterInline() {
     Schedule sch(parseFunc(kTwo));
@@ -250,8 +250,9 @@ private slots:
                 "compute_inline: block 'root' is the function's root block");
   }
   void reduction() {
-    auto [k, msg] = scriptError(workload("softmax:M=4,N=8"),
-                                "m = sch.get_block(\"T_softmax_maxelem\")\nsch.compute_inline(m)\n");
+    auto [k, msg] =
+        scriptError(workload("softmax:M=4,N=8"),
+                    "m = sch.get_block(\"T_softmax_maxelem\")\nsch.compute_inline(m)\n");
     QCOMPARE(QString::fromStdString(k), QString("InlineReductionError"));
     QVERIFY2(msg.find("compute_inline: block 'T_softmax_maxelem' is a reduction (it has an init "
                       "statement)") != std::string::npos,
@@ -266,10 +267,11 @@ private slots:
                 "compute_inline: block 'W2' writes 2 buffers");
   }
   void notInlinableBody() {
-    expectError(kOdd, "s = sch.get_block(\"S\")\nsch.compute_inline(s)\n", "NotInlinableBodyError",
-                "compute_inline: block 'S' stores to 'S' at index 0 that is not a distinct iter var");
-    expectError(kOdd, "p = sch.get_block(\"P2\")\nsch.compute_inline(p)\n",
-                "NotInlinableBodyError", "compute_inline: block 'P2' reads the buffer 'P' it writes");
+    expectError(
+        kOdd, "s = sch.get_block(\"S\")\nsch.compute_inline(s)\n", "NotInlinableBodyError",
+        "compute_inline: block 'S' stores to 'S' at index 0 that is not a distinct iter var");
+    expectError(kOdd, "p = sch.get_block(\"P2\")\nsch.compute_inline(p)\n", "NotInlinableBodyError",
+                "compute_inline: block 'P2' reads the buffer 'P' it writes");
     expectError(kTwo,
                 "c = sch.get_block(\"C\")\ni, j = sch.get_loops(c)\nsch.split(i, [None, 5])\n"
                 "sch.reverse_compute_inline(c)\n",
@@ -281,17 +283,18 @@ private slots:
                 "compute_inline: block 'P2' also writes buffer 'P' that block 'P1' produces");
   }
   void notSingleProducer() {
-    auto [k, msg] = scriptError(workload("softmax:M=4,N=8"),
-                                "n = sch.get_block(\"T_softmax_norm\")\nsch.reverse_compute_inline(n)\n");
+    auto [k, msg] =
+        scriptError(workload("softmax:M=4,N=8"),
+                    "n = sch.get_block(\"T_softmax_norm\")\nsch.reverse_compute_inline(n)\n");
     QCOMPARE(QString::fromStdString(k), QString("NotSingleProducerError"));
     QVERIFY2(msg.find("block 'T_softmax_norm' has 2 producer blocks in its scope") !=
                  std::string::npos,
              msg.c_str());
   }
   void multipleReaders() {
-    expectError(kThree, "d = sch.get_block(\"D\")\nsch.reverse_compute_inline(d)\n",
-                "MultipleReadersError",
-                "reverse_compute_inline: block 'C' also reads buffer 'B' that block 'D' would absorb");
+    expectError(
+        kThree, "d = sch.get_block(\"D\")\nsch.reverse_compute_inline(d)\n", "MultipleReadersError",
+        "reverse_compute_inline: block 'C' also reads buffer 'B' that block 'D' would absorb");
   }
   void notInvertibleLoad() {
     std::string strided = std::string(kTwo);
@@ -302,10 +305,11 @@ private slots:
     // C reads only the first half of B's rows, twice: no one-to-one map from B's index to C's.
     rep("C[vi, vj] = B[vi, vj] + T.float32(1)", "C[vi, vj] = B[vi // 2, vj] + T.float32(1)");
     rep("T.reads(B[vi, vj])", "T.reads(B[vi // 2, vj])");
-    expectError(strided, "c = sch.get_block(\"C\")\nsch.reverse_compute_inline(c)\n",
-                "NotInvertibleLoadError",
-                "reverse_compute_inline: block 'C' loads buffer 'B' at index 0 with something other "
-                "than a distinct iter var spanning the buffer's dimension");
+    expectError(
+        strided, "c = sch.get_block(\"C\")\nsch.reverse_compute_inline(c)\n",
+        "NotInvertibleLoadError",
+        "reverse_compute_inline: block 'C' loads buffer 'B' at index 0 with something other "
+        "than a distinct iter var spanning the buffer's dimension");
   }
   void notInvertibleLoadVariants() {
     std::string twice = std::string(kTwo);
@@ -330,8 +334,8 @@ private slots:
   void reverseProducerReduction() {
     auto [k, msg] =
         scriptError(workload("matmul:M=4,N=4,K=4"), "c = sch.get_block(\"C\")\n"
-                                                   "w = sch.cache_write(c, 0, \"local\")\n"
-                                                   "sch.reverse_compute_inline(w)\n");
+                                                    "w = sch.cache_write(c, 0, \"local\")\n"
+                                                    "sch.reverse_compute_inline(w)\n");
     QCOMPARE(QString::fromStdString(k), QString("InlineReductionError"));
     QVERIFY2(msg.find("reverse_compute_inline: producer block 'C' is a reduction") !=
                  std::string::npos,

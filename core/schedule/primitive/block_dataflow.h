@@ -14,8 +14,10 @@ namespace loom::tir::dataflow {
 /// The child blocks of the scope `block` lives in (its siblings and itself), in program order.
 std::vector<const BlockNode*> scopeBlocks(const Schedule& sch, const BlockNode* block);
 /// The blocks of `blocks` that write / read `buf` (by signature).
-std::vector<const BlockNode*> writersOf(const std::vector<const BlockNode*>& blocks, const Buffer& buf);
-std::vector<const BlockNode*> readersOf(const std::vector<const BlockNode*>& blocks, const Buffer& buf);
+std::vector<const BlockNode*> writersOf(const std::vector<const BlockNode*>& blocks,
+                                        const Buffer& buf);
+std::vector<const BlockNode*> readersOf(const std::vector<const BlockNode*>& blocks,
+                                        const Buffer& buf);
 /// True when `buf` is bound to a parameter of `f` (an input or output of the function).
 bool isParamBuffer(const PrimFunc& f, const Buffer& buf);
 /// True when some block of `f` allocates `buf`.

@@ -19,8 +19,8 @@ void checkScope(const Schedule& sch, const std::string& prim, const std::string&
   static const char* kBases[] = {"global", "shared", "local", "warp", "wmma", "texture"};
   std::string base = scope.substr(0, scope.find('.'));
   bool tagOk = scope.find('.') == std::string::npos || scope.find('.') + 1 < scope.size();
-  bool known = std::any_of(std::begin(kBases), std::end(kBases),
-                           [&](const char* b) { return base == b; });
+  bool known =
+      std::any_of(std::begin(kBases), std::end(kBases), [&](const char* b) { return base == b; });
   if (!known || !tagOk)
     throw InvalidStorageScopeError(prim + ": '" + scope +
                                        "' is not a storage scope (global, shared, local, warp, "
@@ -112,7 +112,8 @@ void placeCopy(Schedule& sch, const std::vector<std::pair<const BlockNode*, Stmt
                const Stmt& stmt, int at, const Buffer& buf) {
   for (auto& [old, nb] : blocks)
     sch.replace(old, nb, {{old, nb.get()}});
-  const BlockNode* scope = enclosingBlock(sch, static_cast<const BlockNode*>(blocks[0].second.get()));
+  const BlockNode* scope =
+      enclosingBlock(sch, static_cast<const BlockNode*>(blocks[0].second.get()));
   auto* ns = new BlockNode(*scope);
   Stmt keep(ns);
   std::vector<Stmt> kids;
@@ -150,8 +151,9 @@ BlockRV cacheRead(Schedule& sch, const BlockRV& blockRV, int64_t readBufferIndex
       const BlockNode* c = sch.get(rv);
       if (std::find(siblings.begin(), siblings.end(), c) == siblings.end() ||
           dataflow::readersOf({c}, buf).empty())
-        throw ScheduleValueError(prim + ": consumer block '" + c->name + "' does not read buffer '" +
-                                     buf->name + "' in the scope of block '" + block->name + "'",
+        throw ScheduleValueError(prim + ": consumer block '" + c->name +
+                                     "' does not read buffer '" + buf->name +
+                                     "' in the scope of block '" + block->name + "'",
                                  sch.func(), {c});
       if (std::find(consumers.begin(), consumers.end(), c) == consumers.end())
         consumers.push_back(c);
@@ -174,11 +176,11 @@ BlockRV cacheRead(Schedule& sch, const BlockRV& blockRV, int64_t readBufferIndex
           c = x;
           break;
         }
-      throw CachePositionError(prim + ": block '" + w->name + "' writes buffer '" + buf->name +
-                                   "' " + (l.indexOf(sch, c) == wi ? "inside the same loop nest as" : "before") +
-                                   " block '" + c->name +
-                                   "', so no place in the scope can hold the copy",
-                               sch.func(), {c, w});
+      throw CachePositionError(
+          prim + ": block '" + w->name + "' writes buffer '" + buf->name + "' " +
+              (l.indexOf(sch, c) == wi ? "inside the same loop nest as" : "before") + " block '" +
+              c->name + "', so no place in the scope can hold the copy",
+          sch.func(), {c, w});
     }
     if (wi < first) at = std::max(at, wi + 1);
   }
@@ -321,14 +323,14 @@ void storageAlign(Schedule& sch, const BlockRV& blockRV, int64_t bufferIndex, in
                                   sch.func(), {block});
   int64_t ndim = int64_t(buf->ndim());
   if (axis < -ndim || axis >= ndim)
-    throw InvalidStorageAlignError(prim + ": axis " + std::to_string(axis) + " is outside buffer '" +
-                                       buf->name + "' of " + std::to_string(ndim) + " dimensions",
+    throw InvalidStorageAlignError(prim + ": axis " + std::to_string(axis) +
+                                       " is outside buffer '" + buf->name + "' of " +
+                                       std::to_string(ndim) + " dimensions",
                                    sch.func(), {block});
   if (axis < 0) axis += ndim;
   if (factor <= 0)
-    throw InvalidStorageAlignError(prim + ": factor " + std::to_string(factor) +
-                                       " must be positive",
-                                   sch.func(), {block});
+    throw InvalidStorageAlignError(
+        prim + ": factor " + std::to_string(factor) + " must be positive", sch.func(), {block});
   if (offset < 0 || offset >= factor)
     throw InvalidStorageAlignError(prim + ": offset " + std::to_string(offset) +
                                        " must be in [0, factor " + std::to_string(factor) + ")",
@@ -346,31 +348,31 @@ void storageAlign(Schedule& sch, const BlockRV& blockRV, int64_t bufferIndex, in
   Stmt keep(nb);
   nb->annotations[kDimAlign] = encodeAlign(list);
   sch.replace(block, keep, {{block, nb}});
-  sch.record(prim,
-             {Value(blockRV), Value(bufferIndex), Value(axis), Value(factor), Value(offset)}, {});
+  sch.record(prim, {Value(blockRV), Value(bufferIndex), Value(axis), Value(factor), Value(offset)},
+             {});
 }
 
 // --- Trace instructions -------------------------------------------------------------------
 
 void registerCacheReadWriteInstructions() {
-  registerInstructionKind(
-      {"cache_read",
-       {{"block", vt::Block},
-        {"read_buffer_index", vt::Int},
-        {"storage_scope", vt::String},
-        {"consumer_blocks", vt::None | vt::List, vt::Block, Value(), true}},
-       false,
-       false,
-       false,
-       "Read a buffer through a cache copied before its consumers",
-       [](Schedule& s, const std::vector<Value>& in, const Value&) {
-         std::vector<BlockRV> consumers;
-         if (!in[3].isNone())
-           for (auto& v : in[3].asList())
-             consumers.push_back(v.asBlock());
-         BlockRV b = cacheRead(s, in[0].asBlock(), in[1].asInt(), in[2].asString(), consumers);
-         return std::vector<Value>{Value(b)};
-       }});
+  registerInstructionKind({"cache_read",
+                           {{"block", vt::Block},
+                            {"read_buffer_index", vt::Int},
+                            {"storage_scope", vt::String},
+                            {"consumer_blocks", vt::None | vt::List, vt::Block, Value(), true}},
+                           false,
+                           false,
+                           false,
+                           "Read a buffer through a cache copied before its consumers",
+                           [](Schedule& s, const std::vector<Value>& in, const Value&) {
+                             std::vector<BlockRV> consumers;
+                             if (!in[3].isNone())
+                               for (auto& v : in[3].asList())
+                                 consumers.push_back(v.asBlock());
+                             BlockRV b = cacheRead(s, in[0].asBlock(), in[1].asInt(),
+                                                   in[2].asString(), consumers);
+                             return std::vector<Value>{Value(b)};
+                           }});
   registerInstructionKind(
       {"cache_write",
        {{"block", vt::Block}, {"write_buffer_index", vt::Int}, {"storage_scope", vt::String}},
@@ -382,34 +384,32 @@ void registerCacheReadWriteInstructions() {
          BlockRV b = cacheWrite(s, in[0].asBlock(), in[1].asInt(), in[2].asString());
          return std::vector<Value>{Value(b)};
        }});
-  registerInstructionKind({"set_scope",
-                           {{"block", vt::Block},
-                            {"buffer_index", vt::Int},
-                            {"storage_scope", vt::String}},
-                           false,
-                           false,
-                           false,
-                           "Move an allocated buffer to another storage scope",
-                           [](Schedule& s, const std::vector<Value>& in, const Value&) {
-                             setScope(s, in[0].asBlock(), in[1].asInt(), in[2].asString());
-                             return std::vector<Value>{};
-                           }});
   registerInstructionKind(
-      {"storage_align",
-       {{"block", vt::Block},
-        {"buffer_index", vt::Int},
-        {"axis", vt::Int},
-        {"factor", vt::Int},
-        {"offset", vt::Int}},
+      {"set_scope",
+       {{"block", vt::Block}, {"buffer_index", vt::Int}, {"storage_scope", vt::String}},
        false,
        false,
        false,
-       "Pad the stride of a buffer dimension to factor * k + offset",
+       "Move an allocated buffer to another storage scope",
        [](Schedule& s, const std::vector<Value>& in, const Value&) {
-         storageAlign(s, in[0].asBlock(), in[1].asInt(), in[2].asInt(), in[3].asInt(),
-                      in[4].asInt());
+         setScope(s, in[0].asBlock(), in[1].asInt(), in[2].asString());
          return std::vector<Value>{};
        }});
+  registerInstructionKind({"storage_align",
+                           {{"block", vt::Block},
+                            {"buffer_index", vt::Int},
+                            {"axis", vt::Int},
+                            {"factor", vt::Int},
+                            {"offset", vt::Int}},
+                           false,
+                           false,
+                           false,
+                           "Pad the stride of a buffer dimension to factor * k + offset",
+                           [](Schedule& s, const std::vector<Value>& in, const Value&) {
+                             storageAlign(s, in[0].asBlock(), in[1].asInt(), in[2].asInt(),
+                                          in[3].asInt(), in[4].asInt());
+                             return std::vector<Value>{};
+                           }});
 }
 
 } // namespace loom::tir

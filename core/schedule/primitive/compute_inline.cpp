@@ -19,7 +19,8 @@ using VarMap = std::unordered_map<Var, Expr, RefHash, RefEqual>;
 bool readsBuffer(const Expr& e, const Buffer& buf) {
   bool found = false;
   postOrderVisit(e, [&](const IRNode* n) {
-    if (auto* l = n->nodeKind == NodeKind::BufferLoad ? static_cast<const BufferLoadNode*>(n) : nullptr)
+    if (auto* l =
+            n->nodeKind == NodeKind::BufferLoad ? static_cast<const BufferLoadNode*>(n) : nullptr)
       found |= l->buffer.same_as(buf);
   });
   return found;
@@ -35,8 +36,8 @@ const BufferStoreNode* checkInlinable(const Schedule& sch, const BlockNode* bloc
                                sch.func(), {block});
   for (auto& iv : block->iterVars)
     if (iv.iterType != IterType::DataPar)
-      throw InlineReductionError(prim + ": " + what + " has the " +
-                                     iterTypeName(iv.iterType) + " iter var '" + iv.var->name +
+      throw InlineReductionError(prim + ": " + what + " has the " + iterTypeName(iv.iterType) +
+                                     " iter var '" + iv.var->name +
                                      "'; only blocks with spatial iter vars can be inlined",
                                  sch.func(), {block});
   if (block->writes.size() != 1)
@@ -51,8 +52,8 @@ const BufferStoreNode* checkInlinable(const Schedule& sch, const BlockNode* bloc
                                     block->writes[0].buffer->name + "'",
                                 sch.func(), {block});
   if (readsBuffer(store->value, store->buffer))
-    throw NotInlinableBodyError(prim + ": " + what + " reads the buffer '" +
-                                    store->buffer->name + "' it writes",
+    throw NotInlinableBodyError(prim + ": " + what + " reads the buffer '" + store->buffer->name +
+                                    "' it writes",
                                 sch.func(), {block});
   if (requireVarIndices) {
     std::set<const VarNode*> seen;
@@ -81,7 +82,8 @@ void mergeRegion(std::vector<BufferRegion>& regions, const BufferRegion& r, arit
     for (size_t k = 0; k < r.region.size(); ++k) {
       const Range &a = e.region[k], &b = r.region[k];
       if (an.canProveEqual(a.min, b.min) && an.canProveEqual(a.extent, b.extent)) continue;
-      arith::IntSet u = arith::unionSets(arith::IntSet::fromRange(a), arith::IntSet::fromRange(b), &an);
+      arith::IntSet u =
+          arith::unionSets(arith::IntSet::fromRange(a), arith::IntSet::fromRange(b), &an);
       e.region[k] = dataflow::toRange(u, Range(0, r.buffer->shape[k]), an);
     }
     return;
@@ -175,7 +177,8 @@ Expr replaceLoads(const Expr& e, const Buffer& buf, const Expr& value) {
 std::vector<const BufferLoadNode*> loadsOf(const Expr& e, const Buffer& buf) {
   std::vector<const BufferLoadNode*> out;
   postOrderVisit(e, [&](const IRNode* n) {
-    if (auto* l = n->nodeKind == NodeKind::BufferLoad ? static_cast<const BufferLoadNode*>(n) : nullptr)
+    if (auto* l =
+            n->nodeKind == NodeKind::BufferLoad ? static_cast<const BufferLoadNode*>(n) : nullptr)
       if (l->buffer.same_as(buf)) out.push_back(l);
   });
   return out;
@@ -184,7 +187,8 @@ std::vector<const BufferLoadNode*> loadsOf(const Expr& e, const Buffer& buf) {
 BufferRegion substituteRegion(const BufferRegion& r, const VarMap& vmap) {
   std::vector<Range> out;
   for (auto& x : r.region)
-    out.emplace_back(foldConstants(substitute(x.min, vmap)), foldConstants(substitute(x.extent, vmap)));
+    out.emplace_back(foldConstants(substitute(x.min, vmap)),
+                     foldConstants(substitute(x.extent, vmap)));
   return BufferRegion(r.buffer, out);
 }
 
@@ -250,7 +254,8 @@ void reverseComputeInline(Schedule& sch, const BlockRV& blockRV) {
   const Buffer buf = pstore->buffer;
   if (dataflow::isParamBuffer(sch.func(), buf))
     throw OutputBlockError(prim + ": producer block '" + producer->name + "' writes buffer '" +
-                               buf->name + "', a parameter of the function, which would no longer be written",
+                               buf->name +
+                               "', a parameter of the function, which would no longer be written",
                            sch.func(), {producer});
   for (auto* w : dataflow::writersOf(allBlocks(sch.func()), buf))
     if (w != producer)
@@ -263,8 +268,8 @@ void reverseComputeInline(Schedule& sch, const BlockRV& blockRV) {
                                      buf->name + "' that block '" + block->name + "' would absorb",
                                  sch.func(), {block, r});
   if (cstore->buffer.same_as(buf))
-    throw NotInlinableBodyError(prim + ": block '" + block->name + "' writes buffer '" +
-                                    buf->name + "' it reads",
+    throw NotInlinableBodyError(prim + ": block '" + block->name + "' writes buffer '" + buf->name +
+                                    "' it reads",
                                 sch.func(), {block});
   // Step 3. Every load of the buffer uses one index: distinct iter vars spanning its shape.
   auto loads = loadsOf(cstore->value, buf);

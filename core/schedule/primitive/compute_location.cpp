@@ -85,9 +85,9 @@ void computeAtImpl(Schedule& sch, const BlockRV& blockRV, const LoopRV& loopRV, 
   std::string notComplete = dataflow::whyNotComplete(block, scope);
   std::string notReduction = dataflow::whyNotReduction(block, scope);
   if (!notComplete.empty() && !notReduction.empty())
-    throw NotCompleteOrReductionBlockError(prim + ": " + what +
-                                               " is neither a complete block (" + notComplete +
-                                               ") nor a reduction block (" + notReduction + ")",
+    throw NotCompleteOrReductionBlockError(prim + ": " + what + " is neither a complete block (" +
+                                               notComplete + ") nor a reduction block (" +
+                                               notReduction + ")",
                                            sch.func(), {block});
   for (auto* b : childBlocks(loop)) {
     if (b == block) continue;
@@ -108,10 +108,10 @@ void computeAtImpl(Schedule& sch, const BlockRV& blockRV, const LoopRV& loopRV, 
                                sch.func(), {block});
   for (auto* b : required)
     if (!isAncestor(sch, loop, b))
-      throw NotAllRequiredBlocksUnderLoopError(
-          prim + ": " + (reverse ? "producer" : "consumer") + " block '" + b->name + "' of " +
-              what + " is not under " + loopName(loop),
-          sch.func(), {loop, b});
+      throw NotAllRequiredBlocksUnderLoopError(prim + ": " + (reverse ? "producer" : "consumer") +
+                                                   " block '" + b->name + "' of " + what +
+                                                   " is not under " + loopName(loop),
+                                               sch.func(), {loop, b});
 
   // Step 4. The insertion position and the dependencies it must keep.
   std::map<int, bool> requiredAt;
@@ -166,8 +166,9 @@ void computeAtImpl(Schedule& sch, const BlockRV& blockRV, const LoopRV& loopRV, 
     for (int i = int(kids.size()); i-- > 0;)
       if (holds(kids[size_t(i)], after)) hi = i;
     if (lo > hi)
-      throw BrokenDependencyError(prim + ": no place in the body of " + loopName(loop) +
-                                      " runs " + what + " after the blocks it reads from and "
+      throw BrokenDependencyError(prim + ": no place in the body of " + loopName(loop) + " runs " +
+                                      what +
+                                      " after the blocks it reads from and "
                                       "before the blocks reading it",
                                   sch.func(), {loop, block});
     if (index == -1)
@@ -177,9 +178,11 @@ void computeAtImpl(Schedule& sch, const BlockRV& blockRV, const LoopRV& loopRV, 
     else if (index >= lo && index <= hi)
       at = int(index);
     else
-      throw ScheduleValueError(prim + ": index " + std::to_string(index) + " is not -1 (last), -2 (first) or a position in [" +
+      throw ScheduleValueError(prim + ": index " + std::to_string(index) +
+                                   " is not -1 (last), -2 (first) or a position in [" +
                                    std::to_string(lo) + ", " + std::to_string(hi) +
-                                   "] of the body of " + loopName(loop) + " where " + what + " can go",
+                                   "] of the body of " + loopName(loop) + " where " + what +
+                                   " can go",
                                sch.func(), {loop, block});
   }
 
@@ -230,11 +233,10 @@ void computeAtImpl(Schedule& sch, const BlockRV& blockRV, const LoopRV& loopRV, 
             sch.func(), {block});
       const arith::IntSet& s = it->second[k];
       DataType t = block->iterVars[size_t(iv)].var->dtype;
-      arith::IntSet shifted =
-          s.hasLowerBound() && s.hasUpperBound()
-              ? arith::IntSet::interval(an.simplify(s.minValue - intImm(t, c)),
-                                        an.simplify(s.maxValue - intImm(t, c)))
-              : arith::IntSet::everything();
+      arith::IntSet shifted = s.hasLowerBound() && s.hasUpperBound()
+                                  ? arith::IntSet::interval(an.simplify(s.minValue - intImm(t, c)),
+                                                            an.simplify(s.maxValue - intImm(t, c)))
+                                  : arith::IntSet::everything();
       IterRange& ir = ranges[size_t(iv)];
       ir.set = ir.known ? arith::unionSets(ir.set, shifted, &an) : shifted;
       ir.known = true;
