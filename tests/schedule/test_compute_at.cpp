@@ -222,6 +222,24 @@ private slots:
     QCOMPARE(maxErrorBetween(f, s.func()), 0.0);
   }
 
+  void overhangGetsPredicate() {
+    // C's rows split 4 x 5 = 20 > 16: under io the consumer asks for rows io*5 .. io*5+4, past
+    // B's domain in the last tile, so the moved block is guarded.
+    PrimFunc f = parseFunc(kTwo);
+    Schedule sch = scheduled(f, std::string(kGet) + "i, j = sch.get_loops(c)\n"
+                                                    "io, ii = sch.split(i, factors=[None, 5])\n"
+                                                    "sch.compute_at(b, io)\n");
+    std::string t = printFunc(sch.func());
+    QVERIFY2(t.find(R"(            for ax0, ax1 in T.grid(5, 16):
+                with T.block("B"):
+                    vi = T.axis.spatial(16, i_0 * 5 + ax0)
+                    vj = T.axis.remap("S", [ax1])
+                    T.where(i_0 * 5 + ax0 < 16)
+)") != std::string::npos,
+             t.c_str());
+    QCOMPARE(maxErrorBetween(f, sch.func()), 0.0);
+  }
+
   // --- Meaning --------------------------------------------------------------------------------
   void convPadComputeAtRandom() {
     PrimFunc f = workload("conv2d:N=1,C=3,H=7,W=6,K=4,R=3,S=3");

@@ -287,7 +287,7 @@ void computeAtImpl(Schedule& sch, const BlockRV& blockRV, const LoopRV& loopRV, 
     values.push_back(value);
     if (full) continue;
     Expr lower = dom.min <= value;
-    Expr upper = value < dom.min + dom.extent;
+    Expr upper = value < foldConstants(dom.min + dom.extent);
     if (!an.canProve(lower)) pred = pred.defined() ? (pred && lower) : lower;
     if (!an.canProve(upper)) pred = pred.defined() ? (pred && upper) : upper;
   }
