@@ -10,7 +10,7 @@ mkdir -p "$out"
 export QT_QPA_PLATFORM=offscreen
 "$studio" --screenshot "$out/workbench.png" --size 1600x1000 --preset "matmul:M=256,N=256,K=256" \
   --schedule "$root/examples/schedules/matmul_tiled.py" --model "$root/examples/models/small_cnn/model.onnx" \
-  --link-line 10 --run
+  --link-line 10 --run --find conv
 "$studio" --screenshot "$out/workbench-dark.png" --size 1600x1000 --dark --preset "matmul:M=128,N=128,K=128" \
   --schedule "$root/examples/schedules/matmul_tiled.py" --model "$root/examples/models/transformer_block/model.onnx" \
   --graph imported

@@ -147,6 +147,7 @@ void GraphCanvas::zoomBy(double factor) {
 }
 
 void GraphCanvas::wheelEvent(QWheelEvent* e) {
+  emit userZoomed();
   zoomBy(e->angleDelta().y() > 0 ? 1.15 : 1 / 1.15);
   e->accept();
 }
@@ -159,6 +160,7 @@ void GraphCanvas::scrollContentsBy(int dx, int dy) {
 void GraphCanvas::resizeEvent(QResizeEvent* e) {
   QGraphicsView::resizeEvent(e);
   emit viewportChanged();
+  emit resized();
 }
 
 GraphView::GraphView(QWidget* parent) : QWidget(parent) {
@@ -195,14 +197,18 @@ GraphView::GraphView(QWidget* parent) : QWidget(parent) {
   layout->addWidget(m_info);
   m_minimap = new MiniMap(m_canvas, m_canvas);
   m_minimap->setScene(m_canvas->scene());
-  m_minimap->resize(150, 190);
+  m_minimap->resize(110, 140);
   m_minimap->hide();
 
   connect(m_modeBox, &QComboBox::currentIndexChanged, this, [this](int i) { setMode(Mode(i)); });
   connect(m_search, &QLineEdit::returnPressed, this, [this] { findNext(m_search->text()); });
   connect(fit, &QToolButton::clicked, this, &GraphView::fitAll);
-  connect(zin, &QToolButton::clicked, this, [this] { m_canvas->zoomBy(1.25); });
-  connect(zout, &QToolButton::clicked, this, [this] { m_canvas->zoomBy(0.8); });
+  connect(zin, &QToolButton::clicked, this, [this] { m_canvas->zoomBy(1.25); m_autoFit = false; });
+  connect(zout, &QToolButton::clicked, this, [this] { m_canvas->zoomBy(0.8); m_autoFit = false; });
+  connect(m_canvas, &GraphCanvas::userZoomed, this, [this] { m_autoFit = false; });
+  connect(m_canvas, &GraphCanvas::resized, this, [this] {
+    if (m_autoFit) fitAll();
+  });
   connect(m_canvas, &GraphCanvas::viewportChanged, this, [this] {
     m_minimap->move(m_canvas->viewport()->width() - m_minimap->width() - 6, m_canvas->viewport()->height() - m_minimap->height() - 6);
     m_minimap->viewport()->update();
@@ -224,6 +230,7 @@ GraphView::GraphView(QWidget* parent) : QWidget(parent) {
 void GraphView::setModel(const ModelData& model) {
   m_model = model;
   m_hasModel = true;
+  m_autoFit = true;
   rebuild();
   fitAll();
 }
@@ -372,16 +379,17 @@ void GraphView::selectNode(int index) {
 
 void GraphView::fitAll() {
   if (!m_hasModel || m_graph.nodes.isEmpty()) return;
-  m_canvas->fitInView(m_canvas->scene()->sceneRect(), Qt::KeepAspectRatio);
-  // Never magnify a small graph beyond 1:1, and keep large ones readable: at most 3x smaller
-  // than natural size, starting from the top.
-  double s = m_canvas->transform().m11();
-  double clamped = std::clamp(s, 0.33, 1.0);
-  if (clamped != s) {
-    m_canvas->resetTransform();
-    m_canvas->scale(clamped, clamped);
-    if (s < 0.33) m_canvas->centerOn(QPointF(m_graph.bounds.center().x(), m_graph.bounds.top()));
-  }
+  // Fit the whole graph when that keeps it readable; else fit its width (never magnifying
+  // beyond 1:1, never below 40%) and start at the top, as tall model graphs are read.
+  QRectF scene = m_canvas->scene()->sceneRect();
+  QRectF view = m_canvas->viewport()->rect();
+  double whole = std::min(view.width() / scene.width(), view.height() / scene.height());
+  double byWidth = view.width() / scene.width();
+  double s = whole >= 0.6 ? std::min(whole, 1.0) : std::clamp(byWidth, 0.4, 1.0);
+  m_canvas->resetTransform();
+  m_canvas->scale(s, s);
+  if (whole >= 0.6) m_canvas->centerOn(scene.center());
+  else m_canvas->centerOn(QPointF(scene.center().x(), scene.top() + view.height() / (2 * s)));
   emit m_canvas->viewportChanged();
 }
 

@@ -61,6 +61,7 @@ private:
   int m_searchPos = -1;
   QString m_lastSearch;
   bool m_dark = false;
+  bool m_autoFit = true;  ///< refit on resize until the user zooms
 };
 
 /// The zoomable, pannable scene view; draws the minimap's visible-area frame.
@@ -72,6 +73,8 @@ public:
 
 signals:
   void viewportChanged();
+  void resized();
+  void userZoomed();
 
 protected:
   void wheelEvent(QWheelEvent* e) override;

@@ -83,19 +83,24 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   m_paramLayout = new QHBoxLayout;
   presetBar->addLayout(m_paramLayout);
   presetBar->addStretch(1);
-  presetBar->addWidget(new QLabel("Target:"));
+  // The target and Run live in the tool bar, beside the menus.
+  auto* tools = new QWidget;
+  auto* toolsLayout = new QHBoxLayout(tools);
+  toolsLayout->setContentsMargins(0, 0, 4, 0);
+  toolsLayout->addWidget(new QLabel("Target: "));
   m_targetBox = new QComboBox;
   m_targetBox->setEditable(true);
   m_targetBox->addItems({"llvm", "llvm -mcpu=native", "llvm -mcpu=skylake-avx512", "llvm -mcpu=znver4",
                          "llvm -mtriple=aarch64-linux-gnu", "llvm -mtriple=aarch64-linux-gnu -mcpu=neoverse-v1"});
   m_targetBox->setMinimumContentsLength(22);
-  presetBar->addWidget(m_targetBox);
+  toolsLayout->addWidget(m_targetBox);
   auto* runButton = new QToolButton;
   runButton->setIcon(QIcon(":/loom/icons/run.svg"));
   runButton->setText("Run");
   runButton->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
   runButton->setToolTip("Compile, check and time (Ctrl+R)");
-  presetBar->addWidget(runButton);
+  toolsLayout->addWidget(runButton);
+  menuBar()->setCornerWidget(tools, Qt::TopRightCorner);
   cl->addLayout(presetBar);
   m_editor = new ScheduleEditor;
   cl->addWidget(m_editor, 1);
@@ -155,6 +160,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(m_session, &Session::runFinished, this, [this](const RunRecord& r) {
     m_status->setText(r.ok ? QString("run #%1: %2 ms · %3 GFLOP/s · %4").arg(r.id).arg(r.medianMs, 0, 'f', 4).arg(r.gflops, 0, 'f', 1).arg(r.correct ? "correct" : "WRONG")
                            : QString("run #%1 failed").arg(r.id));
+    m_runsView->resizeColumnsToContents();
     m_runsView->scrollToBottom();
   });
   connect(m_session, &Session::logged, this, [this](const QString& line) { m_log->appendPlainText(line); });
@@ -165,13 +171,6 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(m_loweredPane, &CodePane::lineClicked, this, &MainWindow::linkLoweredLine);
   connect(m_asmPane, &CodePane::lineClicked, this, &MainWindow::linkAsmLine);
 
-  QTimer::singleShot(0, this, [this] {
-    if (QSettings().contains("window/state")) return;
-    auto* model = findChild<QDockWidget*>("modelDock");
-    auto* code = findChild<QDockWidget*>("codeDock");
-    resizeDocks({model, code}, {width() * 27 / 100, width() * 36 / 100}, Qt::Horizontal);
-    resizeDocks({findChild<QDockWidget*>("loopDock")}, {height() / 4}, Qt::Vertical);
-  });
   QSettings settings;
   m_dark = settings.value("theme/dark", false).toBool();
   setDarkTheme(m_dark);
@@ -191,6 +190,22 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 }
 
 MainWindow::~MainWindow() = default;
+
+void MainWindow::applyDefaultLayout() {
+  auto* model = findChild<QDockWidget*>("modelDock");
+  auto* code = findChild<QDockWidget*>("codeDock");
+  auto* assembly = findChild<QDockWidget*>("asmDock");
+  resizeDocks({model, code, assembly}, {width() * 22 / 100, width() * 25 / 100, width() * 25 / 100}, Qt::Horizontal);
+  resizeDocks({findChild<QDockWidget*>("loopDock")}, {height() * 22 / 100}, Qt::Vertical);
+  resizeDocks({model, findChild<QDockWidget*>("propertiesDock")}, {height() * 45 / 100, height() * 20 / 100}, Qt::Vertical);
+}
+
+void MainWindow::showEvent(QShowEvent* e) {
+  QMainWindow::showEvent(e);
+  if (m_layoutApplied) return;
+  m_layoutApplied = true;
+  if (!QSettings().contains("window/state")) QTimer::singleShot(0, this, &MainWindow::applyDefaultLayout);
+}
 
 void MainWindow::buildDocks() {
   // Code panes: lowered IR (with the pass selector), assembly, TIR after the schedule.
@@ -216,11 +231,13 @@ void MainWindow::buildDocks() {
   m_tirPane = new CodePane;
   m_tirPane->setLexer(new TirLexer(m_tirPane));
   tabs->addTab(loweredPage, "Lowered IR");
-  tabs->addTab(m_asmPane, "Assembly");
   tabs->addTab(m_tirPane, "TIR");
   tabs->setObjectName("codeTabs");
   connect(m_passBox, &QComboBox::currentIndexChanged, this, &MainWindow::showPass);
-  makeDock(this, "Code", "codeDock", tabs, Qt::RightDockWidgetArea);
+  QDockWidget* codeDock = makeDock(this, "Code", "codeDock", tabs, Qt::RightDockWidgetArea);
+  // The assembly beside the IR, so colour links are visible on both sides at once.
+  QDockWidget* asmDock = makeDock(this, "Assembly", "asmDock", m_asmPane, Qt::RightDockWidgetArea);
+  splitDockWidget(codeDock, asmDock, Qt::Horizontal);
 
   m_loopModel = new QStandardItemModel(this);
   m_loopModel->setHorizontalHeaderLabels({"Loop", "Extent", "Kind", "Annotations"});
@@ -251,7 +268,7 @@ void MainWindow::buildDocks() {
   m_runsView = new QTableView;
   m_runsView->setModel(m_session->runs());
   m_runsView->setSelectionBehavior(QAbstractItemView::SelectRows);
-  m_runsView->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  m_runsView->setWordWrap(false);
   m_runsView->horizontalHeader()->setStretchLastSection(true);
   m_runsView->verticalHeader()->hide();
   rl->addWidget(m_runsView, 1);
@@ -376,6 +393,7 @@ void MainWindow::rebuildParams() {
     m_paramLayout->addWidget(new QLabel(p.name + ":"));
     auto* spin = new QSpinBox;
     spin->setObjectName(p.name);
+    spin->setMaximumWidth(80);
     spin->setRange(int(p.minValue), 1 << 20);
     spin->setValue(int(samePreset ? current.value(p.name, p.defaultValue) : p.defaultValue));
     spin->setToolTip(p.help);

@@ -64,9 +64,12 @@ protected:
   void closeEvent(QCloseEvent* e) override;
   void dragEnterEvent(QDragEnterEvent* e) override;
   void dropEvent(QDropEvent* e) override;
+  void showEvent(QShowEvent* e) override;
 
 private:
   void buildMenus();
+  /// Dock sizes of a first start (no saved layout).
+  void applyDefaultLayout();
   void buildDocks();
   void rebuildParams();
   void onCompiled(const CompileResult& r);
@@ -97,6 +100,7 @@ private:
   bool m_dark = false;
   bool m_updatingPreset = false;
   int m_selectedLoop = -1;
+  bool m_layoutApplied = false;
 };
 
 }  // namespace loom::views

@@ -6,6 +6,7 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
+#include <QSettings>
 #include <QTimer>
 #include <cstdio>
 #include <cstdlib>
@@ -56,10 +57,12 @@ int main(int argc, char** argv) {
   QCommandLineOption graphModeOpt("graph", "Model view: imported, optimized or fused", "MODE", "fused");
   QCommandLineOption darkOpt("dark", "Use the dark theme");
   QCommandLineOption runOpt("run", "Run the operator once (with --screenshot: before the capture)");
+  QCommandLineOption findOpt("find", "Select the first model node whose op or name contains TEXT", "TEXT");
   QCommandLineOption linkOpt("link-line", "Select the loop at this lowered-IR line (colour linking)", "LINE");
-  cli.addOptions({modelOpt, presetOpt, scheduleOpt, targetOpt, shotOpt, sizeOpt, graphModeOpt, darkOpt, runOpt, linkOpt});
+  cli.addOptions({modelOpt, presetOpt, scheduleOpt, targetOpt, shotOpt, sizeOpt, graphModeOpt, darkOpt, runOpt, linkOpt, findOpt});
   cli.process(app);
 
+  if (screenshot) QSettings().clear();  // a screenshot starts from the default layout and theme
   loom::views::MainWindow w;
   if (cli.isSet(darkOpt)) w.setDarkTheme(true);
   if (cli.isSet(presetOpt)) {
@@ -125,6 +128,7 @@ int main(int argc, char** argv) {
       return;
     }
     if (linkLine > 0) w.linkLoweredLine(linkLine);
+    if (cli.isSet(findOpt)) w.graphView()->findNext(cli.value(findOpt));
     timer->stop();
     QPixmap shot = w.grab();
     if (!shot.save(out)) {
