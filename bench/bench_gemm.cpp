@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/BenchCommon.h"
 #include "codegen/JITModule.h"
 #include "core/driver/BuildOperator.h"
 #include "core/driver/MachinePeak.h"
@@ -34,6 +35,7 @@
 #include "runtime/PackedFunc.h"
 
 using namespace loom;
+using namespace loom::bench;
 
 namespace {
 
@@ -46,58 +48,6 @@ struct Options {
   bool cpuTime = false;  ///< time by process CPU time (a steadier measure on a busy machine, 1 thread)
   int threads = 2;
 };
-
-std::string readFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    std::cerr << "bench_gemm: cannot open " << path << "\n";
-    std::exit(2);
-  }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-double msSince(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
-double cpuMs() {
-  timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
-}
-
-int g_threads = 1;
-
-/// Like driver::timeCalls, but by process CPU time divided by the thread count: the time the work
-/// itself took (waiting and spinning included) even while other processes share the cores.
-driver::TimingStats timeCallsCpu(const std::function<void()>& fn, int repeat, double minRepeatMs) {
-  driver::TimingStats s;
-  double t0 = cpuMs();
-  fn();
-  s.number = std::max(1, int(minRepeatMs / std::max(cpuMs() - t0, 1e-4)));
-  s.repeat = std::max(1, repeat);
-  for (int r = 0; r < s.repeat; ++r) {
-    double t = cpuMs();
-    for (int i = 0; i < s.number; ++i) fn();
-    s.samplesMs.push_back((cpuMs() - t) / s.number / g_threads);
-  }
-  std::vector<double> sorted = s.samplesMs;
-  std::sort(sorted.begin(), sorted.end());
-  s.medianMs = sorted[sorted.size() / 2];
-  s.minMs = sorted.front();
-  return s;
-}
-
-double loadAverage() {
-  double l = -1;
-  if (FILE* f = std::fopen("/proc/loadavg", "r")) {
-    if (std::fscanf(f, "%lf", &l) != 1) l = -1;
-    std::fclose(f);
-  }
-  return l;
-}
 
 /// parse + schedule + lower + codegen to assembly, each stage timed (best of a few runs).
 void reportLatency(const topi::WorkloadSpec& spec, const std::string& script, const std::string& name) {
@@ -167,7 +117,7 @@ int main(int argc, char** argv) {
   }
   // Loom's thread pool reads LOOM_NUM_THREADS when it starts (at the first parallel launch).
   setenv("LOOM_NUM_THREADS", std::to_string(o.threads).c_str(), 1);
-  g_threads = o.threads;
+  loom::bench::g_threads = o.threads;
   const int M = o.m, N = o.n, K = o.k;
   topi::WorkloadSpec spec = topi::makeWorkloadSpec("matmul", {{"M", M}, {"N", N}, {"K", K}});
   std::string script = readFile(o.schedule);
