@@ -112,6 +112,7 @@ void runOne(const fs::path& dir, const OnnxTestOptions& o) {
       auto it = std::find(names.begin(), names.end(), name);
       if (it == names.end() || size_t(it - names.begin()) >= firstInputs.size()) throw;
       io.constantInputs[name] = firstInputs[size_t(it - names.begin())];
+      io.inputShapes.erase(name);
       try {
         m = frontend::importOnnx(model.string(), io);
       } catch (const frontend::ImportError& again) {

@@ -334,6 +334,17 @@ CompiledModel compileModel(const graph::Module& input, const std::string& target
       std::string unique = fname;
       for (int k = 1; funcNames.count(unique); ++k) unique = fname + "_" + std::to_string(k);
       funcNames.insert(unique);
+      std::vector<const graph::TensorTypeNode*> outTypes;
+      flattenTypes(e.type(), outTypes);
+      bool empty = true;
+      for (const auto* t : outTypes) empty &= t->isStatic() && t->numel() == 0;
+      if (empty) {
+        // Nothing to compute: the results are empty tensors.
+        std::vector<int> ids;
+        for (const auto* t : outTypes) ids.push_back(newEntry(*t, "result of " + unique));
+        ent[e.get()] = ids;
+        continue;
+      }
       std::vector<te::Tensor> placeholders;
       std::vector<te::Tensor> outs = groupTensors(fn, placeholders);
       // Outputs must be distinct computes: copy placeholders and repeated tensors.

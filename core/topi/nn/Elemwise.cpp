@@ -43,6 +43,31 @@ UnaryExpr floatMath(std::function<Expr(Expr)> f) {
 
 Expr isNaN(Expr x) { return tir::ne(x, x); }
 
+/// atan in float64 without a libm intrinsic: |x| > 1 through pi/2 - atan(1/x), |x| > tan(pi/8)
+/// through pi/4 + atan((x-1)/(x+1)), then the odd Taylor series (error < 1e-10).
+Expr atan64(Expr x) {
+  DataType f = DataType::Float(64);
+  auto c = [&](double v) { return tir::makeConst(f, v); };
+  Expr ax = tir::call(f, "fabs", {x});
+  Expr big = ax > c(1.0);
+  Expr u = tir::select(big, c(1.0) / tir::max(ax, c(1.0)), ax);
+  Expr mid = u > c(0.41421356237309503);
+  Expr t = tir::select(mid, (u - c(1.0)) / (u + c(1.0)), u);
+  Expr t2 = t * t;
+  Expr poly = c(0.0);
+  for (int k = 21; k >= 1; k -= 2) poly = poly * t2 + c((k % 4 == 1 ? 1.0 : -1.0) / k);
+  Expr r = tir::select(mid, c(0.78539816339744831) + t * poly, t * poly);
+  r = tir::select(big, c(1.5707963267948966) - r, r);
+  return tir::select(x < c(0.0), -r, r);
+}
+
+UnaryExpr viaFloat64(std::function<Expr(Expr)> f) {
+  return [f](Expr x, const graph::CallNode&) {
+    DataType d = DataType::Float(64);
+    return tir::cast(x.dtype(), f(x.dtype() == d ? x : tir::cast(d, x)));
+  };
+}
+
 }  // namespace
 
 void registerElemwiseComputes() {
@@ -60,6 +85,21 @@ void registerElemwiseComputes() {
   unary("sin", floatMath([](Expr x) { return fcall("sin", x); }));
   unary("cos", floatMath([](Expr x) { return fcall("cos", x); }));
   unary("tan", floatMath([](Expr x) { return fcall("sin", x) / fcall("cos", x); }));
+  unary("atan", viaFloat64([](Expr x) { return atan64(x); }));
+  unary("asin", viaFloat64([](Expr x) {
+    DataType f = DataType::Float(64);
+    Expr one = tir::makeConst(f, 1.0);
+    // asin(x) = atan(x / sqrt(1 - x^2)); +-1 map to +-pi/2 through the |x| > 1 branch of atan.
+    Expr r = tir::select(x > tir::makeConst(f, 1.0) || x < tir::makeConst(f, -1.0), tir::makeConst(f, NAN),
+                         atan64(x / tir::call(f, "sqrt", {tir::max(one - x * x, tir::makeConst(f, 1e-300))})));
+    return r;
+  }));
+  unary("acos", viaFloat64([](Expr x) {
+    DataType f = DataType::Float(64);
+    Expr one = tir::makeConst(f, 1.0);
+    Expr asin = atan64(x / tir::call(f, "sqrt", {tir::max(one - x * x, tir::makeConst(f, 1e-300))}));
+    return tir::select(x > one || x < -one, tir::makeConst(f, NAN), tir::makeConst(f, 1.5707963267948966) - asin);
+  }));
   unary("sinh", floatMath([](Expr x) { return (fcall("exp", x) - fcall("exp", -x)) * fconst(x, 0.5); }));
   unary("cosh", floatMath([](Expr x) { return (fcall("exp", x) + fcall("exp", -x)) * fconst(x, 0.5); }));
   unary("asinh", floatMath([](Expr x) { return fcall("log", x + fcall("sqrt", x * x + fconst(x, 1.0))); }));

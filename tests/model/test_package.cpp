@@ -1,0 +1,166 @@
+// Packages and the CLI: .npz round trips, a package run by `loom run` in a fresh process gives
+// the in-process outputs, and every CLI failure exits with its code and message.
+#include <QtTest>
+
+#include "ModelTestUtil.h"
+#include "core/driver/CompileModel.h"
+#include "core/driver/Npz.h"
+#include "core/frontend/onnx/OnnxImporter.h"
+#include "runtime/Package.h"
+
+using namespace loom;
+
+namespace {
+const QString kModel = QStringLiteral(LOOM_SOURCE_DIR "/examples/models/small_cnn/model.onnx");
+}
+
+class TestPackage : public QObject {
+  Q_OBJECT
+
+private slots:
+  void npzRoundTrip() {
+    QTemporaryDir dir;
+    std::string path = (dir.path() + "/a.npz").toStdString();
+    runtime::NDArray f = test::randomArray({2, 3, 4}, 9);
+    runtime::NDArray i = runtime::NDArray::empty({3}, runtime::DType{runtime::DType::Int, 64, 1});
+    for (int k = 0; k < 3; ++k) i.as<int64_t>()[k] = -7 * k;
+    runtime::NDArray b = runtime::NDArray::empty({2, 2}, runtime::DType{runtime::DType::Bool, 1, 1});
+    for (int k = 0; k < 4; ++k) b.as<uint8_t>()[k] = uint8_t(k % 2);
+    runtime::NDArray s = runtime::NDArray::empty({}, runtime::DType::f32());
+    s.as<float>()[0] = -1.5f;
+    driver::writeNpz(path, {{"f", f}, {"i", i}, {"b", b}, {"s", s}});
+    auto back = driver::readNpz(path);
+    QCOMPARE(back.size(), size_t(4));
+    std::vector<runtime::NDArray> orig = {f, i, b, s};
+    for (size_t k = 0; k < 4; ++k) {
+      QCOMPARE(back[k].second.shape(), orig[k].shape());
+      QVERIFY(back[k].second.dtype() == orig[k].dtype());
+      QCOMPARE(std::memcmp(back[k].second.data(), orig[k].data(), orig[k].byteSize()), 0);
+    }
+    QCOMPARE(back[0].first, std::string("f"));
+    // Deflated members (np.savez_compressed) read too: recompress with Python's zipfile.
+    QString deflated = dir.path() + "/c.npz";
+    QProcess py;
+    py.start("python3", {"-c",
+                         "import zipfile,sys\n"
+                         "src=zipfile.ZipFile(sys.argv[1])\n"
+                         "dst=zipfile.ZipFile(sys.argv[2],'w',zipfile.ZIP_DEFLATED)\n"
+                         "[dst.writestr(n,src.read(n)) for n in src.namelist()]\n"
+                         "dst.close()\n",
+                         QString::fromStdString(path), deflated});
+    if (!py.waitForFinished(20000) || py.exitCode() != 0) QSKIP("python3 zipfile not available");
+    auto z = driver::readNpz(deflated.toStdString());
+    QCOMPARE(z.size(), size_t(4));
+    QCOMPARE(std::memcmp(z[0].second.data(), f.data(), f.byteSize()), 0);
+    // Not an npz.
+    QVERIFY_THROWS_EXCEPTION(NpzError, driver::readNpz(kModel.toStdString()));
+  }
+
+  void packageInFreshProcessMatchesInProcess() {
+    QTemporaryDir dir;
+    QString pkg = dir.path() + "/m.tar", in = dir.path() + "/in.npz", out = dir.path() + "/out.npz";
+    frontend::ImportOptions io;
+    io.inputShapes["data"] = {1, 3, 16, 16};
+    graph::Module m = frontend::importOnnx(kModel.toStdString(), io);
+    driver::CompiledModel cm = driver::compileModel(m);
+    driver::writePackage(cm, pkg.toStdString());
+    QCOMPARE(cm.inputs.size(), size_t(1));
+    runtime::NDArray x = test::randomArray(cm.inputs[0].shape, 21);
+    driver::writeNpz(in.toStdString(), {{cm.inputs[0].name, x}});
+    auto ex = driver::createExecutor(cm);
+    ex->setInput(0, x);
+    ex->run();
+    runtime::NDArray want = ex->getOutput(0);
+    // The package loads in this process through the runtime alone...
+    runtime::Package p = runtime::loadPackage(pkg.toStdString());
+    QVERIFY(p.metadata.find("\"outputs\"") != std::string::npos);
+    p.executor->setInput(0, x);
+    p.executor->run();
+    QVERIFY(test::maxDiff(p.executor->getOutput(0), want) < 1e-6);
+    // ...and in a fresh `loom run`.
+    auto r = test::runLoom({"run", pkg, "--inputs", in, "--outputs", out});
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    auto got = driver::readNpz(out.toStdString());
+    QCOMPARE(got.size(), size_t(1));
+    QVERIFY(test::maxDiff(got[0].second, want) < 1e-6);
+    // --print-top / --profile / --print-time print their reports.
+    r = test::runLoom({"run", pkg, "--fill-mode", "ones", "--repeat", "3", "--print-time", "--print-top", "2", "--profile"});
+    QCOMPARE(r.exitCode, 0);
+    QVERIFY(r.out.contains("time (ms): mean"));
+    QVERIFY(r.out.contains("top 2 of"));
+    QVERIFY(r.out.contains("total"));
+  }
+
+  void compileCommandWritesPackage() {
+    QTemporaryDir dir;
+    QString pkg = dir.path() + "/c.tar";
+    auto r = test::runLoom({"compile", kModel, "--input-shapes", "data:[1,3,16,16]", "--opt-level", "1", "-o", pkg});
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    QVERIFY(QFile::exists(pkg));
+    r = test::runLoom({"run", pkg, "--fill-mode", "zeros"});
+    QCOMPARE(r.exitCode, 0);
+  }
+
+  void cliErrors() {
+    QTemporaryDir dir;
+    QString pkg = dir.path() + "/m.tar";
+    QVERIFY(test::runLoom({"compile", kModel, "--input-shapes", "data:[1,3,16,16]", "-o", pkg}).exitCode == 0);
+    struct Case {
+      QStringList args;
+      int code;
+      QString text;
+    };
+    QString badNpz = dir.path() + "/bad.npz";
+    driver::writeNpz(badNpz.toStdString(), {{"nope", test::randomArray({1}, 1)}});
+    QString wrongShape = dir.path() + "/wrong.npz";
+    driver::writeNpz(wrongShape.toStdString(), {{"data", test::randomArray({2, 2}, 1)}});
+    QString notTar = dir.path() + "/not.tar";
+    {
+      QFile f(notTar);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write(QByteArray(600, 'z'));
+    }
+    std::vector<Case> cases = {
+        {{"compile", dir.path() + "/missing.onnx", "-o", pkg}, 1, "missing.onnx"},
+        {{"compile", kModel, "-o", pkg, "--opt-level", "7"}, 2, "opt-level"},
+        {{"compile", kModel}, 2, "output"},
+        {{"compile", kModel, "-o", pkg, "--input-shapes", "data:[1,3"}, 1, "input-shapes"},
+        {{"compile", kModel, "--input-shapes", "data:[1,3,16,16]", "-o", pkg, "--target", "nonsense"}, 1, "nonsense"},
+        {{"run", dir.path() + "/missing.tar"}, 1, "missing.tar"},
+        {{"run", notTar}, 1, "not.tar"},
+        {{"run", pkg, "--inputs", badNpz}, 1, "nope"},
+        {{"run", pkg, "--inputs", wrongShape}, 1, "data"},
+        {{"run", pkg, "--inputs", dir.path() + "/none.npz"}, 1, "none.npz"},
+        {{"run", pkg, "--fill-mode", "bogus"}, 2, "fill-mode"},
+        {{"run", pkg, "--repeat", "0"}, 2, "repeat"},
+        {{"onnx-test"}, 1, "no test directories"},
+        {{"onnx-test", "--list", dir.path() + "/nolist.txt"}, 1, "nolist.txt"},
+    };
+    for (const Case& c : cases) {
+      auto r = test::runLoom(c.args);
+      QString all = r.out + r.err;
+      QVERIFY2(r.exitCode == c.code, qPrintable(c.args.join(' ') + " -> " + QString::number(r.exitCode) + ": " + all));
+      QVERIFY2(all.contains(c.text, Qt::CaseInsensitive), qPrintable(c.args.join(' ') + ": " + all));
+    }
+  }
+
+  void onnxTestCountsAndFailures() {
+    // A passing test directory, and one whose expected output is corrupted: counted and named.
+    QTemporaryDir dir;
+    QString src = QStringLiteral("/usr/share/libonnx-testdata/data/node/test_relu");
+    if (!QFile::exists(src + "/model.onnx")) QSKIP("libonnx-testdata is not installed");
+    QString bad = dir.path() + "/test_relu_corrupted";
+    QDir().mkpath(bad + "/test_data_set_0");
+    QFile::copy(src + "/model.onnx", bad + "/model.onnx");
+    QFile::copy(src + "/test_data_set_0/input_0.pb", bad + "/test_data_set_0/input_0.pb");
+    // Expected output = the input (relu changes the negative entries).
+    QFile::copy(src + "/test_data_set_0/input_0.pb", bad + "/test_data_set_0/output_0.pb");
+    auto r = test::runLoom({"onnx-test", src, bad});
+    QCOMPARE(r.exitCode, 1);
+    QVERIFY2(r.out.contains("failed: test_relu_corrupted: test_data_set_0: output 0"), qPrintable(r.out));
+    QVERIFY2(r.out.trimmed().endsWith("1 passed, 1 failed, 0 skipped"), qPrintable(r.out));
+  }
+};
+
+QTEST_APPLESS_MAIN(TestPackage)
+#include "test_package.moc"
