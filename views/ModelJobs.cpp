@@ -89,6 +89,7 @@ private:
         for (const auto& [key, value] : c->attrs.values()) props << "attr " + q(key) + "\t" + q(graph::attrValueStr(value));
         for (size_t i = 0; i < c->args.size(); ++i) {
           const graph::Expr& a = c->args[i];
+          if (m_constParams.contains(a.get())) continue;  // listed with its values by fusedCall
           if (auto* k = a.as<graph::ConstantNode>())
             props << QString("input %1 (%2)\t").arg(i).arg(k->name.empty() ? QString("const") : q(k->name)) + constantText(*k, a);
           else
