@@ -120,6 +120,35 @@ private slots:
     QVERIFY(!w.editor()->hasErrorIndicator(3));
   }
 
+  void keyboardTypingCompletesAndRecompiles() {
+    MainWindow w;
+    w.show();
+    w.setPreset("matmul", {{"M", 32}, {"N", 32}, {"K", 32}});
+    w.setScheduleText("b = sch.get_block(\"C\")\ni, j, k = sch.get_loops(b)\n");
+    QTRY_VERIFY_WITH_TIMEOUT(!w.asmPane()->text().isEmpty() && w.session()->isIdle(), 30000);
+    QString tir = w.tirPane()->text();
+    w.editor()->setFocus();
+    w.editor()->setCursorPosition(2, 0);
+    QTest::keyClicks(w.editor(), "sch.");
+    QVERIFY(w.editor()->isListActive());  // the primitives are offered
+    w.editor()->cancelList();
+    QTest::keyClicks(w.editor(), "unroll(");
+    QTest::keyClicks(w.editor(), "k)");
+    QCOMPARE(w.editor()->text(2), QString("sch.unroll(k)"));
+    QTRY_VERIFY_WITH_TIMEOUT(w.tirPane()->text() != tir, 30000);
+    QVERIFY(w.tirPane()->text().contains("T.unroll"));
+    // Passes that changed nothing are greyed in the selector.
+    bool someGrey = false;
+    for (int r = 0; r < w.passModel()->rowCount(); ++r)
+      someGrey |= w.passModel()->item(r)->foreground().color() == QColor(0x99, 0x99, 0x99);
+    QVERIFY(someGrey);
+    // Choosing the input shows the IR before lowering: the block is still there.
+    w.passBox()->setCurrentIndex(0);
+    QVERIFY(w.loweredPane()->text().contains("T.block"));
+    w.passBox()->setCurrentIndex(w.passModel()->rowCount() - 1);
+    QCOMPARE(w.loweredPane()->text(), w.session()->lastCompile().loweredTir);
+  }
+
   void completionOffersPrimitivesAndNames() {
     MainWindow w;
     w.setScheduleText("b = sch.get_block(\"C\")\nio, ii = sch.split(i, [None, 4])\n\n");
