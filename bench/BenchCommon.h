@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/driver/MachinePeak.h"
 #include "core/driver/Measure.h"
 
 namespace loom::bench {
@@ -66,6 +67,23 @@ inline double loadAverage() {
     std::fclose(f);
   }
   return l;
+}
+
+/// The fp32 FMA peak on `threads` threads recorded in bench/machine.json (0 when absent).
+inline double recordedPeak(const std::string& sourceDir, int threads) {
+  std::ifstream in(sourceDir + "/bench/machine.json");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str(), key = "\"fma_peak_gflops_" + std::to_string(threads) + "t\":";
+  size_t at = text.find(key);
+  return at == std::string::npos ? 0 : std::strtod(text.c_str() + at + key.size(), nullptr);
+}
+
+/// The best of a few peak measurements: other processes only ever lower it.
+inline double measuredPeak(int threads) {
+  double best = 0;
+  for (int i = 0; i < 3; ++i) best = std::max(best, driver::measureFmaPeakGflops(threads));
+  return best;
 }
 
 }  // namespace loom::bench

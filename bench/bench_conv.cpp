@@ -159,7 +159,8 @@ int main(int argc, char** argv) {
     if (round == 0 || tl.medianMs < best[0].medianMs) best[0] = tl;
     if (round == 0 || td.medianMs < best[1].medianMs) best[1] = td;
   }
-  double peak = driver::measureFmaPeakGflops(o.threads);
+  double peak = measuredPeak(o.threads);
+  double recorded = recordedPeak(LOOM_SOURCE_DIR, o.threads);
   double load1 = loadAverage();
   double gLoom = flops / (best[0].medianMs * 1e-3) / 1e9;
   double gDnnl = flops / (best[1].medianMs * 1e-3) / 1e9;
@@ -177,7 +178,10 @@ int main(int argc, char** argv) {
               best[1].minMs, gDnnl, 100 * gDnnl / peak);
   std::printf("ratio loom/onednn: %.3f  (best-of-3 medians of %d samples, %s time)\n", gLoom / gDnnl, o.repeat,
               o.cpuTime ? "process CPU" : "wall");
-  std::printf("fma peak measured now: %.1f GFLOP/s on %d threads\n", peak, o.threads);
+  std::printf("fma peak measured now: %.1f GFLOP/s on %d threads (best of 3)\n", peak, o.threads);
+  if (recorded > 0)
+    std::printf("against bench/machine.json's %.1f GFLOP/s peak: loom %.1f%%, onednn %.1f%%\n", recorded,
+                100 * gLoom / recorded, 100 * gDnnl / recorded);
   std::printf("load average (1 min): %.2f before timing, %.2f after\n", load0, load1);
   return ok ? 0 : 1;
 }

@@ -175,7 +175,8 @@ int main(int argc, char** argv) {
     if (round == 0 || tl.medianMs < best[0].medianMs) best[0] = tl;
     if (round == 0 || tb.medianMs < best[1].medianMs) best[1] = tb;
   }
-  double peak = driver::measureFmaPeakGflops(o.threads);
+  double peak = measuredPeak(o.threads);
+  double recorded = recordedPeak(LOOM_SOURCE_DIR, o.threads);
   double load1 = loadAverage();
   double gLoom = flops / (best[0].medianMs * 1e-3) / 1e9;
   double gBlas = flops / (best[1].medianMs * 1e-3) / 1e9;
@@ -194,7 +195,10 @@ int main(int argc, char** argv) {
               best[1].minMs, gBlas, 100 * gBlas / peak);
   std::printf("ratio loom/openblas: %.3f  (best-of-3 medians of %d samples, %s time)\n", gLoom / gBlas, o.repeat,
               o.cpuTime ? "process CPU" : "wall");
-  std::printf("fma peak measured now: %.1f GFLOP/s on %d threads\n", peak, o.threads);
+  std::printf("fma peak measured now: %.1f GFLOP/s on %d threads (best of 3)\n", peak, o.threads);
+  if (recorded > 0)
+    std::printf("against bench/machine.json's %.1f GFLOP/s peak: loom %.1f%%, openblas %.1f%%\n", recorded,
+                100 * gLoom / recorded, 100 * gBlas / recorded);
   std::printf("load average (1 min): %.2f before timing, %.2f after\n", load0, load1);
   reportLatency(spec, script, o.schedule);
   return ok ? 0 : 1;
