@@ -319,6 +319,19 @@ def main(A: T.Buffer((16, 8), "float32"), B: T.Buffer((8, 16), "float32"), C: T.
                "pad_einsum: block 'C' has 3 iter vars but 2 paddings were given");
     checkError(kMatmul, "b = sch.get_block(\"C\")\nsch.pad_einsum(b, [4, 0, 1])\n", "ScheduleValueError",
                "pad_einsum: paddings must be positive, got 0");
+    checkError(R"(# from tvm.script import tir as T
+
+@T.prim_func
+def main(A: T.Buffer((10, 6), "float32"), C: T.Buffer((10, 6), "float32")):
+    for i, j in T.grid(10, 6):
+        with T.block("acc"):
+            v_i, v_j = T.axis.remap("SS", [i, j])
+            T.reads(C[v_i, v_j], A[v_i, v_j])
+            T.writes(C[v_i, v_j])
+            C[v_i, v_j] = C[v_i, v_j] + A[v_i, v_j]
+)",
+               "b = sch.get_block(\"acc\")\nsch.pad_einsum(b, [4, 4])\n", "NotEinsumError",
+               "it reads its output buffer 'C' without an init");
     // The max reduction pads fine along its spatial axis (garbage only lands in the padding).
     PrimFunc f = parseFunc(kNotEinsum);
     Schedule sch(f);

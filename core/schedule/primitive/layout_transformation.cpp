@@ -453,6 +453,12 @@ void padEinsum(Schedule& sch, const BlockRV& blockRV, const std::vector<int64_t>
     }
   }
   const Buffer out = store->buffer;
+  if (!block->init.defined())
+    for (const IRNode* n : accesses(block->body))
+      if (n->nodeKind == NodeKind::BufferLoad &&
+          static_cast<const BufferLoadNode*>(n)->buffer.same_as(out))
+        throw notEinsum("it reads its output buffer " + quoted(out->name) +
+                        " without an init (the padded copy would start undefined)");
   // Step 3. A padded reduce iter var needs a sum of products with a factor indexed by it (that
   // factor reads zeros in the padding, so the padded terms add nothing).
   bool padsReduce = false;
