@@ -2,6 +2,7 @@
 #include "views/GraphView.h"
 
 #include <QComboBox>
+#include <QFontMetricsF>
 #include <QGraphicsItem>
 #include <QGraphicsScene>
 #include <QHBoxLayout>
@@ -270,6 +271,8 @@ void GraphView::rebuild() {
   QColor edgeColor = m_dark ? QColor(0xa0, 0xa0, 0xa0) : QColor(0x60, 0x60, 0x60);
   QFont small("DejaVu Sans Mono");
   small.setPixelSize(9);
+  QFontMetricsF smallMetrics(small);
+  QVector<QRectF> taken;  // cluster titles: edge labels keep out of them
   for (int c = 0; c < m_graph.clusters.size(); ++c) {
     const GraphCluster& cl = m_graph.clusters[c];
     QColor fill = CodePane::linkColor(c, m_dark);
@@ -282,6 +285,7 @@ void GraphView::rebuild() {
     label->setBrush(m_dark ? QColor(0xdd, 0xdd, 0xdd) : QColor(0x30, 0x30, 0x30));
     label->setPos(cl.box.left() + 4, cl.box.top() + 2);
     label->setZValue(1);
+    taken << label->sceneBoundingRect().adjusted(-2, -2, 2, 2);
   }
   for (const GraphEdge& e : m_graph.edges) {
     if (e.spline.isEmpty()) continue;
@@ -303,11 +307,19 @@ void GraphView::rebuild() {
     }
     // The value's shape beside the edge's middle, when there is room.
     if (!e.label.isEmpty() && m_graph.nodes.size() <= 400) {
-      QPointF mid = path.pointAtPercent(0.5);
-      auto* t = scene->addSimpleText(e.label, small);
-      t->setBrush(m_dark ? QColor(0x90, 0x90, 0x90) : QColor(0x70, 0x70, 0x70));
-      t->setPos(mid + QPointF(4, -6));
-      t->setZValue(1);
+      QSizeF size = smallMetrics.size(0, e.label);
+      for (double at : {0.5, 0.3, 0.7}) {
+        QRectF rect(path.pointAtPercent(at) + QPointF(4, -size.height() / 2), size);
+        bool clear = std::none_of(taken.begin(), taken.end(), [&](const QRectF& r) { return r.intersects(rect); });
+        for (const GraphNode& n : m_graph.nodes) clear = clear && !n.box.intersects(rect);
+        if (!clear) continue;
+        auto* t = scene->addSimpleText(e.label, small);
+        t->setBrush(m_dark ? QColor(0x90, 0x90, 0x90) : QColor(0x70, 0x70, 0x70));
+        t->setPos(rect.topLeft());
+        t->setZValue(1);
+        taken << rect;
+        break;
+      }
     }
   }
   for (int i = 0; i < m_graph.nodes.size(); ++i) scene->addItem(new NodeItem(m_graph.nodes[i], i, m_dark));

@@ -224,6 +224,26 @@ private slots:
     QVERIFY(w.propertiesModel()->item(0, 1)->text().contains("conv"));
   }
 
+  void cancelledModelLoadIsDropped() {
+    QString path = QString(LOOM_SOURCE_DIR) + "/examples/models/transformer_block/model.onnx";
+    if (!QFile::exists(path)) QSKIP("examples/models/transformer_block/model.onnx is missing (helper H's make_models.py)");
+    MainWindow w;
+    QSignalSpy loaded(w.session(), &Session::modelLoaded);
+    QSignalSpy finished(w.session(), &Session::taskFinished);
+    w.openModel(path);
+    QVERIFY(!w.session()->isIdle());
+    w.session()->cancel();
+    QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1, 60000);
+    QTest::qWait(50);
+    QCOMPARE(loaded.count(), 0);
+    QVERIFY(w.session()->model() == nullptr);
+    QTRY_VERIFY_WITH_TIMEOUT(w.session()->isIdle(), 30000);
+    // A later load goes through.
+    w.openModel(path);
+    QTRY_VERIFY_WITH_TIMEOUT(loaded.count() == 1, 60000);
+    QVERIFY(w.session()->model()->opCount > 0);
+  }
+
   void badModelFails() {
     QTemporaryDir dir;
     QString path = dir.filePath("broken.onnx");
