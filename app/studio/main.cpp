@@ -130,8 +130,9 @@ int main(int argc, char** argv) {
     if (linkLine > 0) w.linkLoweredLine(linkLine);
     if (cli.isSet(findOpt)) w.graphView()->findNext(cli.value(findOpt));
     timer->stop();
-    QPixmap shot = w.grab();
-    if (!shot.save(out)) {
+    // A 256-colour palette keeps the committed PNGs small; UI captures have few colours.
+    QImage shot = w.grab().toImage().convertToFormat(QImage::Format_Indexed8, Qt::ThresholdDither | Qt::AvoidDither);
+    if (!shot.save(out, nullptr, 9)) {
       std::fprintf(stderr, "loom-studio: cannot write %s\n", qPrintable(out));
       app.exit(1);
       return;
