@@ -40,8 +40,10 @@ sch.unroll(xi)
 sch.unroll(fi)
 sch.vectorize(fv)
 
-# Output rows split between the threads; the padding copy split by channel.
+# Output rows split between the threads; the padding copy split by input channel, the weight
+# re-layout by output channel.
 ny = sch.fuse(n, fo, y)
 sch.parallel(ny)
 pn, pc, ph, pw = sch.get_loops(pad)
 sch.parallel(pc)
+sch.parallel(sch.get_loops(wp)[0])
