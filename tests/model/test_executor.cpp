@@ -8,6 +8,7 @@
 #include "core/graph/Evaluator.h"
 #include "runtime/Params.h"
 #include "runtime/RuntimeFailure.h"
+#include "core/tir/Printer.h"
 #include "runtime/Tar.h"
 
 using namespace loom;
@@ -115,6 +116,20 @@ private slots:
     } catch (const runtime::RuntimeFailure& e) {
       QVERIFY(QString(e.what()).contains("missing"));
     }
+  }
+
+  void defaultScheduleParallelizesAndVectorizes() {
+    // One fused elementwise group on (64, 64): the outer loop runs in parallel, the inner one in
+    // vector lanes; at opt-level 1 the loops stay serial.
+    driver::CompiledModel cm3 = driver::compileModel(chain(64));
+    QCOMPARE(cm3.kernels.size(), size_t(1));
+    std::string text = tir::printFunc(cm3.kernels[0]);
+    QVERIFY2(text.find("parallel") != std::string::npos, text.c_str());
+    QVERIFY2(text.find("T.Ramp") != std::string::npos, text.c_str());
+    driver::CompileModelOptions o;
+    o.optLevel = 1;
+    std::string serial = tir::printFunc(driver::compileModel(chain(64), "llvm", {}, o).kernels.at(0));
+    QVERIFY2(serial.find("parallel") == std::string::npos, serial.c_str());
   }
 
   void paramsRoundTrip() {
