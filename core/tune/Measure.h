@@ -1,0 +1,65 @@
+// Measuring candidates: options (TVM's repeat / number / min_repeat_ms), results, and the Runner
+// interface; the worker body that builds, checks and times one candidate.
+#pragma once
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/tune/Task.h"
+
+namespace loom::tune {
+
+struct MeasureOptions {
+  int repeat = 3;            ///< timing samples (each of `number` calls, picked automatically)
+  double minRepeatMs = 20;   ///< the least duration of one sample
+  double timeoutS = 10;      ///< per candidate and phase (build+check, then timing)
+  bool check = true;         ///< compare the first run's output with the reference
+  uint64_t seed = 0;         ///< seed of the random inputs
+};
+
+/// One schedule of a task to measure.
+struct MeasureCandidate {
+  TuneTask task;
+  nlohmann::json trace; ///< tir::Trace::toJson()
+  /// Test-only fault injection ("crash", "hang", "wrong"): honoured only when the worker's
+  /// environment has LOOM_TUNE_TEST_FAULTS=1, never in normal runs.
+  std::string testFault;
+};
+
+struct MeasureResult {
+  std::vector<double> timesMs; ///< per-call time of each sample
+  std::string errorKind;       ///< "" or one of error_kind::*
+  std::string errorMessage;
+  double buildMs = 0;          ///< schedule + lowering + JIT time in the worker
+  bool ok() const { return errorKind.empty() && !timesMs.empty(); }
+  double meanMs() const;
+  nlohmann::json toJson() const;
+  static MeasureResult fromJson(const nlohmann::json& j);
+};
+
+/// Measures candidates, each isolated so a crash, hang or wrong result fails only that one.
+class Runner {
+public:
+  virtual ~Runner() = default;
+  /// Results in candidate order; `onResult(i, r)` is called as each one finishes.
+  virtual std::vector<MeasureResult> run(
+      const std::vector<MeasureCandidate>& candidates, const MeasureOptions& options,
+      const std::function<void(size_t, const MeasureResult&)>& onResult = {}) = 0;
+};
+
+/// The worker's body, in the worker process: builds the candidate (trace applied to the task's
+/// function, lowered, JIT-compiled), runs it once and checks the outputs against the reference
+/// (the preset's C++ reference for up to 2e8 flops, else the unscheduled program compiled; cached
+/// in `referenceCache` when given), then calls `beforeTiming` (the runner's go-ahead) and times
+/// it. Every failure becomes an error kind; it never throws.
+MeasureResult measureCandidate(const MeasureCandidate& c, const MeasureOptions& options,
+                               const std::string& referenceCache,
+                               const std::function<void()>& beforeTiming = {});
+
+/// `loom tune-worker IN.json OUT.json`: reads {"task", "trace", "options", "reference_cache",
+/// "test_fault"}, prints "ready" on stdout once built and checked, waits for a line on stdin,
+/// times, and writes the MeasureResult JSON to OUT.json. Returns the exit code.
+int tuneWorkerMain(const std::string& inputPath, const std::string& outputPath);
+
+} // namespace loom::tune

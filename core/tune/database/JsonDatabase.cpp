@@ -1,0 +1,62 @@
+// JsonDatabase: load, append, query a JSON-lines record file.
+#include "core/tune/database/JsonDatabase.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "core/support/Error.h"
+
+namespace loom::tune {
+
+JsonDatabase::JsonDatabase(std::string path, bool truncate) : m_path(std::move(path)) {
+  if (truncate) {
+    std::ofstream out(m_path, std::ios::trunc);
+    if (!out) LOOM_THROW(tune::RecordFileError) << m_path << ": cannot create the tuning record file";
+    return;
+  }
+  std::ifstream in(m_path, std::ios::binary);
+  if (!in) return; // a new file
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  size_t pos = 0;
+  int lineNo = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    bool complete = nl != std::string::npos;
+    std::string line = text.substr(pos, complete ? nl - pos : std::string::npos);
+    pos = complete ? nl + 1 : text.size();
+    ++lineNo;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) {
+      if (!complete) break; // cut short by an interrupted append
+      LOOM_THROW(ParseError) << m_path << ":" << lineNo << ": not a JSON tuning record";
+    }
+    try {
+      m_records.push_back(TuningRecord::fromJson(j));
+    } catch (const ParseError& e) {
+      LOOM_THROW(ParseError) << m_path << ":" << lineNo << ": " << e.what();
+    }
+  }
+}
+
+void JsonDatabase::commit(const TuningRecord& r) {
+  m_records.push_back(r);
+  if (m_path.empty()) return;
+  std::ofstream out(m_path, std::ios::app | std::ios::binary);
+  if (!out) LOOM_THROW(tune::RecordFileError) << m_path << ": cannot append to the tuning record file";
+  out << r.toJson().dump() << "\n";
+  out.flush();
+  if (!out) LOOM_THROW(tune::RecordFileError) << m_path << ": writing a tuning record failed";
+}
+
+std::vector<TuningRecord> JsonDatabase::records(const std::string& workload,
+                                                const std::string& target) const {
+  std::vector<TuningRecord> out;
+  for (auto& r : m_records)
+    if (r.workload == workload && r.target == target) out.push_back(r);
+  return out;
+}
+
+} // namespace loom::tune

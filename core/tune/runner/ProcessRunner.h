@@ -1,0 +1,36 @@
+// Measures each candidate in its own worker process (fork + exec of `loom tune-worker`).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/tune/Measure.h"
+
+namespace loom::tune {
+
+/// A worker per candidate: a crash (signal), a hang (killed after MeasureOptions::timeoutS), a
+/// wrong result or a build error fails only that candidate. With `overlapBuilds`, the next
+/// candidate's worker builds and checks while the current one is being timed (off by default on
+/// machines with fewer than 4 cores, where it would disturb the timing).
+class ProcessRunner : public Runner {
+public:
+  /// `workerCommand`: the program and leading arguments, e.g. {"/usr/bin/loom", "tune-worker"};
+  /// the input and output file paths are appended.
+  explicit ProcessRunner(std::vector<std::string> workerCommand, bool overlapBuilds = defaultOverlap());
+  ~ProcessRunner() override;
+
+  std::vector<MeasureResult> run(const std::vector<MeasureCandidate>& candidates,
+                                 const MeasureOptions& options,
+                                 const std::function<void(size_t, const MeasureResult&)>& onResult = {}) override;
+
+  /// {"/proc/self/exe", "tune-worker"}: this program (the `loom` binary) as the worker.
+  static std::vector<std::string> selfWorkerCommand();
+  static bool defaultOverlap();
+
+private:
+  std::vector<std::string> m_command;
+  bool m_overlap;
+  std::string m_dir; ///< temp dir for candidate / result files and the reference cache
+  int m_counter = 0;
+};
+
+} // namespace loom::tune

@@ -1,0 +1,128 @@
+// Tuning records: JSON round trip, JSON-lines database append/load, best-per-workload, resume
+// bookkeeping, and malformed files.
+#include <QtTest>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "core/schedule/Primitives.h"
+#include "core/support/Error.h"
+#include "core/topi/Workloads.h"
+#include "core/tune/database/JsonDatabase.h"
+
+using namespace loom;
+using namespace loom::tune;
+
+namespace {
+
+std::string tempPath(const char* name) {
+  return (std::filesystem::temp_directory_path() / (std::string("loom_test_") + name + "_" +
+                                                    std::to_string(::getpid()) + ".json"))
+      .string();
+}
+
+TuningRecord record(const std::string& wl, std::vector<double> times, int tile, const std::string& err = "") {
+  tir::Schedule sch(topi::buildWorkload(topi::parseWorkloadSpec(wl)));
+  auto loops = tir::getLoops(sch, tir::getBlock(sch, "C"));
+  tir::split(sch, loops[0], {nullptr, int64_t(tile)});
+  TuningRecord r;
+  r.workload = topi::parseWorkloadSpec(wl).str();
+  r.target = "llvm";
+  r.trace = sch.trace().toJson();
+  r.timesMs = std::move(times);
+  r.errorKind = err;
+  r.errorMessage = err.empty() ? "" : "boom";
+  r.version = loomVersion();
+  r.timestamp = utcTimestamp();
+  return r;
+}
+
+} // namespace
+
+class TestRecords : public QObject {
+  Q_OBJECT
+private slots:
+  void roundTrip() {
+    TuningRecord r = record("matmul:M=8,N=8,K=8", {1.5, 2.5}, 4);
+    TuningRecord back = TuningRecord::fromJson(nlohmann::json::parse(r.toJson().dump()));
+    QCOMPARE(back.workload, r.workload);
+    QCOMPARE(back.target, r.target);
+    QCOMPARE(back.traceKey(), r.traceKey());
+    QCOMPARE(back.timesMs, r.timesMs);
+    QCOMPARE(back.version, r.version);
+    QCOMPARE(back.timestamp, r.timestamp);
+    QCOMPARE(back.meanMs(), 2.0);
+    QVERIFY(back.ok());
+    // The stored trace replays to the same schedule.
+    tir::Schedule a(topi::buildWorkload(topi::parseWorkloadSpec("matmul:M=8,N=8,K=8")));
+    tir::Trace::fromJson(back.trace).apply(a);
+    QCOMPARE(a.trace().toJson().dump(), r.trace.dump());
+    TuningRecord bad = record("matmul:M=8,N=8,K=8", {}, 2, error_kind::kCrash);
+    QVERIFY(!bad.ok());
+    QVERIFY(std::isinf(bad.meanMs()));
+  }
+
+  void databaseAppendLoadBest() {
+    std::string path = tempPath("db");
+    {
+      JsonDatabase db(path, /*truncate=*/true);
+      db.commit(record("matmul:M=8,N=8,K=8", {3.0}, 2));
+      db.commit(record("matmul:M=8,N=8,K=8", {1.0, 1.2}, 4));
+      db.commit(record("matmul:M=8,N=8,K=8", {}, 8, error_kind::kTimeout));
+      db.commit(record("matmul:M=16,N=8,K=8", {0.5}, 2));
+    }
+    JsonDatabase db(path);
+    QCOMPARE(db.all().size(), size_t(4));
+    std::string wl = topi::parseWorkloadSpec("matmul:M=8,N=8,K=8").str();
+    QCOMPARE(db.trialCount(wl, "llvm"), size_t(3));
+    QCOMPARE(db.trialCount(wl, "llvm -mcpu=x"), size_t(0));
+    auto best = db.best(wl, "llvm");
+    QVERIFY(best.has_value());
+    QCOMPARE(best->meanMs(), 1.1);
+    QCOMPARE(best->traceKey(), record("matmul:M=8,N=8,K=8", {}, 4).traceKey());
+    QVERIFY(db.hasTrace(wl, "llvm", record("matmul:M=8,N=8,K=8", {}, 8).traceKey()));
+    QVERIFY(!db.hasTrace(wl, "llvm", record("matmul:M=8,N=8,K=8", {}, 1).traceKey()));
+    QCOMPARE(db.topK(wl, "llvm", 5).size(), size_t(2)); // the timeout is not a candidate
+    // Appending to a loaded database keeps what was there (resume).
+    db.commit(record("matmul:M=8,N=8,K=8", {0.1}, 1));
+    JsonDatabase again(path);
+    QCOMPARE(again.all().size(), size_t(5));
+    QCOMPARE(again.best(wl, "llvm")->meanMs(), 0.1);
+    std::remove(path.c_str());
+  }
+
+  void interruptedLastLineIsDropped() {
+    std::string path = tempPath("cut");
+    {
+      JsonDatabase db(path, true);
+      db.commit(record("matmul:M=8,N=8,K=8", {3.0}, 2));
+    }
+    {
+      std::ofstream out(path, std::ios::app);
+      out << "{\"workload\": \"matmul:K=8";
+    }
+    JsonDatabase db(path);
+    QCOMPARE(db.all().size(), size_t(1));
+    std::remove(path.c_str());
+  }
+
+  void malformedLineIsLocated() {
+    std::string path = tempPath("bad");
+    {
+      std::ofstream out(path);
+      out << record("matmul:M=8,N=8,K=8", {3.0}, 2).toJson().dump() << "\n";
+      out << "{\"workload\": 3, \"target\": \"llvm\", \"trace\": {}}\n";
+    }
+    try {
+      JsonDatabase db(path);
+      QFAIL("expected a ParseError");
+    } catch (const ParseError& e) {
+      QVERIFY2(std::string(e.what()).find(":2: ") != std::string::npos, e.what());
+      QVERIFY2(std::string(e.what()).find("'workload'") != std::string::npos, e.what());
+    }
+    std::remove(path.c_str());
+  }
+};
+
+QTEST_APPLESS_MAIN(TestRecords)
+#include "test_records.moc"

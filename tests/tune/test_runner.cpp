@@ -1,0 +1,100 @@
+// Measurement in worker processes: a good candidate is timed; a crash, a hang, a wrong result, a
+// schedule error and a build error are each recorded and fail only their candidate.
+#include <QtTest>
+#include <cstdlib>
+
+#include "core/schedule/Primitives.h"
+#include "core/tune/Record.h"
+#include "core/tune/runner/ProcessRunner.h"
+
+using namespace loom;
+using namespace loom::tune;
+
+namespace {
+
+std::vector<std::string> workerCommand() { return {LOOM_BINARY_DIR "/bin/loom", "tune-worker"}; }
+
+MeasureCandidate candidate(const TuneTask& task, int tile, const std::string& fault = "") {
+  tir::Schedule sch(task.func);
+  auto loops = tir::getLoops(sch, tir::getBlock(sch, "C"));
+  tir::split(sch, loops[1], {nullptr, int64_t(tile)});
+  return {task, sch.trace().toJson(), fault};
+}
+
+MeasureOptions quick() {
+  MeasureOptions o;
+  o.repeat = 2;
+  o.minRepeatMs = 1;
+  o.timeoutS = 8;
+  return o;
+}
+
+} // namespace
+
+class TestRunner : public QObject {
+  Q_OBJECT
+private slots:
+  void initTestCase() { ::setenv("LOOM_TUNE_TEST_FAULTS", "1", 1); }
+
+  void faultsAreIsolated_data() {
+    QTest::addColumn<bool>("overlap");
+    QTest::newRow("sequential") << false;
+    QTest::newRow("overlapped builds") << true;
+  }
+  void faultsAreIsolated() {
+    QFETCH(bool, overlap);
+    TuneTask task = TuneTask::fromWorkload("matmul:M=16,N=16,K=16");
+    std::vector<MeasureCandidate> cs = {candidate(task, 4), candidate(task, 4, "crash"),
+                                        candidate(task, 8, "hang"), candidate(task, 2, "wrong"),
+                                        candidate(task, 16)};
+    // A trace that does not apply to this task: a split of a loop of a different extent.
+    TuneTask other = TuneTask::fromWorkload("matmul:M=16,N=12,K=16");
+    tir::Schedule sch(other.func);
+    auto loops = tir::getLoops(sch, tir::getBlock(sch, "C"));
+    tir::samplePerfectTile(sch, loops[1], 2, 16, std::vector<int64_t>{3, 4});
+    cs.push_back({task, sch.trace().toJson(), ""});
+    MeasureOptions o = quick();
+    o.timeoutS = 4;
+    ProcessRunner runner(workerCommand(), overlap);
+    std::vector<size_t> order;
+    auto rs = runner.run(cs, o, [&](size_t i, const MeasureResult&) { order.push_back(i); });
+    QCOMPARE(rs.size(), cs.size());
+    QCOMPARE(order, (std::vector<size_t>{0, 1, 2, 3, 4, 5}));
+    QVERIFY2(rs[0].ok(), rs[0].errorMessage.c_str());
+    QCOMPARE(rs[0].timesMs.size(), size_t(2));
+    QVERIFY(rs[0].timesMs[0] > 0);
+    QCOMPARE(rs[1].errorKind, std::string(error_kind::kCrash));
+    QVERIFY2(rs[1].errorMessage.find("signal 11") != std::string::npos, rs[1].errorMessage.c_str());
+    QCOMPARE(rs[2].errorKind, std::string(error_kind::kTimeout));
+    QCOMPARE(rs[3].errorKind, std::string(error_kind::kWrongResult));
+    QVERIFY2(rs[3].errorMessage.find("'C'") != std::string::npos, rs[3].errorMessage.c_str());
+    QVERIFY2(rs[4].ok(), rs[4].errorMessage.c_str());
+    QCOMPARE(rs[5].errorKind, std::string(error_kind::kScheduleError));
+  }
+
+  void faultsNeedTheTestSwitch() {
+    // Without LOOM_TUNE_TEST_FAULTS=1 a candidate's fault field is ignored.
+    ::setenv("LOOM_TUNE_TEST_FAULTS", "0", 1);
+    TuneTask task = TuneTask::fromWorkload("matmul:M=8,N=8,K=8");
+    ProcessRunner runner(workerCommand(), false);
+    auto rs = runner.run({candidate(task, 4, "crash")}, quick());
+    ::setenv("LOOM_TUNE_TEST_FAULTS", "1", 1);
+    QVERIFY2(rs[0].ok(), rs[0].errorMessage.c_str());
+  }
+
+  void nonPresetTaskAndBuildError() {
+    // A task given as a PrimFunc travels as TVMScript; its reference is the unscheduled program.
+    TuneTask task = TuneTask::fromFunc(TuneTask::fromWorkload("matmul:M=8,N=8,K=8").func, 2);
+    ProcessRunner runner(workerCommand(), false);
+    auto rs = runner.run({candidate(task, 4)}, quick());
+    QVERIFY2(rs[0].ok(), rs[0].errorMessage.c_str());
+    // A target that does not run here is a build error of that candidate only.
+    TuneTask cross = TuneTask::fromWorkload("matmul:M=8,N=8,K=8", "llvm -mtriple=aarch64-linux-gnu");
+    rs = runner.run({candidate(cross, 4), candidate(task, 2)}, quick());
+    QCOMPARE(rs[0].errorKind, std::string(error_kind::kBuildError));
+    QVERIFY(rs[1].ok());
+  }
+};
+
+QTEST_APPLESS_MAIN(TestRunner)
+#include "test_runner.moc"
