@@ -106,6 +106,12 @@ private slots:
     QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
     QVERIFY2(r.out.contains("compiled: equivalent"), qPrintable(r.out));
   }
+  void tensorizeExampleCompiled() {
+    Run r = loom({"verify", "--workload", "matmul:M=32,N=64,K=32", "--schedule",
+                  QStringLiteral(LOOM_SOURCE_DIR "/examples/schedules/matmul_tensorize_avx512.py")});
+    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    QVERIFY2(r.out.contains("compiled: equivalent"), qPrintable(r.out));
+  }
   void transformLayoutCompiled() {
     QTemporaryDir dir;
     QString tir = write(dir, "chain.tir", kChainTir);
