@@ -5,6 +5,7 @@
 #include "app/cli/Commands.h"
 #include "core/frontend/onnx/OnnxImporter.h"
 #include "core/graph/Dot.h"
+#include "core/graph/Op.h"
 #include "core/graph/PassManager.h"
 #include "core/graph/Printer.h"
 #include "core/support/Error.h"
@@ -21,6 +22,7 @@ struct GraphOptions {
   GraphEmit emit = GraphEmit::Graph;
   bool printAfterAll = false;
   bool blockedLayout = false;
+  bool listOps = false;
   std::string output;
 };
 
@@ -32,7 +34,9 @@ GraphOptions& options() {
 CLI::App* setup(CLI::App& app) {
   GraphOptions& o = options();
   CLI::App* sub = app.add_subcommand("graph", "Import an ONNX model and print its graph");
-  sub->add_option("model", o.model, "The .onnx model")->required();
+  sub->add_option("model", o.model, "The .onnx model");
+  sub->add_flag("--list-ops", o.listOps,
+                "List the graph ops (pattern, attributes with defaults) and the ONNX ops imported");
   sub->add_option("--input-shapes", o.inputShapes,
                   "Static input shapes, e.g. \"data:[1,3,224,224]\"");
   sub->add_option("--emit", o.emit,
@@ -52,8 +56,37 @@ CLI::App* setup(CLI::App& app) {
   return sub;
 }
 
+std::string opListing() {
+  std::string out;
+  for (const graph::OpDef* op : graph::allOps()) {
+    out += op->name + "  [" + graph::opPatternName(op->pattern) + "]";
+    for (const graph::AttrSpec& a : op->attrs)
+      out += " " + a.name + "=" +
+             (a.defaultValue ? graph::attrValueStr(*a.defaultValue)
+                             : std::string("<") + graph::attrKindName(a.kind) + ">");
+    out += "\n    " + op->doc + "\n";
+  }
+  out += "\nONNX ops (opsets " + std::to_string(frontend::kMinOpset) + "-" +
+         std::to_string(frontend::kMaxOpset) + "):";
+  size_t col = 0;
+  for (const std::string& name : frontend::supportedOnnxOps()) {
+    if (col + name.size() + 1 > 96) {
+      out += "\n ";
+      col = 0;
+    }
+    out += " " + name;
+    col += name.size() + 1;
+  }
+  return out + "\n";
+}
+
 int run() {
   const GraphOptions& o = options();
+  if (o.listOps) {
+    std::cout << opListing();
+    return 0;
+  }
+  if (o.model.empty()) LOOM_THROW(ValueError) << "graph: give a model file (or --list-ops)";
   frontend::ImportOptions io;
   if (!o.inputShapes.empty()) io.inputShapes = frontend::parseInputShapes(o.inputShapes);
   graph::Module m = frontend::importOnnx(o.model, io);

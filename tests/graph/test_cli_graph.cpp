@@ -65,6 +65,19 @@ private slots:
     QVERIFY(r.err.contains("// ---- after fold-constant (unchanged) ----"));
   }
 
+  void listOps() {
+    Run r = loom({"graph", "--list-ops"});
+    QCOMPARE(r.exitCode, 0);
+    QVERIFY(
+        r.out.contains("nn.conv2d  [out_elemwise_fusable] strides=[1, 1] padding=[0, 0, 0, 0]"));
+    QVERIFY(r.out.contains("reshape  [injective] newshape=<int list>"));
+    QVERIFY(r.out.contains("ONNX ops (opsets 6-17):"));
+    QVERIFY(r.out.contains(" LayerNormalization "));
+    Run none = loom({"graph"});
+    QCOMPARE(none.exitCode, 1);
+    QVERIFY(none.err.contains("give a model file"));
+  }
+
   void errors() {
     Run missing = loom({"graph", "/nonexistent/m.onnx"});
     QCOMPARE(missing.exitCode, 1);
