@@ -191,6 +191,23 @@ private slots:
         f, "b = sch.get_block(\"B\")\nl = sch.sample_compute_location(b, decision=[1])\n");
     QCOMPARE(QString::fromStdString(k3), QString("InvalidDecisionError"));
   }
+  void sameSeedSameDecisions() {
+    PrimFunc f = parseFunc(kChain);
+    const std::string script = "b = sch.get_block(\"B\")\nc = sch.get_block(\"C\")\n"
+                               "i, j = sch.get_loops(c)\n"
+                               "t = sch.sample_perfect_tile(j, n=3, max_innermost_factor=8)\n"
+                               "v = sch.sample_categorical(candidates=[1, 2, 3, 4], probs=[0.25, 0.25, 0.25, 0.25])\n"
+                               "l = sch.sample_compute_location(b)\n";
+    std::set<std::string> traces;
+    for (uint64_t seed = 0; seed < 12; ++seed) {
+      Schedule a(f, seed), b(f, seed);
+      QVERIFY(runScript(a, script).ok);
+      QVERIFY(runScript(b, script).ok);
+      QCOMPARE(QString::fromStdString(a.trace().str()), QString::fromStdString(b.trace().str()));
+      traces.insert(a.trace().str());
+    }
+    QVERIFY(traces.size() > 3); // different seeds, different decisions
+  }
   void tiledMatmulOverSeeds() {
     // Sampled 3-level tilings of i and j, applied with split: always the same meaning; the trace
     // replays with each sampled decision replaced by another valid tiling.
