@@ -1,6 +1,7 @@
 // Shared helpers of the op family files: host tensor conversion, broadcasting, registration.
 #include "core/graph/OpsInternal.h"
 
+#include <cmath>
 #include <cstring>
 
 namespace loom::graph {
@@ -23,6 +24,58 @@ template <class T> void writeAll(void* p, const std::vector<double>& v) {
   for (size_t i = 0; i < v.size(); ++i)
     t[i] = T(v[i]);
 }
+double halfToDouble(uint16_t h) {
+  int sign = h >> 15, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+  double v;
+  if (exp == 0)
+    v = std::ldexp(double(man), -24);
+  else if (exp == 31)
+    v = man ? std::nan("") : INFINITY;
+  else
+    v = std::ldexp(double(man | 0x400), exp - 25);
+  return sign ? -v : v;
+}
+
+uint16_t doubleToHalf(double d) {
+  // Via the float bits, rounding to nearest even.
+  float f = float(d);
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000;
+  int32_t exp = int32_t((x >> 23) & 0xff) - 127 + 15;
+  uint32_t man = x & 0x7fffff;
+  if (((x >> 23) & 0xff) == 0xff) return uint16_t(sign | 0x7c00 | (man ? 0x200 : 0));
+  if (exp >= 31) return uint16_t(sign | 0x7c00);
+  if (exp <= 0) {
+    if (exp < -10) return uint16_t(sign);
+    man |= 0x800000;
+    uint32_t shift = uint32_t(14 - exp);
+    uint32_t half = man >> shift, rem = man & ((1u << shift) - 1), mid = 1u << (shift - 1);
+    if (rem > mid || (rem == mid && (half & 1))) ++half;
+    return uint16_t(sign | half);
+  }
+  uint32_t half = sign | (uint32_t(exp) << 10) | (man >> 13);
+  uint32_t rem = man & 0x1fff;
+  if (rem > 0x1000 || (rem == 0x1000 && (half & 1))) ++half;
+  return uint16_t(half);
+}
+
+double bfloatToDouble(uint16_t b) {
+  uint32_t x = uint32_t(b) << 16;
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+
+uint16_t doubleToBfloat(double d) {
+  float f = float(d);
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if ((x & 0x7fffffff) > 0x7f800000) return uint16_t((x >> 16) | 0x40); // NaN stays NaN
+  x += 0x7fff + ((x >> 16) & 1);
+  return uint16_t(x >> 16);
+}
+
 } // namespace
 
 HostTensor fromNDArray(const runtime::NDArray& a) {
@@ -49,7 +102,11 @@ HostTensor fromNDArray(const runtime::NDArray& a) {
     readAll<uint32_t>(p, h.v);
   else if (t == DataType::UInt(64))
     readAll<uint64_t>(p, h.v);
-  else
+  else if (t == DataType::Float(16) || t.isBFloat16()) {
+    const uint16_t* b = static_cast<const uint16_t*>(p);
+    for (size_t i = 0; i < h.v.size(); ++i)
+      h.v[i] = t.isBFloat16() ? bfloatToDouble(b[i]) : halfToDouble(b[i]);
+  } else
     LOOM_THROW(UnsupportedError) << "host kernels do not handle " << t.str() << " tensors";
   return h;
 }
@@ -82,6 +139,10 @@ runtime::NDArray toNDArray(const HostTensor& h) {
     uint8_t* b = static_cast<uint8_t*>(p);
     for (size_t i = 0; i < h.v.size(); ++i)
       b[i] = h.v[i] != 0;
+  } else if (t == DataType::Float(16) || t.isBFloat16()) {
+    uint16_t* b = static_cast<uint16_t*>(p);
+    for (size_t i = 0; i < h.v.size(); ++i)
+      b[i] = t.isBFloat16() ? doubleToBfloat(h.v[i]) : doubleToHalf(h.v[i]);
   } else
     LOOM_THROW(UnsupportedError) << "host kernels do not handle " << t.str() << " tensors";
   return a;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -56,6 +57,22 @@ std::vector<std::string> graphInputNames(const fs::path& model) {
   return out;
 }
 
+/// Tests whose expected outputs follow a rule Loom deliberately does not: the ONNX 1.12 reference
+/// casts float to bfloat16 by truncation; Loom rounds to nearest even, as later ONNX versions,
+/// PyTorch and TVM do.
+bool knownDifference(const std::string& test) {
+  return test == "test_cast_FLOAT_to_BFLOAT16";
+}
+
+/// The same bits as a bfloat16 array.
+runtime::NDArray asBFloat16(const runtime::NDArray& a) {
+  runtime::DType t;
+  runtime::DType::parse("bfloat16", &t);
+  runtime::NDArray out = runtime::NDArray::empty(a.shape(), t);
+  std::memcpy(out.data(), a.data(), a.byteSize());
+  return out;
+}
+
 /// Max abs difference relative to tolerance; false when shapes/dtypes differ.
 bool close(const runtime::NDArray& got, const runtime::NDArray& want, std::string* why) {
   if (got.shape() != want.shape() || !(got.dtype() == want.dtype())) {
@@ -74,6 +91,20 @@ bool close(const runtime::NDArray& got, const runtime::NDArray& want, std::strin
     if (t == "uint16") return a.as<uint16_t>()[i];
     if (t == "uint32") return a.as<uint32_t>()[i];
     if (t == "uint64") return double(a.as<uint64_t>()[i]);
+    if (t == "float16" || t == "bfloat16") {
+      uint16_t b = a.as<uint16_t>()[i];
+      if (t == "bfloat16") {
+        uint32_t x = uint32_t(b) << 16;
+        float f;
+        std::memcpy(&f, &x, 4);
+        return f;
+      }
+      int e = (b >> 10) & 0x1f, m = b & 0x3ff;
+      double v = e == 0    ? std::ldexp(double(m), -24)
+                 : e == 31 ? (m ? NAN : INFINITY)
+                           : std::ldexp(double(m | 0x400), e - 25);
+      return (b >> 15) ? -v : v;
+    }
     return NAN;
   };
   for (int64_t i = 0; i < got.numel(); ++i) {
@@ -101,7 +132,7 @@ private slots:
     QTest::addColumn<int>("minImported");
     // Measured 2026-11; every imported model must also match its expected outputs before and
     // after the fuse pipelines. The importer must not regress below these counts.
-    QTest::newRow("node") << "node" << 660 << 600;                         // 663, 603
+    QTest::newRow("node") << "node" << 660 << 620;                                // 663, 624
     QTest::newRow("pytorch-converted") << "pytorch-converted" << 82 << 69; // 82, 69
     QTest::newRow("pytorch-operator") << "pytorch-operator" << 35 << 35;   // 35, 35
     QTest::newRow("simple") << "simple" << 7 << 7;                         // 7, 7
@@ -113,7 +144,8 @@ private slots:
     QFETCH(int, minImported);
     std::string kNodeDir = std::string(kDataDir) + "/" + suite.toStdString();
     if (!fs::exists(kNodeDir)) QSKIP("libonnx-testdata is not installed");
-    int total = 0, scope = 0, imported = 0, importedBound = 0, passed = 0, optimizedPassed = 0;
+    int total = 0, scope = 0, imported = 0, importedBound = 0, passed = 0, optimizedPassed = 0,
+        inconsistentData = 0;
     std::vector<std::string> importFailures, runFailures;
     std::vector<fs::path> dirs;
     for (const auto& d : fs::directory_iterator(kNodeDir))
@@ -176,6 +208,28 @@ private slots:
       // Inputs that are initializers are not parameters: feed only the parameters, in order.
       size_t nparams = m.main()->params.size();
       if (inputs.size() > nparams) inputs.resize(nparams);
+      // ONNX 1.12 stores bfloat16 test data as uint16 bit patterns: reinterpret those. Test data
+      // whose shapes contradict the model's declared inputs cannot be fed; count it apart.
+      bool inconsistent = false;
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        auto* t = m.main()->params[i]->annotation.as<graph::TensorTypeNode>();
+        if (t->dtype.isBFloat16() && inputs[i].dtype().str() == "uint16")
+          inputs[i] = asBFloat16(inputs[i]);
+        if (!t->isStatic() || t->staticShape() != inputs[i].shape()) inconsistent = true;
+      }
+      for (size_t k = 0; k < expected.size(); ++k) {
+        graph::Type ot = m.main()->body.type();
+        if (auto* tt = ot.as<graph::TupleTypeNode>()) ot = graph::Type(tt->fields.at(k));
+        if (ot.as<graph::TensorTypeNode>()->dtype.isBFloat16() &&
+            expected[k].dtype().str() == "uint16")
+          expected[k] = asBFloat16(expected[k]);
+      }
+      if (inconsistent || knownDifference(dir.filename().string())) {
+        qInfo("not run: %s (%s)", dir.filename().c_str(),
+              inconsistent ? "test data contradicts the model" : "known difference");
+        ++inconsistentData;
+        continue;
+      }
       auto check = [&](const graph::Module& mod, const char* stage) {
         std::vector<runtime::NDArray> outs = graph::evaluate(mod.main(), inputs);
         if (outs.size() < expected.size()) throw Error(std::string(stage) + ": too few outputs");
@@ -200,16 +254,18 @@ private slots:
     for (const auto& f : runFailures)
       qInfo("run failure: %s", f.c_str());
     qInfo("%s: %d total, %d in scope (supported ops, opset 6-17), %d imported (%d with shape "
-          "inputs bound to "
-          "the test's values), %d match expected outputs as imported, %d after the fuse pipelines "
-          "(NCHW and NCHW16c)",
-          qPrintable(suite), total, scope, imported, importedBound, passed, optimizedPassed);
+          "inputs bound to the test's values; %d not run: test data contradicting the model or a "
+          "known "
+          "difference), %d match "
+          "expected outputs as imported, %d after the fuse pipelines (NCHW and NCHW16c)",
+          qPrintable(suite), total, scope, imported, importedBound, inconsistentData, passed,
+          optimizedPassed);
     QVERIFY2(scope >= minScope,
              qPrintable(QString("%1 in scope, measured %2").arg(scope).arg(minScope)));
     QVERIFY2(imported >= minImported,
              qPrintable(QString("%1 imported, measured %2").arg(imported).arg(minImported)));
-    QCOMPARE(passed, imported);
-    QCOMPARE(optimizedPassed, imported);
+    QCOMPARE(passed, imported - inconsistentData);
+    QCOMPARE(optimizedPassed, imported - inconsistentData);
   }
 };
 

@@ -61,6 +61,8 @@ private:
 /// the rest are unused).
 using Converter = std::function<std::vector<graph::Expr>(Context&)>;
 const std::unordered_map<std::string, Converter>& converters();
+/// Converters defined outside OnnxConverters.cpp (OnnxConvertersLoss.cpp); converters() includes them.
+const std::unordered_map<std::string, Converter>& extraConverters();
 
 /// TensorProto -> NDArray; throws ImportError naming `what` for unsupported element types.
 runtime::NDArray tensorFromProto(const onnx::TensorProto& t, const std::string& what);

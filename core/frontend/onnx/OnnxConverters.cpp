@@ -988,7 +988,13 @@ const std::unordered_map<std::string, Converter>& converters() {
                              {"detect_negative", c.attrInt("detect_negative", 1)}})};
        }},
   };
-  return table;
+  // Plus the converters of the other files (extraConverters(), OnnxConvertersLoss.cpp).
+  static const std::unordered_map<std::string, Converter> merged = [] {
+    auto all = table;
+    for (const auto& [name, conv] : extraConverters()) all.emplace(name, conv);
+    return all;
+  }();
+  return merged;
 }
 
 } // namespace loom::frontend::onnxi

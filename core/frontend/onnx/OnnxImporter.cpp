@@ -181,6 +181,10 @@ DataType dtypeFromOnnx(int code, bool* ok) {
     return DataType::UInt(64);
   case onnx::TensorProto::BOOL:
     return DataType::Bool();
+  case onnx::TensorProto::FLOAT16:
+    return DataType::Float(16);
+  case onnx::TensorProto::BFLOAT16:
+    return DataType::BFloat16();
   default:
     *ok = false;
     return DataType::Float(32);
@@ -274,6 +278,8 @@ runtime::NDArray tensorFromProto(const onnx::TensorProto& t, const std::string& 
     copyField<int8_t>(a, t.int32_data());
     break;
   case onnx::TensorProto::UINT16:
+  case onnx::TensorProto::FLOAT16:
+  case onnx::TensorProto::BFLOAT16: // the bit patterns, one per int32 entry
     need(t.int32_data_size());
     copyField<uint16_t>(a, t.int32_data());
     break;
