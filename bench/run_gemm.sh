@@ -5,5 +5,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 shift || true
-cmake --build "$build" --target bench_gemm >/dev/null
+cmake --build "$build" --target bench_gemm >/dev/null 2>&1 || cmake --build "$build" --target bench_gemm
 exec env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$build/bin/bench_gemm" "$@"
