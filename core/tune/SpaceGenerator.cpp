@@ -1,0 +1,47 @@
+// SpaceGenerator: apply the rules to a fresh schedule, replay design traces, postprocess.
+#include "core/tune/SpaceGenerator.h"
+
+#include <thread>
+
+#include "core/schedule/Trace.h"
+
+namespace loom::tune {
+
+nlohmann::json SpacePoint::finalJson() const { return final.trace().simplified().toJson(); }
+
+SpaceGenerator::SpaceGenerator(std::vector<std::shared_ptr<ScheduleRule>> rules) : m_rules(std::move(rules)) {}
+
+SpaceGenerator SpaceGenerator::defaultCpu() {
+  return SpaceGenerator({makeAutoInline(), makeMultiLevelTiling(), makeRandomComputeLocation(),
+                         makeParallelVectorizeUnroll()});
+}
+
+std::optional<SpacePoint> SpaceGenerator::sample(const tir::PrimFunc& f, uint64_t seed) const {
+  tir::Schedule sch(f, seed);
+  RuleContext ctx{std::mt19937_64(seed * 0x9E3779B97F4A7C15ull + 1),
+                  int(std::max(1u, std::thread::hardware_concurrency()))};
+  for (auto& r : m_rules) r->apply(sch, ctx);
+  tir::Trace design = sch.trace();
+  try {
+    rewriteParallelUnroll(sch);
+  } catch (const tir::ScheduleError&) {
+    return std::nullopt;
+  }
+  return SpacePoint{design, sch};
+}
+
+std::optional<SpacePoint> SpaceGenerator::replay(const tir::PrimFunc& f, const tir::Trace& design,
+                                                 const std::map<size_t, tir::Value>& decisions,
+                                                 uint64_t seed) const {
+  tir::Schedule sch(f, seed);
+  try {
+    design.apply(sch, decisions);
+    tir::Trace applied = sch.trace();
+    rewriteParallelUnroll(sch);
+    return SpacePoint{applied, sch};
+  } catch (const tir::ScheduleError&) {
+    return std::nullopt;
+  }
+}
+
+} // namespace loom::tune

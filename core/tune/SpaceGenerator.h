@@ -1,0 +1,78 @@
+// The search space: schedule rules applied to a workload produce a trace with sampling
+// instructions (MetaSchedule's PostOrderApply with the CPU rule set).
+#pragma once
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/schedule/Schedule.h"
+#include "core/tir/Function.h"
+
+namespace loom::tune {
+
+/// Context a rule may use for structural choices that are not sampling instructions (which of
+/// several design spaces a candidate belongs to); the per-candidate decisions go through the
+/// schedule's sampling primitives so mutation can change them.
+struct RuleContext {
+  std::mt19937_64 rng;
+  int numCores = 2;
+};
+
+/// One rule of the space: reads the schedule's current function and applies primitives to it.
+/// A rule must leave the schedule valid: primitives that refuse (ScheduleError) are skipped.
+class ScheduleRule {
+public:
+  virtual ~ScheduleRule() = default;
+  virtual std::string name() const = 0;
+  virtual void apply(tir::Schedule& sch, RuleContext& ctx) const = 0;
+};
+
+/// A point of the space: the design trace (rules' primitives and sampling decisions: what
+/// mutation changes) and the final schedule (design plus postprocessing: what is built and
+/// stored in tuning records, replayable on its own).
+struct SpacePoint {
+  tir::Trace design;
+  tir::Schedule final;
+  /// The final trace (simplified) as JSON, and its canonical string (the dedup key).
+  nlohmann::json finalJson() const;
+  std::string key() const { return finalJson().dump(); }
+};
+
+/// Generates candidate schedules of a function by applying rules in order, then postprocessing.
+class SpaceGenerator {
+public:
+  explicit SpaceGenerator(std::vector<std::shared_ptr<ScheduleRule>> rules);
+  /// The CPU rule set: auto-inline, multi-level tiling (SSRSRS, cache_write at a sampled level),
+  /// random compute location, parallel-vectorize-unroll.
+  static SpaceGenerator defaultCpu();
+
+  /// One candidate: a fresh schedule of `f` with every rule applied, its sampling instructions
+  /// drawn with `seed`, then postprocessed. std::nullopt when postprocessing refuses it.
+  std::optional<SpacePoint> sample(const tir::PrimFunc& f, uint64_t seed) const;
+  /// Replays a design trace on `f` with some decisions changed (a None decision is drawn anew
+  /// from `seed`), then postprocesses. std::nullopt when the trace no longer applies.
+  std::optional<SpacePoint> replay(const tir::PrimFunc& f, const tir::Trace& design,
+                                   const std::map<size_t, tir::Value>& decisions, uint64_t seed) const;
+
+  const std::vector<std::shared_ptr<ScheduleRule>>& rules() const { return m_rules; }
+
+private:
+  std::vector<std::shared_ptr<ScheduleRule>> m_rules;
+};
+
+/// The postprocessor of parallel-vectorize-unroll: the sampled parallel count and unroll step
+/// recorded on blocks become fuse + parallel and a pragma_auto_unroll_max_step loop annotation.
+void rewriteParallelUnroll(tir::Schedule& sch);
+
+/// The rules of the CPU space (rule/*.cpp).
+std::shared_ptr<ScheduleRule> makeAutoInline();
+std::shared_ptr<ScheduleRule> makeMultiLevelTiling(int maxInnermostFactor = 64);
+std::shared_ptr<ScheduleRule> makeRandomComputeLocation();
+std::shared_ptr<ScheduleRule> makeParallelVectorizeUnroll(std::vector<int64_t> unrollSteps = {0, 16, 64, 512},
+                                                         int maxVectorExtent = 64);
+
+} // namespace loom::tune
