@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "core/graph/Op.h"
+#include "core/graph/OpsInternal.h"
 #include "core/support/Error.h"
 
 namespace loom::graph {
@@ -39,21 +40,9 @@ Constant makeConstant(runtime::NDArray data, std::string name) {
 }
 
 Constant makeScalar(double value, DataType dtype) {
-  runtime::NDArray a = runtime::NDArray::empty({}, toDType(dtype));
-  void* p = a.data();
-  if (dtype == DataType::Float(32))
-    *static_cast<float*>(p) = float(value);
-  else if (dtype == DataType::Float(64))
-    *static_cast<double*>(p) = value;
-  else if (dtype == DataType::Int(64))
-    *static_cast<int64_t*>(p) = int64_t(value);
-  else if (dtype == DataType::Int(32))
-    *static_cast<int32_t*>(p) = int32_t(value);
-  else if (dtype.isBool())
-    *static_cast<uint8_t*>(p) = value != 0;
-  else
-    LOOM_THROW(UnsupportedError) << "scalar constant of type " << dtype.str();
-  return makeConstant(a);
+  HostTensor h({}, dtype);
+  h.v[0] = value;
+  return makeConstant(toNDArray(h));
 }
 
 Call makeCall(const std::string& opName, std::vector<Expr> args, Attrs attrs,
