@@ -24,6 +24,7 @@
 #include "core/schedule/primitive/get_block_loop.h"
 #include "core/schedule/primitive/loop_transformation.h"
 #include "core/te/CreatePrimFunc.h"
+#include "core/tir/Printer.h"
 #include "core/topi/nn/GraphCompute.h"
 #include "core/transform/Pipeline.h"
 #include "runtime/Params.h"
@@ -191,12 +192,27 @@ tir::PrimFunc defaultSchedule(const tir::PrimFunc& f, bool vectorize) {
     const tir::BlockNode* blk = sch.get(b);
     bool spatialOnly = !blk->init.defined();
     for (const auto& iv : blk->iterVars) spatialOnly &= iv.iterType == tir::IterType::DataPar;
-    const tir::ForNode* outer = sch.get(loops[0]);
-    const int64_t* outerExt = tir::asConstInt(outer->extent);
+    // The leading spatial loops (createPrimFunc nests spatial loops outside reduce loops); keep
+    // the innermost one of a spatial block for vectorization.
+    size_t numReduce = 0;
+    for (const auto& iv : blk->iterVars) numReduce += iv.iterType != tir::IterType::DataPar;
+    size_t numSpatial = loops.size() >= numReduce ? loops.size() - numReduce : 0;
+    if (spatialOnly && numSpatial > 1) --numSpatial;
+    // Fuse leading spatial loops until there are enough iterations to share among threads
+    // (a batch of 1 alone gives nothing to run in parallel).
+    std::vector<tir::LoopRV> lead;
+    int64_t work = 1;
+    for (size_t k = 0; k < numSpatial && work < 64; ++k) {
+      const int64_t* ext = tir::asConstInt(sch.get(loops[k])->extent);
+      if (!ext) break;
+      lead.push_back(loops[k]);
+      work *= *ext;
+    }
     tir::Schedule saved = sch;
-    if (outerExt && *outerExt >= 2) {
+    if (work >= 2 && !lead.empty()) {
       try {
-        tir::parallel(sch, loops[0]);
+        tir::LoopRV outer = lead.size() > 1 ? tir::fuse(sch, lead) : lead[0];
+        tir::parallel(sch, outer);
       } catch (const Error&) {
         sch = saved;
       }
@@ -311,6 +327,7 @@ CompiledModel compileModel(const graph::Module& input, const std::string& target
     model.inputs.push_back({v->name, entries[size_t(e)].shape, entries[size_t(e)].dtype});
   }
   std::set<std::string> paramNames, funcNames;
+  std::map<std::string, std::string> kernelByText;
   bool vectorize = options.optLevel >= 2;
   for (const Expr& e : graph::postOrder(main->body)) {
     if (ent.count(e.get())) continue;
@@ -364,15 +381,22 @@ CompiledModel compileModel(const graph::Module& input, const std::string& target
       }
       std::vector<te::Tensor> args = placeholders;
       args.insert(args.end(), outs.begin(), outs.end());
-      tir::PrimFunc pf = te::createPrimFunc(args, unique);
-      if (options.optLevel >= 2) pf = defaultSchedule(pf, vectorize);
-      transform::PassContext ctx;
-      transform::LowerOptions lo;
-      lo.packedEntry = true;
-      model.kernels.push_back(transform::lower(pf, ctx, lo));
+      // Groups that compute the same thing (printed the same apart from the name) share one kernel.
+      std::string key = tir::printFunc(te::createPrimFunc(args, "kernel"));
+      auto same = kernelByText.find(key);
+      std::string func = same != kernelByText.end() ? same->second : unique;
+      if (same == kernelByText.end()) {
+        kernelByText[key] = unique;
+        tir::PrimFunc pf = te::createPrimFunc(args, unique);
+        if (options.optLevel >= 2) pf = defaultSchedule(pf, vectorize);
+        transform::PassContext ctx;
+        transform::LowerOptions lo;
+        lo.packedEntry = true;
+        model.kernels.push_back(transform::lower(pf, ctx, lo));
+      }
       NodeInfo n;
       n.name = unique;
-      n.func = unique;
+      n.func = func;
       for (const Expr& a : call->args) {
         const auto& v = ent.at(a.get());
         n.inputs.insert(n.inputs.end(), v.begin(), v.end());

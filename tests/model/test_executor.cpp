@@ -132,6 +132,25 @@ private slots:
     QVERIFY2(serial.find("parallel") == std::string::npos, serial.c_str());
   }
 
+  void identicalGroupsShareOneKernel() {
+    // relu(x) and relu(y) on equal shapes lower to the same kernel, called twice; relu of a
+    // different shape gets its own.
+    auto tt = [](int64_t n) { return graph::tensorType(std::vector<int64_t>{n, 8}, DataType::Float(32)); };
+    graph::Var x = graph::makeVar("x", tt(4)), y = graph::makeVar("y", tt(4)), z = graph::makeVar("z", tt(5));
+    graph::Module m = moduleOf({x, y, z}, graph::makeTuple({graph::makeCall("nn.relu", {x}), graph::makeCall("nn.relu", {y}),
+                                                            graph::makeCall("nn.relu", {z})}));
+    driver::CompiledModel cm = driver::compileModel(m);
+    QCOMPARE(cm.kernels.size(), size_t(2));
+    auto ex = driver::createExecutor(cm);
+    QCOMPARE(ex->numNodes(), size_t(3));
+    std::vector<runtime::NDArray> in = {test::randomArray({4, 8}, 1), test::randomArray({4, 8}, 2),
+                                        test::randomArray({5, 8}, 3)};
+    for (size_t i = 0; i < 3; ++i) ex->setInput(i, in[i]);
+    ex->run();
+    auto want = graph::evaluate(m.main(), in);
+    for (size_t i = 0; i < 3; ++i) QVERIFY(test::maxDiff(ex->getOutput(i), want[i]) < 1e-6);
+  }
+
   void paramsRoundTrip() {
     std::map<std::string, runtime::NDArray> p;
     p["weight"] = test::randomArray({3, 4}, 1);
