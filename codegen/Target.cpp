@@ -10,6 +10,7 @@
 #include <llvm/TargetParser/Host.h>
 #include <llvm/TargetParser/Triple.h>
 
+#include <cctype>
 #include <memory>
 #include <mutex>
 #include <sstream>
@@ -62,6 +63,34 @@ std::unique_ptr<llvm::MCSubtargetInfo> subtargetInfo(const Target& t, bool gener
               : lt->createMCSubtargetInfo(t.triple, t.cpu, t.featureString()));
 }
 
+/// "cuda [-arch=sm_XX]" or "opencl".
+Target parseGPU(const std::vector<std::string>& words, const std::string& text) {
+  Target t;
+  t.kind = words[0];
+  if (t.kind == "cuda") t.arch = "sm_90";
+  for (size_t i = 1; i < words.size(); ++i) {
+    std::string w = words[i];
+    if (w.rfind("--", 0) == 0) w = w.substr(1);
+    std::string key = w, value;
+    if (auto eq = w.find('='); eq != std::string::npos) {
+      key = w.substr(0, eq);
+      value = w.substr(eq + 1);
+    } else if (i + 1 < words.size() && words[i + 1][0] != '-') {
+      value = words[++i];
+    }
+    if (t.kind == "cuda" && key == "-arch") {
+      bool ok = value.size() > 3 && value.rfind("sm_", 0) == 0;
+      for (size_t k = 3; ok && k < value.size(); ++k) ok = std::isdigit(static_cast<unsigned char>(value[k])) || (k + 1 == value.size() && value[k] == 'a');
+      if (!ok) LOOM_THROW(TargetError) << "target option -arch needs a value like sm_80 or sm_90, got '" << value << "' in \"" << text << "\"";
+      t.arch = value;
+    } else {
+      LOOM_THROW(TargetError) << "unknown target option '" << words[i] << "' in \"" << text << "\" (known: "
+                              << (t.kind == "cuda" ? "-arch=sm_XX" : "none") << ")";
+    }
+  }
+  return t;
+}
+
 }  // namespace
 
 Target Target::host() {
@@ -77,9 +106,10 @@ Target Target::parse(const std::string& text) {
   initializeLLVM();
   std::vector<std::string> words = splitWords(text);
   if (words.empty()) LOOM_THROW(TargetError) << "empty target string (expected \"llvm ...\")";
+  if (words[0] == "cuda" || words[0] == "opencl") return parseGPU(words, text);
   if (words[0] != "llvm")
     LOOM_THROW(TargetError) << "unknown target kind '" << words[0] << "' in \"" << text
-                            << "\" (supported: llvm)";
+                            << "\" (supported: llvm, cuda, opencl)";
   Target t;
   bool haveTriple = false, haveCpu = false, haveAttrs = false;
   for (size_t i = 1; i < words.size(); ++i) {
@@ -158,6 +188,7 @@ Target Target::parse(const std::string& text) {
 }
 
 bool Target::isHost() const {
+  if (isGPU()) return false;
   llvm::Triple a(triple), h(llvm::sys::getDefaultTargetTriple());
   return a.getArch() == h.getArch() && a.getOS() == h.getOS();
 }
@@ -172,6 +203,7 @@ std::string Target::featureString() const {
 }
 
 int Target::nativeVectorBits() const {
+  if (isGPU()) return 32;
   auto sti = subtargetInfo(*this);
   if (!sti) return 128;
   llvm::Triple tr(triple);
@@ -184,6 +216,7 @@ int Target::nativeVectorBits() const {
 }
 
 std::string Target::str() const {
+  if (isGPU()) return arch.empty() ? kind : kind + " -arch=" + arch;
   std::string s = kind + " -mtriple=" + triple + " -mcpu=" + cpu;
   if (!attrs.empty()) s += " -mattr=" + featureString();
   if (optLevel != 3) s += " -opt-level=" + std::to_string(optLevel);

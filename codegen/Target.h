@@ -21,10 +21,15 @@ struct Target {
   std::vector<std::string> attrs; ///< LLVM feature flags, each "+name" or "-name"
   int optLevel = 3;               ///< 0..3
   bool fastMath = false;          ///< allow reassociation and friends on float arithmetic
+  std::string arch;               ///< GPU kinds: "sm_90" for cuda (the default), empty for opencl
 
   /// Parses "llvm", "llvm -mcpu=X -mattr=+a,-b -mtriple=T -opt-level=N -fast-math" (also
   /// "--key=value" and "-key value"). Throws TargetError naming the bad key, value or triple.
+  /// Also "cuda [-arch=sm_XX]" (default sm_90) and "opencl": GPU kinds, whose kernels are C-family
+  /// source (codegen/CodeGenCUDA.h); triple, cpu and attrs stay empty for them.
   static Target parse(const std::string& text);
+  /// True for the "cuda" and "opencl" kinds.
+  bool isGPU() const { return kind == "cuda" || kind == "opencl"; }
   /// The host: its triple, CPU and features.
   static Target host();
 

@@ -3,6 +3,7 @@
 
 #include "core/transform/CompactBuffers.h"
 #include "core/transform/FlattenBuffers.h"
+#include "core/transform/GPUKernels.h"
 #include "core/transform/LoopPartition.h"
 #include "core/transform/LowerBlocks.h"
 #include "core/transform/LowerIntrinsics.h"
@@ -59,6 +60,11 @@ std::vector<Pass> loweringPipeline(const LowerOptions& options) {
   p.push_back(pass("lower-intrinsics", lowerIntrinsics));
   // 12. Drop statements that do nothing.
   p.push_back(pass("remove-no-op", removeNoOps));
+  // 12b. GPU only: barriers around shared-memory hand-offs, then the launch-limit check.
+  if (options.gpu) {
+    p.push_back(pass("thread-sync", insertThreadSync));
+    p.push_back(pass("verify-gpu", verifyGPUPass));
+  }
   // 13. The packed-call entry that codegen compiles: unpacks arguments, checks their count, type,
   //     shape, dtype and alignment with clear run-time errors, and binds the buffers' data vars.
   //     (Left out when the result goes to the reference interpreter instead of codegen.)

@@ -1,0 +1,463 @@
+// GPU kernel source in two C dialects: CUDA C (for NVRTC/nvcc) and OpenCL C (for any OpenCL device).
+#include "codegen/CodeGenCUDA.h"
+
+#include <cctype>
+#include <cmath>
+#include <iomanip>
+#include <map>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+
+#include "codegen/CodeGenLLVM.h"
+#include "core/tir/Op.h"
+#include "core/tir/Visitor.h"
+
+namespace loom::codegen {
+
+using namespace loom::tir;
+
+namespace {
+
+const char* kCudaPrelude = R"(typedef signed char loom_i8;
+typedef short loom_i16;
+typedef int loom_i32;
+typedef long long loom_i64;
+typedef unsigned char loom_u8;
+typedef unsigned short loom_u16;
+typedef unsigned int loom_u32;
+typedef unsigned long long loom_u64;
+#define LOOM_KERNEL extern "C" __global__
+#define LOOM_GLOBAL
+#define LOOM_INLINE static __device__ __forceinline__
+)";
+
+const char* kOpenCLPrelude = R"(typedef char loom_i8;
+typedef short loom_i16;
+typedef int loom_i32;
+typedef long loom_i64;
+typedef uchar loom_u8;
+typedef ushort loom_u16;
+typedef uint loom_u32;
+typedef ulong loom_u64;
+#define LOOM_KERNEL __kernel
+#define LOOM_GLOBAL __global
+#define LOOM_INLINE static inline
+)";
+
+// Floor division and modulo of signed integers (TIR's floordiv/floormod), one pair per width.
+const char* kIntHelpers = R"(LOOM_INLINE loom_i32 loom_floordiv_i32(loom_i32 a, loom_i32 b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+LOOM_INLINE loom_i32 loom_floormod_i32(loom_i32 a, loom_i32 b) { loom_i32 r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
+LOOM_INLINE loom_i64 loom_floordiv_i64(loom_i64 a, loom_i64 b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+LOOM_INLINE loom_i64 loom_floormod_i64(loom_i64 a, loom_i64 b) { loom_i64 r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
+)";
+
+std::string floatText(double v) {
+  std::ostringstream os;
+  os << std::setprecision(17) << v;
+  std::string s = os.str();
+  if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
+  return s;
+}
+
+/// Element types of the buffers a kernel touches, by data handle.
+struct BufferTypes : IRVisitor {
+  std::unordered_map<const VarNode*, DataType> types;
+  void note(const Buffer& b) { types.emplace(b->data.get(), b->dtype); }
+  void visit(const BufferLoadNode* op) override {
+    note(op->buffer);
+    IRVisitor::visit(op);
+  }
+  void visit(const BufferStoreNode* op) override {
+    note(op->buffer);
+    IRVisitor::visit(op);
+  }
+};
+
+class GPUGen {
+public:
+  GPUGen(GPUDialect d, std::string funcName) : m_d(d), m_func(std::move(funcName)) {}
+
+  std::string kernel(const transform::DeviceKernel& k) {
+    m_names.clear();
+    m_used.clear();
+    m_os.str("");
+    m_launch = {{"blockIdx.x", k.grid[0]}, {"blockIdx.y", k.grid[1]}, {"blockIdx.z", k.grid[2]},
+                {"threadIdx.x", k.block[0]}, {"threadIdx.y", k.block[1]}, {"threadIdx.z", k.block[2]}};
+    BufferTypes bt;
+    bt.visitStmt(k.body);
+    std::ostringstream head;
+    head << "LOOM_KERNEL void ";
+    if (m_d == GPUDialect::CUDA) head << "__launch_bounds__(" << k.block[0] * k.block[1] * k.block[2] << ") ";
+    head << k.name << "(";
+    for (size_t i = 0; i < k.params.size(); ++i) {
+      const Var& p = k.params[i];
+      std::string n = define(p.get());
+      head << (i ? ", " : "");
+      if (p->dtype.isHandle()) {
+        auto it = bt.types.find(p.get());
+        DataType t = it == bt.types.end() ? DataType::Float(32) : it->second;
+        head << "LOOM_GLOBAL " << memType(t) << "* __restrict__ " << n;
+      } else {
+        head << ctype(p->dtype) << " " << n;
+      }
+    }
+    head << ")";
+    m_indent = 1;
+    // Shared arrays live at the kernel's outermost scope (OpenCL requires it).
+    std::ostringstream shared;
+    postOrderVisit(k.body, [&](const IRNode* n) {
+      if (n->nodeKind != NodeKind::Allocate) return;
+      auto* a = static_cast<const AllocateNode*>(n);
+      if (a->scope != "shared") return;
+      shared << "  " << (m_d == GPUDialect::CUDA ? "__shared__ " : "__local ") << memType(a->dtype) << " "
+             << define(a->bufferVar.get()) << "[" << constCount(a) << "];\n";
+      m_sharedDefined.insert(a->bufferVar.get());
+    });
+    std::string body;
+    {
+      std::ostringstream saved;
+      std::swap(saved, m_os);
+      stmt(k.body);
+      body = m_os.str();
+      std::swap(saved, m_os);
+    }
+    return head.str() + " {\n" + threadVars() + shared.str() + body + "}\n";
+  }
+
+  bool usesDouble = false;
+
+private:
+  std::string threadVars() {
+    std::string out;
+    for (auto& [tag, var] : m_threadVars) {
+      std::string axis(1, tag.back());
+      int dim = axis == "x" ? 0 : axis == "y" ? 1 : 2;
+      bool block = tag.rfind("blockIdx", 0) == 0;
+      std::string src = m_d == GPUDialect::CUDA ? tag : std::string(block ? "get_group_id(" : "get_local_id(") + std::to_string(dim) + ")";
+      out += "  const " + ctype(var->dtype) + " " + m_names[var] + " = (" + ctype(var->dtype) + ")" + src + ";\n";
+    }
+    m_threadVars.clear();
+    return out;
+  }
+
+  int64_t constCount(const AllocateNode* a) {
+    int64_t count = 1;
+    for (auto& e : a->extents) {
+      const int64_t* c = asConstInt(e);
+      if (!c) LOOM_THROW(CodeGenError) << "GPU codegen: buffer '" << a->bufferVar->name << "' has a dynamic size";
+      count *= *c;
+    }
+    return std::max<int64_t>(count, 1);
+  }
+
+  std::string define(const VarNode* v) {
+    std::string base;
+    for (char c : v->name) base += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    if (base.empty() || std::isdigit(static_cast<unsigned char>(base[0]))) base = "v_" + base;
+    static const std::set<std::string> reserved = {
+        "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern",
+        "float", "for", "goto", "if", "int", "long", "register", "return", "short", "signed", "sizeof", "static",
+        "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "bool", "true", "false",
+        "inline", "restrict", "half", "kernel", "global", "local", "private", "constant", "uint", "uchar", "ulong",
+        "ushort", "threadIdx", "blockIdx", "blockDim", "gridDim", "min", "max", "exp", "log", "sqrt", "barrier"};
+    std::string name = base;
+    for (int k = 1; reserved.count(name) || m_used.count(name); ++k) name = base + "_" + std::to_string(k);
+    m_used.insert(name);
+    m_names[v] = name;
+    return name;
+  }
+  std::string nameOf(const VarNode* v) {
+    auto it = m_names.find(v);
+    if (it == m_names.end())
+      LOOM_THROW(CodeGenError) << "GPU codegen: variable '" << v->name << "' is used but not defined in '" << m_func << "'";
+    return it->second;
+  }
+
+  std::string ctype(DataType t) {
+    if (t.lanes() > 1)
+      LOOM_THROW(CodeGenError) << "GPU codegen: vector type " << t.str() << " in '" << m_func
+                               << "' (the GPU backends emit scalar code; do not vectorize under thread bindings)";
+    switch (t.code()) {
+    case DataType::Code::Bool: return "bool";
+    case DataType::Code::Int: return "loom_i" + std::to_string(t.bits());
+    case DataType::Code::UInt: return "loom_u" + std::to_string(t.bits());
+    case DataType::Code::Float:
+      if (t.bits() == 32) return "float";
+      if (t.bits() == 64) {
+        usesDouble = true;
+        return "double";
+      }
+      break;
+    default: break;
+    }
+    LOOM_THROW(CodeGenError) << "GPU codegen: type " << t.str() << " is not supported by the GPU backends (in '" << m_func << "')";
+  }
+  std::string memType(DataType t) { return t.isBool() ? "loom_u8" : ctype(t); }
+
+  // --- Expressions -------------------------------------------------------------------------------
+  std::string expr(const Expr& e) {
+    if (e.dtype().lanes() > 1) ctype(e.dtype());
+    switch (e->nodeKind) {
+    case NodeKind::IntImm: {
+      auto* op = e.as<IntImmNode>();
+      if (op->dtype.isBool()) return op->value ? "true" : "false";
+      if (op->dtype.isInt() && op->dtype.bits() == 32 && op->value != INT32_MIN) return std::to_string(op->value);
+      return "((" + ctype(op->dtype) + ")" + std::to_string(op->value) + (op->dtype.bits() == 64 ? "LL" : "") + ")";
+    }
+    case NodeKind::FloatImm: {
+      auto* op = e.as<FloatImmNode>();
+      std::string v;
+      if (std::isnan(op->value)) v = "NAN";
+      else if (std::isinf(op->value)) v = op->value > 0 ? "INFINITY" : "(-INFINITY)";
+      else v = floatText(op->value) + (op->dtype.bits() == 32 ? "f" : "");
+      return "((" + ctype(op->dtype) + ")" + v + ")";
+    }
+    case NodeKind::Var: return nameOf(e.as<VarNode>());
+    case NodeKind::Cast: {
+      auto* op = e.as<CastNode>();
+      if (op->dtype.isBool()) return "((" + expr(op->value) + ") != 0)";
+      return "((" + ctype(op->dtype) + ")(" + expr(op->value) + "))";
+    }
+    case NodeKind::Binary: return binary(e.as<BinaryNode>());
+    case NodeKind::Not: return "(!" + expr(e.as<NotNode>()->a) + ")";
+    case NodeKind::Select: {
+      auto* op = e.as<SelectNode>();
+      return "(" + expr(op->condition) + " ? " + expr(op->trueValue) + " : " + expr(op->falseValue) + ")";
+    }
+    case NodeKind::BufferLoad: {
+      auto* op = e.as<BufferLoadNode>();
+      std::string ref = access(op->buffer, op->indices);
+      return op->buffer->dtype.isBool() ? "((bool)" + ref + ")" : ref;
+    }
+    case NodeKind::Call: return callText(e.as<CallNode>());
+    case NodeKind::Let:
+      LOOM_THROW(CodeGenError) << "GPU codegen: a let expression in '" << m_func << "' (not lowered)";
+    default: break;
+    }
+    LOOM_THROW(CodeGenError) << "GPU codegen: unexpected expression in '" << m_func << "'";
+  }
+
+  std::string binary(const BinaryNode* op) {
+    DataType t = op->a.dtype();
+    std::string a = expr(op->a), b = expr(op->b), ty = ctype(t);
+    auto wrap = [&](const std::string& s) { return "((" + ty + ")(" + s + "))"; };
+    bool cuda = m_d == GPUDialect::CUDA;
+    std::string fsuf = cuda && t.isFloat() && t.bits() == 32 ? "f" : "";
+    switch (op->op) {
+    case BinOp::Add: return wrap(a + " + " + b);
+    case BinOp::Sub: return wrap(a + " - " + b);
+    case BinOp::Mul: return wrap(a + " * " + b);
+    case BinOp::Div: return wrap(a + " / " + b);
+    case BinOp::Mod: return t.isFloat() ? "fmod" + fsuf + "(" + a + ", " + b + ")" : wrap(a + " % " + b);
+    case BinOp::FloorDiv:
+      if (t.isFloat()) return "floor" + fsuf + "(" + a + " / " + b + ")";
+      if (t.isUInt() || t.isBool()) return wrap(a + " / " + b);
+      return "loom_floordiv_i" + std::string(t.bits() == 64 ? "64" : "32") + "(" + a + ", " + b + ")";
+    case BinOp::FloorMod:
+      if (t.isFloat()) return "(" + a + " - floor" + fsuf + "(" + a + " / " + b + ") * " + b + ")";
+      if (t.isUInt() || t.isBool()) return wrap(a + " % " + b);
+      return "loom_floormod_i" + std::string(t.bits() == 64 ? "64" : "32") + "(" + a + ", " + b + ")";
+    case BinOp::Min:
+      if (t.isFloat()) return "fmin" + fsuf + "(" + a + ", " + b + ")";
+      return wrap("min(" + a + ", " + b + ")");
+    case BinOp::Max:
+      if (t.isFloat()) return "fmax" + fsuf + "(" + a + ", " + b + ")";
+      return wrap("max(" + a + ", " + b + ")");
+    case BinOp::EQ: return "(" + a + " == " + b + ")";
+    case BinOp::NE: return "(" + a + " != " + b + ")";
+    case BinOp::LT: return "(" + a + " < " + b + ")";
+    case BinOp::LE: return "(" + a + " <= " + b + ")";
+    case BinOp::GT: return "(" + a + " > " + b + ")";
+    case BinOp::GE: return "(" + a + " >= " + b + ")";
+    case BinOp::And: return "(" + a + " && " + b + ")";
+    case BinOp::Or: return "(" + a + " || " + b + ")";
+    }
+    return "?";
+  }
+
+  std::string access(const Buffer& buf, const std::vector<Expr>& indices) {
+    Expr index;
+    for (size_t i = 0; i < indices.size(); ++i) {
+      Expr stride = buf->strides.empty() ? Expr(1) : buf->strides[i];
+      if (buf->strides.empty())
+        for (size_t j = i + 1; j < buf->shape.size(); ++j) stride = stride * buf->shape[j];
+      Expr term = indices.size() == 1 ? indices[i] : indices[i] * stride;
+      index = index.defined() ? index + term : term;
+    }
+    std::string idx = expr(index);
+    if (buf->elemOffset.defined() && !isZero(buf->elemOffset)) idx = expr(buf->elemOffset) + " + " + idx;
+    return nameOf(buf->data.get()) + "[" + idx + "]";
+  }
+
+  std::string callText(const CallNode* op) {
+    const std::string& name = op->op;
+    if (name == "if_then_else" && op->args.size() == 3)
+      return "(" + expr(op->args[0]) + " ? " + expr(op->args[1]) + " : " + expr(op->args[2]) + ")";
+    DataType t = op->dtype;
+    if (!t.isFloat() || op->args.empty())
+      LOOM_THROW(CodeGenError) << "GPU codegen: unsupported intrinsic '" << name << "' of type " << t.str() << " in '" << m_func << "'";
+    ctype(t);
+    std::vector<std::string> args;
+    for (auto& a : op->args) args.push_back(expr(a));
+    bool cuda = m_d == GPUDialect::CUDA;
+    std::string suf = cuda && t.bits() == 32 ? "f" : "";
+    auto call = [&](const std::string& fn, size_t n) {
+      if (args.size() != n) LOOM_THROW(CodeGenError) << "GPU codegen: " << name << " takes " << n << " argument(s)";
+      std::string s = fn + suf + "(";
+      for (size_t i = 0; i < n; ++i) s += (i ? ", " : "") + args[i];
+      return s + ")";
+    };
+    static const std::set<std::string> unary = {"exp", "exp2", "log", "log2", "log10", "sqrt", "tanh", "erf",
+                                                "fabs", "floor", "ceil", "trunc", "sin", "cos", "rsqrt"};
+    if (unary.count(name)) return call(name, 1);
+    if (name == "round") return call("rint", 1);
+    if (name == "sigmoid") return "(1 / (1 + " + std::string("exp") + suf + "(-(" + args.at(0) + "))))";
+    if (name == "pow") return call("pow", 2);
+    if (name == "fmod") return call("fmod", 2);
+    if (name == "fma") return call("fma", 3);
+    LOOM_THROW(CodeGenError) << "GPU codegen: unsupported intrinsic '" << name << "' in '" << m_func << "'";
+  }
+
+  // --- Statements --------------------------------------------------------------------------------
+  std::ostream& line() { return m_os << std::string(size_t(m_indent) * 2, ' '); }
+  void block(const Stmt& s) {
+    ++m_indent;
+    stmt(s);
+    --m_indent;
+  }
+
+  void stmt(const Stmt& s) {
+    if (!s.defined()) return;
+    switch (s->nodeKind) {
+    case NodeKind::BufferStore: {
+      auto* op = s.as<BufferStoreNode>();
+      std::string conv = op->buffer->dtype.isBool() ? "(loom_u8)" : "";
+      line() << access(op->buffer, op->indices) << " = " << conv << expr(op->value) << ";\n";
+      return;
+    }
+    case NodeKind::LetStmt: {
+      auto* op = s.as<LetStmtNode>();
+      std::string v = expr(op->value);
+      line() << ctype(op->value.dtype()) << " " << define(op->var.get()) << " = " << v << ";\n";
+      stmt(op->body);
+      return;
+    }
+    case NodeKind::AttrStmt: {
+      auto* op = s.as<AttrStmtNode>();
+      if (op->key != "thread_extent") {
+        stmt(op->body);
+        return;
+      }
+      auto* v = op->node.as<VarNode>();
+      LOOM_ICHECK(v) << "thread_extent attr without a thread var";
+      const std::string& tag = v->name;
+      if (!m_names.count(v)) {
+        define(v);
+        m_threadVars[tag] = v;
+      }
+      const int64_t* ext = asConstInt(op->value);
+      LOOM_ICHECK(ext) << "non-constant thread extent reached codegen";
+      bool guard = *ext < m_launch[tag];
+      if (guard) {
+        line() << "if (" << m_names[v] << " < " << *ext << ") {\n";
+        block(op->body);
+        line() << "}\n";
+      } else {
+        stmt(op->body);
+      }
+      return;
+    }
+    case NodeKind::Allocate: {
+      auto* op = s.as<AllocateNode>();
+      if (m_sharedDefined.count(op->bufferVar.get())) {
+        stmt(op->body);
+        return;
+      }
+      line() << "{\n";
+      ++m_indent;
+      line() << memType(op->dtype) << " " << define(op->bufferVar.get()) << "[" << constCount(op) << "];\n";
+      stmt(op->body);
+      --m_indent;
+      line() << "}\n";
+      return;
+    }
+    case NodeKind::DeclBuffer: stmt(s.as<DeclBufferNode>()->body); return;
+    case NodeKind::SeqStmt:
+      for (auto& x : s.as<SeqStmtNode>()->seq) stmt(x);
+      return;
+    case NodeKind::IfThenElse: {
+      auto* op = s.as<IfThenElseNode>();
+      line() << "if (" << expr(op->condition) << ") {\n";
+      block(op->thenCase);
+      if (op->elseCase.defined()) {
+        line() << "} else {\n";
+        block(op->elseCase);
+      }
+      line() << "}\n";
+      return;
+    }
+    case NodeKind::For: {
+      auto* op = s.as<ForNode>();
+      if (op->kind == ForKind::ThreadBinding)
+        LOOM_THROW_AT(CodeGenError, op->span) << "GPU codegen: loop '" << op->loopVar->name << "' is still a thread_binding loop";
+      std::string t = ctype(op->loopVar->dtype);
+      std::string minText = expr(op->min), endText = expr(op->min + op->extent);
+      std::string v = define(op->loopVar.get());
+      if (op->kind == ForKind::Unrolled) line() << "#pragma unroll\n";
+      line() << "for (" << t << " " << v << " = " << minText << "; " << v << " < " << endText << "; ++" << v << ") {\n";
+      block(op->body);
+      line() << "}\n";
+      return;
+    }
+    case NodeKind::While: {
+      auto* op = s.as<WhileNode>();
+      line() << "while (" << expr(op->condition) << ") {\n";
+      block(op->body);
+      line() << "}\n";
+      return;
+    }
+    case NodeKind::Evaluate: {
+      auto* op = s.as<EvaluateNode>();
+      if (op->value.as<IntImmNode>()) return;
+      if (auto* c = op->value.as<CallNode>(); c && c->op == transform::kThreadSync) {
+        line() << (m_d == GPUDialect::CUDA ? "__syncthreads();" : "barrier(CLK_LOCAL_MEM_FENCE);") << "\n";
+        return;
+      }
+      line() << "(void)(" << expr(op->value) << ");\n";
+      return;
+    }
+    case NodeKind::AssertStmt:
+      LOOM_THROW(CodeGenError) << "GPU codegen: an assert inside kernel of '" << m_func << "' (kernels cannot report errors)";
+    default: break;
+    }
+    LOOM_THROW(CodeGenError) << "GPU codegen: unexpected statement in '" << m_func << "'";
+  }
+
+  GPUDialect m_d;
+  std::string m_func;
+  std::ostringstream m_os;
+  int m_indent = 0;
+  std::unordered_map<const VarNode*, std::string> m_names;
+  std::set<std::string> m_used;
+  std::set<const VarNode*> m_sharedDefined;
+  std::map<std::string, const VarNode*> m_threadVars;
+  std::map<std::string, int64_t> m_launch;
+};
+
+}  // namespace
+
+std::string emitGPUSource(const transform::DeviceProgram& program, GPUDialect dialect) {
+  GPUGen gen(dialect, program.func->name);
+  std::string kernels;
+  for (auto& k : program.kernels) kernels += gen.kernel(k) + "\n";
+  std::string out = dialect == GPUDialect::CUDA ? "// Generated by Loom's GPU backend (CUDA C).\n"
+                                                : "// Generated by Loom's GPU backend (OpenCL C).\n";
+  if (dialect == GPUDialect::OpenCL && gen.usesDouble) out += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
+  out += dialect == GPUDialect::CUDA ? kCudaPrelude : kOpenCLPrelude;
+  if (dialect == GPUDialect::CUDA) out += "#define INFINITY __int_as_float(0x7f800000)\n#define NAN __int_as_float(0x7fffffff)\n";
+  out += kIntHelpers;
+  return out + "\n" + kernels;
+}
+
+}  // namespace loom::codegen

@@ -1,0 +1,138 @@
+// Default GPU schedules (as schedule scripts) for tensor programs: thread binding, shared-memory tiling.
+#include "core/transform/GPUSchedules.h"
+
+#include <sstream>
+#include <vector>
+
+#include "core/tir/Op.h"
+#include "core/tir/Visitor.h"
+
+namespace loom::transform {
+
+using namespace tir;
+
+namespace {
+
+struct BlockInfo {
+  std::string name;
+  size_t loops = 0;    ///< iter vars = loops of an unscheduled TE block
+  size_t spatial = 0;  ///< leading spatial iter vars
+};
+
+std::vector<BlockInfo> blocksOf(const PrimFunc& f) {
+  std::vector<BlockInfo> out;
+  postOrderVisit(f->body, [&](const IRNode* n) {
+    if (n->nodeKind != NodeKind::Block) return;
+    auto* b = static_cast<const BlockNode*>(n);
+    if (b->name == "root") return;
+    BlockInfo info{b->name, b->iterVars.size(), 0};
+    while (info.spatial < b->iterVars.size() && b->iterVars[info.spatial].iterType == IterType::DataPar) ++info.spatial;
+    out.push_back(info);
+  });
+  return out;
+}
+
+/// Per block: fuse the spatial loops into `f<n>` (the script lines), or nothing when it has none.
+std::string fusedSpatial(std::ostringstream& s, const BlockInfo& b, size_t n) {
+  std::string bn = "b" + std::to_string(n);
+  s << bn << " = sch.get_block(\"" << b.name << "\")\n";
+  std::vector<std::string> loops;
+  for (size_t i = 0; i < b.loops; ++i) loops.push_back("l" + std::to_string(n) + "_" + std::to_string(i));
+  for (size_t i = 0; i < loops.size(); ++i) s << (i ? ", " : "") << loops[i];
+  s << (loops.size() == 1 ? "," : "") << " = sch.get_loops(" << bn << ")\n";
+  if (b.spatial == 1) return loops[0];
+  std::string fused = "f" + std::to_string(n);
+  s << fused << " = sch.fuse(";
+  for (size_t i = 0; i < b.spatial; ++i) s << (i ? ", " : "") << loops[i];
+  s << ")\n";
+  return fused;
+}
+
+}  // namespace
+
+std::string gpuScheduleFlat(const PrimFunc& f, int threads) {
+  std::ostringstream s;
+  s << "# Every block: spatial loops fused, " << threads << " threads per block (blockIdx.x, threadIdx.x).\n";
+  auto blocks = blocksOf(f);
+  for (size_t n = 0; n < blocks.size(); ++n) {
+    if (blocks[n].spatial == 0) continue;
+    std::string fused = fusedSpatial(s, blocks[n], n);
+    s << "bx" << n << ", tx" << n << " = sch.split(" << fused << ", factors=[None, " << threads << "])\n";
+    s << "sch.bind(bx" << n << ", \"blockIdx.x\")\n";
+    s << "sch.bind(tx" << n << ", \"threadIdx.x\")\n";
+  }
+  return s.str();
+}
+
+std::string gpuSchedule2D(const PrimFunc& f, int ty, int tx) {
+  std::ostringstream s;
+  s << "# Every block: spatial loops fused, " << ty << " x " << tx << " thread blocks (threadIdx.y, threadIdx.x).\n";
+  auto blocks = blocksOf(f);
+  for (size_t n = 0; n < blocks.size(); ++n) {
+    if (blocks[n].spatial == 0) continue;
+    std::string fused = fusedSpatial(s, blocks[n], n);
+    s << "bx" << n << ", ty" << n << ", tx" << n << " = sch.split(" << fused << ", factors=[None, " << ty << ", " << tx
+      << "])\n";
+    s << "sch.bind(bx" << n << ", \"blockIdx.x\")\n";
+    s << "sch.bind(ty" << n << ", \"threadIdx.y\")\n";
+    s << "sch.bind(tx" << n << ", \"threadIdx.x\")\n";
+  }
+  return s.str();
+}
+
+std::string gpuScheduleMatmulShared(int tile) {
+  std::string t = std::to_string(tile);
+  return "# Shared-memory tiled matmul: " + t + "x" + t + " output tiles per block, one thread per element,\n"
+         "# A and B tiles fetched cooperatively into shared memory for each step of k.\n"
+         "b = sch.get_block(\"C\")\n"
+         "i, j, k = sch.get_loops(b)\n"
+         "bi, ti = sch.split(i, factors=[None, " + t + "])\n"
+         "bj, tj = sch.split(j, factors=[None, " + t + "])\n"
+         "ko, ki = sch.split(k, factors=[None, " + t + "])\n"
+         "sch.reorder(bi, bj, ko, ti, tj, ki)\n"
+         "sch.bind(bi, \"blockIdx.y\")\n"
+         "sch.bind(bj, \"blockIdx.x\")\n"
+         "sch.bind(ti, \"threadIdx.y\")\n"
+         "sch.bind(tj, \"threadIdx.x\")\n"
+         "As = sch.cache_read(b, 0, \"shared\")\n"
+         "Bs = sch.cache_read(b, 1, \"shared\")\n"
+         "sch.compute_at(As, ko)\n"
+         "sch.compute_at(Bs, ko)\n"
+         "";
+}
+
+std::string gpuScheduleReduceRfactor(int parts) {
+  std::string p = std::to_string(parts);
+  return "# Row sum in two kernels: " + p + " partial sums per row (one block per row, one thread per\n"
+         "# partial sum), then the write-back adds them.\n"
+         "b = sch.get_block(\"A_red\")\n"
+         "i, k = sch.get_loops(b)\n"
+         "ko, ki = sch.split(k, factors=[None, " + p + "])\n"
+         "rf = sch.rfactor(ki, factor_axis=0)\n"
+         "ri, rko, rki = sch.get_loops(rf)\n"
+         "sch.reorder(ri, rki, rko)\n"
+         "sch.bind(ri, \"blockIdx.x\")\n"
+         "sch.bind(rki, \"threadIdx.x\")\n"
+         "wi, wk = sch.get_loops(b)\n"
+         "wo, wt = sch.split(wi, factors=[None, 32])\n"
+         "sch.bind(wo, \"blockIdx.x\")\n"
+         "sch.bind(wt, \"threadIdx.x\")\n";
+}
+
+std::string defaultGPUSchedule(const std::string& workload, const PrimFunc& f) {
+  if (workload == "matmul" && f->params.size() == 3) {
+    bool fits = true;
+    for (auto& p : f->params) {
+      Buffer b = f->bufferOf(p);
+      if (!b.defined()) return gpuScheduleFlat(f);
+      for (auto& e : b->shape) {
+        const int64_t* c = asConstInt(e);
+        fits = fits && c && *c % 8 == 0;
+      }
+    }
+    if (fits) return gpuScheduleMatmulShared(8);
+  }
+  return gpuScheduleFlat(f);
+}
+
+}  // namespace loom::transform

@@ -1,0 +1,29 @@
+// Default GPU schedules (as schedule scripts) for tensor programs: thread binding, shared-memory tiling.
+#pragma once
+#include <string>
+
+#include "core/tir/Function.h"
+
+namespace loom::transform {
+
+/// Every block of `f` (unscheduled, loops in iter-var order) gets its leading spatial loops fused,
+/// split by `threads` and bound to blockIdx.x / threadIdx.x; reduction loops stay serial in the
+/// thread. One kernel per block. A schedule script (the tvm.tir.Schedule Python subset).
+std::string gpuScheduleFlat(const tir::PrimFunc& f, int threads = 64);
+/// Like gpuScheduleFlat with 2-D thread blocks: the fused spatial loop split into
+/// blockIdx.x x threadIdx.y (`ty`) x threadIdx.x (`tx`).
+std::string gpuSchedule2D(const tir::PrimFunc& f, int ty = 4, int tx = 16);
+/// matmul (block "C", loops i, j, k): `tile` x `tile` output tiles per block (blockIdx.y/x), one
+/// thread per output element (threadIdx.y/x), k in steps of `tile` with the A and B tiles fetched
+/// cooperatively into shared memory (cache_read "shared" under the k loop, fetch loops bound to
+/// the same threads); thread-sync puts barriers between fetch and use. M, N, K must be multiples
+/// of `tile`.
+std::string gpuScheduleMatmulShared(int tile = 8);
+/// reduce_sum (block "A_red", loops i, k): the row sum split in two kernels with rfactor: `parts`
+/// partial sums per row computed by `parts` threads of one block per row, then a write-back kernel.
+std::string gpuScheduleReduceRfactor(int parts = 8);
+/// The default GPU schedule of a preset: the shared-memory matmul for "matmul" when the shape
+/// allows it (M, N, K multiples of 8), gpuScheduleFlat otherwise.
+std::string defaultGPUSchedule(const std::string& workload, const tir::PrimFunc& f);
+
+}  // namespace loom::transform

@@ -1,0 +1,114 @@
+// GPU lowering without a device: thread-sync barriers, the host/device split, and the verifier's
+// two refusals (threads per block, shared memory per block), each with its own error.
+#include <QtTest>
+
+#include "GPUTestUtil.h"
+#include "codegen/CodeGenCUDA.h"
+#include "codegen/Target.h"
+#include "core/tir/Op.h"
+#include "core/tir/Visitor.h"
+#include "core/transform/GPUKernels.h"
+#include "core/transform/GPUSchedules.h"
+
+using namespace loom;
+
+namespace {
+int countSyncs(const tir::Stmt& s) {
+  int n = 0;
+  tir::postOrderVisit(s, [&](const tir::IRNode* node) {
+    if (node->nodeKind != tir::NodeKind::Call) return;
+    if (static_cast<const tir::CallNode*>(node)->op == transform::kThreadSync) ++n;
+  });
+  return n;
+}
+}  // namespace
+
+class TestGPULowering : public QObject {
+  Q_OBJECT
+private slots:
+  void targetsParse() {
+    QCOMPARE(codegen::Target::parse("cuda").arch, std::string("sm_90"));
+    QCOMPARE(codegen::Target::parse("cuda -arch=sm_80").arch, std::string("sm_80"));
+    QCOMPARE(codegen::Target::parse("cuda -arch=sm_80").str(), std::string("cuda -arch=sm_80"));
+    QVERIFY(codegen::Target::parse("opencl").isGPU());
+    QVERIFY(!codegen::Target::parse("llvm").isGPU());
+    QVERIFY_THROWS_EXCEPTION(TargetError, codegen::Target::parse("cuda -arch=compute"));
+    QVERIFY_THROWS_EXCEPTION(TargetError, codegen::Target::parse("opencl -arch=sm_80"));
+  }
+
+  void threadSyncPlacesBarriers() {
+    auto c = gputest::lowerForGPU("matmul:M=16,N=16,K=16", transform::gpuScheduleMatmulShared(8));
+    // Fetch then use (read after write), and the loop's next fetch after this use (write after read).
+    QCOMPARE(countSyncs(c.lowered->body), 2);
+    // No shared memory: no barrier.
+    auto flat = gputest::lowerForGPU("relu:M=16,N=16", transform::gpuScheduleFlat(topi::buildWorkload(topi::parseWorkloadSpec("relu:M=16,N=16")), 32));
+    QCOMPARE(countSyncs(flat.lowered->body), 0);
+  }
+
+  void splitMakesOneKernelPerBlock() {
+    auto spec = topi::parseWorkloadSpec("softmax:M=8,N=16");
+    auto c = gputest::lowerForGPU("softmax:M=8,N=16", transform::gpuScheduleFlat(topi::buildWorkload(spec), 16));
+    transform::DeviceProgram p = transform::splitHostDevice(c.lowered);
+    QCOMPARE(int(p.kernels.size()), 4);
+    int allocs = 0;
+    for (auto& s : p.steps) allocs += s.kind == transform::HostStep::Kind::Alloc;
+    QVERIFY(allocs >= 1);  // the row statistics live in device memory between kernels
+    for (auto& k : p.kernels) QCOMPARE(k.block[0], int64_t(16));
+  }
+
+  void unboundLoopIsRefused() {
+    auto c = gputest::lowerForGPU("relu:M=16,N=16", "");
+    try {
+      transform::splitHostDevice(c.lowered);
+      QFAIL("an unbound loop nest was split");
+    } catch (const GPUSplitError& e) {
+      QVERIFY2(std::string(e.what()).find("outside any kernel") != std::string::npos, e.what());
+    }
+  }
+
+  void verifierRefuses2048Threads() {
+    tir::PrimFunc f = topi::buildWorkload(topi::parseWorkloadSpec("relu:M=64,N=64"));
+    try {
+      gputest::lowerForGPU("relu:M=64,N=64", transform::gpuScheduleFlat(f, 2048));
+      QFAIL("2048 threads per block were accepted");
+    } catch (const GPUThreadLimitError& e) {
+      QVERIFY2(std::string(e.what()).find("2048 threads per block") != std::string::npos, e.what());
+      QVERIFY2(std::string(e.what()).find("at most 1024") != std::string::npos, e.what());
+    }
+    // 1024 is fine.
+    gputest::lowerForGPU("relu:M=64,N=64", transform::gpuScheduleFlat(f, 1024));
+  }
+
+  void verifierRefusesTooMuchSharedMemory() {
+    // The A tile keeps every row of A: 4096 x 8 floats = 128 KiB of shared memory per block.
+    try {
+      gputest::lowerForGPU("matmul:M=4096,N=8,K=8", transform::gpuScheduleMatmulShared(8));
+      QFAIL("128 KiB of shared memory was accepted");
+    } catch (const GPUSharedMemoryError& e) {
+      QVERIFY2(std::string(e.what()).find("bytes of shared memory") != std::string::npos, e.what());
+      QVERIFY2(std::string(e.what()).find("at most 49152") != std::string::npos, e.what());
+    }
+    // The same limits through the API, with a smaller shared-memory budget.
+    auto c = gputest::lowerForGPU("matmul:M=16,N=16,K=16", transform::gpuScheduleMatmulShared(8));
+    auto p = transform::splitHostDevice(c.lowered);
+    transform::GPULimits small;
+    small.maxSharedMemoryBytes = 64;
+    QVERIFY_THROWS_EXCEPTION(GPUSharedMemoryError, transform::verifyGPULimits(p, small));
+    transform::GPULimits fewThreads;
+    fewThreads.maxThreadsPerBlock = 32;
+    QVERIFY_THROWS_EXCEPTION(GPUThreadLimitError, transform::verifyGPULimits(p, fewThreads));
+  }
+
+  void cudaDialect() {
+    auto c = gputest::lowerForGPU("matmul:M=16,N=16,K=16", transform::gpuScheduleMatmulShared(8));
+    std::string src = codegen::emitGPUSource(transform::splitHostDevice(c.lowered), codegen::GPUDialect::CUDA);
+    QVERIFY2(src.find("extern \"C\" __global__") != std::string::npos, src.c_str());
+    QVERIFY2(src.find("__shared__ float") != std::string::npos, src.c_str());
+    QVERIFY2(src.find("__syncthreads();") != std::string::npos, src.c_str());
+    QVERIFY2(src.find("threadIdx.x") != std::string::npos, src.c_str());
+    QVERIFY2(src.find("__launch_bounds__(64)") != std::string::npos, src.c_str());
+  }
+};
+
+QTEST_APPLESS_MAIN(TestGPULowering)
+#include "test_gpu_lowering.moc"

@@ -1,0 +1,116 @@
+// Every workload preset under several GPU schedules, emitted as OpenCL C and run on the OpenCL
+// device (PoCL on the CPU), matches the reference interpreter on random inputs.
+#include <QtTest>
+
+#include "GPUTestUtil.h"
+#include "codegen/CodeGenOpenCL.h"
+#include "core/transform/GPUSchedules.h"
+
+using namespace loom;
+
+namespace {
+
+/// Small parameters of each preset (every one of them, so a new preset is noticed).
+std::string smallSpec(const std::string& name) {
+  if (name == "add") return "add:M=24,N=40";
+  if (name == "batch_matmul") return "batch_matmul:B=2,M=16,N=24,K=16";
+  if (name == "conv2d") return "conv2d:N=1,C=4,H=8,W=8,K=8,R=3,S=3";
+  if (name == "depthwise_conv2d") return "depthwise_conv2d:N=1,C=4,H=8,W=8";
+  if (name == "layernorm") return "layernorm:M=12,N=40";
+  if (name == "matmul") return "matmul:M=32,N=24,K=40";
+  if (name == "reduce_sum") return "reduce_sum:M=20,N=48";
+  if (name == "relu") return "relu:M=24,N=40";
+  if (name == "softmax") return "softmax:M=12,N=40";
+  if (name == "transpose") return "transpose:M=24,N=40";
+  return name;
+}
+
+}  // namespace
+
+class TestOpenCLPresets : public QObject {
+  Q_OBJECT
+
+  std::string m_unavailable;
+
+  /// Lowers `spec` under `script`, runs it on OpenCL and checks it; returns the kernel source.
+  std::string check(const std::string& spec, const std::string& script, const char* scheduleName) {
+    gputest::GPUCase c = gputest::lowerForGPU(spec, script);
+    codegen::OpenCLModule mod(c.lowered);
+    auto args = gputest::randomArgs(c, 7);
+    auto want = gputest::interpreterResult(c, args);
+    // Outputs start from garbage so a kernel that skips elements cannot pass.
+    for (size_t i = size_t(c.spec.workload->numInputs); i < args.size(); ++i) tir::fillRandom(args[i], 99 + i);
+    mod.run(args);
+    std::string diff = gputest::compareOutputs(c, args, want);
+    if (!diff.empty() || std::getenv("LOOM_GPU_TEST_DUMP")) qWarning("%s\n%s", scheduleName, mod.source().c_str());
+    [&] { QVERIFY2(diff.empty(), (std::string(scheduleName) + ": " + diff).c_str()); }();
+    return mod.source();
+  }
+
+private slots:
+  void initTestCase() {
+    gputest::usePluginsOfThisBuild();
+    m_unavailable = gputest::openclUnavailable();
+    if (!m_unavailable.empty()) qWarning("no OpenCL device: %s", m_unavailable.c_str());
+  }
+
+  void flatAndTwoDimensional_data() {
+    QTest::addColumn<QString>("spec");
+    for (auto& w : topi::allWorkloads()) QTest::newRow(w.name.c_str()) << QString::fromStdString(smallSpec(w.name));
+  }
+  void flatAndTwoDimensional() {
+    if (!m_unavailable.empty()) QSKIP(("no OpenCL device: " + m_unavailable).c_str());
+    QFETCH(QString, spec);
+    tir::PrimFunc f = topi::buildWorkload(topi::parseWorkloadSpec(spec.toStdString()));
+    check(spec.toStdString(), transform::gpuScheduleFlat(f, 64), "flat 64 threads");
+    check(spec.toStdString(), transform::gpuScheduleFlat(f, 7), "flat 7 threads (ragged tail)");
+    check(spec.toStdString(), transform::gpuSchedule2D(f, 4, 8), "2-D 4x8 threads");
+  }
+
+  void matmulSharedMemoryTiling() {
+    if (!m_unavailable.empty()) QSKIP(("no OpenCL device: " + m_unavailable).c_str());
+    std::string src = check("matmul:M=32,N=24,K=40", transform::gpuScheduleMatmulShared(8), "shared 8x8");
+    QVERIFY2(src.find("__local float") != std::string::npos, src.c_str());
+    QVERIFY2(src.find("barrier(CLK_LOCAL_MEM_FENCE)") != std::string::npos, src.c_str());
+    check("matmul:M=16,N=16,K=16", transform::gpuScheduleMatmulShared(4), "shared 4x4");
+  }
+
+  void matmulSharedKernelShape() {
+    // One kernel of 8x8 threads per 8x8 tile, two shared tiles, a barrier after the fetch and one
+    // before the next step's fetch overwrites the tiles.
+    if (!m_unavailable.empty()) QSKIP(("no OpenCL device: " + m_unavailable).c_str());
+    gputest::GPUCase c = gputest::lowerForGPU("matmul:M=32,N=32,K=32", transform::gpuScheduleMatmulShared(8));
+    codegen::OpenCLModule mod(c.lowered);
+    QCOMPARE(int(mod.program().kernels.size()), 1);
+    const auto& k = mod.program().kernels[0];
+    QCOMPARE(k.block[0], int64_t(8));
+    QCOMPARE(k.block[1], int64_t(8));
+    QCOMPARE(k.grid[0], int64_t(4));
+    QCOMPARE(k.grid[1], int64_t(4));
+    QVERIFY(k.sharedBytes > 0);
+    size_t barriers = 0;
+    for (size_t at = 0; (at = mod.source().find("barrier(CLK_LOCAL_MEM_FENCE)", at)) != std::string::npos; ++at) ++barriers;
+    QCOMPARE(barriers, size_t(2));
+  }
+
+  void reduceSumRfactorTwoKernels() {
+    if (!m_unavailable.empty()) QSKIP(("no OpenCL device: " + m_unavailable).c_str());
+    std::string src = check("reduce_sum:M=20,N=48", transform::gpuScheduleReduceRfactor(8), "rfactor 8");
+    QVERIFY2(src.find("main_kernel1") != std::string::npos, src.c_str());
+  }
+
+  void defaultSchedules_data() {
+    QTest::addColumn<QString>("spec");
+    for (auto& w : topi::allWorkloads()) QTest::newRow(w.name.c_str()) << QString::fromStdString(smallSpec(w.name));
+  }
+  void defaultSchedules() {
+    if (!m_unavailable.empty()) QSKIP(("no OpenCL device: " + m_unavailable).c_str());
+    QFETCH(QString, spec);
+    topi::WorkloadSpec s = topi::parseWorkloadSpec(spec.toStdString());
+    tir::PrimFunc f = topi::buildWorkload(s);
+    check(spec.toStdString(), transform::defaultGPUSchedule(s.workload->name, f), "default");
+  }
+};
+
+QTEST_APPLESS_MAIN(TestOpenCLPresets)
+#include "test_opencl_presets.moc"
