@@ -1,0 +1,67 @@
+// Search strategies: propose the next batch of candidates to measure (random search, evolutionary
+// search guided by the cost model).
+#pragma once
+#include <memory>
+#include <optional>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/tune/CostModel.h"
+#include "core/tune/Measure.h"
+#include "core/tune/SpaceGenerator.h"
+#include "core/tune/Task.h"
+
+namespace loom::tune {
+
+/// A candidate ready to measure: a point of the space and the features of its lowered program.
+struct Candidate {
+  SpacePoint point;
+  std::vector<float> features;
+  double predicted = 0; ///< the cost model's score when it ranked the candidate
+};
+
+/// Lowers a scheduled function for `target` and extracts its features; std::nullopt when it does
+/// not lower (such candidates are dropped before measurement).
+std::optional<std::vector<float>> featuresOf(const tir::PrimFunc& scheduled, const std::string& target);
+/// `point` as a Candidate (features attached), or std::nullopt when it does not lower.
+std::optional<Candidate> makeCandidate(SpacePoint point, const std::string& target);
+
+/// What a strategy works with: the task, its space, the model (may be untrained), what was
+/// measured already (final-trace keys), and measured designs to start from (fastest first).
+struct SearchContext {
+  const TuneTask* task = nullptr;
+  const SpaceGenerator* space = nullptr;
+  const CostModel* model = nullptr;
+  std::set<std::string>* measured = nullptr;
+  std::vector<tir::Trace> elites;
+  std::mt19937_64 rng{1};
+};
+
+class SearchStrategy {
+public:
+  virtual ~SearchStrategy() = default;
+  virtual std::string name() const = 0;
+  /// Up to `n` new candidates (none measured before, no duplicates). Fewer (or none) when the
+  /// space seems exhausted.
+  virtual std::vector<Candidate> nextBatch(SearchContext& ctx, size_t n) = 0;
+};
+
+/// Uniform samples of the space.
+std::unique_ptr<SearchStrategy> makeRandomSearch();
+
+struct EvolutionaryOptions {
+  size_t population = 48;  ///< candidates per generation
+  int generations = 3;     ///< mutation rounds per batch
+  double eliteFraction = 0.25; ///< of the initial population taken from the fastest measured
+  double epsGreedy = 0.2;  ///< fraction of each batch drawn at random (exploration)
+};
+/// MetaSchedule's evolutionary search: an initial population of measured elites and random
+/// samples; each generation mutates one sampling decision (tile sizes, unroll step, compute
+/// location, parallel extent) of parents drawn by predicted score and keeps the fittest; the batch
+/// is the best predicted unmeasured candidates plus an eps-greedy share of random ones. Until the
+/// model is trained it samples at random.
+std::unique_ptr<SearchStrategy> makeEvolutionarySearch(const EvolutionaryOptions& options = {});
+
+} // namespace loom::tune

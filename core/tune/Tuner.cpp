@@ -1,0 +1,136 @@
+// TaskTuner: the measure / record / retrain loop of one task.
+#include "core/tune/Tuner.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/schedule/Trace.h"
+#include "core/tune/Record.h"
+
+namespace loom::tune {
+
+TaskTuner::TaskTuner(TuneTask task, Database& db, Runner& runner, const TuneOptions& options,
+                     TuneCallback callback)
+    : m_task(std::move(task)), m_db(db), m_runner(runner), m_options(options), m_callback(std::move(callback)),
+      m_space(SpaceGenerator::defaultCpu()), m_model(makeXGBoostModel()), m_bestMs(INFINITY),
+      m_baselineMs(INFINITY) {
+  if (m_options.strategy == "random")
+    m_strategy = makeRandomSearch();
+  else if (m_options.strategy == "evolutionary")
+    m_strategy = makeEvolutionarySearch();
+  else
+    LOOM_THROW(ValueError) << "tune: unknown search strategy '" << m_options.strategy
+                           << "' (expected 'evolutionary' or 'random')";
+  // Resume: what the database already holds for this task counts, trains the model and seeds
+  // the search.
+  std::vector<std::vector<float>> x;
+  std::vector<double> t;
+  for (const TuningRecord& r : m_db.records(m_task.key, m_task.target)) {
+    ++m_done;
+    m_measured.insert(r.traceKey());
+    if (!r.ok()) continue;
+    m_bestMs = std::min(m_bestMs, r.meanMs());
+    try {
+      tir::Trace trace = tir::Trace::fromJson(r.trace);
+      m_elites.push_back({r.meanMs(), trace});
+      tir::Schedule sch(m_task.func);
+      trace.apply(sch);
+      if (auto f = featuresOf(sch.func(), m_task.target)) {
+        x.push_back(*f);
+        t.push_back(r.meanMs());
+      }
+    } catch (const Error&) {
+      // A record of an older Loom whose trace no longer applies: counted, not used.
+    }
+  }
+  std::sort(m_elites.begin(), m_elites.end(), [](auto& a, auto& b) { return a.first < b.first; });
+  if (!x.empty()) m_model->update(x, t);
+  m_ctx.task = &m_task;
+  m_ctx.space = &m_space;
+  m_ctx.model = m_model.get();
+  m_ctx.measured = &m_measured;
+  m_ctx.rng.seed(m_options.seed * 7919 + uint64_t(m_done));
+}
+
+void TaskTuner::emit(TuneEventKind kind, const MeasureResult* r, const std::string& script) {
+  if (!m_callback) return;
+  TuneEvent e{kind, m_task.key, m_done, m_options.trials, r ? *r : MeasureResult{}, m_bestMs, m_baselineMs,
+              m_task.flops, script};
+  m_callback(e);
+}
+
+void TaskTuner::measureBaseline() {
+  MeasureCandidate c{m_task, tir::Trace().toJson(), ""};
+  auto rs = m_runner.run({c}, m_options.measure);
+  m_baselineMs = rs[0].meanMs();
+  emit(TuneEventKind::Baseline, &rs[0]);
+}
+
+bool TaskTuner::done() const { return m_exhausted || m_done >= m_options.trials; }
+
+bool TaskTuner::step() {
+  if (done()) return false;
+  size_t n = size_t(std::min(m_options.batchSize, m_options.trials - m_done));
+  m_ctx.elites.clear();
+  for (auto& [ms, trace] : m_elites) m_ctx.elites.push_back(trace);
+  std::vector<Candidate> batch = m_strategy->nextBatch(m_ctx, n);
+  if (batch.empty()) {
+    m_exhausted = true;
+    return false;
+  }
+  std::vector<MeasureCandidate> inputs;
+  for (auto& c : batch) inputs.push_back({m_task, c.point.finalJson(), ""});
+  std::vector<std::vector<float>> x;
+  std::vector<double> t;
+  m_runner.run(inputs, m_options.measure, [&](size_t i, const MeasureResult& r) {
+    TuningRecord rec;
+    rec.workload = m_task.key;
+    rec.target = m_task.target;
+    rec.trace = inputs[i].trace;
+    rec.timesMs = r.timesMs;
+    rec.errorKind = r.errorKind;
+    rec.errorMessage = r.errorMessage;
+    rec.version = loomVersion();
+    rec.timestamp = utcTimestamp();
+    m_db.commit(rec);
+    m_measured.insert(rec.traceKey());
+    ++m_done;
+    ++m_thisRun;
+    if (!r.ok()) ++m_errors;
+    x.push_back(batch[i].features);
+    t.push_back(r.meanMs());
+    bool better = r.ok() && r.meanMs() < m_bestMs;
+    if (r.ok()) m_elites.push_back({r.meanMs(), batch[i].point.design});
+    if (better) m_bestMs = r.meanMs();
+    std::string script = batch[i].point.final.trace().simplified().str();
+    emit(TuneEventKind::TrialDone, &r, script);
+    if (better) emit(TuneEventKind::NewBest, &r, script);
+  });
+  std::sort(m_elites.begin(), m_elites.end(), [](auto& a, auto& b) { return a.first < b.first; });
+  if (m_elites.size() > 64) m_elites.resize(64);
+  m_model->update(x, t);
+  emit(TuneEventKind::TaskProgress);
+  return true;
+}
+
+TuneResult TaskTuner::result() const {
+  TuneResult r;
+  r.task = m_task.key;
+  r.trialsDone = m_done;
+  r.trialsThisRun = m_thisRun;
+  r.errors = m_errors;
+  r.best = m_db.best(m_task.key, m_task.target);
+  r.baselineMs = m_baselineMs;
+  return r;
+}
+
+TuneResult tuneTask(const TuneTask& task, Database& db, Runner& runner, const TuneOptions& options,
+                    const TuneCallback& callback) {
+  TaskTuner t(task, db, runner, options, callback);
+  if (options.measureBaseline) t.measureBaseline();
+  while (t.step()) {
+  }
+  return t.result();
+}
+
+} // namespace loom::tune

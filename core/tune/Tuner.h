@@ -1,0 +1,96 @@
+// The tuning loop: propose candidates (search strategy), measure them (runner), record them
+// (database), retrain the cost model, and report progress through a callback.
+#pragma once
+#include <functional>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "core/tune/CostModel.h"
+#include "core/tune/Database.h"
+#include "core/tune/Measure.h"
+#include "core/tune/SearchStrategy.h"
+#include "core/tune/SpaceGenerator.h"
+#include "core/tune/Task.h"
+
+namespace loom::tune {
+
+struct TuneOptions {
+  int trials = 64;                      ///< total trials of the task (records already there count)
+  int batchSize = 8;                    ///< candidates measured per round
+  std::string strategy = "evolutionary"; ///< "evolutionary" or "random"
+  MeasureOptions measure;
+  uint64_t seed = 1;
+  bool measureBaseline = true; ///< also time the unscheduled program (not recorded)
+};
+
+/// What the callback hears about.
+enum class TuneEventKind {
+  Baseline,     ///< the unscheduled program was measured (result, baselineMs)
+  TrialDone,    ///< one candidate measured and recorded (result, record)
+  NewBest,      ///< a trial beat the best so far (after its TrialDone)
+  TaskProgress, ///< a batch finished (trialsDone / trialsTotal, bestMs)
+};
+
+struct TuneEvent {
+  TuneEventKind kind;
+  std::string task;     ///< the task key
+  int trialsDone = 0;   ///< trials of the task so far (including resumed ones)
+  int trialsTotal = 0;
+  MeasureResult result; ///< TrialDone / NewBest / Baseline
+  double bestMs = 0;    ///< +inf while nothing succeeded
+  double baselineMs = 0; ///< +inf when not measured or failed
+  double flops = 0;     ///< of the task (GFLOP/s = flops / ms / 1e6)
+  std::string traceScript; ///< TrialDone / NewBest: the candidate's schedule as a script
+};
+
+using TuneCallback = std::function<void(const TuneEvent&)>;
+
+struct TuneResult {
+  std::string task;
+  int trialsDone = 0;      ///< total, including resumed trials
+  int trialsThisRun = 0;
+  int errors = 0;          ///< failed trials of this run
+  std::optional<TuningRecord> best;
+  double baselineMs = 0;   ///< +inf when not measured or failed
+};
+
+/// Tunes one task, stepwise: each `step()` measures one batch. Whole-model tuning keeps one
+/// TaskTuner per extracted task and decides which one steps next.
+class TaskTuner {
+public:
+  TaskTuner(TuneTask task, Database& db, Runner& runner, const TuneOptions& options,
+            TuneCallback callback = {});
+  /// Measures the unscheduled program once (TuneOptions::measureBaseline).
+  void measureBaseline();
+  /// Measures one batch; false when the budget is spent or the space yields no new candidate.
+  bool step();
+  bool done() const;
+  TuneResult result() const;
+  const TuneTask& task() const { return m_task; }
+
+private:
+  void emit(TuneEventKind kind, const MeasureResult* r = nullptr, const std::string& script = {});
+
+  TuneTask m_task;
+  Database& m_db;
+  Runner& m_runner;
+  TuneOptions m_options;
+  TuneCallback m_callback;
+  SpaceGenerator m_space;
+  std::unique_ptr<SearchStrategy> m_strategy;
+  std::unique_ptr<CostModel> m_model;
+  std::set<std::string> m_measured;
+  std::vector<std::pair<double, tir::Trace>> m_elites; ///< (mean ms, design), fastest first
+  SearchContext m_ctx;
+  int m_done = 0, m_thisRun = 0, m_errors = 0;
+  double m_bestMs, m_baselineMs;
+  bool m_exhausted = false;
+};
+
+/// Runs a TaskTuner until the budget is spent.
+TuneResult tuneTask(const TuneTask& task, Database& db, Runner& runner, const TuneOptions& options,
+                    const TuneCallback& callback = {});
+
+} // namespace loom::tune

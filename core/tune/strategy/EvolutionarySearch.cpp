@@ -1,0 +1,104 @@
+// Evolutionary search guided by the cost model (MetaSchedule's EvolutionarySearch, simplified).
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "core/schedule/Trace.h"
+#include "core/tune/SearchStrategy.h"
+
+namespace loom::tune {
+
+namespace {
+
+class EvolutionarySearch : public SearchStrategy {
+public:
+  explicit EvolutionarySearch(const EvolutionaryOptions& o) : m_opts(o) {}
+  std::string name() const override { return "evolutionary"; }
+
+  std::vector<Candidate> nextBatch(SearchContext& ctx, size_t n) override {
+    if (!ctx.model || ctx.model->trainedOn() == 0) return makeRandomSearch()->nextBatch(ctx, n);
+    // Initial population: elites (measured designs, fastest first) and random samples.
+    std::vector<Candidate> pop;
+    std::set<std::string> seen;
+    auto add = [&](std::optional<SpacePoint> p, std::vector<Candidate>& into) {
+      if (!p) return;
+      std::string key = p->key();
+      if (seen.count(key)) return;
+      auto c = makeCandidate(std::move(*p), ctx.task->target);
+      if (!c) return;
+      seen.insert(key);
+      into.push_back(std::move(*c));
+    };
+    size_t elites = std::min(ctx.elites.size(), size_t(double(m_opts.population) * m_opts.eliteFraction));
+    for (size_t i = 0; i < elites; ++i) add(ctx.space->replay(ctx.task->func, ctx.elites[i], {}, ctx.rng()), pop);
+    for (size_t a = 0; pop.size() < m_opts.population && a < 3 * m_opts.population; ++a)
+      add(ctx.space->sample(ctx.task->func, ctx.rng()), pop);
+    score(ctx, pop);
+
+    for (int g = 0; g < m_opts.generations && !pop.empty(); ++g) {
+      std::vector<Candidate> children;
+      std::vector<double> w = weights(pop);
+      std::discrete_distribution<size_t> pick(w.begin(), w.end());
+      for (size_t a = 0; children.size() < m_opts.population && a < 3 * m_opts.population; ++a) {
+        const Candidate& parent = pop[pick(ctx.rng)];
+        auto sampling = parent.point.design.samplingInstructions();
+        if (sampling.empty()) break;
+        size_t idx = sampling[ctx.rng() % sampling.size()];
+        add(ctx.space->replay(ctx.task->func, parent.point.design, {{idx, tir::Value()}}, ctx.rng()), children);
+      }
+      score(ctx, children);
+      for (auto& c : children) pop.push_back(std::move(c));
+      std::stable_sort(pop.begin(), pop.end(), [](auto& a, auto& b) { return a.predicted > b.predicted; });
+      if (pop.size() > m_opts.population) pop.erase(pop.begin() + long(m_opts.population), pop.end());
+    }
+
+    // The batch: best predicted unmeasured, then random exploration.
+    std::vector<Candidate> out;
+    std::set<std::string> inBatch;
+    size_t exploit = n - size_t(std::floor(double(n) * m_opts.epsGreedy));
+    for (auto& c : pop) {
+      if (out.size() >= exploit) break;
+      std::string key = c.point.key();
+      if (ctx.measured->count(key) || inBatch.count(key)) continue;
+      inBatch.insert(key);
+      out.push_back(std::move(c));
+    }
+    if (out.size() < n) {
+      for (auto& c : makeRandomSearch()->nextBatch(ctx, n - out.size() + 2)) {
+        if (out.size() >= n) break;
+        std::string key = c.point.key();
+        if (inBatch.count(key)) continue;
+        inBatch.insert(key);
+        out.push_back(std::move(c));
+      }
+    }
+    return out;
+  }
+
+private:
+  static void score(SearchContext& ctx, std::vector<Candidate>& cs) {
+    std::vector<std::vector<float>> x;
+    for (auto& c : cs) x.push_back(c.features);
+    auto s = ctx.model->predict(x);
+    for (size_t i = 0; i < cs.size(); ++i) cs[i].predicted = s[i];
+  }
+  /// Selection weights: rank-based, so the best parents are drawn most often.
+  static std::vector<double> weights(const std::vector<Candidate>& pop) {
+    std::vector<size_t> order(pop.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return pop[a].predicted > pop[b].predicted; });
+    std::vector<double> w(pop.size());
+    for (size_t r = 0; r < order.size(); ++r) w[order[r]] = 1.0 / double(r + 2);
+    return w;
+  }
+
+  EvolutionaryOptions m_opts;
+};
+
+} // namespace
+
+std::unique_ptr<SearchStrategy> makeEvolutionarySearch(const EvolutionaryOptions& options) {
+  return std::make_unique<EvolutionarySearch>(options);
+}
+
+} // namespace loom::tune
