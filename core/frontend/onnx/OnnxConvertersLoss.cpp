@@ -1,5 +1,5 @@
-// ONNX loss ops as graph op chains: NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss
-// (reductions none/sum/mean, class weights, ignore_index).
+// ONNX ops built as graph op chains: NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss
+// (reductions none/sum/mean, class weights, ignore_index), Hardmax and OneHot.
 #include "core/frontend/onnx/OnnxContext.h"
 
 namespace loom::frontend::onnxi {
@@ -40,10 +40,67 @@ Expr nllLoss(Context& c, Expr input, Expr target, Expr weight) {
   return c.call("divide", {c.call("sum", {loss}, all), c.call("sum", {w}, all)});
 }
 
+/// An int64 constant 0, 1, ..., n-1 laid along dimension `axis` of a rank-`rank` shape of ones.
+Expr iota(int64_t n, size_t axis, size_t rank) {
+  std::vector<int64_t> shape(rank, 1);
+  shape[axis] = n;
+  runtime::NDArray a = runtime::NDArray::empty(shape, runtime::DType{runtime::DType::Int, 64, 1});
+  for (int64_t i = 0; i < n; ++i) a.as<int64_t>()[i] = i;
+  return graph::makeConstant(a);
+}
+
+std::vector<Expr> hardmax(Context& c) {
+  Expr x = c.input(0);
+  std::vector<int64_t> s = c.staticShape(x);
+  int64_t rank = int64_t(s.size());
+  int64_t axis = c.attrInt("axis", c.opset() >= 13 ? -1 : 1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) c.fail("axis out of range");
+  DataType dt = c.tensorType(x).dtype;
+  if (c.opset() < 13) {
+    // Before opset 13 the input is seen as 2-D: [prod(dims < axis), prod(dims >= axis)].
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < rank; ++d) (d < axis ? outer : inner) *= s[size_t(d)];
+    Expr flat = c.call("reshape", {x}, {{"newshape", std::vector<int64_t>{outer, inner}}});
+    Expr best = c.call("argmax", {flat}, {{"axis", int64_t(1)}, {"keepdims", int64_t(1)}});
+    Expr hot = c.call("cast", {c.call("equal", {best, iota(inner, 1, 2)})}, {{"dtype", dt}});
+    return {c.call("reshape", {hot}, {{"newshape", s}})};
+  }
+  Expr best = c.call("argmax", {x}, {{"axis", axis}, {"keepdims", int64_t(1)}});
+  return {c.call("cast", {c.call("equal", {best, iota(s[size_t(axis)], size_t(axis), size_t(rank))})}, {{"dtype", dt}})};
+}
+
+std::vector<Expr> oneHot(Context& c) {
+  Expr idx = c.input(0);
+  std::vector<int64_t> s = c.staticShape(idx);
+  std::vector<int64_t> dv = c.constInts(1);
+  if (dv.size() != 1 || dv[0] <= 0) c.fail("depth must be one positive value");
+  int64_t depth = dv[0];
+  int64_t rank = int64_t(s.size()) + 1;
+  int64_t axis = c.attrInt("axis", -1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) c.fail("axis out of range");
+  DataType i64 = DataType::Int(64);
+  Expr ix = c.tensorType(idx).dtype == i64 ? idx : c.call("cast", {idx}, {{"dtype", i64}});
+  ix = c.call("where", {c.call("less", {ix, graph::makeScalar(0, i64)}),
+                        c.call("add", {ix, graph::makeScalar(double(depth), i64)}), ix});
+  std::vector<int64_t> expanded = s;
+  expanded.insert(expanded.begin() + axis, 1);
+  ix = c.call("reshape", {ix}, {{"newshape", expanded}});
+  Expr values = c.input(2);
+  Expr zero = graph::makeScalar(0, i64), one = graph::makeScalar(1, i64);
+  Expr off = c.call("take", {values, zero}, {{"axis", int64_t(0)}});
+  Expr on = c.call("take", {values, one}, {{"axis", int64_t(0)}});
+  Expr hit = c.call("equal", {ix, iota(depth, size_t(axis), size_t(rank))});
+  return {c.call("where", {hit, on, off})};
+}
+
 }  // namespace
 
 const std::unordered_map<std::string, Converter>& extraConverters() {
   static const std::unordered_map<std::string, Converter> table{
+      {"Hardmax", hardmax},
+      {"OneHot", oneHot},
       {"NegativeLogLikelihoodLoss",
        [](Context& c) {
          Expr weight = c.hasInput(2) ? c.input(2) : Expr();
