@@ -17,11 +17,23 @@ using namespace tir;
 
 namespace {
 
-/// One access of the buffer: its indices and the loops around it (outermost first).
+/// A GPU thread index in scope: `attr [threadIdx.x] "thread_extent" = extent`.
+struct ThreadVar {
+  Var var;
+  Expr extent;
+};
+
+/// One access of the buffer: its indices, the loops around it (outermost first) and the thread
+/// indices bound between the allocation and it.
 struct Access {
   std::vector<Expr> indices;
   std::vector<const ForNode*> loops;
+  std::vector<ThreadVar> threads;
 };
+
+const VarNode* threadVarOf(const AttrStmtNode* n) {
+  return n->key == "thread_extent" ? n->node.as<VarNode>() : nullptr;
+}
 
 /// Finds every access of `buffer` under an allocation, the loops around each, and the variables
 /// defined under the allocation. Fails (escaped) when the handle is used otherwise.
@@ -40,7 +52,7 @@ protected:
       escaped = true;
       return;
     }
-    accesses.push_back({indices, m_loops});
+    accesses.push_back({indices, m_loops, m_threads});
   }
   void visit(const VarNode* n) override { escaped |= n == m_buffer->data.get(); }
   void visit(const BufferLoadNode* n) override {
@@ -71,10 +83,17 @@ protected:
     visitStmt(n->body);
     m_loops.pop_back();
   }
+  void visit(const AttrStmtNode* n) override {
+    const VarNode* tv = threadVarOf(n);
+    if (tv) m_threads.push_back({Var(tv), n->value});
+    IRVisitor::visit(n);
+    if (tv) m_threads.pop_back();
+  }
 
 private:
   Buffer m_buffer;
   std::vector<const ForNode*> m_loops;
+  std::vector<ThreadVar> m_threads;
 };
 
 bool usesAny(const Expr& e, const std::unordered_set<const VarNode*>& vars) {
@@ -133,6 +152,14 @@ class Compactor : public IRMutator {
 protected:
   using IRMutator::visit;
 
+  Stmt visit(const AttrStmtNode* n, const Stmt& self) override {
+    const VarNode* tv = threadVarOf(n);
+    if (tv) m_threads.push_back({Var(tv), n->value});
+    Stmt s = IRMutator::visit(n, self);
+    if (tv) m_threads.pop_back();
+    return s;
+  }
+
   Stmt visit(const AllocateNode* n, const Stmt& self) override {
     Stmt s = IRMutator::visit(n, self);
     auto* alloc = s.as<AllocateNode>();
@@ -167,6 +194,7 @@ protected:
     for (size_t d = 0; d < depth; ++d) inner.erase(first[d]->loopVar.get());
 
     arith::Analyzer an;
+    bool perThread = alloc->scope == "local" || buf->scope == "local";
     size_t ndim = buf->shape.size();
     std::vector<Expr> lo(ndim), hi(ndim);
     std::vector<bool> ok(ndim, true);
@@ -175,6 +203,12 @@ protected:
       arith::IntSetMap dom;
       for (size_t d = depth; d < a.loops.size(); ++d)
         dom[a.loops[d]->loopVar] = arith::IntSet::fromRange(Range(a.loops[d]->min, a.loops[d]->extent));
+      // Memory that GPU threads share (every scope but "local") covers all of them: thread
+      // indices range over their extents; a "local" buffer is per thread, its index a symbol.
+      if (!perThread) {
+        for (auto& t : m_threads) dom[t.var] = arith::IntSet::fromRange(Range(0, t.extent));
+        for (auto& t : a.threads) dom[t.var] = arith::IntSet::fromRange(Range(0, t.extent));
+      }
       for (size_t d = 0; d < ndim; ++d) {
         if (!ok[d]) continue;
         arith::IntSet set = arith::evalSet(a.indices[d], dom, &an);
@@ -219,6 +253,9 @@ protected:
     Stmt body = rw.mutate(decl->body);
     return at ? body : wrap(body);
   }
+
+private:
+  std::vector<ThreadVar> m_threads;  ///< thread indices bound around the statement being visited
 };
 
 }  // namespace

@@ -13,7 +13,9 @@ namespace loom::transform {
 ///    parallel loop becomes per-iteration (per-thread) memory instead of one shared array;
 ///  - each dimension shrinks to the constant extent of the index range the accesses cover
 ///    inside that loop, and indices are rebased by its (possibly symbolic) minimum.
-/// As in TVM, a buffer's contents are taken to live within one iteration of that loop, which is
+/// Memory GPU threads share (every scope but "local") keeps the region of all threads: thread
+/// indices of `attr thread_extent` regions range over their extents; a "local" buffer is per
+/// thread. As in TVM, a buffer's contents are taken to live within one iteration of that loop, which is
 /// how compute_at, cache_read and cache_write place their blocks. Dimensions whose extent is not
 /// a constant keep their size; a buffer whose handle escapes (used as a value, or viewed by
 /// another buffer) is left alone.

@@ -183,6 +183,29 @@ sch.reverse_compute_at(cw, j0)
     QCOMPARE(int(sites[0].loops.size()), 1);
     QCOMPARE(constExtents(sites[0].alloc), (std::vector<int64_t>{64}));
   }
+
+  void gpuSharedCoversEveryThreadLocalIsPerThread() {
+    // Inside `attr [tx] "thread_extent" = 4`, each thread touches T[tx*4 .. tx*4+3]: memory the
+    // threads share keeps all 16 elements; a "local" buffer (one per thread) shrinks to 4.
+    Buffer A = makeBuffer("A", DataType::Float(32), {16});
+    auto kernel = [&](const std::string& scope) {
+      Buffer T = makeBuffer("T", DataType::Float(32), {16}, scope);
+      Var tx = makeVar("threadIdx.x"), i = makeVar("i"), j = makeVar("j");
+      Stmt body = seq({forLoop(i, 0, 4, ForKind::Serial, bufferStore(T, bufferLoad(A, {tx * 4 + i}), {tx * 4 + i})),
+                       forLoop(j, 0, 4, ForKind::Serial,
+                               bufferStore(A, bufferLoad(T, {tx * 4 + j}) * 2.0f, {tx * 4 + j}))});
+      body = Stmt(new AllocateNode(T->data, T->dtype, T->shape, boolImm(true), declBuffer(T, body), scope));
+      return plainFunc({A}, attrStmt(Expr(tx), "thread_extent", 4, body));
+    };
+    PrimFunc shared = compactBuffers(kernel("shared"));
+    auto s = allocSites(shared);
+    QCOMPARE(int(s.size()), 1);
+    QCOMPARE(constExtents(s[0].alloc), (std::vector<int64_t>{16}));
+    PrimFunc local = compactBuffers(kernel("local"));
+    auto l = allocSites(local);
+    QCOMPARE(int(l.size()), 1);
+    QCOMPARE(constExtents(l[0].alloc), (std::vector<int64_t>{4}));
+  }
 };
 
 QTEST_APPLESS_MAIN(TestCompactBuffers)
