@@ -52,7 +52,7 @@ TaskTuner::TaskTuner(TuneTask task, Database& db, Runner& runner, const TuneOpti
   m_ctx.rng.seed(m_options.seed * 7919 + uint64_t(m_done));
 }
 
-void TaskTuner::emit(TuneEventKind kind, const MeasureResult* r, const std::string& script) {
+void TaskTuner::report(TuneEventKind kind, const MeasureResult* r, const std::string& script) {
   if (!m_callback) return;
   TuneEvent e{kind, m_task.key, m_done, m_options.trials, r ? *r : MeasureResult{}, m_bestMs, m_baselineMs,
               m_task.flops, script};
@@ -63,7 +63,7 @@ void TaskTuner::measureBaseline() {
   MeasureCandidate c{m_task, tir::Trace().toJson(), ""};
   auto rs = m_runner.run({c}, m_options.measure);
   m_baselineMs = rs[0].meanMs();
-  emit(TuneEventKind::Baseline, &rs[0]);
+  report(TuneEventKind::Baseline, &rs[0]);
 }
 
 bool TaskTuner::done() const { return m_exhausted || m_done >= m_options.trials; }
@@ -103,13 +103,13 @@ bool TaskTuner::step() {
     if (r.ok()) m_elites.push_back({r.meanMs(), batch[i].point.design});
     if (better) m_bestMs = r.meanMs();
     std::string script = batch[i].point.final.trace().simplified().str();
-    emit(TuneEventKind::TrialDone, &r, script);
-    if (better) emit(TuneEventKind::NewBest, &r, script);
+    report(TuneEventKind::TrialDone, &r, script);
+    if (better) report(TuneEventKind::NewBest, &r, script);
   });
   std::sort(m_elites.begin(), m_elites.end(), [](auto& a, auto& b) { return a.first < b.first; });
   if (m_elites.size() > 64) m_elites.resize(64);
   m_model->update(x, t);
-  emit(TuneEventKind::TaskProgress);
+  report(TuneEventKind::TaskProgress);
   return true;
 }
 

@@ -71,7 +71,7 @@ public:
   const TuneTask& task() const { return m_task; }
 
 private:
-  void emit(TuneEventKind kind, const MeasureResult* r = nullptr, const std::string& script = {});
+  void report(TuneEventKind kind, const MeasureResult* r = nullptr, const std::string& script = {});
 
   TuneTask m_task;
   Database& m_db;
