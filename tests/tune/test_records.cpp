@@ -8,6 +8,10 @@
 #include "core/schedule/Primitives.h"
 #include "core/support/Error.h"
 #include "core/topi/Workloads.h"
+#include "core/schedule/Script.h"
+#include "core/tir/StructuralEqual.h"
+#include "core/tune/ApplyHistoryBest.h"
+#include "core/tune/SpaceGenerator.h"
 #include "core/tune/database/JsonDatabase.h"
 
 using namespace loom;
@@ -89,6 +93,42 @@ private slots:
     QCOMPARE(again.all().size(), size_t(5));
     QCOMPARE(again.best(wl, "llvm")->meanMs(), 0.1);
     std::remove(path.c_str());
+  }
+
+  void bestScheduleAsScript() {
+    // A sampled candidate (with sampling instructions and decisions) stored as the best record
+    // comes back as a script that reproduces it.
+    std::string spec = "matmul:M=32,N=16,K=8";
+    tir::PrimFunc f = topi::buildWorkload(topi::parseWorkloadSpec(spec));
+    auto p = SpaceGenerator::defaultCpu().sample(f, 11);
+    QVERIFY(p.has_value());
+    JsonDatabase db;
+    TuningRecord slow = record(spec, {5.0}, 4), fast = slow;
+    fast.trace = p->finalJson();
+    fast.timesMs = {1.0};
+    db.commit(slow);
+    db.commit(fast);
+    std::string key = topi::parseWorkloadSpec(spec).str();
+    std::string script = bestScheduleScript(db, key, "llvm", "R.json");
+    QVERIFY(script.find("sample_perfect_tile") != std::string::npos);
+    tir::Schedule sch(f);
+    tir::ScriptResult r = tir::runScript(sch, script, "best.py");
+    QVERIFY2(r.ok, r.message.c_str());
+    QVERIFY(tir::structuralEqual(sch.func(), p->final.func()));
+    try {
+      bestScheduleScript(db, key, "llvm -mcpu=other", "R.json");
+      QFAIL("expected an error");
+    } catch (const Error& e) {
+      QVERIFY2(std::string(e.what()).find("R.json: no successful tuning record of workload 'matmul:K=8,M=32,N=16'") !=
+                   std::string::npos,
+               e.what());
+    }
+    try {
+      bestScheduleScript("/nonexistent/R.json", key, "llvm");
+      QFAIL("expected an error");
+    } catch (const RecordFileError& e) {
+      QVERIFY(std::string(e.what()).find("/nonexistent/R.json") != std::string::npos);
+    }
   }
 
   void interruptedLastLineIsDropped() {
