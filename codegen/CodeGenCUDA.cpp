@@ -320,6 +320,20 @@ private:
   }
 
   // --- Statements --------------------------------------------------------------------------------
+  /// `(cond)` without doubled parentheses (clang warns about `if ((a == b))`).
+  std::string cond(const Expr& e) {
+    std::string c = expr(e);
+    if (c.size() >= 2 && c.front() == '(' && c.back() == ')') {
+      int depth = 0;
+      bool wraps = true;
+      for (size_t i = 0; i < c.size(); ++i) {
+        depth += c[i] == '(' ? 1 : c[i] == ')' ? -1 : 0;
+        if (depth == 0 && i + 1 < c.size()) wraps = false;
+      }
+      if (wraps) return c;
+    }
+    return "(" + c + ")";
+  }
   std::ostream& line() { return m_os << std::string(size_t(m_indent) * 2, ' '); }
   void block(const Stmt& s) {
     ++m_indent;
@@ -388,7 +402,7 @@ private:
       return;
     case NodeKind::IfThenElse: {
       auto* op = s.as<IfThenElseNode>();
-      line() << "if (" << expr(op->condition) << ") {\n";
+      line() << "if " << cond(op->condition) << " {\n";
       block(op->thenCase);
       if (op->elseCase.defined()) {
         line() << "} else {\n";
@@ -412,7 +426,7 @@ private:
     }
     case NodeKind::While: {
       auto* op = s.as<WhileNode>();
-      line() << "while (" << expr(op->condition) << ") {\n";
+      line() << "while " << cond(op->condition) << " {\n";
       block(op->body);
       line() << "}\n";
       return;

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "app/cli/Commands.h"
+#include "app/cli/BenchOpGPU.h"
 #include "app/cli/ProgramInput.h"
 #include "codegen/JITModule.h"
 #include "core/driver/BuildOperator.h"
@@ -12,6 +13,7 @@
 #include "core/support/Error.h"
 #include "core/tir/HostArrays.h"
 #include "core/tir/Interpreter.h"
+#include "core/tune/ApplyHistoryBest.h"
 #include "loom/c_runtime_api.h"
 #include "runtime/PackedFunc.h"
 
@@ -21,6 +23,7 @@ namespace {
 
 struct BenchOptions {
   std::string file, workload, schedule, target = "llvm";
+  std::string tuningRecords;
   int repeat = 10;
   double minRepeatMs = 50;
   bool noCheck = false;
@@ -40,11 +43,13 @@ CLI::App* setup(CLI::App& app) {
   sub->add_option("file", o.file, "A .tir file (TVMScript subset)");
   sub->add_option("--workload,-w", o.workload, "A workload preset, e.g. matmul:M=256,N=256,K=256");
   sub->add_option("--schedule,-s", o.schedule, "A schedule script to apply first");
-  sub->add_option("--target,-t", o.target, "Target, e.g. \"llvm -mcpu=znver5\"")->capture_default_str();
+  sub->add_option("--target,-t", o.target, "Target, e.g. \"llvm -mcpu=znver5\", opencl (runs on an OpenCL device)")->capture_default_str();
   sub->add_option("--repeat", o.repeat, "Timing samples")->capture_default_str()->check(CLI::PositiveNumber);
   sub->add_option("--min-repeat-ms", o.minRepeatMs, "Minimum duration of one sample")->capture_default_str();
   sub->add_option("--seed", o.seed, "Seed of the random inputs")->capture_default_str();
   sub->add_flag("--no-check", o.noCheck, "Skip the correctness check");
+  sub->add_option("--tuning-records", o.tuningRecords,
+                  "Apply the best schedule of the workload from these tuning records (loom tune)");
   return sub;
 }
 
@@ -70,8 +75,17 @@ int run() {
     opts.schedule = readFile(o.schedule);
     opts.scheduleName = o.schedule;
   }
+  if (!o.tuningRecords.empty()) {
+    if (!o.schedule.empty()) LOOM_THROW(Error) << "bench-op: give --schedule or --tuning-records, not both";
+    if (!in.workload) LOOM_THROW(Error) << "bench-op: --tuning-records needs --workload";
+    opts.schedule = tune::bestScheduleScript(o.tuningRecords, in.workload->str(), o.target);
+    opts.scheduleName = o.tuningRecords;
+    std::cout << "schedule: the best of " << o.tuningRecords << "\n";
+  }
   transform::PassContext ctx;
+  if (in.workload) opts.workload = in.workload->workload->name;
   driver::LoweredOperator op = driver::lowerOperator(in.func, opts, ctx);
+  if (op.target.isGPU()) return benchOperatorOnGPU(in, op, o.seed, o.repeat, o.noCheck);
   if (!op.target.isHost())
     LOOM_THROW(Error) << "bench-op: target '" << o.target << "' does not run on this machine";
   auto jit = driver::jitOperator(op);

@@ -18,7 +18,7 @@ namespace loom::cli {
 namespace {
 
 /// What `lower` prints: a stage of the operator's build.
-enum class Emit { Tir, Trace, Lowered, LLVM, Asm, C };
+enum class Emit { Tir, Trace, Lowered, LLVM, Asm, C, CUDA, PTX, OpenCL };
 
 struct LowerOptions {
   std::string file;
@@ -46,18 +46,21 @@ CLI::App* setup(CLI::App& app) {
                 "List the workload presets and their parameters");
   sub->add_option("--emit", o.emit,
                   "What to print: tir (after the schedule), trace (the schedule as a script), "
-                  "lowered (after the lowering pipeline), llvm, asm, c")
+                  "lowered (after the lowering pipeline), llvm, asm, c, cuda, ptx (through NVRTC), opencl")
       ->transform(CLI::CheckedTransformer(
           std::map<std::string, Emit>{{"tir", Emit::Tir},
                                       {"trace", Emit::Trace},
                                       {"lowered", Emit::Lowered},
                                       {"llvm", Emit::LLVM},
                                       {"asm", Emit::Asm},
-                                      {"c", Emit::C}},
+                                      {"c", Emit::C},
+                                      {"cuda", Emit::CUDA},
+                                      {"ptx", Emit::PTX},
+                                      {"opencl", Emit::OpenCL}},
           CLI::ignore_case));
   sub->add_option("--target,-t", o.target,
                   "Code generation target: llvm, \"llvm -mcpu=... -mattr=...\", "
-                  "\"llvm -mtriple=aarch64-linux-gnu\"")
+                  "\"llvm -mtriple=aarch64-linux-gnu\", \"cuda -arch=sm_80\", opencl")
       ->capture_default_str();
   sub->add_flag("--print-after-all", o.printAfterAll,
                 "Print the IR after every lowering pass that changed it (to stderr)");
@@ -104,6 +107,12 @@ int run() {
     t0 = Clock::now();
     driver::OperatorOptions opts;
     opts.target = o.target;
+    // GPU kernels need a GPU target: --emit cuda/ptx/opencl picks it when none is given; without a
+    // --schedule the preset's default GPU schedule binds the loops.
+    if (o.target == "llvm" && (o.emit == Emit::CUDA || o.emit == Emit::PTX)) opts.target = "cuda";
+    if (o.target == "llvm" && o.emit == Emit::OpenCL) opts.target = "opencl";
+    opts.defaultGPUSchedule = o.schedule.empty();
+    if (in.workload) opts.workload = in.workload->workload->name;
     driver::LoweredOperator op = driver::lowerOperator(scheduled.func, opts, ctx);
     double lowerMs = ms(t0);
     for (const auto& d : ctx.diagnostics) std::cerr << d.str() << "\n";
@@ -113,6 +122,9 @@ int run() {
     case Emit::LLVM: text = driver::emitCode(op, driver::CodeKind::LLVM); break;
     case Emit::Asm: text = driver::emitCode(op, driver::CodeKind::Asm); break;
     case Emit::C: text = driver::emitCode(op, driver::CodeKind::C); break;
+    case Emit::CUDA: text = driver::emitCode(op, driver::CodeKind::CUDA); break;
+    case Emit::PTX: text = driver::emitCode(op, driver::CodeKind::PTX); break;
+    case Emit::OpenCL: text = driver::emitCode(op, driver::CodeKind::OpenCL); break;
     default: LOOM_ICHECK(false) << "unhandled emit kind";
     }
     double emitMs = ms(t0);

@@ -2,12 +2,16 @@
 #include "core/driver/BuildOperator.h"
 
 #include "codegen/CodeGenC.h"
+#include "codegen/CodeGenCUDA.h"
+#include "codegen/CodeGenCUDANVRTC.h"
 #include "codegen/CodeGenLLVM.h"
 #include "codegen/JITModule.h"
 #include "core/schedule/Schedule.h"
 #include "core/schedule/Script.h"
 #include "core/schedule/Trace.h"
 #include "core/support/Error.h"
+#include "core/transform/GPUKernels.h"
+#include "core/transform/GPUSchedules.h"
 #include "core/transform/Pipeline.h"
 
 namespace loom::driver {
@@ -53,8 +57,10 @@ LoweredOperator lowerOperator(const tir::PrimFunc& f, const OperatorOptions& opt
   op.input = f;
   op.target = codegen::Target::parse(options.target);
   op.scheduled = f;
-  if (!options.schedule.empty()) {
-    tir::Schedule sch = applySchedule(f, options.schedule, options.scheduleName);
+  std::string script = options.schedule;
+  if (script.empty() && op.target.isGPU() && options.defaultGPUSchedule) script = transform::defaultGPUSchedule(options.workload, f);
+  if (!script.empty()) {
+    tir::Schedule sch = applySchedule(f, script, options.schedule.empty() ? "<default GPU schedule>" : options.scheduleName);
     op.scheduled = sch.func();
     op.trace = sch.trace().str();
   }
@@ -72,6 +78,9 @@ LoweredOperator lowerOperator(const tir::PrimFunc& f, const OperatorOptions& opt
 
 std::string emitCode(const LoweredOperator& op, CodeKind kind) {
   const tir::PrimFunc& entry = op.entry;
+  bool gpuKind = kind == CodeKind::CUDA || kind == CodeKind::PTX || kind == CodeKind::OpenCL;
+  if (op.target.isGPU() && !gpuKind)
+    LOOM_THROW(TargetError) << "target '" << op.target.str() << "' emits cuda, ptx or opencl code, not LLVM IR, assembly or C";
   switch (kind) {
   case CodeKind::LLVM: {
     codegen::CodeGenOptions cg;
@@ -80,6 +89,17 @@ std::string emitCode(const LoweredOperator& op, CodeKind kind) {
   }
   case CodeKind::Asm: return codegen::buildLLVM({entry}, op.target).assembly();
   case CodeKind::C: return codegen::emitC({entry});
+  case CodeKind::CUDA:
+  case CodeKind::PTX:
+  case CodeKind::OpenCL: {
+    if (!op.target.isGPU())
+      LOOM_THROW(TargetError) << "CUDA, PTX and OpenCL code need a GPU target (cuda or opencl), not '" << op.target.str() << "'";
+    transform::DeviceProgram program = transform::splitHostDevice(op.lowered);
+    if (kind == CodeKind::OpenCL) return codegen::emitGPUSource(program, codegen::GPUDialect::OpenCL);
+    std::string cuda = codegen::emitGPUSource(program, codegen::GPUDialect::CUDA);
+    if (kind == CodeKind::CUDA) return cuda;
+    return codegen::compileCUDAToPTX(cuda, op.target.kind == "cuda" && !op.target.arch.empty() ? op.target.arch : "sm_90");
+  }
   }
   LOOM_ICHECK(false) << "unhandled code kind";
   return {};

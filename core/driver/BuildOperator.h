@@ -23,6 +23,12 @@ struct OperatorOptions {
   std::string schedule;
   /// The script's file name, for `FILE:LINE:COL: error:` messages.
   std::string scheduleName = "<schedule>";
+  /// GPU targets only, when `schedule` is empty: the preset's name, which picks its default GPU
+  /// schedule (transform::defaultGPUSchedule; every block's loops bound to blocks and threads).
+  std::string workload = {};
+  /// GPU targets only: false lowers an empty `schedule` as written (for a program scheduled
+  /// already), which fails for loops not bound to blocks and threads.
+  bool defaultGPUSchedule = true;
 };
 
 /// Each stage of one operator's build, kept so a caller can show any of them.
@@ -47,8 +53,10 @@ LoweredOperator lowerOperator(const tir::PrimFunc& f, const OperatorOptions& opt
                               transform::PassContext& ctx);
 
 /// What `emitCode` prints.
-enum class CodeKind { LLVM, Asm, C };
-/// LLVM IR, assembly (for any LLVM target, cross ones included) or C source of a lowered operator.
+enum class CodeKind { LLVM, Asm, C, CUDA, PTX, OpenCL };
+/// LLVM IR, assembly (for any LLVM target, cross ones included) or C source of a lowered operator;
+/// for an operator lowered for a GPU target (cuda, opencl), the CUDA C or OpenCL C of its
+/// kernels, or the PTX NVRTC makes of the CUDA C for the target's -arch (default sm_90).
 std::string emitCode(const LoweredOperator& op, CodeKind kind);
 
 /// JIT-compiles a lowered operator for the host; the function is named after the PrimFunc.

@@ -120,7 +120,10 @@ std::string gpuScheduleReduceRfactor(int parts) {
 }
 
 std::string defaultGPUSchedule(const std::string& workload, const PrimFunc& f) {
-  if (workload == "matmul" && f->params.size() == 3) {
+  auto blocks = blocksOf(f);
+  // Without a name, a matmul is one block "C" over (i, j, k) with k a reduction.
+  bool looksLikeMatmul = blocks.size() == 1 && blocks[0].name == "C" && blocks[0].loops == 3 && blocks[0].spatial == 2;
+  if ((workload == "matmul" || (workload.empty() && looksLikeMatmul)) && f->params.size() == 3) {
     bool fits = true;
     for (auto& p : f->params) {
       Buffer b = f->bufferOf(p);
