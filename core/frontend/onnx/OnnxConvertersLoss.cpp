@@ -1,5 +1,8 @@
 // ONNX ops built as graph op chains: NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss
-// (reductions none/sum/mean, class weights, ignore_index), Hardmax and OneHot.
+// (reductions none/sum/mean, class weights, ignore_index), Hardmax, OneHot, BitShift, the window
+// functions, QuantizeLinear/DequantizeLinear and Compress.
+#include <cmath>
+
 #include "core/frontend/onnx/OnnxContext.h"
 
 namespace loom::frontend::onnxi {
@@ -95,11 +98,108 @@ std::vector<Expr> oneHot(Context& c) {
   return {c.call("where", {hit, on, off})};
 }
 
+std::vector<Expr> bitShift(Context& c) {
+  Expr x = c.input(0), y = c.input(1);
+  DataType t = c.tensorType(x).dtype;
+  if (!t.isUInt()) c.fail("BitShift takes unsigned integers");
+  // x << y = x * 2^y (wrapping), x >> y = x / 2^y (truncating), for shifts below the bit width.
+  Expr p = c.call("power", {graph::makeScalar(2, t), y});
+  std::string dir = c.attrString("direction", "");
+  if (dir == "LEFT") return {c.call("multiply", {x, p})};
+  if (dir == "RIGHT") return {c.call("divide", {x, p})};
+  c.fail("direction must be LEFT or RIGHT, got \"" + dir + "\"");
+}
+
+/// Hann, Hamming and Blackman windows: cosine sums a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N).
+Converter window(double a0, double a1, double a2) {
+  return [a0, a1, a2](Context& c) {
+    std::vector<int64_t> sz = c.constInts(0);
+    if (sz.size() != 1 || sz[0] < 0) c.fail("size must be one non-negative value");
+    int64_t n = sz[0];
+    bool periodic = c.attrInt("periodic", 1) != 0;
+    bool ok = true;
+    DataType t = dtypeFromOnnx(int(c.attrInt("output_datatype", 1)), &ok);
+    if (!ok) c.fail("unsupported output_datatype");
+    double denom = periodic ? double(n) : double(n - 1);
+    runtime::NDArray a = runtime::NDArray::empty({n}, runtime::DType::f32());
+    for (int64_t i = 0; i < n; ++i) {
+      double k = denom > 0 ? 2 * M_PI * double(i) / denom : 0.0;
+      a.as<float>()[i] = float(a0 - a1 * std::cos(k) + a2 * std::cos(2 * k));
+    }
+    Expr w = graph::makeConstant(a);
+    if (t != DataType::Float(32)) w = c.call("cast", {w}, {{"dtype", t}});
+    return std::vector<Expr>{w};
+  };
+}
+
+/// Per-tensor or per-axis (1-D) scale and zero point reshaped to broadcast along `axis`.
+Expr alongAxis(Context& c, Expr v, int64_t rank) {
+  std::vector<int64_t> s = c.staticShape(v);
+  if (s.size() != 1 || rank == 0) return v;
+  int64_t axis = c.attrInt("axis", 1);
+  if (axis < 0) axis += rank;
+  std::vector<int64_t> shape(size_t(rank), 1);
+  shape[size_t(axis)] = s[0];
+  return c.call("reshape", {v}, {{"newshape", shape}});
+}
+
+std::vector<Expr> dequantize(Context& c) {
+  Expr x = c.input(0);
+  int64_t rank = int64_t(c.staticShape(x).size());
+  DataType f = c.tensorType(c.input(1)).dtype;
+  Expr scale = alongAxis(c, c.input(1), rank);
+  Expr xf = c.call("cast", {x}, {{"dtype", f}});
+  if (c.hasInput(2))
+    xf = c.call("subtract", {xf, c.call("cast", {alongAxis(c, c.input(2), rank)}, {{"dtype", f}})});
+  return {c.call("multiply", {xf, scale})};
+}
+
+std::vector<Expr> quantize(Context& c) {
+  Expr x = c.input(0);
+  int64_t rank = int64_t(c.staticShape(x).size());
+  DataType f = c.tensorType(x).dtype;
+  DataType out = c.hasInput(2) ? c.tensorType(c.input(2)).dtype : DataType::UInt(8);
+  Expr q = c.call("round", {c.call("divide", {x, alongAxis(c, c.input(1), rank)})});
+  if (c.hasInput(2)) q = c.call("add", {q, c.call("cast", {alongAxis(c, c.input(2), rank)}, {{"dtype", f}})});
+  double lo = out.isUInt() ? 0.0 : -std::ldexp(1.0, out.bits() - 1);
+  double hi = out.isUInt() ? std::ldexp(1.0, out.bits()) - 1 : std::ldexp(1.0, out.bits() - 1) - 1;
+  q = c.call("clip", {q}, {{"a_min", lo}, {"a_max", hi}});
+  return {c.call("cast", {q}, {{"dtype", out}})};
+}
+
+std::vector<Expr> compress(Context& c) {
+  Expr x = c.input(0);
+  runtime::NDArray cond = c.constInput(1);
+  std::vector<int64_t> s = c.staticShape(x);
+  bool hasAxis = c.attr("axis") != nullptr;
+  int64_t axis = hasAxis ? c.attrInt("axis", 0) : 0;
+  if (!hasAxis) {
+    int64_t total = 1;
+    for (int64_t d : s) total *= d;
+    x = c.call("reshape", {x}, {{"newshape", std::vector<int64_t>{total}}});
+    s = {total};
+  }
+  if (axis < 0) axis += int64_t(s.size());
+  std::vector<int64_t> keep;
+  for (int64_t i = 0; i < cond.numel() && i < s[size_t(axis)]; ++i)
+    if (static_cast<const uint8_t*>(cond.data())[i * int64_t(cond.dtype().bytes())] != 0) keep.push_back(i);
+  runtime::NDArray idx = runtime::NDArray::empty({int64_t(keep.size())}, runtime::DType{runtime::DType::Int, 64, 1});
+  for (size_t i = 0; i < keep.size(); ++i) idx.as<int64_t>()[i] = keep[i];
+  return {c.call("take", {x, graph::makeConstant(idx)}, {{"axis", axis}})};
+}
+
 }  // namespace
 
 const std::unordered_map<std::string, Converter>& extraConverters() {
   static const std::unordered_map<std::string, Converter> table{
       {"Hardmax", hardmax},
+      {"BitShift", bitShift},
+      {"HannWindow", window(0.5, 0.5, 0.0)},
+      {"HammingWindow", window(25.0 / 46.0, 21.0 / 46.0, 0.0)},
+      {"BlackmanWindow", window(0.42, 0.5, 0.08)},
+      {"DequantizeLinear", dequantize},
+      {"QuantizeLinear", quantize},
+      {"Compress", compress},
       {"OneHot", oneHot},
       {"NegativeLogLikelihoodLoss",
        [](Context& c) {
