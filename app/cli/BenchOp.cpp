@@ -14,7 +14,6 @@
 #include "core/tir/HostArrays.h"
 #include "core/tir/Interpreter.h"
 #include "core/tune/ApplyHistoryBest.h"
-#include "core/tune/ApplyHistoryBest.h"
 #include "loom/c_runtime_api.h"
 #include "runtime/PackedFunc.h"
 
@@ -24,7 +23,6 @@ namespace {
 
 struct BenchOptions {
   std::string file, workload, schedule, target = "llvm";
-  std::string tuningRecords;
   std::string tuningRecords;
   int repeat = 10;
   double minRepeatMs = 50;
@@ -52,8 +50,6 @@ CLI::App* setup(CLI::App& app) {
   sub->add_flag("--no-check", o.noCheck, "Skip the correctness check");
   sub->add_option("--tuning-records", o.tuningRecords,
                   "Apply the best schedule of the workload from these tuning records (loom tune)");
-  sub->add_option("--tuning-records", o.tuningRecords,
-                  "Apply the best schedule of the workload from these tuning records (loom tune)");
   return sub;
 }
 
@@ -78,13 +74,6 @@ int run() {
   if (!o.schedule.empty()) {
     opts.schedule = readFile(o.schedule);
     opts.scheduleName = o.schedule;
-  }
-  if (!o.tuningRecords.empty()) {
-    if (!o.schedule.empty()) LOOM_THROW(Error) << "bench-op: give --schedule or --tuning-records, not both";
-    if (!in.workload) LOOM_THROW(Error) << "bench-op: --tuning-records needs --workload";
-    opts.schedule = tune::bestScheduleScript(o.tuningRecords, in.workload->str(), o.target);
-    opts.scheduleName = o.tuningRecords;
-    std::cout << "schedule: the best of " << o.tuningRecords << "\n";
   }
   if (!o.tuningRecords.empty()) {
     if (!o.schedule.empty()) LOOM_THROW(Error) << "bench-op: give --schedule or --tuning-records, not both";
