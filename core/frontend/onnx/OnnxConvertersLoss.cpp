@@ -1,6 +1,7 @@
 // ONNX ops built as graph op chains: NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss
 // (reductions none/sum/mean, class weights, ignore_index), Hardmax, OneHot, BitShift, the window
-// functions, QuantizeLinear/DequantizeLinear and Compress.
+// functions, QuantizeLinear/DequantizeLinear/DynamicQuantizeLinear, Compress, LRN,
+// MeanVarianceNormalization and GatherND.
 #include <cmath>
 
 #include "core/frontend/onnx/OnnxContext.h"
@@ -188,11 +189,87 @@ std::vector<Expr> compress(Context& c) {
   return {c.call("take", {x, graph::makeConstant(idx)}, {{"axis", axis}})};
 }
 
+std::vector<Expr> dynamicQuantize(Context& c) {
+  Expr x = c.input(0);
+  DataType f = c.tensorType(x).dtype;
+  graph::Attrs all{{"axis", std::vector<int64_t>{}}, {"keepdims", int64_t(0)}};
+  Expr zero = graph::makeScalar(0, f);
+  Expr hi = c.call("maximum", {c.call("max", {x}, all), zero});
+  Expr lo = c.call("minimum", {c.call("min", {x}, all), zero});
+  Expr scale = c.call("divide", {c.call("subtract", {hi, lo}), graph::makeScalar(255, f)});
+  graph::Attrs sat{{"a_min", 0.0}, {"a_max", 255.0}};
+  Expr zpf = c.call("clip", {c.call("round", {c.call("divide", {c.call("negative", {lo}), scale})})}, sat);
+  Expr y = c.call("clip", {c.call("add", {c.call("round", {c.call("divide", {x, scale})}), zpf})}, sat);
+  graph::Attrs u8{{"dtype", DataType::UInt(8)}};
+  return {c.call("cast", {y}, u8), scale, c.call("cast", {zpf}, u8)};
+}
+
+std::vector<Expr> lrn(Context& c) {
+  Expr x = c.input(0);
+  std::vector<int64_t> s = c.staticShape(x);
+  if (s.size() < 3) c.fail("LRN needs an input of rank >= 3");
+  int64_t size = c.attrInt("size", 0);
+  if (size <= 0) c.fail("size must be positive");
+  double alpha = c.attrFloat("alpha", 1e-4), beta = c.attrFloat("beta", 0.75), bias = c.attrFloat("bias", 1.0);
+  DataType f = c.tensorType(x).dtype;
+  int64_t inner = 1;
+  for (size_t d = 2; d < s.size(); ++d) inner *= s[d];
+  // The channel window sum as an average pool over a (1, C, inner) view, padding counted.
+  Expr sq = c.call("reshape", {c.call("multiply", {x, x})}, {{"newshape", std::vector<int64_t>{s[0], 1, s[1], inner}}});
+  int64_t before = (size - 1) / 2, after = size - 1 - before;
+  Expr avg = c.call("nn.avg_pool2d", {sq},
+                    {{"pool_size", std::vector<int64_t>{size, 1}},
+                     {"padding", std::vector<int64_t>{before, 0, after, 0}},
+                     {"count_include_pad", int64_t(1)}});
+  Expr sum = c.call("reshape", {avg}, {{"newshape", s}});
+  Expr base = c.call("add", {graph::makeScalar(bias, f), c.call("multiply", {sum, graph::makeScalar(alpha, f)})});
+  return {c.call("divide", {x, c.call("power", {base, graph::makeScalar(beta, f)})})};
+}
+
+std::vector<Expr> meanVarianceNormalization(Context& c) {
+  Expr x = c.input(0);
+  graph::Attrs keep{{"axis", c.attrInts("axes", {0, 2, 3})}, {"keepdims", int64_t(1)}};
+  Expr centered = c.call("subtract", {x, c.call("mean", {x}, keep)});
+  Expr var = c.call("mean", {c.call("multiply", {centered, centered})}, keep);
+  return {c.call("divide", {centered, c.call("sqrt", {var})})};
+}
+
+std::vector<Expr> gatherND(Context& c) {
+  if (c.attrInt("batch_dims", 0) != 0) c.fail("batch_dims other than 0 is not supported");
+  Expr data = c.input(0), idx = c.input(1);
+  std::vector<int64_t> ds = c.staticShape(data), is = c.staticShape(idx);
+  if (is.empty()) c.fail("indices must have rank >= 1");
+  int64_t k = is.back();
+  if (k < 1 || k > int64_t(ds.size())) c.fail("the last indices dimension must be in [1, rank of data]");
+  // Flat index into the first k dims: sum_j normalize(idx[..., j]) * stride_j.
+  DataType i64 = DataType::Int(64);
+  runtime::NDArray dims = runtime::NDArray::empty({k}, runtime::DType{runtime::DType::Int, 64, 1});
+  runtime::NDArray strides = runtime::NDArray::empty({k}, runtime::DType{runtime::DType::Int, 64, 1});
+  int64_t stride = 1;
+  for (int64_t j = k; j-- > 0;) {
+    dims.as<int64_t>()[j] = ds[size_t(j)];
+    strides.as<int64_t>()[j] = stride;
+    stride *= ds[size_t(j)];
+  }
+  Expr ix = c.tensorType(idx).dtype == i64 ? idx : c.call("cast", {idx}, {{"dtype", i64}});
+  Expr dimsC = graph::makeConstant(dims);
+  ix = c.call("where", {c.call("less", {ix, graph::makeScalar(0, i64)}), c.call("add", {ix, dimsC}), ix});
+  Expr flat = c.call("sum", {c.call("multiply", {ix, graph::makeConstant(strides)})},
+                     {{"axis", std::vector<int64_t>{-1}}, {"keepdims", int64_t(0)}});
+  std::vector<int64_t> view{stride};
+  view.insert(view.end(), ds.begin() + k, ds.end());
+  return {c.call("take", {c.call("reshape", {data}, {{"newshape", view}}), flat}, {{"axis", int64_t(0)}})};
+}
+
 }  // namespace
 
 const std::unordered_map<std::string, Converter>& extraConverters() {
   static const std::unordered_map<std::string, Converter> table{
       {"Hardmax", hardmax},
+      {"DynamicQuantizeLinear", dynamicQuantize},
+      {"LRN", lrn},
+      {"MeanVarianceNormalization", meanVarianceNormalization},
+      {"GatherND", gatherND},
       {"BitShift", bitShift},
       {"HannWindow", window(0.5, 0.5, 0.0)},
       {"HammingWindow", window(25.0 / 46.0, 21.0 / 46.0, 0.0)},
