@@ -1,7 +1,7 @@
 // ONNX ops built as graph op chains: NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss
 // (reductions none/sum/mean, class weights, ignore_index), Hardmax, OneHot, BitShift, the window
 // functions, QuantizeLinear/DequantizeLinear/DynamicQuantizeLinear, Compress, LRN,
-// MeanVarianceNormalization and GatherND.
+// MeanVarianceNormalization, GatherND and TopK.
 #include <cmath>
 
 #include "core/frontend/onnx/OnnxContext.h"
@@ -261,11 +261,42 @@ std::vector<Expr> gatherND(Context& c) {
   return {c.call("take", {c.call("reshape", {data}, {{"newshape", view}}), flat}, {{"axis", int64_t(0)}})};
 }
 
+/// TopK as K rounds of argmax (argmin for largest=0) that mask each winner: values and int64
+/// indices along `axis`, sorted, ties to the lower index.
+std::vector<Expr> topK(Context& c) {
+  Expr x = c.input(0);
+  std::vector<int64_t> s = c.staticShape(x);
+  std::vector<int64_t> kv = c.constInts(1);
+  if (kv.size() != 1 || kv[0] < 1) c.fail("K must be one positive value");
+  int64_t k = kv[0];
+  int64_t rank = int64_t(s.size());
+  int64_t axis = c.attrInt("axis", -1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank || k > s[size_t(axis)]) c.fail("axis or K out of range");
+  if (k > 64) c.fail("K above 64 is not supported");
+  DataType t = c.tensorType(x).dtype;
+  if (!t.isFloat()) c.fail("TopK of non-float tensors is not supported");
+  bool largest = c.attrInt("largest", 1) != 0;
+  Expr pos = iota(s[size_t(axis)], size_t(axis), size_t(rank));
+  Expr masked = x;
+  Expr fill = graph::makeScalar(largest ? -INFINITY : INFINITY, t);
+  std::vector<Expr> values, indices;
+  for (int64_t i = 0; i < k; ++i) {
+    Expr best = c.call(largest ? "argmax" : "argmin", {masked}, {{"axis", axis}, {"keepdims", int64_t(1)}});
+    values.push_back(c.call("gather_elements", {x, best}, {{"axis", axis}}));
+    indices.push_back(best);
+    if (i + 1 < k) masked = c.call("where", {c.call("equal", {pos, best}), fill, masked});
+  }
+  if (k == 1) return {values[0], indices[0]};
+  return {c.call("concatenate", values, {{"axis", axis}}), c.call("concatenate", indices, {{"axis", axis}})};
+}
+
 }  // namespace
 
 const std::unordered_map<std::string, Converter>& extraConverters() {
   static const std::unordered_map<std::string, Converter> table{
       {"Hardmax", hardmax},
+      {"TopK", topK},
       {"DynamicQuantizeLinear", dynamicQuantize},
       {"LRN", lrn},
       {"MeanVarianceNormalization", meanVarianceNormalization},
