@@ -27,8 +27,6 @@ typedef unsigned char loom_u8;
 typedef unsigned short loom_u16;
 typedef unsigned int loom_u32;
 typedef unsigned long long loom_u64;
-#define LOOM_KERNEL extern "C" __global__
-#define LOOM_GLOBAL
 #define LOOM_INLINE static __device__ __forceinline__
 )";
 
@@ -40,8 +38,6 @@ typedef uchar loom_u8;
 typedef ushort loom_u16;
 typedef uint loom_u32;
 typedef ulong loom_u64;
-#define LOOM_KERNEL __kernel
-#define LOOM_GLOBAL __global
 #define LOOM_INLINE static inline
 )";
 
@@ -87,7 +83,8 @@ public:
     BufferTypes bt;
     bt.visitStmt(k.body);
     std::ostringstream head;
-    head << "LOOM_KERNEL void ";
+    bool cuda = m_d == GPUDialect::CUDA;
+    head << (cuda ? "extern \"C\" __global__ void " : "__kernel void ");
     if (m_d == GPUDialect::CUDA) head << "__launch_bounds__(" << k.block[0] * k.block[1] * k.block[2] << ") ";
     head << k.name << "(";
     for (size_t i = 0; i < k.params.size(); ++i) {
@@ -97,7 +94,7 @@ public:
       if (p->dtype.isHandle()) {
         auto it = bt.types.find(p.get());
         DataType t = it == bt.types.end() ? DataType::Float(32) : it->second;
-        head << "LOOM_GLOBAL " << memType(t) << "* __restrict__ " << n;
+        head << (cuda ? "" : "__global ") << memType(t) << (cuda ? "* __restrict__ " : "* restrict ") << n;
       } else {
         head << ctype(p->dtype) << " " << n;
       }

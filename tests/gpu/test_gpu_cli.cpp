@@ -1,0 +1,110 @@
+// The GPU paths of the `loom` binary: lower --emit cuda|ptx|opencl, bench-op --target opencl on
+// PoCL, and the clear refusals (no OpenCL platform, no CUDA runtime, a CPU emit for a GPU target).
+#include <QtTest>
+
+#include <QFile>
+#include <QProcess>
+#include <QProcessEnvironment>
+#include <QTemporaryDir>
+
+#include "GPUTestUtil.h"
+#include "codegen/CodeGenCUDANVRTC.h"
+
+namespace {
+struct Run {
+  int code = -1;
+  QString out, err;
+};
+
+Run runLoom(const QStringList& args, const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
+  QProcess p;
+  p.setProcessEnvironment(env);
+  p.start(QStringLiteral(LOOM_BINARY_DIR "/bin/loom"), args);
+  Run r;
+  if (!p.waitForFinished(120000)) {
+    p.kill();
+    r.err = "timeout or failed to start";
+    return r;
+  }
+  r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
+  r.out = QString::fromUtf8(p.readAllStandardOutput());
+  r.err = QString::fromUtf8(p.readAllStandardError());
+  return r;
+}
+}  // namespace
+
+class TestGpuCli : public QObject {
+  Q_OBJECT
+  std::string m_noOpenCL;
+
+private slots:
+  void initTestCase() {
+    loom::gputest::usePluginsOfThisBuild();
+    m_noOpenCL = loom::gputest::openclUnavailable();
+  }
+
+  void emitKernelSource() {
+    Run cu = runLoom({"lower", "-w", "matmul:M=32,N=32,K=32", "--emit", "cuda"});
+    QVERIFY2(cu.code == 0, qPrintable(cu.err));
+    QVERIFY2(cu.out.contains("extern \"C\" __global__") && cu.out.contains("__syncthreads();") &&
+                 cu.out.contains("__shared__ float"),
+             qPrintable(cu.out));
+    Run cl = runLoom({"lower", "-w", "softmax:M=16,N=32", "--emit", "opencl"});
+    QVERIFY2(cl.code == 0, qPrintable(cl.err));
+    QVERIFY2(cl.out.contains("__kernel void main_kernel3") && cl.out.contains("get_group_id(0)"), qPrintable(cl.out));
+  }
+
+  void emitPtx() {
+    std::string why;
+    if (!loom::codegen::nvrtcAvailable(&why)) QSKIP(("CUDA toolkit not found: " + why).c_str());
+    Run r = runLoom({"lower", "-w", "relu:M=16,N=16", "--emit", "ptx", "-t", "cuda -arch=sm_80"});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QVERIFY2(r.out.contains(".target sm_80") && r.out.contains(".entry main_kernel0"), qPrintable(r.out.left(600)));
+  }
+
+  void benchOpOnOpenCL() {
+    if (!m_noOpenCL.empty()) QSKIP(("no OpenCL device: " + m_noOpenCL).c_str());
+    for (const char* w : {"matmul:M=64,N=64,K=64", "softmax:M=32,N=64", "reduce_sum:M=32,N=64"}) {
+      Run r = runLoom({"bench-op", "-w", w, "--target", "opencl", "--repeat", "2"});
+      QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+      QVERIFY2(r.out.contains("check: correct") && r.out.contains("target: opencl"), qPrintable(r.out));
+      QVERIFY2(r.err.isEmpty(), qPrintable(r.err));  // no compiler warnings from the kernel build
+    }
+  }
+
+  void noOpenCLPlatformSaysSo() {
+    QTemporaryDir empty;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("OCL_ICD_VENDORS", empty.path());  // the ICD loader finds no platform here
+    Run r = runLoom({"bench-op", "-w", "relu:M=8,N=8", "--target", "opencl"}, env);
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.err.contains("no OpenCL platform is installed"), qPrintable(r.err));
+  }
+
+  void cudaCannotRunHere() {
+    Run r = runLoom({"bench-op", "-w", "relu:M=8,N=8", "--target", "cuda"});
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.err.contains("no CUDA device runtime") && r.err.contains("--emit ptx"), qPrintable(r.err));
+  }
+
+  void cpuEmitForGpuTargetIsRefused() {
+    Run r = runLoom({"lower", "-w", "relu:M=8,N=8", "--emit", "llvm", "-t", "opencl"});
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.err.contains("emits cuda, ptx or opencl"), qPrintable(r.err));
+  }
+
+  void unboundScheduleIsRefused() {
+    QTemporaryDir dir;
+    QString script = dir.filePath("noop.py");
+    QFile f(script);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("b = sch.get_block(\"T_relu\")\n");
+    f.close();
+    Run r = runLoom({"lower", "-w", "relu:M=8,N=8", "--emit", "opencl", "-s", script});
+    QCOMPARE(r.code, 1);
+    QVERIFY2(r.err.contains("runs outside any kernel"), qPrintable(r.err));
+  }
+};
+
+QTEST_APPLESS_MAIN(TestGpuCli)
+#include "test_gpu_cli.moc"
