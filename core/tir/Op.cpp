@@ -146,9 +146,11 @@ void matchTypes(Expr& a, Expr& b, const char* what) {
     tb = b.dtype();
     if (ta == tb) return;
   }
-  if (isImm(a) && !isImm(b)) {
+  // An immediate takes the other side's type, except that a float immediate never becomes an
+  // integer (TVM casts the integer side to float: `i * 0.5` is float, not `i * 0`).
+  if (isImm(a) && !isImm(b) && (tb.isFloat() || !ta.isFloat())) {
     a = convertImm(a, tb);
-  } else if (isImm(b) && !isImm(a)) {
+  } else if (isImm(b) && !isImm(a) && (ta.isFloat() || !tb.isFloat())) {
     b = convertImm(b, ta);
   } else if (ta.isFloat() && !tb.isFloat()) {
     b = cast(ta, b);

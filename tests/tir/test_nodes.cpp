@@ -35,6 +35,18 @@ private slots:
     Expr r = ramp(0, 1, 8);
     QCOMPARE(r.dtype(), DataType::Int(32, 8));
     QCOMPARE((r + 1).dtype(), DataType::Int(32, 8));
+    // A float immediate never truncates to the integer side: the integer is cast to float.
+    Var n = makeVar("n");
+    for (Expr m : {Expr(n) * floatImm(DataType::Float(32), 0.5),
+                   floatImm(DataType::Float(32), 0.5) * Expr(n)}) {
+      QCOMPARE(m.dtype(), DataType::Float(32));
+      auto* mb = m.as<BinaryNode>();
+      QVERIFY(mb);
+      const Expr& imm = mb->a.as<FloatImmNode>() ? mb->a : mb->b;
+      const Expr& other = mb->a.as<FloatImmNode>() ? mb->b : mb->a;
+      QCOMPARE(imm.as<FloatImmNode>()->value, 0.5);
+      QVERIFY(other.as<CastNode>());
+    }
   }
   void dataTypes() {
     for (const char* s : {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
