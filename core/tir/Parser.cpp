@@ -1611,6 +1611,15 @@ template <class F> auto protect(std::unique_ptr<Parser>& p, F&& f) -> decltype(f
   }
 }
 
+/// Where "no function found" is reported: the end of the input, or 1:1 of an empty file.
+Span startOrEnd(Span s) {
+  if (!s.defined()) {
+    s.line = 1;
+    s.column = 1;
+  }
+  return s;
+}
+
 }  // namespace
 
 IRModule parseModule(const std::string& text, const std::string& fileName) {
@@ -1623,7 +1632,8 @@ IRModule parseModule(const std::string& text, const std::string& fileName) {
         LOOM_THROW_AT(ParseError, f->span) << "duplicate function '" << f->name << "'";
       m.add(f);
     }
-    if (m.functions.empty()) LOOM_THROW(ParseError) << "expected at least one @T.prim_func";
+    if (m.functions.empty())
+      LOOM_THROW_AT(ParseError, startOrEnd(p->currentSpan())) << "expected at least one @T.prim_func";
     return m;
   });
 }
@@ -1634,7 +1644,7 @@ PrimFunc parseFunc(const std::string& text, const std::string& fileName) {
     p = std::make_unique<Parser>(text, fileName);
     auto fns = p->parseTop();
     if (fns.size() != 1) {
-      Span sp = fns.size() > 1 ? fns[1]->span : Span();
+      Span sp = fns.size() > 1 ? fns[1]->span : startOrEnd(p->currentSpan());
       LOOM_THROW_AT(ParseError, sp) << "expected one @T.prim_func, found " << fns.size();
     }
     return fns[0];

@@ -528,6 +528,16 @@ def main(A: T.Buffer((4,), "float32"), n: T.int32):
   void wholeInputErrors() {
     QVERIFY_THROWS_EXCEPTION(ParseError, parseFunc(""));
     QVERIFY_THROWS_EXCEPTION(ParseError, parseFunc("# only a comment\n"));
+    // Even "no function at all" is located, so the CLI prints FILE:LINE:COL.
+    for (const char* text : {"", "# only a comment\n", "x = 1\n"}) {
+      try {
+        parseFunc(text, "empty.tir");
+        QFAIL("no function");
+      } catch (const ParseError& e) {
+        QVERIFY2(e.span().line >= 1 && e.span().column >= 1, e.formatted().c_str());
+        QVERIFY2(QString::fromStdString(e.formatted()).startsWith("empty.tir:"), e.formatted().c_str());
+      }
+    }
     std::string two = printFunc(matmulFunc(4)) + printFunc(kitchenSinkFunc());
     try {
       parseFunc(two);
