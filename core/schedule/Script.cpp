@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/schedule/Schedule.h"
+#include "core/schedule/ScheduleError.h"
 #include "core/support/Error.h"
 #include "core/tir/Op.h"
 
@@ -204,6 +205,10 @@ public:
   ScriptStmt statement() {
     ScriptStmt st;
     st.span = peek().span;
+    if (peek().kind == Tok::Name && isPythonKeywordStatement(peek().text))
+      fail(peek(), "'" + peek().text +
+                       "' statements are not part of the schedule script (only assignments and "
+                       "calls such as `b = sch.get_block(\"C\")`; `sch` is already defined)");
     // Try an assignment target list first: names, optionally in () or [], separated by commas.
     size_t save = m_pos;
     if (tryTargets(st)) {
@@ -233,6 +238,12 @@ public:
   }
 
 private:
+  static bool isPythonKeywordStatement(const std::string& name) {
+    for (const char* k : {"import", "from", "for", "while", "if", "elif", "else", "def", "class",
+                          "with", "return", "try", "except", "del", "pass", "global", "assert"})
+      if (name == k) return true;
+    return false;
+  }
   const Token& peek(size_t k = 0) const {
     const Token& t = m_toks[std::min(m_pos + k, m_toks.size() - 1)];
     if (t.kind == Tok::Error) throw ParseError(t.text, t.span);
@@ -884,7 +895,11 @@ ScriptResult runScript(Schedule& sch, const std::string& text, const std::string
     r.errorKind = kind;
     r.error = msg;
     r.message = formatAt(span, msg);
-    r.detail = detail.empty() ? msg : detail;
+    // Errors without their own IR listing (syntax, names, arguments) show the function as it was
+    // before the failing line too, like the primitives' errors.
+    r.detail = detail.empty() || detail == msg
+                   ? msg + "\n" + printMarked(r.funcBefore, {})
+                   : detail;
     sch.setSourceSpan(saved);
     return r;
   };

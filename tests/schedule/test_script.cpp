@@ -81,6 +81,12 @@ sch.annotate(b, key := 1) if False else None
          "block 'C' (iterations of a "
          "reduction depend on each other)"},
         {"x = $", "ParseError", "s.py:1:5: error: unexpected character '$'"},
+        {"import tvm\nb = sch.get_block(\"C\")", "ParseError",
+         "s.py:1:1: error: 'import' statements are not part of the schedule script (only "
+         "assignments and calls such as `b = sch.get_block(\"C\")`; `sch` is already defined)"},
+        {"b = sch.get_block(\"C\")\nfor l in sch.get_loops(b):\n    sch.unroll(l)", "ParseError",
+         "s.py:2:1: error: 'for' statements are not part of the schedule script (only "
+         "assignments and calls such as `b = sch.get_block(\"C\")`; `sch` is already defined)"},
     };
     for (auto& c : cases) {
       auto [kind, msg] = scriptError(f, c.script);
@@ -107,6 +113,17 @@ sch.annotate(b, key := 1) if False else None
     QVERIFY(structuralEqual(r.funcBefore, sch.func()));
     QVERIFY(!structuralEqual(f, sch.func()));
     QCOMPARE(sch.trace().insts.size(), size_t(3));
+    // Errors that are not a primitive's (names, arguments, syntax) show the IR before the line too.
+    Schedule sch2(f);
+    ScriptResult r2 = runScript(sch2,
+                                "b = sch.get_block(\"C\")\ni, j, k = sch.get_loops(b)\nio, ii = "
+                                "sch.split(i, factors=[None, 4])\nsch.parallel(jj)\n",
+                                "p.py");
+    QVERIFY(!r2.ok);
+    QCOMPARE(QString::fromStdString(r2.errorKind), QString("NameError"));
+    QVERIFY2(r2.detail.rfind("name 'jj' is not defined\n", 0) == 0, r2.detail.c_str());
+    QVERIFY2(r2.detail.find("for i_0, i_1, j, k in T.grid(4, 4, 16, 8):") != std::string::npos,
+             r2.detail.c_str());
   }
   void neverThrows() {
     PrimFunc f = workload("matmul:M=4,N=4,K=4");
