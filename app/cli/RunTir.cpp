@@ -41,6 +41,10 @@ CLI::App* setup(CLI::App& app) {
          "--tolerance", o.tolerance,
          "Largest accepted max relative error (default: 1e-4, more for reductions over > 64 terms)")
       ->check(CLI::PositiveNumber);
+  sub->footer("Examples:\n"
+              "  loom run-tir --workload matmul:M=64,N=64,K=64 --check\n"
+              "  loom run-tir kernel.tir --seed 3\n"
+              "  loom run-tir kernel.tir --workload matmul:M=64,N=64,K=64 --check --tolerance 1e-3");
   return sub;
 }
 

@@ -41,11 +41,18 @@ CLI::App* setup(CLI::App& app) {
   sub->add_option("--schedule,-s", o.schedule,
                   "The schedule script (Python subset of tvm.tir.Schedule)")
       ->required();
-  sub->add_option("--seed", o.seed, "Seed of the random inputs");
-  sub->add_option("--rtol", o.rtol, "Relative tolerance");
-  sub->add_option("--atol", o.atol, "Absolute tolerance");
+  sub->add_option("--seed", o.seed, "Seed of the random inputs")->capture_default_str();
+  sub->add_option("--rtol", o.rtol, "Relative tolerance")->capture_default_str();
+  sub->add_option("--atol", o.atol, "Absolute tolerance")->capture_default_str();
   sub->add_flag("--no-compile", o.noCompile,
                 "Only compare in the interpreter (skip running the compiled scheduled program)");
+  sub->footer("Prints `equivalent (max rel err ...)` or the first mismatch; exit code 0 only when "
+              "equivalent.\n\nExamples:\n"
+              "  loom verify --workload matmul:M=256,N=256,K=256 --schedule "
+              "examples/schedules/matmul_tiled.py\n"
+              "  loom verify --workload softmax:M=128,N=128 --schedule "
+              "examples/schedules/softmax_inline.py --no-compile\n"
+              "  loom verify kernel.tir --schedule my_schedule.py --seed 3");
   return sub;
 }
 

@@ -226,7 +226,12 @@ double workloadFlops(const WorkloadSpec& spec) {
 std::vector<runtime::NDArray> makeParamArrays(const tir::PrimFunc& f) {
   std::vector<runtime::NDArray> out;
   for (size_t i = 0; i < f->params.size(); ++i) {
-    tir::Buffer b = f->paramBuffer(i);
+    tir::Buffer b = f->bufferOf(f->params[i]);
+    if (!b.defined())
+      LOOM_THROW(UnsupportedError) << "parameter '" << f->params[i]->name << "' is a scalar ("
+                                   << f->params[i]->dtype.str()
+                                   << "), not a buffer; only programs whose parameters are all "
+                                      "buffers can be run on random inputs";
     std::vector<int64_t> shape;
     for (auto& e : b->shape) {
       const int64_t* c = tir::asConstInt(e);
@@ -236,7 +241,14 @@ std::vector<runtime::NDArray> makeParamArrays(const tir::PrimFunc& f) {
     runtime::DType dt;
     if (!runtime::DType::parse(b->dtype.str(), &dt))
       LOOM_THROW(UnsupportedError) << "parameter '" << b->name << "' has type " << b->dtype.str();
-    out.push_back(runtime::NDArray::empty(shape, dt));
+    try {
+      out.push_back(runtime::NDArray::empty(shape, dt));
+    } catch (const std::exception& e) {  // the runtime's failure to allocate, e.g. out of memory
+      std::string dims;
+      for (int64_t d : shape) dims += (dims.empty() ? "" : ", ") + std::to_string(d);
+      LOOM_THROW(RuntimeError) << "cannot allocate parameter '" << b->name << "' ("
+                               << b->dtype.str() << "[" << dims << "]): " << e.what();
+    }
   }
   return out;
 }

@@ -71,6 +71,32 @@ private slots:
     QTest::newRow("unknown-workload")
         << QStringList{"run-tir", "-w", "gemm", "--check"} << "unknown workload 'gemm'";
     QTest::newRow("missing-file") << QStringList{"run-tir", "/nonexistent.tir"} << "cannot open";
+    // Inputs too big to allocate are a user error naming the parameter, not an internal one.
+    QTest::newRow("too-big") << QStringList{"run-tir", "-w", "relu:M=1000000000,N=1000000000"}
+                             << "cannot allocate parameter 'A' (float32[1000000000, 1000000000])";
+  }
+
+  void helpShowsExamples() {
+    for (const char* cmd : {"run-tir", "verify", "lower"}) {
+      CliResult r = runLoom({cmd, "--help"});
+      QCOMPARE(r.exitCode, 0);
+      QVERIFY2(r.out.contains("Examples:\n  loom " + QString(cmd) + " "), qPrintable(r.out));
+    }
+  }
+
+  void scalarParameter() {
+    // A program with a scalar parameter parses and prints, but cannot get random inputs: a clear
+    // error, never an internal one.
+    QTemporaryDir dir;
+    QString path = dir.filePath("s.tir");
+    QVERIFY(writeText(path, "@T.prim_func\n"
+                            "def main(A: T.Buffer((4,), \"float32\"), n: T.int32):\n"
+                            "    for i in range(4):\n"
+                            "        A[i] = T.Cast(\"float32\", n)\n"));
+    QCOMPARE(runLoom({"lower", path}).exitCode, 0);
+    CliResult r = runLoom({"run-tir", path});
+    QCOMPARE(r.exitCode, 1);
+    QVERIFY2(r.err.contains("parameter 'n' is a scalar (int32), not a buffer"), qPrintable(r.err));
   }
 
   void errors() {
