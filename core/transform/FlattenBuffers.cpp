@@ -7,6 +7,7 @@
 #include "core/support/Error.h"
 #include "core/tir/Op.h"
 #include "core/tir/Visitor.h"
+#include "core/transform/LowerBlocks.h"
 #include "core/transform/Pass.h"
 
 namespace loom::transform {
@@ -78,6 +79,33 @@ Expr flatIndex(const Buffer& b, const std::vector<Expr>& idx) {
   return r;
 }
 
+/// Row-major strides of `shape` with storage_align's entries (an Allocate's "buffer_dim_align":
+/// (axis, factor, offset) tuples) applied as TVM does: from the innermost axis out, an aligned
+/// axis's stride grows to the next value that is `offset` modulo `factor`.
+std::vector<Expr> alignedStrides(const std::vector<Expr>& shape, const Expr& entries, arith::Analyzer& an) {
+  std::vector<std::pair<int64_t, int64_t>> align(shape.size(), {0, 0});
+  if (auto* list = entries.as<CallNode>())
+    for (auto& e : list->args) {
+      auto* t = e.as<CallNode>();
+      if (!t || t->args.size() != 3) continue;
+      const int64_t *axis = asConstInt(t->args[0]), *factor = asConstInt(t->args[1]), *offset = asConstInt(t->args[2]);
+      if (axis && factor && offset && *axis >= 0 && size_t(*axis) < shape.size() && *factor > 0)
+        align[size_t(*axis)] = {*factor, *offset};
+    }
+  DataType t = shape.empty() ? DataType::Int(32) : shape.back().dtype();
+  std::vector<Expr> strides(shape.size());
+  Expr stride = intImm(t, 1);
+  for (size_t i = shape.size(); i-- > 0;) {
+    if (auto [factor, offset] = align[i]; factor > 0) {
+      Expr f = intImm(t, factor), o = intImm(t, offset);
+      stride = an.simplify(stride + floormod(f + o - floormod(stride, f), f));
+    }
+    strides[i] = stride;
+    stride = an.simplify(stride * shape[i]);
+  }
+  return strides;
+}
+
 class Flattener : public IRMutator {
 public:
   /// The flat view made for `b`, or undefined when the body never accessed `b`.
@@ -86,12 +114,21 @@ public:
     return it == m_flat.end() ? Buffer() : it->second;
   }
 
+  /// `b` with storage_align's padded strides when its Allocate asked for them.
+  Buffer aligned(const Buffer& b) const {
+    auto it = m_aligned.find(b->data.get());
+    if (it == m_aligned.end() || !b->strides.empty()) return b;
+    auto* n = new BufferNode(*b.get());
+    n->strides = it->second;
+    return Buffer(n);
+  }
+
   Buffer flat(const Buffer& b) {
-    if (isFlat(b)) return b;
+    if (isFlat(b) && !m_aligned.count(b->data.get())) return b;
     auto it = m_flat.find(b);
     if (it != m_flat.end()) return it->second;
     auto* n = new BufferNode(*b.get());
-    n->shape = {m_analyzer.simplify(flatExtent(b))};
+    n->shape = {m_analyzer.simplify(flatExtent(aligned(b)))};
     n->strides.clear();
     n->elemOffset = intImm(n->shape[0].dtype(), 0);
     Buffer fb(n);
@@ -105,21 +142,21 @@ protected:
   Expr visit(const BufferLoadNode* n, const Expr& self) override {
     std::vector<Expr> idx;
     mutateExprs(n->indices, idx);
-    if (isFlat(n->buffer)) {
+    if (isFlat(n->buffer) && !m_aligned.count(n->buffer->data.get())) {
       if (idx.size() == n->indices.size() && !std::equal(idx.begin(), idx.end(), n->indices.begin(),
                                                           [](auto& a, auto& b) { return a.same_as(b); }))
         return withSpan(bufferLoad(n->buffer, idx), n->span);
       return self;
     }
-    return withSpan(bufferLoad(flat(n->buffer), {flatIndex(n->buffer, idx)}), n->span);
+    return withSpan(bufferLoad(flat(n->buffer), {flatIndex(aligned(n->buffer), idx)}), n->span);
   }
 
   Stmt visit(const BufferStoreNode* n, const Stmt& self) override {
-    if (isFlat(n->buffer)) return IRMutator::visit(n, self);
+    if (isFlat(n->buffer) && !m_aligned.count(n->buffer->data.get())) return IRMutator::visit(n, self);
     std::vector<Expr> idx;
     mutateExprs(n->indices, idx);
     Expr v = mutate(n->value);
-    return withSpan(Stmt(new BufferStoreNode(flat(n->buffer), v, {flatIndex(n->buffer, idx)})), n->span);
+    return withSpan(Stmt(new BufferStoreNode(flat(n->buffer), v, {flatIndex(aligned(n->buffer), idx)})), n->span);
   }
 
   Stmt visit(const DeclBufferNode* n, const Stmt& self) override {
@@ -130,6 +167,23 @@ protected:
   }
 
   Stmt visit(const AllocateNode* n, const Stmt& self) override {
+    // storage_align: accesses under this Allocate use padded strides, and it allocates the
+    // padded extent (the annotation is used up here).
+    auto align = n->annotations.find(kBufferDimAlign);
+    if (align != n->annotations.end()) {
+      std::vector<Expr> strides = alignedStrides(n->extents, align->second, m_analyzer);
+      m_aligned[n->bufferVar.get()] = strides;
+      Stmt body = mutate(n->body);
+      m_aligned.erase(n->bufferVar.get());
+      Expr count = intImm(n->extents.empty() ? DataType::Int(32) : n->extents[0].dtype(), 1);
+      for (size_t i = 0; i < n->extents.size(); ++i)
+        count = count + (n->extents[i] - 1) * strides[i];
+      Annotations rest = n->annotations;
+      rest.erase(kBufferDimAlign);
+      return withSpan(Stmt(new AllocateNode(n->bufferVar, n->dtype, {m_analyzer.simplify(count)}, mutate(n->condition),
+                                            body, n->scope, rest)),
+                      n->span);
+    }
     Stmt s = IRMutator::visit(n, self);
     if (n->extents.size() == 1) return s;
     auto* a = s.as<AllocateNode>();
@@ -143,6 +197,7 @@ protected:
 
 private:
   std::unordered_map<Buffer, Buffer, RefHash, RefEqual> m_flat;
+  std::unordered_map<const VarNode*, std::vector<Expr>> m_aligned;  ///< data var -> padded strides
   arith::Analyzer m_analyzer;
 };
 

@@ -14,7 +14,30 @@ namespace {
 
 bool isPragma(const std::string& key) { return key.rfind("pragma_", 0) == 0; }
 
+/// storage_align's block annotation "buffer_dim_align" (one tuple per written buffer, of
+/// (axis, factor, offset) tuples), regrouped by the written buffer's data var, so the Allocate of
+/// that buffer can carry its entries on to flatten-buffers.
+class DimAlignCollector : public IRVisitor {
+public:
+  std::unordered_map<const VarNode*, Expr> byData;
+
+protected:
+  using IRVisitor::visit;
+  void visit(const BlockNode* n) override {
+    auto it = n->annotations.find(kBufferDimAlign);
+    if (it != n->annotations.end())
+      if (auto* perBuf = it->second.as<CallNode>())
+        for (size_t i = 0; i < perBuf->args.size() && i < n->writes.size(); ++i)
+          if (auto* entries = perBuf->args[i].as<CallNode>(); entries && !entries->args.empty())
+            byData[n->writes[i].buffer->data.get()] = perBuf->args[i];
+    IRVisitor::visit(n);
+  }
+};
+
 class BlockLowerer : public IRMutator {
+public:
+  std::unordered_map<const VarNode*, Expr> dimAlign;
+
 protected:
   using IRMutator::visit;
 
@@ -49,7 +72,9 @@ protected:
     for (auto it = b->allocBuffers.rbegin(); it != b->allocBuffers.rend(); ++it) {
       const Buffer& buf = *it;
       body = declBuffer(buf, body);
-      body = Stmt(new AllocateNode(buf->data, buf->dtype, buf->shape, boolImm(true), body, buf->scope));
+      Annotations ann;
+      if (auto a = dimAlign.find(buf->data.get()); a != dimAlign.end()) ann[kBufferDimAlign] = a->second;
+      body = Stmt(new AllocateNode(buf->data, buf->dtype, buf->shape, boolImm(true), body, buf->scope, ann));
     }
     for (auto it = b->annotations.rbegin(); it != b->annotations.rend(); ++it)
       if (isPragma(it->first)) body = attrStmt(Expr(), it->first, it->second, body);
@@ -79,6 +104,12 @@ protected:
 
 }  // namespace
 
-PrimFunc lowerBlocks(const PrimFunc& f) { return updateBody(f, BlockLowerer().mutate(f->body)); }
+PrimFunc lowerBlocks(const PrimFunc& f) {
+  DimAlignCollector align;
+  align.visitStmt(f->body);
+  BlockLowerer lower;
+  lower.dimAlign = std::move(align.byData);
+  return updateBody(f, lower.mutate(f->body));
+}
 
 }  // namespace loom::transform
