@@ -27,7 +27,12 @@ __attribute__((target("avx512f,fma"))) float fmaKernel512(long iters) {
     for (int i = 0; i < 12; ++i) acc[i] = _mm512_fmadd_ps(acc[i], a, b);
   __m512 s = acc[0];
   for (int i = 1; i < 12; ++i) s = _mm512_add_ps(s, acc[i]);
-  return _mm512_reduce_add_ps(s);
+  // Stored and summed by hand: GCC 12's _mm512_reduce_add_ps trips -Wuninitialized in its header.
+  float out[16];
+  _mm512_storeu_ps(out, s);
+  float sum = 0;
+  for (float v : out) sum += v;
+  return sum;
 }
 
 __attribute__((target("avx2,fma"))) float fmaKernel256(long iters) {
