@@ -108,7 +108,8 @@ private slots:
   void targetErrors_data() {
     QTest::addColumn<QString>("text");
     QTest::addColumn<QString>("message");
-    QTest::newRow("kind") << "cuda" << "unknown target kind 'cuda'";
+    QTest::newRow("kind") << "rocm" << "unknown target kind 'rocm'";
+    QTest::newRow("cuda arch") << "cuda -arch=compute_90" << "-arch needs a value like sm_80 or sm_90";
     QTest::newRow("empty") << "" << "empty target string";
     QTest::newRow("key") << "llvm -mfoo=1" << "unknown target option '-mfoo'";
     QTest::newRow("triple") << "llvm -mtriple=nonsense-xyz-abc" << "unknown target triple 'nonsense-xyz-abc'";
