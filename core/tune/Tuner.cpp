@@ -128,7 +128,7 @@ TuneResult tuneTask(const TuneTask& task, Database& db, Runner& runner, const Tu
                     const TuneCallback& callback) {
   TaskTuner t(task, db, runner, options, callback);
   if (options.measureBaseline) t.measureBaseline();
-  while (t.step()) {
+  while (!(options.shouldStop && options.shouldStop()) && t.step()) {
   }
   return t.result();
 }

@@ -23,6 +23,9 @@ struct TuneOptions {
   MeasureOptions measure;
   uint64_t seed = 1;
   bool measureBaseline = true; ///< also time the unscheduled program (not recorded)
+  /// Polled between batches: returning true stops tuneTask early (e.g. the Studio's Stop
+  /// button); what was measured so far stays recorded.
+  std::function<bool()> shouldStop;
 };
 
 /// What the callback hears about.
@@ -45,6 +48,8 @@ struct TuneEvent {
   std::string traceScript; ///< TrialDone / NewBest: the candidate's schedule as a script
 };
 
+/// Called synchronously on the tuning thread, in order; a GUI runs tuneTask on a worker thread and
+/// forwards the events to its own thread.
 using TuneCallback = std::function<void(const TuneEvent&)>;
 
 struct TuneResult {

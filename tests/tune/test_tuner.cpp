@@ -93,6 +93,20 @@ private slots:
     std::remove(path.c_str());
   }
 
+  void stopsWhenAsked() {
+    JsonDatabase db;
+    ProcessRunner runner(workerCommand(), false);
+    TuneOptions o = quick(30, "random");
+    o.measureBaseline = false;
+    int batches = 0;
+    o.shouldStop = [&] { return batches >= 1; };
+    TuneResult r = tuneTask(TuneTask::fromWorkload("matmul:M=8,N=8,K=8"), db, runner, o, [&](const TuneEvent& e) {
+      if (e.kind == TuneEventKind::TaskProgress) ++batches;
+    });
+    QCOMPARE(r.trialsThisRun, 3); // one batch of 3
+    QCOMPARE(db.all().size(), size_t(3));
+  }
+
   void unknownStrategyIsRefused() {
     JsonDatabase db;
     ProcessRunner runner(workerCommand(), false);
