@@ -297,6 +297,7 @@ private:
 
   Value eval(const Expr& e);
   void exec(const Stmt& s);
+  void execNode(const Stmt& s);
 
   Value evalBinary(const BinaryNode* n);
   Scalar binaryScalar(BinOp op, DataType e, Scalar a, Scalar b);
@@ -817,6 +818,16 @@ void Interp::execRealize(const BlockRealizeNode* n) {
 
 void Interp::exec(const Stmt& s) {
   if (!s.defined()) return;
+  try {
+    execNode(s);
+  } catch (const RuntimeError& e) {
+    // Located at the innermost statement that has a source span (parsed programs have them).
+    if (e.span().defined() || !s->span.defined()) throw;
+    throw RuntimeError(e.what(), s->span);
+  }
+}
+
+void Interp::execNode(const Stmt& s) {
   switch (s->nodeKind) {
   case NodeKind::BufferStore: execStore(s.as<BufferStoreNode>()); return;
   case NodeKind::LetStmt: {

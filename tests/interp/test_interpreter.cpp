@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "Builders.h"
+#include "core/tir/Parser.h"
 #include "Harness.h"
 
 using namespace loom;
@@ -405,6 +406,28 @@ private slots:
     Var fx = makeVar("fx", f32);
     NDArray r = runExpr(Expr(fx) / floatImm(f32, 0), {fx}, {1.0});
     QVERIFY(std::isinf(r.as<float>()[0]));
+  }
+
+  void runtimeErrorsAreLocated() {
+    // A parsed program's run-time failure carries the failing statement's line:col (the CLI
+    // prints FILE:LINE:COL: error: ...); the message itself is unchanged.
+    PrimFunc f = parseFunc("@T.prim_func\n"
+                           "def main(A: T.Buffer((4,), \"float32\")):\n"
+                           "    for i in range(4):\n"
+                           "        A[i] = T.float32(1)\n"
+                           "    for i in range(4):\n"
+                           "        A[i + 1] = A[i]\n",
+                           "oob.tir");
+    try {
+      interpret(f, {array({4})});
+      QFAIL("expected an out-of-bounds store");
+    } catch (const RuntimeError& e) {
+      QVERIFY2(QString(e.what()).startsWith("out-of-bounds store of buffer A"), e.what());
+      QCOMPARE(e.span().line, 6);
+      QCOMPARE(e.span().column, 9);
+      QVERIFY2(QString::fromStdString(e.formatted()).startsWith("oob.tir:6:9: error: out-of-bounds store"),
+               e.formatted().c_str());
+    }
   }
 };
 
