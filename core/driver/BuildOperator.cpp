@@ -10,6 +10,7 @@
 #include "core/schedule/Script.h"
 #include "core/schedule/Trace.h"
 #include "core/support/Error.h"
+#include "core/transform/CrossThreadReduction.h"
 #include "core/transform/GPUKernels.h"
 #include "core/transform/GPUSchedules.h"
 #include "core/transform/Pipeline.h"
@@ -69,7 +70,9 @@ LoweredOperator lowerOperator(const tir::PrimFunc& f, const OperatorOptions& opt
   lo.packedEntry = true;
   auto beforeEntry = std::make_shared<BeforePass>("make-packed-api");
   ctx.instruments.push_back(beforeEntry);
-  op.entry = transform::lower(op.scheduled, ctx, lo);
+  // GPU: reductions bound to threadIdx become shared-memory trees while still in block form.
+  tir::PrimFunc toLower = lo.gpu ? transform::lowerCrossThreadReduction(op.scheduled) : op.scheduled;
+  op.entry = transform::lower(toLower, ctx, lo);
   ctx.instruments.pop_back();
   op.lowered = beforeEntry->input;
   LOOM_ICHECK(op.lowered.defined()) << "the pipeline has no make-packed-api step";

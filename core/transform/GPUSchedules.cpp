@@ -119,6 +119,18 @@ std::string gpuScheduleReduceRfactor(int parts) {
          "sch.bind(wt, \"threadIdx.x\")\n";
 }
 
+std::string gpuScheduleReduceCrossThread(int threads) {
+  std::string t = std::to_string(threads);
+  return "# Row sum as a cross-thread reduction: one block per row, " + t + " threads each summing a\n"
+         "# strided share, then a shared-memory tree.\n"
+         "b = sch.get_block(\"A_red\")\n"
+         "i, k = sch.get_loops(b)\n"
+         "ko, ki = sch.split(k, factors=[None, " + t + "])\n"
+         "sch.reorder(i, ki, ko)\n"
+         "sch.bind(i, \"blockIdx.x\")\n"
+         "sch.bind(ki, \"threadIdx.x\")\n";
+}
+
 std::string defaultGPUSchedule(const std::string& workload, const PrimFunc& f) {
   auto blocks = blocksOf(f);
   // Without a name, a matmul is one block "C" over (i, j, k) with k a reduction.

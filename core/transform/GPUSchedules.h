@@ -22,6 +22,10 @@ std::string gpuScheduleMatmulShared(int tile = 8);
 /// reduce_sum (block "A_red", loops i, k): the row sum split in two kernels with rfactor: `parts`
 /// partial sums per row computed by `parts` threads of one block per row, then a write-back kernel.
 std::string gpuScheduleReduceRfactor(int parts = 8);
+/// reduce_sum (block "A_red", loops i, k): one block per row, the row's reduction split over
+/// `threads` threads (k split, the inner part bound to threadIdx.x): a cross-thread reduction,
+/// lowered to a shared-memory tree by lower-cross-thread-reduction.
+std::string gpuScheduleReduceCrossThread(int threads = 32);
 /// The default GPU schedule of a preset: the shared-memory matmul for "matmul" (or, when
 /// `workload` is empty, a program whose one block "C" looks like one) when the shape allows it
 /// (M, N, K multiples of 8), gpuScheduleFlat otherwise.

@@ -8,6 +8,7 @@
 #include "core/tir/HostArrays.h"
 #include "core/tir/Interpreter.h"
 #include "core/topi/Workloads.h"
+#include "core/transform/CrossThreadReduction.h"
 #include "core/transform/Pass.h"
 #include "core/transform/Pipeline.h"
 #include "runtime/DeviceAPI.h"
@@ -41,7 +42,7 @@ inline GPUCase lowerForGPU(const std::string& specText, const std::string& scrip
   transform::PassContext ctx;
   transform::LowerOptions lo;
   lo.gpu = true;
-  c.lowered = transform::lower(c.scheduled, ctx, lo);
+  c.lowered = transform::lower(transform::lowerCrossThreadReduction(c.scheduled), ctx, lo);
   return c;
 }
 

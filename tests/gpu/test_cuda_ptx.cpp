@@ -85,7 +85,10 @@ private slots:
     std::vector<std::pair<std::string, std::string>> schedules = {
         {"flat 64", transform::gpuScheduleFlat(f, 64)}, {"2-D 4x8", transform::gpuSchedule2D(f, 4, 8)}};
     if (s.workload->name == "matmul") schedules.push_back({"shared 8x8", transform::gpuScheduleMatmulShared(8)});
-    if (s.workload->name == "reduce_sum") schedules.push_back({"rfactor 8", transform::gpuScheduleReduceRfactor(8)});
+    if (s.workload->name == "reduce_sum") {
+      schedules.push_back({"rfactor 8", transform::gpuScheduleReduceRfactor(8)});
+      schedules.push_back({"cross-thread 16", transform::gpuScheduleReduceCrossThread(16)});
+    }
     for (auto& [name, script] : schedules) {
       gputest::GPUCase c = gputest::lowerForGPU(spec.toStdString(), script);
       std::string src = codegen::emitGPUSource(transform::splitHostDevice(c.lowered), codegen::GPUDialect::CUDA);

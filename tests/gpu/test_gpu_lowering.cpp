@@ -99,6 +99,31 @@ private slots:
     QVERIFY_THROWS_EXCEPTION(GPUThreadLimitError, transform::verifyGPULimits(p, fewThreads));
   }
 
+  void crossThreadReductionRefusals() {
+    // The outer part of k stays outside the thread loop: the tree would sum only one slice.
+    std::string outside = "b = sch.get_block(\"A_red\")\n"
+                          "i, k = sch.get_loops(b)\n"
+                          "ko, ki = sch.split(k, factors=[None, 8])\n"
+                          "sch.bind(i, \"blockIdx.x\")\n"
+                          "sch.bind(ki, \"threadIdx.x\")\n";
+    try {
+      gputest::lowerForGPU("reduce_sum:M=4,N=32", outside);
+      QFAIL("a reduction loop outside the thread loop was accepted");
+    } catch (const CrossThreadReductionError& e) {
+      QVERIFY2(std::string(e.what()).find("reduction loop 'k_0' is outside it") != std::string::npos, e.what());
+    }
+    // 12 threads: not a power of two.
+    try {
+      gputest::lowerForGPU("reduce_sum:M=4,N=36", transform::gpuScheduleReduceCrossThread(12));
+      QFAIL("a 12-thread tree was accepted");
+    } catch (const CrossThreadReductionError& e) {
+      QVERIFY2(std::string(e.what()).find("power of two") != std::string::npos, e.what());
+    }
+    // The tree: log2(32) halving steps, each followed by a barrier, plus the one after the fill.
+    auto c = gputest::lowerForGPU("reduce_sum:M=4,N=64", transform::gpuScheduleReduceCrossThread(32));
+    QCOMPARE(countSyncs(c.lowered->body), 6);
+  }
+
   void cudaDialect() {
     auto c = gputest::lowerForGPU("matmul:M=16,N=16,K=16", transform::gpuScheduleMatmulShared(8));
     std::string src = codegen::emitGPUSource(transform::splitHostDevice(c.lowered), codegen::GPUDialect::CUDA);

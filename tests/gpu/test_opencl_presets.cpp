@@ -99,6 +99,15 @@ private slots:
     QVERIFY2(src.find("main_kernel1") != std::string::npos, src.c_str());
   }
 
+  void reduceSumCrossThreadTree() {
+    if (!m_unavailable.empty()) QSKIP(("no OpenCL device: " + m_unavailable).c_str());
+    std::string src = check("reduce_sum:M=20,N=64", transform::gpuScheduleReduceCrossThread(32), "cross-thread 32");
+    QVERIFY2(src.find("__local float A_red_red[32]") != std::string::npos, src.c_str());
+    // Ragged: 48 columns over 16 threads of 3 each; and 64 threads with 2 rows of 96.
+    check("reduce_sum:M=7,N=48", transform::gpuScheduleReduceCrossThread(16), "cross-thread 16");
+    check("reduce_sum:M=2,N=96", transform::gpuScheduleReduceCrossThread(32), "cross-thread 32 (96)");
+  }
+
   void defaultSchedules_data() {
     QTest::addColumn<QString>("spec");
     for (auto& w : topi::allWorkloads()) QTest::newRow(w.name.c_str()) << QString::fromStdString(smallSpec(w.name));
