@@ -147,6 +147,11 @@ std::string defaultGPUSchedule(const std::string& workload, const PrimFunc& f) {
     }
     if (fits) return gpuScheduleMatmulShared(8);
   }
+  if (workload == "reduce_sum" && f->params.size() == 2) {
+    Buffer a = f->bufferOf(f->params[0]);
+    const int64_t* n = a.defined() && a->shape.size() == 2 ? asConstInt(a->shape[1]) : nullptr;
+    if (n && *n % 32 == 0) return gpuScheduleReduceCrossThread(32);
+  }
   return gpuScheduleFlat(f);
 }
 

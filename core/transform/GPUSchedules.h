@@ -28,7 +28,8 @@ std::string gpuScheduleReduceRfactor(int parts = 8);
 std::string gpuScheduleReduceCrossThread(int threads = 32);
 /// The default GPU schedule of a preset: the shared-memory matmul for "matmul" (or, when
 /// `workload` is empty, a program whose one block "C" looks like one) when the shape allows it
-/// (M, N, K multiples of 8), gpuScheduleFlat otherwise.
+/// (M, N, K multiples of 8), the cross-thread reduction for "reduce_sum" when N is a multiple of
+/// 32, gpuScheduleFlat otherwise.
 std::string defaultGPUSchedule(const std::string& workload, const tir::PrimFunc& f);
 
 }  // namespace loom::transform
