@@ -473,7 +473,7 @@ private:
         const Token& kw = next();
         next();
         if (kw.text == "shape") {
-          spec.shape = parseExprTuple("the shape");
+          spec.shape = parseShape();
           haveShape = true;
         } else if (kw.text == "dtype") {
           spec.dtype = parseDTypeString("for dtype=");
@@ -509,7 +509,7 @@ private:
           fail(kw, "unknown keyword argument '" + kw.text + "' of " + fn);
         }
       } else if (!haveShape) {
-        spec.shape = parseExprTuple("the shape");
+        spec.shape = parseShape();
         haveShape = true;
       } else if (!haveDtype) {
         spec.dtype = parseDTypeString("as the buffer data type");
@@ -522,6 +522,16 @@ private:
     expectOp(")", "after the arguments of " + fn);
     if (!haveShape) fail(m_t[m_p - 1], fn + " needs a shape");
     return spec;
+  }
+
+  /// A buffer shape; a constant extent must not be negative.
+  std::vector<Expr> parseShape() {
+    Token at = peek();
+    std::vector<Expr> shape = parseExprTuple("the shape");
+    for (size_t d = 0; d < shape.size(); ++d)
+      if (const int64_t* c = asConstInt(shape[d]); c && *c < 0)
+        fail(at, "buffer shape has the negative extent " + std::to_string(*c) + " in dimension " + std::to_string(d));
+    return shape;
   }
 
   Buffer makeBufferFrom(const BufferSpec& spec, const Token& nameTok) {

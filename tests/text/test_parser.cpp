@@ -504,6 +504,10 @@ def main(A: T.Buffer((4,), "float32"), n: T.int32):
         loop + "        with T.block(\"b\"):\n            vi = T.axis.spatial(16, i)\n            T.where(vi < 8)\n"
                "            pass\n",
         6, 21, "T.where uses the block's own axis 'vi'");
+    add("negativeShape", "@T.prim_func\ndef main(A: T.Buffer((4, -2), \"float32\")):\n    A[0, 0] = T.float32(1)\n", 2, 22,
+        "buffer shape has the negative extent -2 in dimension 1");
+    add("negativeAllocShape", loop + "        B = T.alloc_buffer((-3,), \"float32\")\n", 4, 28,
+        "buffer shape has the negative extent -3 in dimension 0");
     add("suggestFunction", loop + "        A[i] = T.sqrtt(A[i])\n", 4, 18, "unknown function 'T.sqrtt'; did you mean 'T.sqrt'?");
     add("suggestName", loop + "        A[i] = A[ii]\n", 4, 18, "unknown name 'ii'; did you mean 'i'?");
     add("elseWithoutIf", loop + "        else:\n            pass\n", 4, 9, "'else' without a matching 'if'");
