@@ -83,7 +83,7 @@ std::string gpuSchedule2D(const PrimFunc& f, int ty, int tx) {
 std::string gpuScheduleMatmulShared(int tile) {
   std::string t = std::to_string(tile);
   return "# Shared-memory tiled matmul: " + t + "x" + t + " output tiles per block, one thread per element,\n"
-         "# A and B tiles fetched cooperatively into shared memory for each step of k.\n"
+         "# the A and B tiles of each step of k fetched into shared memory (by every thread), barriers around.\n"
          "b = sch.get_block(\"C\")\n"
          "i, j, k = sch.get_loops(b)\n"
          "bi, ti = sch.split(i, factors=[None, " + t + "])\n"
@@ -145,7 +145,12 @@ std::string defaultGPUSchedule(const std::string& workload, const PrimFunc& f) {
         fits = fits && c && *c % 8 == 0;
       }
     }
-    if (fits) return gpuScheduleMatmulShared(8);
+    // The shared tiles keep every row of A and column of B of one k step (compact-buffers does
+    // not shrink them over the thread indices): (M + N) * 8 floats must fit in 48 KiB.
+    Buffer a = f->bufferOf(f->params[0]), b = f->bufferOf(f->params[1]);
+    const int64_t* m = asConstInt(a->shape[0]);
+    const int64_t* n = asConstInt(b->shape[b->shape.size() - 1]);
+    if (fits && m && n && (*m + *n) * 8 * 4 <= 48 * 1024) return gpuScheduleMatmulShared(8);
   }
   if (workload == "reduce_sum" && f->params.size() == 2) {
     Buffer a = f->bufferOf(f->params[0]);

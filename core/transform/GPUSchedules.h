@@ -15,9 +15,10 @@ std::string gpuScheduleFlat(const tir::PrimFunc& f, int threads = 64);
 std::string gpuSchedule2D(const tir::PrimFunc& f, int ty = 4, int tx = 16);
 /// matmul (block "C", loops i, j, k): `tile` x `tile` output tiles per block (blockIdx.y/x), one
 /// thread per output element (threadIdx.y/x), k in steps of `tile` with the A and B tiles fetched
-/// cooperatively into shared memory (cache_read "shared" under the k loop, fetch loops bound to
-/// the same threads); thread-sync puts barriers between fetch and use. M, N, K must be multiples
-/// of `tile`.
+/// into shared memory (cache_read "shared" under the k loop); thread-sync puts barriers between fetch and use. M, N, K must be multiples
+/// of `tile`. Every thread fetches the whole tiles (redundant but race-free), and the shared
+/// buffers keep all M rows of A and N columns of B of one k step: compact-buffers does not yet
+/// shrink shared buffers over thread indices, so the size grows with M + N.
 std::string gpuScheduleMatmulShared(int tile = 8);
 /// reduce_sum (block "A_red", loops i, k): the row sum split in two kernels with rfactor: `parts`
 /// partial sums per row computed by `parts` threads of one block per row, then a write-back kernel.
@@ -28,7 +29,7 @@ std::string gpuScheduleReduceRfactor(int parts = 8);
 std::string gpuScheduleReduceCrossThread(int threads = 32);
 /// The default GPU schedule of a preset: the shared-memory matmul for "matmul" (or, when
 /// `workload` is empty, a program whose one block "C" looks like one) when the shape allows it
-/// (M, N, K multiples of 8), the cross-thread reduction for "reduce_sum" when N is a multiple of
+/// (M, N, K multiples of 8 and the tiles within 48 KiB: M + N <= 1536), the cross-thread reduction for "reduce_sum" when N is a multiple of
 /// 32, gpuScheduleFlat otherwise.
 std::string defaultGPUSchedule(const std::string& workload, const tir::PrimFunc& f);
 
