@@ -122,7 +122,7 @@ void runOne(const fs::path& dir, const OnnxTestOptions& o) {
     std::string msg = e.what();
     for (int attempt = 0; attempt < 8 && !m.main().defined(); ++attempt) {
       size_t at = msg.find("') must be a constant");
-      if (at == std::string::npos) throw;
+      if (at == std::string::npos) LOOM_THROW(frontend::ImportError) << msg;
       size_t open = msg.rfind("('", at);
       std::string name = msg.substr(open + 2, at - open - 2);
       auto it = std::find(names.begin(), names.end(), name);
@@ -141,7 +141,7 @@ void runOne(const fs::path& dir, const OnnxTestOptions& o) {
             bound = true;
           }
         }
-        if (!bound) throw;
+        if (!bound) LOOM_THROW(frontend::ImportError) << msg;
       }
       try {
         m = frontend::importOnnx(model.string(), io);
