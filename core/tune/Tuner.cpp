@@ -68,9 +68,9 @@ void TaskTuner::measureBaseline() {
 
 bool TaskTuner::done() const { return m_exhausted || m_done >= m_options.trials; }
 
-bool TaskTuner::step() {
-  if (done()) return false;
-  size_t n = size_t(std::min(m_options.batchSize, m_options.trials - m_done));
+bool TaskTuner::step(int maxTrials) {
+  if (done() || maxTrials <= 0) return false;
+  size_t n = size_t(std::min({m_options.batchSize, m_options.trials - m_done, maxTrials}));
   m_ctx.elites.clear();
   for (auto& [ms, trace] : m_elites) m_ctx.elites.push_back(trace);
   std::vector<Candidate> batch = m_strategy->nextBatch(m_ctx, n);

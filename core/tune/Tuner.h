@@ -69,8 +69,9 @@ public:
             TuneCallback callback = {});
   /// Measures the unscheduled program once (TuneOptions::measureBaseline).
   void measureBaseline();
-  /// Measures one batch; false when the budget is spent or the space yields no new candidate.
-  bool step();
+  /// Measures one batch (at most `maxTrials` candidates); false when the budget is spent or the
+  /// space yields no new candidate.
+  bool step(int maxTrials = 1 << 30);
   bool done() const;
   TuneResult result() const;
   const TuneTask& task() const { return m_task; }

@@ -1,0 +1,71 @@
+// TaskScheduler: merge identical tasks, warm up round robin, then follow the largest gradient.
+#include "core/tune/TaskScheduler.h"
+
+#include <cmath>
+#include <map>
+
+namespace loom::tune {
+
+TaskScheduler::TaskScheduler(std::vector<TuneTask> tasks, Database& db, Runner& runner, const TuneOptions& perTask,
+                             const TaskSchedulerOptions& options, TuneCallback callback)
+    : m_perTask(perTask), m_options(options) {
+  std::map<std::string, size_t> byKey;
+  for (auto& t : tasks) {
+    std::string k = t.key + "@" + t.target;
+    auto it = byKey.find(k);
+    if (it != byKey.end()) {
+      m_tasks[it->second].weight += t.weight;
+      continue;
+    }
+    byKey[k] = m_tasks.size();
+    m_tasks.push_back(std::move(t));
+  }
+  for (auto& t : m_tasks) m_tuners.push_back(std::make_unique<TaskTuner>(t, db, runner, perTask, callback));
+  m_history.resize(m_tasks.size());
+}
+
+size_t TaskScheduler::pick() const {
+  size_t best = m_tasks.size();
+  double bestScore = -1;
+  for (size_t i = 0; i < m_tasks.size(); ++i) {
+    if (m_tuners[i]->done()) continue;
+    const auto& h = m_history[i];
+    if (h.empty()) return i; // warm-up: one batch each, in order
+    auto [trials, ms] = h.back();
+    double score;
+    if (!std::isfinite(ms)) {
+      score = INFINITY; // nothing works yet: keep trying
+    } else {
+      size_t back = h.size() > size_t(m_options.window) ? h.size() - 1 - size_t(m_options.window) : 0;
+      double prevMs = std::isfinite(h[back].second) ? h[back].second : ms;
+      int dt = trials - h[back].first;
+      double backward = dt > 0 ? (prevMs - ms) / dt : 0;
+      double forward = trials > 0 ? ms / trials : ms;
+      score = m_tasks[i].weight * (m_options.alpha * backward + (1 - m_options.alpha) * forward);
+    }
+    if (score > bestScore) {
+      bestScore = score;
+      best = i;
+    }
+  }
+  return best;
+}
+
+std::vector<TuneResult> TaskScheduler::run() {
+  int spent = 0;
+  while (spent < m_options.totalTrials) {
+    if (m_perTask.shouldStop && m_perTask.shouldStop()) break;
+    size_t i = pick();
+    if (i >= m_tasks.size()) break;
+    int before = m_tuners[i]->result().trialsThisRun;
+    if (!m_tuners[i]->step(m_options.totalTrials - spent)) continue; // exhausted: done() is now true
+    TuneResult r = m_tuners[i]->result();
+    spent += r.trialsThisRun - before;
+    m_history[i].push_back({r.trialsDone, r.best ? r.best->meanMs() : INFINITY});
+  }
+  std::vector<TuneResult> out;
+  for (auto& t : m_tuners) out.push_back(t->result());
+  return out;
+}
+
+} // namespace loom::tune

@@ -1,0 +1,40 @@
+// Tuning several tasks under one trial budget (whole-model tuning): identical tasks are merged,
+// and trials go to the task with the largest expected gain (Ansor's gradient-based scheduler).
+#pragma once
+#include <vector>
+
+#include "core/tune/Tuner.h"
+
+namespace loom::tune {
+
+struct TaskSchedulerOptions {
+  int totalTrials = 256;  ///< over all tasks
+  double alpha = 0.2;     ///< weight of the backward (observed) gradient against the forward one
+  int window = 3;         ///< batches looked back for the backward gradient
+};
+
+/// Ansor's task scheduler, simplified: after one batch per task (round robin), each batch goes to
+/// the task maximizing weight * (alpha * backward + (1 - alpha) * forward), where backward is the
+/// best-time drop per trial over the last `window` batches and forward = best / trials (what the
+/// task gained per trial so far, an optimistic estimate of the next gain). Tasks without a
+/// successful trial go first. `perTask.trials` caps each task.
+class TaskScheduler {
+public:
+  TaskScheduler(std::vector<TuneTask> tasks, Database& db, Runner& runner, const TuneOptions& perTask,
+                const TaskSchedulerOptions& options, TuneCallback callback = {});
+  /// Runs until the total budget is spent or every task is done; one result per merged task.
+  std::vector<TuneResult> run();
+  /// The tasks after merging identical keys (weights summed).
+  const std::vector<TuneTask>& tasks() const { return m_tasks; }
+
+private:
+  size_t pick() const;
+
+  std::vector<TuneTask> m_tasks;
+  std::vector<std::unique_ptr<TaskTuner>> m_tuners;
+  std::vector<std::vector<std::pair<int, double>>> m_history; ///< per task: (trials, best ms) after each batch
+  TuneOptions m_perTask;
+  TaskSchedulerOptions m_options;
+};
+
+} // namespace loom::tune
