@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs the libraries the benchmarks compare against (OpenBLAS, oneDNN); tests never need them.
+# Installs what the benchmarks compare against (OpenBLAS, oneDNN) and what builds the real models
+# (PyTorch + torchvision for examples/models/make_torch_models.py); the default tests never need them.
 set -euo pipefail
-PKGS=(libopenblas-dev libdnnl-dev)
+PKGS=(libopenblas-dev libdnnl-dev python3-torch python3-torchvision python3-onnx)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
