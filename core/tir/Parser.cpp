@@ -35,12 +35,111 @@ struct BlockCtx {
   size_t predicateTok = 0;  ///< token index of T.where, for errors
   std::vector<size_t> valueToks;  ///< token index of each axis value
   std::vector<BufferRegion> reads, writes;
+  bool readsGiven = false, writesGiven = false;  ///< T.reads / T.writes written out
   Annotations annotations;
   std::vector<Buffer> allocBuffers;
   Stmt init;
   Annotations* funcAttrs = nullptr;
   PrimFuncNode* func = nullptr;  ///< at function level: where T.match_buffer adds its buffer
 };
+
+/// The regions a block body reads and writes, in order of first access, for a block that leaves
+/// out T.reads / T.writes. An index that uses a variable bound inside the body (an inner loop, a
+/// let, a nested block's iter var) or a vector index covers its whole dimension; accesses of one
+/// buffer at different indices merge to the whole dimension too (a safe over-approximation).
+/// Loads of a buffer the block writes are not reads when the block has an init (the reduction
+/// update, as create_prim_func does); buffers the block allocates are left out.
+class AccessCollector : public IRVisitor {
+public:
+  std::vector<BufferRegion> reads, writes;
+  std::set<const VarNode*> inner;
+
+  void add(std::vector<BufferRegion>& list, const Buffer& b, const std::vector<Expr>& idx) {
+    std::vector<Range> region;
+    for (size_t d = 0; d < b->shape.size(); ++d) {
+      const Expr* e = d < idx.size() ? &idx[d] : nullptr;
+      bool local = e && e->dtype().lanes() == 1 && !usesInner(*e);
+      region.push_back(local ? Range(*e, intImm(e->dtype(), 1)) : Range(intImm(b->shape[d].dtype(), 0), b->shape[d]));
+    }
+    for (auto& r : list) {
+      if (!r.buffer.same_as(b)) continue;
+      for (size_t d = 0; d < region.size() && d < r.region.size(); ++d)
+        if (!structuralEqual(r.region[d].min, region[d].min) || !structuralEqual(r.region[d].extent, region[d].extent))
+          r.region[d] = Range(intImm(b->shape[d].dtype(), 0), b->shape[d]);
+      return;
+    }
+    list.emplace_back(b, region);
+  }
+
+  bool usesInner(const Expr& e) const {
+    bool found = false;
+    postOrderVisit(e, [&](const IRNode* x) {
+      if (auto* v = dynamic_cast<const VarNode*>(x)) found |= inner.count(v) > 0;
+    });
+    return found;
+  }
+
+protected:
+  using IRVisitor::visit;
+  void visit(const BufferLoadNode* n) override {
+    IRVisitor::visit(n);
+    add(reads, n->buffer, n->indices);
+  }
+  void visit(const BufferStoreNode* n) override {
+    IRVisitor::visit(n);
+    add(writes, n->buffer, n->indices);
+  }
+};
+
+/// Collects the variables bound inside a statement.
+class BoundVars : public IRVisitor {
+public:
+  std::set<const VarNode*> vars;
+
+protected:
+  using IRVisitor::visit;
+  void visit(const ForNode* n) override {
+    vars.insert(n->loopVar.get());
+    IRVisitor::visit(n);
+  }
+  void visit(const LetStmtNode* n) override {
+    vars.insert(n->var.get());
+    IRVisitor::visit(n);
+  }
+  void visit(const LetNode* n) override {
+    vars.insert(n->var.get());
+    IRVisitor::visit(n);
+  }
+  void visit(const BlockNode* n) override {
+    for (auto& iv : n->iterVars) vars.insert(iv.var.get());
+    IRVisitor::visit(n);
+  }
+};
+
+std::pair<std::vector<BufferRegion>, std::vector<BufferRegion>> inferAccessRegions(const Stmt& body, const Stmt& init,
+                                                                                   const std::vector<Buffer>& allocated) {
+  BoundVars bound;
+  bound.visitStmt(body);
+  if (init.defined()) bound.visitStmt(init);
+  AccessCollector c;
+  c.inner = std::move(bound.vars);
+  c.visitStmt(body);
+  if (init.defined()) c.visitStmt(init);
+  auto keep = [&](const BufferRegion& r, bool isRead) {
+    for (auto& a : allocated)
+      if (a.same_as(r.buffer)) return false;
+    if (isRead && init.defined())
+      for (auto& w : c.writes)
+        if (w.buffer.same_as(r.buffer)) return false;
+    return true;
+  };
+  std::vector<BufferRegion> reads, writes;
+  for (auto& r : c.reads)
+    if (keep(r, true)) reads.push_back(r);
+  for (auto& w : c.writes)
+    if (keep(w, false)) writes.push_back(w);
+  return {reads, writes};
+}
 
 /// T.Buffer / T.decl_buffer / T.alloc_buffer arguments before the buffer gets its name.
 struct BufferSpec {
@@ -965,6 +1064,7 @@ private:
     } else {
       requireBlock(ctx, t, "T." + fn.text);
       auto& out = fn.text == "reads" ? ctx->reads : ctx->writes;
+      (fn.text == "reads" ? ctx->readsGiven : ctx->writesGiven) = true;
       out.clear();
       bool list = acceptOp("[");
       while (!peek().isOp(list ? "]" : ")")) {
@@ -1213,6 +1313,13 @@ private:
       for (size_t k = 0; k < ctx.values.size(); ++k)
         if (usesVar(ctx.values[k], iv.var))
           fail(m_t[ctx.valueToks[k]], "an axis value uses the block's own axis '" + iv.var->name + "'");
+    }
+    // Like TVMScript, a block with iter vars that leaves out T.reads / T.writes gets them from
+    // its body (the schedule's dataflow checks rely on them).
+    if (!ctx.iterVars.empty() && (!ctx.readsGiven || !ctx.writesGiven)) {
+      auto [reads, writes] = inferAccessRegions(body, ctx.init, ctx.allocBuffers);
+      if (!ctx.readsGiven) ctx.reads = std::move(reads);
+      if (!ctx.writesGiven) ctx.writes = std::move(writes);
     }
     auto* b = new BlockNode();
     Block block(b);

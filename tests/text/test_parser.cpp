@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <sstream>
 
 #include "core/support/Error.h"
 #include "core/tir/Intrinsics.h"
@@ -12,6 +13,7 @@
 #include "core/tir/Printer.h"
 #include "core/tir/StructuralEqual.h"
 #include "core/tir/Visitor.h"
+#include "core/topi/Workloads.h"
 #include "tests/text/TextFixtures.h"
 
 using namespace loom;
@@ -527,6 +529,41 @@ def main(A: T.Buffer((4,), "float32"), n: T.int32):
       QVERIFY2(e.span().line == line && e.span().column == column, qPrintable(what));
       QCOMPARE(QString::fromStdString(e.span().fileName()), QString("bad.py"));
     }
+  }
+
+  void inferredAccessRegions() {
+    // Like TVMScript, blocks that leave out T.reads / T.writes get them from their body: the
+    // presets with those lines deleted parse back to the same function.
+    for (const char* spec : {"matmul:M=4,N=5,K=6", "batch_matmul:B=2,M=3,N=4,K=5", "relu:M=3,N=4", "add:M=3,N=4",
+                             "transpose:M=3,N=4", "softmax:M=3,N=5", "reduce_sum:M=3,N=4", "layernorm:M=2,N=6"}) {
+      std::string text = printFunc(topi::buildWorkload(topi::parseWorkloadSpec(spec)));
+      std::string stripped;
+      std::istringstream in(text);
+      for (std::string line; std::getline(in, line);)
+        if (line.find("T.reads(") == std::string::npos && line.find("T.writes(") == std::string::npos)
+          stripped += line + "\n";
+      QVERIFY(stripped.size() < text.size());
+      PrimFunc f;
+      TRY_PARSE(f = parseFunc(stripped));
+      QCOMPARE(QString::fromStdString(printFunc(f)), QString::fromStdString(text));
+    }
+    // An index over an inner loop covers the whole dimension; a block's own allocation is left
+    // out; written-out lists are kept as given.
+    PrimFunc g;
+    TRY_PARSE(g = parseFunc("@T.prim_func\n"
+                            "def main(A: T.Buffer((4, 8), \"float32\"), B: T.Buffer((4,), \"float32\")):\n"
+                            "    for i in range(4):\n"
+                            "        with T.block(\"row\"):\n"
+                            "            vi = T.axis.spatial(4, i)\n"
+                            "            T.writes(B[vi])\n"
+                            "            t = T.alloc_buffer((1,), \"float32\")\n"
+                            "            t[0] = T.float32(0)\n"
+                            "            for k in range(8):\n"
+                            "                t[0] = t[0] + A[vi, k]\n"
+                            "            B[vi] = t[0]\n"));
+    std::string printed = printFunc(g);
+    QVERIFY2(printed.find("T.reads(A[vi, 0:8])\n") != std::string::npos, printed.c_str());
+    QVERIFY2(printed.find("T.writes(B[vi])\n") != std::string::npos, printed.c_str());
   }
 
   void wholeInputErrors() {
