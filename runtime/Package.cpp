@@ -1,9 +1,11 @@
-// Loading a packaged model: untar, write kernels.so to a temp file, dlopen, build the executor.
+// Loading a packaged model: untar, check the metadata, write kernels.so to a temp file, dlopen, build the executor.
 #include "runtime/Package.h"
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 #include <unistd.h>
 
 #include "runtime/Params.h"
@@ -12,10 +14,74 @@
 
 namespace loom::runtime {
 
+namespace {
+
+/// Whether the archive's headers and padded members are followed by a zero block (the end-of-archive
+/// marker); a file cut inside the last member's padding or the marker lacks it.
+bool hasEndOfArchive(const std::string& bytes) {
+  size_t pos = 0;
+  while (pos + 512 <= bytes.size()) {
+    const char* h = bytes.data() + pos;
+    bool zero = true;
+    for (int i = 0; i < 512 && zero; ++i) zero = h[i] == 0;
+    if (zero) return true;
+    uint64_t size = 0;
+    for (int i = 124; i < 136 && h[i]; ++i)
+      if (h[i] >= '0' && h[i] <= '7') size = size * 8 + uint64_t(h[i] - '0');
+    pos += 512 + (size + 511) / 512 * 512;
+  }
+  return false;
+}
+
+std::map<std::string, std::string> readPackageFiles(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw RuntimeFailure("cannot open package '" + path + "'");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  std::string bytes = ss.str();
+  if (bytes.empty()) throw RuntimeFailure("package '" + path + "' is empty");
+  if (bytes.size() < 512)
+    throw RuntimeFailure("package '" + path + "' is not a tar archive (" + std::to_string(bytes.size()) +
+                         " bytes, less than one tar header)");
+  std::map<std::string, std::string> files;
+  try {
+    files = readTarBytes(bytes, path);
+  } catch (const RuntimeFailure& e) {
+    std::string what = e.what();
+    if (what.find("at byte 0 (bad checksum)") != std::string::npos)
+      throw RuntimeFailure("package '" + path + "' is not a tar archive (" + e.what() + ")");
+    throw RuntimeFailure("package '" + path + "' is damaged or truncated: " + e.what());
+  }
+  if (!hasEndOfArchive(bytes))
+    throw RuntimeFailure("package '" + path + "' is truncated (" + std::to_string(bytes.size()) +
+                         " bytes; it ends before the tar end-of-archive marker)");
+  for (const char* need : {"metadata.json", "graph.json", "params.bin", "kernels.so"})
+    if (!files.count(need))
+      throw RuntimeFailure("package '" + path + "' has no " + need +
+                           " (a package holds kernels.so, graph.json, params.bin and metadata.json)");
+  return files;
+}
+
+void checkMetadata(const std::string& path, const std::string& text) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw RuntimeFailure("package '" + path + "': metadata.json is not valid JSON (" + e.what() + ")");
+  }
+  if (!j.is_object()) throw RuntimeFailure("package '" + path + "': metadata.json is not a JSON object");
+  if (!j.contains("format_version")) return;  // written before the field existed: version 1
+  const auto& v = j["format_version"];
+  if (!v.is_number_integer() || v.get<int64_t>() != kPackageFormatVersion)
+    throw RuntimeFailure("package '" + path + "' has format version " + v.dump() + ", this runtime reads version " +
+                         std::to_string(kPackageFormatVersion) + " (recompile the model with a matching `loom compile`)");
+}
+
+}  // namespace
+
 Package loadPackage(const std::string& path) {
-  std::map<std::string, std::string> files = readTar(path);
-  for (const char* need : {"kernels.so", "graph.json", "params.bin", "metadata.json"})
-    if (!files.count(need)) throw RuntimeFailure("package '" + path + "' has no " + need);
+  std::map<std::string, std::string> files = readPackageFiles(path);
+  checkMetadata(path, files["metadata.json"]);
   std::string tmpl = (std::filesystem::temp_directory_path() / "loom-kernels-XXXXXX.so").string();
   int fd = mkstemps(tmpl.data(), 3);
   if (fd < 0) throw RuntimeFailure("cannot create a temporary file for the kernels of '" + path + "'");
@@ -29,15 +95,19 @@ Package loadPackage(const std::string& path) {
   Module kernels;
   try {
     kernels = Module::loadFile(tmpl);
-  } catch (...) {
+  } catch (const std::exception& e) {
     std::filesystem::remove(tmpl);
-    throw;
+    throw RuntimeFailure("package '" + path + "': cannot load kernels.so: " + e.what());
   }
   // The library stays mapped after the file is gone.
   std::filesystem::remove(tmpl);
   Package p;
-  p.executor = std::make_unique<GraphExecutor>(files["graph.json"], kernels);
-  p.executor->setParams(loadParams(files["params.bin"]));
+  try {
+    p.executor = std::make_unique<GraphExecutor>(files["graph.json"], kernels);
+    p.executor->setParams(loadParams(files["params.bin"]));
+  } catch (const std::exception& e) {
+    throw RuntimeFailure("package '" + path + "': " + e.what());
+  }
   p.metadata = files["metadata.json"];
   return p;
 }

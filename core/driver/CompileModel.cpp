@@ -27,6 +27,7 @@
 #include "core/tir/Printer.h"
 #include "core/topi/nn/GraphCompute.h"
 #include "core/transform/Pipeline.h"
+#include "runtime/Package.h"
 #include "runtime/Params.h"
 #include "runtime/Tar.h"
 
@@ -530,6 +531,7 @@ std::string packageMetadata(const CompiledModel& model) {
     return a;
   };
   nlohmann::json j;
+  j["format_version"] = runtime::kPackageFormatVersion;
   j["loom_version"] = LOOM_VERSION;
   j["target"] = codegen::Target::parse(model.target).str();
   j["opt_level"] = model.optLevel;

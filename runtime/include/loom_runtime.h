@@ -52,6 +52,47 @@ LOOM_DLL int loom_function_free(LoomFunctionHandle func);
 LOOM_DLL int loom_function_call(LoomFunctionHandle func, LoomValue* args, int* type_codes,
                                 int num_args, LoomValue* ret, int* ret_type_code);
 
+/* ---- packaged models (.tar made by `loom compile`) ---- */
+
+typedef struct LoomPackage* LoomPackageHandle;
+
+/* Loads the package at `path`: kernels, executor graph, parameters. Fails with a message naming
+   the file and the problem for an empty, truncated or non-tar file, a missing member, an
+   unsupported format version, or a kernel the graph calls that kernels.so lacks. */
+LOOM_DLL int loom_package_load(const char* path, LoomPackageHandle* out);
+/* Frees the handle (freeing NULL does nothing). */
+LOOM_DLL int loom_package_free(LoomPackageHandle pkg);
+/* metadata.json of the package (JSON text), valid while the handle lives. */
+LOOM_DLL int loom_package_metadata(LoomPackageHandle pkg, const char** out);
+LOOM_DLL int loom_package_num_inputs(LoomPackageHandle pkg, int* out);
+LOOM_DLL int loom_package_num_outputs(LoomPackageHandle pkg, int* out);
+/* Name of input / output `index`, valid while the handle lives. */
+LOOM_DLL int loom_package_input_name(LoomPackageHandle pkg, int index, const char** out);
+LOOM_DLL int loom_package_output_name(LoomPackageHandle pkg, int index, const char** out);
+/* Index of the input / output called `name`; fails listing the names when none is. */
+LOOM_DLL int loom_package_input_index(LoomPackageHandle pkg, const char* name, int* out);
+LOOM_DLL int loom_package_output_index(LoomPackageHandle pkg, const char* name, int* out);
+/* Shape of input / output `index`: `*ndim` dimensions at `*shape` (valid while the handle lives). */
+LOOM_DLL int loom_package_input_shape(LoomPackageHandle pkg, int index, const int64_t** shape, int* ndim);
+LOOM_DLL int loom_package_output_shape(LoomPackageHandle pkg, int index, const int64_t** shape, int* ndim);
+LOOM_DLL int loom_package_input_dtype(LoomPackageHandle pkg, int index, LoomDataType* out);
+LOOM_DLL int loom_package_output_dtype(LoomPackageHandle pkg, int index, LoomDataType* out);
+/* Size in bytes of input / output `index` (elements times element size). */
+LOOM_DLL int loom_package_input_nbytes(LoomPackageHandle pkg, int index, size_t* out);
+LOOM_DLL int loom_package_output_nbytes(LoomPackageHandle pkg, int index, size_t* out);
+/* Copies `nbytes` of dense row-major data into input `index` / `name`; `nbytes` must be exactly
+   the input's size (the message gives the expected dtype, shape and bytes). */
+LOOM_DLL int loom_package_set_input(LoomPackageHandle pkg, int index, const void* data, size_t nbytes);
+LOOM_DLL int loom_package_set_input_by_name(LoomPackageHandle pkg, const char* name, const void* data,
+                                            size_t nbytes);
+/* Copies a tensor into input `index`; its dtype and shape must be the input's, it must be on the
+   CPU and compact (strides NULL or row-major). */
+LOOM_DLL int loom_package_set_input_tensor(LoomPackageHandle pkg, int index, const LoomTensor* tensor);
+/* Runs the model on the inputs set so far (unset inputs hold zeros or their last value). */
+LOOM_DLL int loom_package_run(LoomPackageHandle pkg);
+/* Copies output `index` of the last run into `buf`; `nbytes` must be exactly the output's size. */
+LOOM_DLL int loom_package_get_output(LoomPackageHandle pkg, int index, void* buf, size_t nbytes);
+
 /* ---- threads ---- */
 
 /* Threads used by parallel loops (the caller included); set LOOM_NUM_THREADS before the first

@@ -127,6 +127,110 @@ private:
   LoomModuleHandle m_handle = nullptr;
 };
 
+/// A loaded package (.tar made by `loom compile`): list inputs/outputs, set inputs, run, read outputs.
+class Package {
+public:
+  explicit Package(const std::string& path) { check(loom_package_load(path.c_str(), &m_handle)); }
+  Package(Package&& other) noexcept : m_handle(std::exchange(other.m_handle, nullptr)) {}
+  Package& operator=(Package&& other) noexcept {
+    std::swap(m_handle, other.m_handle);
+    return *this;
+  }
+  Package(const Package&) = delete;
+  Package& operator=(const Package&) = delete;
+  ~Package() { loom_package_free(m_handle); }
+
+  /// metadata.json (JSON text).
+  std::string metadata() const {
+    const char* m = nullptr;
+    check(loom_package_metadata(m_handle, &m));
+    return m;
+  }
+  int numInputs() const {
+    int n = 0;
+    check(loom_package_num_inputs(m_handle, &n));
+    return n;
+  }
+  int numOutputs() const {
+    int n = 0;
+    check(loom_package_num_outputs(m_handle, &n));
+    return n;
+  }
+  std::string inputName(int i) const {
+    const char* n = nullptr;
+    check(loom_package_input_name(m_handle, i, &n));
+    return n;
+  }
+  std::string outputName(int i) const {
+    const char* n = nullptr;
+    check(loom_package_output_name(m_handle, i, &n));
+    return n;
+  }
+  int inputIndex(const std::string& name) const {
+    int i = 0;
+    check(loom_package_input_index(m_handle, name.c_str(), &i));
+    return i;
+  }
+  int outputIndex(const std::string& name) const {
+    int i = 0;
+    check(loom_package_output_index(m_handle, name.c_str(), &i));
+    return i;
+  }
+  std::vector<int64_t> inputShape(int i) const {
+    const int64_t* s = nullptr;
+    int n = 0;
+    check(loom_package_input_shape(m_handle, i, &s, &n));
+    return {s, s + n};
+  }
+  std::vector<int64_t> outputShape(int i) const {
+    const int64_t* s = nullptr;
+    int n = 0;
+    check(loom_package_output_shape(m_handle, i, &s, &n));
+    return {s, s + n};
+  }
+  LoomDataType inputDType(int i) const {
+    LoomDataType d{};
+    check(loom_package_input_dtype(m_handle, i, &d));
+    return d;
+  }
+  LoomDataType outputDType(int i) const {
+    LoomDataType d{};
+    check(loom_package_output_dtype(m_handle, i, &d));
+    return d;
+  }
+  size_t inputBytes(int i) const {
+    size_t n = 0;
+    check(loom_package_input_nbytes(m_handle, i, &n));
+    return n;
+  }
+  size_t outputBytes(int i) const {
+    size_t n = 0;
+    check(loom_package_output_nbytes(m_handle, i, &n));
+    return n;
+  }
+  /// Copies exactly inputBytes(i) bytes into input `i` / `name`.
+  void setInput(int i, const void* data, size_t nbytes) { check(loom_package_set_input(m_handle, i, data, nbytes)); }
+  void setInput(const std::string& name, const void* data, size_t nbytes) {
+    check(loom_package_set_input_by_name(m_handle, name.c_str(), data, nbytes));
+  }
+  /// Copies `t` (dtype and shape must match) into input `i`.
+  void setInput(int i, const Tensor& t) { check(loom_package_set_input_tensor(m_handle, i, t.view())); }
+  void run() { check(loom_package_run(m_handle)); }
+  void getOutput(int i, void* buf, size_t nbytes) const { check(loom_package_get_output(m_handle, i, buf, nbytes)); }
+  /// Output `i` as a vector of T (sizeof(T) times the count must be the output's size).
+  template <class T> std::vector<T> output(int i) const {
+    size_t n = outputBytes(i);
+    if (n % sizeof(T)) throw Error("output " + std::to_string(i) + " is not a whole number of elements of this type");
+    std::vector<T> v(n / sizeof(T));
+    getOutput(i, v.data(), n);
+    return v;
+  }
+  LoomPackageHandle handle() const { return m_handle; }
+
+private:
+  LoomPackageHandle m_handle = nullptr;
+};
+
 inline int numThreads() { return loom_runtime_num_threads(); }
 
 }  // namespace loom::rt
