@@ -12,17 +12,13 @@ static unsigned char* read_file(const char* path, size_t* size) {
     fprintf(stderr, "deploy: cannot open '%s'\n", path);
     return NULL;
   }
-  size_t cap = 1 << 16, n = 0;
+  size_t cap = 1 << 16, n = 0, got;
   unsigned char* buf = malloc(cap);
-  size_t got;
   while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
     n += got;
     if (n == cap) {
       unsigned char* bigger = realloc(buf, cap * 2);
-      if (!bigger) {
-        free(buf);
-        buf = NULL;
-      }
+      if (!bigger) free(buf);
       buf = bigger;
       cap *= 2;
     }
