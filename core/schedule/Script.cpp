@@ -1,6 +1,7 @@
 // The schedule-script lexer, parser and interpreter (Python subset of tvm.tir.Schedule scripts).
 #include "core/schedule/Script.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -49,6 +50,7 @@ public:
 private:
   void lex(std::vector<Token>& out) {
     int depth = 0;
+    std::vector<std::pair<std::string, Span>> open; // unclosed brackets, for "never closed"
     while (m_pos < m_text.size()) {
       char c = m_text[m_pos];
       if (c == '#') {
@@ -97,10 +99,28 @@ private:
         if (op.empty()) throw ParseError(std::string("unexpected character '") + c + "'", start);
         for (size_t i = 0; i < op.size(); ++i)
           advance();
-        if (op == "(" || op == "[" || op == "{") ++depth;
-        if ((op == ")" || op == "]" || op == "}") && depth > 0) --depth;
+        if (op == "(" || op == "[" || op == "{") {
+          ++depth;
+          open.emplace_back(op, start);
+        }
+        if ((op == ")" || op == "]" || op == "}") && depth > 0) {
+          const std::string& want = open.back().first == "(" ? ")" : open.back().first == "[" ? "]" : "}";
+          if (op != want)
+            throw ParseError("closing '" + op + "' does not match the opening '" + open.back().first + "' at " +
+                                 std::to_string(open.back().second.line) + ":" +
+                                 std::to_string(open.back().second.column),
+                             start);
+          --depth;
+          open.pop_back();
+        }
         out.push_back(finish(Tok::Op, op, start));
       }
+    }
+    if (!open.empty()) {
+      // The statement runs to the end of the input: point at the bracket, as Python does.
+      out.erase(std::find_if(out.rbegin(), out.rend(), [](const Token& t) { return t.kind == Tok::Newline; }).base(),
+                out.end());
+      throw ParseError("'" + open.back().first + "' was never closed", open.back().second);
     }
     if (!out.empty() && out.back().kind != Tok::Newline) out.push_back(make(Tok::Newline, "\n"));
     out.push_back(make(Tok::End, ""));
