@@ -1,0 +1,99 @@
+// Export -> fresh process: each example model compiled by `loom compile` and run by `loom run` in a
+// new process gives the in-process executor's outputs, and both match the model's reference data.
+#include <QtTest>
+
+#include <cmath>
+
+#include "core/driver/CompileModel.h"
+#include "core/driver/Npz.h"
+#include "core/frontend/onnx/OnnxImporter.h"
+
+using namespace loom;
+
+namespace {
+
+struct Proc {
+  int exitCode = -1;
+  QString out, err;
+};
+
+Proc runLoom(const QStringList& args) {
+  QProcess p;
+  p.start(LOOM_CLI, args);
+  Proc r;
+  if (!p.waitForFinished(300000)) {
+    p.kill();
+    r.err = "timeout or failed to start";
+    return r;
+  }
+  r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
+  r.out = QString::fromUtf8(p.readAllStandardOutput());
+  r.err = QString::fromUtf8(p.readAllStandardError());
+  return r;
+}
+
+double maxDiff(const runtime::NDArray& a, const runtime::NDArray& b) {
+  if (a.shape() != b.shape() || !(a.dtype() == b.dtype())) return INFINITY;
+  double d = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    double x = a.as<float>()[i], y = b.as<float>()[i];
+    if (std::isnan(x) || std::isnan(y)) return INFINITY;
+    d = std::max(d, std::fabs(x - y));
+  }
+  return d;
+}
+
+}  // namespace
+
+class TestExport : public QObject {
+  Q_OBJECT
+
+private slots:
+  void freshProcessMatchesInProcess_data() {
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<QString>("input");
+    QTest::newRow("small_cnn") << "small_cnn" << "data";
+    QTest::newRow("fire_net") << "fire_net" << "data";
+    QTest::newRow("transformer_block") << "transformer_block" << "x";
+  }
+
+  void freshProcessMatchesInProcess() {
+    QFETCH(QString, model);
+    QFETCH(QString, input);
+    QTemporaryDir dir;
+    QString src = QStringLiteral(LOOM_SOURCE_DIR "/examples/models/") + model;
+    runtime::NDArray x = frontend::loadTensorProto((src + "/test_data_set_0/input_0.pb").toStdString());
+    runtime::NDArray ref = frontend::loadTensorProto((src + "/test_data_set_0/output_0.pb").toStdString());
+    QStringList dims;
+    for (int64_t d : x.shape()) dims << QString::number(d);
+    QString shapes = input + ":[" + dims.join(",") + "]";
+
+    // In this process.
+    frontend::ImportOptions io;
+    io.inputShapes[input.toStdString()] = x.shape();
+    driver::CompiledModel cm = driver::compileModel(frontend::importOnnx((src + "/model.onnx").toStdString(), io));
+    auto ex = driver::createExecutor(cm);
+    ex->setInput(0, x);
+    ex->run();
+    runtime::NDArray want = ex->getOutput(0);
+    QVERIFY2(maxDiff(want, ref) < 1e-4, qPrintable(QString::number(maxDiff(want, ref))));
+
+    // Exported, then loaded and run by fresh processes.
+    QString pkg = dir.path() + "/m.tar", in = dir.path() + "/in.npz", out = dir.path() + "/out.npz";
+    Proc c = runLoom({"compile", src + "/model.onnx", "--target", "llvm", "--input-shapes", shapes, "--output", pkg});
+    QVERIFY2(c.exitCode == 0, qPrintable(c.out + c.err));
+    driver::writeNpz(in.toStdString(), {{input.toStdString(), x}});
+    Proc r = runLoom({"run", pkg, "--inputs", in, "--outputs", out});
+    QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
+    auto got = driver::readNpz(out.toStdString());
+    QCOMPARE(got.size(), size_t(1));
+    QVERIFY2(maxDiff(got[0].second, want) < 1e-5, qPrintable(QString::number(maxDiff(got[0].second, want))));
+    QVERIFY(maxDiff(got[0].second, ref) < 1e-4);
+    Proc i = runLoom({"inspect", pkg});
+    QVERIFY2(i.exitCode == 0, qPrintable(i.out + i.err));
+    QVERIFY2(i.out.contains(input + "  float32[" + dims.join(", ") + "]"), qPrintable(i.out));
+  }
+};
+
+QTEST_APPLESS_MAIN(TestExport)
+#include "test_export.moc"
