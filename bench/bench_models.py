@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Times Loom against ONNX Runtime end to end on the real models of make_torch_models.py, in one run.
+
+For each MODEL_DIR (model.onnx + test_data_set_0/input_0.pb, output_0.pb): compiles it with
+`loom compile`, times `loom run --repeat N` (LOOM_NUM_THREADS=T) and an ONNX Runtime session
+(intra_op_num_threads=T, inter_op 1, all graph optimizations) on the same input, in R interleaved
+rounds; checks both outputs against the reference; prints per model the minimum and the median of
+the per-round means for each, and their ratios (Loom / ORT: above 1 means Loom is slower).
+Needs numpy, onnx and onnxruntime (bench/bench_models.sh makes a venv with them).
+Usage: bench_models.py --loom BUILD/bin/loom [--threads 2] [--repeat 20] [--rounds 3] MODEL_DIR...
+"""
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import numpy_helper
+
+
+def read_pb(path):
+    t = onnx.TensorProto()
+    with open(path, "rb") as f:
+        t.ParseFromString(f.read())
+    return t.name, numpy_helper.to_array(t)
+
+
+def max_rel_err(got, want):
+    return float(np.max(np.abs(got.astype(np.float64) - want)) / max(1e-12, float(np.max(np.abs(want)))))
+
+
+def loom_run(loom, pkg, npz, out_npz, repeat, threads):
+    env = dict(os.environ, LOOM_NUM_THREADS=str(threads))
+    r = subprocess.run([loom, "run", pkg, "--inputs", npz, "--outputs", out_npz, "--print-time", "--repeat", str(repeat)],
+                       capture_output=True, text=True, env=env)
+    if r.returncode != 0:
+        raise RuntimeError(f"loom run failed: {r.stderr.strip() or r.stdout.strip()}")
+    m = re.search(r"time \(ms\): mean ([0-9.]+), min ([0-9.]+)", r.stdout)
+    if not m:
+        raise RuntimeError(f"no time in loom run output: {r.stdout!r}")
+    return float(m.group(1)), float(m.group(2))
+
+
+def ort_run(sess, feed, repeat):
+    sess.run(None, feed)  # warm-up (the Loom run's first iteration is in its mean, so this favours ORT)
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        sess.run(None, feed)
+        times.append((time.perf_counter() - t0) * 1e3)
+    return sum(times) / len(times), min(times)
+
+
+def bench(d, args, work):
+    name = os.path.basename(os.path.normpath(d))
+    in_name, x = read_pb(os.path.join(d, "test_data_set_0", "input_0.pb"))
+    _, want = read_pb(os.path.join(d, "test_data_set_0", "output_0.pb"))
+    npz = os.path.join(work, name + ".in.npz")
+    np.savez(npz, **{in_name: x})
+    pkg = os.path.join(work, name + ".tar")
+    shape = ",".join(str(s) for s in x.shape)
+    t0 = time.perf_counter()
+    r = subprocess.run([args.loom, "compile", os.path.join(d, "model.onnx"), "--target", "llvm",
+                        "--input-shapes", f"{in_name}:[{shape}]", "--output", pkg], capture_output=True, text=True)
+    compile_s = time.perf_counter() - t0
+    if r.returncode != 0:
+        raise RuntimeError(f"loom compile failed: {r.stderr.strip() or r.stdout.strip()}")
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = args.threads
+    so.inter_op_num_threads = 1
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    sess = ort.InferenceSession(os.path.join(d, "model.onnx"), so, providers=["CPUExecutionProvider"])
+    feed = {in_name: x}
+    out_npz = os.path.join(work, name + ".out.npz")
+    loom_means, loom_mins, ort_means, ort_mins = [], [], [], []
+    for _ in range(args.rounds):
+        mean, mn = loom_run(args.loom, pkg, npz, out_npz, args.repeat, args.threads)
+        loom_means.append(mean)
+        loom_mins.append(mn)
+        mean, mn = ort_run(sess, feed, args.repeat)
+        ort_means.append(mean)
+        ort_mins.append(mn)
+    with np.load(out_npz) as z:
+        got = z[z.files[0]]
+    ort_out = sess.run(None, feed)[0]
+    return dict(name=name, compile_s=compile_s,
+                loom_min=min(loom_mins), loom_mean=statistics.median(loom_means),
+                ort_min=min(ort_mins), ort_mean=statistics.median(ort_means),
+                loom_err=max_rel_err(got, want), ort_err=max_rel_err(ort_out, want))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--loom", required=True, help="the loom binary")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=20)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--work", default="build/bench-models", help="directory for packages and npz files")
+    ap.add_argument("dirs", nargs="+")
+    args = ap.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    load0 = os.getloadavg()
+    print(f"onnxruntime {ort.__version__}, {args.threads} threads, {args.rounds} rounds x {args.repeat} runs, "
+          f"load average {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}")
+    hdr = (f"{'model':<22}{'compile s':>10}{'Loom min':>10}{'ORT min':>10}{'ratio':>7}"
+           f"{'Loom mean':>11}{'ORT mean':>10}{'ratio':>7}{'Loom err':>10}{'ORT err':>10}")
+    print(hdr)
+    failed = 0
+    for d in args.dirs:
+        try:
+            r = bench(d, args, args.work)
+        except RuntimeError as e:
+            failed += 1
+            print(f"{os.path.basename(os.path.normpath(d)):<22}error: {e}")
+            continue
+        print(f"{r['name']:<22}{r['compile_s']:>10.1f}{r['loom_min']:>10.2f}{r['ort_min']:>10.2f}"
+              f"{r['loom_min'] / r['ort_min']:>7.2f}{r['loom_mean']:>11.2f}{r['ort_mean']:>10.2f}"
+              f"{r['loom_mean'] / r['ort_mean']:>7.2f}{r['loom_err']:>10.1e}{r['ort_err']:>10.1e}", flush=True)
+    load1 = os.getloadavg()
+    print(f"times in ms; ratio = Loom / ORT; err = max |out - reference| / max |reference|; "
+          f"load average at the end {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
