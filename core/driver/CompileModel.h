@@ -50,7 +50,8 @@ CompiledModel compileModel(const graph::Module& m, const std::string& target = "
 /// The executor of `model` with its kernels JIT-compiled into this process and params bound.
 std::unique_ptr<runtime::GraphExecutor> createExecutor(const CompiledModel& model);
 
-/// The metadata.json text: target, inputs and outputs (name, shape, dtype), Loom version.
+/// The metadata.json text: format version (runtime::kPackageFormatVersion), target, opt level,
+/// inputs and outputs (name, shape, dtype), Loom version.
 std::string packageMetadata(const CompiledModel& model);
 /// Writes the .tar package (kernels.so, graph.json, params.bin, metadata.json).
 void writePackage(const CompiledModel& model, const std::string& path);
