@@ -1,6 +1,8 @@
 // Loading a packaged model: untar, check the metadata, write kernels.so to a temp file, dlopen, build the executor.
 #include "runtime/Package.h"
 
+#include <array>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -62,7 +64,7 @@ std::map<std::string, std::string> readPackageFiles(const std::string& path) {
   return files;
 }
 
-void checkMetadata(const std::string& path, const std::string& text) {
+void checkMetadata(const std::string& path, const std::string& text, const std::map<std::string, std::string>& files) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
@@ -70,18 +72,54 @@ void checkMetadata(const std::string& path, const std::string& text) {
     throw RuntimeFailure("package '" + path + "': metadata.json is not valid JSON (" + e.what() + ")");
   }
   if (!j.is_object()) throw RuntimeFailure("package '" + path + "': metadata.json is not a JSON object");
-  if (!j.contains("format_version")) return;  // written before the field existed: version 1
-  const auto& v = j["format_version"];
-  if (!v.is_number_integer() || v.get<int64_t>() != kPackageFormatVersion)
-    throw RuntimeFailure("package '" + path + "' has format version " + v.dump() + ", this runtime reads version " +
-                         std::to_string(kPackageFormatVersion) + " (recompile the model with a matching `loom compile`)");
+  // A package written before the field existed is version 1.
+  if (j.contains("format_version")) {
+    const auto& v = j["format_version"];
+    if (!v.is_number_integer() || v.get<int64_t>() != kPackageFormatVersion)
+      throw RuntimeFailure("package '" + path + "' has format version " + v.dump() + ", this runtime reads version " +
+                           std::to_string(kPackageFormatVersion) + " (recompile the model with a matching `loom compile`)");
+  }
+  if (!j.contains("members")) return;
+  if (!j["members"].is_object()) throw RuntimeFailure("package '" + path + "': metadata.json \"members\" is not an object");
+  for (const auto& [name, m] : j["members"].items()) {
+    auto it = files.find(name);
+    if (it == files.end()) throw RuntimeFailure("package '" + path + "' has no " + name + " (metadata.json lists it)");
+    if (!m.is_object() || !m.contains("bytes") || !m.contains("crc32") || !m["bytes"].is_number_unsigned() ||
+        !m["crc32"].is_string())
+      throw RuntimeFailure("package '" + path + "': metadata.json has a malformed entry for member " + name);
+    if (m["bytes"].get<uint64_t>() != it->second.size())
+      throw RuntimeFailure("package '" + path + "': " + name + " is damaged (" + std::to_string(it->second.size()) +
+                           " bytes, metadata.json says " + m["bytes"].dump() + ")");
+    std::string sum = packageChecksum(it->second);
+    if (sum != m["crc32"].get<std::string>())
+      throw RuntimeFailure("package '" + path + "': " + name + " is damaged (crc32 " + sum + ", metadata.json says " +
+                           m["crc32"].get<std::string>() + ")");
+  }
 }
 
 }  // namespace
 
+std::string packageChecksum(const std::string& bytes) {
+  static const auto table = [] {
+    std::array<uint32_t, 256> t{};
+    for (uint32_t i = 0; i < 256; ++i) {
+      uint32_t c = i;
+      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+      t[i] = c;
+    }
+    return t;
+  }();
+  uint32_t c = 0xFFFFFFFFu;
+  for (unsigned char b : bytes) c = table[(c ^ b) & 0xff] ^ (c >> 8);
+  c ^= 0xFFFFFFFFu;
+  char hex[9];
+  std::snprintf(hex, sizeof hex, "%08x", c);
+  return hex;
+}
+
 Package loadPackage(const std::string& path) {
   std::map<std::string, std::string> files = readPackageFiles(path);
-  checkMetadata(path, files["metadata.json"]);
+  checkMetadata(path, files["metadata.json"], files);
   std::string tmpl = (std::filesystem::temp_directory_path() / "loom-kernels-XXXXXX.so").string();
   int fd = mkstemps(tmpl.data(), 3);
   if (fd < 0) throw RuntimeFailure("cannot create a temporary file for the kernels of '" + path + "'");

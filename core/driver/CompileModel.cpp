@@ -562,10 +562,14 @@ void writePackage(const CompiledModel& model, const std::string& path) {
     fs::remove(tmpl);
   }
   try {
-    runtime::writeTar(path, {{"kernels.so", so},
-                             {"graph.json", model.graphJson},
-                             {"params.bin", runtime::saveParams(model.params)},
-                             {"metadata.json", packageMetadata(model)}});
+    std::vector<std::pair<std::string, std::string>> files = {
+        {"kernels.so", so}, {"graph.json", model.graphJson}, {"params.bin", runtime::saveParams(model.params)}};
+    // Sizes and checksums let the runtime refuse a damaged member instead of running it.
+    nlohmann::json meta = nlohmann::json::parse(packageMetadata(model));
+    for (const auto& [name, bytes] : files)
+      meta["members"][name] = {{"bytes", bytes.size()}, {"crc32", runtime::packageChecksum(bytes)}};
+    files.emplace_back("metadata.json", meta.dump(2));
+    runtime::writeTar(path, files);
   } catch (const std::exception& e) {
     LOOM_THROW(Error) << e.what();
   }

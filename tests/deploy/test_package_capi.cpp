@@ -3,6 +3,7 @@
 #include <QtTest>
 
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <random>
 
 #include "core/driver/CompileModel.h"
@@ -39,14 +40,21 @@ void writeAll(const QString& path, const std::string& bytes) {
   QCOMPARE(f.write(bytes.data(), qint64(bytes.size())), qint64(bytes.size()));
 }
 
-/// The files of `src` with `name` replaced (or dropped when `contents` is null), as a new package.
-void rewritePackage(const QString& src, const QString& dst, const std::string& name, const std::string* contents) {
+/// The files of `src` with `name` replaced (or dropped when `contents` is null), as a new package;
+/// with `refresh`, metadata.json's member sizes and checksums are updated to match (a package
+/// consistent in itself but wrong inside), else they are left (a package damaged after writing).
+void rewritePackage(const QString& src, const QString& dst, const std::string& name, const std::string* contents,
+                    bool refresh = false) {
   auto files = runtime::readTar(src.toStdString());
-  std::vector<std::pair<std::string, std::string>> out;
-  for (const auto& [n, data] : files) {
-    if (n != name) out.emplace_back(n, data);
-    else if (contents) out.emplace_back(n, *contents);
+  if (contents) files[name] = *contents;
+  else files.erase(name);
+  if (refresh) {
+    nlohmann::json meta = nlohmann::json::parse(files["metadata.json"]);
+    for (const auto& [n, data] : files)
+      if (n != "metadata.json") meta["members"][n] = {{"bytes", data.size()}, {"crc32", runtime::packageChecksum(data)}};
+    files["metadata.json"] = meta.dump(2);
   }
+  std::vector<std::pair<std::string, std::string>> out(files.begin(), files.end());
   runtime::writeTar(dst.toStdString(), out);
 }
 
@@ -240,7 +248,7 @@ private slots:
     QVERIFY2(at != std::string::npos, graph.c_str());
     size_t name = graph.find("fused_nn_softmax", at);
     graph.replace(name, std::strlen("fused_nn_softmax"), "fused_nn_missing");
-    rewritePackage(m_pkg, path("nosym.tar"), "graph.json", &graph);
+    rewritePackage(m_pkg, path("nosym.tar"), "graph.json", &graph, true);
     QString e = loadError(path("nosym.tar"));
     QVERIFY2(e.contains("has no function 'fused_nn_missing'"), qPrintable(e));
     QVERIFY2(e.contains("nosym.tar"), qPrintable(e));
@@ -248,9 +256,29 @@ private slots:
 
   void corruptKernels() {
     std::string junk(4096, '\x7f');
-    rewritePackage(m_pkg, path("junkso.tar"), "kernels.so", &junk);
+    rewritePackage(m_pkg, path("junkso.tar"), "kernels.so", &junk, true);
     QString e = loadError(path("junkso.tar"));
     QVERIFY2(e.contains("cannot load kernels.so"), qPrintable(e));
+  }
+
+  void damagedMember() {
+    // One flipped byte in the machine code: refused by its checksum, never run.
+    auto files = runtime::readTar(m_pkg.toStdString());
+    for (const char* member : {"kernels.so", "params.bin", "graph.json"}) {
+      std::string bytes = files[member];
+      bytes[bytes.size() / 2] = char(bytes[bytes.size() / 2] ^ 0x40);
+      rewritePackage(m_pkg, path("flip.tar"), member, &bytes);
+      QString e = loadError(path("flip.tar"));
+      QVERIFY2(e.contains(QString(member) + " is damaged (crc32 "), qPrintable(e));
+      bytes.pop_back();
+      rewritePackage(m_pkg, path("short.tar"), member, &bytes);
+      e = loadError(path("short.tar"));
+      QVERIFY2(e.contains(QString(member) + " is damaged (" + QString::number(bytes.size()) + " bytes, metadata.json says"),
+               qPrintable(e));
+    }
+    // zlib's CRC-32.
+    QCOMPARE(runtime::packageChecksum("123456789"), std::string("cbf43926"));
+    QCOMPARE(runtime::packageChecksum(""), std::string("00000000"));
   }
 
   void wrongInputs() {
