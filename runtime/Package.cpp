@@ -52,7 +52,8 @@ std::map<std::string, std::string> readPackageFiles(const std::string& path) {
     std::string what = e.what();
     if (what.find("at byte 0 (bad checksum)") != std::string::npos)
       throw RuntimeFailure("package '" + path + "' is not a tar archive (" + e.what() + ")");
-    throw RuntimeFailure("package '" + path + "' is damaged or truncated: " + e.what());
+    if (what.rfind(path + ": ", 0) == 0) what = what.substr(path.size() + 2);
+    throw RuntimeFailure("package '" + path + "' is damaged or truncated: " + what);
   }
   if (!hasEndOfArchive(bytes))
     throw RuntimeFailure("package '" + path + "' is truncated (" + std::to_string(bytes.size()) +

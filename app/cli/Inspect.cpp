@@ -5,6 +5,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <vector>
 #include <sstream>
 
 #include "app/cli/Commands.h"
@@ -112,11 +113,30 @@ int inspect() {
   if (files.empty()) LOOM_THROW(ValueError) << "'" << path << "' holds no files: not a Loom package";
   std::cout << "package " << path << "\n";
 
+  // Sizes and checksums metadata.json records for the other members.
+  nlohmann::json recorded;
+  if (auto it = files.find("metadata.json"); it != files.end()) {
+    try {
+      nlohmann::json m = nlohmann::json::parse(it->second);
+      if (m.is_object() && m.contains("members") && m["members"].is_object()) recorded = m["members"];
+    } catch (const nlohmann::json::exception&) {
+      // Reported below.
+    }
+  }
   std::cout << "\nmembers:\n";
   size_t total = 0;
+  int damaged = 0;
   for (const auto& [name, data] : files) {
     std::cout << "  " << std::left << std::setw(16) << name << std::right << std::setw(12) << sizeText(data.size())
-              << "  (" << data.size() << " bytes)\n";
+              << "  (" << data.size() << " bytes)";
+    if (recorded.contains(name)) {
+      const auto& r = recorded[name];
+      bool ok = r.is_object() && r.value("bytes", uint64_t(0)) == data.size() &&
+                r.value("crc32", std::string()) == runtime::packageChecksum(data);
+      std::cout << (ok ? "  crc32 " + runtime::packageChecksum(data) + " ok" : std::string("  DAMAGED (size or crc32 differs from metadata.json)"));
+      damaged += !ok;
+    }
+    std::cout << "\n";
     total += data.size();
   }
   std::cout << "  " << std::left << std::setw(16) << "total" << std::right << std::setw(12) << sizeText(total) << "\n";
@@ -198,13 +218,14 @@ int inspect() {
     for (const auto& [n, a] : params) bytes += a.byteSize();
     std::cout << "\nparams: " << params.size() << " tensors, " << sizeText(bytes) << "\n";
   }
+  std::vector<std::string> problems;
   for (const char* need : {"kernels.so", "graph.json", "params.bin", "metadata.json"})
-    if (!files.count(need)) {
-      std::cout << "\nthis package cannot run: it has no " << need << "\n";
-      return 1;
-    }
-  if (missing) {
-    std::cout << "\nthis package cannot run: " << missing << " kernel(s) missing from kernels.so\n";
+    if (!files.count(need)) problems.push_back(std::string("it has no ") + need);
+  if (damaged) problems.push_back(std::to_string(damaged) + " member(s) damaged");
+  if (missing) problems.push_back(std::to_string(missing) + " kernel(s) missing from kernels.so");
+  if (!problems.empty()) {
+    std::cout << "\nthis package cannot run:\n";
+    for (const std::string& p : problems) std::cout << "  " << p << "\n";
     return 1;
   }
   return 0;
