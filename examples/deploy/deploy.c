@@ -1,4 +1,12 @@
 /* Runs a Loom package in plain C, linked only with libloom_runtime: input from a file, top-5 classes out. */
+/*
+ * Build from the repository root (after building Loom into build/):
+ *   cc -O2 -I runtime/include examples/deploy/deploy.c -L build/lib -lloom_runtime \
+ *      -Wl,-rpath,"$PWD/build/lib" -o deploy
+ * Run:
+ *   ./deploy small_cnn.tar input.raw [K]
+ * The only Loom call sites are loom_package_* and loom_get_last_error (runtime/include/loom_runtime.h).
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
