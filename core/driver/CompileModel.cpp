@@ -23,6 +23,7 @@
 #include "core/schedule/primitive/for_kind.h"
 #include "core/schedule/primitive/get_block_loop.h"
 #include "core/schedule/primitive/loop_transformation.h"
+#include "core/schedule/primitive/reduction.h"
 #include "core/te/CreatePrimFunc.h"
 #include "core/tir/Printer.h"
 #include "core/topi/nn/GraphCompute.h"
@@ -165,6 +166,34 @@ std::vector<te::Tensor> groupTensors(const graph::Function& fn, std::vector<te::
   return val.at(fn->body.get());
 }
 
+/// For a reduction block whose innermost spatial loop is not among the parallel ones (a conv's
+/// output column): moves that loop below the reduce loops, hoists the init out of them, and
+/// vectorizes it, so each reduction step updates a contiguous row of outputs. Leaves the schedule
+/// as it was when a step does not apply.
+void vectorizeReduction(tir::Schedule& sch, const tir::BlockRV& b, const std::vector<tir::LoopRV>& loops,
+                        size_t numSpatial, size_t numReduce) {
+  const tir::LoopRV inner = loops[numSpatial - 1];
+  const int64_t* ext = tir::asConstInt(sch.get(inner)->extent);
+  if (!ext || *ext < 4) return;
+  tir::Schedule saved = sch;
+  try {
+    std::vector<tir::LoopRV> order(loops.begin() + long(numSpatial), loops.begin() + long(numSpatial + numReduce));
+    order.push_back(inner);
+    tir::reorder(sch, order);
+    tir::decomposeReduction(sch, b, order.front());
+    if (*ext <= 16) {
+      tir::vectorize(sch, inner);
+    } else {
+      int64_t lanes = *ext % 16 == 0 ? 16 : *ext % 8 == 0 ? 8 : *ext % 4 == 0 ? 4 : 0;
+      if (lanes == 0) lanes = 8;  // a tail iteration is guarded by the split
+      auto parts = tir::split(sch, inner, {tir::Value(nullptr), tir::Value(lanes)});
+      tir::vectorize(sch, parts.back());
+    }
+  } catch (const Error&) {
+    sch = saved;
+  }
+}
+
 /// The default CPU schedule: inline injective producers, then per remaining block parallelize
 /// the outermost spatial loop and vectorize a spatial innermost loop.
 tir::PrimFunc defaultSchedule(const tir::PrimFunc& f, bool vectorize) {
@@ -174,6 +203,9 @@ tir::PrimFunc defaultSchedule(const tir::PrimFunc& f, bool vectorize) {
   for (bool changed = true; changed;) {
     changed = false;
     for (const tir::BlockRV& b : children()) {
+      // A conv's padded input stays a buffer of its own: inlined, its bounds test would sit in
+      // the innermost loop of the reduction and keep that loop from vectorizing.
+      if (sch.get(b)->name == "pad_temp") continue;
       try {
         tir::computeInline(sch, b);
         changed = true;
@@ -218,6 +250,8 @@ tir::PrimFunc defaultSchedule(const tir::PrimFunc& f, bool vectorize) {
         sch = saved;
       }
     }
+    if (vectorize && !spatialOnly && numReduce > 0 && numSpatial > lead.size() && loops.size() == blk->iterVars.size())
+      vectorizeReduction(sch, b, loops, numSpatial, numReduce);
     if (!vectorize || !spatialOnly || loops.size() < 2) continue;
     const tir::ForNode* inner = sch.get(loops.back());
     const int64_t* innerExt = tir::asConstInt(inner->extent);
