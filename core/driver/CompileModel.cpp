@@ -194,6 +194,32 @@ void vectorizeReduction(tir::Schedule& sch, const tir::BlockRV& b, const std::ve
   }
 }
 
+/// A dense layer `out[.., j] = sum_k a[.., k] * w[j, k]` reads both operands along k, so its
+/// output columns do not vectorize; instead k splits into (ko, 16) and the 16 lanes become a
+/// spatial axis of a partial-sum block (rfactor) that runs in vector lanes, reduced to the
+/// output afterwards. Returns whether the block was rewritten (left as it was otherwise).
+bool vectorizeDenseReduction(tir::Schedule& sch, const tir::BlockRV& b) {
+  const tir::BlockNode* blk = sch.get(b);
+  if (blk->name != "T_dense") return false;
+  std::vector<tir::LoopRV> loops = tir::getLoops(sch, b);
+  if (loops.empty() || blk->iterVars.empty() || blk->iterVars.back().iterType == tir::IterType::DataPar) return false;
+  const int64_t* k = tir::asConstInt(sch.get(loops.back())->extent);
+  constexpr int64_t lanes = 16;
+  if (!k || *k % lanes != 0 || *k < 4 * lanes) return false;
+  tir::Schedule saved = sch;
+  try {
+    auto parts = tir::split(sch, loops.back(), {tir::Value(nullptr), tir::Value(lanes)});
+    tir::BlockRV rf = tir::rfactor(sch, parts[1], int64_t(blk->iterVars.size() - 1));
+    std::vector<tir::LoopRV> rfLoops = tir::getLoops(sch, rf);
+    tir::decomposeReduction(sch, rf, rfLoops[rfLoops.size() - 2]);
+    tir::vectorize(sch, rfLoops.back());
+    return true;
+  } catch (const Error&) {
+    sch = saved;
+    return false;
+  }
+}
+
 /// The default CPU schedule: inline injective producers, then per remaining block parallelize
 /// the outermost spatial loop and vectorize a spatial innermost loop.
 tir::PrimFunc defaultSchedule(const tir::PrimFunc& f, bool vectorize) {
@@ -214,6 +240,8 @@ tir::PrimFunc defaultSchedule(const tir::PrimFunc& f, bool vectorize) {
       }
     }
   }
+  bool denseRewritten = false;
+  for (const tir::BlockRV& b : children()) denseRewritten |= vectorizeDenseReduction(sch, b);
   for (const tir::BlockRV& b : children()) {
     std::vector<tir::LoopRV> loops;
     try {
@@ -250,7 +278,9 @@ tir::PrimFunc defaultSchedule(const tir::PrimFunc& f, bool vectorize) {
         sch = saved;
       }
     }
-    if (vectorize && !spatialOnly && numReduce > 0 && numSpatial > lead.size() && loops.size() == blk->iterVars.size())
+    // The partial-sum block and the write-back of a rewritten dense keep their loop order.
+    bool denseRf = denseRewritten && blk->name.rfind("T_dense", 0) == 0;
+    if (vectorize && !denseRf && !spatialOnly && numReduce > 0 && numSpatial > lead.size() && loops.size() == blk->iterVars.size())
       vectorizeReduction(sch, b, loops, numSpatial, numReduce);
     if (!vectorize || !spatialOnly || loops.size() < 2) continue;
     const tir::ForNode* inner = sch.get(loops.back());

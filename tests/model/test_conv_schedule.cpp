@@ -1,5 +1,6 @@
 // The default CPU schedule of reduction groups: a conv keeps its padded input as a buffer and runs
-// its output columns in vector lanes below the reduce loops; results against the graph evaluator.
+// its output columns in vector lanes below the reduce loops; a dense layer sums 16 lanes of k at
+// a time (rfactor); results against the graph evaluator.
 #include <QtTest>
 
 #include "ModelTestUtil.h"
@@ -43,6 +44,17 @@ double runAgainstEvaluator(const graph::Module& m, const std::vector<int64_t>& i
   return test::maxDiff(ex->getOutput(0), want);
 }
 
+/// dense(x, w) + b -> relu on x (rows, k), w (n, k).
+graph::Module denseModule(int64_t rows, int64_t k, int64_t n) {
+  graph::Var x = graph::makeVar("x", graph::tensorType(std::vector<int64_t>{rows, k}, DataType::Float(32)));
+  graph::Constant w = graph::makeConstant(test::randomArray({n, k}, 31), "w");
+  graph::Constant b = graph::makeConstant(test::randomArray({n}, 32), "b");
+  graph::Expr y = graph::makeCall("nn.relu", {graph::makeCall("add", {graph::makeCall("nn.dense", {x, w}), b})});
+  graph::Module m;
+  m.functions["main"] = graph::makeFunction({x}, y);
+  return m;
+}
+
 }  // namespace
 
 class TestConvSchedule : public QObject {
@@ -83,6 +95,28 @@ private slots:
     // times one weight broadcast over the lanes.
     QVERIFY2(text.find("pad_temp_1[T.Ramp(") != std::string::npos, text.c_str());
     QVERIFY2(text.find("] * T.Broadcast(p1_2[") != std::string::npos, text.c_str());
+  }
+
+  void denseMatchesEvaluator_data() {
+    QTest::addColumn<int>("rows");
+    QTest::addColumn<int>("k");
+    QTest::addColumn<int>("n");
+    QTest::addColumn<bool>("lanes");
+    QTest::newRow("64x256 -> 48 (k in 16 lanes)") << 64 << 256 << 48 << true;
+    QTest::newRow("1x128 -> 10 (k in 16 lanes)") << 1 << 128 << 10 << true;
+    QTest::newRow("5x40 -> 7 (k not a multiple of 16)") << 5 << 40 << 7 << false;
+    QTest::newRow("3x48 -> 9 (k too short to split)") << 3 << 48 << 9 << false;
+  }
+  void denseMatchesEvaluator() {
+    QFETCH(int, rows);
+    QFETCH(int, k);
+    QFETCH(int, n);
+    QFETCH(bool, lanes);
+    std::string text;
+    double d = runAgainstEvaluator(denseModule(rows, k, n), {rows, k}, &text);
+    QVERIFY2(d < 1e-3, qPrintable(QString("max diff %1").arg(d)));
+    // The partial sums over 16 lanes of k exist exactly when k splits.
+    QCOMPARE(text.find("T_dense_rf = T.allocate") != std::string::npos, lanes);
   }
 };
 
