@@ -1,6 +1,12 @@
-// Shared helpers of the schedule tests: workloads and the before/after equivalence check.
+// Shared helpers of the schedule tests: workloads, fixtures, the before/after equivalence check and
+// running the `loom` binary.
 #pragma once
+#include <QFile>
+#include <QProcess>
+#include <QTemporaryDir>
 #include <QtTest>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "core/schedule/Primitives.h"
@@ -22,6 +28,90 @@
   } while (0)
 
 namespace loom::tir::testing {
+
+/// B = A * 2 (a 16x16 intermediate) feeds C = B + 1.
+inline constexpr const char* kTwo = R"(# from tvm.script import tir as T
+
+@T.prim_func
+def main(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    T.func_attr({"global_symbol": "main", "tir.noalias": T.bool(True)})
+    B = T.alloc_buffer((16, 16))
+    for i, j in T.grid(16, 16):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(A[vi, vj])
+            T.writes(B[vi, vj])
+            B[vi, vj] = A[vi, vj] * T.float32(2)
+    for i, j in T.grid(16, 16):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(B[vi, vj])
+            T.writes(C[vi, vj])
+            C[vi, vj] = B[vi, vj] + T.float32(1)
+)";
+
+/// C = A @ B with A 16x8 and B 8x16 (one reduction block "C" over i, j, k).
+inline constexpr const char* kMatmul = R"(# from tvm.script import tir as T
+
+@T.prim_func
+def main(A: T.Buffer((16, 8), "float32"), B: T.Buffer((8, 16), "float32"), C: T.Buffer((16, 16), "float32")):
+    T.func_attr({"global_symbol": "main", "tir.noalias": T.bool(True)})
+    # with T.block("root"):
+    for i, j, k in T.grid(16, 16, 8):
+        with T.block("C"):
+            v_i, v_j, v_k = T.axis.remap("SSR", [i, j, k])
+            T.reads(A[v_i, v_k], B[v_k, v_j])
+            T.writes(C[v_i, v_j])
+            with T.init():
+                C[v_i, v_j] = T.float32(0)
+            C[v_i, v_j] = C[v_i, v_j] + A[v_i, v_k] * B[v_k, v_j]
+)";
+
+/// Gets block "C" and its three loops i, j, k.
+inline constexpr const char* kGetLoops = "b = sch.get_block(\"C\")\ni, j, k = sch.get_loops(b)\n";
+
+/// A script prefix that gets `block` and binds its loops to `names` ("i, j, k").
+inline std::string loopsOf(const char* block, const char* names) {
+  return std::string("b = sch.get_block(\"") + block + "\")\n" + names + " = sch.get_loops(b)\n";
+}
+
+/// The text of an example schedule under examples/schedules/.
+inline std::string exampleScript(const char* name) {
+  std::ifstream in(std::string(LOOM_SOURCE_DIR) + "/examples/schedules/" + name);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+/// Exit code (-1: timed out, -2: crashed) and output of one run of the `loom` binary.
+struct LoomRun {
+  int code = -1;
+  QString out, err;
+};
+
+/// Runs the built `loom` binary with `args` (two minutes at the most).
+inline LoomRun runLoom(const QStringList& args) {
+  QProcess p;
+  p.start(QStringLiteral(LOOM_BINARY_DIR "/bin/loom"), args);
+  LoomRun r;
+  if (!p.waitForFinished(120000)) {
+    p.kill();
+    r.err = "timeout";
+    return r;
+  }
+  r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
+  r.out = QString::fromUtf8(p.readAllStandardOutput());
+  r.err = QString::fromUtf8(p.readAllStandardError());
+  return r;
+}
+
+/// Writes `text` to `name` in `dir` and returns the file's path.
+inline QString writeTempFile(const QTemporaryDir& dir, const QString& name, const QString& text) {
+  QString path = dir.filePath(name);
+  QFile f(path);
+  if (f.open(QIODevice::WriteOnly)) f.write(text.toUtf8());
+  return path;
+}
 
 inline PrimFunc workload(const std::string& spec) {
   return topi::buildWorkload(topi::parseWorkloadSpec(spec));

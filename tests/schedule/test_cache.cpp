@@ -13,42 +13,6 @@ using namespace loom::tir::testing;
 
 namespace {
 
-const char* kTwo = R"(# from tvm.script import tir as T
-
-@T.prim_func
-def main(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
-    T.func_attr({"global_symbol": "main", "tir.noalias": T.bool(True)})
-    B = T.alloc_buffer((16, 16))
-    for i, j in T.grid(16, 16):
-        with T.block("B"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            T.reads(A[vi, vj])
-            T.writes(B[vi, vj])
-            B[vi, vj] = A[vi, vj] * T.float32(2)
-    for i, j in T.grid(16, 16):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            T.reads(B[vi, vj])
-            T.writes(C[vi, vj])
-            C[vi, vj] = B[vi, vj] + T.float32(1)
-)";
-
-const char* kMatmul = R"(# from tvm.script import tir as T
-
-@T.prim_func
-def main(A: T.Buffer((16, 8), "float32"), B: T.Buffer((8, 16), "float32"), C: T.Buffer((16, 16), "float32")):
-    T.func_attr({"global_symbol": "main", "tir.noalias": T.bool(True)})
-    # with T.block("root"):
-    for i, j, k in T.grid(16, 16, 8):
-        with T.block("C"):
-            v_i, v_j, v_k = T.axis.remap("SSR", [i, j, k])
-            T.reads(A[v_i, v_k], B[v_k, v_j])
-            T.writes(C[v_i, v_j])
-            with T.init():
-                C[v_i, v_j] = T.float32(0)
-            C[v_i, v_j] = C[v_i, v_j] + A[v_i, v_k] * B[v_k, v_j]
-)";
-
 /// Two blocks write B (its halves).
 const char* kTwoWriters = R"(# from tvm.script import tir as T
 
@@ -94,14 +58,6 @@ def main(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
             T.writes(C[vi, vj])
             C[vi, vj] = B[vi, vj] + A[vj, vi]
 )";
-
-/// The text of an example schedule under examples/schedules/.
-std::string exampleScript(const char* name) {
-  std::ifstream in(std::string(LOOM_SOURCE_DIR) + "/examples/schedules/" + name);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 } // namespace
 

@@ -1,36 +1,9 @@
 // `loom verify` and `loom lower --schedule/--emit trace`, run as a user would.
-#include <QProcess>
-#include <QTemporaryDir>
-#include <QtTest>
+#include "ScheduleTestUtil.h"
+
+using namespace loom::tir::testing;
 
 namespace {
-struct Run {
-  int code = -1;
-  QString out, err;
-};
-
-Run loom(const QStringList& args) {
-  QProcess p;
-  p.start(QStringLiteral(LOOM_BINARY_DIR "/bin/loom"), args);
-  Run r;
-  if (!p.waitForFinished(120000)) {
-    p.kill();
-    r.err = "timeout";
-    return r;
-  }
-  r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
-  r.out = QString::fromUtf8(p.readAllStandardOutput());
-  r.err = QString::fromUtf8(p.readAllStandardError());
-  return r;
-}
-
-QString write(const QTemporaryDir& dir, const QString& name, const QString& text) {
-  QString path = dir.filePath(name);
-  QFile f(path);
-  if (f.open(QIODevice::WriteOnly)) f.write(text.toUtf8());
-  return path;
-}
-
 const QString kExample = QStringLiteral(LOOM_SOURCE_DIR "/examples/schedules/matmul_tiled.py");
 } // namespace
 
@@ -38,7 +11,7 @@ class TestCli : public QObject {
   Q_OBJECT
 private slots:
   void verifyExample() {
-    Run r = loom({"verify", "--workload", "matmul:M=64,N=128,K=32", "--schedule", kExample});
+    LoomRun r = runLoom({"verify", "--workload", "matmul:M=64,N=128,K=32", "--schedule", kExample});
     QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
     QVERIFY2(r.out.startsWith("equivalent (max rel err "), qPrintable(r.out));
   }
@@ -46,23 +19,23 @@ private slots:
     // Reordering a split reduction changes the float summation order: with zero tolerance the
     // rounding differences are a mismatch, with the default tolerance they are not.
     QTemporaryDir dir;
-    QString s = write(dir, "rk.py",
-                      "b = sch.get_block(\"C\")\ni, j, k = sch.get_loops(b)\n"
-                      "k0, k1 = sch.split(k, factors=[None, 4])\nsch.reorder(k1, k0)\n");
-    Run strict =
-        loom({"verify", "-w", "matmul:M=8,N=8,K=64", "-s", s, "--rtol", "0", "--atol", "0"});
+    QString s = writeTempFile(dir, "rk.py",
+                              "b = sch.get_block(\"C\")\ni, j, k = sch.get_loops(b)\n"
+                              "k0, k1 = sch.split(k, factors=[None, 4])\nsch.reorder(k1, k0)\n");
+    LoomRun strict =
+        runLoom({"verify", "-w", "matmul:M=8,N=8,K=64", "-s", s, "--rtol", "0", "--atol", "0"});
     QCOMPARE(strict.code, 1);
     QVERIFY2(strict.out.startsWith("NOT equivalent: parameter 'C' differs after the schedule\n"),
              qPrintable(strict.out));
     QVERIFY2(strict.out.contains("first at ["), qPrintable(strict.out));
-    Run loose = loom({"verify", "-w", "matmul:M=8,N=8,K=64", "-s", s});
+    LoomRun loose = runLoom({"verify", "-w", "matmul:M=8,N=8,K=64", "-s", s});
     QCOMPARE(loose.code, 0);
   }
   void verifyScriptError() {
     QTemporaryDir dir;
-    QString s = write(dir, "bad.py",
-                      "b = sch.get_block(\"C\")\ni, j, k = sch.get_loops(b)\nsch.parallel(k)\n");
-    Run r = loom({"verify", "-w", "matmul:M=16,N=16,K=8", "-s", s});
+    QString s = writeTempFile(
+        dir, "bad.py", "b = sch.get_block(\"C\")\ni, j, k = sch.get_loops(b)\nsch.parallel(k)\n");
+    LoomRun r = runLoom({"verify", "-w", "matmul:M=16,N=16,K=8", "-s", s});
     QCOMPARE(r.code, 1);
     QVERIFY2(
         r.err.startsWith(
@@ -70,27 +43,27 @@ private slots:
         qPrintable(r.err));
     QVERIFY2(r.err.contains("        with T.block(\"C\"):\n        ^^^^^^^^^^^^^^^^^^\n"),
              qPrintable(r.err));
-    Run missing = loom({"verify", "-w", "matmul", "-s", dir.filePath("nope.py")});
+    LoomRun missing = runLoom({"verify", "-w", "matmul", "-s", dir.filePath("nope.py")});
     QCOMPARE(missing.code, 1);
     QVERIFY2(missing.err.contains("nope.py: cannot open file"), qPrintable(missing.err));
   }
   void lowerWithScheduleAndTrace() {
-    Run trace =
-        loom({"lower", "-w", "matmul:M=64,N=128,K=32", "--schedule", kExample, "--emit", "trace"});
+    LoomRun trace = runLoom(
+        {"lower", "-w", "matmul:M=64,N=128,K=32", "--schedule", kExample, "--emit", "trace"});
     QCOMPARE(trace.code, 0);
     QVERIFY2(trace.out.startsWith("b0 = sch.get_block(\"C\")\nl1, l2, l3 = sch.get_loops(b0)\n"
                                   "l4, l5 = sch.split(l1, factors=[None, 32])\n"),
              qPrintable(trace.out));
     // The trace is itself a schedule script giving the same program.
     QTemporaryDir dir;
-    QString t = write(dir, "trace.py", trace.out);
-    Run a = loom({"lower", "-w", "matmul:M=64,N=128,K=32", "--schedule", kExample});
-    Run b = loom({"lower", "-w", "matmul:M=64,N=128,K=32", "--schedule", t});
+    QString t = writeTempFile(dir, "trace.py", trace.out);
+    LoomRun a = runLoom({"lower", "-w", "matmul:M=64,N=128,K=32", "--schedule", kExample});
+    LoomRun b = runLoom({"lower", "-w", "matmul:M=64,N=128,K=32", "--schedule", t});
     QCOMPARE(a.code, 0);
     QCOMPARE(a.out, b.out);
     QVERIFY2(a.out.contains("for i_0_j_0_fused in T.parallel(4):"), qPrintable(a.out));
     QVERIFY2(a.out.contains("T.vectorized(16)"), qPrintable(a.out));
-    Run noSchedule = loom({"lower", "-w", "matmul", "--emit", "trace"});
+    LoomRun noSchedule = runLoom({"lower", "-w", "matmul", "--emit", "trace"});
     QCOMPARE(noSchedule.code, 1);
     QVERIFY2(noSchedule.err.contains("--emit trace needs --schedule"), qPrintable(noSchedule.err));
   }

@@ -1,38 +1,11 @@
 // rfactor, decompose_reduction, pad_einsum, transform_layout and tensorize through the whole
 // pipeline: `loom verify` runs the scheduled program compiled for the host against the
 // interpreter, and the tensorized GEMM tile becomes AVX-512 FMAs.
-#include <QProcess>
-#include <QTemporaryDir>
-#include <QtTest>
+#include "ScheduleTestUtil.h"
+
+using namespace loom::tir::testing;
 
 namespace {
-struct Run {
-  int code = -1;
-  QString out, err;
-};
-
-Run loom(const QStringList& args) {
-  QProcess p;
-  p.start(QStringLiteral(LOOM_BINARY_DIR "/bin/loom"), args);
-  Run r;
-  if (!p.waitForFinished(120000)) {
-    p.kill();
-    r.err = "timeout";
-    return r;
-  }
-  r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
-  r.out = QString::fromUtf8(p.readAllStandardOutput());
-  r.err = QString::fromUtf8(p.readAllStandardError());
-  return r;
-}
-
-QString write(const QTemporaryDir& dir, const QString& name, const QString& text) {
-  QString path = dir.filePath(name);
-  QFile f(path);
-  if (f.open(QIODevice::WriteOnly)) f.write(text.toUtf8());
-  return path;
-}
-
 const char* kTensorize = R"(b = sch.get_block("C")
 i, j, k = sch.get_loops(b)
 jo, ji = sch.split(j, factors=[None, 16])
@@ -96,40 +69,43 @@ private slots:
     QFETCH(QString, workload);
     QFETCH(QString, script);
     QTemporaryDir dir;
-    Run r = loom({"verify", "--workload", workload, "--schedule", write(dir, "s.py", script)});
+    LoomRun r = runLoom(
+        {"verify", "--workload", workload, "--schedule", writeTempFile(dir, "s.py", script)});
     QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
     QVERIFY2(r.out.contains("compiled: equivalent"), qPrintable(r.out));
   }
   void rfactorExampleCompiled() {
-    Run r = loom({"verify", "--workload", "reduce_sum:M=64,N=4096", "--schedule",
-                  QStringLiteral(LOOM_SOURCE_DIR "/examples/schedules/rfactor_reduce.py")});
+    LoomRun r = runLoom({"verify", "--workload", "reduce_sum:M=64,N=4096", "--schedule",
+                         QStringLiteral(LOOM_SOURCE_DIR "/examples/schedules/rfactor_reduce.py")});
     QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
     QVERIFY2(r.out.contains("compiled: equivalent"), qPrintable(r.out));
   }
   void tensorizeExampleCompiled() {
-    Run r = loom({"verify", "--workload", "matmul:M=32,N=64,K=32", "--schedule",
-                  QStringLiteral(LOOM_SOURCE_DIR "/examples/schedules/matmul_tensorize_avx512.py")});
+    LoomRun r =
+        runLoom({"verify", "--workload", "matmul:M=32,N=64,K=32", "--schedule",
+                 QStringLiteral(LOOM_SOURCE_DIR "/examples/schedules/matmul_tensorize_avx512.py")});
     QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
     QVERIFY2(r.out.contains("compiled: equivalent"), qPrintable(r.out));
   }
   void transformLayoutCompiled() {
     QTemporaryDir dir;
-    QString tir = write(dir, "chain.tir", kChainTir);
-    QString s = write(dir, "s.py",
-                      "b = sch.get_block(\"B\")\n"
-                      "sch.transform_layout(b, \"B\", lambda i, j: (j // 16, i, j % 16))\n"
-                      "c = sch.get_block(\"C\")\n"
-                      "i, j = sch.get_loops(c)\n"
-                      "jo, ji = sch.split(j, factors=[None, 16])\n"
-                      "sch.vectorize(ji)\n");
-    Run r = loom({"verify", tir, "--schedule", s});
+    QString tir = writeTempFile(dir, "chain.tir", kChainTir);
+    QString s = writeTempFile(dir, "s.py",
+                              "b = sch.get_block(\"B\")\n"
+                              "sch.transform_layout(b, \"B\", lambda i, j: (j // 16, i, j % 16))\n"
+                              "c = sch.get_block(\"C\")\n"
+                              "i, j = sch.get_loops(c)\n"
+                              "jo, ji = sch.split(j, factors=[None, 16])\n"
+                              "sch.vectorize(ji)\n");
+    LoomRun r = runLoom({"verify", tir, "--schedule", s});
     QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
     QVERIFY2(r.out.contains("compiled: equivalent"), qPrintable(r.out));
   }
   void tensorizedTileIsAvx512Fma() {
     QTemporaryDir dir;
-    Run r = loom({"lower", "-w", "matmul:M=64,N=64,K=64", "-s", write(dir, "s.py", kTensorize),
-                  "--emit", "asm", "-t", "llvm -mcpu=skylake-avx512"});
+    LoomRun r = runLoom({"lower", "-w", "matmul:M=64,N=64,K=64", "-s",
+                         writeTempFile(dir, "s.py", kTensorize), "--emit", "asm", "-t",
+                         "llvm -mcpu=skylake-avx512"});
     QVERIFY2(r.code == 0, qPrintable(r.err));
     QRegularExpression fma("vfmadd\\d+ps[^\\n]*zmm");
     QVERIFY2(r.out.count(fma) >= 4, qPrintable(r.out.left(4000)));

@@ -11,26 +11,6 @@ using namespace loom::tir::testing;
 
 namespace {
 
-const char* kTwo = R"(# from tvm.script import tir as T
-
-@T.prim_func
-def main(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32")):
-    T.func_attr({"global_symbol": "main", "tir.noalias": T.bool(True)})
-    B = T.alloc_buffer((16, 16))
-    for i, j in T.grid(16, 16):
-        with T.block("B"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            T.reads(A[vi, vj])
-            T.writes(B[vi, vj])
-            B[vi, vj] = A[vi, vj] * T.float32(2)
-    for i, j in T.grid(16, 16):
-        with T.block("C"):
-            vi, vj = T.axis.remap("SS", [i, j])
-            T.reads(B[vi, vj])
-            T.writes(C[vi, vj])
-            C[vi, vj] = B[vi, vj] + T.float32(1)
-)";
-
 const char* kHeader = R"(# from tvm.script import tir as T
 
 @T.prim_func

@@ -6,8 +6,6 @@ using namespace loom::tir;
 using namespace loom::tir::testing;
 
 namespace {
-const char* kGetLoops = "b = sch.get_block(\"C\")\ni, j, k = sch.get_loops(b)\n";
-
 const char* kNonAffine = R"(# from tvm.script import tir as T
 
 @T.prim_func

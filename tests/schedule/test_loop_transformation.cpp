@@ -11,22 +11,6 @@ using namespace loom::tir::testing;
 
 namespace {
 
-const char* kMatmul = R"(# from tvm.script import tir as T
-
-@T.prim_func
-def main(A: T.Buffer((16, 8), "float32"), B: T.Buffer((8, 16), "float32"), C: T.Buffer((16, 16), "float32")):
-    T.func_attr({"global_symbol": "main", "tir.noalias": T.bool(True)})
-    # with T.block("root"):
-    for i, j, k in T.grid(16, 16, 8):
-        with T.block("C"):
-            v_i, v_j, v_k = T.axis.remap("SSR", [i, j, k])
-            T.reads(A[v_i, v_k], B[v_k, v_j])
-            T.writes(C[v_i, v_j])
-            with T.init():
-                C[v_i, v_j] = T.float32(0)
-            C[v_i, v_j] = C[v_i, v_j] + A[v_i, v_k] * B[v_k, v_j]
-)";
-
 const char* kHeader = R"(# from tvm.script import tir as T
 
 @T.prim_func
@@ -34,8 +18,6 @@ def main(A: T.Buffer((16, 8), "float32"), B: T.Buffer((8, 16), "float32"), C: T.
     T.func_attr({"global_symbol": "main", "tir.noalias": T.bool(True)})
     # with T.block("root"):
 )";
-
-const char* kGetLoops = "b = sch.get_block(\"C\")\ni, j, k = sch.get_loops(b)\n";
 
 /// Two blocks under one loop (for NotSingleChildError), a triangular nest (DependentLoopError),
 /// an opaque iter var (WrongBlockIterTypeError) and a non-affine binding (NotAffineBindingError).
@@ -80,10 +62,6 @@ def main(A: T.Buffer((16, 16), "float32"), B: T.Buffer((16, 16), "float32")):
                 T.writes(B[vx, vy])
                 B[vx, vy] = A[vx, vy]
 )";
-
-std::string loopsOf(const char* block, const char* names) {
-  return std::string("b = sch.get_block(\"") + block + "\")\n" + names + " = sch.get_loops(b)\n";
-}
 
 } // namespace
 
