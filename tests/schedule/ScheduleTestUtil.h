@@ -162,4 +162,13 @@ inline std::pair<std::string, std::string> scriptError(const PrimFunc& f,
   return {r.errorKind, r.message};
 }
 
+/// Runs `script` on the parsed `tvmscript` and checks the error kind (compared, so a mismatch
+/// prints both kinds) and that the message contains `text`.
+inline void checkError(const char* tvmscript, const std::string& script, const char* kind,
+                       const char* text) {
+  auto [k, m] = scriptError(parseFunc(tvmscript), script);
+  QCOMPARE(QString::fromStdString(k), QString(kind));
+  QVERIFY2(m.find(text) != std::string::npos, m.c_str());
+}
+
 } // namespace loom::tir::testing

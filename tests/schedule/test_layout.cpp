@@ -53,13 +53,6 @@ def main(A: T.Buffer((20,), "float32"), B: T.Buffer((10,), "float32"), M: T.Buff
             N[v_i] = T.max(N[v_i], M[v_i, v_k])
 )";
 
-void checkError(const char* tvmscript, const std::string& script, const char* kind,
-                const char* text) {
-  auto [k, m] = scriptError(parseFunc(tvmscript), script);
-  QCOMPARE(QString::fromStdString(k), QString(kind));
-  QVERIFY2(m.find(text) != std::string::npos, m.c_str());
-}
-
 /// `src` re-laid out through `map` into an array of `shape` (dst[map(i)] = src[i]).
 runtime::NDArray relayout(const runtime::NDArray& src, const std::vector<int64_t>& shape,
                           const std::function<std::vector<int64_t>(std::vector<int64_t>)>& map) {

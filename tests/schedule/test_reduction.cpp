@@ -86,13 +86,6 @@ void checkMeaning(const PrimFunc& f, const std::string& script) {
   QVERIFY2(err < 1e-5, (std::to_string(err) + "\n" + printFunc(sch.func())).c_str());
 }
 
-void checkError(const char* tvmscript, const std::string& script, const char* kind,
-                const char* text) {
-  auto [k, m] = scriptError(parseFunc(tvmscript), script);
-  QCOMPARE(QString::fromStdString(k), QString(kind));
-  QVERIFY2(m.find(text) != std::string::npos, m.c_str());
-}
-
 } // namespace
 
 class TestReduction : public QObject {
