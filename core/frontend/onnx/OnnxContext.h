@@ -63,6 +63,8 @@ using Converter = std::function<std::vector<graph::Expr>(Context&)>;
 const std::unordered_map<std::string, Converter>& converters();
 /// Converters defined outside OnnxConverters.cpp (OnnxConvertersLoss.cpp); converters() includes them.
 const std::unordered_map<std::string, Converter>& extraConverters();
+/// Einsum and NonZero (OnnxConvertersEinsum.cpp); converters() includes them.
+const std::unordered_map<std::string, Converter>& einsumConverters();
 
 /// TensorProto -> NDArray; throws ImportError naming `what` for unsupported element types.
 runtime::NDArray tensorFromProto(const onnx::TensorProto& t, const std::string& what);

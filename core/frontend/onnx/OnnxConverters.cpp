@@ -322,8 +322,31 @@ Outs pow(Context& c) {
   return {c.call("power", {x, y})};
 }
 
-Outs pool(Context& c, bool isMax) {
+Expr poolOf(Context& c, Expr x, bool isMax, bool includePad);
+
+/// LpPool: (sum over the window of |x|^p)^(1/p), the sum as an average pool counting the zero
+/// padding times the window size.
+Outs lpPool(Context& c) {
   Expr x = c.input(0);
+  if (c.attr("kernel_shape") == nullptr) c.fail("kernel_shape is required");
+  if (c.attrInt("ceil_mode", 0) != 0) c.fail("ceil_mode=1 is not supported");
+  for (int64_t d : c.attrInts("dilations")) if (d != 1) c.fail("dilations other than 1 are not supported");
+  double p = double(c.attrInt("p", 2));
+  if (p <= 0) c.fail("p must be positive");
+  Expr a = c.call("abs", {x});
+  Expr powed = p == 1 ? a : p == 2 ? c.call("multiply", {x, x}) : c.call("power", {a, scalarLike(c, p, x)});
+  int64_t window = 1;
+  for (int64_t k : c.attrInts("kernel_shape")) window *= k;
+  Expr y = poolOf(c, powed, false, true);
+  Expr sum = c.call("multiply", {y, scalarLike(c, double(window), y)});
+  if (p == 1) return {sum};
+  if (p == 2) return {c.call("sqrt", {sum})};
+  return {c.call("power", {sum, scalarLike(c, 1.0 / p, sum)})};
+}
+
+Outs pool(Context& c, bool isMax) { return {poolOf(c, c.input(0), isMax, false)}; }
+
+Expr poolOf(Context& c, Expr x, bool isMax, bool includePad) {
   size_t rank = c.tensorType(x).ndim();
   if (rank != 4 && rank != 3) c.fail("only 1-D and 2-D pooling is supported");
   if (c.node->output_size() > 1 && !c.node->output(1).empty())
@@ -349,13 +372,13 @@ Outs pool(Context& c, bool isMax) {
           {"padding", pads},
           {"dilation", dil},
           {"ceil_mode", c.attrInt("ceil_mode", 0)}};
-  if (!isMax) a.set("count_include_pad", c.attrInt("count_include_pad", 0));
+  if (!isMax) a.set("count_include_pad", includePad ? int64_t(1) : c.attrInt("count_include_pad", 0));
   Expr y = c.call(isMax ? "nn.max_pool2d" : "nn.avg_pool2d", {x}, a);
   if (oneD) {
     std::vector<int64_t> ys = c.staticShape(y);
     y = reshapeTo(c, y, {ys[0], ys[1], ys[3]});
   }
-  return {y};
+  return y;
 }
 
 Outs globalPool(Context& c, bool isMax) {
@@ -902,6 +925,7 @@ const std::unordered_map<std::string, Converter>& converters() {
       {"Mean", variadic("add", true)},
       {"MaxPool", [](Context& c) { return pool(c, true); }},
       {"AveragePool", [](Context& c) { return pool(c, false); }},
+      {"LpPool", lpPool},
       {"GlobalAveragePool", [](Context& c) { return globalPool(c, false); }},
       {"GlobalMaxPool", [](Context& c) { return globalPool(c, true); }},
       {"Flatten", flatten},
@@ -992,6 +1016,7 @@ const std::unordered_map<std::string, Converter>& converters() {
   static const std::unordered_map<std::string, Converter> merged = [] {
     auto all = table;
     for (const auto& [name, conv] : extraConverters()) all.emplace(name, conv);
+    for (const auto& [name, conv] : einsumConverters()) all.emplace(name, conv);
     return all;
   }();
   return merged;
