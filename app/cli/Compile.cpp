@@ -24,6 +24,10 @@ CompileOptions& options() {
 CLI::App* setup(CLI::App& app) {
   CompileOptions& o = options();
   CLI::App* sub = app.add_subcommand("compile", "Compile an ONNX model into a .tar package that `loom run` loads");
+  sub->footer("Examples:\n"
+              "  loom compile examples/models/small_cnn/model.onnx --input-shapes \"data:[1,3,16,16]\" "
+              "-o small_cnn.tar\n"
+              "  loom compile resnet18.onnx --target \"llvm -mcpu=x86-64-v2\" --opt-level 3 -o r18.tar");
   sub->add_option("model", o.model, "The .onnx model")->required();
   sub->add_option("--target", o.target, "Target (llvm, or an llvm target string)");
   sub->add_option("--input-shapes", o.inputShapes, "Static input shapes, e.g. \"data:[1,3,224,224]\"");

@@ -34,6 +34,11 @@ GraphOptions& options() {
 CLI::App* setup(CLI::App& app) {
   GraphOptions& o = options();
   CLI::App* sub = app.add_subcommand("graph", "Import an ONNX model and print its graph");
+  sub->footer("Examples:\n"
+              "  loom graph examples/models/small_cnn/model.onnx --emit fused\n"
+              "  loom graph model.onnx --input-shapes \"data:[1,3,224,224]\" --emit dot -o g.dot\n"
+              "  loom graph model.onnx --emit optimized --print-after-all\n"
+              "  loom graph --list-ops");
   sub->add_option("model", o.model, "The .onnx model");
   sub->add_flag("--list-ops", o.listOps,
                 "List the graph ops (pattern, attributes with defaults) and the ONNX ops imported");

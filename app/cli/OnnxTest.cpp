@@ -39,6 +39,11 @@ OnnxTestOptions& options() {
 CLI::App* setup(CLI::App& app) {
   OnnxTestOptions& o = options();
   CLI::App* sub = app.add_subcommand("onnx-test", "Run ONNX backend test directories through the compiler");
+  sub->footer("Examples:\n"
+              "  loom onnx-test examples/models/*\n"
+              "  loom onnx-test /usr/share/libonnx-testdata/data/node/test_conv_*\n"
+              "  loom onnx-test --list tests/onnx/expected_pass.txt "
+              "--data-dir /usr/share/libonnx-testdata/data/node");
   sub->add_option("dirs", o.dirs, "Test directories (each with model.onnx and test_data_set_*/)");
   sub->add_option("--list", o.list, "Also run the tests named in this file (one per line, # comments)");
   sub->add_option("--data-dir", o.dataDir, "Directory the names in --list are relative to")

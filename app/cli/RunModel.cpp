@@ -29,6 +29,9 @@ RunOptions& options() {
 CLI::App* setup(CLI::App& app) {
   RunOptions& o = options();
   CLI::App* sub = app.add_subcommand("run", "Run a compiled .tar package");
+  sub->footer("Examples:\n"
+              "  loom run small_cnn.tar --fill-mode random --print-top 5 --print-time\n"
+              "  loom run small_cnn.tar --inputs in.npz --outputs out.npz --repeat 10 --profile");
   sub->add_option("package", o.package, "The package written by `loom compile`")->required();
   sub->add_option("--inputs", o.inputs, "An .npz with the inputs by name (others are filled)");
   sub->add_option("--outputs", o.outputs, "Write the outputs to this .npz");
