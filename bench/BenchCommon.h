@@ -60,6 +60,30 @@ inline driver::TimingStats timeCallsCpu(const std::function<void()>& fn, int rep
   return s;
 }
 
+/// Loom's and the library's timings taken side by side: per side the sample set with the best
+/// median over all rounds, and the fastest single sample.
+struct SideBySide {
+  driver::TimingStats best[2];
+  double fastest[2] = {1e30, 1e30};
+};
+
+/// Times `loom` and `library` interleaved for `rounds` rounds, so both see the same machine state.
+inline SideBySide timeSideBySide(const std::function<void()>& loom,
+                                 const std::function<void()>& library, bool cpuTime, int repeat,
+                                 double minRepeatMs, int rounds = 3) {
+  SideBySide r;
+  auto timer = cpuTime ? timeCallsCpu : driver::timeCalls;
+  for (int round = 0; round < rounds; ++round) {
+    const std::function<void()>* fns[2] = {&loom, &library};
+    for (int side = 0; side < 2; ++side) {
+      driver::TimingStats t = timer(*fns[side], repeat, minRepeatMs);
+      if (round == 0 || t.medianMs < r.best[side].medianMs) r.best[side] = t;
+      r.fastest[side] = std::min(r.fastest[side], t.minMs);
+    }
+  }
+  return r;
+}
+
 inline double loadAverage() {
   double l = -1;
   if (FILE* f = std::fopen("/proc/loadavg", "r")) {

@@ -151,17 +151,9 @@ int main(int argc, char** argv) {
 
   double load0 = loadAverage();
   double flops = topi::workloadFlops(spec);
-  driver::TimingStats best[2];
-  double fastest[2] = {1e30, 1e30};  // the fastest sample of all rounds
-  for (int round = 0; round < 3; ++round) {
-    auto timer = o.cpuTime ? timeCallsCpu : driver::timeCalls;
-    driver::TimingStats tl = timer(callLoom, o.repeat, o.minRepeatMs);
-    driver::TimingStats td = timer(callDnnl, o.repeat, o.minRepeatMs);
-    if (round == 0 || tl.medianMs < best[0].medianMs) best[0] = tl;
-    fastest[0] = std::min(fastest[0], tl.minMs);
-    fastest[1] = std::min(fastest[1], td.minMs);
-    if (round == 0 || td.medianMs < best[1].medianMs) best[1] = td;
-  }
+  SideBySide timed = timeSideBySide(callLoom, callDnnl, o.cpuTime, o.repeat, o.minRepeatMs);
+  const driver::TimingStats* best = timed.best;
+  const double* fastest = timed.fastest;
   double peak = measuredPeak(o.threads);
   double recorded = recordedPeak(LOOM_SOURCE_DIR, o.threads);
   double load1 = loadAverage();

@@ -167,17 +167,9 @@ int main(int argc, char** argv) {
 
   // Interleave the two so both see the same machine state; keep the best median of each.
   double flops = 2.0 * M * N * K;
-  driver::TimingStats best[2];
-  double fastest[2] = {1e30, 1e30};  // the fastest sample of all rounds
-  for (int round = 0; round < 3; ++round) {
-    auto timer = o.cpuTime ? timeCallsCpu : driver::timeCalls;
-    driver::TimingStats tl = timer(callLoom, o.repeat, o.minRepeatMs);
-    driver::TimingStats tb = timer(callBlas, o.repeat, o.minRepeatMs);
-    if (round == 0 || tl.medianMs < best[0].medianMs) best[0] = tl;
-    fastest[0] = std::min(fastest[0], tl.minMs);
-    fastest[1] = std::min(fastest[1], tb.minMs);
-    if (round == 0 || tb.medianMs < best[1].medianMs) best[1] = tb;
-  }
+  SideBySide timed = timeSideBySide(callLoom, callBlas, o.cpuTime, o.repeat, o.minRepeatMs);
+  const driver::TimingStats* best = timed.best;
+  const double* fastest = timed.fastest;
   double peak = measuredPeak(o.threads);
   double recorded = recordedPeak(LOOM_SOURCE_DIR, o.threads);
   double load1 = loadAverage();
