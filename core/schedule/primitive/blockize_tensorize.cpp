@@ -128,6 +128,7 @@ BlockRV blockize(Schedule& sch, const LoopRV& loopRV) {
   }
   // Step 2. Divide each binding into an outer iter var and the inner loops' part.
   auto* outer = new BlockNode();
+  Block outerOwner(outer);  // owns the node from here, so a refusal below does not leak it
   std::vector<Expr> outerValues, innerValues;
   for (size_t i = 0; i < block->iterVars.size(); ++i) {
     const IterVar& iv = block->iterVars[i];
@@ -288,7 +289,7 @@ BlockRV blockize(Schedule& sch, const LoopRV& loopRV) {
   outer->body = subtree;
   const BlockNode* outerPtr = outer;
   // Step 6. Replace the loop by the outer block.
-  sch.replace(loop, blockRealize(outerValues, conjunction(outerPred), Block(outer)));
+  sch.replace(loop, blockRealize(outerValues, conjunction(outerPred), outerOwner));
   BlockRV out = sch.addRV(outerPtr);
   sch.record("blockize", {Value(loopRV)}, {Value(out)});
   return out;
