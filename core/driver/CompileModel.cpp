@@ -18,12 +18,7 @@
 #include "core/graph/PassManager.h"
 #include "core/graph/pass/FuseOps.h"
 #include "core/graph/pass/InferType.h"
-#include "core/schedule/Schedule.h"
-#include "core/schedule/primitive/compute_inline.h"
-#include "core/schedule/primitive/for_kind.h"
-#include "core/schedule/primitive/get_block_loop.h"
-#include "core/schedule/primitive/loop_transformation.h"
-#include "core/schedule/primitive/reduction.h"
+#include "core/driver/DefaultSchedule.h"
 #include "core/te/CreatePrimFunc.h"
 #include "core/tir/Printer.h"
 #include "core/topi/nn/GraphCompute.h"
@@ -166,141 +161,6 @@ std::vector<te::Tensor> groupTensors(const graph::Function& fn, std::vector<te::
   return val.at(fn->body.get());
 }
 
-/// For a reduction block whose innermost spatial loop is not among the parallel ones (a conv's
-/// output column): moves that loop below the reduce loops, hoists the init out of them, and
-/// vectorizes it, so each reduction step updates a contiguous row of outputs. Leaves the schedule
-/// as it was when a step does not apply.
-void vectorizeReduction(tir::Schedule& sch, const tir::BlockRV& b, const std::vector<tir::LoopRV>& loops,
-                        size_t numSpatial, size_t numReduce) {
-  const tir::LoopRV inner = loops[numSpatial - 1];
-  const int64_t* ext = tir::asConstInt(sch.get(inner)->extent);
-  if (!ext || *ext < 4) return;
-  tir::Schedule saved = sch;
-  try {
-    std::vector<tir::LoopRV> order(loops.begin() + long(numSpatial), loops.begin() + long(numSpatial + numReduce));
-    order.push_back(inner);
-    tir::reorder(sch, order);
-    tir::decomposeReduction(sch, b, order.front());
-    if (*ext <= 16) {
-      tir::vectorize(sch, inner);
-    } else {
-      int64_t lanes = *ext % 16 == 0 ? 16 : *ext % 8 == 0 ? 8 : *ext % 4 == 0 ? 4 : 0;
-      if (lanes == 0) lanes = 8;  // a tail iteration is guarded by the split
-      auto parts = tir::split(sch, inner, {tir::Value(nullptr), tir::Value(lanes)});
-      tir::vectorize(sch, parts.back());
-    }
-  } catch (const Error&) {
-    sch = saved;
-  }
-}
-
-/// A dense layer `out[.., j] = sum_k a[.., k] * w[j, k]` reads both operands along k, so its
-/// output columns do not vectorize; instead k splits into (ko, 16) and the 16 lanes become a
-/// spatial axis of a partial-sum block (rfactor) that runs in vector lanes, reduced to the
-/// output afterwards. Returns whether the block was rewritten (left as it was otherwise).
-bool vectorizeDenseReduction(tir::Schedule& sch, const tir::BlockRV& b) {
-  const tir::BlockNode* blk = sch.get(b);
-  if (blk->name != "T_dense") return false;
-  std::vector<tir::LoopRV> loops = tir::getLoops(sch, b);
-  if (loops.empty() || blk->iterVars.empty() || blk->iterVars.back().iterType == tir::IterType::DataPar) return false;
-  const int64_t* k = tir::asConstInt(sch.get(loops.back())->extent);
-  constexpr int64_t lanes = 16;
-  if (!k || *k % lanes != 0 || *k < 4 * lanes) return false;
-  tir::Schedule saved = sch;
-  try {
-    auto parts = tir::split(sch, loops.back(), {tir::Value(nullptr), tir::Value(lanes)});
-    tir::BlockRV rf = tir::rfactor(sch, parts[1], int64_t(blk->iterVars.size() - 1));
-    std::vector<tir::LoopRV> rfLoops = tir::getLoops(sch, rf);
-    tir::decomposeReduction(sch, rf, rfLoops[rfLoops.size() - 2]);
-    tir::vectorize(sch, rfLoops.back());
-    return true;
-  } catch (const Error&) {
-    sch = saved;
-    return false;
-  }
-}
-
-/// The default CPU schedule: inline injective producers, then per remaining block parallelize
-/// the outermost spatial loop and vectorize a spatial innermost loop.
-tir::PrimFunc defaultSchedule(const tir::PrimFunc& f, bool vectorize) {
-  tir::Schedule sch(f);
-  auto children = [&]() { return tir::getChildBlocks(sch, tir::getBlock(sch, "root")); };
-  // Inline every block that can be (the primitive refuses reductions and outputs).
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (const tir::BlockRV& b : children()) {
-      // A conv's padded input stays a buffer of its own: inlined, its bounds test would sit in
-      // the innermost loop of the reduction and keep that loop from vectorizing.
-      if (sch.get(b)->name == "pad_temp") continue;
-      try {
-        tir::computeInline(sch, b);
-        changed = true;
-        break;
-      } catch (const Error&) {
-      }
-    }
-  }
-  bool denseRewritten = false;
-  for (const tir::BlockRV& b : children()) denseRewritten |= vectorizeDenseReduction(sch, b);
-  for (const tir::BlockRV& b : children()) {
-    std::vector<tir::LoopRV> loops;
-    try {
-      loops = tir::getLoops(sch, b);
-    } catch (const Error&) {
-      continue;
-    }
-    if (loops.empty()) continue;
-    const tir::BlockNode* blk = sch.get(b);
-    bool spatialOnly = !blk->init.defined();
-    for (const auto& iv : blk->iterVars) spatialOnly &= iv.iterType == tir::IterType::DataPar;
-    // The leading spatial loops (createPrimFunc nests spatial loops outside reduce loops); keep
-    // the innermost one of a spatial block for vectorization.
-    size_t numReduce = 0;
-    for (const auto& iv : blk->iterVars) numReduce += iv.iterType != tir::IterType::DataPar;
-    size_t numSpatial = loops.size() >= numReduce ? loops.size() - numReduce : 0;
-    if (spatialOnly && numSpatial > 1) --numSpatial;
-    // Fuse leading spatial loops until there are enough iterations to share among threads
-    // (a batch of 1 alone gives nothing to run in parallel).
-    std::vector<tir::LoopRV> lead;
-    int64_t work = 1;
-    for (size_t k = 0; k < numSpatial && work < 64; ++k) {
-      const int64_t* ext = tir::asConstInt(sch.get(loops[k])->extent);
-      if (!ext) break;
-      lead.push_back(loops[k]);
-      work *= *ext;
-    }
-    tir::Schedule saved = sch;
-    if (work >= 2 && !lead.empty()) {
-      try {
-        tir::LoopRV outer = lead.size() > 1 ? tir::fuse(sch, lead) : lead[0];
-        tir::parallel(sch, outer);
-      } catch (const Error&) {
-        sch = saved;
-      }
-    }
-    // The partial-sum block and the write-back of a rewritten dense keep their loop order.
-    bool denseRf = denseRewritten && blk->name.rfind("T_dense", 0) == 0;
-    if (vectorize && !denseRf && !spatialOnly && numReduce > 0 && numSpatial > lead.size() && loops.size() == blk->iterVars.size())
-      vectorizeReduction(sch, b, loops, numSpatial, numReduce);
-    if (!vectorize || !spatialOnly || loops.size() < 2) continue;
-    const tir::ForNode* inner = sch.get(loops.back());
-    const int64_t* innerExt = tir::asConstInt(inner->extent);
-    if (!innerExt || *innerExt < 4) continue;
-    saved = sch;
-    try {
-      if (*innerExt <= 16)
-        tir::vectorize(sch, loops.back());
-      else if (*innerExt % 8 == 0) {
-        auto parts = tir::split(sch, loops.back(), {tir::Value(nullptr), tir::Value(int64_t(8))});
-        tir::vectorize(sch, parts.back());
-      }
-    } catch (const Error&) {
-      sch = saved;
-    }
-  }
-  return sch.func();
-}
-
 std::string sanitize(std::string s) {
   for (char& c : s)
     if (!std::isalnum(uint8_t(c)) && c != '_') c = '_';
@@ -332,18 +192,38 @@ graph::Module bindParams(const graph::Module& m, const std::map<std::string, run
   return r;
 }
 
-}  // namespace
+/// The ops of a fused group's body, in evaluation order.
+std::vector<std::string> groupOps(const graph::Function& fn) {
+  std::vector<std::string> ops;
+  for (const Expr& e : graph::postOrder(fn->body))
+    if (auto* call = e.as<graph::CallNode>(); call && call->op) ops.push_back(call->op->name);
+  return ops;
+}
 
-CompiledModel compileModel(const graph::Module& input, const std::string& target,
-                           const std::map<std::string, runtime::NDArray>& params, const CompileModelOptions& options) {
+/// A model taken apart for compilation: everything but the kernels' schedules and code.
+struct ModelPlan {
+  CompiledModel model;            ///< graph JSON, params, inputs and outputs; no kernels yet
+  std::vector<ModelGroup> groups; ///< one per kernel, unscheduled
+};
+
+ModelPlan planModel(const graph::Module& input, const std::map<std::string, runtime::NDArray>& params,
+                    const CompileModelOptions& options) {
   topi::registerGraphComputes();
-  CompiledModel model;
-  model.target = target;
+  ModelPlan plan;
+  CompiledModel& model = plan.model;
   model.optLevel = options.optLevel;
   if (!input.main().defined()) LOOM_THROW(ValueError) << "the module has no main function";
+  bool blocked = false;
+  if (options.desiredLayout == "NCHWc" || options.desiredLayout == "NCHW16c") blocked = true;
+  else if (!options.desiredLayout.empty() && options.desiredLayout != "NCHW")
+    LOOM_THROW(ValueError) << "unsupported desired layout '" << options.desiredLayout
+                           << "' (supported: NCHW, NCHWc)";
+  if (blocked && options.optLevel < 1)
+    LOOM_THROW(ValueError) << "desired layout " << options.desiredLayout << " needs opt level 1 or more";
+  model.layout = blocked ? "NCHWc" : "NCHW";
   graph::Module m = bindParams(input, params);
   if (options.optLevel >= 1) {
-    m = graph::runGraphPasses(m, graph::fusePipeline(false));
+    m = graph::runGraphPasses(m, graph::fusePipeline(blocked));
   } else {
     m = graph::runGraphPasses(m, {"infer-type"});
     m = graph::fuseOps(m, 1);
@@ -393,7 +273,7 @@ CompiledModel compileModel(const graph::Module& input, const std::string& target
   }
   std::set<std::string> paramNames, funcNames;
   std::map<std::string, std::string> kernelByText;
-  bool vectorize = options.optLevel >= 2;
+  std::map<std::string, size_t> groupIndex;
   for (const Expr& e : graph::postOrder(main->body)) {
     if (ent.count(e.get())) continue;
     if (auto* c = e.as<graph::ConstantNode>()) {
@@ -452,12 +332,10 @@ CompiledModel compileModel(const graph::Module& input, const std::string& target
       std::string func = same != kernelByText.end() ? same->second : unique;
       if (same == kernelByText.end()) {
         kernelByText[key] = unique;
-        tir::PrimFunc pf = te::createPrimFunc(args, unique);
-        if (options.optLevel >= 2) pf = defaultSchedule(pf, vectorize);
-        transform::PassContext ctx;
-        transform::LowerOptions lo;
-        lo.packedEntry = true;
-        model.kernels.push_back(transform::lower(pf, ctx, lo));
+        groupIndex[unique] = plan.groups.size();
+        plan.groups.push_back({unique, te::createPrimFunc(args, unique), int(placeholders.size()), 1, groupOps(fn)});
+      } else {
+        ++plan.groups[groupIndex.at(func)].occurrences;
       }
       NodeInfo n;
       n.name = unique;
@@ -564,6 +442,43 @@ CompiledModel compileModel(const graph::Module& input, const std::string& target
   for (const NodeInfo& n : nodes)
     j["nodes"].push_back({{"name", n.name}, {"func", n.func}, {"inputs", n.inputs}, {"outputs", n.outputs}});
   model.graphJson = j.dump(1);
+  return plan;
+}
+
+}  // namespace
+
+std::vector<ModelGroup> extractGroups(const graph::Module& m, const std::map<std::string, runtime::NDArray>& params,
+                                      const CompileModelOptions& options) {
+  return planModel(m, params, options).groups;
+}
+
+CompiledModel compileModel(const graph::Module& input, const std::string& target,
+                           const std::map<std::string, runtime::NDArray>& params, const CompileModelOptions& options) {
+  ModelPlan plan = planModel(input, params, options);
+  CompiledModel model = std::move(plan.model);
+  model.target = target;
+  const int total = int(plan.groups.size());
+  for (int k = 0; k < total; ++k) {
+    const ModelGroup& g = plan.groups[size_t(k)];
+    if (options.progress) options.progress("lowering " + g.name, k, total);
+    tir::PrimFunc pf = g.func;
+    std::string source = "none";
+    std::optional<GroupSchedule> given;
+    if (options.optLevel >= 1 && options.scheduleFor) given = options.scheduleFor(g);
+    if (given) {
+      pf = given->scheduled;
+      source = given->source;
+    } else if (options.optLevel >= 2) {
+      pf = defaultSchedule(pf, true);
+      source = "default";
+    }
+    transform::PassContext ctx;
+    transform::LowerOptions lo;
+    lo.packedEntry = true;
+    model.kernels.push_back(transform::lower(pf, ctx, lo));
+    model.scheduleSources.push_back(source);
+  }
+  if (options.progress) options.progress("lowered", total, total);
   return model;
 }
 
@@ -601,7 +516,13 @@ std::string packageMetadata(const CompiledModel& model) {
   j["opt_level"] = model.optLevel;
   j["inputs"] = infos(model.inputs);
   j["outputs"] = infos(model.outputs);
+  j["layout"] = model.layout;
   j["kernels"] = model.kernels.size();
+  nlohmann::json sched = nlohmann::json::object();
+  for (size_t k = 0; k < model.kernels.size() && k < model.scheduleSources.size(); ++k)
+    sched[model.kernels[k]->name] = model.scheduleSources[k];
+  j["schedules"] = sched;
+  j["tuning_records"] = model.tuningRecords;
   return j.dump(2);
 }
 

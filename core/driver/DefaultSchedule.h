@@ -1,0 +1,13 @@
+// The default CPU schedule of a fused group when no script or tuning record gives one: inline
+// injective producers, parallelize outer spatial loops, vectorize inner ones (conv and dense
+// special cases).
+#pragma once
+#include "core/tir/Function.h"
+
+namespace loom::driver {
+
+/// `f` scheduled by the default CPU rules; `vectorize` false keeps every loop scalar. Never
+/// throws for a well-formed `f`: a step that does not apply leaves the program as it was.
+tir::PrimFunc defaultSchedule(const tir::PrimFunc& f, bool vectorize = true);
+
+}  // namespace loom::driver
