@@ -21,13 +21,22 @@ namespace {
 struct ThreadVar {
   Var var;
   Expr extent;
+  /// Under an allocation: how many places (see Access::places) enclose the attr.
+  size_t depth = 0;
 };
 
-/// One access of the buffer: its indices, the loops around it (outermost first) and the thread
+/// A place an allocation can move into the body of: a loop, or (for shared memory) the
+/// `blockIdx` thread_extent attr that makes the buffer one per block.
+struct Place {
+  const StmtNode* node = nullptr;
+  const ForNode* loop = nullptr;  ///< null for an attr
+};
+
+/// One access of the buffer: its indices, the places around it (outermost first) and the thread
 /// indices bound between the allocation and it.
 struct Access {
   std::vector<Expr> indices;
-  std::vector<const ForNode*> loops;
+  std::vector<Place> places;
   std::vector<ThreadVar> threads;
 };
 
@@ -35,11 +44,24 @@ const VarNode* threadVarOf(const AttrStmtNode* n) {
   return n->key == "thread_extent" ? n->node.as<VarNode>() : nullptr;
 }
 
+bool hasPrefix(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
+bool isBlockIdx(const VarNode* v) { return hasPrefix(v->name, "blockIdx"); }
+
+/// Whether an access's index ranges over thread `t` (instead of keeping it a symbol) for a buffer
+/// of `scope`, as in TVM's CompactBufferAllocation: memory the threads of a block share ("shared")
+/// covers every threadIdx and vthread but one block (blockIdx stays a symbol) unless the
+/// allocation sits outside that block's attr; "local" memory is per thread; other memory is global.
+bool relaxThread(const std::string& scope, const VarNode* t, bool allocOutsideAttr) {
+  if (scope == "local") return false;
+  if (scope == "shared") return !isBlockIdx(t) || allocOutsideAttr;
+  return true;
+}
+
 /// Finds every access of `buffer` under an allocation, the loops around each, and the variables
 /// defined under the allocation. Fails (escaped) when the handle is used otherwise.
 class AccessCollector : public IRVisitor {
 public:
-  explicit AccessCollector(const Buffer& b) : m_buffer(b) {}
+  AccessCollector(const Buffer& b, bool blockPlaces) : m_buffer(b), m_blockPlaces(blockPlaces) {}
   std::vector<Access> accesses;
   std::unordered_set<const VarNode*> definedInside;
   bool escaped = false;
@@ -52,7 +74,7 @@ protected:
       escaped = true;
       return;
     }
-    accesses.push_back({indices, m_loops, m_threads});
+    accesses.push_back({indices, m_places, m_threads});
   }
   void visit(const VarNode* n) override { escaped |= n == m_buffer->data.get(); }
   void visit(const BufferLoadNode* n) override {
@@ -79,20 +101,24 @@ protected:
     definedInside.insert(n->loopVar.get());
     visitExpr(n->min);
     visitExpr(n->extent);
-    m_loops.push_back(n);
+    m_places.push_back({n, n});
     visitStmt(n->body);
-    m_loops.pop_back();
+    m_places.pop_back();
   }
   void visit(const AttrStmtNode* n) override {
     const VarNode* tv = threadVarOf(n);
-    if (tv) m_threads.push_back({Var(tv), n->value});
+    if (tv) m_threads.push_back({Var(tv), n->value, m_places.size()});
+    bool place = tv && m_blockPlaces && isBlockIdx(tv);
+    if (place) m_places.push_back({n, nullptr});
     IRVisitor::visit(n);
+    if (place) m_places.pop_back();
     if (tv) m_threads.pop_back();
   }
 
 private:
   Buffer m_buffer;
-  std::vector<const ForNode*> m_loops;
+  bool m_blockPlaces;
+  std::vector<Place> m_places;
   std::vector<ThreadVar> m_threads;
 };
 
@@ -105,10 +131,10 @@ bool usesAny(const Expr& e, const std::unordered_set<const VarNode*>& vars) {
 }
 
 /// Rewrites the accesses of `from` into `to` with indices rebased by `offsets`, and places the
-/// allocation `wrap` around the body of loop `at` (or leaves placement to the caller when null).
+/// allocation `wrap` around the body of loop or attr `at` (or leaves placement to the caller when null).
 class AccessRewriter : public IRMutator {
 public:
-  AccessRewriter(Buffer from, Buffer to, std::vector<Expr> offsets, const ForNode* at,
+  AccessRewriter(Buffer from, Buffer to, std::vector<Expr> offsets, const StmtNode* at,
                  std::function<Stmt(Stmt)> wrap)
       : m_from(std::move(from)), m_to(std::move(to)), m_offsets(std::move(offsets)), m_at(at),
         m_wrap(std::move(wrap)) {}
@@ -140,11 +166,17 @@ protected:
     copy->body = m_wrap(f->body);
     return withSpan(Stmt(copy), n->span);
   }
+  Stmt visit(const AttrStmtNode* n, const Stmt& self) override {
+    Stmt s = IRMutator::visit(n, self);
+    if (n != m_at) return s;
+    auto* a = s.as<AttrStmtNode>();
+    return withSpan(attrStmt(a->node, a->key, a->value, m_wrap(a->body)), n->span);
+  }
 
 private:
   Buffer m_from, m_to;
   std::vector<Expr> m_offsets;
-  const ForNode* m_at;
+  const StmtNode* m_at;
   std::function<Stmt(Stmt)> m_wrap;
 };
 
@@ -169,46 +201,48 @@ protected:
     if (!buf->strides.empty() || (buf->elemOffset.defined() && !isZero(buf->elemOffset))) return s;
     if (buf->shape.size() != alloc->extents.size()) return s;
 
-    AccessCollector c(buf);
+    std::string scope = !buf->scope.empty() && buf->scope != "global" ? buf->scope : alloc->scope;
+    bool shared = scope == "shared";
+    AccessCollector c(buf, shared);
     c.visitStmt(decl->body);
     if (c.escaped || c.accesses.empty()) return s;
 
-    // The deepest loop around every access (never entering vector or thread loops).
-    size_t depth = c.accesses.front().loops.size();
+    // The deepest place around every access (never entering vector or thread loops).
+    const auto& first = c.accesses.front().places;
+    size_t depth = first.size();
     for (auto& a : c.accesses) {
       size_t d = 0;
-      while (d < depth && d < a.loops.size() && a.loops[d] == c.accesses.front().loops[d]) ++d;
+      while (d < depth && d < a.places.size() && a.places[d].node == first[d].node) ++d;
       depth = d;
     }
-    const auto& first = c.accesses.front().loops;
     for (size_t d = 0; d < depth; ++d)
-      if (first[d]->kind == ForKind::Vectorized || first[d]->kind == ForKind::ThreadBinding) {
+      if (first[d].loop && (first[d].loop->kind == ForKind::Vectorized || first[d].loop->kind == ForKind::ThreadBinding)) {
         depth = d;
         break;
       }
-    const ForNode* at = depth > 0 ? first[depth - 1] : nullptr;
+    const StmtNode* at = depth > 0 ? first[depth - 1].node : nullptr;
 
     // Variables that are not in scope where the buffer will live: those of the loops and lets
     // under it. Loops inside range over their domains; outer ones stay symbols.
     std::unordered_set<const VarNode*> inner = c.definedInside;
-    for (size_t d = 0; d < depth; ++d) inner.erase(first[d]->loopVar.get());
+    for (size_t d = 0; d < depth; ++d)
+      if (first[d].loop) inner.erase(first[d].loop->loopVar.get());
 
     arith::Analyzer an;
-    bool perThread = alloc->scope == "local" || buf->scope == "local";
     size_t ndim = buf->shape.size();
     std::vector<Expr> lo(ndim), hi(ndim);
     std::vector<bool> ok(ndim, true);
     for (auto& a : c.accesses) {
       if (a.indices.size() != ndim) return s;
       arith::IntSetMap dom;
-      for (size_t d = depth; d < a.loops.size(); ++d)
-        dom[a.loops[d]->loopVar] = arith::IntSet::fromRange(Range(a.loops[d]->min, a.loops[d]->extent));
-      // Memory that GPU threads share (every scope but "local") covers all of them: thread
-      // indices range over their extents; a "local" buffer is per thread, its index a symbol.
-      if (!perThread) {
-        for (auto& t : m_threads) dom[t.var] = arith::IntSet::fromRange(Range(0, t.extent));
-        for (auto& t : a.threads) dom[t.var] = arith::IntSet::fromRange(Range(0, t.extent));
-      }
+      for (size_t d = depth; d < a.places.size(); ++d)
+        if (const ForNode* l = a.places[d].loop) dom[l->loopVar] = arith::IntSet::fromRange(Range(l->min, l->extent));
+      // Thread indices the buffer is shared over range over their extents (relaxThread); the
+      // others stay symbols (one buffer per block, per thread).
+      for (auto& t : m_threads)
+        if (relaxThread(scope, t.var.get(), false)) dom[t.var] = arith::IntSet::fromRange(Range(0, t.extent));
+      for (auto& t : a.threads)
+        if (relaxThread(scope, t.var.get(), t.depth >= depth)) dom[t.var] = arith::IntSet::fromRange(Range(0, t.extent));
       for (size_t d = 0; d < ndim; ++d) {
         if (!ok[d]) continue;
         arith::IntSet set = arith::evalSet(a.indices[d], dom, &an);

@@ -10,15 +10,19 @@ namespace loom::transform {
 /// Allocate whose buffer is used only through its own DeclBuffer:
 ///  - the allocation moves down into the body of the deepest loop that encloses every access
 ///    (never into a vectorized or thread-bound loop): a cache_read/compute_at copy under a
-///    parallel loop becomes per-iteration (per-thread) memory instead of one shared array;
+///    parallel loop becomes per-iteration (per-thread) memory instead of one shared array; a
+///    "shared" buffer may also move into the body of the innermost `blockIdx` thread_extent attr
+///    around its accesses (one buffer per block);
 ///  - each dimension shrinks to the constant extent of the index range the accesses cover
-///    inside that loop, and indices are rebased by its (possibly symbolic) minimum.
-/// Memory GPU threads share (every scope but "local") keeps the region of all threads: thread
-/// indices of `attr thread_extent` regions range over their extents; a "local" buffer is per
-/// thread. As in TVM, a buffer's contents are taken to live within one iteration of that loop, which is
-/// how compute_at, cache_read and cache_write place their blocks. Dimensions whose extent is not
-/// a constant keep their size; a buffer whose handle escapes (used as a value, or viewed by
-/// another buffer) is left alone.
+///    inside that place, and indices are rebased by its (possibly symbolic) minimum.
+/// GPU thread indices (`attr thread_extent` regions) are relaxed by storage scope as in TVM:
+/// "shared" memory covers every threadIdx and vthread of one block (blockIdx stays a symbol, so
+/// a shared-memory tile is the tile, not the whole matrix); "local" memory is per thread (no
+/// thread index relaxed; only the loops inside the allocation); other (global) memory covers every
+/// thread and block. As in TVM, a buffer's contents are taken to live within one iteration of that
+/// loop, which is how compute_at, cache_read and cache_write place their blocks. Dimensions whose
+/// extent is not a constant keep their size; a buffer whose handle escapes (used as a value, or
+/// viewed by another buffer) is left alone.
 tir::PrimFunc compactBuffers(const tir::PrimFunc& f);
 
 }  // namespace loom::transform

@@ -80,15 +80,17 @@ std::string gpuSchedule2D(const PrimFunc& f, int ty, int tx) {
   return s.str();
 }
 
-std::string gpuScheduleMatmulShared(int tile) {
+std::string gpuScheduleMatmulShared(int tile, int kTile) {
   std::string t = std::to_string(tile);
+  std::string kt = std::to_string(kTile > 0 ? kTile : tile);
   return "# Shared-memory tiled matmul: " + t + "x" + t + " output tiles per block, one thread per element,\n"
-         "# the A and B tiles of each step of k fetched into shared memory (by every thread), barriers around.\n"
+         "# the A and B tiles of each step of k (" + kt + " wide) fetched into shared memory by all the\n"
+         "# threads of the block together; thread-sync puts barriers between fetch and use.\n"
          "b = sch.get_block(\"C\")\n"
          "i, j, k = sch.get_loops(b)\n"
          "bi, ti = sch.split(i, factors=[None, " + t + "])\n"
          "bj, tj = sch.split(j, factors=[None, " + t + "])\n"
-         "ko, ki = sch.split(k, factors=[None, " + t + "])\n"
+         "ko, ki = sch.split(k, factors=[None, " + kt + "])\n"
          "sch.reorder(bi, bj, ko, ti, tj, ki)\n"
          "sch.bind(bi, \"blockIdx.y\")\n"
          "sch.bind(bj, \"blockIdx.x\")\n"
@@ -98,7 +100,14 @@ std::string gpuScheduleMatmulShared(int tile) {
          "Bs = sch.cache_read(b, 1, \"shared\")\n"
          "sch.compute_at(As, ko)\n"
          "sch.compute_at(Bs, ko)\n"
-         "";
+         "a_bi, a_bj, a_ko, a0, a1 = sch.get_loops(As)\n"
+         "a_rest, a_ty, a_tx = sch.split(sch.fuse(a0, a1), factors=[None, " + t + ", " + t + "])\n"
+         "sch.bind(a_ty, \"threadIdx.y\")\n"
+         "sch.bind(a_tx, \"threadIdx.x\")\n"
+         "b_bi, b_bj, b_ko, b0, b1 = sch.get_loops(Bs)\n"
+         "b_rest, b_ty, b_tx = sch.split(sch.fuse(b0, b1), factors=[None, " + t + ", " + t + "])\n"
+         "sch.bind(b_ty, \"threadIdx.y\")\n"
+         "sch.bind(b_tx, \"threadIdx.x\")\n";
 }
 
 std::string gpuScheduleReduceRfactor(int parts) {
@@ -145,12 +154,8 @@ std::string defaultGPUSchedule(const std::string& workload, const PrimFunc& f) {
         fits = fits && c && *c % 8 == 0;
       }
     }
-    // The shared tiles keep every row of A and column of B of one k step (compact-buffers does
-    // not shrink them over the thread indices): (M + N) * 8 floats must fit in 48 KiB.
-    Buffer a = f->bufferOf(f->params[0]), b = f->bufferOf(f->params[1]);
-    const int64_t* m = asConstInt(a->shape[0]);
-    const int64_t* n = asConstInt(b->shape[b->shape.size() - 1]);
-    if (fits && m && n && (*m + *n) * 8 * 4 <= 48 * 1024) return gpuScheduleMatmulShared(8);
+    // Two 8x8 float tiles per block: 512 bytes of shared memory, whatever the matrix size.
+    if (fits) return gpuScheduleMatmulShared(8);
   }
   if (workload == "reduce_sum" && f->params.size() == 2) {
     Buffer a = f->bufferOf(f->params[0]);

@@ -14,12 +14,13 @@ std::string gpuScheduleFlat(const tir::PrimFunc& f, int threads = 64);
 /// blockIdx.x x threadIdx.y (`ty`) x threadIdx.x (`tx`).
 std::string gpuSchedule2D(const tir::PrimFunc& f, int ty = 4, int tx = 16);
 /// matmul (block "C", loops i, j, k): `tile` x `tile` output tiles per block (blockIdx.y/x), one
-/// thread per output element (threadIdx.y/x), k in steps of `tile` with the A and B tiles fetched
-/// into shared memory (cache_read "shared" under the k loop); thread-sync puts barriers between fetch and use. M, N, K must be multiples
-/// of `tile`. Every thread fetches the whole tiles (redundant but race-free), and the shared
-/// buffers keep all M rows of A and N columns of B of one k step: compact-buffers does not yet
-/// shrink shared buffers over thread indices, so the size grows with M + N.
-std::string gpuScheduleMatmulShared(int tile = 8);
+/// thread per output element (threadIdx.y/x), k in steps of `kTile` (0: `tile`) with the A tile
+/// (tile x kTile) and the B tile (kTile x tile) of each step fetched into shared memory by the
+/// block's threads together (cache_read "shared" under the k loop, its copy loops fused and bound
+/// to threadIdx.y/x); thread-sync puts barriers between fetch and use. compact-buffers makes each
+/// shared buffer the tile of one block, so a block needs 2 * tile * kTile * 4 bytes of shared
+/// memory. M, N, K must be multiples of `tile` and `kTile`.
+std::string gpuScheduleMatmulShared(int tile = 8, int kTile = 0);
 /// reduce_sum (block "A_red", loops i, k): the row sum split in two kernels with rfactor: `parts`
 /// partial sums per row computed by `parts` threads of one block per row, then a write-back kernel.
 std::string gpuScheduleReduceRfactor(int parts = 8);
@@ -27,10 +28,10 @@ std::string gpuScheduleReduceRfactor(int parts = 8);
 /// `threads` threads (k split, the inner part bound to threadIdx.x): a cross-thread reduction,
 /// lowered to a shared-memory tree by lower-cross-thread-reduction.
 std::string gpuScheduleReduceCrossThread(int threads = 32);
-/// The default GPU schedule of a preset: the shared-memory matmul for "matmul" (or, when
-/// `workload` is empty, a program whose one block "C" looks like one) when the shape allows it
-/// (M, N, K multiples of 8 and the tiles within 48 KiB: M + N <= 1536), the cross-thread reduction for "reduce_sum" when N is a multiple of
-/// 32, gpuScheduleFlat otherwise.
+/// The default GPU schedule of a preset: the shared-memory matmul (8x8 tiles) for "matmul" (or,
+/// when `workload` is empty, a program whose one block "C" looks like one) when M, N and K are
+/// multiples of 8, the cross-thread reduction for "reduce_sum" when N is a multiple of 32,
+/// gpuScheduleFlat otherwise.
 std::string defaultGPUSchedule(const std::string& workload, const tir::PrimFunc& f);
 
 }  // namespace loom::transform

@@ -13,6 +13,20 @@
 using namespace loom;
 
 namespace {
+/// The element counts of the allocations of `scope` in `s`.
+std::vector<int64_t> allocationSizes(const tir::Stmt& s, const std::string& scope) {
+  std::vector<int64_t> out;
+  tir::postOrderVisit(s, [&](const tir::IRNode* node) {
+    if (node->nodeKind != tir::NodeKind::Allocate) return;
+    auto* a = static_cast<const tir::AllocateNode*>(node);
+    if (a->scope != scope) return;
+    int64_t n = 1;
+    for (auto& e : a->extents) n *= *tir::asConstInt(e);
+    out.push_back(n);
+  });
+  return out;
+}
+
 int countSyncs(const tir::Stmt& s) {
   int n = 0;
   tir::postOrderVisit(s, [&](const tir::IRNode* node) {
@@ -79,21 +93,50 @@ private slots:
     gputest::lowerForGPU("relu:M=64,N=64", transform::gpuScheduleFlat(f, 1024));
   }
 
+  void sharedTilesArePerBlock() {
+    // Each shared buffer is one block's tile (tile x kTile), whatever the matrix size: blockIdx
+    // stays a symbol in compact-buffers, only the thread indices are relaxed.
+    for (const char* spec : {"matmul:M=32,N=24,K=32", "matmul:M=512,N=256,K=64"}) {
+      auto c = gputest::lowerForGPU(spec, transform::gpuScheduleMatmulShared(8));
+      QCOMPARE(allocationSizes(c.lowered->body, "shared"), (std::vector<int64_t>{64, 64}));
+      auto p = transform::splitHostDevice(c.lowered);
+      QCOMPARE(int(p.kernels.size()), 1);
+      QCOMPARE(p.kernels[0].sharedBytes, int64_t(2 * 64 * 4));
+      QVERIFY(p.steps.size() == 1);  // no device buffer on the host side: the tiles live in the kernel
+    }
+    auto wide = gputest::lowerForGPU("matmul:M=64,N=64,K=64", transform::gpuScheduleMatmulShared(8, 32));
+    QCOMPARE(allocationSizes(wide.lowered->body, "shared"), (std::vector<int64_t>{256, 256}));
+    QCOMPARE(transform::splitHostDevice(wide.lowered).kernels[0].sharedBytes, int64_t(2 * 256 * 4));
+  }
+
+  void localBuffersArePerThread() {
+    // A cache_write "local" accumulator under the thread loops is one element per thread.
+    std::string script = transform::gpuScheduleMatmulShared(8) +
+                         "Cl = sch.cache_write(b, 0, \"local\")\n"
+                         "sch.reverse_compute_at(Cl, tj)\n";
+    auto c = gputest::lowerForGPU("matmul:M=32,N=32,K=32", script);
+    QCOMPARE(allocationSizes(c.lowered->body, "local"), (std::vector<int64_t>{1}));
+  }
+
   void verifierRefusesTooMuchSharedMemory() {
-    // The A tile keeps every row of A: 4096 x 8 floats = 128 KiB of shared memory per block.
+    // 8 x 1024 tiles of A and B: 64 KiB of shared memory per block.
     try {
-      gputest::lowerForGPU("matmul:M=4096,N=8,K=8", transform::gpuScheduleMatmulShared(8));
-      QFAIL("128 KiB of shared memory was accepted");
+      gputest::lowerForGPU("matmul:M=16,N=16,K=2048", transform::gpuScheduleMatmulShared(8, 1024));
+      QFAIL("64 KiB of shared memory was accepted");
     } catch (const GPUSharedMemoryError& e) {
-      QVERIFY2(std::string(e.what()).find("bytes of shared memory") != std::string::npos, e.what());
+      QVERIFY2(std::string(e.what()).find("65536 bytes of shared memory") != std::string::npos, e.what());
       QVERIFY2(std::string(e.what()).find("at most 49152") != std::string::npos, e.what());
     }
+    // Half of that (32 KiB) fits.
+    gputest::lowerForGPU("matmul:M=16,N=16,K=2048", transform::gpuScheduleMatmulShared(8, 512));
     // The same limits through the API, with a smaller shared-memory budget.
     auto c = gputest::lowerForGPU("matmul:M=16,N=16,K=16", transform::gpuScheduleMatmulShared(8));
     auto p = transform::splitHostDevice(c.lowered);
     transform::GPULimits small;
-    small.maxSharedMemoryBytes = 64;
+    small.maxSharedMemoryBytes = 511;
     QVERIFY_THROWS_EXCEPTION(GPUSharedMemoryError, transform::verifyGPULimits(p, small));
+    small.maxSharedMemoryBytes = 512;
+    transform::verifyGPULimits(p, small);
     transform::GPULimits fewThreads;
     fewThreads.maxThreadsPerBlock = 32;
     QVERIFY_THROWS_EXCEPTION(GPUThreadLimitError, transform::verifyGPULimits(p, fewThreads));

@@ -73,6 +73,10 @@ private slots:
     QVERIFY2(src.find("__local float") != std::string::npos, src.c_str());
     QVERIFY2(src.find("barrier(CLK_LOCAL_MEM_FENCE)") != std::string::npos, src.c_str());
     check("matmul:M=16,N=16,K=16", transform::gpuScheduleMatmulShared(4), "shared 4x4");
+    // Per-block tiles: many blocks, each with its own 8x16 tiles (a tile shared across blocks
+    // would be overwritten by the other blocks' fetches).
+    check("matmul:M=64,N=48,K=64", transform::gpuScheduleMatmulShared(8, 16), "shared 8x8, k step 16");
+    check("matmul:M=96,N=64,K=32", transform::gpuScheduleMatmulShared(16, 8), "shared 16x16, k step 8");
   }
 
   void matmulSharedKernelShape() {
@@ -87,7 +91,7 @@ private slots:
     QCOMPARE(k.block[1], int64_t(8));
     QCOMPARE(k.grid[0], int64_t(4));
     QCOMPARE(k.grid[1], int64_t(4));
-    QVERIFY(k.sharedBytes > 0);
+    QCOMPARE(k.sharedBytes, int64_t(2 * 8 * 8 * 4));  // one 8x8 tile of A and one of B per block
     size_t barriers = 0;
     for (size_t at = 0; (at = mod.source().find("barrier(CLK_LOCAL_MEM_FENCE)", at)) != std::string::npos; ++at) ++barriers;
     QCOMPARE(barriers, size_t(2));
