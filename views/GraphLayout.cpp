@@ -46,10 +46,12 @@ QString graphToDot(const GraphData& g) {
   for (int i = 0; i < g.nodes.size(); ++i)
     if (g.nodes[i].cluster < 0) dot += nodeLine(i);
   for (int c = 0; c < g.clusters.size(); ++c) {
-    dot += QString("  subgraph cluster_%1 {\n    label=\"%2\"; fontsize=10; margin=10;\n").arg(c).arg(dotEscape(g.clusters[c].name));
+    QString members;
     for (int i = 0; i < g.nodes.size(); ++i)
-      if (g.nodes[i].cluster == c) dot += nodeLine(i);
-    dot += "  }\n";
+      if (g.nodes[i].cluster == c) members += nodeLine(i);
+    if (members.isEmpty()) continue;  // collapsed into one node: no frame
+    dot += QString("  subgraph cluster_%1 {\n    label=\"%2\"; fontsize=10; margin=10;\n").arg(c).arg(dotEscape(g.clusters[c].name));
+    dot += members + "  }\n";
   }
   for (const GraphEdge& e : g.edges) dot += QString("  %1 -> %2;\n").arg(g.nodes[e.from].id, g.nodes[e.to].id);
   dot += "}\n";

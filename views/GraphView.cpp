@@ -2,6 +2,10 @@
 #include "views/GraphView.h"
 
 #include <QComboBox>
+#include <QContextMenuEvent>
+#include <QMenu>
+#include <QPointer>
+#include <QThreadPool>
 #include <QFontMetricsF>
 #include <QGraphicsItem>
 #include <QGraphicsScene>
@@ -17,6 +21,8 @@
 #include <QWheelEvent>
 
 #include "views/CodePane.h"
+#include "views/GraphLayout.h"
+#include "views/ModelJobs.h"
 
 namespace loom::views {
 
@@ -28,6 +34,7 @@ constexpr int kTypeKey = 1;   // "node", "edge", "cluster"
 QColor nodeColor(const GraphNode& n, bool dark) {
   QString op = n.op;
   QColor c;
+  if (n.kind == "group") return CodePane::linkColor(n.group, dark);
   if (n.kind == "input" || n.kind == "output") c = QColor(0xd9, 0xe8, 0xd0);
   else if (n.kind == "tuple") c = QColor(0xe6, 0xe6, 0xe6);
   else if (op.contains("conv") || op.contains("dense") || op.contains("matmul")) c = QColor(0xc9, 0xdc, 0xf2);
@@ -59,14 +66,16 @@ public:
     QColor border = isSelected() ? QColor(0xff, 0x80, 0x00) : (m_dark ? QColor(0x90, 0x90, 0x90) : QColor(0x50, 0x50, 0x50));
     p->setPen(QPen(border, isSelected() ? 2.5 : 1));
     p->setBrush(nodeColor(m_node, m_dark));
-    double radius = m_node.kind == "op" ? 4 : r.height() / 2;
+    bool boxed = m_node.kind == "op" || m_node.kind == "group";
+    double radius = boxed ? 4 : r.height() / 2;
+    if (m_node.kind == "group") p->setPen(QPen(border, isSelected() ? 2.5 : 2));
     p->drawRoundedRect(r, radius, radius);
     QFont f("DejaVu Sans Mono");
     f.setPixelSize(11);
     f.setBold(true);
     p->setFont(f);
     p->setPen(m_dark ? QColor(0xee, 0xee, 0xee) : QColor(0x10, 0x10, 0x10));
-    if (m_node.shape.isEmpty() || m_node.kind != "op") {
+    if (m_node.shape.isEmpty() || !boxed) {
       QString label = m_node.kind == "input" ? m_node.name : m_node.op;
       p->drawText(r, Qt::AlignCenter, label);
       return;
@@ -147,6 +156,16 @@ void GraphCanvas::zoomBy(double factor) {
   emit viewportChanged();
 }
 
+void GraphCanvas::mouseDoubleClickEvent(QMouseEvent* e) {
+  emit doubleClicked(mapToScene(e->pos()));
+  e->accept();
+}
+
+void GraphCanvas::contextMenuEvent(QContextMenuEvent* e) {
+  emit contextMenuAt(mapToScene(e->pos()), e->globalPos());
+  e->accept();
+}
+
 void GraphCanvas::wheelEvent(QWheelEvent* e) {
   emit userZoomed();
   zoomBy(e->angleDelta().y() > 0 ? 1.15 : 1 / 1.15);
@@ -214,6 +233,11 @@ GraphView::GraphView(QWidget* parent) : QWidget(parent) {
     m_minimap->move(m_canvas->viewport()->width() - m_minimap->width() - 6, m_canvas->viewport()->height() - m_minimap->height() - 6);
     m_minimap->viewport()->update();
   });
+  connect(m_canvas, &GraphCanvas::doubleClicked, this, [this](const QPointF& p) {
+    int c = clusterAt(p);
+    if (c >= 0) emit groupActivated(c);
+  });
+  connect(m_canvas, &GraphCanvas::contextMenuAt, this, [this](const QPointF& p, const QPoint& global) { showContextMenu(p, global); });
   connect(m_canvas->scene(), &QGraphicsScene::selectionChanged, this, [this] {
     QList<QGraphicsItem*> sel = m_canvas->scene()->selectedItems();
     if (sel.isEmpty()) {
@@ -231,6 +255,11 @@ GraphView::GraphView(QWidget* parent) : QWidget(parent) {
 void GraphView::setModel(const ModelData& model) {
   m_model = model;
   m_hasModel = true;
+  m_collapsed.clear();
+  m_layouts.clear();
+  m_shownKey.clear();
+  m_pendingKey.clear();
+  ++m_layoutGen;
   m_autoFit = true;
   rebuild();
   fitAll();
@@ -239,6 +268,11 @@ void GraphView::setModel(const ModelData& model) {
 void GraphView::clear() {
   m_hasModel = false;
   m_model = ModelData();
+  m_collapsed.clear();
+  m_layouts.clear();
+  m_shownKey.clear();
+  m_pendingKey.clear();
+  ++m_layoutGen;
   rebuild();
 }
 
@@ -267,7 +301,7 @@ void GraphView::rebuild() {
   scene->clear();
   m_selected = -1;
   m_searchPos = -1;
-  m_graph = !m_hasModel ? GraphData() : m_mode == Imported ? m_model.imported : m_mode == Optimized ? m_model.optimized : m_model.fused;
+  m_graph = !m_hasModel ? GraphData() : m_mode == Imported ? m_model.imported : m_mode == Optimized ? m_model.optimized : fusedGraph();
   QColor edgeColor = m_dark ? QColor(0xa0, 0xa0, 0xa0) : QColor(0x60, 0x60, 0x60);
   QFont small("DejaVu Sans Mono");
   small.setPixelSize(9);
@@ -275,12 +309,14 @@ void GraphView::rebuild() {
   QVector<QRectF> taken;  // cluster titles: edge labels keep out of them
   for (int c = 0; c < m_graph.clusters.size(); ++c) {
     const GraphCluster& cl = m_graph.clusters[c];
+    if (cl.box.isNull()) continue;  // collapsed: drawn as one node
     QColor fill = CodePane::linkColor(c, m_dark);
     fill.setAlpha(m_dark ? 170 : 150);
     auto* item = scene->addRect(cl.box, QPen(fill.darker(150), 1), fill);
     item->setZValue(0);
     item->setData(kTypeKey, "cluster");
-    item->setToolTip(cl.name);
+    item->setData(kIndexKey, c);
+    item->setToolTip(cl.name + "\ndouble-click: open in the schedule editor; right-click: collapse");
     auto* label = scene->addSimpleText(cl.name, small);
     label->setBrush(m_dark ? QColor(0xdd, 0xdd, 0xdd) : QColor(0x30, 0x30, 0x30));
     label->setPos(cl.box.left() + 4, cl.box.top() + 2);
@@ -332,6 +368,7 @@ void GraphView::rebuild() {
     for (const GraphNode& n : m_graph.nodes) ops += n.kind == "op";
     info = QString("%1 ops · %2 edges").arg(ops).arg(m_graph.edges.size());
     if (!m_graph.clusters.isEmpty()) info += QString(" · %1 fused groups").arg(m_graph.clusters.size());
+    if (m_mode == Fused && !m_shownKey.isEmpty()) info += QString(" · %1 collapsed").arg(m_shownKey.count(',') + 1);
     if (!m_graph.layoutError.isEmpty()) info += " · layout failed: " + m_graph.layoutError;
   }
   m_info->setText(info);
@@ -403,6 +440,126 @@ void GraphView::fitAll() {
   if (whole >= 0.6) m_canvas->centerOn(scene.center());
   else m_canvas->centerOn(QPointF(scene.center().x(), scene.top() + view.height() / (2 * s)));
   emit m_canvas->viewportChanged();
+}
+
+}  // namespace loom::views
+
+namespace loom::views {
+
+namespace {
+QString collapseKey(const QSet<int>& set) {
+  QList<int> v(set.begin(), set.end());
+  std::sort(v.begin(), v.end());
+  QStringList parts;
+  for (int c : v) parts << QString::number(c);
+  return parts.join(',');
+}
+}  // namespace
+
+const GraphData& GraphView::fusedGraph() const {
+  auto it = m_layouts.find(m_shownKey);
+  return m_shownKey.isEmpty() || it == m_layouts.end() ? m_model.fused : *it;
+}
+
+void GraphView::setCollapsed(int cluster, bool collapsed) {
+  if (!m_hasModel || cluster < 0 || cluster >= m_model.fused.clusters.size()) return;
+  if (collapsed == m_collapsed.contains(cluster) && m_pendingKey.isEmpty()) return;
+  if (collapsed) m_collapsed.insert(cluster);
+  else m_collapsed.remove(cluster);
+  applyCollapse(cluster);
+}
+
+void GraphView::setAllCollapsed(bool collapsed) {
+  if (!m_hasModel) return;
+  m_collapsed.clear();
+  if (collapsed)
+    for (int c = 0; c < m_model.fused.clusters.size(); ++c) m_collapsed.insert(c);
+  applyCollapse(-1);
+}
+
+void GraphView::applyCollapse(int focusCluster) {
+  QString key = collapseKey(m_collapsed);
+  quint64 gen = ++m_layoutGen;
+  auto show = [this, key, focusCluster] {
+    m_pendingKey.clear();
+    m_shownKey = key;
+    if (m_mode == Fused) {
+      QTransform t = m_canvas->transform();
+      rebuild();
+      if (focusCluster >= 0 && !m_autoFit) {
+        m_canvas->setTransform(t);
+        QPointF c = clusterCenter(focusCluster);
+        if (!c.isNull()) m_canvas->centerOn(c);
+        emit m_canvas->viewportChanged();
+      } else {
+        fitAll();
+      }
+    }
+    emit layoutReady();
+  };
+  if (key.isEmpty() || m_layouts.contains(key)) {
+    show();
+    return;
+  }
+  m_pendingKey = key;
+  m_info->setText(QString("laying out %1 collapsed group(s)…").arg(m_collapsed.size()));
+  GraphData graph = collapseClusters(m_model.fused, m_collapsed);
+  QPointer<GraphView> self(this);
+  QThreadPool::globalInstance()->start([self, graph, key, gen, show]() mutable {
+    layoutGraph(graph);  // Graphviz, off the UI thread
+    if (!self) return;
+    QMetaObject::invokeMethod(self, [self, graph, key, gen, show] {
+      if (!self) return;
+      if (self->m_layouts.size() >= 64) self->m_layouts.clear();  // bound the cache
+      self->m_layouts.insert(key, graph);
+      if (gen == self->m_layoutGen) show();
+    }, Qt::QueuedConnection);
+  });
+}
+
+int GraphView::clusterAt(const QPointF& scenePos) const {
+  if (m_mode != Fused) return -1;
+  int best = -1;
+  for (QGraphicsItem* it : m_canvas->scene()->items(scenePos)) {
+    QString type = it->data(kTypeKey).toString();
+    int index = it->data(kIndexKey).toInt();
+    if (type == "node" && index >= 0 && index < m_graph.nodes.size()) {
+      const GraphNode& n = m_graph.nodes[index];
+      if (n.kind == "group") return n.group;
+      if (n.cluster >= 0) return n.cluster;
+    } else if (type == "cluster" && best < 0) {
+      best = index;
+    }
+  }
+  return best;
+}
+
+QPointF GraphView::clusterCenter(int c) const {
+  if (c < 0 || c >= m_graph.clusters.size()) return {};
+  if (!m_graph.clusters[c].box.isNull()) return m_graph.clusters[c].box.center();
+  for (const GraphNode& n : m_graph.nodes)
+    if (n.kind == "group" && n.group == c) return n.box.center();
+  return {};
+}
+
+QMenu* GraphView::showContextMenu(const QPointF& scenePos, const QPoint& global) {
+  auto* menu = new QMenu(this);
+  menu->setAttribute(Qt::WA_DeleteOnClose);
+  int c = clusterAt(scenePos);
+  if (c >= 0) {
+    QString name = m_graph.clusters.value(c).name;
+    menu->addAction("Open in schedule editor", this, [this, c] { emit groupActivated(c); })->setObjectName("openGroup");
+    if (m_collapsed.contains(c)) menu->addAction("Expand " + name, this, [this, c] { setCollapsed(c, false); })->setObjectName("expandGroup");
+    else menu->addAction("Collapse " + name, this, [this, c] { setCollapsed(c, true); })->setObjectName("collapseGroup");
+    menu->addSeparator();
+  }
+  if (m_mode == Fused && m_hasModel && !m_model.fused.clusters.isEmpty()) {
+    menu->addAction("Collapse all groups", this, [this] { setAllCollapsed(true); })->setObjectName("collapseAll");
+    menu->addAction("Expand all groups", this, [this] { setAllCollapsed(false); })->setObjectName("expandAll");
+  }
+  menu->addAction("Fit to view", this, &GraphView::fitAll);
+  if (!global.isNull()) menu->popup(global);
+  return menu;
 }
 
 }  // namespace loom::views

@@ -1,6 +1,8 @@
 // The model graph view: a laid-out graph in a QGraphicsScene with zoom, pan, fit, search and minimap.
 #pragma once
 #include <QGraphicsView>
+#include <QHash>
+#include <QSet>
 
 #include "views/StudioTypes.h"
 
@@ -40,13 +42,40 @@ public:
   GraphCanvas* canvas() const { return m_canvas; }
   void setDark(bool dark);
 
+  /// Collapses fused cluster `cluster` to one node (or expands it) in the fused view. The new
+  /// layout is made by Graphviz off the UI thread and cached per set of collapsed clusters; the
+  /// view changes when it is ready (layoutReady).
+  void setCollapsed(int cluster, bool collapsed);
+  /// Collapses (or expands) every cluster.
+  void setAllCollapsed(bool collapsed);
+  QSet<int> collapsedClusters() const { return m_collapsed; }
+  /// True while the layout of the requested collapse state is being made.
+  bool isLayoutPending() const { return !m_pendingKey.isEmpty(); }
+  /// Layouts made for collapse states so far (the all-expanded one not counted).
+  int cachedLayoutCount() const { return int(m_layouts.size()); }
+  /// The fused cluster under scene point `p` (a node in it, its collapsed node, or its frame), or -1.
+  int clusterAt(const QPointF& scenePos) const;
+  /// Scene centre of cluster `c` on screen: its frame, or its node when collapsed (null if absent).
+  QPointF clusterCenter(int c) const;
+  /// Pops up the context menu of scene point `p` at global position `global`; the menu is
+  /// returned for tests (it deletes itself when closed).
+  class QMenu* showContextMenu(const QPointF& scenePos, const QPoint& global);
+
 signals:
   void nodeSelected(const loom::views::GraphNode& node);
   void selectionCleared();
   void modeChanged(int mode);
+  /// A fused cluster was double-clicked (or "Open in schedule editor" chosen).
+  void groupActivated(int cluster);
+  /// The layout of the current collapse state is on screen.
+  void layoutReady();
 
 private:
   void rebuild();
+  /// Shows the current collapse state: cached, or laid out on a worker first.
+  void applyCollapse(int focusCluster);
+  /// The fused graph of the current collapse state (the plain fused graph when nothing is collapsed).
+  const GraphData& fusedGraph() const;
 
   GraphCanvas* m_canvas = nullptr;
   QGraphicsView* m_minimap = nullptr;
@@ -62,6 +91,11 @@ private:
   QString m_lastSearch;
   bool m_dark = false;
   bool m_autoFit = true;  ///< refit on resize until the user zooms
+  QSet<int> m_collapsed;
+  QHash<QString, GraphData> m_layouts;  ///< collapse state ("1,4,7") -> laid-out graph
+  QString m_shownKey;                   ///< the collapse state on screen
+  QString m_pendingKey;                 ///< the collapse state being laid out
+  quint64 m_layoutGen = 0;
 };
 
 /// The zoomable, pannable scene view; draws the minimap's visible-area frame.
@@ -75,8 +109,12 @@ signals:
   void viewportChanged();
   void resized();
   void userZoomed();
+  void doubleClicked(const QPointF& scenePos);
+  void contextMenuAt(const QPointF& scenePos, const QPoint& global);
 
 protected:
+  void mouseDoubleClickEvent(QMouseEvent* e) override;
+  void contextMenuEvent(QContextMenuEvent* e) override;
   void wheelEvent(QWheelEvent* e) override;
   void scrollContentsBy(int dx, int dy) override;
   void resizeEvent(QResizeEvent* e) override;

@@ -31,11 +31,13 @@
 #include <QTimer>
 #include <QTreeView>
 #include <QVBoxLayout>
+#include <utility>
 
 #include "views/CodePane.h"
 #include "views/DiffDialog.h"
 #include "views/GraphView.h"
 #include "views/Lexers.h"
+#include "views/ModelJobs.h"
 #include "views/ProblemsModel.h"
 #include "views/RunsModel.h"
 #include "views/ScheduleEditor.h"
@@ -77,6 +79,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   auto* presetBar = new QHBoxLayout;
   m_presetBox = new QComboBox;
   m_presetBox->addItems(presetNames());
+  m_presetBox->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   m_presetBox->setToolTip("Operator preset");
   presetBar->addWidget(new QLabel("Preset:"));
   presetBar->addWidget(m_presetBox);
@@ -91,7 +94,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   m_targetBox = new QComboBox;
   m_targetBox->setEditable(true);
   m_targetBox->addItems({"llvm", "llvm -mcpu=native", "llvm -mcpu=skylake-avx512", "llvm -mcpu=znver4",
-                         "llvm -mtriple=aarch64-linux-gnu", "llvm -mtriple=aarch64-linux-gnu -mcpu=neoverse-v1"});
+                         "llvm -mtriple=aarch64-linux-gnu", "llvm -mtriple=aarch64-linux-gnu -mcpu=neoverse-v1",
+                         "cuda", "cuda -arch=sm_80", "opencl"});
+  m_targetBox->setToolTip("Code generation target: llvm (this CPU), llvm -mcpu=... / -mtriple=... (other CPUs), "
+                          "cuda (CUDA C and PTX; no GPU here to run it), opencl (runs on the OpenCL device, e.g. PoCL)");
   m_targetBox->setMinimumContentsLength(22);
   toolsLayout->addWidget(m_targetBox);
   auto* runButton = new QToolButton;
@@ -130,6 +136,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   });
   connect(m_presetBox, &QComboBox::currentTextChanged, this, [this](const QString&) {
     if (m_updatingPreset) return;
+    if (m_presetBox->currentIndex() != 0 && m_presetBox->itemData(0).toString() == "group") {
+      m_updatingPreset = true;  // a preset replaces the fused group
+      m_presetBox->removeItem(0);
+      m_updatingPreset = false;
+    }
+    if (m_presetBox->currentIndex() == 0 && m_presetBox->itemData(0).toString() == "group") return;
     rebuildParams();
     m_session->setPreset(m_presetBox->currentText());
   });
@@ -158,14 +170,29 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     m_cancel->hide();
   });
   connect(m_session, &Session::runFinished, this, [this](const RunRecord& r) {
-    m_status->setText(r.ok ? QString("run #%1: %2 ms · %3 GFLOP/s · %4").arg(r.id).arg(r.medianMs, 0, 'f', 4).arg(r.gflops, 0, 'f', 1).arg(r.correct ? "correct" : "WRONG")
-                           : QString("run #%1 failed").arg(r.id));
+    QString rate = r.flopsKnown ? QString("%1 GFLOP/s").arg(r.gflops, 0, 'f', 1) : QString("GFLOP/s unknown");
+    m_status->setText(r.ok ? QString("run #%1: %2 ms · %3 · %4 (vs %5)").arg(r.id).arg(r.medianMs, 0, 'f', 4).arg(rate, r.correct ? "correct" : "WRONG", r.reference)
+                           : QString("run #%1 failed: %2").arg(r.id).arg(r.error.section('\n', 0, 0)));
     m_runsView->resizeColumnsToContents();
     m_runsView->scrollToBottom();
   });
   connect(m_session, &Session::logged, this, [this](const QString& line) { m_log->appendPlainText(line); });
   connect(m_session, &Session::modifiedChanged, this, &MainWindow::updateTitle);
   connect(m_graph, &GraphView::nodeSelected, this, &MainWindow::showProperties);
+  connect(m_graph, &GraphView::groupActivated, this, &MainWindow::openCluster);
+  connect(m_graph, &GraphView::layoutReady, this, [this] {
+    m_status->setText(QString("fused view: %1 of %2 groups collapsed").arg(m_graph->collapsedClusters().size()).arg(m_graph->graph().clusters.size()));
+  });
+  connect(m_session, &Session::groupsReady, this, [this] {
+    const ModelGroups* g = m_session->modelGroups();
+    m_status->setText(QString("%1 kernels in %2 fused groups · double-click a group to schedule it").arg(g->groups.size()).arg(g->clusterGroup.size()));
+    int pending = std::exchange(m_pendingCluster, -1);
+    if (pending >= 0) openCluster(pending);
+  });
+  connect(m_session, &Session::groupsFailed, this, [this](const QString& msg) {
+    m_pendingCluster = -1;
+    m_problems->setProblems({{"error", "ModelGroups", msg, 0, 0}});
+  });
   connect(m_graph, &GraphView::selectionCleared, this, [this] { m_propsModel->removeRows(0, m_propsModel->rowCount()); });
   connect(m_tirPane, &CodePane::lineClicked, this, &MainWindow::linkTirLine);
   connect(m_loweredPane, &CodePane::lineClicked, this, &MainWindow::linkLoweredLine);
@@ -309,6 +336,7 @@ void MainWindow::buildDocks() {
   tabifyDockWidget(problems, log);
   runs->raise();
   splitDockWidget(loops, runs, Qt::Horizontal);
+
 }
 
 void MainWindow::buildMenus() {
@@ -360,6 +388,9 @@ void MainWindow::buildMenus() {
   model->addAction("&Optimized", this, [this] { m_graph->setMode(GraphView::Optimized); });
   model->addAction("&Fused", this, [this] { m_graph->setMode(GraphView::Fused); });
   model->addSeparator();
+  model->addAction("&Collapse All Groups", this, [this] { m_graph->setAllCollapsed(true); });
+  model->addAction("&Expand All Groups", this, [this] { m_graph->setAllCollapsed(false); });
+  model->addSeparator();
   model->addAction("Fit to &View", QKeySequence(Qt::CTRL | Qt::Key_0), m_graph, &GraphView::fitAll);
 
   QMenu* schedule = menuBar()->addMenu("&Schedule");
@@ -387,6 +418,13 @@ void MainWindow::rebuildParams() {
     if (it->widget()) it->widget()->deleteLater();
     delete it;
   }
+  if (m_presetBox->currentIndex() == 0 && m_presetBox->itemData(0).toString() == "group") {
+    auto* label = new QLabel(m_groupDetails);
+    label->setObjectName("groupDetails");
+    m_paramLayout->addWidget(label);
+    m_presetBox->setToolTip("A fused group of the model: pick a preset to leave it");
+    return;
+  }
   const QMap<QString, qint64>& current = m_session->request().params;
   bool samePreset = m_session->request().preset == m_presetBox->currentText();
   for (const PresetParamInfo& p : presetParams(m_presetBox->currentText())) {
@@ -413,12 +451,59 @@ void MainWindow::rebuildParams() {
 void MainWindow::setPreset(const QString& name, const QMap<QString, qint64>& params) {
   m_session->setPreset(name, params);
   m_updatingPreset = true;
+  if (m_presetBox->itemData(0).toString() == "group") m_presetBox->removeItem(0);
   m_presetBox->setCurrentText(name);
   rebuildParams();
   m_updatingPreset = false;
 }
 
 void MainWindow::setScheduleText(const QString& text) { m_editor->setText(text); }
+
+bool MainWindow::openCluster(int cluster) {
+  const ModelData* model = m_session->model();
+  if (!model || cluster < 0 || cluster >= model->fused.clusters.size()) return false;
+  const ModelGroups* groups = m_session->modelGroups();
+  if (!groups) {
+    m_pendingCluster = cluster;
+    m_status->setText(QString("extracting the model's kernels; %1 opens when they are ready…").arg(model->fused.clusters[cluster].name));
+    return true;
+  }
+  int index = cluster < groups->clusterGroup.size() ? groups->clusterGroup[cluster] : -1;
+  if (index < 0) {
+    m_status->setText(QString("fused group %1 computes nothing (its results are empty): no kernel to schedule").arg(model->fused.clusters[cluster].name));
+    return false;
+  }
+  return openGroup(index);
+}
+
+bool MainWindow::openGroup(int index) {
+  const ModelGroups* groups = m_session->modelGroups();
+  if (!groups || !m_session->openGroup(index)) return false;
+  const driver::ModelGroup& g = groups->groups[size_t(index)];
+  QStringList ops;
+  for (const std::string& op : g.ops) ops << QString::fromStdString(op);
+  QString name = QString::fromStdString(g.name);
+  QString details = QString("%1 · %2 input(s) · used %3x in the model").arg(ops.join(", ")).arg(g.numInputs).arg(g.occurrences);
+  showGroupInPresetBar(name, details);
+  m_editor->setText(QString("# Fused group %1: %2 (used %3x in the model).\n"
+                            "# The schedule starts empty: this is the group's unscheduled kernel (the model's default\n"
+                            "# schedule is not available as a script). Run compares it with the unscheduled program\n"
+                            "# on random inputs. Type `sch.` for the primitives.\n")
+                        .arg(name, ops.join(", ")).arg(g.occurrences));
+  m_status->setText("opened fused group " + name);
+  return true;
+}
+
+void MainWindow::showGroupInPresetBar(const QString& name, const QString& details) {
+  m_groupDetails = details;
+  m_updatingPreset = true;
+  QString label = "group: " + name;
+  if (m_presetBox->itemData(0).toString() == "group") m_presetBox->setItemText(0, label);
+  else m_presetBox->insertItem(0, label, QString("group"));
+  m_presetBox->setCurrentIndex(0);
+  rebuildParams();
+  m_updatingPreset = false;
+}
 
 void MainWindow::openModel(const QString& path) { m_session->loadModel(path); }
 
@@ -430,6 +515,7 @@ void MainWindow::onCompiled(const CompileResult& r) {
   m_problems->setProblems(problems);
   m_editor->setError(r.scriptOk ? 0 : r.errorLine, r.errorColumn, r.errorEndColumn, r.errorMessage);
   m_editor->setBlockNames(r.blockNames);
+  if (auto* asmDock = findChild<QDockWidget*>("asmDock")) asmDock->setWindowTitle(r.codeKind == "assembly" ? QString("Assembly") : r.codeKind);
   if (!r.buildError.isEmpty()) {
     m_status->setText("build failed: " + r.buildError.section('\n', 0, 0));
     return;
@@ -474,7 +560,8 @@ void MainWindow::onCompiled(const CompileResult& r) {
   if (auto* tree = qobject_cast<QTreeView*>(findChild<QDockWidget*>("loopDock")->widget())) tree->expandAll();
   m_selectedLoop = -1;
   QString state = r.scriptOk ? QString("schedule applied") : QString("schedule stops at line %1").arg(r.errorLine);
-  m_status->setText(QString("compiled in %1 ms · %2 · %3 assembly lines · target %4").arg(r.compileMs, 0, 'f', 0).arg(state).arg(r.asmLines.size()).arg(r.target));
+  if (!r.note.isEmpty()) state += " · " + r.note;
+  m_status->setText(QString("compiled in %1 ms · %2 · %3 %4 lines · target %5").arg(r.compileMs, 0, 'f', 0).arg(state).arg(r.asmLines.size()).arg(r.codeKind).arg(r.target));
 }
 
 void MainWindow::showPass(int index) {
@@ -561,9 +648,21 @@ void MainWindow::showProperties(const GraphNode& n) {
     value->setToolTip(value->text());
     m_propsModel->appendRow({key, value});
   }
+  int cluster = n.kind == "group" ? n.group : n.cluster;
   if (n.cluster >= 0 && n.cluster < m_graph->graph().clusters.size()) {
     auto* key = new QStandardItem("fused group");
     auto* value = new QStandardItem(m_graph->graph().clusters[n.cluster].name);
+    m_propsModel->appendRow({key, value});
+  }
+  const ModelGroups* groups = m_session->modelGroups();
+  if (cluster >= 0 && groups && cluster < groups->clusterGroup.size()) {
+    int k = groups->clusterGroup[cluster];
+    QString text = k < 0 ? QString("none (computes nothing)")
+                         : QString("%1 (used %2x) · double-click to schedule").arg(QString::fromStdString(groups->groups[size_t(k)].name)).arg(groups->groups[size_t(k)].occurrences);
+    auto* key = new QStandardItem("kernel");
+    auto* value = new QStandardItem(text);
+    key->setEditable(false);
+    value->setEditable(false);
     m_propsModel->appendRow({key, value});
   }
 }
@@ -654,10 +753,12 @@ bool MainWindow::loadSession(const QString& path, bool quiet) {
   QJsonObject ws = o["workspace"].toObject();
   m_session->fromJson(ws);
   m_updatingPreset = true;
+  if (m_presetBox->itemData(0).toString() == "group") m_presetBox->removeItem(0);
   m_presetBox->setCurrentText(m_session->request().preset);
   rebuildParams();
   m_targetBox->setCurrentText(m_session->request().target);
   m_updatingPreset = false;
+  if (m_session->request().isGroup()) showGroupInPresetBar(m_session->request().group, "restored from the session");
   m_editor->setText(m_session->request().schedule);
   restoreState(QByteArray::fromBase64(o["layout"].toString().toLatin1()));
   setDarkTheme(o["dark"].toBool(m_dark));

@@ -47,6 +47,13 @@ public:
   void setPreset(const QString& name, const QMap<QString, qint64>& params = {});
   void setScheduleText(const QString& text);
   void openModel(const QString& path);
+  /// Opens the kernel of fused cluster `cluster` (of the fused view) in the schedule editor: the
+  /// editor starts with a comment and no schedule; the panes show its TIR, lowered IR and code.
+  /// Waits for the model's kernels when they are still being extracted. False when the cluster
+  /// has no kernel (it computes nothing) or does not exist.
+  bool openCluster(int cluster);
+  /// Opens kernel `index` of the session's model groups in the schedule editor.
+  bool openGroup(int index);
   /// Writes / reads a session file (JSON: workspace, runs, layout, theme); false on failure
   /// (a message box explains unless quiet).
   bool saveSession(const QString& path, bool quiet = false);
@@ -79,6 +86,8 @@ private:
   void updateTitle();
   bool maybeSave();
   void showProperties(const GraphNode& n);
+  /// The preset bar shows fused group `name` (with `details`) instead of a preset.
+  void showGroupInPresetBar(const QString& name, const QString& details);
 
   Session* m_session = nullptr;
   ScheduleEditor* m_editor = nullptr;
@@ -101,6 +110,8 @@ private:
   bool m_updatingPreset = false;
   int m_selectedLoop = -1;
   bool m_layoutApplied = false;
+  int m_pendingCluster = -1;  ///< opened before the model's kernels were extracted
+  QString m_groupDetails;     ///< the preset bar's text for the open fused group
 };
 
 }  // namespace loom::views

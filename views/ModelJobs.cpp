@@ -6,6 +6,7 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QHash>
+#include <QSet>
 #include <cmath>
 #include <set>
 
@@ -14,6 +15,7 @@
 #include "core/graph/PassManager.h"
 #include "core/support/Error.h"
 #include "core/tir/HostArrays.h"
+#include "core/tir/Op.h"
 #include "views/GraphLayout.h"
 
 namespace loom::views {
@@ -143,6 +145,52 @@ private:
   QHash<const graph::ExprNode*, graph::Expr> m_constParams;
 };
 
+void checkCancel(const std::atomic<bool>* cancel) {
+  if (cancel && cancel->load()) LOOM_THROW(ValueError) << "cancelled";
+}
+
+/// "1x8x16x16;16x8x3x3;..." of a fused call: its arguments' and results' static shapes.
+QString callSignature(const graph::CallNode& call, const graph::Expr& self) {
+  QStringList parts;
+  std::function<void(const graph::Type&)> add = [&](const graph::Type& t) {
+    if (!t.defined()) return;
+    if (const auto* tt = t.as<graph::TensorTypeNode>()) {
+      QStringList dims;
+      if (tt->isStatic())
+        for (int64_t d : tt->staticShape()) dims << QString::number(d);
+      else
+        dims << "?";
+      parts << dims.join('x');
+    } else if (const auto* tup = t.as<graph::TupleTypeNode>()) {
+      for (const auto& f : tup->fields) add(graph::Type(f));
+    }
+  };
+  for (const graph::Expr& a : call.args) add(a.type());
+  add(self.type());
+  return parts.join(';');
+}
+
+/// The same signature of a kernel: its buffers' shapes, inputs then results.
+QString kernelSignature(const tir::PrimFunc& f) {
+  QStringList parts;
+  for (const auto& [param, buffer] : f->bufferMap) {
+    QStringList dims;
+    for (const tir::Expr& e : buffer->shape) {
+      const int64_t* v = tir::asConstInt(e);
+      dims << (v ? QString::number(*v) : QString("?"));
+    }
+    parts << dims.join('x');
+  }
+  return parts.join(';');
+}
+
+QString sanitized(const std::string& s) {
+  QString out = q(s);
+  for (QChar& c : out)
+    if (!(c.isLetterOrNumber() && c.unicode() < 128) && c != '_') c = '_';
+  return out;
+}
+
 /// Static shapes for the model's graph inputs, symbolic dims (batch, sequence) set to 1, so the
 /// viewer can show any model (the importer needs static shapes to fold Reshape targets).
 std::map<std::string, std::vector<int64_t>> staticInputShapes(const QString& path) {
@@ -167,10 +215,6 @@ std::map<std::string, std::vector<int64_t>> staticInputShapes(const QString& pat
   return shapes;
 }
 
-void checkCancel(const std::atomic<bool>* cancel) {
-  if (cancel && cancel->load()) LOOM_THROW(ValueError) << "cancelled";
-}
-
 }  // namespace
 
 GraphData buildGraphData(const graph::Function& main) { return Builder().run(main); }
@@ -189,6 +233,8 @@ ModelData loadModelData(const QString& path, const std::atomic<bool>* cancel) {
   checkCancel(cancel);
   graph::Module fused = graph::runGraphPasses(mod, graph::fusePipeline());
   checkCancel(cancel);
+  m.module = std::make_shared<const graph::Module>(mod);
+  m.fusedModule = std::make_shared<const graph::Module>(fused);
   m.imported = buildGraphData(mod.main());
   m.optimized = buildGraphData(optimized.main());
   m.fused = buildGraphData(fused.main());
@@ -200,6 +246,103 @@ ModelData loadModelData(const QString& path, const std::atomic<bool>* cancel) {
   }
   m.loadMs = double(timer.nsecsElapsed()) / 1e6;
   return m;
+}
+
+}  // namespace loom::views
+
+namespace loom::views {
+
+ModelGroups extractModelGroups(const ModelData& model, const std::atomic<bool>* cancel) {
+  QElapsedTimer timer;
+  timer.start();
+  ModelGroups out;
+  if (!model.module || !model.fusedModule) LOOM_THROW(ValueError) << "model '" << model.path.toStdString() << "' has no module";
+  out.groups = driver::extractGroups(*model.module);
+  checkCancel(cancel);
+  QHash<QString, int> byName;
+  for (size_t k = 0; k < out.groups.size(); ++k) byName.insert(q(out.groups[k].name), int(k));
+  QVector<QString> signatures;
+  for (const driver::ModelGroup& g : out.groups) signatures << kernelSignature(g.func);
+  // Walk the fused calls in the order compileModel names them (post order, names made unique
+  // by a suffix): a first occurrence has its kernel's name; a repeat shares the kernel of an
+  // earlier group with the same ops and the same argument and result shapes.
+  QSet<QString> taken;
+  for (const graph::Expr& e : graph::postOrder(model.fusedModule->main()->body, false)) {
+    const auto* call = e.as<graph::CallNode>();
+    if (!call || !call->fn.defined()) continue;
+    QString name = sanitized(call->fn->name.empty() ? "fused" : call->fn->name);
+    QString unique = name;
+    for (int k = 1; taken.contains(unique); ++k) unique = name + "_" + QString::number(k);
+    taken.insert(unique);
+    int index = byName.value(unique, -1);
+    if (index < 0) {
+      QString sig = callSignature(*call, e);
+      std::vector<std::string> ops;
+      for (const graph::Expr& n : graph::postOrder(call->fn->body, false))
+        if (const auto* c = n.as<graph::CallNode>(); c && c->op) ops.push_back(c->op->name);
+      for (size_t k = 0; k < out.groups.size() && index < 0; ++k)
+        if (out.groups[k].occurrences > 1 && signatures[int(k)] == sig && out.groups[k].ops == ops) index = int(k);
+    }
+    out.clusterGroup << index;
+  }
+  out.flops.assign(out.groups.size(), 0.0);
+  out.ms = double(timer.nsecsElapsed()) / 1e6;
+  return out;
+}
+
+GraphData collapseClusters(const GraphData& g, const QSet<int>& collapsed) {
+  GraphData out;
+  out.clusters = g.clusters;
+  QVector<int> map(g.nodes.size(), -1);
+  QHash<int, int> groupNode;  // cluster -> its node in out
+  QVector<int> opsIn(g.clusters.size(), 0);
+  for (const GraphNode& n : g.nodes)
+    if (n.cluster >= 0 && n.kind == "op") ++opsIn[n.cluster];
+  // A collapsed cluster's result: the type of the value leaving it (its last node otherwise).
+  QVector<QString> resultType(g.clusters.size());
+  for (const GraphNode& n : g.nodes)
+    if (n.cluster >= 0) resultType[n.cluster] = n.shape;
+  for (const GraphEdge& e : g.edges) {
+    int c = g.nodes[e.from].cluster;
+    if (c >= 0 && g.nodes[e.to].cluster != c) resultType[c] = g.nodes[e.from].shape;
+  }
+  for (int i = 0; i < g.nodes.size(); ++i) {
+    const GraphNode& n = g.nodes[i];
+    if (n.cluster >= 0 && collapsed.contains(n.cluster)) {
+      auto it = groupNode.find(n.cluster);
+      if (it == groupNode.end()) {
+        GraphNode gn;
+        gn.kind = "group";
+        gn.group = n.cluster;
+        gn.op = g.clusters[n.cluster].name;
+        gn.name = gn.op;
+        gn.shape = QString("%1 op%2 · %3").arg(opsIn[n.cluster]).arg(opsIn[n.cluster] == 1 ? "" : "s").arg(resultType[n.cluster]);
+        gn.properties = QStringList{"fused group\t" + gn.op, "ops\t" + QString::number(opsIn[n.cluster]),
+                                    "output\t" + resultType[n.cluster]};
+        for (const GraphNode& m : g.nodes)
+          if (m.cluster == n.cluster && m.kind == "op") gn.properties << "op\t" + m.op + (m.name.isEmpty() ? QString() : "  (" + m.name + ")");
+        gn.id = QString("g%1").arg(n.cluster);
+        it = groupNode.insert(n.cluster, int(out.nodes.size()));
+        out.nodes.push_back(gn);
+      }
+      map[i] = *it;
+      continue;
+    }
+    map[i] = int(out.nodes.size());
+    GraphNode copy = n;
+    copy.box = QRectF();
+    out.nodes.push_back(copy);
+  }
+  QSet<QPair<int, int>> seen;
+  for (const GraphEdge& e : g.edges) {
+    int from = map[e.from], to = map[e.to];
+    if (from == to || seen.contains({from, to})) continue;
+    seen.insert({from, to});
+    out.edges.push_back({from, to, e.label, {}});
+  }
+  for (int c : collapsed)
+    if (c >= 0 && c < out.clusters.size()) out.clusters[c].box = QRectF();
+  return out;
 }
 
 }  // namespace loom::views

@@ -3,6 +3,7 @@
 #include <QString>
 #include <atomic>
 
+#include "core/driver/CompileModel.h"
 #include "core/graph/Expr.h"
 #include "views/StudioTypes.h"
 
@@ -15,5 +16,24 @@ GraphData buildGraphData(const graph::Function& main);
 /// Imports `path` (ONNX), derives the optimized and fused graphs and lays all three out.
 /// Throws loom::Error (import failures name the file and node) and ValueError when cancelled.
 ModelData loadModelData(const QString& path, const std::atomic<bool>* cancel = nullptr);
+
+/// The kernels of a model's fused groups, unscheduled, and which cluster of the fused view each is.
+struct ModelGroups {
+  std::vector<driver::ModelGroup> groups;  ///< driver::extractGroups: what compileModel builds
+  /// Per cluster of ModelData::fused: its kernel (index into groups), or -1 for a group that
+  /// computes nothing (empty results). Groups that compute the same thing share one kernel.
+  QVector<int> clusterGroup;
+  std::vector<double> flops;  ///< per kernel: floating-point operations of one call, 0 when unknown
+  double ms = 0;              ///< time taken
+};
+
+/// Extracts `model`'s kernels (call it off the UI thread) and maps the fused view's clusters onto
+/// them. Throws loom::Error (ValueError when cancelled).
+ModelGroups extractModelGroups(const ModelData& model, const std::atomic<bool>* cancel = nullptr);
+
+/// The fused clusters of `g`, collapsed: each cluster in `collapsed` becomes one node (kind
+/// "group", labelled with the group's name, op count and output type) and the edges that entered
+/// or left it attach to that node. Not laid out.
+GraphData collapseClusters(const GraphData& g, const QSet<int>& collapsed);
 
 }  // namespace loom::views

@@ -1,9 +1,16 @@
 // Live compile and measured run of one operator, off the UI thread, through the driver API only.
 #include "views/OperatorJobs.h"
 
-#include <QElapsedTimer>
-#include <exception>
+#include <unistd.h>
 
+#include <QElapsedTimer>
+#include <climits>
+#include <cstdlib>
+#include <exception>
+#include <optional>
+
+#include "codegen/CodeGenCUDANVRTC.h"
+#include "codegen/CodeGenOpenCL.h"
 #include "codegen/JITModule.h"
 #include "codegen/Listing.h"
 #include "core/driver/BuildOperator.h"
@@ -18,6 +25,7 @@
 #include "core/topi/Workloads.h"
 #include "core/transform/Instruments.h"
 #include "runtime/PackedFunc.h"
+#include "runtime/RuntimeFailure.h"
 
 namespace loom::views {
 
@@ -75,6 +83,85 @@ void callPacked(const runtime::PackedFunc& fn, const std::vector<runtime::NDArra
   fn.call(args);
 }
 
+/// True when `script` has no statement (blank lines and comments only).
+bool scriptIsEmpty(const QString& script) {
+  for (const QString& line : script.split('\n')) {
+    QString t = line.trimmed();
+    if (!t.isEmpty() && !t.startsWith('#')) return false;
+  }
+  return true;
+}
+
+/// The driver's options for `req`: on a GPU target an empty script takes the default GPU schedule
+/// (the preset's, or the generic one for a fused group); a script must bind threads itself.
+driver::OperatorOptions optionsOf(const OperatorRequest& req, bool withScript) {
+  driver::OperatorOptions opts;
+  opts.target = req.target.toStdString();
+  bool empty = scriptIsEmpty(req.schedule);
+  if (withScript && !empty) {
+    opts.schedule = req.schedule.toStdString();
+    opts.scheduleName = "schedule.py";
+  }
+  opts.workload = req.isGroup() ? std::string() : req.preset.toStdString();
+  opts.defaultGPUSchedule = empty;
+  return opts;
+}
+
+/// The OpenCL device plugin is looked for beside the binary's build tree (../lib) unless the
+/// user set LOOM_DEVICE_PATH.
+void defaultDevicePath() {
+  if (std::getenv("LOOM_DEVICE_PATH")) return;
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return;
+  std::string exe(buf, size_t(n));
+  std::string dir = exe.substr(0, exe.rfind('/'));
+  std::string path = dir + "/../lib:" + dir + "/../lib/loom:" + dir;
+  setenv("LOOM_DEVICE_PATH", path.c_str(), 1);
+}
+
+/// The GPU code of a lowered operator as listing lines: CUDA C (then PTX or why there is none)
+/// or OpenCL C.
+QVector<AsmLineInfo> gpuCode(const driver::LoweredOperator& op, QString& kind) {
+  QString text;
+  if (op.target.kind == "opencl") {
+    kind = "OpenCL C";
+    text = "// OpenCL C of the kernels (target opencl)\n" + q(driver::emitCode(op, driver::CodeKind::OpenCL));
+  } else {
+    text = "// CUDA C of the kernels (target " + q(op.target.str()) + ")\n" + q(driver::emitCode(op, driver::CodeKind::CUDA));
+    std::string why;
+    std::string arch = op.target.arch.empty() ? "sm_90" : op.target.arch;
+    if (!codegen::nvrtcAvailable(&why)) {
+      kind = "CUDA C";
+      text += "\n// PTX: not shown: NVRTC (libnvrtc) is not available on this machine (" + q(why) +
+              "). Install the CUDA toolkit or set LOOM_NVRTC to see the PTX for " + q(arch) + ".\n";
+    } else {
+      kind = "CUDA C + PTX";
+      try {
+        text += "\n// PTX for " + q(arch) + " (NVRTC)\n" + q(driver::emitCode(op, driver::CodeKind::PTX));
+      } catch (const Error& e) {
+        text += "\n// PTX: NVRTC failed: " + q(e.what()).replace('\n', "\n// ") + "\n";
+      }
+    }
+  }
+  QVector<AsmLineInfo> lines;
+  for (const QString& line : text.split('\n')) lines.push_back({line, 0});
+  while (!lines.isEmpty() && lines.back().text.isEmpty()) lines.pop_back();
+  return lines;
+}
+
+/// Random inputs: floats uniform in [-1, 1]; integer inputs of a fused group are zeros (they are
+/// often indices, and 0 is in range for any non-empty axis).
+void fillInputs(std::vector<runtime::NDArray>& arrays, size_t numInputs, bool group) {
+  for (size_t i = 0; i < numInputs && i < arrays.size(); ++i) {
+    if (group && arrays[i].dtype().code != runtime::DType::Float && arrays[i].dtype().code != runtime::DType::BFloat) {
+      for (int64_t k = 0; k < arrays[i].numel(); ++k) tir::setElement(arrays[i], k, 0);
+      continue;
+    }
+    tir::fillRandom(arrays[i], 1 + i);
+  }
+}
+
 }  // namespace
 
 QStringList presetNames() {
@@ -102,7 +189,7 @@ CompileResult compileOperator(const OperatorRequest& req) {
   QElapsedTimer timer;
   timer.start();
   try {
-    tir::PrimFunc func = topi::buildWorkload(specOf(req));
+    tir::PrimFunc func = req.isGroup() ? req.func : topi::buildWorkload(specOf(req));
     tir::PrimFunc scheduled = func;
     if (!req.schedule.trimmed().isEmpty()) {
       tir::Schedule sch(func);
@@ -124,12 +211,17 @@ CompileResult compileOperator(const OperatorRequest& req) {
     r.scheduledLoops = loopsOf(pr);
     r.blockNames = blockNamesOf(pr);
 
-    driver::OperatorOptions opts;
-    opts.target = req.target.toStdString();
+    driver::OperatorOptions opts = optionsOf(req, false);
     transform::PassContext ctx;
     auto recorder = std::make_shared<transform::PassRecorder>();
     ctx.instruments.push_back(recorder);
     driver::LoweredOperator op = driver::lowerOperator(scheduled, opts, ctx);
+    if (!op.trace.empty()) {  // the default GPU schedule ran: show the program it made
+      r.note = "default GPU schedule (the script is empty)";
+      tir::PrintResult gpr = tir::printWithMap(op.scheduled);
+      r.scheduledTir = q(gpr.text);
+      r.scheduledLoops = loopsOf(gpr);
+    }
     if (recorder->input().defined()) r.passes.push_back({"input", q(tir::printFunc(recorder->input())), true});
     for (const auto& step : recorder->steps())
       r.passes.push_back({q(step.pass), step.changed ? q(tir::printFunc(step.after)) : QString(), step.changed});
@@ -137,12 +229,17 @@ CompileResult compileOperator(const OperatorRequest& req) {
     for (int i = 1; i < r.passes.size(); ++i)
       if (!r.passes[i].changed) r.passes[i].text = r.passes[i - 1].text;
 
-    codegen::Listing listing = codegen::makeListing(op.lowered, op.target);
     tir::PrintResult lpr = tir::printWithMap(op.lowered);
-    r.loweredTir = q(listing.tir);
     r.loweredLoops = loopsOf(lpr);
-    r.asmLines.reserve(int(listing.asmLines.size()));
-    for (const codegen::AsmLine& a : listing.asmLines) r.asmLines.push_back({q(a.text), a.tirLine});
+    if (op.target.isGPU()) {
+      r.loweredTir = q(lpr.text);
+      r.asmLines = gpuCode(op, r.codeKind);
+    } else {
+      codegen::Listing listing = codegen::makeListing(op.lowered, op.target);
+      r.loweredTir = q(listing.tir);
+      r.asmLines.reserve(int(listing.asmLines.size()));
+      for (const codegen::AsmLine& a : listing.asmLines) r.asmLines.push_back({q(a.text), a.tirLine});
+    }
   } catch (const Error& e) {
     r.buildError = QString("%1: %2").arg(e.kind(), q(e.what()));
   } catch (const std::exception& e) {
@@ -154,47 +251,77 @@ CompileResult compileOperator(const OperatorRequest& req) {
 
 RunRecord runOperator(const OperatorRequest& req, const std::atomic<bool>* cancel) {
   RunRecord rec;
-  rec.preset = req.preset;
+  rec.preset = req.isGroup() ? "group " + req.group : req.preset;
   rec.target = req.target;
   rec.schedule = req.schedule;
   auto cancelled = [&] { return cancel && cancel->load(); };
   try {
-    topi::WorkloadSpec spec = specOf(req);
-    rec.preset = q(spec.str());
-    tir::PrimFunc func = topi::buildWorkload(spec);
-    driver::OperatorOptions opts;
-    opts.target = req.target.toStdString();
-    opts.schedule = req.schedule.toStdString();
-    opts.scheduleName = "schedule.py";
+    std::optional<topi::WorkloadSpec> spec;
+    tir::PrimFunc func;
+    size_t numInputs = 0;
+    double flops = 0;
+    if (req.isGroup()) {
+      func = req.func;
+      numInputs = size_t(req.numInputs);
+      flops = req.flops;
+    } else {
+      spec = specOf(req);
+      rec.preset = q(spec->str());
+      func = topi::buildWorkload(*spec);
+      numInputs = size_t(spec->workload->numInputs);
+      flops = topi::workloadFlops(*spec);
+    }
+    rec.flopsKnown = flops > 0;
+    driver::OperatorOptions opts = optionsOf(req, true);
     transform::PassContext ctx;
     driver::LoweredOperator op = driver::lowerOperator(func, opts, ctx);
     rec.loweredTir = q(tir::printFunc(op.lowered));
-    if (!op.target.isHost())
+    if (op.target.kind == "cuda")
+      LOOM_THROW(Error) << "target '" << op.target.str()
+                        << "' cannot run here: no CUDA GPU is present (and Loom has no CUDA device runtime yet); "
+                           "the assembly pane shows the CUDA C and PTX; pick opencl to run GPU kernels on an OpenCL device";
+    if (!op.target.isGPU() && !op.target.isHost())
       LOOM_THROW(Error) << "target '" << opts.target << "' does not run on this machine; pick a host target to run";
     if (cancelled()) LOOM_THROW(Error) << "cancelled";
-    auto jit = driver::jitOperator(op);
-    runtime::PackedFunc fn = jit->getFunction(op.lowered->name);
 
     std::vector<runtime::NDArray> arrays = topi::makeParamArrays(func);
-    size_t numInputs = size_t(spec.workload->numInputs);
-    for (size_t i = 0; i < numInputs; ++i) tir::fillRandom(arrays[i], 1 + i);
-    callPacked(fn, arrays);
-
+    fillInputs(arrays, numInputs, req.isGroup());
     std::vector<runtime::NDArray> want;
     for (size_t i = 0; i < arrays.size(); ++i) want.push_back(i < numInputs ? arrays[i] : arrays[i].copy());
-    double flops = topi::workloadFlops(spec);
-    if (flops <= 2e8) {
-      topi::runReference(spec, want);
+
+    std::unique_ptr<codegen::JITModule> jit;
+    runtime::PackedFunc fn;
+    std::unique_ptr<codegen::OpenCLModule> device;
+    if (op.target.isGPU()) {
+      defaultDevicePath();
+      try {
+        device = std::make_unique<codegen::OpenCLModule>(op.lowered);
+      } catch (const runtime::RuntimeFailure& e) {
+        LOOM_THROW(Error) << "cannot run on OpenCL: " << e.what();
+      }
+      rec.device = q(device->deviceDescription());
+      device->run(arrays);
+    } else {
+      jit = driver::jitOperator(op);
+      fn = jit->getFunction(op.lowered->name);
+      callPacked(fn, arrays);
+    }
+
+    double tolerance = 1e-3;
+    if (spec && flops <= 2e8) {
+      topi::runReference(*spec, want);
       rec.reference = "C++ reference";
+      tolerance = topi::checkTolerance(*spec);
     } else {
       if (cancelled()) LOOM_THROW(Error) << "cancelled";
       transform::PassContext plainCtx;
       driver::OperatorOptions plainOpts;
-      plainOpts.target = opts.target;
+      plainOpts.target = op.target.isGPU() ? std::string("llvm") : opts.target;
       driver::LoweredOperator plain = driver::lowerOperator(func, plainOpts, plainCtx);
       auto plainJit = driver::jitOperator(plain);
       callPacked(plainJit->getFunction(plain.lowered->name), want);
       rec.reference = "unscheduled program";
+      if (spec) tolerance = topi::checkTolerance(*spec);
     }
     double worst = 0;
     for (size_t i = numInputs; i < arrays.size(); ++i) {
@@ -202,11 +329,15 @@ RunRecord runOperator(const OperatorRequest& req, const std::atomic<bool>* cance
       worst = err > worst || err != err ? err : worst;
     }
     rec.maxRelError = worst;
-    rec.correct = worst <= topi::checkTolerance(spec);
+    rec.correct = worst <= tolerance;
     if (cancelled()) LOOM_THROW(Error) << "cancelled";
-    driver::TimingStats t = driver::timeCalls([&] { callPacked(fn, arrays); }, 5, 30);
-    rec.medianMs = t.medianMs;
-    rec.gflops = t.medianMs > 0 ? flops / (t.medianMs * 1e-3) / 1e9 : 0;
+    if (device) {
+      rec.medianMs = device->run(arrays, 10) * 1e3;
+    } else {
+      driver::TimingStats t = driver::timeCalls([&] { callPacked(fn, arrays); }, 5, 30);
+      rec.medianMs = t.medianMs;
+    }
+    rec.gflops = rec.flopsKnown && rec.medianMs > 0 ? flops / (rec.medianMs * 1e-3) / 1e9 : 0;
     rec.ok = true;
   } catch (const Error& e) {
     rec.error = q(e.what());

@@ -12,19 +12,21 @@ int RunsModel::columnCount(const QModelIndex& parent) const { return parent.isVa
 QVariant RunsModel::data(const QModelIndex& index, int role) const {
   if (!index.isValid() || index.row() >= m_runs.size()) return {};
   const RunRecord& r = m_runs[index.row()];
-  double peak = r.peakGflops > 0 && r.ok ? r.gflops / r.peakGflops : -1;
+  double peak = r.peakGflops > 0 && r.ok && r.flopsKnown && r.device.isEmpty() ? r.gflops / r.peakGflops : -1;
   if (role == Qt::DisplayRole) {
     switch (index.column()) {
     case Id: return QString("#%1").arg(r.id);
     case Time: return r.ok ? QString::number(r.medianMs, 'f', 4) + " ms" : QString("failed");
-    case Gflops: return r.ok ? QString::number(r.gflops, 'f', 1) + " GFLOP/s" : QString();
-    case Peak: return peak >= 0 ? QString::number(100 * peak, 'f', 1) + "% of peak" : QString(r.ok ? "…" : "");
+    case Gflops: return !r.ok ? QString() : r.flopsKnown ? QString::number(r.gflops, 'f', 1) + " GFLOP/s" : QString("GFLOP/s unknown");
+    case Peak:
+      if (peak >= 0) return QString::number(100 * peak, 'f', 1) + "% of peak";
+      return QString(!r.ok ? "" : r.flopsKnown && r.device.isEmpty() ? "…" : "—");
     case Correct:
       if (!r.ok) return "✗ " + r.error.section('\n', 0, 0);
       return r.correct ? QString("✓ correct") : QString("✗ wrong (err %1)").arg(r.maxRelError, 0, 'e', 2);
     case Version: return QString("schedule v%1").arg(r.scheduleVersion);
     case Preset: return r.preset;
-    case Target: return r.target;
+    case Target: return r.device.isEmpty() ? r.target : r.target + " (" + r.device + ")";
     }
   } else if (role == RawRole) {
     switch (index.column()) {

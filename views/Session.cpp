@@ -9,6 +9,8 @@
 
 #include "core/driver/MachinePeak.h"
 #include "core/support/Error.h"
+#include "core/tir/Parser.h"
+#include "core/tir/Printer.h"
 #include "loom/c_runtime_api.h"
 #include "views/ModelJobs.h"
 #include "views/RunsModel.h"
@@ -35,7 +37,11 @@ Session::~Session() {
 void Session::setPreset(const QString& preset, const QMap<QString, qint64>& params) {
   QMap<QString, qint64> full;
   for (const PresetParamInfo& p : presetParams(preset)) full[p.name] = params.value(p.name, p.defaultValue);
-  if (preset == m_request.preset && full == m_request.params) return;
+  if (!m_request.isGroup() && preset == m_request.preset && full == m_request.params) return;
+  m_request.func = tir::PrimFunc();
+  m_request.group.clear();
+  m_request.numInputs = 0;
+  m_request.flops = 0;
   m_request.preset = preset;
   m_request.params = full;
   setModified(true);
@@ -158,7 +164,8 @@ void Session::run() {
       r.peakGflops = self->m_peak;
       self->m_runs->addRun(r);
       self->setModified(true);
-      emit self->logged(r.ok ? QString("run #%1: %2 ms, %3 GFLOP/s, %4").arg(r.id).arg(r.medianMs, 0, 'f', 4).arg(r.gflops, 0, 'f', 1).arg(r.correct ? "correct" : "WRONG")
+      QString rate = r.flopsKnown ? QString("%1 GFLOP/s").arg(r.gflops, 0, 'f', 1) : QString("GFLOP/s unknown");
+      emit self->logged(r.ok ? QString("run #%1: %2 ms, %3, %4 (vs %5, max rel err %6)%7").arg(r.id).arg(r.medianMs, 0, 'f', 4).arg(rate, r.correct ? "correct" : "WRONG", r.reference).arg(r.maxRelError, 0, 'e', 2).arg(r.device.isEmpty() ? QString() : " on " + r.device)
                              : QString("run #%1 failed: %2").arg(r.id).arg(r.error));
       emit self->runFinished(r);
     }, Qt::QueuedConnection);
@@ -194,10 +201,63 @@ void Session::loadModel(const QString& path, bool markModified) {
         return;
       }
       self->m_model = data;
+      self->m_groups.reset();
       if (markModified) self->setModified(true);
       emit self->logged(QString("model %1: %2 ops, %3 fused groups, loaded in %4 ms")
                             .arg(path).arg(data->opCount).arg(data->fusedGroups).arg(data->loadMs, 0, 'f', 0));
       emit self->modelLoaded(*data);
+      self->extractGroups();
+    }, Qt::QueuedConnection);
+  });
+}
+
+bool Session::openGroup(int index) {
+  if (!m_groups || index < 0 || size_t(index) >= m_groups->groups.size()) return false;
+  const driver::ModelGroup& g = m_groups->groups[size_t(index)];
+  m_request.func = g.func;
+  m_request.group = QString::fromStdString(g.name);
+  m_request.numInputs = g.numInputs;
+  m_request.flops = m_groups->flops[size_t(index)];
+  m_request.preset = m_request.group;
+  m_request.params.clear();
+  setModified(true);
+  emit logged(QString("opened fused group %1 (%2 input(s), used %3x in the model)").arg(m_request.group).arg(g.numInputs).arg(g.occurrences));
+  emit requestChanged();
+  scheduleCompile();
+  return true;
+}
+
+void Session::extractGroups() {
+  if (!m_model) return;
+  quint64 gen = m_modelGen;
+  auto cancel = m_cancel;
+  std::shared_ptr<const ModelData> model = m_model;
+  ++m_tasks;
+  emit taskStarted(QString("Extracting the kernels of %1").arg(model->path));
+  QPointer<Session> self(this);
+  m_pool.start([self, model, gen, cancel] {
+    std::shared_ptr<ModelGroups> groups;
+    QString error;
+    try {
+      groups = std::make_shared<ModelGroups>(extractModelGroups(*model, cancel.get()));
+    } catch (const Error& e) {
+      error = QString::fromStdString(e.what());
+    } catch (const std::exception& e) {
+      error = QString::fromStdString(e.what());
+    }
+    QMetaObject::invokeMethod(self, [self, groups, error, gen, cancel] {
+      if (!self) return;
+      self->endTask();
+      if (cancel->load() || gen != self->m_modelGen) return;
+      if (!groups) {
+        emit self->logged("cannot extract the model's kernels: " + error);
+        emit self->groupsFailed(error);
+        return;
+      }
+      self->m_groups = groups;
+      emit self->logged(QString("%1 kernels for %2 fused groups, extracted in %3 ms")
+                            .arg(groups->groups.size()).arg(groups->clusterGroup.size()).arg(groups->ms, 0, 'f', 0));
+      emit self->groupsReady();
     }, Qt::QueuedConnection);
   });
 }
@@ -229,6 +289,14 @@ QJsonObject Session::toJson() const {
   o["params"] = params;
   o["schedule"] = m_request.schedule;
   o["target"] = m_request.target;
+  if (m_request.isGroup()) {
+    QJsonObject g;
+    g["name"] = m_request.group;
+    g["tir"] = QString::fromStdString(tir::printFunc(m_request.func));
+    g["numInputs"] = m_request.numInputs;
+    g["flops"] = m_request.flops;
+    o["group"] = g;
+  }
   if (m_model) o["model"] = m_model->path;
   QJsonArray runs;
   for (const RunRecord& r : m_runs->records()) {
@@ -247,6 +315,8 @@ QJsonObject Session::toJson() const {
     j["medianMs"] = r.medianMs;
     j["gflops"] = r.gflops;
     j["peak"] = r.peakGflops;
+    j["flopsKnown"] = r.flopsKnown;
+    j["device"] = r.device;
     runs.append(j);
   }
   o["runs"] = runs;
@@ -261,6 +331,19 @@ void Session::fromJson(const QJsonObject& o) {
   m_request.schedule = o["schedule"].toString();
   m_request.preset.clear();
   setPreset(o["preset"].toString("matmul"), params);
+  if (o.contains("group")) {  // a fused group's kernel, kept as TIR text
+    QJsonObject g = o["group"].toObject();
+    try {
+      m_request.func = tir::parseFunc(g["tir"].toString().toStdString(), g["name"].toString().toStdString() + ".tir");
+      m_request.group = g["name"].toString();
+      m_request.numInputs = g["numInputs"].toInt();
+      m_request.flops = g["flops"].toDouble();
+      m_request.preset = m_request.group;
+      m_request.params.clear();
+    } catch (const Error& e) {
+      emit logged(QString("the session's fused group %1 cannot be restored: %2").arg(g["name"].toString(), QString::fromStdString(e.what())));
+    }
+  }
   m_runs->clear();
   m_versions.clear();
   m_nextRunId = 1;
@@ -281,6 +364,8 @@ void Session::fromJson(const QJsonObject& o) {
     r.medianMs = j["medianMs"].toDouble();
     r.gflops = j["gflops"].toDouble();
     r.peakGflops = j["peak"].toDouble();
+    r.flopsKnown = j["flopsKnown"].toBool(true);
+    r.device = j["device"].toString();
     m_runs->addRun(r);
     m_versions.insert(r.schedule, r.scheduleVersion);
     m_nextRunId = std::max(m_nextRunId, r.id + 1);

@@ -13,6 +13,7 @@
 namespace loom::views {
 
 class RunsModel;
+struct ModelGroups;
 
 /// Owns the workspace and runs compile / run / model jobs on worker threads. Results of a job
 /// superseded by a newer request (generation counter) are dropped, never emitted. Views talk to
@@ -51,6 +52,12 @@ public:
   void loadModel(const QString& path, bool markModified = true);
   QString modelPath() const { return m_model ? m_model->path : QString(); }
   const ModelData* model() const { return m_model.get(); }
+  /// The kernels of the loaded model's fused groups, extracted off the UI thread after the model
+  /// loads (null until groupsReady).
+  const ModelGroups* modelGroups() const { return m_groups.get(); }
+  /// Puts kernel `index` of modelGroups() under the editor instead of a preset (unscheduled; the
+  /// caller sets the schedule text). False when there is no such kernel.
+  bool openGroup(int index);
 
   // --- tasks ----------------------------------------------------------------------------------
   /// True while no compile, run or model job is pending or running.
@@ -74,6 +81,8 @@ signals:
   void modelLoadStarted(const QString& path);
   void modelLoaded(const loom::views::ModelData& model);
   void modelFailed(const QString& path, const QString& message);
+  void groupsReady();
+  void groupsFailed(const QString& message);
   void peakMeasured(double gflops);
   void taskStarted(const QString& what);
   void taskFinished();
@@ -85,6 +94,7 @@ private:
   void scheduleCompile();
   void startCompile();
   void endTask();
+  void extractGroups();
 
   OperatorRequest m_request;
   CompileResult m_lastCompile;
@@ -101,6 +111,7 @@ private:
   bool m_peakStarted = false;
   bool m_modified = false;
   std::shared_ptr<ModelData> m_model;
+  std::shared_ptr<const ModelGroups> m_groups;
 };
 
 }  // namespace loom::views

@@ -6,6 +6,11 @@
 #include <QString>
 #include <QStringList>
 #include <QVector>
+#include <memory>
+
+namespace loom::graph {
+struct Module;
+}
 
 namespace loom::views {
 
@@ -49,6 +54,8 @@ struct CompileResult {
   QString loweredTir;            ///< the printed lowered function the assembly refers to
   QVector<LoopInfo> loweredLoops;
   QVector<AsmLineInfo> asmLines;
+  QString codeKind = "assembly"; ///< what asmLines hold: "assembly", "CUDA C + PTX", "OpenCL C"
+  QString note;                  ///< e.g. "default GPU schedule (the script is empty)"
   double compileMs = 0;
 };
 
@@ -64,6 +71,8 @@ struct RunRecord {
   QString reference;        ///< what the result was compared with
   double medianMs = 0, gflops = 0;
   double peakGflops = 0;    ///< the machine's peak at the time (0: not measured yet)
+  bool flopsKnown = true;   ///< false: the operator's FLOP count is unknown (gflops is 0)
+  QString device;           ///< where it ran when not the host CPU ("OpenCL: pocl ...")
 };
 
 /// A node of a model graph as drawn.
@@ -72,9 +81,10 @@ struct GraphNode {
   QString op;        ///< op name, "input", "const", "tuple", ".0"
   QString name;      ///< the source node name (ONNX) or input / constant name
   QString shape;     ///< output type text
-  QString kind;      ///< "op", "input", "const", "tuple", "output"
+  QString kind;      ///< "op", "input", "const", "tuple", "output", "group" (a collapsed cluster)
   QStringList properties;  ///< "key\tvalue" lines for the Properties panel
   int cluster = -1;  ///< fused group index, or -1
+  int group = -1;    ///< kind "group": the collapsed cluster it stands for
   QRectF box;        ///< laid out, scene coordinates (y down)
 };
 
@@ -86,7 +96,7 @@ struct GraphEdge {
 
 struct GraphCluster {
   QString name;  ///< fused group name
-  QRectF box;
+  QRectF box;    ///< null when the cluster is collapsed (drawn as one node)
 };
 
 /// One view (imported / optimized / fused) of a model, laid out.
@@ -105,6 +115,10 @@ struct ModelData {
   GraphData imported, optimized, fused;
   int opCount = 0, fusedGroups = 0;
   double loadMs = 0;
+  /// The imported module (types inferred): what the kernels of the fused groups are made from.
+  std::shared_ptr<const graph::Module> module;
+  /// After the fuse pipeline: one call of a Primitive function per cluster of `fused`.
+  std::shared_ptr<const graph::Module> fusedModule;
 };
 
 }  // namespace loom::views

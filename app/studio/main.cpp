@@ -14,6 +14,7 @@
 #include "views/GraphView.h"
 #include "views/MainWindow.h"
 #include "views/Resources.h"
+#include "views/ScheduleEditor.h"
 #include "views/Session.h"
 
 namespace {
@@ -57,9 +58,12 @@ int main(int argc, char** argv) {
   QCommandLineOption graphModeOpt("graph", "Model view: imported, optimized or fused", "MODE", "fused");
   QCommandLineOption darkOpt("dark", "Use the dark theme");
   QCommandLineOption runOpt("run", "Run the operator once (with --screenshot: before the capture)");
+  QCommandLineOption groupOpt("open-group", "Open fused group N of the model (0-based, fused view order) in the schedule editor", "N");
+  QCommandLineOption collapseOpt("collapse", "Collapse these fused groups of the model (\"all\" or N,N,...)", "LIST");
   QCommandLineOption findOpt("find", "Select the first model node whose op or name contains TEXT", "TEXT");
   QCommandLineOption linkOpt("link-line", "Select the loop at this lowered-IR line (colour linking)", "LINE");
-  cli.addOptions({modelOpt, presetOpt, scheduleOpt, targetOpt, shotOpt, sizeOpt, graphModeOpt, darkOpt, runOpt, linkOpt, findOpt});
+  cli.addOptions({modelOpt, presetOpt, scheduleOpt, targetOpt, shotOpt, sizeOpt, graphModeOpt, darkOpt, runOpt, linkOpt, findOpt,
+                 groupOpt, collapseOpt});
   cli.process(app);
 
   if (screenshot) QSettings().clear();  // a screenshot starts from the default layout and theme
@@ -93,6 +97,29 @@ int main(int argc, char** argv) {
                          : mode == "optimized" ? loom::views::GraphView::Optimized
                                                : loom::views::GraphView::Fused);
   w.session()->setModified(false);
+  // Group opening and collapsing wait for the model (and its kernels).
+  bool groupPending = cli.isSet(groupOpt), collapsePending = cli.isSet(collapseOpt);
+  QString scheduleAfterGroup;
+  if (groupPending && cli.isSet(scheduleOpt)) {
+    QFile f(cli.value(scheduleOpt));
+    if (f.open(QIODevice::ReadOnly)) scheduleAfterGroup = QString::fromUtf8(f.readAll());
+  }
+  QObject::connect(w.session(), &loom::views::Session::modelLoaded, &app, [&] {
+    if (!collapsePending) return;
+    collapsePending = false;
+    QString list = cli.value(collapseOpt);
+    if (list == "all") w.graphView()->setAllCollapsed(true);
+    else
+      for (const QString& n : list.split(',', Qt::SkipEmptyParts)) w.graphView()->setCollapsed(n.toInt(), true);
+  });
+  QObject::connect(w.session(), &loom::views::Session::groupsReady, &app, [&] {
+    if (!groupPending) return;
+    groupPending = false;
+    if (!w.openCluster(cli.value(groupOpt).toInt()))
+      std::fprintf(stderr, "loom-studio: fused group %s has no kernel to open\n", qPrintable(cli.value(groupOpt)));
+    else if (!scheduleAfterGroup.isEmpty())
+      w.setScheduleText(w.editor()->text() + scheduleAfterGroup);
+  });
 
   if (!screenshot) {
     w.show();
@@ -114,7 +141,7 @@ int main(int argc, char** argv) {
   int stage = 0;  // 0: wait for compile/model; 1: run started, wait; 2: settle then grab
   int idleTicks = 0;
   QObject::connect(timer, &QTimer::timeout, &app, [&] {
-    bool idle = w.session()->isIdle();
+    bool idle = w.session()->isIdle() && !w.graphView()->isLayoutPending() && !groupPending && !collapsePending;
     idleTicks = idle ? idleTicks + 1 : 0;
     if (clock->elapsed() > 120000) {
       std::fprintf(stderr, "loom-studio: the session did not settle within 120 s; capturing anyway\n");
