@@ -1,4 +1,5 @@
-// Loading a packaged model: untar, check the metadata, write kernels.so to a temp file, dlopen, build the executor.
+// Loading a packaged model: a .tar (untar, check the metadata, write kernels.so to a temp file,
+// dlopen) or a model library (check its ELF headers, dlopen, read the embedded data); then the executor.
 #include "runtime/Package.h"
 
 #include <array>
@@ -10,6 +11,7 @@
 #include <sstream>
 #include <unistd.h>
 
+#include "runtime/Elf.h"
 #include "runtime/Params.h"
 #include "runtime/RuntimeFailure.h"
 #include "runtime/Tar.h"
@@ -35,12 +37,35 @@ bool hasEndOfArchive(const std::string& bytes) {
   return false;
 }
 
-std::map<std::string, std::string> readPackageFiles(const std::string& path) {
+std::string readFileBytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw RuntimeFailure("cannot open package '" + path + "'");
   std::ostringstream ss;
   ss << in.rdbuf();
-  std::string bytes = ss.str();
+  return ss.str();
+}
+
+/// The "target" of a metadata text, "" when it has none.
+std::string metadataTarget(const std::string& text) {
+  try {
+    nlohmann::json j = nlohmann::json::parse(text);
+    if (j.is_object() && j.contains("target") && j["target"].is_string()) return j["target"].get<std::string>();
+  } catch (const nlohmann::json::exception&) {
+  }
+  return "";
+}
+
+/// Refuses code for another machine before it is loaded (dlopen would only say "wrong ELF class"
+/// or "invalid ELF header").
+void checkMachine(const std::string& what, const ElfInfo& elf, const std::string& target) {
+  if (elf.machine == hostElfMachine()) return;
+  throw RuntimeFailure(what + " was built for " + elfMachineName(elf.machine) +
+                       (target.empty() ? std::string() : " (target \"" + target + "\")") + ", this machine is " +
+                       elfMachineName(hostElfMachine()) + ": run it where the CPU is " + elfMachineName(elf.machine) +
+                       ", or compile the model again with a --target for this machine");
+}
+
+std::map<std::string, std::string> readPackageFiles(const std::string& path, const std::string& bytes) {
   if (bytes.empty()) throw RuntimeFailure("package '" + path + "' is empty");
   if (bytes.size() < 512)
     throw RuntimeFailure("package '" + path + "' is not a tar archive (" + std::to_string(bytes.size()) +
@@ -58,6 +83,16 @@ std::map<std::string, std::string> readPackageFiles(const std::string& path) {
   if (!hasEndOfArchive(bytes))
     throw RuntimeFailure("package '" + path + "' is truncated (" + std::to_string(bytes.size()) +
                          " bytes; it ends before the tar end-of-archive marker)");
+  if (!files.count("kernels.so") && files.count("kernels.o"))
+    throw RuntimeFailure("package '" + path + "' holds kernels.o but no kernels.so: no linker for its target (" +
+                         metadataTarget(files.count("metadata.json") ? files["metadata.json"] : "") +
+                         ") was found when it was compiled. Link the object on the target machine (`ld.lld -shared "
+                         "-o kernels.so kernels.o`, or `cc -shared -o kernels.so kernels.o -lm`) and put kernels.so "
+                         "into the package, or compile again where ld.lld is installed");
+  if (!files.count("kernels.so") && files.count("kernels.c"))
+    throw RuntimeFailure("package '" + path + "' holds kernels.c but no kernels.so: no C compiler was found when it "
+                         "was compiled. Build it with `cc -O2 -fPIC -fwrapv -shared -o kernels.so kernels.c -lm` and "
+                         "put kernels.so into the package");
   for (const char* need : {"metadata.json", "graph.json", "params.bin", "kernels.so"})
     if (!files.count(need))
       throw RuntimeFailure("package '" + path + "' has no " + need +
@@ -118,13 +153,35 @@ std::string packageChecksum(const std::string& bytes) {
   return hex;
 }
 
-Package loadPackage(const std::string& path) {
-  std::map<std::string, std::string> files = readPackageFiles(path);
+namespace {
+
+/// The executor of a package's graph, kernels and params; failures name the package.
+Package makePackage(const std::string& path, const std::string& graph, const Module& kernels,
+                    const std::string& params, const std::string& metadata, const char* kind) {
+  Package p;
+  try {
+    p.executor = std::make_unique<GraphExecutor>(graph, kernels);
+    p.executor->setParams(loadParams(params));
+  } catch (const std::exception& e) {
+    throw RuntimeFailure("package '" + path + "': " + e.what());
+  }
+  p.metadata = metadata;
+  p.kind = kind;
+  return p;
+}
+
+Package loadTarPackage(const std::string& path, const std::string& bytes) {
+  std::map<std::string, std::string> files = readPackageFiles(path, bytes);
   checkMetadata(path, files["metadata.json"], files);
+  const std::string& so = files["kernels.so"];
+  ElfInfo elf;
+  std::string why;
+  if (!readElf(so, &elf, &why))
+    throw RuntimeFailure("package '" + path + "': cannot load kernels.so: it is " + why + ", not a shared library");
+  checkMachine("package '" + path + "'", elf, metadataTarget(files["metadata.json"]));
   std::string tmpl = (std::filesystem::temp_directory_path() / "loom-kernels-XXXXXX.so").string();
   int fd = mkstemps(tmpl.data(), 3);
   if (fd < 0) throw RuntimeFailure("cannot create a temporary file for the kernels of '" + path + "'");
-  const std::string& so = files["kernels.so"];
   bool ok = ::write(fd, so.data(), so.size()) == ssize_t(so.size());
   ::close(fd);
   if (!ok) {
@@ -140,15 +197,60 @@ Package loadPackage(const std::string& path) {
   }
   // The library stays mapped after the file is gone.
   std::filesystem::remove(tmpl);
-  Package p;
-  try {
-    p.executor = std::make_unique<GraphExecutor>(files["graph.json"], kernels);
-    p.executor->setParams(loadParams(files["params.bin"]));
-  } catch (const std::exception& e) {
-    throw RuntimeFailure("package '" + path + "': " + e.what());
+  return makePackage(path, files["graph.json"], kernels, files["params.bin"], files["metadata.json"], "tar");
+}
+
+Package loadLibraryPackage(const std::string& path, const std::string& bytes) {
+  const std::string what = "library '" + path + "'";
+  ElfInfo elf;
+  std::string why;
+  if (!readElf(bytes, &elf, &why)) {
+    if (elf.requiredBytes > bytes.size()) throw RuntimeFailure(what + " is truncated (" + why + ")");
+    throw RuntimeFailure(what + " is " + why + ", not a Loom model library");
   }
-  p.metadata = files["metadata.json"];
-  return p;
+  if (bytes.size() < elf.requiredBytes)
+    throw RuntimeFailure(what + " is truncated (" + std::to_string(bytes.size()) + " bytes; its ELF headers describe " +
+                         std::to_string(elf.requiredBytes) + ")");
+  if (elf.type != 3)
+    throw RuntimeFailure(what + " is not a shared library (ELF type " + std::to_string(elf.type) +
+                         "; a model library is made by `loom compile MODEL --output model.so`)");
+  if (!elf.dynamicSymbols.count(kLibraryMetadataSymbol))
+    throw RuntimeFailure(what + " is not a Loom model library: it exports no " + kLibraryMetadataSymbol +
+                         " (make one with `loom compile MODEL --output model.so`)");
+  // The embedded data, read from the file before anything is loaded.
+  std::map<std::string, std::string> blobs;
+  for (const char* s : {kLibraryMetadataSymbol, kLibraryGraphSymbol, kLibraryParamsSymbol}) {
+    for (const std::string& need : {std::string(s), std::string(s) + "_size"})
+      if (!elf.dynamicSymbols.count(need))
+        throw RuntimeFailure(what + " lacks the symbol " + need + " (a model library exports __loom_metadata, "
+                             "__loom_graph_json and __loom_params, each with a _size: it is damaged, or was not made "
+                             "by `loom compile`)");
+    if (!elfSymbolBytes(bytes, elf, s, &blobs[s]))
+      throw RuntimeFailure(what + " is damaged: the data of " + s + " lies outside the file");
+  }
+  const std::string& metadata = blobs[kLibraryMetadataSymbol];
+  checkMachine(what, elf, metadataTarget(metadata));
+  std::map<std::string, std::string> members = {{"graph.json", blobs[kLibraryGraphSymbol]},
+                                                {"params.bin", blobs[kLibraryParamsSymbol]}};
+  checkMetadata(path, metadata, members);
+  std::error_code ec;
+  std::string full = std::filesystem::absolute(path, ec).string();
+  if (ec) full = path;
+  Module kernels;
+  try {
+    kernels = Module::loadFile(full);
+  } catch (const std::exception& e) {
+    throw RuntimeFailure(what + ": " + e.what());
+  }
+  return makePackage(path, members["graph.json"], kernels, members["params.bin"], metadata, "so");
+}
+
+}  // namespace
+
+Package loadPackage(const std::string& path) {
+  std::string bytes = readFileBytes(path);
+  if (isElf(bytes)) return loadLibraryPackage(path, bytes);
+  return loadTarPackage(path, bytes);
 }
 
 }  // namespace loom::runtime

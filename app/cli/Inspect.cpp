@@ -1,15 +1,17 @@
-// `loom inspect`: what a .tar package holds (metadata, inputs/outputs, kernels, member sizes), without loading it.
-#include <cstring>
+// `loom inspect`: what a package (.so model library or .tar) holds: metadata, inputs/outputs, kernels
+// with their schedules, tuning records, member sizes; read from the file, never loaded or run.
+#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <vector>
 #include <sstream>
+#include <vector>
 
 #include "app/cli/Commands.h"
 #include "core/support/Error.h"
+#include "runtime/Elf.h"
 #include "runtime/Package.h"
 #include "runtime/Params.h"
 #include "runtime/RuntimeFailure.h"
@@ -25,72 +27,19 @@ std::string& packagePath() {
 }
 
 CLI::App* setup(CLI::App& app) {
-  CLI::App* sub = app.add_subcommand("inspect", "Show what a compiled .tar package holds");
+  CLI::App* sub = app.add_subcommand("inspect", "Show what a compiled package (.so or .tar) holds");
   sub->add_option("package", packagePath(), "The package written by `loom compile`")->required();
-  sub->footer("Prints the metadata (format and Loom version, target, opt level), the inputs and outputs "
-              "(name, dtype, shape),\nthe kernels (the functions kernels.so exports, and which graph.json "
-              "calls), the parameters and\nthe size of each member. The package is read, not loaded or run.\n\n"
+  sub->footer("Prints the metadata (format and Loom version, target, opt level, layout), the inputs and outputs\n"
+              "(name, dtype, shape), the kernels (which the graph calls, whether the kernels' library exports\n"
+              "each, and where each kernel's schedule came from: default, tuned:FILE, ...), the tuning records\n"
+              "used, the parameters and the size and checksum of each member. The package is read, not loaded\n"
+              "or run. Exit code 1 (with the reasons) when it cannot run on this machine.\n\n"
               "Example:\n"
               "  loom compile examples/models/small_cnn/model.onnx --target llvm \\\n"
-              "      --input-shapes \"data:[1,3,16,16]\" --output small_cnn.tar\n"
+              "      --input-shapes \"data:[1,3,16,16]\" --output small_cnn.so\n"
+              "  loom inspect small_cnn.so\n"
               "  loom inspect small_cnn.tar");
   return sub;
-}
-
-/// The defined global functions of an ELF64 little-endian shared library's .dynsym; empty with
-/// `*why` set when the bytes are not such a library.
-std::set<std::string> exportedFunctions(const std::string& so, std::string* why) {
-  std::set<std::string> names;
-  auto rd = [&](size_t off, size_t n, void* out) {
-    if (off > so.size() || n > so.size() - off) return false;
-    std::memcpy(out, so.data() + off, n);
-    return true;
-  };
-  if (so.size() < 64 || std::memcmp(so.data(), "\x7f" "ELF", 4) != 0) {
-    *why = "not an ELF file";
-    return names;
-  }
-  if (so[4] != 2 || so[5] != 1) {
-    *why = "not a 64-bit little-endian ELF file";
-    return names;
-  }
-  uint64_t shoff = 0;
-  uint16_t shentsize = 0, shnum = 0;
-  rd(0x28, 8, &shoff);
-  rd(0x3a, 2, &shentsize);
-  rd(0x3c, 2, &shnum);
-  if (shentsize < 64) {
-    *why = "malformed ELF section headers";
-    return names;
-  }
-  for (uint16_t s = 0; s < shnum; ++s) {
-    size_t h = size_t(shoff) + size_t(s) * shentsize;
-    uint32_t type = 0, link = 0;
-    uint64_t off = 0, size = 0, entsize = 0;
-    if (!rd(h + 4, 4, &type) || type != 11 /* SHT_DYNSYM */) continue;
-    rd(h + 0x18, 8, &off);
-    rd(h + 0x20, 8, &size);
-    rd(h + 0x28, 4, &link);
-    rd(h + 0x38, 8, &entsize);
-    uint64_t stroff = 0, strsize = 0;
-    size_t sh = size_t(shoff) + size_t(link) * shentsize;
-    if (!rd(sh + 0x18, 8, &stroff) || !rd(sh + 0x20, 8, &strsize) || entsize < 24) {
-      *why = "malformed ELF symbol table";
-      return names;
-    }
-    for (uint64_t e = 0; e + entsize <= size; e += entsize) {
-      uint32_t nameOff = 0;
-      uint8_t info = 0;
-      uint16_t shndx = 0;
-      if (!rd(size_t(off + e), 4, &nameOff) || !rd(size_t(off + e + 4), 1, &info) || !rd(size_t(off + e + 6), 2, &shndx))
-        break;
-      bool global = (info >> 4) == 1 || (info >> 4) == 2, func = (info & 0xf) == 2;
-      if (!global || !func || shndx == 0 || nameOff >= strsize || stroff + nameOff >= so.size()) continue;
-      const char* p = so.data() + stroff + nameOff;
-      names.insert(std::string(p, strnlen(p, size_t(std::min<uint64_t>(strsize - nameOff, so.size() - stroff - nameOff)))));
-    }
-  }
-  return names;
 }
 
 std::string sizeText(size_t n) {
@@ -107,23 +56,82 @@ std::string shapeText(const nlohmann::json& shape) {
   return r + "]";
 }
 
+/// A package taken apart: its members (for a library, the embedded data under the member names
+/// of a .tar) and what its kernel library exports.
+struct Contents {
+  std::string kind;                          ///< "tar" or "so"
+  std::map<std::string, std::string> files;  ///< members by name
+  std::string kernelLibrary;                 ///< "kernels.so", or the library itself
+  bool haveKernels = false;                  ///< a kernel library exists to read symbols from
+  runtime::ElfInfo elf;                      ///< of the kernel library
+  std::string elfWhy;                        ///< why its symbols cannot be read ("" when they can)
+  std::vector<std::string> problems;
+};
+
+std::string readBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) LOOM_THROW(ValueError) << "cannot open package '" << path << "'";
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Contents readContents(const std::string& path) {
+  Contents c;
+  std::string bytes = readBytes(path);
+  if (!runtime::isElf(bytes)) {
+    c.kind = "tar";
+    c.files = runtime::readTar(path);
+    if (c.files.empty()) LOOM_THROW(ValueError) << "'" << path << "' holds no files: not a Loom package";
+    c.kernelLibrary = "kernels.so";
+    if (auto it = c.files.find("kernels.so"); it != c.files.end()) {
+      c.haveKernels = true;
+      if (!runtime::readElf(it->second, &c.elf, &c.elfWhy)) c.elfWhy = c.elfWhy.empty() ? "unreadable" : c.elfWhy;
+    }
+    return c;
+  }
+  c.kind = "so";
+  c.kernelLibrary = "the library";
+  c.haveKernels = true;
+  if (!runtime::readElf(bytes, &c.elf, &c.elfWhy))
+    LOOM_THROW(ValueError) << "'" << path << "' is " << c.elfWhy << ": not a Loom model library";
+  if (bytes.size() < c.elf.requiredBytes)
+    c.problems.push_back("it is truncated (" + std::to_string(bytes.size()) + " bytes; its ELF headers describe " +
+                         std::to_string(c.elf.requiredBytes) + ")");
+  if (!c.elf.dynamicSymbols.count(runtime::kLibraryMetadataSymbol))
+    LOOM_THROW(ValueError) << "'" << path << "' is not a Loom model library: it exports no "
+                           << runtime::kLibraryMetadataSymbol << " (make one with `loom compile MODEL --output model.so`)";
+  const std::pair<const char*, const char*> embedded[] = {{runtime::kLibraryMetadataSymbol, "metadata.json"},
+                                                          {runtime::kLibraryGraphSymbol, "graph.json"},
+                                                          {runtime::kLibraryParamsSymbol, "params.bin"}};
+  for (const auto& [sym, member] : embedded) {
+    std::string data;
+    if (runtime::elfSymbolBytes(bytes, c.elf, sym, &data)) c.files[member] = data;
+    else c.problems.push_back(std::string("the symbol ") + sym + " (or " + sym + "_size) is missing or outside the file");
+  }
+  return c;
+}
+
 int inspect() {
   const std::string& path = packagePath();
-  auto files = runtime::readTar(path);
-  if (files.empty()) LOOM_THROW(ValueError) << "'" << path << "' holds no files: not a Loom package";
-  std::cout << "package " << path << "\n";
+  Contents c = readContents(path);
+  std::map<std::string, std::string>& files = c.files;
+  std::cout << "package " << path << " (" << (c.kind == "so" ? "one shared library" : "tar package") << ")\n";
 
-  // Sizes and checksums metadata.json records for the other members.
-  nlohmann::json recorded;
+  nlohmann::json meta;
+  bool haveMeta = false;
   if (auto it = files.find("metadata.json"); it != files.end()) {
     try {
-      nlohmann::json m = nlohmann::json::parse(it->second);
-      if (m.is_object() && m.contains("members") && m["members"].is_object()) recorded = m["members"];
-    } catch (const nlohmann::json::exception&) {
-      // Reported below.
+      meta = nlohmann::json::parse(it->second);
+      haveMeta = meta.is_object();
+    } catch (const nlohmann::json::exception& e) {
+      LOOM_THROW(ValueError) << "'" << path << "': the metadata is not valid JSON (" << e.what() << ")";
     }
   }
-  std::cout << "\nmembers:\n";
+  // Sizes and checksums the metadata records for the other members.
+  nlohmann::json recorded;
+  if (haveMeta && meta.contains("members") && meta["members"].is_object()) recorded = meta["members"];
+  std::cout << "\nmembers" << (c.kind == "so" ? " (embedded data)" : "") << ":\n";
   size_t total = 0;
   int damaged = 0;
   for (const auto& [name, data] : files) {
@@ -133,7 +141,8 @@ int inspect() {
       const auto& r = recorded[name];
       bool ok = r.is_object() && r.value("bytes", uint64_t(0)) == data.size() &&
                 r.value("crc32", std::string()) == runtime::packageChecksum(data);
-      std::cout << (ok ? "  crc32 " + runtime::packageChecksum(data) + " ok" : std::string("  DAMAGED (size or crc32 differs from metadata.json)"));
+      std::cout << (ok ? "  crc32 " + runtime::packageChecksum(data) + " ok"
+                       : std::string("  DAMAGED (size or crc32 differs from the metadata)"));
       damaged += !ok;
     }
     std::cout << "\n";
@@ -141,32 +150,42 @@ int inspect() {
   }
   std::cout << "  " << std::left << std::setw(16) << "total" << std::right << std::setw(12) << sizeText(total) << "\n";
 
-  if (auto it = files.find("metadata.json"); it != files.end()) {
-    nlohmann::json m;
-    try {
-      m = nlohmann::json::parse(it->second);
-    } catch (const nlohmann::json::exception& e) {
-      LOOM_THROW(ValueError) << "'" << path << "': metadata.json is not valid JSON (" << e.what() << ")";
-    }
-    auto field = [&](const char* k) { return m.contains(k) ? (m[k].is_string() ? m[k].get<std::string>() : m[k].dump()) : std::string("(not given)"); };
+  std::map<std::string, std::string> scheduleOf;
+  if (haveMeta) {
+    auto field = [&](const char* k) {
+      return meta.contains(k) ? (meta[k].is_string() ? meta[k].get<std::string>() : meta[k].dump()) : std::string("(not given)");
+    };
     std::cout << "\nmetadata:\n";
-    std::cout << "  format version  " << (m.contains("format_version") ? m["format_version"].dump() : std::string("1 (not given)"))
+    std::cout << "  format version  "
+              << (meta.contains("format_version") ? meta["format_version"].dump() : std::string("1 (not given)"))
               << " (this Loom reads " << runtime::kPackageFormatVersion << ")\n";
     std::cout << "  loom version    " << field("loom_version") << "\n";
     std::cout << "  target          " << field("target") << "\n";
     std::cout << "  opt level       " << field("opt_level") << "\n";
+    std::cout << "  layout          " << field("layout") << "\n";
+    if (meta.contains("schedules") && meta["schedules"].is_object())
+      for (const auto& [k, v] : meta["schedules"].items())
+        if (v.is_string()) scheduleOf[k] = v.get<std::string>();
+    std::cout << "  tuning records  ";
+    if (meta.contains("tuning_records") && meta["tuning_records"].is_array() && !meta["tuning_records"].empty()) {
+      std::string list;
+      for (const auto& r : meta["tuning_records"]) list += (list.empty() ? "" : ", ") + (r.is_string() ? r.get<std::string>() : r.dump());
+      std::cout << list << "\n";
+    } else {
+      std::cout << "none\n";
+    }
     for (const char* kind : {"inputs", "outputs"}) {
       std::cout << "\n" << kind << ":\n";
-      if (!m.contains(kind) || !m[kind].is_array()) {
+      if (!meta.contains(kind) || !meta[kind].is_array()) {
         std::cout << "  (not given)\n";
         continue;
       }
-      for (const auto& t : m[kind])
+      for (const auto& t : meta[kind])
         std::cout << "  " << t.value("name", std::string("?")) << "  " << t.value("dtype", std::string("?"))
                   << shapeText(t.value("shape", nlohmann::json::array())) << "\n";
     }
   } else {
-    std::cout << "\nmetadata: missing (no metadata.json)\n";
+    std::cout << "\nmetadata: missing\n";
   }
 
   std::map<std::string, int> calls;  // kernel -> nodes calling it
@@ -187,44 +206,65 @@ int inspect() {
       LOOM_THROW(ValueError) << "'" << path << "': graph.json is malformed (" << e.what() << ")";
     }
   }
-  std::set<std::string> exported;
-  std::string why;
-  bool haveSo = files.count("kernels.so");
-  if (haveSo) exported = exportedFunctions(files["kernels.so"], &why);
-  std::set<std::string> all = exported;
+  bool symbolsKnown = c.haveKernels && c.elfWhy.empty();
+  const std::set<std::string>& exported = c.elf.dynamicFunctions;
+  std::set<std::string> all;
+  if (symbolsKnown) all = exported;
   for (const auto& [k, n] : calls) all.insert(k);
   std::cout << "\nkernels (" << calls.size() << " called by " << nodes << " graph nodes";
-  if (haveSo && why.empty()) std::cout << ", " << exported.size() << " functions exported by kernels.so";
+  if (symbolsKnown) std::cout << ", " << exported.size() << " functions exported by " << c.kernelLibrary;
   std::cout << "):\n";
-  if (!why.empty()) std::cout << "  (cannot read the symbols of kernels.so: " << why << ")\n";
+  if (c.haveKernels && !c.elfWhy.empty())
+    std::cout << "  (cannot read the symbols of " << c.kernelLibrary << ": " << c.elfWhy << ")\n";
   int missing = 0;
   for (const std::string& k : all) {
     // Runtime helpers the library may export are not kernels.
     if (!calls.count(k) && k.rfind("loom_", 0) == 0) continue;
     std::cout << "  " << k;
     if (calls.count(k)) std::cout << "  (" << calls[k] << (calls[k] == 1 ? " node" : " nodes") << ")";
-    if (calls.count(k) && haveSo && why.empty() && !exported.count(k)) {
-      std::cout << "  MISSING from kernels.so";
+    if (calls.count(k) && symbolsKnown && !exported.count(k)) {
+      std::cout << "  MISSING from " << c.kernelLibrary;
       ++missing;
     }
     if (!calls.count(k)) std::cout << "  (not called by the graph)";
+    if (auto s = scheduleOf.find(k); s != scheduleOf.end()) std::cout << "  schedule: " << s->second;
     std::cout << "\n";
   }
   if (nodes) std::cout << "  intermediate storage: " << storages << " buffers, " << sizeText(storageBytes) << "\n";
 
   if (auto it = files.find("params.bin"); it != files.end()) {
-    auto params = runtime::loadParams(it->second);
-    size_t bytes = 0;
-    for (const auto& [n, a] : params) bytes += a.byteSize();
-    std::cout << "\nparams: " << params.size() << " tensors, " << sizeText(bytes) << "\n";
+    try {
+      auto params = runtime::loadParams(it->second);
+      size_t bytes = 0;
+      for (const auto& [n, a] : params) bytes += a.byteSize();
+      std::cout << "\nparams: " << params.size() << " tensors, " << sizeText(bytes) << "\n";
+    } catch (const std::exception& e) {
+      c.problems.push_back(std::string("the params cannot be read (") + e.what() + ")");
+    }
   }
-  std::vector<std::string> problems;
-  for (const char* need : {"kernels.so", "graph.json", "params.bin", "metadata.json"})
-    if (!files.count(need)) problems.push_back(std::string("it has no ") + need);
+  std::vector<std::string>& problems = c.problems;
+  if (c.kind == "tar") {
+    if (!files.count("kernels.so") && files.count("kernels.o"))
+      problems.push_back("it holds kernels.o, not linked (no linker for its target when compiled): link it with "
+                         "`ld.lld -shared -o kernels.so kernels.o` and add kernels.so");
+    else if (!files.count("kernels.so") && files.count("kernels.c"))
+      problems.push_back("it holds kernels.c only: build kernels.so with `cc -O2 -fPIC -fwrapv -shared -o kernels.so "
+                         "kernels.c -lm` and add it");
+    for (const char* need : {"kernels.so", "graph.json", "params.bin", "metadata.json"})
+      if (!files.count(need) && !(std::string(need) == "kernels.so" && (files.count("kernels.o") || files.count("kernels.c"))))
+        problems.push_back(std::string("it has no ") + need);
+  }
+  if (symbolsKnown && c.elf.machine != runtime::hostElfMachine())
+    problems.push_back("its kernels are built for " + runtime::elfMachineName(c.elf.machine) + ", this machine is " +
+                       runtime::elfMachineName(runtime::hostElfMachine()));
+  if (haveMeta && meta.contains("format_version") &&
+      (!meta["format_version"].is_number_integer() || meta["format_version"].get<int64_t>() != runtime::kPackageFormatVersion))
+    problems.push_back("format version " + meta["format_version"].dump() + ", this Loom reads " +
+                       std::to_string(runtime::kPackageFormatVersion));
   if (damaged) problems.push_back(std::to_string(damaged) + " member(s) damaged");
-  if (missing) problems.push_back(std::to_string(missing) + " kernel(s) missing from kernels.so");
+  if (missing) problems.push_back(std::to_string(missing) + " kernel(s) missing from " + c.kernelLibrary);
   if (!problems.empty()) {
-    std::cout << "\nthis package cannot run:\n";
+    std::cout << "\nthis package cannot run here:\n";
     for (const std::string& p : problems) std::cout << "  " << p << "\n";
     return 1;
   }

@@ -15,7 +15,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
+    return app.exit(e) == 0 ? 0 : 1;  // a bad command line is a user error
   }
   if (version) {
     std::cout << "loom " << LOOM_VERSION << " (LLVM " << loom::codegen::llvmVersion() << ", host cpu "

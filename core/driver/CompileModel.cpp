@@ -3,12 +3,9 @@
 #include "core/driver/CompileModel.h"
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
-#include <unistd.h>
 
 #include "codegen/CodeGenLLVM.h"
 #include "codegen/JITModule.h"
@@ -19,13 +16,12 @@
 #include "core/graph/pass/FuseOps.h"
 #include "core/graph/pass/InferType.h"
 #include "core/driver/DefaultSchedule.h"
+#include "core/driver/ExportLibrary.h"
 #include "core/te/CreatePrimFunc.h"
 #include "core/tir/Printer.h"
 #include "core/topi/nn/GraphCompute.h"
 #include "core/transform/Pipeline.h"
 #include "runtime/Package.h"
-#include "runtime/Params.h"
-#include "runtime/Tar.h"
 
 #ifndef LOOM_VERSION
 #define LOOM_VERSION "0.1.0"
@@ -475,6 +471,7 @@ CompiledModel compileModel(const graph::Module& input, const std::string& target
     transform::PassContext ctx;
     transform::LowerOptions lo;
     lo.packedEntry = true;
+    model.scheduledKernels.push_back(pf);
     model.kernels.push_back(transform::lower(pf, ctx, lo));
     model.scheduleSources.push_back(source);
   }
@@ -482,20 +479,10 @@ CompiledModel compileModel(const graph::Module& input, const std::string& target
   return model;
 }
 
-namespace {
-codegen::LLVMModule buildKernels(const CompiledModel& model) {
-  codegen::Target t = codegen::Target::parse(model.target);
-  t.optLevel = std::clamp(model.optLevel, 0, 3);
-  codegen::CodeGenOptions cg;
-  cg.debugInfo = false;
-  return codegen::buildLLVM(model.kernels, t, cg);
-}
-}  // namespace
-
 std::unique_ptr<runtime::GraphExecutor> createExecutor(const CompiledModel& model) {
   runtime::Module mod;
   if (!model.kernels.empty()) {
-    auto jit = std::make_shared<codegen::JITModule>(buildKernels(model));
+    auto jit = std::make_shared<codegen::JITModule>(buildModelKernels(model));
     mod = jit->asModule();
   }
   auto ex = std::make_unique<runtime::GraphExecutor>(model.graphJson, mod);
@@ -512,7 +499,7 @@ std::string packageMetadata(const CompiledModel& model) {
   nlohmann::json j;
   j["format_version"] = runtime::kPackageFormatVersion;
   j["loom_version"] = LOOM_VERSION;
-  j["target"] = codegen::Target::parse(model.target).str();
+  j["target"] = canonicalTarget(model.target);
   j["opt_level"] = model.optLevel;
   j["inputs"] = infos(model.inputs);
   j["outputs"] = infos(model.outputs);
@@ -526,38 +513,6 @@ std::string packageMetadata(const CompiledModel& model) {
   return j.dump(2);
 }
 
-void writePackage(const CompiledModel& model, const std::string& path) {
-  namespace fs = std::filesystem;
-  std::string so;
-  {
-    std::string tmpl = (fs::temp_directory_path() / "loom-pkg-XXXXXX.so").string();
-    int fd = mkstemps(tmpl.data(), 3);
-    if (fd < 0) LOOM_THROW(Error) << "cannot create a temporary file for the kernels";
-    ::close(fd);
-    try {
-      buildKernels(model).writeSharedLibrary(tmpl);
-    } catch (...) {
-      fs::remove(tmpl);
-      throw;
-    }
-    std::ifstream in(tmpl, std::ios::binary);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    so = ss.str();
-    fs::remove(tmpl);
-  }
-  try {
-    std::vector<std::pair<std::string, std::string>> files = {
-        {"kernels.so", so}, {"graph.json", model.graphJson}, {"params.bin", runtime::saveParams(model.params)}};
-    // Sizes and checksums let the runtime refuse a damaged member instead of running it.
-    nlohmann::json meta = nlohmann::json::parse(packageMetadata(model));
-    for (const auto& [name, bytes] : files)
-      meta["members"][name] = {{"bytes", bytes.size()}, {"crc32", runtime::packageChecksum(bytes)}};
-    files.emplace_back("metadata.json", meta.dump(2));
-    runtime::writeTar(path, files);
-  } catch (const std::exception& e) {
-    LOOM_THROW(Error) << e.what();
-  }
-}
+void writePackage(const CompiledModel& model, const std::string& path) { exportPackage(model, path); }
 
 }  // namespace loom::driver

@@ -65,6 +65,8 @@ struct TensorInfo {
 struct CompiledModel {
   std::string target;
   std::vector<tir::PrimFunc> kernels;
+  /// The same kernels scheduled, before lowering (for `loom compile --dump-code tir`).
+  std::vector<tir::PrimFunc> scheduledKernels;
   std::string graphJson;
   std::map<std::string, runtime::NDArray> params;
   std::vector<TensorInfo> inputs, outputs;
@@ -96,7 +98,8 @@ std::unique_ptr<runtime::GraphExecutor> createExecutor(const CompiledModel& mode
 /// layout, inputs and outputs (name, shape, dtype), Loom version, each kernel's schedule source and
 /// the tuning record files used.
 std::string packageMetadata(const CompiledModel& model);
-/// Writes the .tar package (kernels.so, graph.json, params.bin, metadata.json).
+/// Writes the .tar package (kernels.so, graph.json, params.bin, metadata.json); exportPackage
+/// (core/driver/ExportLibrary.h) with default options. exportLibrary writes one shared library.
 void writePackage(const CompiledModel& model, const std::string& path);
 
 }  // namespace loom::driver

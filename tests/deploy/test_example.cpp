@@ -182,7 +182,7 @@ private slots:
     QVERIFY2(i.out.contains("1 kernel(s) missing from kernels.so"), qPrintable(i.out));
     // graph.json no longer matches the checksum metadata.json recorded.
     QVERIFY2(i.out.contains(QRegularExpression(R"(graph.json .*DAMAGED)")), qPrintable(i.out));
-    QVERIFY2(i.out.contains("this package cannot run:\n  1 member(s) damaged"), qPrintable(i.out));
+    QVERIFY2(i.out.contains("this package cannot run here:\n  1 member(s) damaged"), qPrintable(i.out));
     QVERIFY2(QRegularExpression(R"(kernels.so .*crc32 [0-9a-f]{8} ok)").match(i.out).hasMatch(), qPrintable(i.out));
     Proc n = runProgram(LOOM_CLI, {"inspect", LOOM_SOURCE_DIR "/examples/models/small_cnn/model.onnx"});
     QCOMPARE(n.exitCode, 1);
