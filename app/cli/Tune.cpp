@@ -1,5 +1,6 @@
-// `loom tune`: search schedules for a workload, measuring candidates in worker processes; and the
-// hidden `loom tune-worker` those workers run.
+// `loom tune`: search schedules for a workload or for every kernel of a model, measuring candidates
+// in worker processes; and the hidden `loom tune-worker` those workers run.
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -7,8 +8,14 @@
 #include <unistd.h>
 
 #include "app/cli/Commands.h"
+#include "app/cli/ModelCommon.h"
+#include "core/driver/CompileModel.h"
+#include "core/driver/DefaultSchedule.h"
+#include "core/frontend/onnx/OnnxImporter.h"
 #include "core/support/Error.h"
 #include "core/tune/Measure.h"
+#include "core/tune/ModelTasks.h"
+#include "core/tune/TaskScheduler.h"
 #include "core/tune/Tuner.h"
 #include "core/tune/database/JsonDatabase.h"
 #include "core/tune/runner/ProcessRunner.h"
@@ -40,10 +47,10 @@ int runWorker() { return tune::tuneWorkerMain(workerOptions().input, workerOptio
 const bool workerRegistered = addCommand({setupWorker, runWorker});
 
 struct TuneCliOptions {
-  std::string workload, target = "llvm", output, strategy = "evolutionary";
-  int trials = 64, batch = 8, repeat = 3;
+  std::string model, workload, target = "llvm", output, strategy = "evolutionary", inputShapes, desiredLayout;
+  int trials = 0, trialsPerTask = 0, batch = 8, repeat = 3, optLevel = 3;
   double timeout = 10, minRepeatMs = 20;
-  bool resume = false, noBaseline = false;
+  bool resume = false, noBaseline = false, listTasks = false;
   uint64_t seed = 1;
 };
 
@@ -54,24 +61,39 @@ TuneCliOptions& tuneOptions() {
 
 CLI::App* setupTune(CLI::App& app) {
   TuneCliOptions& o = tuneOptions();
-  CLI::App* sub = app.add_subcommand("tune", "Search schedules for a workload and record the measured ones");
-  sub->footer("Example:\n  loom tune --workload matmul:M=256,N=256,K=256 --trials 64 --output matmul.json\n"
-              "  loom bench-op --workload matmul:M=256,N=256,K=256 --tuning-records matmul.json");
-  sub->add_option("--workload,-w", o.workload, "A workload preset, e.g. matmul:M=256,N=256,K=256")->required();
+  CLI::App* sub = app.add_subcommand("tune", "Search schedules for a workload or a model's kernels and record the measured ones");
+  sub->footer("Examples:\n  loom tune --workload matmul:M=256,N=256,K=256 --trials 64 --output matmul.json\n"
+              "  loom bench-op --workload matmul:M=256,N=256,K=256 --tuning-records matmul.json\n"
+              "  loom tune resnet18.onnx --input-shapes \"data:[1,3,224,224]\" --trials-per-task 64 --output r18.json\n"
+              "  loom compile resnet18.onnx --tuning-records r18.json -o r18.tar\n"
+              "A model's kernels are tuning tasks keyed by what they compute (\"tir:<hash>\"), so records\n"
+              "carry over between models; --resume continues a record file across runs.");
+  sub->add_option("model", o.model, "An ONNX model: tune each distinct kernel (task) of it");
+  sub->add_option("--workload,-w", o.workload, "A workload preset, e.g. matmul:M=256,N=256,K=256");
+  sub->add_option("--input-shapes", o.inputShapes, "Model: static input shapes, e.g. \"data:[1,3,224,224]\"");
+  sub->add_option("--opt-level", o.optLevel, "Model: the opt level it will be compiled at (fusion, layout)")
+      ->capture_default_str()->check(CLI::Range(1, 3));
+  sub->add_option("--desired-layout", o.desiredLayout, "Model: conv layout it will be compiled with (NCHW, NCHWc)");
   sub->add_option("--target,-t", o.target, "Target (must run on this machine)")->capture_default_str();
-  sub->add_option("--trials", o.trials, "Total trials of the workload (resumed ones count)")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+  sub->add_option("--trials", o.trials,
+                  "Workload: total trials (default 64). Model: total over all tasks (default trials-per-task x tasks); "
+                  "records already in --output count")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--trials-per-task", o.trialsPerTask, "Model: at most this many trials per task (default --trials)")
+      ->check(CLI::PositiveNumber);
   sub->add_option("--batch", o.batch, "Candidates measured per round")->capture_default_str()->check(CLI::PositiveNumber);
   sub->add_option("--timeout", o.timeout, "Seconds per candidate (build and check, then timing)")
       ->capture_default_str()->check(CLI::PositiveNumber);
   sub->add_option("--repeat", o.repeat, "Timing samples per candidate")->capture_default_str()->check(CLI::PositiveNumber);
   sub->add_option("--min-repeat-ms", o.minRepeatMs, "Least duration of one sample")->capture_default_str();
-  sub->add_option("--output,-o", o.output, "Tuning records (JSON lines)")->required();
+  sub->add_option("--output,-o", o.output, "Tuning records (JSON lines)");
   sub->add_flag("--resume", o.resume, "Continue the records in --output (skip measured schedules)");
   sub->add_option("--strategy", o.strategy, "Search strategy")
       ->check(CLI::IsMember({"evolutionary", "random"}))->capture_default_str();
   sub->add_option("--seed", o.seed, "Random seed of the search")->capture_default_str();
-  sub->add_flag("--no-baseline", o.noBaseline, "Do not time the unscheduled program");
+  sub->add_flag("--no-baseline", o.noBaseline,
+                "Do not time the baseline (workload: the unscheduled program; model: the default schedule)");
+  sub->add_flag("--list-tasks", o.listTasks, "Model: print the task table and exit (nothing is measured)");
   return sub;
 }
 
@@ -81,15 +103,8 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
-int runTune() {
-  const TuneCliOptions& o = tuneOptions();
-  tune::TuneTask task = tune::TuneTask::fromWorkload(o.workload, o.target);
-  if (!o.resume && std::filesystem::exists(o.output))
-    LOOM_THROW(Error) << o.output << ": the record file exists; pass --resume to continue it or remove it";
-  tune::JsonDatabase db(o.output);
-  tune::ProcessRunner runner(tune::ProcessRunner::selfWorkerCommand());
+tune::TuneOptions perTaskOptions(const TuneCliOptions& o) {
   tune::TuneOptions opts;
-  opts.trials = o.trials;
   opts.batchSize = o.batch;
   opts.strategy = o.strategy;
   opts.seed = o.seed;
@@ -97,6 +112,18 @@ int runTune() {
   opts.measure.repeat = o.repeat;
   opts.measure.timeoutS = o.timeout;
   opts.measure.minRepeatMs = o.minRepeatMs;
+  return opts;
+}
+
+int runWorkloadTune() {
+  const TuneCliOptions& o = tuneOptions();
+  tune::TuneTask task = tune::TuneTask::fromWorkload(o.workload, o.target);
+  if (!o.resume && std::filesystem::exists(o.output))
+    LOOM_THROW(Error) << o.output << ": the record file exists; pass --resume to continue it or remove it";
+  tune::JsonDatabase db(o.output);
+  tune::ProcessRunner runner(tune::ProcessRunner::selfWorkerCommand());
+  tune::TuneOptions opts = perTaskOptions(o);
+  opts.trials = o.trials > 0 ? o.trials : 64;
   bool tty = ::isatty(1);
   int errors = 0;
   auto gflops = [&](double ms) { return task.flops > 0 && std::isfinite(ms) ? task.flops / ms / 1e6 : 0.0; };
@@ -123,6 +150,7 @@ int runTune() {
     }
     case tune::TuneEventKind::NewBest:
     case tune::TuneEventKind::TaskProgress:
+    case tune::TuneEventKind::TaskSelected:
       break;
     }
   };
@@ -138,6 +166,198 @@ int runTune() {
   if (std::isfinite(r.baselineMs)) std::cout << ", " << fmt("%.2fx", r.baselineMs / r.best->meanMs()) << " the unscheduled program";
   std::cout << "\nrecords: " << o.output << "\n";
   return 0;
+}
+
+/// "a, b, c +2 more".
+std::string shortList(const std::vector<std::string>& v, size_t max) {
+  std::string s;
+  for (size_t i = 0; i < v.size() && i < max; ++i) s += (i ? "," : "") + v[i];
+  if (v.size() > max) s += " +" + std::to_string(v.size() - max) + " more";
+  return s;
+}
+
+std::string padRight(std::string s, size_t w) {
+  if (s.size() < w) s.append(w - s.size(), ' ');
+  return s;
+}
+
+/// The trial (1-based, in record order) from which the task's best is within 90% of its final best
+/// (time <= final / 0.9); 0 when it has no successful record.
+int trialsTo90(const tune::Database& db, const std::string& key, const std::string& target) {
+  std::vector<tune::TuningRecord> rs = db.records(key, target);
+  double final = INFINITY;
+  for (auto& r : rs) final = std::min(final, r.meanMs());
+  if (!std::isfinite(final)) return 0;
+  for (size_t i = 0; i < rs.size(); ++i)
+    if (rs[i].meanMs() <= final / 0.9) return int(i + 1);
+  return 0;
+}
+
+int runModelTune() {
+  const TuneCliOptions& o = tuneOptions();
+  auto started = std::chrono::steady_clock::now();
+  frontend::ImportOptions io;
+  if (!o.inputShapes.empty()) io.inputShapes = frontend::parseInputShapes(o.inputShapes);
+  graph::Module m = frontend::importOnnx(o.model, io);
+  driver::CompileModelOptions co;
+  co.optLevel = o.optLevel;
+  co.desiredLayout = o.desiredLayout;
+  co.outputNames = onnxOutputNames(o.model);
+  std::vector<tune::TuneTask> tasks = tune::extractTasks(m, {}, co, o.target);
+  size_t kernels = 0;
+  int calls = 0;
+  double gflopTotal = 0;
+  for (auto& t : tasks) {
+    kernels += t.kernels.size();
+    calls += t.weight;
+    gflopTotal += t.weight * t.flops / 1e9;
+  }
+  std::cout << o.model << ": " << tasks.size() << " tasks (" << kernels << " kernels, " << calls << " calls, "
+            << fmt("%.3f", gflopTotal) << " GFLOP per run) on " << o.target << "\n";
+  std::cout << " #  " << padRight("key", 21) << " weight     MFLOP  " << padRight("ops", 44) << "kernels\n";
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const tune::TuneTask& t = tasks[i];
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%2zu  %-21s %6d %9.3f  ", i + 1, t.key.c_str(), t.weight, t.flops / 1e6);
+    std::cout << buf << padRight(shortList(t.ops, 4), 44) << shortList(t.kernels, 2) << "\n";
+  }
+  if (o.listTasks) return 0;
+  if (tasks.empty()) {
+    std::cout << "nothing to tune: the model has no kernels\n";
+    return 0;
+  }
+  if (!o.resume && std::filesystem::exists(o.output))
+    LOOM_THROW(Error) << o.output << ": the record file exists; pass --resume to continue it or remove it";
+  tune::JsonDatabase db(o.output);
+  tune::TuneOptions per = perTaskOptions(o);
+  per.trials = o.trialsPerTask > 0 ? o.trialsPerTask : (o.trials > 0 ? o.trials : 64);
+  int total = o.trials > 0 ? o.trials : per.trials * int(tasks.size());
+  int existing = 0;
+  for (auto& t : tasks) existing += std::min(int(db.trialCount(t.key, t.target)), per.trials);
+  tune::TaskSchedulerOptions so;
+  so.totalTrials = std::max(0, total - existing);
+  so.baselineSchedule = [](const tir::PrimFunc& f) { return driver::defaultSchedule(f, true); };
+  if (existing > 0) std::cout << "resuming: " << existing << " trials already in " << o.output << "\n";
+  std::cout << "budget: " << so.totalTrials << " trials this run (at most " << per.trials << " per task, batches of "
+            << per.batchSize << ")\n";
+
+  std::vector<double> best(tasks.size(), INFINITY), baseline(tasks.size(), INFINITY);
+  std::vector<int> done(tasks.size(), 0);
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    if (auto b = db.best(tasks[i].key, tasks[i].target)) best[i] = b->meanMs();
+    done[i] = int(db.trialCount(tasks[i].key, tasks[i].target));
+  }
+  // The model's time estimated from its kernels: sum of weight x (best, else baseline).
+  auto estimate = [&](bool useBest) -> double {
+    double s = 0;
+    for (size_t i = 0; i < tasks.size(); ++i) {
+      double ms = useBest && std::isfinite(best[i]) ? std::min(best[i], baseline[i]) : baseline[i];
+      if (!std::isfinite(ms)) return NAN;
+      s += tasks[i].weight * ms;
+    }
+    return s;
+  };
+  bool tty = ::isatty(1);
+  int spent = 0, errors = 0;
+  std::string bar;
+  auto drawBar = [&](size_t task) {
+    if (!tty) return;
+    const int width = 30;
+    int filled = so.totalTrials > 0 ? int(double(width) * spent / so.totalTrials) : width;
+    std::string line = "[" + std::string(size_t(std::min(filled, width)), '=') + std::string(size_t(width - std::min(filled, width)), ' ') +
+                       "] " + std::to_string(spent) + "/" + std::to_string(so.totalTrials) + " | task " +
+                       std::to_string(task + 1) + "/" + std::to_string(tasks.size()) + " " +
+                       std::to_string(done[task]) + "/" + std::to_string(per.trials) + " best " +
+                       (std::isfinite(best[task]) ? fmt("%.4f ms", best[task]) : std::string("-"));
+    double est = estimate(true);
+    if (std::isfinite(est)) line += " | model ~" + fmt("%.3f ms", est);
+    std::cout << "\r\033[K" << line << std::flush;
+  };
+  auto gflops = [&](size_t i, double ms) {
+    return tasks[i].flops > 0 && std::isfinite(ms) ? tasks[i].flops / ms / 1e6 : 0.0;
+  };
+  auto show = [&](const tune::TuneEvent& e) {
+    size_t i = size_t(e.taskIndex);
+    if (i >= tasks.size()) return;
+    switch (e.kind) {
+    case tune::TuneEventKind::TaskSelected: drawBar(i); break;
+    case tune::TuneEventKind::Baseline:
+      baseline[i] = e.result.ok() ? e.result.meanMs() : INFINITY;
+      if (!e.result.ok()) {
+        if (tty) std::cout << "\r\033[K";
+        std::cout << "task " << i + 1 << " " << e.task << ": default schedule not measured: " << e.result.errorKind
+                  << ": " << e.result.errorMessage << "\n";
+      }
+      break;
+    case tune::TuneEventKind::TrialDone:
+      ++spent;
+      done[i] = e.trialsDone;
+      best[i] = e.bestMs;
+      if (!e.result.ok()) ++errors;
+      drawBar(i);
+      break;
+    case tune::TuneEventKind::NewBest: break;
+    case tune::TuneEventKind::TaskProgress: {
+      std::string line = "[" + std::to_string(spent) + "/" + std::to_string(so.totalTrials) + "] task " +
+                         std::to_string(i + 1) + "/" + std::to_string(tasks.size()) + " " + e.task + " " +
+                         std::to_string(e.trialsDone) + "/" + std::to_string(e.trialsTotal) + " best " +
+                         (std::isfinite(e.bestMs) ? fmt("%.4f ms", e.bestMs) + " " + fmt("%.2f GFLOP/s", gflops(i, e.bestMs))
+                                                  : std::string("-"));
+      if (std::isfinite(e.bestMs) && std::isfinite(baseline[i])) line += " " + fmt("%.2fx", baseline[i] / e.bestMs) + " default";
+      double est = estimate(true);
+      if (std::isfinite(est)) line += " | model ~" + fmt("%.3f ms", est);
+      line += " | errors " + std::to_string(errors);
+      if (tty) std::cout << "\r\033[K";
+      std::cout << line << "\n";
+      drawBar(i);
+      break;
+    }
+    }
+  };
+  tune::ProcessRunner runner(tune::ProcessRunner::selfWorkerCommand());
+  tune::TaskScheduler scheduler(tasks, db, runner, per, so, show);
+  std::vector<tune::TuneResult> results = scheduler.run();
+  if (tty) std::cout << "\r\033[K";
+  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+
+  std::cout << "\n #  " << padRight("key", 21) << " weight  trials  t90    best ms   GFLOP/s  default ms  speedup\n";
+  int tuned = 0;
+  for (size_t i = 0; i < results.size() && i < tasks.size(); ++i) {
+    const tune::TuneResult& r = results[i];
+    double ms = r.best ? r.best->meanMs() : INFINITY;
+    if (r.best) ++tuned;
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "%2zu  %-21s %6d  %6d  %3d  %9s  %8s  %10s  %7s\n", i + 1, r.task.c_str(), tasks[i].weight,
+                  r.trialsDone, trialsTo90(db, tasks[i].key, tasks[i].target),
+                  std::isfinite(ms) ? fmt("%.4f", ms).c_str() : "-", std::isfinite(ms) ? fmt("%.2f", gflops(i, ms)).c_str() : "-",
+                  std::isfinite(baseline[i]) ? fmt("%.4f", baseline[i]).c_str() : "-",
+                  std::isfinite(ms) && std::isfinite(baseline[i]) ? fmt("%.2fx", baseline[i] / ms).c_str() : "-");
+    std::cout << buf;
+  }
+  std::cout << tuned << " of " << tasks.size() << " tasks have a tuned schedule; " << spent << " trials this run, "
+            << errors << " failed, " << fmt("%.1f", wall) << " s\n";
+  double estBest = estimate(true), estDefault = estimate(false);
+  if (std::isfinite(estBest) && std::isfinite(estDefault))
+    std::cout << "kernel time per run (sum of weight x time): " << fmt("%.3f ms", estBest) << " tuned (best of tuned and default) vs "
+              << fmt("%.3f ms", estDefault) << " default (" << fmt("%.2fx", estDefault / estBest) << ")\n";
+  std::cout << "records: " << o.output << "\n"
+            << "use them: loom compile " << o.model << (o.inputShapes.empty() ? "" : " --input-shapes \"" + o.inputShapes + "\"")
+            << " --tuning-records " << o.output << " -o model.tar\n";
+  return tuned == 0 && spent > 0 ? 1 : 0;
+}
+
+int runTune() {
+  const TuneCliOptions& o = tuneOptions();
+  if (o.model.empty() == o.workload.empty())
+    LOOM_THROW(ValueError) << "tune: give either a model (MODEL.onnx) or --workload, not " << (o.model.empty() ? "neither" : "both");
+  if (o.output.empty() && !o.listTasks) LOOM_THROW(ValueError) << "tune: --output R.json is required";
+  if (!o.workload.empty()) {
+    for (auto [set, name] : {std::pair{!o.inputShapes.empty(), "--input-shapes"}, {o.trialsPerTask > 0, "--trials-per-task"},
+                             {!o.desiredLayout.empty(), "--desired-layout"}, {o.listTasks, "--list-tasks"}})
+      if (set) LOOM_THROW(ValueError) << "tune: " << name << " applies to a model, not to --workload";
+    return runWorkloadTune();
+  }
+  return runModelTune();
 }
 
 const bool tuneRegistered = addCommand({setupTune, runTune});

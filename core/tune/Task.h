@@ -2,6 +2,7 @@
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "core/tir/Function.h"
 
@@ -18,6 +19,10 @@ struct TuneTask {
   int numInputs = 1;        ///< leading parameters that are inputs (the rest are outputs)
   double flops = 0;         ///< floating-point operations of one call (0 when unknown)
   int weight = 1;
+  /// Whole-model tuning: the model kernels this task stands for, and the graph ops of the first
+  /// (not part of the JSON form).
+  std::vector<std::string> kernels;
+  std::vector<std::string> ops;
 
   /// A preset ("matmul:M=64,N=64,K=64"); throws topi::WorkloadError for a bad spec.
   static TuneTask fromWorkload(const std::string& spec, const std::string& target = "llvm");

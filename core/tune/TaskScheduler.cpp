@@ -15,13 +15,18 @@ TaskScheduler::TaskScheduler(std::vector<TuneTask> tasks, Database& db, Runner& 
     auto it = byKey.find(k);
     if (it != byKey.end()) {
       m_tasks[it->second].weight += t.weight;
+      for (auto& name : t.kernels) m_tasks[it->second].kernels.push_back(name);
       continue;
     }
     byKey[k] = m_tasks.size();
     m_tasks.push_back(std::move(t));
   }
-  for (auto& t : m_tasks) m_tuners.push_back(std::make_unique<TaskTuner>(t, db, runner, perTask, callback));
+  for (auto& t : m_tasks) {
+    m_tuners.push_back(std::make_unique<TaskTuner>(t, db, runner, perTask, callback));
+    m_tuners.back()->setTaskIndex(int(m_tuners.size() - 1), int(m_tasks.size()));
+  }
   m_history.resize(m_tasks.size());
+  m_baselineDone.assign(m_tasks.size(), false);
 }
 
 size_t TaskScheduler::pick() const {
@@ -54,9 +59,22 @@ size_t TaskScheduler::pick() const {
 std::vector<TuneResult> TaskScheduler::run() {
   int spent = 0;
   while (spent < m_options.totalTrials) {
-    if (m_perTask.shouldStop && m_perTask.shouldStop()) break;
+    if (!continueTuning(m_perTask)) break;
     size_t i = pick();
     if (i >= m_tasks.size()) break;
+    m_tuners[i]->announce();
+    if (m_perTask.measureBaseline && !m_baselineDone[i]) {
+      m_baselineDone[i] = true;
+      tir::PrimFunc scheduled;
+      if (m_options.baselineSchedule) {
+        try {
+          scheduled = m_options.baselineSchedule(m_tasks[i].func);
+        } catch (const Error&) {
+          scheduled = {}; // no such schedule for this task: the unscheduled program is its baseline
+        }
+      }
+      m_tuners[i]->measureBaseline(scheduled);
+    }
     int before = m_tuners[i]->result().trialsThisRun;
     if (!m_tuners[i]->step(m_options.totalTrials - spent)) continue; // exhausted: done() is now true
     TuneResult r = m_tuners[i]->result();

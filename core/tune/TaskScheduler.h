@@ -1,6 +1,7 @@
 // Tuning several tasks under one trial budget (whole-model tuning): identical tasks are merged,
 // and trials go to the task with the largest expected gain (Ansor's gradient-based scheduler).
 #pragma once
+#include <functional>
 #include <vector>
 
 #include "core/tune/Tuner.h"
@@ -11,13 +12,19 @@ struct TaskSchedulerOptions {
   int totalTrials = 256;  ///< over all tasks
   double alpha = 0.2;     ///< weight of the backward (observed) gradient against the forward one
   int window = 3;         ///< batches looked back for the backward gradient
+  /// When TuneOptions::measureBaseline is set: the schedule whose time is each task's baseline
+  /// (e.g. the driver's default schedule), measured before the task's first batch; unset, the
+  /// unscheduled program.
+  std::function<tir::PrimFunc(const tir::PrimFunc&)> baselineSchedule;
 };
 
 /// Ansor's task scheduler, simplified: after one batch per task (round robin), each batch goes to
 /// the task maximizing weight * (alpha * backward + (1 - alpha) * forward), where backward is the
 /// best-time drop per trial over the last `window` batches and forward = best / trials (what the
 /// task gained per trial so far, an optimistic estimate of the next gain). Tasks without a
-/// successful trial go first. `perTask.trials` caps each task.
+/// successful trial go first. `perTask.trials` caps each task. Before each batch the chosen task
+/// reports TuneEventKind::TaskSelected; `perTask.shouldStop` / `perTask.paused` are polled between
+/// batches.
 class TaskScheduler {
 public:
   TaskScheduler(std::vector<TuneTask> tasks, Database& db, Runner& runner, const TuneOptions& perTask,
@@ -33,6 +40,7 @@ private:
   std::vector<TuneTask> m_tasks;
   std::vector<std::unique_ptr<TaskTuner>> m_tuners;
   std::vector<std::vector<std::pair<int, double>>> m_history; ///< per task: (trials, best ms) after each batch
+  std::vector<bool> m_baselineDone;
   TuneOptions m_perTask;
   TaskSchedulerOptions m_options;
 };

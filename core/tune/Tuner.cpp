@@ -2,7 +2,9 @@
 #include "core/tune/Tuner.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <thread>
 
 #include "core/schedule/Trace.h"
 #include "core/tune/Record.h"
@@ -54,15 +56,38 @@ TaskTuner::TaskTuner(TuneTask task, Database& db, Runner& runner, const TuneOpti
 
 void TaskTuner::report(TuneEventKind kind, const MeasureResult* r, const std::string& script) {
   if (!m_callback) return;
-  TuneEvent e{kind, m_task.key, m_done, m_options.trials, r ? *r : MeasureResult{}, m_bestMs, m_baselineMs,
-              m_task.flops, script};
+  TuneEvent e{kind,         m_task.key,  m_done,      m_options.trials, r ? *r : MeasureResult{}, m_bestMs,
+              m_baselineMs, m_task.flops, script,      m_taskIndex,      m_taskCount};
   m_callback(e);
 }
 
-void TaskTuner::measureBaseline() {
+void TaskTuner::setTaskIndex(int index, int count) {
+  m_taskIndex = index;
+  m_taskCount = count;
+}
+
+void TaskTuner::announce() { report(TuneEventKind::TaskSelected); }
+
+void TaskTuner::measureBaseline(const tir::PrimFunc& scheduled) {
   MeasureCandidate c{m_task, tir::Trace().toJson(), ""};
+  if (scheduled.defined()) {
+    // Its own key, so the worker's reference cache (per key) is not shared with the task's.
+    c.task.func = scheduled;
+    c.task.key = baselineKey(m_task.key);
+    c.task.workloadSpec.clear();
+  }
   auto rs = m_runner.run({c}, m_options.measure);
   m_baselineMs = rs[0].meanMs();
+  if (scheduled.defined() && rs[0].ok()) {
+    TuningRecord rec;
+    rec.workload = c.task.key;
+    rec.target = m_task.target;
+    rec.trace = c.trace;
+    rec.timesMs = rs[0].timesMs;
+    rec.version = loomVersion();
+    rec.timestamp = utcTimestamp();
+    m_db.commit(rec);
+  }
   report(TuneEventKind::Baseline, &rs[0]);
 }
 
@@ -124,11 +149,21 @@ TuneResult TaskTuner::result() const {
   return r;
 }
 
+std::string baselineKey(const std::string& taskKey) { return taskKey + "#baseline"; }
+
+bool continueTuning(const TuneOptions& o) {
+  for (;;) {
+    if (o.shouldStop && o.shouldStop()) return false;
+    if (!o.paused || !o.paused()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
 TuneResult tuneTask(const TuneTask& task, Database& db, Runner& runner, const TuneOptions& options,
                     const TuneCallback& callback) {
   TaskTuner t(task, db, runner, options, callback);
   if (options.measureBaseline) t.measureBaseline();
-  while (!(options.shouldStop && options.shouldStop()) && t.step()) {
+  while (continueTuning(options) && t.step()) {
   }
   return t.result();
 }

@@ -26,14 +26,25 @@ struct TuneOptions {
   /// Polled between batches: returning true stops tuneTask early (e.g. the Studio's Stop
   /// button); what was measured so far stays recorded.
   std::function<bool()> shouldStop;
+  /// Polled between batches: while it returns true the tuning waits (polling every 100 ms, and
+  /// shouldStop too), e.g. the Studio's Pause button.
+  std::function<bool()> paused;
 };
+
+/// The record key of a task's baseline ("<task key>#baseline"): the time of the schedule a model
+/// kernel gets without records, measured alongside its tuning.
+std::string baselineKey(const std::string& taskKey);
+
+/// Waits while `o.paused()` is true; false when `o.shouldStop()` asks to stop (now or while paused).
+bool continueTuning(const TuneOptions& o);
 
 /// What the callback hears about.
 enum class TuneEventKind {
-  Baseline,     ///< the unscheduled program was measured (result, baselineMs)
+  Baseline,     ///< the baseline (unscheduled, or the scheduler's baseline schedule) was measured
   TrialDone,    ///< one candidate measured and recorded (result, record)
   NewBest,      ///< a trial beat the best so far (after its TrialDone)
   TaskProgress, ///< a batch finished (trialsDone / trialsTotal, bestMs)
+  TaskSelected, ///< whole-model tuning: this task (taskIndex of taskCount) measures the next batch
 };
 
 struct TuneEvent {
@@ -46,6 +57,8 @@ struct TuneEvent {
   double baselineMs = 0; ///< +inf when not measured or failed
   double flops = 0;     ///< of the task (GFLOP/s = flops / ms / 1e6)
   std::string traceScript; ///< TrialDone / NewBest: the candidate's schedule as a script
+  int taskIndex = 0;    ///< the task's position among the tasks tuned together (TaskScheduler)
+  int taskCount = 1;
 };
 
 /// Called synchronously on the tuning thread, in order; a GUI runs tuneTask on a worker thread and
@@ -67,8 +80,15 @@ class TaskTuner {
 public:
   TaskTuner(TuneTask task, Database& db, Runner& runner, const TuneOptions& options,
             TuneCallback callback = {});
-  /// Measures the unscheduled program once (TuneOptions::measureBaseline).
-  void measureBaseline();
+  /// Measures the unscheduled program once (TuneOptions::measureBaseline), or `scheduled` when
+  /// given (the task's function under another schedule, e.g. the driver's default one); the
+  /// latter, when it succeeds, is recorded under baselineKey(task key) with an empty trace, so
+  /// record users can tell whether the tuned schedule beats it.
+  void measureBaseline(const tir::PrimFunc& scheduled = {});
+  /// Whole-model tuning: the task's position, carried by every event from now on.
+  void setTaskIndex(int index, int count);
+  /// Reports TaskSelected (the scheduler chose this task for the next batch).
+  void announce();
   /// Measures one batch (at most `maxTrials` candidates); false when the budget is spent or the
   /// space yields no new candidate.
   bool step(int maxTrials = 1 << 30);
@@ -91,6 +111,7 @@ private:
   std::vector<std::pair<double, tir::Trace>> m_elites; ///< (mean ms, design), fastest first
   SearchContext m_ctx;
   int m_done = 0, m_thisRun = 0, m_errors = 0;
+  int m_taskIndex = 0, m_taskCount = 1;
   double m_bestMs, m_baselineMs;
   bool m_exhausted = false;
 };

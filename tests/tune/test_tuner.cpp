@@ -48,6 +48,7 @@ private slots:
       case TuneEventKind::TrialDone: ++done; counts.push_back(e.trialsDone); QVERIFY(!e.traceScript.empty()); break;
       case TuneEventKind::NewBest: ++best; QVERIFY(e.bestMs < lastBest); lastBest = e.bestMs; break;
       case TuneEventKind::TaskProgress: ++progress; break;
+      case TuneEventKind::TaskSelected: QFAIL("TaskSelected outside a TaskScheduler"); break;
       }
     };
     {
