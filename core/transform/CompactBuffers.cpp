@@ -2,11 +2,13 @@
 #include "core/transform/CompactBuffers.h"
 
 #include <functional>
+#include <numeric>
 #include <optional>
 #include <unordered_set>
 
 #include "core/arith/Analyzer.h"
 #include "core/arith/IntSet.h"
+#include "core/arith/Linear.h"
 #include "core/tir/Op.h"
 #include "core/tir/Visitor.h"
 #include "core/transform/Pass.h"
@@ -25,8 +27,9 @@ struct ThreadVar {
   size_t depth = 0;
 };
 
-/// A place an allocation can move into the body of: a loop, or (for shared memory) the
-/// `blockIdx` thread_extent attr that makes the buffer one per block.
+/// A place an allocation can move into the body of: a loop, or a thread_extent attr (for shared
+/// memory a `blockIdx` one, making the buffer one per block; for local memory also a `threadIdx`
+/// one), so that GPU memory of those scopes lives inside its kernel.
 struct Place {
   const StmtNode* node = nullptr;
   const ForNode* loop = nullptr;  ///< null for an attr
@@ -47,6 +50,13 @@ const VarNode* threadVarOf(const AttrStmtNode* n) {
 bool hasPrefix(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
 bool isBlockIdx(const VarNode* v) { return hasPrefix(v->name, "blockIdx"); }
 
+/// Whether the thread_extent attr of `t` is a place for an allocation of `scope` (see Place).
+bool attrIsPlace(const std::string& scope, const VarNode* t) {
+  if (scope == "shared") return isBlockIdx(t);
+  if (scope == "local") return isBlockIdx(t) || hasPrefix(t->name, "threadIdx");
+  return false;
+}
+
 /// Whether an access's index ranges over thread `t` (instead of keeping it a symbol) for a buffer
 /// of `scope`, as in TVM's CompactBufferAllocation: memory the threads of a block share ("shared")
 /// covers every threadIdx and vthread but one block (blockIdx stays a symbol) unless the
@@ -61,7 +71,7 @@ bool relaxThread(const std::string& scope, const VarNode* t, bool allocOutsideAt
 /// defined under the allocation. Fails (escaped) when the handle is used otherwise.
 class AccessCollector : public IRVisitor {
 public:
-  AccessCollector(const Buffer& b, bool blockPlaces) : m_buffer(b), m_blockPlaces(blockPlaces) {}
+  AccessCollector(const Buffer& b, std::string scope) : m_buffer(b), m_scope(std::move(scope)) {}
   std::vector<Access> accesses;
   std::unordered_set<const VarNode*> definedInside;
   bool escaped = false;
@@ -108,7 +118,7 @@ protected:
   void visit(const AttrStmtNode* n) override {
     const VarNode* tv = threadVarOf(n);
     if (tv) m_threads.push_back({Var(tv), n->value, m_places.size()});
-    bool place = tv && m_blockPlaces && isBlockIdx(tv);
+    bool place = tv && attrIsPlace(m_scope, tv);
     if (place) m_places.push_back({n, nullptr});
     IRVisitor::visit(n);
     if (place) m_places.pop_back();
@@ -117,7 +127,7 @@ protected:
 
 private:
   Buffer m_buffer;
-  bool m_blockPlaces;
+  std::string m_scope;
   std::vector<Place> m_places;
   std::vector<ThreadVar> m_threads;
 };
@@ -134,16 +144,19 @@ bool usesAny(const Expr& e, const std::unordered_set<const VarNode*>& vars) {
 /// allocation `wrap` around the body of loop or attr `at` (or leaves placement to the caller when null).
 class AccessRewriter : public IRMutator {
 public:
-  AccessRewriter(Buffer from, Buffer to, std::vector<Expr> offsets, const StmtNode* at,
-                 std::function<Stmt(Stmt)> wrap)
-      : m_from(std::move(from)), m_to(std::move(to)), m_offsets(std::move(offsets)), m_at(at),
-        m_wrap(std::move(wrap)) {}
+  AccessRewriter(Buffer from, Buffer to, std::vector<Expr> offsets, std::vector<int64_t> strides,
+                 const StmtNode* at, std::function<Stmt(Stmt)> wrap)
+      : m_from(std::move(from)), m_to(std::move(to)), m_offsets(std::move(offsets)), m_strides(std::move(strides)),
+        m_at(at), m_wrap(std::move(wrap)) {}
 
 protected:
   using IRMutator::visit;
   std::vector<Expr> rebase(const std::vector<Expr>& idx) {
     std::vector<Expr> out;
-    for (size_t d = 0; d < idx.size(); ++d) out.push_back(m_offsets[d].defined() ? idx[d] - m_offsets[d] : idx[d]);
+    for (size_t d = 0; d < idx.size(); ++d) {
+      Expr i = m_offsets[d].defined() ? idx[d] - m_offsets[d] : idx[d];
+      out.push_back(m_strides[d] > 1 ? floordiv(i, intImm(i.dtype(), m_strides[d])) : i);
+    }
     return out;
   }
   Expr visit(const BufferLoadNode* n, const Expr& self) override {
@@ -176,8 +189,58 @@ protected:
 private:
   Buffer m_from, m_to;
   std::vector<Expr> m_offsets;
+  std::vector<int64_t> m_strides;
   const StmtNode* m_at;
   std::function<Stmt(Stmt)> m_wrap;
+};
+
+/// Whether every index of one dimension, over the ranges of the relaxed variables, lands on a
+/// multiple of a common stride from its minimum: each index affine in them with constant
+/// coefficients, the same symbolic base (up to constants), all those multiples of the stride.
+struct Stride {
+  bool ok = false;
+  int64_t gcd = 0;
+  Expr base;
+  std::vector<int64_t> residues;  ///< must be multiples of the stride
+
+  void note(const Expr& index, const arith::IntSetMap& dom, arith::Analyzer& an) {
+    std::vector<Var> vars;
+    for (auto& [v, set] : dom) vars.push_back(v);
+    auto lf = arith::linearize(index, vars, &an);
+    if (!lf) {
+      ok = false;
+      return;
+    }
+    for (size_t i = 0; i < vars.size() && ok; ++i) {
+      std::optional<int64_t> c = lf->constCoeff(i);
+      if (!c) {
+        ok = false;
+        break;
+      }
+      if (*c == 0) continue;
+      gcd = std::gcd(gcd, *c < 0 ? -*c : *c);
+      const arith::IntSet& set = dom.at(vars[i]);
+      const int64_t* m = set.hasLowerBound() ? asConstInt(set.minValue) : nullptr;
+      if (!m) ok = false;
+      else residues.push_back(*c * *m);
+    }
+    if (!ok) return;
+    if (!base.defined()) {
+      base = lf->base;
+      return;
+    }
+    const int64_t* diff = asConstInt(an.simplify(lf->base - base));
+    if (!diff) ok = false;
+    else residues.push_back(*diff);
+  }
+
+  /// The stride (1 when there is none).
+  int64_t divisor() const {
+    if (!ok || gcd <= 1) return 1;
+    for (int64_t r : residues)
+      if (r % gcd != 0) return 1;
+    return gcd;
+  }
 };
 
 class Compactor : public IRMutator {
@@ -202,8 +265,7 @@ protected:
     if (buf->shape.size() != alloc->extents.size()) return s;
 
     std::string scope = !buf->scope.empty() && buf->scope != "global" ? buf->scope : alloc->scope;
-    bool shared = scope == "shared";
-    AccessCollector c(buf, shared);
+    AccessCollector c(buf, scope);
     c.visitStmt(decl->body);
     if (c.escaped || c.accesses.empty()) return s;
 
@@ -232,6 +294,12 @@ protected:
     size_t ndim = buf->shape.size();
     std::vector<Expr> lo(ndim), hi(ndim);
     std::vector<bool> ok(ndim, true);
+    // Per-thread memory of a GPU kernel also drops strides: a "local" accumulator indexed by
+    // `vthread * 8 + threadIdx` keeps one element per virtual thread, not a box of 9.
+    bool inKernel = !m_threads.empty();
+    for (auto& a : c.accesses) inKernel |= !a.threads.empty();
+    std::vector<Stride> strides(ndim);
+    for (auto& st : strides) st.ok = inKernel && scope == "local";
     for (auto& a : c.accesses) {
       if (a.indices.size() != ndim) return s;
       arith::IntSetMap dom;
@@ -260,18 +328,24 @@ protected:
         }
         lo[d] = lo[d].defined() ? an.simplify(min(lo[d], set.minValue)) : set.minValue;
         hi[d] = hi[d].defined() ? an.simplify(max(hi[d], set.maxValue)) : set.maxValue;
+        if (strides[d].ok) strides[d].note(a.indices[d], dom, an);
       }
     }
     std::vector<Expr> shape = buf->shape, offsets(ndim);
+    std::vector<int64_t> divisors(ndim, 1);
     bool changed = at != nullptr;
     for (size_t d = 0; d < ndim; ++d) {
       if (!ok[d]) continue;
-      Expr extent = an.simplify(hi[d] - lo[d] + 1);
-      const int64_t* e = asConstInt(extent);
+      Expr span = an.simplify(hi[d] - lo[d]);
+      const int64_t* e = asConstInt(span);
       const int64_t* old = asConstInt(buf->shape[d]);
-      if (!e || *e <= 0 || (old && *e >= *old)) continue;
-      shape[d] = intImm(buf->shape[d].dtype(), *e);
+      if (!e || *e < 0) continue;
+      int64_t g = strides[d].divisor();
+      int64_t extent = *e / g + 1;
+      if (old && extent >= *old) continue;
+      shape[d] = intImm(buf->shape[d].dtype(), extent);
       if (!isZero(lo[d])) offsets[d] = lo[d];
+      divisors[d] = g;
       changed = true;
     }
     if (!changed) return s;
@@ -283,7 +357,7 @@ protected:
                                             alloc->scope, alloc->annotations)),
                       n->span);
     };
-    AccessRewriter rw(buf, nb, offsets, at, wrap);
+    AccessRewriter rw(buf, nb, offsets, divisors, at, wrap);
     Stmt body = rw.mutate(decl->body);
     return at ? body : wrap(body);
   }

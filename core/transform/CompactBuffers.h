@@ -12,7 +12,8 @@ namespace loom::transform {
 ///    (never into a vectorized or thread-bound loop): a cache_read/compute_at copy under a
 ///    parallel loop becomes per-iteration (per-thread) memory instead of one shared array; a
 ///    "shared" buffer may also move into the body of the innermost `blockIdx` thread_extent attr
-///    around its accesses (one buffer per block);
+///    around its accesses (one buffer per block), a "local" one into a `blockIdx` or `threadIdx`
+///    attr, so GPU memory of those scopes lives inside its kernel;
 ///  - each dimension shrinks to the constant extent of the index range the accesses cover
 ///    inside that place, and indices are rebased by its (possibly symbolic) minimum.
 /// GPU thread indices (`attr thread_extent` regions) are relaxed by storage scope as in TVM:

@@ -110,6 +110,39 @@ std::string gpuScheduleMatmulShared(int tile, int kTile) {
          "sch.bind(b_tx, \"threadIdx.x\")\n";
 }
 
+std::string gpuScheduleMatmulVThread(int threads, int vthreads, int kTile) {
+  std::string t = std::to_string(threads), v = std::to_string(vthreads), kt = std::to_string(kTile);
+  std::string tile = std::to_string(threads * vthreads);
+  return "# Matmul with virtual threads: " + tile + "x" + tile + " outputs per block, " + t + "x" + t +
+         " threads, " + v + "x" + v + " virtual threads\n"
+         "# (each thread computes " + std::to_string(vthreads * vthreads) + " outputs " + t +
+         " apart), A and B tiles of each k step (" + kt + ") in shared memory.\n"
+         "b = sch.get_block(\"C\")\n"
+         "i, j, k = sch.get_loops(b)\n"
+         "by, vy, ty = sch.split(i, factors=[None, " + v + ", " + t + "])\n"
+         "bx, vx, tx = sch.split(j, factors=[None, " + v + ", " + t + "])\n"
+         "ko, ki = sch.split(k, factors=[None, " + kt + "])\n"
+         "sch.reorder(by, bx, ko, vy, vx, ty, tx, ki)\n"
+         "sch.bind(by, \"blockIdx.y\")\n"
+         "sch.bind(bx, \"blockIdx.x\")\n"
+         "sch.bind(vy, \"vthread.y\")\n"
+         "sch.bind(vx, \"vthread.x\")\n"
+         "sch.bind(ty, \"threadIdx.y\")\n"
+         "sch.bind(tx, \"threadIdx.x\")\n"
+         "As = sch.cache_read(b, 0, \"shared\")\n"
+         "Bs = sch.cache_read(b, 1, \"shared\")\n"
+         "sch.compute_at(As, ko)\n"
+         "sch.compute_at(Bs, ko)\n"
+         "a_by, a_bx, a_ko, a0, a1 = sch.get_loops(As)\n"
+         "a_rest, a_ty, a_tx = sch.split(sch.fuse(a0, a1), factors=[None, " + t + ", " + t + "])\n"
+         "sch.bind(a_ty, \"threadIdx.y\")\n"
+         "sch.bind(a_tx, \"threadIdx.x\")\n"
+         "b_by, b_bx, b_ko, b0, b1 = sch.get_loops(Bs)\n"
+         "b_rest, b_ty, b_tx = sch.split(sch.fuse(b0, b1), factors=[None, " + t + ", " + t + "])\n"
+         "sch.bind(b_ty, \"threadIdx.y\")\n"
+         "sch.bind(b_tx, \"threadIdx.x\")\n";
+}
+
 std::string gpuScheduleReduceRfactor(int parts) {
   std::string p = std::to_string(parts);
   return "# Row sum in two kernels: " + p + " partial sums per row (one block per row, one thread per\n"

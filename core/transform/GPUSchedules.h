@@ -21,6 +21,12 @@ std::string gpuSchedule2D(const tir::PrimFunc& f, int ty = 4, int tx = 16);
 /// shared buffer the tile of one block, so a block needs 2 * tile * kTile * 4 bytes of shared
 /// memory. M, N, K must be multiples of `tile` and `kTile`.
 std::string gpuScheduleMatmulShared(int tile = 8, int kTile = 0);
+/// matmul (block "C", loops i, j, k) with virtual threads, TVM's GPU GEMM pattern: blocks of
+/// (vthreads * threads)^2 outputs (blockIdx.y/x), `threads` x `threads` threads (threadIdx.y/x),
+/// and `vthreads` x `vthreads` virtual threads (vthread.y/x) so each thread computes vthreads^2
+/// outputs `threads` apart; k in steps of `kTile` with the A and B tiles of the block fetched
+/// into shared memory cooperatively. M and N must be multiples of vthreads * threads, K of kTile.
+std::string gpuScheduleMatmulVThread(int threads = 8, int vthreads = 2, int kTile = 8);
 /// reduce_sum (block "A_red", loops i, k): the row sum split in two kernels with rfactor: `parts`
 /// partial sums per row computed by `parts` threads of one block per row, then a write-back kernel.
 std::string gpuScheduleReduceRfactor(int parts = 8);

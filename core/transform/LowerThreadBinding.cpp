@@ -22,6 +22,10 @@ protected:
     if (n->kind != ForKind::ThreadBinding) return IRMutator::visit(n, self);
     if (n->threadTag.empty())
       LOOM_THROW_AT(ValueError, n->span) << "loop " << n->loopVar->name << " is a thread_binding loop without a thread tag";
+    // A virtual thread: its iterations run one after the other in the real thread.
+    if (n->threadTag.rfind("vthread", 0) == 0)
+      return withSpan(forLoop(n->loopVar, n->min, n->extent, ForKind::Serial, mutate(n->body), {}, n->annotations),
+                      n->span);
     auto it = m_threads.find(n->threadTag);
     if (it == m_threads.end()) it = m_threads.emplace(n->threadTag, makeVar(n->threadTag, n->loopVar->dtype)).first;
     Var tx = it->second;

@@ -84,7 +84,10 @@ private slots:
     tir::PrimFunc f = topi::buildWorkload(s);
     std::vector<std::pair<std::string, std::string>> schedules = {
         {"flat 64", transform::gpuScheduleFlat(f, 64)}, {"2-D 4x8", transform::gpuSchedule2D(f, 4, 8)}};
-    if (s.workload->name == "matmul") schedules.push_back({"shared 8x8", transform::gpuScheduleMatmulShared(8)});
+    if (s.workload->name == "matmul") {
+      schedules.push_back({"shared 8x8", transform::gpuScheduleMatmulShared(8)});
+      schedules.push_back({"vthread 2x2", transform::gpuScheduleMatmulVThread(4, 2, 8)});
+    }
     if (s.workload->name == "reduce_sum") {
       schedules.push_back({"rfactor 8", transform::gpuScheduleReduceRfactor(8)});
       schedules.push_back({"cross-thread 16", transform::gpuScheduleReduceCrossThread(16)});

@@ -6,6 +6,7 @@
 #include "codegen/CodeGenCUDA.h"
 #include "codegen/Target.h"
 #include "core/tir/Op.h"
+#include "core/tir/Printer.h"
 #include "core/tir/Visitor.h"
 #include "core/transform/GPUKernels.h"
 #include "core/transform/GPUSchedules.h"
@@ -26,6 +27,32 @@ std::vector<int64_t> allocationSizes(const tir::Stmt& s, const std::string& scop
   });
   return out;
 }
+
+/// Matmul with 2x2 virtual threads per thread whose local accumulators live across the vthread
+/// loops (ko outside them) and are written back under the same thread bindings.
+const char* kVThreadLocal = R"(b = sch.get_block("C")
+i, j, k = sch.get_loops(b)
+by, vy, ty = sch.split(i, factors=[None, 2, 8])
+bx, vx, tx = sch.split(j, factors=[None, 2, 8])
+ko, ki = sch.split(k, factors=[None, 4])
+sch.reorder(by, bx, ko, vy, vx, ty, tx, ki)
+sch.bind(by, "blockIdx.y")
+sch.bind(bx, "blockIdx.x")
+sch.bind(vy, "vthread.y")
+sch.bind(vx, "vthread.x")
+sch.bind(ty, "threadIdx.y")
+sch.bind(tx, "threadIdx.x")
+Cl = sch.cache_write(b, 0, "local")
+sch.reverse_compute_at(Cl, bx)
+w_by, w_bx, w0, w1 = sch.get_loops(Cl)
+wvy, wty = sch.split(w0, factors=[2, 8])
+wvx, wtx = sch.split(w1, factors=[2, 8])
+sch.reorder(wvy, wvx, wty, wtx)
+sch.bind(wvy, "vthread.y")
+sch.bind(wvx, "vthread.x")
+sch.bind(wty, "threadIdx.y")
+sch.bind(wtx, "threadIdx.x")
+)";
 
 int countSyncs(const tir::Stmt& s) {
   int n = 0;
@@ -116,6 +143,43 @@ private slots:
                          "sch.reverse_compute_at(Cl, tj)\n";
     auto c = gputest::lowerForGPU("matmul:M=32,N=32,K=32", script);
     QCOMPARE(allocationSizes(c.lowered->body, "local"), (std::vector<int64_t>{1}));
+  }
+
+  void virtualThreadsBecomeSerialLoops() {
+    auto c = gputest::lowerForGPU("matmul:M=64,N=48,K=32", transform::gpuScheduleMatmulVThread(8, 2, 8));
+    int vthreadLoops = 0, vthreadAttrs = 0;
+    tir::postOrderVisit(c.lowered->body, [&](const tir::IRNode* node) {
+      if (node->nodeKind == tir::NodeKind::For) {
+        auto* f = static_cast<const tir::ForNode*>(node);
+        QVERIFY(f->kind != tir::ForKind::ThreadBinding);
+        if (f->loopVar->name == "i_1" || f->loopVar->name == "j_1") {
+          QCOMPARE(f->kind, tir::ForKind::Serial);
+          QCOMPARE(*tir::asConstInt(f->extent), int64_t(2));
+          ++vthreadLoops;
+        }
+      }
+      if (node->nodeKind == tir::NodeKind::AttrStmt) {
+        auto* a = static_cast<const tir::AttrStmtNode*>(node);
+        if (auto* v = a->node.as<tir::VarNode>()) vthreadAttrs += v->name.rfind("vthread", 0) == 0;
+      }
+    });
+    QCOMPARE(vthreadLoops, 2);
+    QCOMPARE(vthreadAttrs, 0);
+    auto p = transform::splitHostDevice(c.lowered);
+    QCOMPARE(int(p.kernels.size()), 1);
+    // 16x16 outputs per block over 8x8 threads: each thread does 2x2 of them.
+    QCOMPARE(p.kernels[0].block, (std::array<int64_t, 3>{8, 8, 1}));
+    QCOMPARE(p.kernels[0].grid, (std::array<int64_t, 3>{3, 4, 1}));
+    // The block's 16x8 tiles of A and B (every virtual thread's rows).
+    QCOMPARE(allocationSizes(c.lowered->body, "shared"), (std::vector<int64_t>{128, 128}));
+  }
+
+  void localBuffersPerVirtualThread() {
+    // The accumulator lives across the vthread loops: one element per virtual thread, per thread.
+    auto c = gputest::lowerForGPU("matmul:M=32,N=32,K=16", kVThreadLocal);
+    if (std::getenv("LOOM_GPU_TEST_DUMP")) qWarning("%s\n%s", tir::printFunc(c.scheduled).c_str(), tir::printFunc(c.lowered).c_str());
+    QCOMPARE(allocationSizes(c.lowered->body, "local"), (std::vector<int64_t>{4}));
+    QCOMPARE(transform::splitHostDevice(c.lowered).steps.size(), size_t(1));  // nothing on the host
   }
 
   void verifierRefusesTooMuchSharedMemory() {

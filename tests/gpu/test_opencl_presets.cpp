@@ -97,6 +97,61 @@ private slots:
     QCOMPARE(barriers, size_t(2));
   }
 
+  void matmulVirtualThreads() {
+    if (!m_unavailable.empty()) QSKIP(("no OpenCL device: " + m_unavailable).c_str());
+    check("matmul:M=64,N=48,K=40", transform::gpuScheduleMatmulVThread(8, 2, 8), "vthread 2x2, 8x8 threads");
+    check("matmul:M=32,N=64,K=16", transform::gpuScheduleMatmulVThread(4, 4, 4), "vthread 4x4, 4x4 threads");
+    // Local accumulators per virtual thread, living across the vthread loops.
+    std::string local = R"(b = sch.get_block("C")
+i, j, k = sch.get_loops(b)
+by, vy, ty = sch.split(i, factors=[None, 2, 8])
+bx, vx, tx = sch.split(j, factors=[None, 2, 8])
+ko, ki = sch.split(k, factors=[None, 4])
+sch.reorder(by, bx, ko, vy, vx, ty, tx, ki)
+sch.bind(by, "blockIdx.y")
+sch.bind(bx, "blockIdx.x")
+sch.bind(vy, "vthread.y")
+sch.bind(vx, "vthread.x")
+sch.bind(ty, "threadIdx.y")
+sch.bind(tx, "threadIdx.x")
+Cl = sch.cache_write(b, 0, "local")
+sch.reverse_compute_at(Cl, bx)
+w_by, w_bx, w0, w1 = sch.get_loops(Cl)
+wvy, wty = sch.split(w0, factors=[2, 8])
+wvx, wtx = sch.split(w1, factors=[2, 8])
+sch.reorder(wvy, wvx, wty, wtx)
+sch.bind(wvy, "vthread.y")
+sch.bind(wvx, "vthread.x")
+sch.bind(wty, "threadIdx.y")
+sch.bind(wtx, "threadIdx.x")
+)";
+    std::string src = check("matmul:M=32,N=48,K=24", local, "vthread with local accumulators");
+    QVERIFY2(src.find("float C_local[4];") != std::string::npos, src.c_str());
+    // k inside the thread loops: the accumulator of each (virtual) thread inside them, and shared
+    // tiles of the block's rows fetched under k.
+    std::string inner = R"(b = sch.get_block("C")
+i, j, k = sch.get_loops(b)
+by, vy, ty = sch.split(i, factors=[None, 2, 4])
+bx, vx, tx = sch.split(j, factors=[None, 2, 4])
+ko, ki = sch.split(k, factors=[None, 8])
+sch.reorder(by, bx, vy, vx, ty, tx, ko, ki)
+sch.bind(by, "blockIdx.y")
+sch.bind(bx, "blockIdx.x")
+sch.bind(vy, "vthread.y")
+sch.bind(vx, "vthread.x")
+sch.bind(ty, "threadIdx.y")
+sch.bind(tx, "threadIdx.x")
+Cl = sch.cache_write(b, 0, "local")
+sch.reverse_compute_at(Cl, tx)
+As = sch.cache_read(b, 0, "shared")
+Bs = sch.cache_read(b, 1, "shared")
+sch.compute_at(As, ko)
+sch.compute_at(Bs, ko)
+)";
+    src = check("matmul:M=32,N=24,K=32", inner, "vthread, shared tiles under k and a local accumulator");
+    QVERIFY2(src.find("float C_local[1];") != std::string::npos, src.c_str());
+  }
+
   void reduceSumRfactorTwoKernels() {
     if (!m_unavailable.empty()) QSKIP(("no OpenCL device: " + m_unavailable).c_str());
     std::string src = check("reduce_sum:M=20,N=48", transform::gpuScheduleReduceRfactor(8), "rfactor 8");
