@@ -58,6 +58,61 @@ private slots:
     QVERIFY(rs[1].trialsThisRun >= 4);                   // warmed up
     QVERIFY(rs[0].trialsThisRun > rs[1].trialsThisRun);  // the task whose time drops gets more
   }
+
+  void eventsPauseAndStop() {
+    std::vector<TuneTask> tasks = {TuneTask::fromWorkload("matmul:M=32,N=32,K=32"),
+                                   TuneTask::fromWorkload("batch_matmul:B=2,M=16,N=16,K=16")};
+    JsonDatabase db;
+    FakeRunner runner;
+    TuneOptions per;
+    per.trials = 8;
+    per.batchSize = 2;
+    per.strategy = "random";
+    per.measureBaseline = true;
+    int polls = 0;
+    per.paused = [&] { return ++polls <= 3; }; // paused for the first three polls
+    TaskSchedulerOptions o;
+    o.totalTrials = 12;
+    int baselineScheduled = 0;
+    o.baselineSchedule = [&](const tir::PrimFunc& f) {
+      ++baselineScheduled;
+      return f;
+    };
+    std::vector<TuneEvent> events;
+    TaskScheduler s(tasks, db, runner, per, o, [&](const TuneEvent& e) { events.push_back(e); });
+    s.run();
+    QVERIFY(polls >= 4);
+    QCOMPARE(baselineScheduled, 2);
+    // Every batch is announced by TaskSelected of its task; every event carries the task's index.
+    int selected = -1, batches = 0, baselines = 0;
+    for (const TuneEvent& e : events) {
+      QCOMPARE(e.taskCount, 2);
+      QCOMPARE(e.task, s.tasks()[size_t(e.taskIndex)].key);
+      if (e.kind == TuneEventKind::TaskSelected) selected = e.taskIndex;
+      else QCOMPARE(e.taskIndex, selected);
+      batches += e.kind == TuneEventKind::TaskProgress;
+      baselines += e.kind == TuneEventKind::Baseline;
+    }
+    QCOMPARE(batches, 6);
+    QCOMPARE(baselines, 2);
+    // The baselines under a given schedule are recorded under their own key.
+    for (auto& t : s.tasks()) QCOMPARE(db.records(baselineKey(t.key), t.target).size(), size_t(1));
+    QCOMPARE(db.all().size(), size_t(12 + 2));
+    // A stop asked while paused ends the run before any batch.
+    JsonDatabase db2;
+    bool stop = false;
+    int waited = 0;
+    per.shouldStop = [&] { return stop; };
+    per.paused = [&] {
+      if (++waited == 3) stop = true;
+      return true;
+    };
+    TaskScheduler s2(tasks, db2, runner, per, o);
+    auto rs = s2.run();
+    QCOMPARE(rs[0].trialsThisRun + rs[1].trialsThisRun, 0);
+    QCOMPARE(db2.all().size(), size_t(0));
+    QCOMPARE(waited, 3);
+  }
 };
 
 QTEST_APPLESS_MAIN(TestTaskScheduler)
