@@ -213,7 +213,7 @@ int runModelTune() {
     gflopTotal += t.weight * t.flops / 1e9;
   }
   std::cout << o.model << ": " << tasks.size() << " tasks (" << kernels << " kernels, " << calls << " calls, "
-            << fmt("%.3f", gflopTotal) << " GFLOP per run) on " << o.target << "\n";
+            << fmt("%.4g", gflopTotal * 1e3) << " MFLOP per run) on " << o.target << "\n";
   std::cout << " #  " << padRight("key", 21) << " weight     MFLOP  " << padRight("ops", 44) << "kernels\n";
   for (size_t i = 0; i < tasks.size(); ++i) {
     const tune::TuneTask& t = tasks[i];
@@ -268,7 +268,7 @@ int runModelTune() {
                        "] " + std::to_string(spent) + "/" + std::to_string(so.totalTrials) + " | task " +
                        std::to_string(task + 1) + "/" + std::to_string(tasks.size()) + " " +
                        std::to_string(done[task]) + "/" + std::to_string(per.trials) + " best " +
-                       (std::isfinite(best[task]) ? fmt("%.4f ms", best[task]) : std::string("-"));
+                       (std::isfinite(best[task]) ? fmt("%.4g ms", best[task]) : std::string("-"));
     double est = estimate(true);
     if (std::isfinite(est)) line += " | model ~" + fmt("%.3f ms", est);
     std::cout << "\r\033[K" << line << std::flush;
@@ -301,7 +301,7 @@ int runModelTune() {
       std::string line = "[" + std::to_string(spent) + "/" + std::to_string(so.totalTrials) + "] task " +
                          std::to_string(i + 1) + "/" + std::to_string(tasks.size()) + " " + e.task + " " +
                          std::to_string(e.trialsDone) + "/" + std::to_string(e.trialsTotal) + " best " +
-                         (std::isfinite(e.bestMs) ? fmt("%.4f ms", e.bestMs) + " " + fmt("%.2f GFLOP/s", gflops(i, e.bestMs))
+                         (std::isfinite(e.bestMs) ? fmt("%.4g ms", e.bestMs) + " " + fmt("%.2f GFLOP/s", gflops(i, e.bestMs))
                                                   : std::string("-"));
       if (std::isfinite(e.bestMs) && std::isfinite(baseline[i])) line += " " + fmt("%.2fx", baseline[i] / e.bestMs) + " default";
       double est = estimate(true);
@@ -329,8 +329,8 @@ int runModelTune() {
     char buf[256];
     std::snprintf(buf, sizeof buf, "%2zu  %-21s %6d  %6d  %3d  %9s  %8s  %10s  %7s\n", i + 1, r.task.c_str(), tasks[i].weight,
                   r.trialsDone, trialsTo90(db, tasks[i].key, tasks[i].target),
-                  std::isfinite(ms) ? fmt("%.4f", ms).c_str() : "-", std::isfinite(ms) ? fmt("%.2f", gflops(i, ms)).c_str() : "-",
-                  std::isfinite(baseline[i]) ? fmt("%.4f", baseline[i]).c_str() : "-",
+                  std::isfinite(ms) ? fmt("%.4g", ms).c_str() : "-", std::isfinite(ms) ? fmt("%.2f", gflops(i, ms)).c_str() : "-",
+                  std::isfinite(baseline[i]) ? fmt("%.4g", baseline[i]).c_str() : "-",
                   std::isfinite(ms) && std::isfinite(baseline[i]) ? fmt("%.2fx", baseline[i] / ms).c_str() : "-");
     std::cout << buf;
   }
