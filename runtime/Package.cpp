@@ -3,6 +3,7 @@
 #include "runtime/Package.h"
 
 #include <array>
+#include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -200,6 +201,16 @@ Package loadTarPackage(const std::string& path, const std::string& bytes) {
   return makePackage(path, files["graph.json"], kernels, files["params.bin"], files["metadata.json"], "tar");
 }
 
+/// The CRC-32 of a library's bytes with its checksum symbol's 8 bytes set to the placeholder; ""
+/// when the symbol is not in the file.
+std::string fileChecksum(std::string bytes, const ElfInfo& elf) {
+  auto it = elf.symbols.find(kLibraryChecksumSymbol);
+  if (it == elf.symbols.end() || it->second.fileOffset > bytes.size() || bytes.size() - it->second.fileOffset < 8)
+    return "";
+  std::memcpy(bytes.data() + it->second.fileOffset, kLibraryChecksumPlaceholder, 8);
+  return packageChecksum(bytes);
+}
+
 Package loadLibraryPackage(const std::string& path, const std::string& bytes) {
   const std::string what = "library '" + path + "'";
   ElfInfo elf;
@@ -219,7 +230,7 @@ Package loadLibraryPackage(const std::string& path, const std::string& bytes) {
                          " (make one with `loom compile MODEL --output model.so`)");
   // The embedded data, read from the file before anything is loaded.
   std::map<std::string, std::string> blobs;
-  for (const char* s : {kLibraryMetadataSymbol, kLibraryGraphSymbol, kLibraryParamsSymbol}) {
+  for (const char* s : {kLibraryChecksumSymbol, kLibraryMetadataSymbol, kLibraryGraphSymbol, kLibraryParamsSymbol}) {
     for (const std::string& need : {std::string(s), std::string(s) + "_size"})
       if (!elf.dynamicSymbols.count(need))
         throw RuntimeFailure(what + " lacks the symbol " + need + " (a model library exports __loom_metadata, "
@@ -228,6 +239,12 @@ Package loadLibraryPackage(const std::string& path, const std::string& bytes) {
     if (!elfSymbolBytes(bytes, elf, s, &blobs[s]))
       throw RuntimeFailure(what + " is damaged: the data of " + s + " lies outside the file");
   }
+  std::string stored = blobs[kLibraryChecksumSymbol].substr(0, 8), sum = fileChecksum(bytes, elf);
+  // A library linked by hand from the object `loom compile` writes without a linker is not
+  // stamped: the metadata's checksums still cover its graph and params.
+  if (stored != kLibraryChecksumPlaceholder && stored != sum)
+    throw RuntimeFailure(what + " is damaged (crc32 " + sum + " of the file, it was written with " + stored +
+                         "): compile the model again");
   const std::string& metadata = blobs[kLibraryMetadataSymbol];
   checkMachine(what, elf, metadataTarget(metadata));
   std::map<std::string, std::string> members = {{"graph.json", blobs[kLibraryGraphSymbol]},
@@ -246,6 +263,22 @@ Package loadLibraryPackage(const std::string& path, const std::string& bytes) {
 }
 
 }  // namespace
+
+void stampLibraryChecksum(const std::string& path) {
+  std::string bytes = readFileBytes(path);
+  ElfInfo elf;
+  std::string why;
+  if (!readElf(bytes, &elf, &why)) throw RuntimeFailure("cannot stamp the checksum of '" + path + "': " + why);
+  auto it = elf.symbols.find(kLibraryChecksumSymbol);
+  std::string sum = fileChecksum(bytes, elf);
+  if (sum.empty() || bytes.compare(size_t(it->second.fileOffset), 8, kLibraryChecksumPlaceholder) != 0)
+    throw RuntimeFailure("cannot stamp the checksum of '" + path + "': no " + kLibraryChecksumSymbol +
+                         " placeholder in the file");
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekp(std::streamoff(it->second.fileOffset));
+  f.write(sum.data(), 8);
+  if (!f) throw RuntimeFailure("cannot write the checksum into '" + path + "'");
+}
 
 Package loadPackage(const std::string& path) {
   std::string bytes = readFileBytes(path);

@@ -23,6 +23,16 @@ std::string packageChecksum(const std::string& bytes);
 inline constexpr const char* kLibraryMetadataSymbol = "__loom_metadata";  ///< metadata.json's text
 inline constexpr const char* kLibraryGraphSymbol = "__loom_graph_json";   ///< graph.json's text
 inline constexpr const char* kLibraryParamsSymbol = "__loom_params";      ///< params.bin's bytes
+/// The CRC-32 of the whole library file (8 lowercase hex digits), computed with these 8 bytes
+/// holding kLibraryChecksumPlaceholder: written by stampLibraryChecksum after linking, checked
+/// before the library is loaded, so a damaged file (code included) is refused, not run. A library
+/// still holding the placeholder (linked by hand from `loom compile`'s object) is not checked.
+inline constexpr const char* kLibraryChecksumSymbol = "__loom_checksum";
+inline constexpr const char* kLibraryChecksumPlaceholder = "LOOMCRC0";
+
+/// Writes the file checksum into the library at `path` (its kLibraryChecksumSymbol must hold the
+/// placeholder). Throws RuntimeFailure naming the file when it cannot.
+void stampLibraryChecksum(const std::string& path);
 
 /// A loaded package: the executor (params bound) and the metadata text (JSON: format version,
 /// target, inputs and outputs with names, shapes and dtypes, Loom version).

@@ -159,7 +159,8 @@ ExportResult exportLibrary(const CompiledModel& model, const std::string& path, 
   ExportResult r;
   std::string graph = model.graphJson, params = runtime::saveParams(model.params);
   std::string meta = metadataWith(model, {{"graph.json", graph}, {"params.bin", params}}, "so");
-  std::vector<std::pair<std::string, std::string>> data = {{runtime::kLibraryMetadataSymbol, meta},
+  std::vector<std::pair<std::string, std::string>> data = {{runtime::kLibraryChecksumSymbol, runtime::kLibraryChecksumPlaceholder},
+                                                           {runtime::kLibraryMetadataSymbol, meta},
                                                            {runtime::kLibraryGraphSymbol, graph},
                                                            {runtime::kLibraryParamsSymbol, params}};
   TempDir tmp;
@@ -184,6 +185,7 @@ ExportResult exportLibrary(const CompiledModel& model, const std::string& path, 
     // Linked beside the destination, then renamed: a failed link leaves no half-written library.
     std::string partial = path + ".partial";
     codegen::linkSharedLibrary(objects, linkTarget, partial);
+    runtime::stampLibraryChecksum(partial);
     fs::rename(partial, path);
   } catch (const LinkerNotFoundError& e) {
     std::string obj = path.size() > 3 && path.compare(path.size() - 3, 3, ".so") == 0

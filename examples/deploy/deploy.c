@@ -3,8 +3,8 @@
  * Build from the repository root (after building Loom into build/):
  *   cc -O2 -I runtime/include examples/deploy/deploy.c -L build/lib -lloom_runtime \
  *      -Wl,-rpath,"$PWD/build/lib" -o deploy
- * Run:
- *   ./deploy small_cnn.tar input.raw [K]
+ * Run (a package from `loom compile`: one shared library NAME.so, or a NAME.tar):
+ *   ./deploy small_cnn.so input.raw [K]
  * The only Loom call sites are loom_package_* and loom_get_last_error (runtime/include/loom_runtime.h).
  */
 #include <stdio.h>
@@ -69,7 +69,8 @@ static const unsigned char* npy_data(const unsigned char* file, size_t size, con
 int main(int argc, char** argv) {
   if (argc < 3 || argc > 4) {
     fprintf(stderr,
-            "usage: deploy PACKAGE.tar INPUT [K]\n"
+            "usage: deploy PACKAGE INPUT [K]\n"
+            "  PACKAGE is a model from `loom compile`: NAME.so (one shared library) or NAME.tar.\n"
             "  Runs the package on INPUT (raw little-endian float32, or a float32 .npy) and prints\n"
             "  the K (default 5) highest scores of the first output.\n");
     return 2;

@@ -52,17 +52,21 @@ LOOM_DLL int loom_function_free(LoomFunctionHandle func);
 LOOM_DLL int loom_function_call(LoomFunctionHandle func, LoomValue* args, int* type_codes,
                                 int num_args, LoomValue* ret, int* ret_type_code);
 
-/* ---- packaged models (.tar made by `loom compile`) ---- */
+/* ---- packaged models (made by `loom compile`: one shared library NAME.so, or NAME.tar) ---- */
 
 typedef struct LoomPackage* LoomPackageHandle;
 
-/* Loads the package at `path`: kernels, executor graph, parameters. Fails with a message naming
-   the file and the problem for an empty, truncated or non-tar file, a missing member, an
-   unsupported format version, or a kernel the graph calls that kernels.so lacks. */
+/* Loads the package at `path` (a model library .so or a .tar, told apart by content): kernels,
+   executor graph, parameters. Fails with a message naming the file and the problem for an empty,
+   truncated or non-package file, a missing member or symbol, an unsupported format version, a
+   damaged member, kernels built for another machine ("built for aarch64, this machine is
+   x86_64"), or a kernel the graph calls that the kernels lack. A library is checked before it is
+   loaded: nothing of a bad file runs. */
 LOOM_DLL int loom_package_load(const char* path, LoomPackageHandle* out);
 /* Frees the handle (freeing NULL does nothing). */
 LOOM_DLL int loom_package_free(LoomPackageHandle pkg);
-/* metadata.json of the package (JSON text), valid while the handle lives. */
+/* The package's metadata (metadata.json's text, or the library's embedded copy), valid while the
+   handle lives. */
 LOOM_DLL int loom_package_metadata(LoomPackageHandle pkg, const char** out);
 LOOM_DLL int loom_package_num_inputs(LoomPackageHandle pkg, int* out);
 LOOM_DLL int loom_package_num_outputs(LoomPackageHandle pkg, int* out);

@@ -127,7 +127,8 @@ private:
   LoomModuleHandle m_handle = nullptr;
 };
 
-/// A loaded package (.tar made by `loom compile`): list inputs/outputs, set inputs, run, read outputs.
+/// A loaded package (`loom compile`'s NAME.so or NAME.tar): list inputs/outputs, set inputs, run,
+/// read outputs.
 class Package {
 public:
   explicit Package(const std::string& path) { check(loom_package_load(path.c_str(), &m_handle)); }
