@@ -8,6 +8,7 @@
 #include <QThreadPool>
 #include <QFontMetricsF>
 #include <QGraphicsItem>
+#include <QStyleOptionGraphicsItem>
 #include <QGraphicsScene>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -50,7 +51,7 @@ QColor nodeColor(const GraphNode& n, bool dark) {
 /// One op / input / output box: op on the first line, output type below.
 class NodeItem : public QGraphicsItem {
 public:
-  NodeItem(const GraphNode& n, int index, bool dark) : m_node(n), m_dark(dark) {
+  NodeItem(const GraphNode& n, int index, bool dark, bool highlighted = false) : m_node(n), m_dark(dark), m_highlighted(highlighted) {
     setPos(n.box.topLeft());
     setFlag(ItemIsSelectable);
     setAcceptHoverEvents(true);
@@ -60,15 +61,21 @@ public:
     setToolTip(QString("<b>%1</b><br>%2<br><tt>%3</tt>").arg(n.op.toHtmlEscaped(), n.name.toHtmlEscaped(), n.shape.toHtmlEscaped()));
   }
   QRectF boundingRect() const override { return QRectF(QPointF(0, 0), m_node.box.size()).adjusted(-2, -2, 2, 2); }
-  void paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget*) override {
+  void paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget*) override {
     QRectF r(QPointF(0, 0), m_node.box.size());
+    // Far out (the minimap, a fitted large graph) text is unreadable: a plain box is enough and
+    // keeps painting a 1000-node graph cheap.
+    if (option->levelOfDetailFromTransform(p->worldTransform()) < 0.3) {
+      p->fillRect(r, isSelected() ? QColor(0xff, 0x80, 0x00) : nodeColor(m_node, m_dark));
+      return;
+    }
     p->setRenderHint(QPainter::Antialiasing);
     QColor border = isSelected() ? QColor(0xff, 0x80, 0x00) : (m_dark ? QColor(0x90, 0x90, 0x90) : QColor(0x50, 0x50, 0x50));
     p->setPen(QPen(border, isSelected() ? 2.5 : 1));
     p->setBrush(nodeColor(m_node, m_dark));
     bool boxed = m_node.kind == "op" || m_node.kind == "group";
     double radius = boxed ? 4 : r.height() / 2;
-    if (m_node.kind == "group") p->setPen(QPen(border, isSelected() ? 2.5 : 2));
+    if (m_node.kind == "group") p->setPen(QPen(m_highlighted ? QColor(0xff, 0x60, 0x00) : border, isSelected() || m_highlighted ? 3 : 2));
     p->drawRoundedRect(r, radius, radius);
     QFont f("DejaVu Sans Mono");
     f.setPixelSize(11);
@@ -92,6 +99,7 @@ public:
 private:
   GraphNode m_node;
   bool m_dark;
+  bool m_highlighted;
 };
 
 QPainterPath splinePath(const QVector<QPointF>& pts) {
@@ -312,7 +320,8 @@ void GraphView::rebuild() {
     if (cl.box.isNull()) continue;  // collapsed: drawn as one node
     QColor fill = CodePane::linkColor(c, m_dark);
     fill.setAlpha(m_dark ? 170 : 150);
-    auto* item = scene->addRect(cl.box, QPen(fill.darker(150), 1), fill);
+    bool open = m_highlighted.contains(c);
+    auto* item = scene->addRect(cl.box, open ? QPen(QColor(0xff, 0x60, 0x00), 3) : QPen(fill.darker(150), 1), fill);
     item->setZValue(0);
     item->setData(kTypeKey, "cluster");
     item->setData(kIndexKey, c);
@@ -358,14 +367,15 @@ void GraphView::rebuild() {
       }
     }
   }
-  for (int i = 0; i < m_graph.nodes.size(); ++i) scene->addItem(new NodeItem(m_graph.nodes[i], i, m_dark));
+  for (int i = 0; i < m_graph.nodes.size(); ++i)
+    scene->addItem(new NodeItem(m_graph.nodes[i], i, m_dark, m_graph.nodes[i].kind == "group" && m_highlighted.contains(m_graph.nodes[i].group)));
   scene->setSceneRect(m_graph.bounds.adjusted(-20, -20, 20, 20));
   m_minimap->setVisible(m_graph.nodes.size() > 24);
   static_cast<MiniMap*>(m_minimap)->refit();
   QString info;
   if (m_hasModel) {
-    int ops = 0;
-    for (const GraphNode& n : m_graph.nodes) ops += n.kind == "op";
+    int ops = 0;  // collapsing hides ops, it does not remove them
+    for (const GraphNode& n : (m_mode == Fused ? m_model.fused : m_graph).nodes) ops += n.kind == "op";
     info = QString("%1 ops · %2 edges").arg(ops).arg(m_graph.edges.size());
     if (!m_graph.clusters.isEmpty()) info += QString(" · %1 fused groups").arg(m_graph.clusters.size());
     if (m_mode == Fused && !m_shownKey.isEmpty()) info += QString(" · %1 collapsed").arg(m_shownKey.count(',') + 1);
@@ -515,6 +525,17 @@ void GraphView::applyCollapse(int focusCluster) {
       if (gen == self->m_layoutGen) show();
     }, Qt::QueuedConnection);
   });
+}
+
+void GraphView::setHighlightedClusters(const QSet<int>& clusters) {
+  if (clusters == m_highlighted) return;
+  m_highlighted = clusters;
+  if (m_mode != Fused || !m_hasModel) return;
+  QTransform t = m_canvas->transform();
+  QPointF centre = m_canvas->mapToScene(m_canvas->viewport()->rect().center());
+  rebuild();
+  m_canvas->setTransform(t);
+  m_canvas->centerOn(centre);
 }
 
 int GraphView::clusterAt(const QPointF& scenePos) const {

@@ -57,6 +57,9 @@ public:
   int clusterAt(const QPointF& scenePos) const;
   /// Scene centre of cluster `c` on screen: its frame, or its node when collapsed (null if absent).
   QPointF clusterCenter(int c) const;
+  /// Marks the clusters whose kernel is open in the schedule editor (a thick frame / border).
+  void setHighlightedClusters(const QSet<int>& clusters);
+  QSet<int> highlightedClusters() const { return m_highlighted; }
   /// Pops up the context menu of scene point `p` at global position `global`; the menu is
   /// returned for tests (it deletes itself when closed).
   class QMenu* showContextMenu(const QPointF& scenePos, const QPoint& global);
@@ -92,6 +95,7 @@ private:
   bool m_dark = false;
   bool m_autoFit = true;  ///< refit on resize until the user zooms
   QSet<int> m_collapsed;
+  QSet<int> m_highlighted;
   QHash<QString, GraphData> m_layouts;  ///< collapse state ("1,4,7") -> laid-out graph
   QString m_shownKey;                   ///< the collapse state on screen
   QString m_pendingKey;                 ///< the collapse state being laid out

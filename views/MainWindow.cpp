@@ -142,6 +142,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
       m_updatingPreset = false;
     }
     if (m_presetBox->currentIndex() == 0 && m_presetBox->itemData(0).toString() == "group") return;
+    m_graph->setHighlightedClusters({});
     rebuildParams();
     m_session->setPreset(m_presetBox->currentText());
   });
@@ -450,6 +451,7 @@ void MainWindow::rebuildParams() {
 
 void MainWindow::setPreset(const QString& name, const QMap<QString, qint64>& params) {
   m_session->setPreset(name, params);
+  m_graph->setHighlightedClusters({});
   m_updatingPreset = true;
   if (m_presetBox->itemData(0).toString() == "group") m_presetBox->removeItem(0);
   m_presetBox->setCurrentText(name);
@@ -480,6 +482,10 @@ bool MainWindow::openGroup(int index) {
   const ModelGroups* groups = m_session->modelGroups();
   if (!groups || !m_session->openGroup(index)) return false;
   const driver::ModelGroup& g = groups->groups[size_t(index)];
+  QSet<int> clusters;  // every cluster that runs this kernel
+  for (int c = 0; c < groups->clusterGroup.size(); ++c)
+    if (groups->clusterGroup[c] == index) clusters.insert(c);
+  m_graph->setHighlightedClusters(clusters);
   QStringList ops;
   for (const std::string& op : g.ops) ops << QString::fromStdString(op);
   QString name = QString::fromStdString(g.name);
