@@ -42,6 +42,8 @@
 #include "views/RunsModel.h"
 #include "views/ScheduleEditor.h"
 #include "views/Session.h"
+#include "views/TuningMonitor.h"
+#include "views/ExportDialog.h"
 
 namespace loom::views {
 
@@ -338,6 +340,14 @@ void MainWindow::buildDocks() {
   runs->raise();
   splitDockWidget(loops, runs, Qt::Horizontal);
 
+  // Tuning (S2): the monitor docks beside the log; a candidate opens in the editor.
+  m_tuning = new TuningMonitor(m_session);
+  tabifyDockWidget(log, makeDock(this, "Tuning", "tuningDock", m_tuning, Qt::BottomDockWidgetArea));
+  runs->raise();
+  connect(m_tuning, &TuningMonitor::openInEditor, this, [this](const QString& script, const QString& preset, const QMap<QString, qint64>& params) {
+    if (!preset.isEmpty()) setPreset(preset, params);
+    setScheduleText(script);
+  });
 }
 
 void MainWindow::buildMenus() {
@@ -367,6 +377,7 @@ void MainWindow::buildMenus() {
     QFile f(path);
     if (!path.isEmpty() && f.open(QIODevice::ReadOnly)) setScheduleText(QString::fromUtf8(f.readAll()));
   });
+  file->addAction("&Export Model Package…", QKeySequence(Qt::CTRL | Qt::Key_E), this, &MainWindow::showExportDialog);
   file->addSeparator();
   file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
 
@@ -402,6 +413,20 @@ void MainWindow::buildMenus() {
     int n = m_session->runs()->rowCount();
     if (n >= 2) diffRuns(n - 2, n - 1);
   });
+
+  QMenu* tune = menuBar()->addMenu("&Tune");
+  auto startTuning = [this](TuneJob::Scope scope) {
+    m_tuning->setScope(scope);
+    m_tuning->setSessionPath(m_sessionPath);
+    if (QString t = m_targetBox->currentText(); t.startsWith("llvm") && !t.contains("-mtriple")) m_tuning->setTarget(t);
+    findChild<QDockWidget*>("tuningDock")->show();
+    findChild<QDockWidget*>("tuningDock")->raise();
+    m_tuning->startFromForm();
+  };
+  tune->addAction("Tune This &Operator", QKeySequence(Qt::CTRL | Qt::Key_T), this, [startTuning] { startTuning(TuneJob::Scope::Operator); });
+  tune->addAction("Tune the &Model", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_T), this, [startTuning] { startTuning(TuneJob::Scope::Model); });
+  tune->addAction("&Pause / Resume", this, [this] { m_tuning->isPaused() ? m_tuning->resume() : m_tuning->pause(); });
+  tune->addAction("&Cancel Tuning", this, [this] { m_tuning->cancel(); });
 
   QMenu* help = menuBar()->addMenu("&Help");
   help->addAction("&About Loom Studio", this, [this] {
@@ -723,7 +748,14 @@ void MainWindow::updateRecentMenu() {
   m_recentMenu->setEnabled(!recent.isEmpty());
 }
 
+void MainWindow::showExportDialog() {
+  auto* dlg = new ExportDialog(m_session, this);
+  dlg->setAttribute(Qt::WA_DeleteOnClose);
+  dlg->show();
+}
+
 void MainWindow::updateTitle() {
+  if (m_tuning) m_tuning->setSessionPath(m_sessionPath);
   QString name = m_sessionPath.isEmpty() ? QString("untitled") : QFileInfo(m_sessionPath).fileName();
   QString model = m_session->modelPath().isEmpty() ? QString() : " · " + QFileInfo(m_session->modelPath()).fileName();
   setWindowTitle(QString("%1%2%3 — Loom Studio").arg(name, m_session->isModified() ? "*" : "", model));

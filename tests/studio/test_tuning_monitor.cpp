@@ -1,0 +1,287 @@
+// GUI tests of the Studio's tuning monitor (offscreen): live chart and table, cancel, pause/resume, a model.
+#include <QApplication>
+#include <QFile>
+#include <QSignalSpy>
+#include <QStandardItemModel>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QChart>
+#include <QXYSeries>
+#include <QtTest>
+#include <nlohmann/json.hpp>
+
+#include "core/tune/ModelTasks.h"
+#include "core/tune/Record.h"
+#include "views/MainWindow.h"
+#include "views/OperatorJobs.h"
+#include "views/Resources.h"
+#include "views/ScheduleEditor.h"
+#include "views/Session.h"
+#include "views/TuningMonitor.h"
+
+using namespace loom;
+using namespace loom::views;
+
+namespace {
+
+const QStringList kWorker{LOOM_BINARY_DIR "/bin/loom", "tune-worker"};
+
+TuneJob matmulJob(const QString& records, int trials, int batch) {
+  TuneJob job;
+  job.preset = "matmul";
+  job.params = {{"M", 32}, {"N", 32}, {"K", 32}};
+  job.trials = trials;
+  job.batchSize = batch;
+  job.recordsPath = records;
+  job.resume = false;
+  return job;
+}
+
+/// Every line of the records file parsed as a TuningRecord (fails the test on a malformed line).
+QVector<tune::TuningRecord> readRecords(const QString& path) {
+  QVector<tune::TuningRecord> out;
+  QFile f(path);
+  if (!f.open(QIODevice::ReadOnly)) return out;
+  const QByteArray text = f.readAll();
+  if (!text.isEmpty() && !text.endsWith('\n')) qWarning("records file does not end with a newline");
+  for (const QByteArray& line : text.split('\n')) {
+    if (line.trimmed().isEmpty()) continue;
+    out.push_back(tune::TuningRecord::fromJson(nlohmann::json::parse(line.toStdString())));
+  }
+  return out;
+}
+
+}  // namespace
+
+class TestTuningMonitor : public QObject {
+  Q_OBJECT
+private slots:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    QApplication::setOrganizationName("LoomTest");
+    QApplication::setApplicationName("StudioTuningTest");
+    initResources();
+    QVERIFY2(QFileInfo(kWorker[0]).isExecutable(), "the loom binary must be built");
+  }
+
+  void tuningAnOperatorShowsChartAndCandidates() {
+    QTemporaryDir dir;
+    MainWindow w;
+    TuningMonitor* m = w.tuningMonitor();
+    QVERIFY(m);
+    m->setWorkerCommand(kWorker);
+    QString records = dir.filePath("matmul.json");
+    QSignalSpy finished(m, &TuningMonitor::runFinished);
+    QVERIFY(m->start(matmulJob(records, 6, 3)));
+    QVERIFY(m->isRunning());
+    QTRY_VERIFY_WITH_TIMEOUT(m->chartPoints() > 0 && m->candidatesModel()->rowCount() > 0, 20000);
+    QTRY_VERIFY_WITH_TIMEOUT(!m->isRunning(), 20000);
+    QCOMPARE(finished.count(), 1);
+    QVERIFY2(finished[0][0].toBool(), qPrintable(finished[0][1].toString()));
+    QCOMPARE(m->trialsDone(), 6);
+    // The table is sorted fastest first and its numbers agree with the file.
+    QVector<tune::TuningRecord> recs = readRecords(records);
+    QCOMPARE(recs.size(), 6);
+    double bestMs = INFINITY;
+    for (const tune::TuningRecord& r : recs) {
+      QCOMPARE(QString::fromStdString(r.workload), QString("matmul:K=32,M=32,N=32"));
+      if (r.ok()) bestMs = std::min(bestMs, r.meanMs());
+    }
+    QVERIFY(std::isfinite(bestMs));
+    QCOMPARE(m->best().first().ms, bestMs);
+    double g0 = m->candidatesModel()->item(0, 0)->text().toDouble();
+    QVERIFY(g0 > 0);
+    if (m->candidatesModel()->rowCount() > 1) QVERIFY(g0 >= m->candidatesModel()->item(1, 0)->text().toDouble());
+    QCOMPARE(m->candidatesModel()->item(0, 2)->text().toInt(), m->best().first().trial);
+    // One task row (the preset) with all trials.
+    QCOMPARE(m->tasksModel()->rowCount(), 1);
+    QCOMPARE(m->tasksModel()->item(0, 2)->text(), QString("6/6"));
+    // The chart's last best-GFLOP/s point is the best candidate's.
+    auto* series = qobject_cast<QXYSeries*>(m->chart()->series().at(1));
+    QVERIFY(series);
+    QCOMPARE(series->points().last().y(), m->best().first().gflops);
+
+    // Open in Editor: the preset and the candidate's script land in the workbench, and the schedule
+    // is the tuned one: it runs and computes the right result.
+    w.setPreset("softmax");
+    m->openCandidate(0);
+    QCOMPARE(w.session()->request().preset, QString("matmul"));
+    QCOMPARE(w.session()->request().params.value("M"), 32);
+    QString script = w.editor()->text();
+    QVERIFY(script.contains("sch.") && script.contains(m->best().first().script.section('\n', 0, 0)));
+    OperatorRequest req = w.session()->request();
+    req.schedule = script;
+    RunRecord run = runOperator(req);
+    QVERIFY2(run.ok, qPrintable(run.error));
+    QVERIFY(run.correct);
+  }
+
+  void cancelStopsAndLeavesValidRecords() {
+    QTemporaryDir dir;
+    Session s;
+    TuningMonitor m(&s);
+    m.setWorkerCommand(kWorker);
+    QString records = dir.filePath("cancel.json");
+    QVERIFY(m.start(matmulJob(records, 200, 8)));
+    QTRY_VERIFY_WITH_TIMEOUT(m.trialsDone() >= 2, 20000);
+    QElapsedTimer t;
+    t.start();
+    m.cancel();
+    QTRY_VERIFY_WITH_TIMEOUT(!m.isRunning(), 15000);
+    qInfo("cancel took %lld ms after %d trials", t.elapsed(), m.trialsDone());
+    QVERIFY(m.trialsDone() < 200);
+    QVERIFY(m.statusText().contains("cancelled"));
+    // The file holds exactly the measured trials, each a whole valid record (none for skipped
+    // candidates).
+    QVector<tune::TuningRecord> recs = readRecords(records);
+    QCOMPARE(recs.size(), m.trialsDone());
+    for (const tune::TuningRecord& r : recs) QVERIFY(r.errorKind != "stopped");
+    // Resuming the file counts what is there: another run of 2 trials appends 2.
+    TuneJob more = matmulJob(records, 2, 2);
+    more.resume = true;
+    int before = recs.size();
+    QVERIFY(m.start(more));
+    QTRY_VERIFY_WITH_TIMEOUT(!m.isRunning(), 20000);
+    QCOMPARE(readRecords(records).size(), before + 2);
+  }
+
+  void pauseHoldsNewCandidatesUntilResume() {
+    QTemporaryDir dir;
+    Session s;
+    TuningMonitor m(&s);
+    m.setWorkerCommand(kWorker);
+    QString records = dir.filePath("pause.json");
+    QVERIFY(m.start(matmulJob(records, 6, 3)));
+    QTRY_VERIFY_WITH_TIMEOUT(m.trialsDone() >= 1, 20000);
+    m.pause();
+    QVERIFY(m.isPaused());
+    // The candidate being measured may still finish; then nothing moves.
+    QTRY_VERIFY_WITH_TIMEOUT(readRecords(records).size() == m.trialsDone(), 10000);
+    QTest::qWait(300);
+    int held = m.trialsDone();
+    QTest::qWait(1200);
+    QCOMPARE(m.trialsDone(), held);
+    QCOMPARE(readRecords(records).size(), held);
+    QVERIFY(m.isRunning());
+    m.resume();
+    QVERIFY(!m.isPaused());
+    QTRY_VERIFY_WITH_TIMEOUT(!m.isRunning(), 20000);
+    QCOMPARE(m.trialsDone(), 6);
+    QCOMPARE(readRecords(records).size(), 6);
+  }
+
+  void tuningAModelShowsOneRowPerTask() {
+    QTemporaryDir dir;
+    Session s;
+    TuningMonitor m(&s);
+    m.setWorkerCommand(kWorker);
+    QSignalSpy loaded(&s, &Session::modelLoaded);
+    s.loadModel(LOOM_SOURCE_DIR "/examples/models/small_cnn/model.onnx");
+    QTRY_VERIFY_WITH_TIMEOUT(loaded.count() == 1, 20000);
+    m.setScope(TuneJob::Scope::Model);
+    TuneJob job = m.jobFromForm();
+    QVERIFY(job.module);
+    job.trials = 6;
+    job.trialsPerTask = 1;
+    job.batchSize = 1;
+    job.recordsPath = dir.filePath("small_cnn.json");
+    QSignalSpy finished(&m, &TuningMonitor::runFinished);
+    QVERIFY(m.start(job));
+    QTRY_VERIFY_WITH_TIMEOUT(!m.isRunning(), 30000);
+    QVERIFY2(finished.count() == 1 && finished[0][0].toBool(), qPrintable(m.statusText()));
+    int tasks = m.tasksModel()->rowCount();
+    QVERIFY(tasks >= 3);
+    int trials = 0, tuned = 0;
+    for (int r = 0; r < tasks; ++r) {
+      QString cell = m.tasksModel()->item(r, 2)->text();  // "done/total"
+      trials += cell.section('/', 0, 0).toInt();
+      tuned += m.tasksModel()->item(r, 3)->text() != "-";
+      QVERIFY(m.tasksModel()->item(r, 0)->text().startsWith("fused_"));
+      QVERIFY(m.tasksModel()->item(r, 1)->text().toInt() >= 1);
+    }
+    QCOMPARE(trials, m.trialsDone());
+    QVERIFY(trials <= 6 && trials >= std::min(6, tasks));
+    QVERIFY(tuned >= 1);
+    // The model's estimated latency is charted once every task has a working candidate.
+    if (tuned == tasks) QVERIFY(m.chartPoints() > 0);
+    QVector<tune::TuningRecord> recs = readRecords(job.recordsPath);
+    int trialRecords = 0;
+    for (const tune::TuningRecord& r : recs) trialRecords += QString::fromStdString(r.workload).startsWith("tir:") &&
+                                                             !QString::fromStdString(r.workload).contains('#');
+    QCOMPARE(trialRecords, trials);
+  }
+
+  void tuningAnOpenedFusedGroupUsesTheModelsKey() {
+    QTemporaryDir dir;
+    MainWindow w;
+    TuningMonitor* m = w.tuningMonitor();
+    m->setWorkerCommand(kWorker);
+    QSignalSpy groups(w.session(), &Session::groupsReady);
+    w.openModel(LOOM_SOURCE_DIR "/examples/models/small_cnn/model.onnx");
+    QTRY_VERIFY_WITH_TIMEOUT(groups.count() == 1, 20000);
+    QVERIFY(w.openGroup(0));
+    const OperatorRequest req = w.session()->request();
+    QVERIFY(req.isGroup());
+    m->setScope(TuneJob::Scope::Operator);
+    TuneJob job = m->jobFromForm();
+    QVERIFY(job.func.defined() && job.preset.isEmpty());
+    job.trials = 3;
+    job.batchSize = 3;
+    job.recordsPath = dir.filePath("group.json");
+    job.resume = false;
+    QVERIFY(m->start(job));
+    QTRY_VERIFY_WITH_TIMEOUT(!m->isRunning(), 20000);
+    QCOMPARE(m->tasksModel()->rowCount(), 1);
+    QCOMPARE(m->tasksModel()->item(0, 0)->text(), req.group);
+    // Recorded under the kernel's model key, so `loom compile --tuning-records` and the export use them.
+    QVector<tune::TuningRecord> recs = readRecords(job.recordsPath);
+    QCOMPARE(recs.size(), 3);
+    for (const tune::TuningRecord& r : recs) QCOMPARE(r.workload, tune::groupKey(req.func));
+    QVERIFY(!m->best().isEmpty());
+    // Open in Editor keeps the group and puts the schedule in; it runs and matches the unscheduled kernel.
+    m->openCandidate(0);
+    QVERIFY(w.session()->request().isGroup());
+    OperatorRequest run = w.session()->request();
+    QVERIFY(run.schedule.contains("sch."));
+    RunRecord rec = runOperator(run);
+    QVERIFY2(rec.ok, qPrintable(rec.error));
+    QVERIFY(rec.correct);
+  }
+
+  void failuresAreShownNotCrashed() {
+    QTemporaryDir dir;
+    Session s;
+    TuningMonitor m(&s);
+    m.setWorkerCommand(kWorker);
+    QSignalSpy finished(&m, &TuningMonitor::runFinished);
+    // No model open.
+    m.setScope(TuneJob::Scope::Model);
+    QVERIFY(!m.startFromForm());
+    QVERIFY(m.statusText().contains("open a model"));
+    // A records file that cannot be created.
+    QVERIFY(m.start(matmulJob(dir.filePath("no/such/dir/r.json"), 2, 2)));
+    QTRY_VERIFY_WITH_TIMEOUT(!m.isRunning(), 10000);
+    QVERIFY(!finished.last()[0].toBool());
+    QVERIFY2(m.statusText().contains("failed") && m.statusText().contains("r.json"), qPrintable(m.statusText()));
+    // A worker that is not there: every trial fails, recorded as such; the run still ends.
+    m.setWorkerCommand({dir.filePath("no-such-loom"), "tune-worker"});
+    QString records = dir.filePath("broken.json");
+    QVERIFY(m.start(matmulJob(records, 2, 2)));
+    QTRY_VERIFY_WITH_TIMEOUT(!m.isRunning(), 20000);
+    QCOMPARE(m.candidatesModel()->rowCount(), 0);
+    for (const tune::TuningRecord& r : readRecords(records)) QVERIFY(!r.ok());
+  }
+
+  void defaultRecordsPathIsBesideTheSession() {
+    Session s;
+    TuningMonitor m(&s);
+    m.setSessionPath("/tmp/work/my.loomsession");
+    QCOMPARE(m.recordsPath(), QString("/tmp/work/my.matmul.records.json"));
+    m.setRecordsPath("/tmp/r.json");
+    QCOMPARE(m.recordsPath(), QString("/tmp/r.json"));
+    QCOMPARE(m.jobFromForm().recordsPath, QString("/tmp/r.json"));
+  }
+};
+
+QTEST_MAIN(TestTuningMonitor)
+#include "test_tuning_monitor.moc"

@@ -1,0 +1,109 @@
+// The Export dialog: compiles the open model with a target, opt level and tuning records, writes the package.
+#pragma once
+#include <QDialog>
+#include <QStringList>
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "views/StudioTypes.h"
+
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QPlainTextEdit;
+class QProgressBar;
+class QPushButton;
+class QSpinBox;
+class QStandardItemModel;
+class QTableView;
+
+namespace loom::views {
+
+class Session;
+
+/// One exported file and its size, as the dialog lists it.
+struct ExportedMember {
+  QString name;
+  qint64 bytes = 0;
+};
+
+/// What an export produced: the file, its members (a .tar's files; a .so is one member), how many
+/// kernels took a tuning record, and the notes of the export (e.g. a cross target without a linker).
+struct ExportOutcome {
+  bool ok = false;
+  QString error;  ///< when !ok: what failed ("cancelled" when cancelled)
+  QString path;
+  QVector<ExportedMember> members;
+  int kernels = 0, kernelsTuned = 0;
+  QStringList notes;
+};
+
+/// A dialog over the session's model: target (llvm for this CPU, a cross target, or C), opt level,
+/// tuning records file and output path (.tar package or .so library). Export compiles and writes
+/// off the UI thread with a progress bar (kernels lowered, then code generation) and Cancel (the
+/// step in progress finishes, nothing is written), then lists the written members and their sizes.
+/// Failures are shown in the dialog.
+class ExportDialog : public QDialog {
+  Q_OBJECT
+public:
+  /// `modelPath` / `module`: the model to export, as the session imported it (ModelData::module;
+  /// null while it loads: Export then says so).
+  ExportDialog(const QString& modelPath, std::shared_ptr<const graph::Module> module, QWidget* parent = nullptr);
+  /// The dialog for the session's open model.
+  explicit ExportDialog(Session* session, QWidget* parent = nullptr);
+  ~ExportDialog() override;
+
+  void setTarget(const QString& target);
+  void setOptLevel(int level);
+  void setRecordsPath(const QString& path);
+  void setOutputPath(const QString& path);
+  QString outputPath() const;
+
+  /// Starts the export (the Export button); false when the form is incomplete (the reason is
+  /// shown in the dialog).
+  bool startExport();
+  /// Drops the running export: the step in progress finishes, the output is not written.
+  void cancelExport();
+  bool isRunning() const { return m_running; }
+  /// The last finished export.
+  const ExportOutcome& outcome() const { return m_outcome; }
+  QStandardItemModel* membersModel() const { return m_members; }
+  QProgressBar* progressBar() const { return m_progress; }
+  QString statusText() const;
+
+  /// The default output path for `modelPath`: NAME.tar beside it.
+  static QString defaultOutputPath(const QString& modelPath);
+
+signals:
+  void exportFinished(bool ok);
+
+protected:
+  void reject() override;
+
+private:
+  void buildUi();
+  void onProgress(quint64 run, const QString& what, int done, int total);
+  void onFinished(quint64 run, const ExportOutcome& outcome);
+  void updateButtons();
+
+  QString m_modelPath;
+  std::shared_ptr<const graph::Module> m_module;
+  std::shared_ptr<std::atomic<bool>> m_cancel;
+  quint64 m_run = 0;
+  bool m_running = false;
+  ExportOutcome m_outcome;
+
+  QLabel* m_modelLabel = nullptr;
+  QComboBox* m_target = nullptr;
+  QSpinBox* m_optLevel = nullptr;
+  QLineEdit *m_records = nullptr, *m_output = nullptr;
+  QProgressBar* m_progress = nullptr;
+  QLabel* m_status = nullptr;
+  QPlainTextEdit* m_messages = nullptr;
+  QStandardItemModel* m_members = nullptr;
+  QTableView* m_membersView = nullptr;
+  QPushButton *m_export = nullptr, *m_cancelButton = nullptr, *m_close = nullptr;
+};
+
+}  // namespace loom::views

@@ -1,0 +1,745 @@
+// The Tuning dock: a tuning run on a worker thread, its events charted and tabulated on the UI thread.
+#include "views/TuningMonitor.h"
+
+#include <QChart>
+#include <QChartView>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QCoreApplication>
+#include <QDir>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QLineSeries>
+#include <QPointer>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QScatterSeries>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QStandardItemModel>
+#include <QStandardPaths>
+#include <QTableView>
+#include <QThread>
+#include <QVBoxLayout>
+#include <QValueAxis>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <mutex>
+
+#include "core/driver/DefaultSchedule.h"
+#include "core/support/Error.h"
+#include "core/topi/Workloads.h"
+#include "core/tune/FlopCount.h"
+#include "core/tune/ModelTasks.h"
+#include "core/tune/TaskScheduler.h"
+#include "core/tune/Tuner.h"
+#include "core/tune/database/JsonDatabase.h"
+#include "core/tune/runner/ProcessRunner.h"
+#include "views/Session.h"
+
+namespace loom::views {
+
+namespace {
+
+QString q(const std::string& s) { return QString::fromStdString(s); }
+
+/// The error kind of a candidate the run was stopped before: never measured, never recorded.
+constexpr const char* kStopped = "stopped";
+
+constexpr int kShownCandidates = 20;
+
+/// "split, split, reorder, parallel ...": the primitives of a script, for a one-line table cell.
+QString traceSummary(const QString& script) {
+  QStringList prims;
+  for (const QString& line : script.split('\n', Qt::SkipEmptyParts)) {
+    int at = line.indexOf("sch.");
+    if (at < 0) continue;
+    QString name = line.mid(at + 4).section('(', 0, 0);
+    if (name != "get_block" && name != "get_loops" && name != "get_child_blocks") prims << name;
+  }
+  return prims.join(", ");
+}
+
+/// Measures candidates one at a time through `inner`, so that a pause holds the next candidate
+/// and a stop skips the rest of the batch (reported with error kind kStopped).
+class StoppableRunner : public tune::Runner {
+public:
+  StoppableRunner(tune::Runner& inner, std::function<bool()> waitOrStop) : m_inner(inner), m_waitOrStop(std::move(waitOrStop)) {}
+
+  std::vector<tune::MeasureResult> run(const std::vector<tune::MeasureCandidate>& candidates,
+                                       const tune::MeasureOptions& options,
+                                       const std::function<void(size_t, const tune::MeasureResult&)>& onResult) override {
+    std::vector<tune::MeasureResult> out;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      tune::MeasureResult r;
+      if (m_waitOrStop()) {
+        r.errorKind = kStopped;
+        r.errorMessage = "the tuning run was stopped before this candidate";
+      } else {
+        r = m_inner.run({candidates[i]}, options).at(0);
+      }
+      out.push_back(r);
+      if (onResult) onResult(i, r);
+    }
+    return out;
+  }
+
+private:
+  tune::Runner& m_inner;
+  std::function<bool()> m_waitOrStop;
+};
+
+/// The records file, minus the candidates a stop skipped (they were never measured).
+class RecordsFile : public tune::Database {
+public:
+  RecordsFile(const std::string& path, bool truncate) : m_file(path, truncate) {}
+  void commit(const tune::TuningRecord& r) override {
+    if (r.errorKind != kStopped) m_file.commit(r);
+  }
+  std::vector<tune::TuningRecord> records(const std::string& workload, const std::string& target) const override {
+    return m_file.records(workload, target);
+  }
+  const std::vector<tune::TuningRecord>& all() const override { return m_file.all(); }
+
+private:
+  tune::JsonDatabase m_file;
+};
+
+}  // namespace
+
+/// Shared by the UI and the tuning thread: cancel, pause and the time budget.
+struct TuningMonitor::Control {
+  using Clock = std::chrono::steady_clock;
+  std::atomic<bool> cancelled{false};
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool paused = false;
+  double budgetS = 0;
+  Clock::time_point start = Clock::now(), pausedAt;
+  Clock::duration pausedFor{};
+
+  bool overBudget() const {  // with mutex held
+    if (budgetS <= 0) return false;
+    Clock::duration spent = (paused ? pausedAt : Clock::now()) - start - pausedFor;
+    return std::chrono::duration<double>(spent).count() >= budgetS;
+  }
+  /// Blocks while paused; true when the run must stop (cancelled, or the budget is spent).
+  bool waitOrStop() {
+    std::unique_lock<std::mutex> lock(mutex);
+    cv.wait(lock, [&] { return !paused || cancelled.load(); });
+    return cancelled.load() || overBudget();
+  }
+  void setPaused(bool p) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (p == paused) return;
+    if (p) pausedAt = Clock::now();
+    else pausedFor += Clock::now() - pausedAt;
+    paused = p;
+    cv.notify_all();
+  }
+  void cancel() {
+    std::lock_guard<std::mutex> lock(mutex);
+    cancelled = true;
+    cv.notify_all();
+  }
+};
+
+TuningMonitor::TuningMonitor(Session* session, QWidget* parent) : QWidget(parent), m_session(session) {
+  setObjectName("tuningMonitor");
+  buildUi();
+  updateButtons();
+}
+
+TuningMonitor::~TuningMonitor() {
+  // The tuning thread owns a copy of the control block; it stops after the current candidate and
+  // its queued events find this widget gone.
+  if (m_control) m_control->cancel();
+}
+
+void TuningMonitor::buildUi() {
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+
+  // The form: what to tune, how long, where the records go.
+  auto* form = new QHBoxLayout;
+  m_scope = new QComboBox;
+  m_scope->addItems({"This operator", "Whole model"});
+  m_scope->setToolTip("Tune the operator in the editor, or every kernel of the open model");
+  m_target = new QComboBox;
+  m_target->setEditable(true);
+  m_target->addItems({"llvm", "llvm -mcpu=native"});
+  m_target->setMinimumContentsLength(12);
+  m_target->setToolTip("Tuning measures candidates, so the target must run on this machine");
+  m_trials = new QSpinBox;
+  m_trials->setRange(1, 100000);
+  m_trials->setValue(32);
+  m_trials->setToolTip("Trials of this run (a model: over all its kernels)");
+  m_perTask = new QSpinBox;
+  m_perTask->setRange(1, 100000);
+  m_perTask->setValue(16);
+  m_perTask->setToolTip("Whole model: the most trials one kernel gets (records already in the file count)");
+  m_budget = new QSpinBox;
+  m_budget->setRange(0, 7 * 24 * 3600);
+  m_budget->setSuffix(" s");
+  m_budget->setSpecialValueText("none");
+  m_budget->setToolTip("Time budget (paused time excluded); the run stops after the candidate that passes it");
+  form->addWidget(new QLabel("Tune:"));
+  form->addWidget(m_scope);
+  form->addWidget(new QLabel("target"));
+  form->addWidget(m_target);
+  form->addWidget(new QLabel("trials"));
+  form->addWidget(m_trials);
+  form->addWidget(new QLabel("per kernel"));
+  form->addWidget(m_perTask);
+  form->addWidget(new QLabel("budget"));
+  form->addWidget(m_budget);
+  form->addStretch(1);
+  layout->addLayout(form);
+
+  auto* recordsRow = new QHBoxLayout;
+  m_records = new QLineEdit;
+  m_records->setPlaceholderText("records file (default: next to the session file)");
+  m_records->setToolTip("Tuning records, JSON lines, written as each trial finishes");
+  auto* browse = new QPushButton("…");
+  browse->setToolTip("Pick the records file");
+  browse->setMaximumWidth(30);
+  m_resume = new QCheckBox("resume");
+  m_resume->setChecked(true);
+  m_resume->setToolTip("Keep the records already in the file (unchecked: start the file empty)");
+  m_start = new QPushButton("Start");
+  m_start->setObjectName("tuneStart");
+  m_pause = new QPushButton("Pause");
+  m_pause->setObjectName("tunePause");
+  m_pause->setToolTip("No new candidate starts while paused; Resume continues");
+  m_cancel = new QPushButton("Cancel");
+  m_cancel->setObjectName("tuneCancel");
+  m_cancel->setToolTip("Stop: the candidate being measured finishes, the records stay");
+  recordsRow->addWidget(new QLabel("Records:"));
+  recordsRow->addWidget(m_records, 1);
+  recordsRow->addWidget(browse);
+  recordsRow->addWidget(m_resume);
+  recordsRow->addWidget(m_start);
+  recordsRow->addWidget(m_pause);
+  recordsRow->addWidget(m_cancel);
+  layout->addLayout(recordsRow);
+
+  auto* progressRow = new QHBoxLayout;
+  m_progress = new QProgressBar;
+  m_progress->setRange(0, 1);
+  m_progress->setValue(0);
+  m_progress->setFormat("%v/%m trials");
+  m_progress->setMaximumWidth(220);
+  m_status = new QLabel("idle");
+  m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  progressRow->addWidget(m_progress);
+  progressRow->addWidget(m_status, 1);
+  layout->addLayout(progressRow);
+
+  // The chart: best GFLOP/s and best latency over trials, every trial's GFLOP/s as a dot.
+  auto* chart = new QChart;
+  chart->setMargins(QMargins(2, 2, 2, 2));
+  chart->legend()->setAlignment(Qt::AlignBottom);
+  m_trialSeries = new QScatterSeries;
+  m_trialSeries->setName("trial GFLOP/s");
+  m_trialSeries->setMarkerSize(5);
+  m_trialSeries->setColor(QColor(0x9e, 0xb8, 0xd9));
+  m_trialSeries->setBorderColor(Qt::transparent);
+  m_gflopsSeries = new QLineSeries;
+  m_gflopsSeries->setName("best GFLOP/s");
+  m_gflopsSeries->setPen(QPen(QColor(0x1f, 0x5f, 0xbf), 2));
+  m_msSeries = new QLineSeries;
+  m_msSeries->setName("best latency (ms)");
+  m_msSeries->setPen(QPen(QColor(0xd0, 0x6a, 0x1f), 2, Qt::DashLine));
+  chart->addSeries(m_trialSeries);
+  chart->addSeries(m_gflopsSeries);
+  chart->addSeries(m_msSeries);
+  m_axisX = new QValueAxis;
+  m_axisX->setTitleText("trial");
+  m_axisX->setLabelFormat("%d");
+  m_axisGflops = new QValueAxis;
+  m_axisGflops->setTitleText("GFLOP/s");
+  m_axisGflops->setLabelFormat("%.0f");
+  m_axisMs = new QValueAxis;
+  m_axisMs->setTitleText("ms");
+  m_axisMs->setLabelFormat("%.3g");
+  chart->addAxis(m_axisX, Qt::AlignBottom);
+  chart->addAxis(m_axisGflops, Qt::AlignLeft);
+  chart->addAxis(m_axisMs, Qt::AlignRight);
+  for (QAbstractSeries* s : std::initializer_list<QAbstractSeries*>{m_trialSeries, m_gflopsSeries}) {
+    s->attachAxis(m_axisX);
+    s->attachAxis(m_axisGflops);
+  }
+  m_msSeries->attachAxis(m_axisX);
+  m_msSeries->attachAxis(m_axisMs);
+  m_chartView = new QChartView(chart);
+  m_chartView->setRenderHint(QPainter::Antialiasing);
+  m_chartView->setMinimumHeight(160);
+
+  m_candidates = new QStandardItemModel(this);
+  m_candidates->setHorizontalHeaderLabels({"GFLOP/s", "ms", "trial", "task", "trace"});
+  m_candidatesView = new QTableView;
+  m_candidatesView->setModel(m_candidates);
+  m_candidatesView->setSelectionBehavior(QAbstractItemView::SelectRows);
+  m_candidatesView->setSelectionMode(QAbstractItemView::SingleSelection);
+  m_candidatesView->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  m_candidatesView->verticalHeader()->hide();
+  m_candidatesView->horizontalHeader()->setStretchLastSection(true);
+  m_candidatesView->setWordWrap(false);
+  m_candidatesView->setToolTip("The fastest candidates; double-click one to open its trace in the schedule editor");
+  m_open = new QPushButton("Open in Editor");
+  m_open->setToolTip("Put the selected candidate's schedule into the editor");
+
+  m_tasks = new QStandardItemModel(this);
+  m_tasks->setHorizontalHeaderLabels({"task", "weight", "trials", "best ms", "GFLOP/s", "baseline ms", "speedup"});
+  m_tasksView = new QTableView;
+  m_tasksView->setModel(m_tasks);
+  m_tasksView->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  m_tasksView->verticalHeader()->hide();
+  m_tasksView->horizontalHeader()->setStretchLastSection(true);
+  m_tasksView->setWordWrap(false);
+  m_tasksView->setToolTip("Per task: the kernels it stands for, how often the model runs it, trials, best time, and the\n"
+                          "baseline (an operator: the unscheduled program; a model kernel: its default schedule)");
+
+  auto* candidatesPage = new QWidget;
+  auto* cl = new QVBoxLayout(candidatesPage);
+  cl->setContentsMargins(0, 0, 0, 0);
+  cl->addWidget(new QLabel("Best candidates"));
+  cl->addWidget(m_candidatesView, 1);
+  auto* openRow = new QHBoxLayout;
+  openRow->addWidget(m_open);
+  openRow->addStretch(1);
+  cl->addLayout(openRow);
+  auto* tasksPage = new QWidget;
+  auto* tl = new QVBoxLayout(tasksPage);
+  tl->setContentsMargins(0, 0, 0, 0);
+  tl->addWidget(new QLabel("Tasks"));
+  tl->addWidget(m_tasksView, 1);
+
+  auto* tables = new QSplitter(Qt::Vertical);
+  tables->addWidget(candidatesPage);
+  tables->addWidget(tasksPage);
+  tables->setStretchFactor(0, 3);
+  tables->setStretchFactor(1, 2);
+  auto* split = new QSplitter(Qt::Horizontal);
+  split->addWidget(m_chartView);
+  split->addWidget(tables);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 2);
+  layout->addWidget(split, 1);
+
+  connect(browse, &QPushButton::clicked, this, [this] {
+    QString path = QFileDialog::getSaveFileName(this, "Tuning records", recordsPath(), "Tuning records (*.json *.jsonl);;All files (*)",
+                                                nullptr, QFileDialog::DontConfirmOverwrite);
+    if (!path.isEmpty()) m_records->setText(path);
+  });
+  connect(m_start, &QPushButton::clicked, this, &TuningMonitor::startFromForm);
+  connect(m_pause, &QPushButton::clicked, this, [this] { m_paused ? resume() : pause(); });
+  connect(m_cancel, &QPushButton::clicked, this, &TuningMonitor::cancel);
+  connect(m_open, &QPushButton::clicked, this, [this] {
+    QModelIndexList rows = m_candidatesView->selectionModel()->selectedRows();
+    openCandidate(rows.isEmpty() ? 0 : rows.first().row());
+  });
+  connect(m_candidatesView, &QTableView::doubleClicked, this, [this](const QModelIndex& index) { openCandidate(index.row()); });
+  connect(m_scope, &QComboBox::currentIndexChanged, this, &TuningMonitor::updateButtons);
+}
+
+QChart* TuningMonitor::chart() const { return m_chartView->chart(); }
+
+int TuningMonitor::chartPoints() const { return int(m_gflopsSeries->count()); }
+
+QString TuningMonitor::statusText() const { return m_status->text(); }
+
+void TuningMonitor::setStatus(const QString& text) { m_status->setText(text); }
+
+void TuningMonitor::setScope(TuneJob::Scope scope) { m_scope->setCurrentIndex(scope == TuneJob::Scope::Model ? 1 : 0); }
+
+void TuningMonitor::setTrials(int trials) { m_trials->setValue(trials); }
+
+void TuningMonitor::setTarget(const QString& target) { m_target->setCurrentText(target); }
+
+void TuningMonitor::setRecordsPath(const QString& path) { m_records->setText(path); }
+
+QString TuningMonitor::recordsPath() const {
+  if (!m_records->text().trimmed().isEmpty()) return m_records->text().trimmed();
+  QString name = m_scope->currentIndex() == 1 ? "model" : "operator";
+  if (m_scope->currentIndex() == 1 && m_session && !m_session->modelPath().isEmpty())
+    name = QFileInfo(m_session->modelPath()).completeBaseName();
+  else if (m_session)
+    name = m_session->request().isGroup() ? m_session->request().group : m_session->request().preset;
+  if (!m_sessionPath.isEmpty()) {
+    QFileInfo session(m_sessionPath);
+    return session.absoluteDir().filePath(session.completeBaseName() + "." + name + ".records.json");
+  }
+  return QDir::current().filePath(name + ".records.json");
+}
+
+QString TuningMonitor::findLoomBinary() {
+  QString env = qEnvironmentVariable("LOOM_BINARY");
+  if (!env.isEmpty() && QFileInfo(env).isExecutable()) return env;
+  QDir here(QCoreApplication::applicationDirPath());
+  for (const QString& candidate : {here.filePath("loom"), here.filePath("../bin/loom")})
+    if (QFileInfo(candidate).isExecutable() && QFileInfo(candidate).isFile()) return QFileInfo(candidate).canonicalFilePath();
+  return QStandardPaths::findExecutable("loom");
+}
+
+TuneJob TuningMonitor::jobFromForm() const {
+  TuneJob job;
+  job.scope = m_scope->currentIndex() == 1 ? TuneJob::Scope::Model : TuneJob::Scope::Operator;
+  if (m_session) {
+    const OperatorRequest& req = m_session->request();
+    if (req.isGroup()) {
+      job.func = req.func;
+      job.numInputs = req.numInputs;
+      job.funcName = req.group;
+      job.flops = req.flops;
+    } else {
+      job.preset = req.preset;
+      job.params = req.params;
+    }
+    job.modelPath = m_session->modelPath();
+    if (m_session->model()) job.module = m_session->model()->module;
+  }
+  job.target = m_target->currentText().trimmed();
+  job.trials = m_trials->value();
+  job.trialsPerTask = m_perTask->value();
+  job.budgetS = m_budget->value();
+  job.recordsPath = recordsPath();
+  job.resume = m_resume->isChecked();
+  return job;
+}
+
+bool TuningMonitor::startFromForm() { return start(jobFromForm()); }
+
+void TuningMonitor::clearRun() {
+  m_trialsDone = 0;
+  m_trialsTotal = 0;
+  m_rows.clear();
+  m_rowOf.clear();
+  m_best.clear();
+  m_bestGflops = 0;
+  m_bestMs = 0;
+  m_candidates->removeRows(0, m_candidates->rowCount());
+  m_tasks->removeRows(0, m_tasks->rowCount());
+  m_gflopsSeries->clear();
+  m_msSeries->clear();
+  m_trialSeries->clear();
+  m_axisX->setRange(0, 1);
+  m_axisGflops->setRange(0, 1);
+  m_axisMs->setRange(0, 1);
+}
+
+bool TuningMonitor::start(const TuneJob& job) {
+  if (m_running) cancel();
+  QString why;
+  if (job.scope == TuneJob::Scope::Model && (job.modelPath.isEmpty() || !job.module))
+    why = job.modelPath.isEmpty() ? "open a model first (File > Open Model)" : "the model is still loading";
+  else if (job.scope == TuneJob::Scope::Operator && job.preset.isEmpty() && !job.func.defined()) why = "no operator to tune";
+  else if (job.recordsPath.isEmpty()) why = "pick a records file";
+  else if (job.trials < 1) why = "the number of trials must be at least 1";
+  QStringList command = m_workerCommand;
+  if (why.isEmpty() && command.isEmpty()) {
+    QString loom = findLoomBinary();
+    if (loom.isEmpty()) why = "the `loom` program (the tuning worker) was not found beside loom-studio or on PATH; set LOOM_BINARY";
+    command = {loom, "tune-worker"};
+  }
+  if (!why.isEmpty()) {
+    setStatus("cannot start: " + why);
+    emit runFinished(false, why);
+    return false;
+  }
+
+  clearRun();
+  m_job = job;
+  m_running = true;
+  m_paused = false;
+  quint64 run = ++m_run;
+  auto control = std::make_shared<Control>();
+  control->budgetS = job.budgetS;
+  m_control = control;
+  m_trialsTotal = job.trials;
+  m_progress->setRange(0, job.trials);
+  m_progress->setValue(0);
+  setStatus(job.scope == TuneJob::Scope::Model ? QString("extracting the kernels of %1…").arg(QFileInfo(job.modelPath).fileName())
+                                               : QString("starting…"));
+  updateButtons();
+  emit runStarted();
+
+  QPointer<TuningMonitor> self(this);
+  auto post = [self](auto fn) {
+    QMetaObject::invokeMethod(qApp, [self, fn] {
+      if (self) fn(self.data());
+    }, Qt::QueuedConnection);
+  };
+  std::vector<std::string> worker;
+  for (const QString& s : command) worker.push_back(s.toStdString());
+
+  QThread* thread = QThread::create([job, run, control, post, worker] {
+    bool ok = true;
+    QString summary;
+    try {
+      RecordsFile db(job.recordsPath.toStdString(), !job.resume);
+      tune::ProcessRunner processes(worker, false);
+      StoppableRunner runner(processes, [control] { return control->waitOrStop(); });
+      tune::TuneOptions opts;
+      opts.batchSize = std::max(1, job.batchSize);
+      opts.shouldStop = [control] { return control->waitOrStop(); };
+      opts.measure.minRepeatMs = 10;
+      auto forward = [post, run](const tune::TuneEvent& e) {
+        if (e.result.errorKind == kStopped) return;
+        post([run, e](TuningMonitor* m) { m->onEvent(run, e); });
+      };
+      auto announce = [post, run](const std::vector<tune::TuneTask>& tasks, int perTask) {
+        QStringList keys, names;
+        QVector<int> weights;
+        QVector<double> flops;
+        for (const tune::TuneTask& t : tasks) {
+          keys << q(t.key);
+          QStringList kernels;
+          for (const std::string& k : t.kernels) kernels << q(k);
+          names << (kernels.isEmpty() ? q(t.key) : kernels.join(", "));
+          weights << t.weight;
+          flops << t.flops;
+        }
+        post([=](TuningMonitor* m) { m->onTasks(run, keys, names, weights, flops, perTask); });
+      };
+      std::string target = job.target.toStdString();
+      if (job.scope == TuneJob::Scope::Operator) {
+        tune::TuneTask task;
+        if (!job.preset.isEmpty()) {
+          topi::ParamMap params;
+          for (auto it = job.params.begin(); it != job.params.end(); ++it) params[it.key().toStdString()] = it.value();
+          task = tune::TuneTask::fromWorkload(topi::makeWorkloadSpec(job.preset.toStdString(), params).str(), target);
+        } else {
+          tir::PrimFunc f = tune::asTaskFunc(job.func);
+          task = tune::TuneTask::fromFunc(f, job.numInputs, target, job.flops > 0 ? job.flops : tune::countFlops(f));
+          if (!job.funcName.isEmpty()) task.kernels = {job.funcName.toStdString()};
+        }
+        // The form's trials are this run's: records already in the file come on top.
+        opts.trials = int(db.trialCount(task.key, task.target)) + job.trials;
+        announce({task}, opts.trials);
+        tune::TuneResult r = tune::tuneTask(task, db, runner, opts, forward);
+        summary = QString("%1: %2 trials this run, %3 in the file, %4 failed").arg(q(r.task)).arg(r.trialsThisRun).arg(r.trialsDone).arg(r.errors);
+        if (r.best) summary += QString(", best %1 ms").arg(r.best->meanMs(), 0, 'g', 4);
+      } else {
+        std::vector<tune::TuneTask> tasks = tune::extractTasks(*job.module, {}, driver::CompileModelOptions{}, target);
+        opts.trials = job.trialsPerTask;
+        tune::TaskSchedulerOptions so;
+        so.totalTrials = job.trials;
+        // A kernel's baseline is what it gets without records: the driver's default schedule.
+        so.baselineSchedule = [](const tir::PrimFunc& f) { return driver::defaultSchedule(f, true); };
+        tune::TaskScheduler scheduler(std::move(tasks), db, runner, opts, so, forward);
+        announce(scheduler.tasks(), opts.trials);
+        std::vector<tune::TuneResult> results = scheduler.run();
+        int trials = 0, errors = 0, tuned = 0;
+        for (const tune::TuneResult& r : results) {
+          trials += r.trialsThisRun;
+          errors += r.errors;
+          tuned += r.best.has_value();
+        }
+        summary = QString("%1 tasks, %2 trials this run, %3 failed, %4 tasks with a working schedule")
+                      .arg(results.size()).arg(trials).arg(errors).arg(tuned);
+      }
+      if (control->cancelled) summary = "cancelled · " + summary;
+    } catch (const Error& e) {
+      ok = false;
+      summary = QString("%1: %2").arg(e.kind(), q(e.what()));
+    } catch (const std::exception& e) {
+      ok = false;
+      summary = q(e.what());
+    }
+    post([run, ok, summary](TuningMonitor* m) { m->onFinished(run, ok, summary); });
+  });
+  connect(thread, &QThread::finished, thread, &QObject::deleteLater);
+  thread->start();
+  return true;
+}
+
+void TuningMonitor::pause() {
+  if (!m_running || m_paused) return;
+  m_paused = true;
+  m_control->setPaused(true);
+  setStatus(QString("paused after %1 trials (the candidate being measured finishes)").arg(m_trialsDone));
+  updateButtons();
+}
+
+void TuningMonitor::resume() {
+  if (!m_running || !m_paused) return;
+  m_paused = false;
+  m_control->setPaused(false);
+  setStatus(QString("resumed at %1 trials").arg(m_trialsDone));
+  updateButtons();
+}
+
+void TuningMonitor::cancel() {
+  if (!m_running) return;
+  m_control->cancel();
+  m_paused = false;
+  setStatus("cancelling: the candidate being measured finishes…");
+  updateButtons();
+}
+
+void TuningMonitor::updateButtons() {
+  m_start->setEnabled(!m_running);
+  m_pause->setEnabled(m_running && !m_control->cancelled);
+  m_pause->setText(m_paused ? "Resume" : "Pause");
+  m_cancel->setEnabled(m_running && !m_control->cancelled);
+  m_open->setEnabled(!m_best.isEmpty());
+  m_perTask->setEnabled(m_scope->currentIndex() == 1);
+}
+
+void TuningMonitor::onTasks(quint64 run, const QStringList& keys, const QStringList& names, const QVector<int>& weights,
+                            const QVector<double>& flops, int perTask) {
+  if (run != m_run) return;
+  m_rows.clear();
+  m_rowOf.clear();
+  m_tasks->removeRows(0, m_tasks->rowCount());
+  for (int i = 0; i < keys.size(); ++i) {
+    TaskRow row;
+    row.key = keys[i];
+    row.name = names[i];
+    row.weight = weights[i];
+    row.flops = flops[i];
+    row.total = perTask;
+    m_rowOf.insert(row.key, int(m_rows.size()));
+    m_rows.push_back(row);
+    QList<QStandardItem*> items{new QStandardItem(row.name), new QStandardItem(QString::number(row.weight)),
+                                new QStandardItem(QString("0/%1").arg(perTask)), new QStandardItem("-"), new QStandardItem("-"),
+                                new QStandardItem("-"), new QStandardItem("-")};
+    items[0]->setToolTip(row.key + "\n" + row.name);
+    m_tasks->appendRow(items);
+  }
+  m_tasksView->resizeColumnsToContents();
+  setStatus(QString("tuning %1 task%2…").arg(keys.size()).arg(keys.size() == 1 ? "" : "s"));
+}
+
+void TuningMonitor::onEvent(quint64 run, const tune::TuneEvent& e) {
+  if (run != m_run) return;
+  QString key = q(e.task);
+  int rowIndex = m_rowOf.value(key, -1);
+  TaskRow* row = rowIndex >= 0 ? &m_rows[rowIndex] : nullptr;
+  auto gflopsOf = [&](double ms) { return e.flops > 0 && ms > 0 && std::isfinite(ms) ? e.flops / ms / 1e6 : 0.0; };
+  switch (e.kind) {
+  case tune::TuneEventKind::Baseline:
+    if (e.result.ok() && row) {
+      row->baselineMs = e.result.meanMs();
+      m_tasks->item(rowIndex, 5)->setText(QString::number(row->baselineMs, 'g', 4));
+      setStatus(QString("%1: baseline %2 ms").arg(row->name).arg(row->baselineMs, 0, 'g', 4));
+      updateTaskRow(rowIndex);
+    }
+    return;
+  case tune::TuneEventKind::TaskSelected:
+    if (row) setStatus(QString("%1tuning %2 (task %3 of %4) · %5/%6 trials").arg(m_paused ? "paused · " : "").arg(row->name)
+                           .arg(e.taskIndex + 1).arg(e.taskCount).arg(m_trialsDone).arg(m_trialsTotal));
+    return;
+  case tune::TuneEventKind::TaskProgress:
+  case tune::TuneEventKind::NewBest:
+    return;
+  case tune::TuneEventKind::TrialDone:
+    break;
+  }
+  ++m_trialsDone;
+  m_progress->setValue(std::min(m_trialsDone, m_progress->maximum()));
+  if (row) {
+    row->trials = e.trialsDone;
+    row->total = e.trialsTotal;
+    if (std::isfinite(e.bestMs)) row->bestMs = e.bestMs;
+    updateTaskRow(rowIndex);
+  }
+  if (e.result.ok()) {
+    TuneCandidate c;
+    c.task = key;
+    c.taskName = row ? row->name : key;
+    c.trial = m_trialsDone;
+    c.ms = e.result.meanMs();
+    c.gflops = gflopsOf(c.ms);
+    c.script = q(e.traceScript);
+    auto at = std::lower_bound(m_best.begin(), m_best.end(), c, [](const TuneCandidate& a, const TuneCandidate& b) {
+      return a.gflops != b.gflops ? a.gflops > b.gflops : a.ms < b.ms;
+    });
+    m_best.insert(at, c);
+    if (m_best.size() > 200) m_best.resize(200);
+    if (c.gflops > 0) {
+      m_trialSeries->append(m_trialsDone, c.gflops);
+    }
+    updateCandidates();
+  }
+  addChartPoint();
+  QString best = m_bestMs > 0 ? QString(" · best %1 ms, %2 GFLOP/s").arg(m_bestMs, 0, 'g', 4).arg(m_bestGflops, 0, 'f', 2) : QString();
+  QString last = e.result.ok() ? QString("last %1 ms").arg(e.result.meanMs(), 0, 'g', 4) : QString("last failed: ") + q(e.result.errorKind);
+  setStatus(QString("%1%2 · %3/%4 trials · %5").arg(m_paused ? "paused · " : "").arg(row ? row->name : key).arg(m_trialsDone)
+                .arg(m_trialsTotal).arg(last) + best);
+  updateButtons();
+}
+
+void TuningMonitor::updateTaskRow(int index) {
+  const TaskRow& row = m_rows[index];
+  m_tasks->item(index, 2)->setText(QString("%1/%2").arg(row.trials).arg(row.total));
+  if (row.bestMs <= 0) return;
+  m_tasks->item(index, 3)->setText(QString::number(row.bestMs, 'g', 4));
+  m_tasks->item(index, 4)->setText(row.flops > 0 ? QString::number(row.flops / row.bestMs / 1e6, 'f', 2) : "?");
+  if (row.baselineMs > 0) m_tasks->item(index, 6)->setText(QString("%1x").arg(row.baselineMs / row.bestMs, 0, 'f', 2));
+}
+
+void TuningMonitor::addChartPoint() {
+  // One task: its best time. A model: the estimated model time, sum of weight x best over the
+  // tasks, once every task has a working candidate.
+  double ms = 0, flops = 0;
+  for (const TaskRow& r : m_rows) {
+    if (r.bestMs <= 0) return;
+    ms += r.weight * r.bestMs;
+    flops += r.weight * r.flops;
+  }
+  if (m_rows.isEmpty() || ms <= 0) return;
+  m_bestMs = ms;
+  m_bestGflops = flops > 0 ? flops / ms / 1e6 : 0;
+  m_gflopsSeries->append(m_trialsDone, m_bestGflops);
+  m_msSeries->append(m_trialsDone, m_bestMs);
+  double maxGflops = m_bestGflops;
+  for (const QPointF& p : m_trialSeries->points()) maxGflops = std::max(maxGflops, p.y());
+  double maxMs = 0;
+  for (const QPointF& p : m_msSeries->points()) maxMs = std::max(maxMs, p.y());
+  m_axisX->setRange(0, std::max(m_trialsTotal, m_trialsDone));
+  m_axisGflops->setRange(0, maxGflops > 0 ? maxGflops * 1.1 : 1);
+  m_axisMs->setRange(0, maxMs > 0 ? maxMs * 1.1 : 1);
+}
+
+void TuningMonitor::updateCandidates() {
+  m_candidates->removeRows(0, m_candidates->rowCount());
+  for (int i = 0; i < m_best.size() && i < kShownCandidates; ++i) {
+    const TuneCandidate& c = m_best[i];
+    QList<QStandardItem*> items{new QStandardItem(c.gflops > 0 ? QString::number(c.gflops, 'f', 2) : QString("?")),
+                                new QStandardItem(QString::number(c.ms, 'g', 4)), new QStandardItem(QString::number(c.trial)),
+                                new QStandardItem(c.taskName), new QStandardItem(traceSummary(c.script))};
+    for (QStandardItem* it : items) it->setToolTip(c.script);
+    m_candidates->appendRow(items);
+  }
+  m_candidatesView->resizeColumnsToContents();
+}
+
+void TuningMonitor::openCandidate(int row) {
+  if (row < 0 || row >= m_best.size()) return;
+  const TuneCandidate& c = m_best[row];
+  bool preset = m_job.scope == TuneJob::Scope::Operator && !m_job.preset.isEmpty();
+  QString header = QString("# Tuned candidate: trial %1 of %2, %3 ms").arg(c.trial).arg(c.taskName).arg(c.ms, 0, 'g', 4);
+  if (c.gflops > 0) header += QString(", %1 GFLOP/s").arg(c.gflops, 0, 'f', 2);
+  emit openInEditor(header + "\n" + c.script + (c.script.endsWith('\n') ? "" : "\n"), preset ? m_job.preset : QString(),
+                    preset ? m_job.params : QMap<QString, qint64>{});
+}
+
+void TuningMonitor::onFinished(quint64 run, bool ok, const QString& summary) {
+  if (run != m_run) return;
+  m_running = false;
+  m_paused = false;
+  setStatus((ok ? QString() : QString("failed: ")) + summary + (ok ? " · records: " + m_job.recordsPath : QString()));
+  updateButtons();
+  emit runFinished(ok, summary);
+}
+
+}  // namespace loom::views
