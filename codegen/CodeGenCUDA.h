@@ -1,6 +1,7 @@
 // GPU kernel source in two C dialects: CUDA C (for NVRTC/nvcc) and OpenCL C (for any OpenCL device).
 #pragma once
 #include <string>
+#include <vector>
 
 #include "core/transform/GPUKernels.h"
 
@@ -15,5 +16,8 @@ enum class GPUDialect { CUDA, OpenCL };
 /// A thread region narrower than the launch is guarded by `if (threadIdx < extent)`. Throws
 /// CodeGenError for vector code, float16/bfloat16, or an intrinsic without a GPU form.
 std::string emitGPUSource(const transform::DeviceProgram& program, GPUDialect dialect);
+/// One translation unit with the kernels of several programs (e.g. every kernel of a model;
+/// kernel names are unique when the programs' function names are).
+std::string emitGPUSource(const std::vector<transform::DeviceProgram>& programs, GPUDialect dialect);
 
 }  // namespace loom::codegen

@@ -4,7 +4,9 @@
 #include <string>
 #include <vector>
 
+#include "codegen/Target.h"
 #include "core/transform/GPUKernels.h"
+#include "runtime/Module.h"
 #include "runtime/NDArray.h"
 
 namespace loom::codegen {
@@ -35,5 +37,15 @@ private:
   struct Impl;
   std::unique_ptr<Impl> m_impl;
 };
+
+/// The kernels of several lowered GPU functions (pipeline with gpu=true; e.g. every kernel of a
+/// compiled model) built as one program on the device of `target` (the first device of its
+/// kind), as a runtime::Module: its function `<name>` runs the host steps of the PrimFunc called
+/// `name` (temporaries, launches), taking one tensor per parameter whose data is the device's
+/// buffer handle (what a GraphExecutor on that device passes). OpenCL: OpenCL C built by the
+/// OpenCL device; CUDA: the CUDA C compiled to PTX by NVRTC for the target's -arch and loaded by
+/// the CUDA device (plugin libloom_device_cuda.so). Throws RuntimeFailure when the device is
+/// missing (its plugin's reason), and like OpenCLModule's constructor otherwise.
+runtime::Module buildGPUKernelModule(const std::vector<tir::PrimFunc>& lowered, const Target& target);
 
 }  // namespace loom::codegen

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "runtime/DeviceAPI.h"
 #include "runtime/PackedFunc.h"
 #include "runtime/RuntimeFailure.h"
 
@@ -108,7 +109,18 @@ void GraphExecutor::setInput(size_t i, const NDArray& value) {
   if (value.shape() != e.shape || !(value.dtype() == e.dtype))
     throw RuntimeFailure("input '" + m_inputs[i].name + "' expects " + e.dtype.str() + shapeText(e.shape) + ", got " +
                          value.dtype().str() + shapeText(value.shape()));
-  if (e.bytes()) value.copyToBytes(e.view.data, e.bytes());
+  if (e.bytes()) copyIn(value, e);
+}
+
+void GraphExecutor::copyIn(const NDArray& value, const Entry& e) {
+  if (m_dev.type == DeviceType::CPU) return value.copyToBytes(e.view.data, e.bytes());
+  // Device storage: e.view.data is the device's handle of the entry's storage (offset 0).
+  NDArray host = value;
+  if (value.device().type != DeviceType::CPU) {
+    host = NDArray::empty(value.shape(), value.dtype());
+    host.copyFrom(value);
+  }
+  DeviceAPI::get(m_dev.type)->copyData(host.data(), 0, e.view.data, 0, e.bytes(), Device{}, m_dev);
 }
 
 void GraphExecutor::setParams(const std::map<std::string, NDArray>& params) {
@@ -119,14 +131,16 @@ void GraphExecutor::setParams(const std::map<std::string, NDArray>& params) {
     if (it->second.shape() != e.shape || !(it->second.dtype() == e.dtype))
       throw RuntimeFailure("parameter '" + p.name + "' expects " + e.dtype.str() + shapeText(e.shape) + ", got " +
                            it->second.dtype().str() + shapeText(it->second.shape()));
-    if (e.bytes()) it->second.copyToBytes(e.view.data, e.bytes());
+    if (e.bytes()) copyIn(it->second, e);
   }
 }
 
 void GraphExecutor::runNode(Node& n) {
   if (n.func == "__copy") {
     const Entry &a = entry(n.inputs[0]), &b = entry(n.outputs[0]);
-    if (a.view.data != b.view.data && b.bytes()) std::memmove(b.view.data, a.view.data, b.bytes());
+    if (a.view.data == b.view.data || !b.bytes()) return;
+    if (m_dev.type == DeviceType::CPU) std::memmove(b.view.data, a.view.data, b.bytes());
+    else DeviceAPI::get(m_dev.type)->copyData(a.view.data, 0, b.view.data, 0, b.bytes(), m_dev, m_dev);
     return;
   }
   std::vector<PackedArg> args;
@@ -156,7 +170,9 @@ NDArray GraphExecutor::getOutput(size_t i) const {
     throw RuntimeFailure("output index " + std::to_string(i) + " out of range (" + std::to_string(m_outputs.size()) + " outputs)");
   const Entry& e = entry(m_outputs[i].entry);
   NDArray r = NDArray::empty(e.shape, e.dtype);
-  if (e.bytes()) r.copyFromBytes(e.view.data, e.bytes());
+  if (!e.bytes()) return r;
+  if (m_dev.type == DeviceType::CPU) r.copyFromBytes(e.view.data, e.bytes());
+  else DeviceAPI::get(m_dev.type)->copyData(e.view.data, 0, r.data(), 0, e.bytes(), m_dev, Device{});
   return r;
 }
 

@@ -20,7 +20,10 @@ namespace loom::runtime {
 /// Each storage is one allocation; entries (tensors) whose lifetimes do not overlap share one
 /// (the plan is made at compile time). A node with func "__copy" copies its input entry to its
 /// output entry; every other func is a packed function of `kernels` called with the input and
-/// output tensors. Failures throw RuntimeFailure naming the node.
+/// output tensors. Failures throw RuntimeFailure naming the node. On a device other than the
+/// CPU (`dev`), storage is device memory (a tensor's data is the device's handle, e.g. an
+/// OpenCL cl_mem): inputs, params and outputs are copied through the device's DeviceAPI, and
+/// the kernels must take such tensors.
 class GraphExecutor {
 public:
   GraphExecutor(const std::string& graphJson, Module kernels, Device dev = {});
@@ -75,6 +78,8 @@ private:
     PackedFunc fn;
   };
   void runNode(Node& n);
+  /// Copies a host (or any) array into entry `e`'s storage.
+  void copyIn(const NDArray& value, const Entry& e);
   const Entry& entry(int e) const { return m_entries.at(size_t(e)); }
 
   Module m_kernels;

@@ -15,6 +15,7 @@
 #include "core/graph/PassManager.h"
 #include "core/graph/pass/FuseOps.h"
 #include "core/graph/pass/InferType.h"
+#include "core/driver/CompileModelGPU.h"
 #include "core/driver/DefaultSchedule.h"
 #include "core/driver/ExportLibrary.h"
 #include "core/te/CreatePrimFunc.h"
@@ -453,6 +454,7 @@ CompiledModel compileModel(const graph::Module& input, const std::string& target
   ModelPlan plan = planModel(input, params, options);
   CompiledModel model = std::move(plan.model);
   model.target = target;
+  if (isGPUTarget(target)) return compileModelGPU(std::move(model), plan.groups, options);
   const int total = int(plan.groups.size());
   for (int k = 0; k < total; ++k) {
     const ModelGroup& g = plan.groups[size_t(k)];
@@ -480,6 +482,7 @@ CompiledModel compileModel(const graph::Module& input, const std::string& target
 }
 
 std::unique_ptr<runtime::GraphExecutor> createExecutor(const CompiledModel& model) {
+  if (isGPUTarget(model.target)) return createGPUExecutor(model);
   runtime::Module mod;
   if (!model.kernels.empty()) {
     auto jit = std::make_shared<codegen::JITModule>(buildModelKernels(model));
