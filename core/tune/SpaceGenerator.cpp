@@ -11,9 +11,16 @@ nlohmann::json SpacePoint::finalJson() const { return final.trace().simplified()
 
 SpaceGenerator::SpaceGenerator(std::vector<std::shared_ptr<ScheduleRule>> rules) : m_rules(std::move(rules)) {}
 
+void postprocess(tir::Schedule& sch) {
+  rewriteReductionInit(sch);
+  // Tensorize before fusing: blockize wants the tile's bindings free of fused parallel loops.
+  rewriteTensorize(sch);
+  rewriteParallelUnroll(sch);
+}
+
 SpaceGenerator SpaceGenerator::defaultCpu() {
-  return SpaceGenerator({makeAutoInline(), makeMultiLevelTiling(), makeRandomComputeLocation(),
-                         makeParallelVectorizeUnroll()});
+  return SpaceGenerator({makeAutoInline(), makeMultiLevelTilingWithIntrin(), makeMultiLevelTilingRegister(),
+                         makeMultiLevelTiling(), makeRandomComputeLocation(), makeParallelVectorizeUnroll()});
 }
 
 std::optional<SpacePoint> SpaceGenerator::sample(const tir::PrimFunc& f, uint64_t seed) const {
@@ -23,7 +30,7 @@ std::optional<SpacePoint> SpaceGenerator::sample(const tir::PrimFunc& f, uint64_
   for (auto& r : m_rules) r->apply(sch, ctx);
   tir::Trace design = sch.trace();
   try {
-    rewriteParallelUnroll(sch);
+    postprocess(sch);
   } catch (const tir::ScheduleError&) {
     return std::nullopt;
   }
@@ -37,7 +44,7 @@ std::optional<SpacePoint> SpaceGenerator::replay(const tir::PrimFunc& f, const t
   try {
     design.apply(sch, decisions);
     tir::Trace applied = sch.trace();
-    rewriteParallelUnroll(sch);
+    postprocess(sch);
     return SpacePoint{applied, sch};
   } catch (const tir::ScheduleError&) {
     return std::nullopt;

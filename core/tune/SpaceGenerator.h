@@ -46,8 +46,10 @@ struct SpacePoint {
 class SpaceGenerator {
 public:
   explicit SpaceGenerator(std::vector<std::shared_ptr<ScheduleRule>> rules);
-  /// The CPU rule set: auto-inline, multi-level tiling (SSRSRS, cache_write at a sampled level),
-  /// random compute location, parallel-vectorize-unroll.
+  /// The CPU rule set: auto-inline, multi-level tiling with the AVX-512 intrinsic, register-tiled
+  /// multi-level tiling (local accumulator, 16 lanes, packed panel), multi-level tiling (SSRSRS,
+  /// cache_write at a sampled level) for the blocks the first two leave, random compute location,
+  /// parallel-vectorize-unroll.
   static SpaceGenerator defaultCpu();
 
   /// One candidate: a fresh schedule of `f` with every rule applied, its sampling instructions
@@ -67,10 +69,24 @@ private:
 /// The postprocessor of parallel-vectorize-unroll: the sampled parallel count and unroll step
 /// recorded on blocks become fuse + parallel and a pragma_auto_unroll_max_step loop annotation.
 void rewriteParallelUnroll(tir::Schedule& sch);
+/// The postprocessor of multi-level-tiling-with-intrin: each block annotated for a tensor intrinsic
+/// has its innermost "k-tile x lanes" tensorized with the intrinsic of that k-tile, or its lanes
+/// vectorized when the tile does not match.
+void rewriteTensorize(tir::Schedule& sch);
+/// The postprocessor of the register-tiled rules: the marked reduction blocks get their init
+/// decomposed out of the reduction loops (vectorized, unrolled).
+void rewriteReductionInit(tir::Schedule& sch);
+/// The postprocessors, in order (what sample and replay apply after the rules).
+void postprocess(tir::Schedule& sch);
 
 /// The rules of the CPU space (rule/*.cpp).
 std::shared_ptr<ScheduleRule> makeAutoInline();
 std::shared_ptr<ScheduleRule> makeMultiLevelTiling(int maxInnermostFactor = 64);
+/// Register-tiled structure (rule/RegisterTiling.h) on blocks whose output's innermost axis fills
+/// vector lanes, claimed with the given probability per block (the rest is left to later rules).
+std::shared_ptr<ScheduleRule> makeMultiLevelTilingRegister(double claimProbability = 0.5);
+/// The same structure with the AVX-512 FMA micro-kernel as the innermost tile (fp32).
+std::shared_ptr<ScheduleRule> makeMultiLevelTilingWithIntrin(double claimProbability = 0.35);
 std::shared_ptr<ScheduleRule> makeRandomComputeLocation();
 std::shared_ptr<ScheduleRule> makeParallelVectorizeUnroll(std::vector<int64_t> unrollSteps = {0, 16, 64, 512},
                                                          int maxVectorExtent = 64);

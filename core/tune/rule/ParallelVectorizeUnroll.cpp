@@ -3,6 +3,7 @@
 // pragma_auto_unroll_max_step, and vectorize the innermost spatial loop of each block.
 #include "core/schedule/Primitives.h"
 #include "core/tune/SpaceGenerator.h"
+#include "core/tune/rule/RegisterTiling.h"
 #include "core/tune/rule/RuleUtil.h"
 
 namespace loom::tune {
@@ -11,8 +12,8 @@ using namespace tir;
 
 namespace {
 
-constexpr const char* kParallelKey = "meta_schedule.parallel";
-constexpr const char* kUnrollKey = "meta_schedule.unroll_explicit";
+using rule::kParallelKey;
+using rule::kUnrollKey;
 
 class ParallelVectorizeUnroll : public ScheduleRule {
 public:
@@ -42,6 +43,7 @@ private:
     for (const std::string& name : rule::blockNames(sch)) {
       auto found = findBlocks(sch.func(), name);
       if (found.size() != 1) continue;
+      if (found[0]->annotations.count(rule::kAutoTensorizeKey)) continue; // lanes left to the intrinsic
       auto loops = loopsAbove(sch, found[0]);
       if (loops.empty()) continue;
       const ForNode* inner = loops.back();

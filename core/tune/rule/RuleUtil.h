@@ -8,6 +8,10 @@
 
 namespace loom::tune::rule {
 
+/// Block annotations parallel-vectorize-unroll records for its postprocessor.
+inline constexpr const char* kParallelKey = "meta_schedule.parallel";
+inline constexpr const char* kUnrollKey = "meta_schedule.unroll_explicit";
+
 /// Names of the blocks of the function (except the root), in program order.
 std::vector<std::string> blockNames(const tir::Schedule& sch);
 /// The block's realize binds each iter var to exactly one loop var of its own loop nest, in

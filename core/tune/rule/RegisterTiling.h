@@ -1,0 +1,56 @@
+// The register-tiled CPU structure shared by the rules multi-level-tiling-register and
+// multi-level-tiling-with-intrin: spatial loops in three sampled levels around the whole
+// reduction, a register-sized accumulator, the innermost spatial tile in vector lanes.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/schedule/Schedule.h"
+
+namespace loom::tune::rule {
+
+/// Block annotations the register-tiled structure leaves for the postprocessors.
+inline constexpr const char* kAutoTensorizeKey = "meta_schedule.auto_tensorize";
+inline constexpr const char* kDecomposeReductionKey = "meta_schedule.decompose_reduction";
+
+/// What makes a block fit the structure, found on the untouched block.
+struct RegisterTileInfo {
+  int vectorAxis = -1; ///< iter var (= loop) index of the innermost spatial axis, the output's last index
+  int64_t lanes = 0;   ///< vector lanes of the output dtype (64 bytes)
+  /// Reads that can be packed into a contiguous panel: a function parameter whose last index is
+  /// the vector axis and that leaves out some spatial axis (reused across it).
+  std::vector<int> packableReads;
+  bool float32 = false;
+};
+
+/// The block fits when it is a reduction with data reuse in its plain TE nest whose output's
+/// last index is its innermost spatial iter var, of constant extent divisible by the lanes.
+std::optional<RegisterTileInfo> registerTileInfo(const tir::Schedule& sch, const tir::BlockNode* block);
+
+struct RegisterTileOptions {
+  /// The read (index into block->reads) packed by cache_read + compute_at under the panel loops
+  /// (the outer tile loops of the axes the read depends on); -1: no packing.
+  int packRead = -1;
+  /// Leave the innermost "k-tile x lanes" for a tensor intrinsic: the last reduction loop is split
+  /// by a sampled factor among `intrinK` and the block is annotated with kAutoTensorizeKey =
+  /// `intrinPrefix` (the postprocessor rewriteTensorize tensorizes it).
+  std::string intrinPrefix;
+  std::vector<int64_t> intrinK;
+  int64_t maxVectorTiles = 4; ///< register tile along the vector axis, in vectors
+  int64_t maxRowTile = 8;     ///< register tile along the next inner spatial axis
+  int64_t maxOtherTile = 4;   ///< register tile along other spatial axes
+};
+
+/// Applies the structure to block `name` (which registerTileInfo accepted):
+///   S0 (every spatial axis) | S1 (packed read's axes first) | write cache | R (all reduction
+///   loops) | S3 register tile (unrolled) | lanes (vectorized, or the intrinsic's k-tile x lanes)
+/// with sample_perfect_tile for S0/S1/S3. The accumulator is a "local" cache_write, or the
+/// block's single elementwise consumer (a fused epilogue) put under the tile by
+/// reverse_compute_at; the init is left for rewriteReductionInit to decompose out of the
+/// reduction loop. Throws ScheduleError
+/// when a primitive refuses.
+void applyRegisterTiling(tir::Schedule& sch, const std::string& name, const RegisterTileInfo& info,
+                         const RegisterTileOptions& options);
+
+} // namespace loom::tune::rule
