@@ -109,7 +109,9 @@ int run() {
       refName = "the C++ reference";
     } else if (in.workload || o.schedule.empty()) {
       transform::PassContext plainCtx;
-      driver::LoweredOperator plain = driver::lowerOperator(in.func, driver::OperatorOptions{o.target}, plainCtx);
+      driver::OperatorOptions plainOptions;
+      plainOptions.target = o.target;
+      driver::LoweredOperator plain = driver::lowerOperator(in.func, plainOptions, plainCtx);
       auto plainJit = driver::jitOperator(plain);
       callPacked(plainJit->getFunction(plain.lowered->name), want);
       refName = "the unscheduled program";
