@@ -1,5 +1,6 @@
-// The GPU schedules of every preset, emitted as CUDA C, compile to PTX through NVRTC for sm_80 and
-// sm_90, and ptxas accepts that PTX (skipped, with the reason, when the CUDA toolkit is absent).
+// The GPU schedules of every preset, and every kernel of the example models compiled for cuda,
+// emitted as CUDA C, compile to PTX through NVRTC for sm_80 and sm_90, and ptxas accepts that PTX
+// (skipped, with the reason, when the CUDA toolkit is absent).
 #include <QtTest>
 
 #include <QDir>
@@ -11,6 +12,9 @@
 #include "GPUTestUtil.h"
 #include "codegen/CodeGenCUDA.h"
 #include "codegen/CodeGenCUDANVRTC.h"
+#include "core/driver/CompileModel.h"
+#include "core/driver/CompileModelGPU.h"
+#include "core/frontend/onnx/OnnxImporter.h"
 #include "core/transform/GPUSchedules.h"
 
 using namespace loom;
@@ -41,8 +45,8 @@ class TestCudaPtx : public QObject {
   QTemporaryDir m_dir;
   int m_count = 0;
 
-  /// NVRTC for both archs, then ptxas on each PTX.
-  void compile(const std::string& what, const std::string& source) {
+  /// NVRTC for both archs, then ptxas on each PTX (which must define kernel `entry`).
+  void compile(const std::string& what, const std::string& source, const std::string& entry = "main_kernel0") {
     for (const char* arch : {"sm_80", "sm_90"}) {
       std::string ptx;
       try {
@@ -51,7 +55,7 @@ class TestCudaPtx : public QObject {
         QFAIL((what + " for " + arch + ": " + e.what() + "\n" + source).c_str());
       }
       QVERIFY2(ptx.find(std::string(".target ") + arch) != std::string::npos, ptx.substr(0, 400).c_str());
-      QVERIFY2(ptx.find(".entry main_kernel0") != std::string::npos, ptx.substr(0, 2000).c_str());
+      QVERIFY2(ptx.find(".entry " + entry) != std::string::npos, ptx.substr(0, 2000).c_str());
       if (m_ptxas.isEmpty()) continue;
       QString file = m_dir.filePath(QString("k%1.ptx").arg(m_count++));
       QFile f(file);
@@ -97,6 +101,28 @@ private slots:
       std::string src = codegen::emitGPUSource(transform::splitHostDevice(c.lowered), codegen::GPUDialect::CUDA);
       compile(spec.toStdString() + " (" + name + ")", src);
     }
+  }
+
+  void modelKernels_data() {
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<QString>("shapes");
+    QTest::newRow("small_cnn") << "small_cnn" << "data:[1,3,16,16]";
+    QTest::newRow("fire_net") << "fire_net" << "";
+  }
+  void modelKernels() {
+    // Every kernel of a model compiled for cuda (the default GPU schedule of each fused group),
+    // in one translation unit.
+    if (!m_noNvrtc.empty()) QSKIP(("CUDA toolkit not found: " + m_noNvrtc).c_str());
+    QFETCH(QString, model);
+    QFETCH(QString, shapes);
+    frontend::ImportOptions io;
+    if (!shapes.isEmpty()) io.inputShapes = frontend::parseInputShapes(shapes.toStdString());
+    graph::Module m = frontend::importOnnx(LOOM_SOURCE_DIR "/examples/models/" + model.toStdString() + "/model.onnx", io);
+    driver::CompiledModel cm = driver::compileModel(m, "cuda -arch=sm_80");
+    QVERIFY(!cm.kernels.empty());
+    std::string src = driver::modelKernelSource(cm);
+    QVERIFY2(src.find("extern \"C\" __global__") != std::string::npos, src.c_str());
+    compile(model.toStdString(), src, cm.kernels.back()->name + "_kernel0");
   }
 
   void badSourceReportsTheLog() {

@@ -65,9 +65,11 @@ private slots:
     // Any program, nothing recognised by name: the padding inlined into the conv, every loop
     // nest bound to blocks and threads, so the host/device split finds only kernels.
     graph::Module m = importModel("small_cnn", "data:[1,3,16,16]");
-    auto groups = driver::extractGroups(m);
+    driver::CompileModelOptions o;
+    o.desiredLayout = "NCHW";
+    auto groups = driver::extractGroups(m, {}, o);
     QVERIFY(groups.size() >= 3);
-    driver::CompiledModel cm = driver::compileModel(m, "opencl");
+    driver::CompiledModel cm = driver::compileModel(m, "opencl", {}, o);
     QCOMPARE(cm.kernels.size(), groups.size());
     for (size_t k = 0; k < cm.kernels.size(); ++k) {
       QCOMPARE(cm.scheduleSources[k], std::string("default-gpu"));
@@ -82,16 +84,23 @@ private slots:
   void modelsMatchTheCpu_data() {
     QTest::addColumn<QString>("model");
     QTest::addColumn<QString>("shapes");
-    QTest::newRow("small_cnn") << "small_cnn" << "data:[1,3,16,16]";
-    QTest::newRow("fire_net") << "fire_net" << "";
+    QTest::addColumn<QString>("layout");
+    QTest::newRow("small_cnn") << "small_cnn" << "data:[1,3,16,16]" << "";
+    QTest::newRow("fire_net") << "fire_net" << "" << "";
+    QTest::newRow("transformer_block") << "transformer_block" << "" << "";
+    // Channel-blocked convs (the NCHW16c kernels the CPU schedule is made for) on the GPU too.
+    QTest::newRow("small_cnn NCHWc") << "small_cnn" << "data:[1,3,16,16]" << "NCHWc";
   }
   void modelsMatchTheCpu() {
     if (!m_unavailable.empty()) QSKIP(("no OpenCL device: " + m_unavailable).c_str());
     QFETCH(QString, model);
     QFETCH(QString, shapes);
+    QFETCH(QString, layout);
     graph::Module m = importModel(model.toStdString(), shapes.toStdString());
+    driver::CompileModelOptions o;
+    o.desiredLayout = layout.toStdString();
     driver::CompiledModel cpu = driver::compileModel(m, "llvm");
-    driver::CompiledModel gpu = driver::compileModel(m, "opencl");
+    driver::CompiledModel gpu = driver::compileModel(m, "opencl", {}, o);
     QCOMPARE(gpu.target, std::string("opencl"));
     auto cpuEx = driver::createExecutor(cpu);
     auto gpuEx = driver::createExecutor(gpu);
