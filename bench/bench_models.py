@@ -6,8 +6,12 @@ For each MODEL_DIR (model.onnx + test_data_set_0/input_0.pb, output_0.pb): compi
 (intra_op_num_threads=T, inter_op 1, all graph optimizations) on the same input, in R interleaved
 rounds; checks both outputs against the reference; prints per model the minimum and the median of
 the per-round means for each, and their ratios (Loom / ORT: above 1 means Loom is slower).
+`--tuning-records NAME=FILE` (repeatable) compiles model NAME (its directory's name) with
+`loom compile --tuning-records FILE`, so tuned and untuned models are measured the same way;
+`--compile-arg ARG` (repeatable) passes ARG to every `loom compile` (e.g. --compile-arg=--opt-level=2).
 Needs numpy, onnx and onnxruntime (bench/bench_models.sh makes a venv with them).
-Usage: bench_models.py --loom BUILD/bin/loom [--threads 2] [--repeat 20] [--rounds 3] MODEL_DIR...
+Usage: bench_models.py --loom BUILD/bin/loom [--threads 2] [--repeat 20] [--rounds 3]
+                       [--tuning-records NAME=FILE]... [--compile-arg ARG]... MODEL_DIR...
 """
 import argparse
 import os
@@ -64,9 +68,13 @@ def bench(d, args, work):
     np.savez(npz, **{in_name: x})
     pkg = os.path.join(work, name + ".tar")
     shape = ",".join(str(s) for s in x.shape)
+    cmd = [args.loom, "compile", os.path.join(d, "model.onnx"), "--target", "llvm",
+           "--input-shapes", f"{in_name}:[{shape}]", "--output", pkg] + list(args.compile_arg)
+    records = args.records.get(name)
+    if records:
+        cmd += ["--tuning-records", records]
     t0 = time.perf_counter()
-    r = subprocess.run([args.loom, "compile", os.path.join(d, "model.onnx"), "--target", "llvm",
-                        "--input-shapes", f"{in_name}:[{shape}]", "--output", pkg], capture_output=True, text=True)
+    r = subprocess.run(cmd, capture_output=True, text=True)
     compile_s = time.perf_counter() - t0
     if r.returncode != 0:
         raise RuntimeError(f"loom compile failed: {r.stderr.strip() or r.stdout.strip()}")
@@ -88,7 +96,7 @@ def bench(d, args, work):
     with np.load(out_npz) as z:
         got = z[z.files[0]]
     ort_out = sess.run(None, feed)[0]
-    return dict(name=name, compile_s=compile_s,
+    return dict(name=name, compile_s=compile_s, records=os.path.basename(records) if records else "-",
                 loom_min=min(loom_mins), loom_mean=statistics.median(loom_means),
                 ort_min=min(ort_mins), ort_mean=statistics.median(ort_means),
                 loom_err=max_rel_err(got, want), ort_err=max_rel_err(ort_out, want))
@@ -101,14 +109,30 @@ def main():
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--work", default="build/bench-models", help="directory for packages and npz files")
+    ap.add_argument("--tuning-records", action="append", default=[], metavar="NAME=FILE",
+                    help="compile model NAME with these tuning records (repeatable)")
+    ap.add_argument("--compile-arg", action="append", default=[], metavar="ARG",
+                    help="an extra argument of every loom compile (repeatable)")
     ap.add_argument("dirs", nargs="+")
     args = ap.parse_args()
+    args.records = {}
+    for item in args.tuning_records:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            ap.error(f"--tuning-records expects NAME=FILE, got {item!r}")
+        if not os.path.isfile(path):
+            ap.error(f"--tuning-records {name}: no file {path}")
+        args.records[name] = os.path.abspath(path)
+    known = {os.path.basename(os.path.normpath(d)) for d in args.dirs}
+    for name in args.records:
+        if name not in known:
+            ap.error(f"--tuning-records names model {name!r}, which is not benchmarked ({', '.join(sorted(known))})")
     os.makedirs(args.work, exist_ok=True)
     load0 = os.getloadavg()
     print(f"onnxruntime {ort.__version__}, {args.threads} threads, {args.rounds} rounds x {args.repeat} runs, "
           f"load average {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}")
     hdr = (f"{'model':<22}{'compile s':>10}{'Loom min':>10}{'ORT min':>10}{'ratio':>7}"
-           f"{'Loom mean':>11}{'ORT mean':>10}{'ratio':>7}{'Loom err':>10}{'ORT err':>10}")
+           f"{'Loom mean':>11}{'ORT mean':>10}{'ratio':>7}{'Loom err':>10}{'ORT err':>10}  records")
     print(hdr)
     failed = 0
     for d in args.dirs:
@@ -120,7 +144,7 @@ def main():
             continue
         print(f"{r['name']:<22}{r['compile_s']:>10.1f}{r['loom_min']:>10.2f}{r['ort_min']:>10.2f}"
               f"{r['loom_min'] / r['ort_min']:>7.2f}{r['loom_mean']:>11.2f}{r['ort_mean']:>10.2f}"
-              f"{r['loom_mean'] / r['ort_mean']:>7.2f}{r['loom_err']:>10.1e}{r['ort_err']:>10.1e}", flush=True)
+              f"{r['loom_mean'] / r['ort_mean']:>7.2f}{r['loom_err']:>10.1e}{r['ort_err']:>10.1e}  {r['records']}", flush=True)
     load1 = os.getloadavg()
     print(f"times in ms; ratio = Loom / ORT; err = max |out - reference| / max |reference|; "
           f"load average at the end {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}")

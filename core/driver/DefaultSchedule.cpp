@@ -1,18 +1,112 @@
 // The default CPU schedule of a fused group (see DefaultSchedule.h).
 #include "core/driver/DefaultSchedule.h"
 
+#include <set>
+
 #include "core/schedule/Schedule.h"
+#include "core/schedule/primitive/cache_read_write.h"
 #include "core/schedule/primitive/compute_inline.h"
+#include "core/schedule/primitive/compute_location.h"
 #include "core/schedule/primitive/for_kind.h"
 #include "core/schedule/primitive/get_block_loop.h"
 #include "core/schedule/primitive/loop_transformation.h"
 #include "core/schedule/primitive/reduction.h"
 #include "core/support/Error.h"
 #include "core/tir/Op.h"
+#include "core/tir/Visitor.h"
 
 namespace loom::driver {
 
 namespace {
+
+/// Vector lanes of one fp32 register on the AVX-512 targets the defaults are made for.
+constexpr int64_t kLanes = 16;
+/// Accumulator registers a register tile may use (of 32), leaving some for operands.
+constexpr int64_t kAccumulators = 28;
+
+/// The buffer loads in a statement.
+std::vector<const tir::BufferLoadNode*> loadsIn(const tir::Stmt& s) {
+  struct Collector : tir::IRVisitor {
+    std::vector<const tir::BufferLoadNode*> loads;
+    void visit(const tir::BufferLoadNode* op) override {
+      loads.push_back(op);
+      tir::IRVisitor::visit(op);
+    }
+  } c;
+  c.visitStmt(s);
+  return c.loads;
+}
+
+/// The stored value when `s` is a single BufferStore.
+const tir::BufferStoreNode* singleStore(const tir::Stmt& s) { return s.as<tir::BufferStoreNode>(); }
+
+bool isReduction(const tir::BlockNode* blk) {
+  if (blk->init.defined()) return true;
+  for (const auto& iv : blk->iterVars)
+    if (iv.iterType != tir::IterType::DataPar) return true;
+  return false;
+}
+
+/// A spatial block whose value is conditional (`if_then_else` / select, e.g. zero padding) and
+/// that a reduction block reads. Inlined, its test would sit in the innermost loop of the
+/// reduction and keep that loop from vectorizing, so it stays a buffer of its own.
+bool isConditionalProducerOfReduction(tir::Schedule& sch, const tir::BlockRV& b) {
+  const tir::BlockNode* blk = sch.get(b);
+  const tir::BufferStoreNode* st = singleStore(blk->body);
+  if (!st || isReduction(blk)) return false;
+  bool conditional = st->value.as<tir::SelectNode>() != nullptr;
+  if (auto* call = st->value.as<tir::CallNode>()) conditional |= call->op == "if_then_else";
+  if (!conditional) return false;
+  for (const tir::BlockRV& c : tir::getConsumers(sch, b))
+    if (isReduction(sch.get(c))) return true;
+  return false;
+}
+
+/// The loops of `b` when each binds exactly its iter var (as createPrimFunc makes them, spatial
+/// loops outside reduce loops); empty otherwise.
+std::vector<tir::LoopRV> identityLoops(tir::Schedule& sch, const tir::BlockRV& b) {
+  std::vector<tir::LoopRV> loops = tir::getLoops(sch, b);
+  const tir::BlockNode* blk = sch.get(b);
+  const tir::BlockRealizeNode* realize = sch.realizeOf(blk);
+  if (!realize || loops.size() != blk->iterVars.size()) return {};
+  for (size_t k = 0; k < loops.size(); ++k) {
+    const tir::ForNode* loop = sch.get(loops[k]);
+    auto* v = realize->iterValues[k].as<tir::VarNode>();
+    if (!v || v != loop->loopVar.get() || !tir::asConstInt(loop->extent)) return {};
+  }
+  return loops;
+}
+
+/// The number of leading spatial iter vars when every spatial iter var precedes every reduce one.
+size_t leadingSpatial(const tir::BlockNode* blk) {
+  size_t n = 0;
+  while (n < blk->iterVars.size() && blk->iterVars[n].iterType == tir::IterType::DataPar) ++n;
+  for (size_t k = n; k < blk->iterVars.size(); ++k)
+    if (blk->iterVars[k].iterType == tir::IterType::DataPar) return 0;
+  return n;
+}
+
+/// A dense-like reduction `out[.., j] = sum_k a[.., k] * w[j, k]`: one reduce iter var, the last,
+/// and it is the innermost index of every operand that uses it while the innermost output index
+/// is not, so the output columns do not vectorize but k does.
+bool reducesAlongContiguousAxis(const tir::BlockNode* blk) {
+  const tir::BufferStoreNode* st = singleStore(blk->body);
+  if (!st || !blk->init.defined() || blk->iterVars.size() < 2) return false;
+  if (leadingSpatial(blk) != blk->iterVars.size() - 1) return false;
+  const tir::Var& k = blk->iterVars.back().var;
+  const tir::Var& j = blk->iterVars[blk->iterVars.size() - 2].var;
+  bool any = false;
+  for (const tir::BufferLoadNode* ld : loadsIn(blk->body)) {
+    if (ld->buffer.get() == st->buffer.get() || ld->indices.empty()) continue;
+    for (size_t d = 0; d + 1 < ld->indices.size(); ++d)
+      if (tir::usesVar(ld->indices[d], k)) return false;
+    auto* last = ld->indices.back().as<tir::VarNode>();
+    if (last && last == k.get()) any = true;
+    else if (tir::usesVar(ld->indices.back(), k)) return false;
+    if (last && last == j.get()) return false;
+  }
+  return any;
+}
 
 /// For a reduction block whose innermost spatial loop is not among the parallel ones (a conv's
 /// output column): moves that loop below the reduce loops, hoists the init out of them, and
@@ -42,36 +136,214 @@ void vectorizeReduction(tir::Schedule& sch, const tir::BlockRV& b, const std::ve
   }
 }
 
-/// A dense layer `out[.., j] = sum_k a[.., k] * w[j, k]` reads both operands along k, so its
-/// output columns do not vectorize; instead k splits into (ko, 16) and the 16 lanes become a
-/// spatial axis of a partial-sum block (rfactor) that runs in vector lanes, reduced to the
-/// output afterwards. Returns whether the block was rewritten (left as it was otherwise).
-bool vectorizeDenseReduction(tir::Schedule& sch, const tir::BlockRV& b) {
+/// Dense-like reductions (reducesAlongContiguousAxis) read both operands along k, so k splits
+/// into (ko, 16) and the 16 lanes become a spatial axis of a partial-sum block (rfactor) that
+/// runs in vector lanes, reduced to the output afterwards. Returns the names of the two blocks
+/// when the block was rewritten (left as it was otherwise).
+std::vector<std::string> vectorizeDenseReduction(tir::Schedule& sch, const tir::BlockRV& b) {
   const tir::BlockNode* blk = sch.get(b);
-  if (blk->name != "T_dense") return false;
-  std::vector<tir::LoopRV> loops = tir::getLoops(sch, b);
-  if (loops.empty() || blk->iterVars.empty() || blk->iterVars.back().iterType == tir::IterType::DataPar) return false;
+  if (!reducesAlongContiguousAxis(blk)) return {};
+  std::vector<tir::LoopRV> loops = identityLoops(sch, b);
+  if (loops.empty()) return {};
   const int64_t* k = tir::asConstInt(sch.get(loops.back())->extent);
-  constexpr int64_t lanes = 16;
-  if (!k || *k % lanes != 0 || *k < 4 * lanes) return false;
+  if (!k || *k % kLanes != 0 || *k < 4 * kLanes) return {};
   tir::Schedule saved = sch;
   try {
-    auto parts = tir::split(sch, loops.back(), {tir::Value(nullptr), tir::Value(lanes)});
+    auto parts = tir::split(sch, loops.back(), {tir::Value(nullptr), tir::Value(kLanes)});
     tir::BlockRV rf = tir::rfactor(sch, parts[1], int64_t(blk->iterVars.size() - 1));
     std::vector<tir::LoopRV> rfLoops = tir::getLoops(sch, rf);
     tir::decomposeReduction(sch, rf, rfLoops[rfLoops.size() - 2]);
     tir::vectorize(sch, rfLoops.back());
-    return true;
+    return {sch.get(rf)->name, sch.get(b)->name};
   } catch (const Error&) {
     sch = saved;
-    return false;
+    return {};
+  }
+}
+
+/// The largest divisor of `n` not above `limit`.
+int64_t largestDivisor(int64_t n, int64_t limit) {
+  for (int64_t d = std::min(n, limit); d > 1; --d)
+    if (n % d == 0) return d;
+  return 1;
+}
+
+/// A reduction whose innermost spatial iter var (the "lane" axis: a conv's output-channel block
+/// in NCHW{k}c, a matmul's output column) is the innermost index of the output and of every
+/// operand that uses it, and appears nowhere else: vectorized, each reduction step loads one
+/// operand vector and broadcasts the others' scalars.
+bool hasLaneAxis(const tir::BlockNode* blk, size_t numSpatial) {
+  const tir::BufferStoreNode* st = singleStore(blk->body);
+  if (!st || !blk->init.defined() || numSpatial < 2 || numSpatial == blk->iterVars.size()) return false;
+  const tir::Var& lane = blk->iterVars[numSpatial - 1].var;
+  auto innermostOnly = [&](const std::vector<tir::Expr>& idx) {
+    for (size_t d = 0; d + 1 < idx.size(); ++d)
+      if (tir::usesVar(idx[d], lane)) return false;
+    if (idx.empty() || !tir::usesVar(idx.back(), lane)) return true;
+    auto* v = idx.back().as<tir::VarNode>();
+    return v && v == lane.get();
+  };
+  if (st->indices.empty() || st->indices.back().as<tir::VarNode>() != lane.get()) return false;
+  for (const tir::BufferLoadNode* ld : loadsIn(blk->body))
+    if (!innermostOnly(ld->indices)) return false;
+  return true;
+}
+
+/// TVM's x86 conv2d_NCHWc schedule, for any reduction with a lane axis (hasLaneAxis): the lane
+/// axis in vector lanes (split by 16 when longer), the next spatial axis (a conv's output column)
+/// in a register block of up to 28 rows, the reduction between the tile's loops and the register
+/// block, the init hoisted out of the reduction, the outer spatial loops fused and parallel.
+/// The group's epilogue (the one spatial consumer left after inlining: bias, residual add,
+/// relu) runs under the tile, right after the tile is complete; a reduction writing the group's
+/// output gets a local accumulator tile (cache_write) instead. Returns the names of the blocks it
+/// scheduled (empty, the schedule unchanged, when it does not apply).
+std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockRV& b, bool vectorize) {
+  const tir::BlockNode* blk = sch.get(b);
+  size_t numSpatial = leadingSpatial(blk);
+  if (!vectorize || !hasLaneAxis(blk, numSpatial)) return {};
+  std::vector<tir::LoopRV> loops = identityLoops(sch, b);
+  if (loops.empty()) return {};
+  const int64_t laneExt = *tir::asConstInt(sch.get(loops[numSpatial - 1])->extent);
+  int64_t lanes = laneExt <= kLanes ? laneExt : laneExt % kLanes == 0 ? kLanes : laneExt % 8 == 0 ? 8 : 0;
+  if (lanes < 4) return {};
+  const int64_t rowExt = *tir::asConstInt(sch.get(loops[numSpatial - 2])->extent);
+  const int64_t rowBlock = largestDivisor(rowExt, std::max<int64_t>(1, kAccumulators * kLanes / lanes));
+
+  tir::Schedule saved = sch;
+  try {
+    std::vector<std::string> names{blk->name};
+    // The consumer that becomes the tile's epilogue, or a local accumulator tile.
+    std::optional<tir::BlockRV> epilogue;
+    std::vector<tir::BlockRV> consumers = tir::getConsumers(sch, b);
+    if (consumers.empty()) {
+      epilogue = tir::cacheWrite(sch, b, 0, "local");
+    } else if (consumers.size() == 1 && !isReduction(sch.get(consumers[0]))) {
+      epilogue = consumers[0];
+    }
+    loops = tir::getLoops(sch, b);
+    std::vector<tir::LoopRV> outer(loops.begin(), loops.begin() + long(numSpatial - 2));
+    std::vector<tir::LoopRV> reduce(loops.begin() + long(numSpatial), loops.end());
+    tir::LoopRV laneInner = loops[numSpatial - 1];
+    if (lanes != laneExt) {
+      auto parts = tir::split(sch, laneInner, {tir::Value(nullptr), tir::Value(lanes)});
+      outer.push_back(parts[0]);
+      laneInner = parts[1];
+    }
+    tir::LoopRV rowLoop = loops[numSpatial - 2];
+    std::optional<tir::LoopRV> rowInner;
+    if (rowBlock > 1) {
+      auto parts = tir::split(sch, rowLoop, {tir::Value(nullptr), tir::Value(rowBlock)});
+      rowLoop = parts[0];
+      rowInner = parts[1];
+    }
+    outer.push_back(rowLoop);
+    std::vector<tir::LoopRV> order = outer;
+    order.insert(order.end(), reduce.begin(), reduce.end());
+    if (rowInner) order.push_back(*rowInner);
+    order.push_back(laneInner);
+    tir::reorder(sch, order);
+    const tir::LoopRV tile = outer.back();
+    if (epilogue) {
+      // The epilogue under the tile (before the init is split off, while the tile's dataflow is
+      // one reduction block): its loops cover the tile's rows and lanes.
+      tir::Schedule beforeEpilogue = sch;
+      try {
+        tir::reverseComputeAt(sch, *epilogue, tile);
+        std::vector<tir::LoopRV> el = tir::getLoops(sch, *epilogue);
+        const int64_t* ext = tir::asConstInt(sch.get(el.back())->extent);
+        if (ext && *ext >= 4 && *ext <= kLanes) tir::vectorize(sch, el.back());
+        names.push_back(sch.get(*epilogue)->name);
+      } catch (const Error&) {
+        // An epilogue reading the tile through a layout change stays a pass of its own.
+        sch = beforeEpilogue;
+        if (consumers.empty()) throw;
+      }
+    }
+    tir::BlockRV init = tir::decomposeReduction(sch, b, reduce.front());
+    names.push_back(sch.get(init)->name);
+    std::vector<tir::LoopRV> initLoops = tir::getLoops(sch, init);
+    tir::vectorize(sch, initLoops.back());
+    if (rowInner) tir::unroll(sch, initLoops[initLoops.size() - 2]);
+    tir::vectorize(sch, laneInner);
+    if (rowInner) tir::unroll(sch, *rowInner);
+    // The loops outside the tile: fused and parallel (all of them when the tile loop is the
+    // only one with enough iterations to share).
+    std::vector<tir::LoopRV> par(outer.begin(), outer.end() - 1);
+    int64_t work = 1;
+    for (const tir::LoopRV& l : par) work *= *tir::asConstInt(sch.get(l)->extent);
+    if (work < 8) par.push_back(tile);
+    if (par.size() > 1) tir::parallel(sch, tir::fuse(sch, par));
+    else if (par.size() == 1) tir::parallel(sch, par[0]);
+    return names;
+  } catch (const Error&) {
+    sch = saved;
+    return {};
+  }
+}
+
+/// The generic rule for a block no special rule took: parallelize the outermost spatial loops and
+/// vectorize a spatial innermost loop (or, for a reduction, the innermost spatial loop moved
+/// below the reduce loops).
+void genericSchedule(tir::Schedule& sch, const tir::BlockRV& b, bool vectorize) {
+  std::vector<tir::LoopRV> loops;
+  try {
+    loops = tir::getLoops(sch, b);
+  } catch (const Error&) {
+    return;
+  }
+  if (loops.empty()) return;
+  const tir::BlockNode* blk = sch.get(b);
+  bool spatialOnly = !isReduction(blk);
+  // The leading spatial loops (createPrimFunc nests spatial loops outside reduce loops); keep
+  // the innermost one of a spatial block for vectorization.
+  size_t numReduce = 0;
+  for (const auto& iv : blk->iterVars) numReduce += iv.iterType != tir::IterType::DataPar;
+  size_t numSpatial = loops.size() >= numReduce ? loops.size() - numReduce : 0;
+  if (spatialOnly && numSpatial > 1) --numSpatial;
+  // Fuse leading spatial loops until there are enough iterations to share among threads
+  // (a batch of 1 alone gives nothing to run in parallel).
+  std::vector<tir::LoopRV> lead;
+  int64_t work = 1;
+  for (size_t k = 0; k < numSpatial && work < 64; ++k) {
+    const int64_t* ext = tir::asConstInt(sch.get(loops[k])->extent);
+    if (!ext) break;
+    lead.push_back(loops[k]);
+    work *= *ext;
+  }
+  tir::Schedule saved = sch;
+  if (work >= 2 && !lead.empty()) {
+    try {
+      tir::LoopRV outer = lead.size() > 1 ? tir::fuse(sch, lead) : lead[0];
+      tir::parallel(sch, outer);
+    } catch (const Error&) {
+      sch = saved;
+    }
+  }
+  if (vectorize && !spatialOnly && numReduce > 0 && numSpatial > lead.size() && loops.size() == blk->iterVars.size())
+    vectorizeReduction(sch, b, loops, numSpatial, numReduce);
+  if (!vectorize || !spatialOnly || loops.size() < 2) return;
+  const tir::ForNode* inner = sch.get(loops.back());
+  const int64_t* innerExt = tir::asConstInt(inner->extent);
+  if (!innerExt || *innerExt < 4) return;
+  saved = sch;
+  try {
+    if (*innerExt <= 16)
+      tir::vectorize(sch, loops.back());
+    else if (*innerExt % 8 == 0) {
+      auto parts = tir::split(sch, loops.back(), {tir::Value(nullptr), tir::Value(int64_t(8))});
+      tir::vectorize(sch, parts.back());
+    }
+  } catch (const Error&) {
+    sch = saved;
   }
 }
 
 }  // namespace
 
-/// The default CPU schedule: inline injective producers, then per remaining block parallelize
-/// the outermost spatial loop and vectorize a spatial innermost loop.
+/// The default CPU schedule: inline injective producers; register-tile reductions with a lane
+/// axis (NCHWc convs, pools, matmuls) with their epilogue under the tile; rfactor dense layers
+/// into vector lanes; then per remaining block parallelize the outermost spatial loops and
+/// vectorize a spatial innermost loop.
 tir::PrimFunc defaultSchedule(const tir::PrimFunc& f, bool vectorize) {
   tir::Schedule sch(f);
   auto children = [&]() { return tir::getChildBlocks(sch, tir::getBlock(sch, "root")); };
@@ -79,9 +351,7 @@ tir::PrimFunc defaultSchedule(const tir::PrimFunc& f, bool vectorize) {
   for (bool changed = true; changed;) {
     changed = false;
     for (const tir::BlockRV& b : children()) {
-      // A conv's padded input stays a buffer of its own: inlined, its bounds test would sit in
-      // the innermost loop of the reduction and keep that loop from vectorizing.
-      if (sch.get(b)->name == "pad_temp") continue;
+      if (isConditionalProducerOfReduction(sch, b)) continue;
       try {
         tir::computeInline(sch, b);
         changed = true;
@@ -90,63 +360,23 @@ tir::PrimFunc defaultSchedule(const tir::PrimFunc& f, bool vectorize) {
       }
     }
   }
-  bool denseRewritten = false;
-  for (const tir::BlockRV& b : children()) denseRewritten |= vectorizeDenseReduction(sch, b);
+  // Blocks a special rule scheduled (by name: RVs do not survive the rules' rewrites).
+  std::set<std::string> done;
   for (const tir::BlockRV& b : children()) {
-    std::vector<tir::LoopRV> loops;
-    try {
-      loops = tir::getLoops(sch, b);
-    } catch (const Error&) {
-      continue;
-    }
-    if (loops.empty()) continue;
-    const tir::BlockNode* blk = sch.get(b);
-    bool spatialOnly = !blk->init.defined();
-    for (const auto& iv : blk->iterVars) spatialOnly &= iv.iterType == tir::IterType::DataPar;
-    // The leading spatial loops (createPrimFunc nests spatial loops outside reduce loops); keep
-    // the innermost one of a spatial block for vectorization.
-    size_t numReduce = 0;
-    for (const auto& iv : blk->iterVars) numReduce += iv.iterType != tir::IterType::DataPar;
-    size_t numSpatial = loops.size() >= numReduce ? loops.size() - numReduce : 0;
-    if (spatialOnly && numSpatial > 1) --numSpatial;
-    // Fuse leading spatial loops until there are enough iterations to share among threads
-    // (a batch of 1 alone gives nothing to run in parallel).
-    std::vector<tir::LoopRV> lead;
-    int64_t work = 1;
-    for (size_t k = 0; k < numSpatial && work < 64; ++k) {
-      const int64_t* ext = tir::asConstInt(sch.get(loops[k])->extent);
-      if (!ext) break;
-      lead.push_back(loops[k]);
-      work *= *ext;
-    }
-    tir::Schedule saved = sch;
-    if (work >= 2 && !lead.empty()) {
-      try {
-        tir::LoopRV outer = lead.size() > 1 ? tir::fuse(sch, lead) : lead[0];
-        tir::parallel(sch, outer);
-      } catch (const Error&) {
-        sch = saved;
-      }
-    }
-    // The partial-sum block and the write-back of a rewritten dense keep their loop order.
-    bool denseRf = denseRewritten && blk->name.rfind("T_dense", 0) == 0;
-    if (vectorize && !denseRf && !spatialOnly && numReduce > 0 && numSpatial > lead.size() && loops.size() == blk->iterVars.size())
-      vectorizeReduction(sch, b, loops, numSpatial, numReduce);
-    if (!vectorize || !spatialOnly || loops.size() < 2) continue;
-    const tir::ForNode* inner = sch.get(loops.back());
-    const int64_t* innerExt = tir::asConstInt(inner->extent);
-    if (!innerExt || *innerExt < 4) continue;
-    saved = sch;
-    try {
-      if (*innerExt <= 16)
-        tir::vectorize(sch, loops.back());
-      else if (*innerExt % 8 == 0) {
-        auto parts = tir::split(sch, loops.back(), {tir::Value(nullptr), tir::Value(int64_t(8))});
-        tir::vectorize(sch, parts.back());
-      }
-    } catch (const Error&) {
-      sch = saved;
-    }
+    if (done.count(sch.get(b)->name)) continue;
+    for (const std::string& n : tileLaneReduction(sch, b, vectorize)) done.insert(n);
+  }
+  std::set<std::string> dense;
+  for (const tir::BlockRV& b : children()) {
+    if (done.count(sch.get(b)->name)) continue;
+    for (const std::string& n : vectorizeDenseReduction(sch, b)) dense.insert(n);
+  }
+  for (const tir::BlockRV& b : children()) {
+    const std::string name = sch.get(b)->name;
+    if (done.count(name)) continue;
+    // The partial-sum block and the write-back of a rewritten dense keep their loop order; they
+    // only get their outer loops parallel.
+    genericSchedule(sch, b, vectorize && !dense.count(name));
   }
   return sch.func();
 }

@@ -101,7 +101,9 @@ std::optional<std::pair<Layout, Layout>> convLayouts(const CallNode& call) {
   if (!d || d->kernel || !k || !k->kernel)
     LOOM_TYPE_FAIL(call) << "unsupported layouts data_layout=\"" << dl << "\", kernel_layout=\""
                          << kl << "\" (NCHW or NCHW{k}c with OIHW or OIHW{i}i{o}o)";
-  if (d->blockA != k->blockA)
+  // A depthwise conv (groups > 1, one input channel per group) has kernel layout OIHW1i{k}o.
+  bool depthwise = call.attrs.getInt("groups") > 1 && k->blockA == 1 && k->blockB == d->blockA;
+  if (d->blockA != k->blockA && !depthwise)
     LOOM_TYPE_FAIL(call) << "data block " << d->blockA << " of " << dl
                          << " differs from the kernel's input block " << k->blockA << " of " << kl;
   return std::make_pair(*d, *k);
@@ -113,10 +115,13 @@ Type conv2dRel(const CallNode& call, const std::vector<Type>& args) {
   auto layouts = convLayouts(call);
   if (!layouts) return conv2dPlainRel(call, d, w);
   if (!d.isStatic() || !w.isStatic()) LOOM_TYPE_FAIL(call) << "blocked layouts need static shapes";
-  if (call.attrs.getInt("groups") != 1)
-    LOOM_TYPE_FAIL(call) << "blocked layouts support groups=1 only";
   auto dl = logicalShape(layouts->first, d.staticShape());
   auto wl = logicalShape(layouts->second, w.staticShape());
+  int64_t groups = call.attrs.getInt("groups");
+  if (groups != 1 && !(dl && wl && groups == (*dl)[1] && (*wl)[0] == groups && (*wl)[1] == 1 &&
+                       layouts->second.blockB == layouts->first.blockA))
+    LOOM_TYPE_FAIL(call) << "blocked layouts support groups=1 and depthwise convs (groups = "
+                            "channels, kernel OIHW1i{k}o) only";
   if (!dl)
     LOOM_TYPE_FAIL(call) << "data " << typeStr(TensorType(&d)) << " is not in layout "
                          << layouts->first.str();

@@ -253,16 +253,20 @@ private slots:
 }
 )"));
     QVERIFY(maxDiff(f, g) < 1e-5);
-    // Odd channel counts use the largest divisor; grouped convolutions stay NCHW.
+    // Odd channel counts use the largest divisor; a depthwise conv blocks its channels (kernel
+    // OIHW1i{k}o); other grouped convolutions stay NCHW.
     Var y = makeVar("y", f32({1, 6, 5, 5}));
     Expr dw = makeCall("nn.conv2d", {y, randomConst({6, 1, 3, 3}, 5)}, {{"groups", int64_t(6)}});
     Expr pc = makeCall("nn.conv2d", {dw, randomConst({12, 6, 1, 1}, 6)});
-    Function f2 = fn({y}, makeCall("sigmoid", {pc}));
+    Expr gc = makeCall("nn.conv2d", {pc, randomConst({12, 4, 1, 1}, 7)}, {{"groups", int64_t(3)}});
+    Function f2 = fn({y}, makeCall("sigmoid", {gc}));
     Function g2 = apply(f2, [](const Expr& e) { return convertLayout(e, 16); });
     std::string text = printFunction(g2);
     QVERIFY2(text.find("data_layout=\"NCHW6c\", kernel_layout=\"OIHW6i12o\"") != std::string::npos,
              text.c_str());
-    QVERIFY2(text.find("groups=6)") != std::string::npos, text.c_str());
+    QVERIFY2(text.find("groups=6, data_layout=\"NCHW6c\", kernel_layout=\"OIHW1i6o\"") != std::string::npos,
+             text.c_str());
+    QVERIFY2(text.find("groups=3)") != std::string::npos, text.c_str());
     QVERIFY(maxDiff(f2, g2) < 1e-5);
   }
 

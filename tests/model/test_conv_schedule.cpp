@@ -35,7 +35,10 @@ graph::Module convModule(const ConvCase& cs) {
 double runAgainstEvaluator(const graph::Module& m, const std::vector<int64_t>& inShape, std::string* text) {
   runtime::NDArray xv = test::randomArray(inShape, 7);
   runtime::NDArray want = graph::evaluate(m.main(), {xv}).at(0);
-  driver::CompiledModel cm = driver::compileModel(m);
+  // The NCHW path (opt level 3 defaults to NCHWc; test_nchwc_schedule covers that one).
+  driver::CompileModelOptions o;
+  o.desiredLayout = "NCHW";
+  driver::CompiledModel cm = driver::compileModel(m, "llvm", {}, o);
   if (text)
     for (const auto& k : cm.kernels) *text += tir::printFunc(k);
   auto ex = driver::createExecutor(cm);

@@ -82,13 +82,29 @@ private:
   }
 
   Expr conv(const CallNode& c, const Expr& e) {
-    if (c.attrs.getString("data_layout") != "NCHW" || c.attrs.getInt("groups") != 1) return e;
+    if (c.attrs.getString("data_layout") != "NCHW") return e;
     auto* dt = inferType(c.args[0]).as<TensorTypeNode>();
     auto* wt = inferType(c.args[1]).as<TensorTypeNode>();
     if (!dt || !wt || !dt->isStatic() || !wt->isStatic()) return e;
+    int64_t groups = c.attrs.getInt("groups");
+    if (groups != 1) {
+      // A depthwise conv (one input and one output channel per group) blocks its channels:
+      // data NCHW{k}c, kernel OIHW1i{k}o.
+      int64_t channels = dt->shape[1].value;
+      if (groups != channels || wt->shape[0].value != channels || wt->shape[1].value != 1) return e;
+      int64_t k = largestDivisor(channels, m_block);
+      if (k == 1) return e;
+      Attrs attrs = c.attrs;
+      std::string kernel = "OIHW1i" + std::to_string(k) + "o";
+      attrs.set("data_layout", dataLayout(k));
+      attrs.set("kernel_layout", kernel);
+      Expr y = makeCall(c.op, {toBlocked(c.args[0], k), transform(c.args[1], "OIHW", kernel)}, attrs, c.name);
+      return transform(y, dataLayout(k), "NCHW");
+    }
     int64_t ib = largestDivisor(dt->shape[1].value, m_block),
             ob = largestDivisor(wt->shape[0].value, m_block);
-    if (ob == 1) return e;
+    // A prime channel count above the block (or 1) has no block: such a conv stays NCHW.
+    if (ob == 1 || ib == 1) return e;
     std::string kernel = "OIHW" + std::to_string(ib) + "i" + std::to_string(ob) + "o";
     Attrs attrs = c.attrs;
     attrs.set("data_layout", dataLayout(ib));

@@ -24,6 +24,10 @@ inline std::vector<Expr> exprs(const std::vector<Var>& v) { return std::vector<E
 /// `t` loaded at the output index `i` with numpy broadcasting (dims aligned from the right; an
 /// extent-1 dim reads index 0).
 Expr broadcastLoad(const te::Tensor& t, const std::vector<Var>& i);
+/// The same for an operand of an op whose output is the broadcast of `operands`: a dim of extent
+/// 1 in the output keeps its (single-valued) index var, so consumers of the result see plain iter
+/// var indices (compute_at / reverse_compute_at need them).
+Expr broadcastLoad(const te::Tensor& t, const std::vector<Var>& i, const std::vector<te::Tensor>& operands);
 /// `v` clamped to [lo, hi].
 inline Expr clampIndex(Expr v, int64_t lo, int64_t hi) { return tir::min(tir::max(v, ci(lo)), ci(hi)); }
 /// Normalizes a possibly negative axis.

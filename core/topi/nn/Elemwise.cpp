@@ -25,7 +25,7 @@ void binary(const std::string& name, BinaryExpr f) {
   setSimple(
       name,
       [f](const graph::CallNode&, const std::vector<te::Tensor>& in, const std::vector<Var>& i) {
-        return f(broadcastLoad(in[0], i), broadcastLoad(in[1], i));
+        return f(broadcastLoad(in[0], i, in), broadcastLoad(in[1], i, in));
       },
       "broadcast");
 }
@@ -198,7 +198,7 @@ void registerElemwiseComputes() {
   setSimple(
       "where",
       [](const graph::CallNode&, const std::vector<te::Tensor>& in, const std::vector<Var>& i) {
-        return tir::select(broadcastLoad(in[0], i), broadcastLoad(in[1], i), broadcastLoad(in[2], i));
+        return tir::select(broadcastLoad(in[0], i, in), broadcastLoad(in[1], i, in), broadcastLoad(in[2], i, in));
       },
       "broadcast");
   setSimple(

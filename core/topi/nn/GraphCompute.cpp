@@ -53,6 +53,25 @@ Expr broadcastLoad(const te::Tensor& t, const std::vector<Var>& i) {
   return t(idx);
 }
 
+Expr broadcastLoad(const te::Tensor& t, const std::vector<Var>& i, const std::vector<te::Tensor>& operands) {
+  std::vector<int64_t> ext = extents(t);
+  size_t off = i.size() - ext.size();
+  LOOM_ICHECK(i.size() >= ext.size()) << "broadcast of '" << t->name << "' to a lower rank";
+  // The output's extent at each of t's dims: the largest extent of the operands there.
+  std::vector<int64_t> outExt = ext;
+  for (const te::Tensor& o : operands) {
+    std::vector<int64_t> oe = extents(o);
+    for (size_t d = 0; d < ext.size(); ++d) {
+      size_t od = d + off;  // dim of the output
+      if (od + oe.size() >= i.size()) outExt[d] = std::max(outExt[d], oe[od + oe.size() - i.size()]);
+    }
+  }
+  std::vector<Expr> idx;
+  for (size_t d = 0; d < ext.size(); ++d)
+    idx.push_back(ext[d] == 1 && outExt[d] != 1 ? ci(0) : Expr(i[d + off]));
+  return t(idx);
+}
+
 int64_t normAxis(int64_t axis, int64_t ndim) { return axis < 0 ? axis + ndim : axis; }
 
 void setCompute(const std::string& name, graph::TECompute f) {

@@ -2,6 +2,7 @@
 // batch/layer/instance norm, softmax and log_softmax.
 #include <limits>
 
+#include "core/graph/Layout.h"
 #include "core/topi/Ops.h"
 #include "core/topi/nn/ComputeUtil.h"
 
@@ -14,10 +15,72 @@ using graph::Type;
 
 std::vector<te::Tensor> one(te::Tensor t) { return {std::move(t)}; }
 
+/// The channel block of a data layout "NCHW{k}c" (0 for NCHW, -1 for anything else).
+int64_t dataBlock(const std::string& layout) {
+  std::optional<graph::Layout> l = graph::parseLayout(layout);
+  if (!l || l->kernel) return -1;
+  return l->blockA;
+}
+
+/// Depthwise conv2d of channel-blocked data [N, C/k, H, W, k] with a kernel [C/k, 1, KH, KW, 1, k]
+/// to [N, C/k, OH, OW, k]: each channel lane reads its own input lane.
+std::vector<te::Tensor> depthwiseConv2dNCHWc(const CallNode& call, const std::vector<te::Tensor>& in,
+                                             const Type& outType) {
+  const auto& out = staticTensor(outType, call);
+  const auto& s = call.attrs.getInts("strides");
+  const auto& p = call.attrs.getInts("padding");
+  const auto& dl = call.attrs.getInts("dilation");
+  std::vector<int64_t> ws = extents(in[1]);
+  te::Tensor data = topi::pad(in[0], {0, 0, p[0], p[1], 0}, {0, 0, p[2], p[3], 0}, 0.0, "pad_temp");
+  te::IterVar ry = te::reduceAxis(ci(ws[2]), "ry"), rx = te::reduceAxis(ci(ws[3]), "rx");
+  const te::Tensor& W = in[1];
+  return one(te::compute(
+      teShape(out),
+      [&](const std::vector<Var>& i) -> te::ComputeBody {
+        Expr y = Expr(i[2]) * ci(s[0]) + Expr(ry) * ci(dl[0]);
+        Expr x = Expr(i[3]) * ci(s[1]) + Expr(rx) * ci(dl[1]);
+        return te::sum(data(i[0], i[1], y, x, i[4]) * W(i[1], ci(0), ry, rx, ci(0), i[4]), {ry, rx});
+      },
+      "depthwise_conv2d_NCHWc", "depthwise_conv2d_NCHWc"));
+}
+
+/// conv2d of channel-blocked data [N, C/ib, H, W, ib] with a kernel [O/ob, C/ib, KH, KW, ib, ob]
+/// (groups 1) to [N, O/ob, OH, OW, ob], as TVM's conv2d_NCHWc. The reduction over the input
+/// channels is two axes, the block (rco) and the lane within it (rci), around the kernel window:
+/// (rco, ry, rx, rci), so a schedule can keep a tile of outputs while it walks one input block.
+std::vector<te::Tensor> conv2dNCHWc(const CallNode& call, const std::vector<te::Tensor>& in, const Type& outType) {
+  const auto& out = staticTensor(outType, call);
+  std::optional<graph::Layout> kl = graph::parseLayout(call.attrs.getString("kernel_layout"));
+  int64_t groups = call.attrs.getInt("groups");
+  if (groups != 1 && kl && in[0]->ndim() == 5 && in[1]->ndim() == 6 && kl->blockA == 1)
+    return depthwiseConv2dNCHWc(call, in, outType);
+  if (!kl || !kl->kernel || groups != 1 || in[0]->ndim() != 5 || in[1]->ndim() != 6)
+    LOOM_THROW(UnsupportedError) << graph::callDescription(call) << ": unsupported conv2d layouts "
+                                 << call.attrs.getString("data_layout") << " / "
+                                 << call.attrs.getString("kernel_layout");
+  const auto& s = call.attrs.getInts("strides");
+  const auto& p = call.attrs.getInts("padding");
+  const auto& dl = call.attrs.getInts("dilation");
+  std::vector<int64_t> ws = extents(in[1]);
+  te::Tensor data = topi::pad(in[0], {0, 0, p[0], p[1], 0}, {0, 0, p[2], p[3], 0}, 0.0, "pad_temp");
+  te::IterVar rco = te::reduceAxis(ci(ws[1]), "rco"), ry = te::reduceAxis(ci(ws[2]), "ry"),
+              rx = te::reduceAxis(ci(ws[3]), "rx"), rci = te::reduceAxis(ci(ws[4]), "rci");
+  const te::Tensor& W = in[1];
+  return one(te::compute(
+      teShape(out),
+      [&](const std::vector<Var>& i) -> te::ComputeBody {
+        Expr y = Expr(i[2]) * ci(s[0]) + Expr(ry) * ci(dl[0]);
+        Expr x = Expr(i[3]) * ci(s[1]) + Expr(rx) * ci(dl[1]);
+        return te::sum(data(i[0], rco, y, x, rci) * W(i[1], rco, ry, rx, rci, i[4]), {rco, ry, rx, rci});
+      },
+      "conv2d_NCHWc", "conv2d_NCHWc"));
+}
+
 std::vector<te::Tensor> conv2d(const CallNode& call, const std::vector<te::Tensor>& in, const Type& outType) {
   const auto& out = staticTensor(outType, call);
+  if (dataBlock(call.attrs.getString("data_layout")) > 0) return conv2dNCHWc(call, in, outType);
   if (call.attrs.getString("data_layout") != "NCHW" || call.attrs.getString("kernel_layout") != "OIHW")
-    LOOM_THROW(UnsupportedError) << graph::callDescription(call) << ": only NCHW/OIHW conv2d is lowered";
+    LOOM_THROW(UnsupportedError) << graph::callDescription(call) << ": only NCHW/OIHW and NCHW{k}c/OIHW{i}i{o}o conv2d are lowered";
   const auto& s = call.attrs.getInts("strides");
   const auto& p = call.attrs.getInts("padding");
   const auto& dl = call.attrs.getInts("dilation");
@@ -110,36 +173,58 @@ std::vector<te::Tensor> matmul(const CallNode& call, const std::vector<te::Tenso
       "T_matmul", "matmul"));
 }
 
+/// The layout of a pool's data must be NCHW or NCHW{k}c; both have the spatial dims at 2 and 3.
+void checkPoolLayout(const CallNode& call, const te::Tensor& data) {
+  int64_t b = dataBlock(call.attrs.getString("layout"));
+  if (b < 0 || data->ndim() != (b > 0 ? 5u : 4u))
+    LOOM_THROW(UnsupportedError) << graph::callDescription(call) << ": unsupported pool layout "
+                                 << call.attrs.getString("layout") << " for rank-" << data->ndim() << " data";
+}
+
+/// `i` with its spatial dims (2, 3) replaced by `h`, `w`.
+std::vector<Expr> withSpatial(const std::vector<Var>& i, Expr h, Expr w) {
+  std::vector<Expr> idx = exprs(i);
+  idx[2] = std::move(h);
+  idx[3] = std::move(w);
+  return idx;
+}
+
 std::vector<te::Tensor> pool(const CallNode& call, const std::vector<te::Tensor>& in, const Type& outType, bool avg) {
   const auto& out = staticTensor(outType, call);
+  checkPoolLayout(call, in[0]);
   const auto& k = call.attrs.getInts("pool_size");
   const auto& s = call.attrs.getInts("strides");
   const auto& p = call.attrs.getInts("padding");
   const auto& dl = call.attrs.getInts("dilation");
   std::vector<int64_t> is = extents(in[0]);
   te::IterVar ry = te::reduceAxis(ci(k[0]), "ry"), rx = te::reduceAxis(ci(k[1]), "rx");
-  auto pos = [&](Var y, Var x) {
-    return std::pair<Expr, Expr>{Expr(y) * ci(s[0]) + Expr(ry) * ci(dl[0]) - ci(p[0]),
-                                 Expr(x) * ci(s[1]) + Expr(rx) * ci(dl[1]) - ci(p[1])};
+  auto pos = [&](const std::vector<Var>& i) {
+    return std::pair<Expr, Expr>{Expr(i[2]) * ci(s[0]) + Expr(ry) * ci(dl[0]) - ci(p[0]),
+                                 Expr(i[3]) * ci(s[1]) + Expr(rx) * ci(dl[1]) - ci(p[1])};
   };
   auto inside = [&](const Expr& h, const Expr& w) {
     return h >= ci(0) && h < ci(is[2]) && w >= ci(0) && w < ci(is[3]);
   };
   const te::Tensor& D = in[0];
   DataType t = D->dtype;
+  auto window = [&](const std::vector<Var>& i) {
+    auto [h, w] = pos(i);
+    return std::pair<Expr, Expr>{D(withSpatial(i, clampIndex(h, 0, is[2] - 1), clampIndex(w, 0, is[3] - 1))),
+                                 inside(h, w)};
+  };
   if (!avg)
     return one(te::compute(
         teShape(out),
-        [&](Var n, Var c, Var y, Var x) -> te::ComputeBody {
-          auto [h, w] = pos(y, x);
-          return te::max(D(n, c, clampIndex(h, 0, is[2] - 1), clampIndex(w, 0, is[3] - 1)), {ry, rx}, inside(h, w));
+        [&](const std::vector<Var>& i) -> te::ComputeBody {
+          auto [v, cond] = window(i);
+          return te::max(v, {ry, rx}, cond);
         },
         "pool_max", "pool_max"));
   te::Tensor sum = te::compute(
       teShape(out),
-      [&](Var n, Var c, Var y, Var x) -> te::ComputeBody {
-        auto [h, w] = pos(y, x);
-        return te::sum(D(n, c, clampIndex(h, 0, is[2] - 1), clampIndex(w, 0, is[3] - 1)), {ry, rx}, inside(h, w));
+      [&](const std::vector<Var>& i) -> te::ComputeBody {
+        auto [v, cond] = window(i);
+        return te::sum(v, {ry, rx}, cond);
       },
       "pool_sum", "pool_sum");
   bool includePad = call.attrs.getInt("count_include_pad") != 0;
@@ -158,8 +243,8 @@ std::vector<te::Tensor> pool(const CallNode& call, const std::vector<te::Tensor>
       "pool_count", "pool_count");
   return one(te::compute(
       teShape(out),
-      [&](Var n, Var c, Var y, Var x) -> te::ComputeBody {
-        return sum(n, c, y, x) / tir::max(count(y, x), tir::makeConst(t, 1.0));
+      [&](const std::vector<Var>& i) -> te::ComputeBody {
+        return sum(exprs(i)) / tir::max(count(i[2], i[3]), tir::makeConst(t, 1.0));
       },
       "pool_avg", "elemwise"));
 }
@@ -167,20 +252,22 @@ std::vector<te::Tensor> pool(const CallNode& call, const std::vector<te::Tensor>
 std::vector<te::Tensor> globalPool(const CallNode& call, const std::vector<te::Tensor>& in, const Type& outType,
                                    bool avg) {
   const auto& out = staticTensor(outType, call);
+  checkPoolLayout(call, in[0]);
   std::vector<int64_t> is = extents(in[0]);
   te::IterVar ry = te::reduceAxis(ci(is[2]), "ry"), rx = te::reduceAxis(ci(is[3]), "rx");
   const te::Tensor& D = in[0];
   te::Tensor r = te::compute(
       teShape(out),
-      [&](Var n, Var c, Var, Var) -> te::ComputeBody {
-        return avg ? te::sum(D(n, c, ry, rx), {ry, rx}) : te::max(D(n, c, ry, rx), {ry, rx});
+      [&](const std::vector<Var>& i) -> te::ComputeBody {
+        std::vector<Expr> idx = withSpatial(i, ry, rx);
+        return avg ? te::sum(D(idx), {ry, rx}) : te::max(D(idx), {ry, rx});
       },
       avg ? "global_pool_sum" : "global_pool_max", "global_pool");
   if (!avg) return one(r);
   return one(te::compute(
       teShape(out),
-      [&](Var n, Var c, Var y, Var x) -> te::ComputeBody {
-        return r(n, c, y, x) / tir::makeConst(D->dtype, double(is[2] * is[3]));
+      [&](const std::vector<Var>& i) -> te::ComputeBody {
+        return r(exprs(i)) / tir::makeConst(D->dtype, double(is[2] * is[3]));
       },
       "global_pool_avg", "elemwise"));
 }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/graph/Layout.h"
 #include "core/topi/nn/ComputeUtil.h"
 
 namespace loom::topi::nn {
@@ -60,6 +61,36 @@ Expr roundCoord(const std::string& rounding, Expr x) {
   return tir::cast(DataType::Int(32), r);
 }
 
+/// layout_transform between NCHW and NCHW{k}c (or OIHW and OIHW{i}i{o}o): the output's physical
+/// index -> its logical (a, b, h, w) -> the input's physical index.
+Expr layoutTransform(const CallNode& c, const std::vector<te::Tensor>& in, const std::vector<Var>& i) {
+  std::optional<graph::Layout> from = graph::parseLayout(c.attrs.getString("src_layout"));
+  std::optional<graph::Layout> to = graph::parseLayout(c.attrs.getString("dst_layout"));
+  if (!from || !to || from->kernel != to->kernel)
+    LOOM_THROW(UnsupportedError) << graph::callDescription(c) << ": cannot transform layout "
+                                 << c.attrs.getString("src_layout") << " to " << c.attrs.getString("dst_layout");
+  // Logical index of the output point.
+  Expr a = i[0], b = i[1];
+  if (!to->isPlain()) {
+    if (to->kernel) {
+      a = Expr(i[0]) * ci(to->blockB) + i[5];
+      b = Expr(i[1]) * ci(to->blockA) + i[4];
+    } else {
+      b = Expr(i[1]) * ci(to->blockA) + i[4];
+    }
+  }
+  std::vector<Expr> idx{a, b, i[2], i[3]};
+  if (!from->isPlain()) {
+    if (from->kernel) {
+      idx = {tir::floordiv(a, ci(from->blockB)), tir::floordiv(b, ci(from->blockA)), i[2], i[3],
+             tir::floormod(b, ci(from->blockA)), tir::floormod(a, ci(from->blockB))};
+    } else {
+      idx = {a, tir::floordiv(b, ci(from->blockA)), i[2], i[3], tir::floormod(b, ci(from->blockA))};
+    }
+  }
+  return in[0](idx);
+}
+
 }  // namespace
 
 void registerTransformComputes() {
@@ -85,12 +116,7 @@ void registerTransformComputes() {
         return in[0](idx);
       },
       "injective");
-  setSimple(
-      "layout_transform",
-      [](const CallNode& c, const std::vector<te::Tensor>&, const std::vector<Var>&) -> Expr {
-        LOOM_THROW(UnsupportedError) << graph::callDescription(c) << ": layout_transform has no compute (compile without --convert-layout)";
-      },
-      "injective");
+  setSimple("layout_transform", layoutTransform, "injective");
   setSimple(
       "concatenate",
       [](const CallNode& c, const std::vector<te::Tensor>& in, const std::vector<Var>& i) {

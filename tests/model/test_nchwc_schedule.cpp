@@ -1,0 +1,222 @@
+// The default CPU schedule of channel-blocked (NCHW16c) conv groups: on ResNet-like conv shapes
+// the scheduled kernel computes what the unscheduled one does (interpreter), the compiled model
+// matches the graph evaluator, and the schedule has the NCHWc structure (16 output channels in
+// vector lanes, a parallel outer loop, the epilogue under the conv's tile).
+#include <QtTest>
+
+#include <functional>
+
+#include "../transform/Meaning.h"
+#include "ModelTestUtil.h"
+#include "core/driver/CompileModel.h"
+#include "core/driver/DefaultSchedule.h"
+#include "core/graph/Evaluator.h"
+#include "core/tir/Printer.h"
+#include "core/tir/Visitor.h"
+
+using namespace loom;
+
+namespace {
+
+struct ConvCase {
+  int64_t c, h, w, k, kh, kw, stride;
+  std::vector<int64_t> pad;
+  bool residual = false;  ///< adds a second input of the output's shape before the relu
+  bool relu = true;
+};
+
+/// conv2d -> bias_add [-> add residual] [-> relu] on (1, c, h, w) with weights (k, c, kh, kw).
+graph::Module convModule(const ConvCase& cs, int64_t outH, int64_t outW) {
+  auto f32 = DataType::Float(32);
+  graph::Var x = graph::makeVar("data", graph::tensorType(std::vector<int64_t>{1, cs.c, cs.h, cs.w}, f32));
+  graph::Constant wt = graph::makeConstant(test::randomArray({cs.k, cs.c, cs.kh, cs.kw}, 21), "w");
+  graph::Constant b = graph::makeConstant(test::randomArray({cs.k}, 22), "b");
+  graph::Attrs attrs;
+  attrs.set("padding", cs.pad);
+  attrs.set("strides", std::vector<int64_t>{cs.stride, cs.stride});
+  graph::Expr y = graph::makeCall("nn.bias_add", {graph::makeCall("nn.conv2d", {x, wt}, attrs), b});
+  std::vector<graph::Var> params{x};
+  if (cs.residual) {
+    graph::Var r = graph::makeVar("res", graph::tensorType(std::vector<int64_t>{1, cs.k, outH, outW}, f32));
+    params.push_back(r);
+    y = graph::makeCall("add", {y, r});
+  }
+  if (cs.relu) y = graph::makeCall("nn.relu", {y});
+  graph::Module m;
+  m.functions["main"] = graph::makeFunction(params, y);
+  return m;
+}
+
+int64_t outExtent(int64_t in, int64_t k, int64_t s, int64_t padBefore, int64_t padAfter) {
+  return (in + padBefore + padAfter - k) / s + 1;
+}
+
+driver::CompileModelOptions blocked() {
+  driver::CompileModelOptions o;
+  o.optLevel = 3;
+  o.desiredLayout = "NCHWc";
+  return o;
+}
+
+/// Every node of `f`'s body, visited with the loops around it.
+struct LoopWalker : tir::IRVisitor {
+  std::vector<const tir::ForNode*> stack;
+  std::function<void(const tir::BlockNode*, const std::vector<const tir::ForNode*>&)> onBlock;
+  std::function<void(const tir::ForNode*)> onLoop;
+  void visit(const tir::ForNode* op) override {
+    if (onLoop) onLoop(op);
+    stack.push_back(op);
+    tir::IRVisitor::visit(op);
+    stack.pop_back();
+  }
+  void visit(const tir::BlockNode* op) override {
+    if (onBlock) onBlock(op, stack);
+    tir::IRVisitor::visit(op);
+  }
+};
+
+/// The conv group of a compiled-for-NCHWc model (the one kernel with a conv2d op).
+driver::ModelGroup convGroup(const graph::Module& m) {
+  for (const driver::ModelGroup& g : driver::extractGroups(m, {}, blocked()))
+    for (const std::string& op : g.ops)
+      if (op == "nn.conv2d") return g;
+  throw std::runtime_error("no conv group");
+}
+
+}  // namespace
+
+class TestNCHWcSchedule : public QObject {
+  Q_OBJECT
+
+private:
+  const std::vector<ConvCase> m_cases = {
+      {16, 9, 10, 16, 3, 3, 1, {1, 1, 1, 1}, false, true},   // 3x3 stride 1, one block
+      {32, 8, 8, 32, 3, 3, 1, {1, 1, 1, 1}, true, true},     // 3x3 with a residual add (basic block)
+      {16, 10, 9, 32, 3, 3, 2, {1, 1, 1, 1}, false, true},   // 3x3 stride 2 (downsampling)
+      {16, 8, 8, 32, 1, 1, 2, {0, 0, 0, 0}, false, false},   // 1x1 stride 2 (shortcut), no relu
+      {32, 7, 7, 16, 1, 1, 1, {0, 0, 0, 0}, false, true},    // 1x1 stride 1
+      {3, 16, 15, 16, 7, 7, 2, {3, 3, 3, 3}, false, true},   // the 7x7 stride-2 stem, 3 channels
+      {12, 6, 11, 24, 3, 3, 1, {1, 0, 2, 1}, false, true},   // channels not multiples of 16, uneven pad
+      {10, 5, 5, 20, 3, 3, 1, {1, 1, 1, 1}, true, false},    // blocks of 10, residual without relu
+  };
+
+  graph::Module caseModule(int index, std::vector<int64_t>* inShape, std::vector<int64_t>* resShape) {
+    const ConvCase& cs = m_cases[size_t(index)];
+    int64_t oh = outExtent(cs.h, cs.kh, cs.stride, cs.pad[0], cs.pad[2]);
+    int64_t ow = outExtent(cs.w, cs.kw, cs.stride, cs.pad[1], cs.pad[3]);
+    *inShape = {1, cs.c, cs.h, cs.w};
+    *resShape = {1, cs.k, oh, ow};
+    return convModule(cs, oh, ow);
+  }
+
+  static void addCases() {
+    QTest::addColumn<int>("index");
+    QTest::newRow("3x3 s1 16->16") << 0;
+    QTest::newRow("3x3 s1 32->32 + residual") << 1;
+    QTest::newRow("3x3 s2 16->32") << 2;
+    QTest::newRow("1x1 s2 16->32 no relu") << 3;
+    QTest::newRow("1x1 s1 32->16") << 4;
+    QTest::newRow("7x7 s2 pad 3, 3->16 (stem)") << 5;
+    QTest::newRow("3x3 12->24 uneven pad") << 6;
+    QTest::newRow("3x3 10->20 + residual, no relu") << 7;
+  }
+
+private slots:
+  void scheduledGroupsMeanTheSame_data() { addCases(); }
+  void scheduledGroupsMeanTheSame() {
+    // Every kernel of the blocked model (layout transforms, the conv group) under the default
+    // schedule equals the unscheduled kernel in the interpreter.
+    QFETCH(int, index);
+    std::vector<int64_t> in, res;
+    graph::Module m = caseModule(index, &in, &res);
+    std::vector<driver::ModelGroup> groups = driver::extractGroups(m, {}, blocked());
+    QVERIFY(groups.size() >= 2);
+    for (const driver::ModelGroup& g : groups) {
+      tir::PrimFunc s = driver::defaultSchedule(g.func, true);
+      std::string diff = transform::testing::meaningDiff(g.func, s, 1e-4, 1);
+      QVERIFY2(diff.empty(), (g.name + ": " + diff).c_str());
+    }
+  }
+
+  void compiledMatchesEvaluator_data() { addCases(); }
+  void compiledMatchesEvaluator() {
+    QFETCH(int, index);
+    std::vector<int64_t> in, res;
+    graph::Module m = caseModule(index, &in, &res);
+    std::vector<runtime::NDArray> inputs{test::randomArray(in, 7)};
+    if (m_cases[size_t(index)].residual) inputs.push_back(test::randomArray(res, 8));
+    runtime::NDArray want = graph::evaluate(m.main(), inputs).at(0);
+    driver::CompiledModel cm = driver::compileModel(m, "llvm", {}, blocked());
+    QCOMPARE(cm.layout, std::string("NCHWc"));
+    auto ex = driver::createExecutor(cm);
+    for (size_t i = 0; i < inputs.size(); ++i) ex->setInput(i, inputs[i]);
+    ex->run();
+    double d = test::maxDiff(ex->getOutput(0), want);
+    QVERIFY2(d < 1e-3, qPrintable(QString("max diff %1").arg(d)));
+  }
+
+  void convTileStructure_data() { addCases(); }
+  void convTileStructure() {
+    // The conv's output-channel block runs in vector lanes (16 when the channels allow), an outer
+    // loop is parallel, and the epilogue (bias, residual, relu) or the copy out of a local
+    // accumulator runs under a loop of the conv: no separate pass over the output.
+    QFETCH(int, index);
+    std::vector<int64_t> in, res;
+    graph::Module m = caseModule(index, &in, &res);
+    driver::ModelGroup g = convGroup(m);
+    tir::PrimFunc s = driver::defaultSchedule(g.func, true);
+    const ConvCase& cs = m_cases[size_t(index)];
+    int64_t lanes = 1;
+    for (int64_t d = 16; d > 1; --d)
+      if (cs.k % d == 0) {
+        lanes = d;
+        break;
+      }
+    std::map<std::string, std::vector<const tir::ForNode*>> loopsOf;
+    bool vectorLanes = false, parallel = false;
+    LoopWalker w;
+    w.onBlock = [&](const tir::BlockNode* b, const std::vector<const tir::ForNode*>& loops) { loopsOf[b->name] = loops; };
+    w.onLoop = [&](const tir::ForNode* f) {
+      const int64_t* e = tir::asConstInt(f->extent);
+      if (f->kind == tir::ForKind::Vectorized && e && *e == lanes) vectorLanes = true;
+      if (f->kind == tir::ForKind::Parallel) parallel = true;
+    };
+    w.visitStmt(s->body);
+    std::string text = tir::printFunc(s);
+    QVERIFY2(vectorLanes, text.c_str());
+    QVERIFY2(parallel, text.c_str());
+    QVERIFY2(loopsOf.count("conv2d_NCHWc"), text.c_str());
+    const auto& convLoops = loopsOf["conv2d_NCHWc"];
+    // The block that writes the group's output: the last one in program order that is not the
+    // conv, its init or the padding.
+    std::string outBlock;
+    for (const auto& [name, loops] : loopsOf)
+      if (name != "root" && name != "conv2d_NCHWc" && name != "conv2d_NCHWc_init" && name.find("pad") == std::string::npos)
+        outBlock = name;
+    QVERIFY2(!outBlock.empty(), text.c_str());
+    const auto& outLoops = loopsOf[outBlock];
+    // Shares the conv's loops down to the tile (at least the parallel one, which may be the tile).
+    size_t shared = 0;
+    while (shared < convLoops.size() && shared < outLoops.size() && convLoops[shared] == outLoops[shared]) ++shared;
+    QVERIFY2(shared >= 1, (outBlock + " is not under the conv's tile:\n" + text).c_str());
+    // The register tile: the reduction's innermost loop is the vectorized lane loop.
+    QVERIFY2(convLoops.back()->kind == tir::ForKind::Vectorized, text.c_str());
+  }
+
+  void unblockableConvStaysNCHW() {
+    // 17 input channels (prime above the block of 16: no block) and 13 outputs: ConvertLayout leaves the conv in NCHW and
+    // the model still compiles and matches.
+    ConvCase cs{17, 6, 6, 13, 3, 3, 1, {1, 1, 1, 1}, false, true};
+    graph::Module m = convModule(cs, 6, 6);
+    runtime::NDArray x = test::randomArray({1, 17, 6, 6}, 3);
+    runtime::NDArray want = graph::evaluate(m.main(), {x}).at(0);
+    driver::CompiledModel cm = driver::compileModel(m, "llvm", {}, blocked());
+    auto ex = driver::createExecutor(cm);
+    ex->setInput(0, x);
+    ex->run();
+    QVERIFY(test::maxDiff(ex->getOutput(0), want) < 1e-3);
+  }
+};
+
+QTEST_APPLESS_MAIN(TestNCHWcSchedule)
+#include "test_nchwc_schedule.moc"
