@@ -23,9 +23,6 @@
 
 namespace loom::cli {
 
-namespace {
-/// Device plugins are looked for next to the binary's build tree (../lib) unless the user set
-/// LOOM_DEVICE_PATH.
 void defaultDevicePath() {
   if (std::getenv("LOOM_DEVICE_PATH")) return;
   char buf[PATH_MAX];
@@ -36,6 +33,8 @@ void defaultDevicePath() {
   std::string path = dir + "/../lib:" + dir + "/../lib/loom:" + dir;
   setenv("LOOM_DEVICE_PATH", path.c_str(), 1);
 }
+
+namespace {
 
 /// One way of running the operator on a device: `run(arrays, repeat)` copies the host arrays in,
 /// runs `repeat` times, copies them back, and returns the mean seconds of a run.

@@ -11,9 +11,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "app/cli/BenchOpGPU.h"
 #include "app/cli/Commands.h"
 #include "app/cli/ModelCommon.h"
 #include "core/driver/CompileModel.h"
+#include "core/driver/CompileModelGPU.h"
 #include "core/frontend/onnx/OnnxImporter.h"
 #include "core/support/Error.h"
 
@@ -29,6 +31,7 @@ struct OnnxTestOptions {
   bool single = false, verbose = false;
   int optLevel = 3;
   double rtol = 1e-3, atol = 1e-5;
+  std::string target = "llvm";
 };
 
 OnnxTestOptions& options() {
@@ -50,6 +53,7 @@ CLI::App* setup(CLI::App& app) {
       ->default_val("/usr/share/libonnx-testdata/data/node");
   sub->add_option("--write-passing", o.writePassing, "Write the names of the passing tests to this file");
   sub->add_option("--opt-level", o.optLevel, "Optimization level 0-3")->check(CLI::Range(0, 3));
+  sub->add_option("--target,-t", o.target, "Target: llvm (default), opencl (runs on the OpenCL device, e.g. PoCL) or cuda");
   sub->add_option("--rtol", o.rtol, "Relative tolerance");
   sub->add_option("--atol", o.atol, "Absolute tolerance");
   sub->add_flag("--verbose,-v", o.verbose, "Print every test's result");
@@ -158,7 +162,8 @@ void runOne(const fs::path& dir, const OnnxTestOptions& o) {
   }
   driver::CompileModelOptions co;
   co.optLevel = o.optLevel;
-  driver::CompiledModel cm = driver::compileModel(m, "llvm", {}, co);
+  if (driver::isGPUTarget(o.target)) defaultDevicePath();
+  driver::CompiledModel cm = driver::compileModel(m, o.target, {}, co);
   auto ex = driver::createExecutor(cm);
   for (const fs::path& set : sets) {
     std::vector<runtime::NDArray> inputs = load(set, "input_"), expected = load(set, "output_");
@@ -246,6 +251,7 @@ int run() {
       continue;
     }
     std::string cmd = quote(self) + " onnx-test --single --opt-level " + std::to_string(o.optLevel) +
+                      " --target " + quote(o.target) +
                       " --rtol " + std::to_string(o.rtol) + " --atol " + std::to_string(o.atol) + " " + quote(d) + " 2>&1";
     FILE* p = popen(cmd.c_str(), "r");
     std::string out;

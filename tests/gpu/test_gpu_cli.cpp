@@ -74,6 +74,21 @@ private slots:
     }
   }
 
+  void modelsOnOpenCL() {
+    // The example models compiled for opencl and run on the OpenCL device match their ONNX test
+    // data; packaging GPU kernels is refused with a clear message.
+    if (!m_noOpenCL.empty()) QSKIP(("no OpenCL device: " + m_noOpenCL).c_str());
+    QString models = QStringLiteral(LOOM_SOURCE_DIR "/examples/models/");
+    Run r = runLoom({"onnx-test", "--target", "opencl", "-v", models + "small_cnn", models + "fire_net",
+                     models + "transformer_block"});
+    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    QVERIFY2(r.out.contains("3 passed, 0 failed"), qPrintable(r.out));
+    QTemporaryDir dir;
+    Run c = runLoom({"compile", models + "fire_net/model.onnx", "--target", "opencl", "-o", dir.filePath("m.tar")});
+    QCOMPARE(c.code, 1);
+    QVERIFY2(c.err.contains("'opencl' is not supported"), qPrintable(c.err));
+  }
+
   void noOpenCLPlatformSaysSo() {
     QTemporaryDir empty;
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
