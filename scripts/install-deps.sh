@@ -3,6 +3,7 @@
 set -euo pipefail
 PKGS=(
   build-essential cmake ninja-build ccache pkg-config
+  lld
   qt6-base-dev libgl-dev
   qt6-charts-dev qt6-svg-dev libqscintilla2-qt6-dev libgraphviz-dev xvfb
   llvm-19-dev libzstd-dev zlib1g-dev libedit-dev libxml2-dev

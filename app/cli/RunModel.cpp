@@ -1,4 +1,4 @@
-// `loom run`: loads a .tar package with the runtime alone and runs it on .npz or generated inputs.
+// `loom run`: loads a package (.so model library or .tar) with the runtime alone and runs it on .npz or generated inputs.
 #include <algorithm>
 #include <chrono>
 #include <iomanip>
@@ -28,9 +28,11 @@ RunOptions& options() {
 
 CLI::App* setup(CLI::App& app) {
   RunOptions& o = options();
-  CLI::App* sub = app.add_subcommand("run", "Run a compiled .tar package");
-  sub->footer("Examples:\n"
-              "  loom run small_cnn.tar --fill-mode random --print-top 5 --print-time\n"
+  CLI::App* sub = app.add_subcommand("run", "Run a compiled package (.so or .tar)");
+  sub->footer("The package is loaded by the runtime alone (as a deployed program would): a package built for\n"
+              "another machine, damaged or of another format version is refused with the reason (exit code 1).\n\n"
+              "Examples:\n"
+              "  loom run small_cnn.so --fill-mode random --print-top 5 --print-time\n"
               "  loom run small_cnn.tar --inputs in.npz --outputs out.npz --repeat 10 --profile");
   sub->add_option("package", o.package, "The package written by `loom compile`")->required();
   sub->add_option("--inputs", o.inputs, "An .npz with the inputs by name (others are filled)");
