@@ -1,7 +1,9 @@
 // `loom tune`: search schedules for a workload or for every kernel of a model, measuring candidates
 // in worker processes; and the hidden `loom tune-worker` those workers run.
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -193,6 +195,21 @@ int trialsTo90(const tune::Database& db, const std::string& key, const std::stri
   return 0;
 }
 
+std::atomic<bool> g_stopRequested{false};
+
+/// The first SIGINT / SIGTERM asks the tuning to stop after the current batch (records so far are
+/// kept and the final table printed); a second one ends the program.
+void onStopSignal(int sig) {
+  if (g_stopRequested.exchange(true)) {
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+    return;
+  }
+  const char msg[] = "\nloom tune: stopping after this batch (again to abort)\n";
+  ssize_t ignored = ::write(2, msg, sizeof msg - 1);
+  (void)ignored;
+}
+
 int runModelTune() {
   const TuneCliOptions& o = tuneOptions();
   auto started = std::chrono::steady_clock::now();
@@ -230,6 +247,9 @@ int runModelTune() {
     LOOM_THROW(Error) << o.output << ": the record file exists; pass --resume to continue it or remove it";
   tune::JsonDatabase db(o.output);
   tune::TuneOptions per = perTaskOptions(o);
+  per.shouldStop = [] { return g_stopRequested.load(); };
+  std::signal(SIGINT, onStopSignal);
+  std::signal(SIGTERM, onStopSignal);
   per.trials = o.trialsPerTask > 0 ? o.trialsPerTask : (o.trials > 0 ? o.trials : 64);
   int total = o.trials > 0 ? o.trials : per.trials * int(tasks.size());
   int existing = 0;

@@ -61,6 +61,9 @@ Child spawn(const std::vector<std::string>& command, const std::string& inPath,
   pid_t pid = ::fork();
   if (pid < 0) LOOM_THROW(RuntimeError) << "tune: cannot fork a worker: " << std::strerror(errno);
   if (pid == 0) {
+    // Its own process group: a Ctrl-C at the terminal goes to `loom tune` (which stops after the
+    // batch), not to the worker being measured.
+    ::setpgid(0, 0);
     ::dup2(in[0], 0);
     ::dup2(out[1], 1);
     if (errFd >= 0) ::dup2(errFd, 2);
