@@ -495,8 +495,13 @@ void GraphView::applyCollapse(int focusCluster) {
     m_shownKey = key;
     if (m_mode == Fused) {
       QTransform t = m_canvas->transform();
+      QPointF centre = m_canvas->mapToScene(m_canvas->viewport()->rect().center());
       rebuild();
-      if (focusCluster >= 0 && !m_autoFit) {
+      if (focusCluster == -2) {
+        m_canvas->setTransform(t);
+        m_canvas->centerOn(centre);
+        emit m_canvas->viewportChanged();
+      } else if (focusCluster >= 0 && !m_autoFit) {
         m_canvas->setTransform(t);
         QPointF c = clusterCenter(focusCluster);
         if (!c.isNull()) m_canvas->centerOn(c);
@@ -513,7 +518,7 @@ void GraphView::applyCollapse(int focusCluster) {
   }
   m_pendingKey = key;
   m_info->setText(QString("laying out %1 collapsed group(s)…").arg(m_collapsed.size()));
-  GraphData graph = collapseClusters(m_model.fused, m_collapsed);
+  GraphData graph = collapseClusters(m_model.fused, m_collapsed, m_costs);
   QPointer<GraphView> self(this);
   QThreadPool::globalInstance()->start([self, graph, key, gen, show]() mutable {
     layoutGraph(graph);  // Graphviz, off the UI thread
@@ -525,6 +530,13 @@ void GraphView::applyCollapse(int focusCluster) {
       if (gen == self->m_layoutGen) show();
     }, Qt::QueuedConnection);
   });
+}
+
+void GraphView::setClusterCosts(const QVector<QString>& costs) {
+  if (costs == m_costs) return;
+  m_costs = costs;
+  m_layouts.clear();
+  if (!m_collapsed.isEmpty()) applyCollapse(-2);
 }
 
 void GraphView::setHighlightedClusters(const QSet<int>& clusters) {

@@ -57,6 +57,9 @@ public:
   int clusterAt(const QPointF& scenePos) const;
   /// Scene centre of cluster `c` on screen: its frame, or its node when collapsed (null if absent).
   QPointF clusterCenter(int c) const;
+  /// The cost shown on each cluster's collapsed node ("12.5 MFLOP"), by cluster; re-lays out
+  /// the collapsed view when some clusters are collapsed.
+  void setClusterCosts(const QVector<QString>& costs);
   /// Marks the clusters whose kernel is open in the schedule editor (a thick frame / border).
   void setHighlightedClusters(const QSet<int>& clusters);
   QSet<int> highlightedClusters() const { return m_highlighted; }
@@ -75,7 +78,8 @@ signals:
 
 private:
   void rebuild();
-  /// Shows the current collapse state: cached, or laid out on a worker first.
+  /// Shows the current collapse state: cached, or laid out on a worker first. Then centres on
+  /// `focusCluster` (>= 0), fits the graph (-1), or keeps the view (-2).
   void applyCollapse(int focusCluster);
   /// The fused graph of the current collapse state (the plain fused graph when nothing is collapsed).
   const GraphData& fusedGraph() const;
@@ -96,6 +100,7 @@ private:
   bool m_autoFit = true;  ///< refit on resize until the user zooms
   QSet<int> m_collapsed;
   QSet<int> m_highlighted;
+  QVector<QString> m_costs;
   QHash<QString, GraphData> m_layouts;  ///< collapse state ("1,4,7") -> laid-out graph
   QString m_shownKey;                   ///< the collapse state on screen
   QString m_pendingKey;                 ///< the collapse state being laid out

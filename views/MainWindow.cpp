@@ -2,6 +2,7 @@
 #include "views/MainWindow.h"
 
 #include <QAction>
+#include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
 #include <QComboBox>
@@ -28,6 +29,7 @@
 #include <QTableView>
 #include <QToolBar>
 #include <QToolButton>
+#include <QThreadPool>
 #include <QTimer>
 #include <QTreeView>
 #include <QVBoxLayout>
@@ -42,8 +44,7 @@
 #include "views/RunsModel.h"
 #include "views/ScheduleEditor.h"
 #include "views/Session.h"
-#include "views/TuningMonitor.h"
-#include "views/ExportDialog.h"
+#include "core/tune/ModelTasks.h"
 
 namespace loom::views {
 
@@ -188,6 +189,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   });
   connect(m_session, &Session::groupsReady, this, [this] {
     const ModelGroups* g = m_session->modelGroups();
+    QVector<QString> costs;
+    for (int k : g->clusterGroup) costs << (k >= 0 ? flopsText(g->flops[size_t(k)]) : QString());
+    m_graph->setClusterCosts(costs);
     m_status->setText(QString("%1 kernels in %2 fused groups · double-click a group to schedule it").arg(g->groups.size()).arg(g->clusterGroup.size()));
     int pending = std::exchange(m_pendingCluster, -1);
     if (pending >= 0) openCluster(pending);
@@ -340,14 +344,6 @@ void MainWindow::buildDocks() {
   runs->raise();
   splitDockWidget(loops, runs, Qt::Horizontal);
 
-  // Tuning (S2): the monitor docks beside the log; a candidate opens in the editor.
-  m_tuning = new TuningMonitor(m_session);
-  tabifyDockWidget(log, makeDock(this, "Tuning", "tuningDock", m_tuning, Qt::BottomDockWidgetArea));
-  runs->raise();
-  connect(m_tuning, &TuningMonitor::openInEditor, this, [this](const QString& script, const QString& preset, const QMap<QString, qint64>& params) {
-    if (!preset.isEmpty()) setPreset(preset, params);
-    setScheduleText(script);
-  });
 }
 
 void MainWindow::buildMenus() {
@@ -377,7 +373,6 @@ void MainWindow::buildMenus() {
     QFile f(path);
     if (!path.isEmpty() && f.open(QIODevice::ReadOnly)) setScheduleText(QString::fromUtf8(f.readAll()));
   });
-  file->addAction("&Export Model Package…", QKeySequence(Qt::CTRL | Qt::Key_E), this, &MainWindow::showExportDialog);
   file->addSeparator();
   file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
 
@@ -400,6 +395,16 @@ void MainWindow::buildMenus() {
   model->addAction("&Optimized", this, [this] { m_graph->setMode(GraphView::Optimized); });
   model->addAction("&Fused", this, [this] { m_graph->setMode(GraphView::Fused); });
   model->addSeparator();
+  QMenu* layout = model->addMenu("Conv &Layout");
+  auto* layouts = new QActionGroup(this);
+  for (const QString& l : {QString("NCHW"), QString("NCHWc")}) {
+    QAction* a = layout->addAction(l == "NCHW" ? "NCHW (as imported)" : "NCHWc (channel-blocked, as --desired-layout NCHWc)");
+    a->setObjectName("layout" + l);
+    a->setCheckable(true);
+    a->setChecked(l == m_session->modelLayout());
+    layouts->addAction(a);
+    connect(a, &QAction::triggered, this, [this, l] { m_session->setModelLayout(l); });
+  }
   model->addAction("&Collapse All Groups", this, [this] { m_graph->setAllCollapsed(true); });
   model->addAction("&Expand All Groups", this, [this] { m_graph->setAllCollapsed(false); });
   model->addSeparator();
@@ -413,20 +418,6 @@ void MainWindow::buildMenus() {
     int n = m_session->runs()->rowCount();
     if (n >= 2) diffRuns(n - 2, n - 1);
   });
-
-  QMenu* tune = menuBar()->addMenu("&Tune");
-  auto startTuning = [this](TuneJob::Scope scope) {
-    m_tuning->setScope(scope);
-    m_tuning->setSessionPath(m_sessionPath);
-    if (QString t = m_targetBox->currentText(); t.startsWith("llvm") && !t.contains("-mtriple")) m_tuning->setTarget(t);
-    findChild<QDockWidget*>("tuningDock")->show();
-    findChild<QDockWidget*>("tuningDock")->raise();
-    m_tuning->startFromForm();
-  };
-  tune->addAction("Tune This &Operator", QKeySequence(Qt::CTRL | Qt::Key_T), this, [startTuning] { startTuning(TuneJob::Scope::Operator); });
-  tune->addAction("Tune the &Model", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_T), this, [startTuning] { startTuning(TuneJob::Scope::Model); });
-  tune->addAction("&Pause / Resume", this, [this] { m_tuning->isPaused() ? m_tuning->resume() : m_tuning->pause(); });
-  tune->addAction("&Cancel Tuning", this, [this] { m_tuning->cancel(); });
 
   QMenu* help = menuBar()->addMenu("&Help");
   help->addAction("&About Loom Studio", this, [this] {
@@ -737,25 +728,20 @@ void MainWindow::addRecent(const QString& path) {
   recent.removeAll(abs);
   recent.prepend(abs);
   while (recent.size() > 8) recent.removeLast();
-  s.setValue("recentModels", recent);
-  updateRecentMenu();
+  updateRecentMenu(recent);
+  // Writing the settings file syncs it to disk (tens of ms on a busy disk): off the UI thread.
+  QThreadPool::globalInstance()->start([recent] { QSettings().setValue("recentModels", recent); });
 }
 
-void MainWindow::updateRecentMenu() {
+void MainWindow::updateRecentMenu() { updateRecentMenu(QSettings().value("recentModels").toStringList()); }
+
+void MainWindow::updateRecentMenu(const QStringList& recent) {
   m_recentMenu->clear();
-  QStringList recent = QSettings().value("recentModels").toStringList();
   for (const QString& path : recent) m_recentMenu->addAction(path, this, [this, path] { openModel(path); });
   m_recentMenu->setEnabled(!recent.isEmpty());
 }
 
-void MainWindow::showExportDialog() {
-  auto* dlg = new ExportDialog(m_session, this);
-  dlg->setAttribute(Qt::WA_DeleteOnClose);
-  dlg->show();
-}
-
 void MainWindow::updateTitle() {
-  if (m_tuning) m_tuning->setSessionPath(m_sessionPath);
   QString name = m_sessionPath.isEmpty() ? QString("untitled") : QFileInfo(m_sessionPath).fileName();
   QString model = m_session->modelPath().isEmpty() ? QString() : " · " + QFileInfo(m_session->modelPath()).fileName();
   setWindowTitle(QString("%1%2%3 — Loom Studio").arg(name, m_session->isModified() ? "*" : "", model));

@@ -23,7 +23,6 @@ class ScheduleEditor;
 class CodePane;
 class GraphView;
 class ProblemsModel;
-class TuningMonitor;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -65,9 +64,6 @@ public:
   void linkLoweredLine(int line);
   void linkAsmLine(int line);
   void linkTirLine(int line);
-  TuningMonitor* tuningMonitor() const { return m_tuning; }
-  /// Opens the Export dialog for the session's model (File > Export Model Package).
-  void showExportDialog();
   /// Opens the diff of two rows of the Runs table.
   void diffRuns(int rowA, int rowB);
 
@@ -87,6 +83,7 @@ private:
   void showPass(int index);
   void addRecent(const QString& path);
   void updateRecentMenu();
+  void updateRecentMenu(const QStringList& recent);
   void updateTitle();
   bool maybeSave();
   void showProperties(const GraphNode& n);
@@ -114,7 +111,6 @@ private:
   bool m_updatingPreset = false;
   int m_selectedLoop = -1;
   bool m_layoutApplied = false;
-  TuningMonitor* m_tuning = nullptr;
   int m_pendingCluster = -1;  ///< opened before the model's kernels were extracted
   QString m_groupDetails;     ///< the preset bar's text for the open fused group
 };

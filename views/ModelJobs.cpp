@@ -16,6 +16,7 @@
 #include "core/support/Error.h"
 #include "core/tir/HostArrays.h"
 #include "core/tir/Op.h"
+#include "core/tune/FlopCount.h"
 #include "views/GraphLayout.h"
 
 namespace loom::views {
@@ -219,11 +220,13 @@ std::map<std::string, std::vector<int64_t>> staticInputShapes(const QString& pat
 
 GraphData buildGraphData(const graph::Function& main) { return Builder().run(main); }
 
-ModelData loadModelData(const QString& path, const std::atomic<bool>* cancel) {
+ModelData loadModelData(const QString& path, const std::atomic<bool>* cancel, const QString& layout) {
   QElapsedTimer timer;
   timer.start();
+  if (layout != "NCHW" && layout != "NCHWc") LOOM_THROW(ValueError) << "unknown conv layout '" << layout.toStdString() << "' (NCHW or NCHWc)";
   ModelData m;
   m.path = path;
+  m.layout = layout;
   frontend::ImportOptions io;
   io.inputShapes = staticInputShapes(path);
   graph::Module mod = frontend::importOnnx(path.toStdString(), io);
@@ -231,7 +234,7 @@ ModelData loadModelData(const QString& path, const std::atomic<bool>* cancel) {
   checkCancel(cancel);
   graph::Module optimized = graph::runGraphPasses(mod, graph::optimizePipeline());
   checkCancel(cancel);
-  graph::Module fused = graph::runGraphPasses(mod, graph::fusePipeline());
+  graph::Module fused = graph::runGraphPasses(mod, graph::fusePipeline(layout == "NCHWc"));
   checkCancel(cancel);
   m.module = std::make_shared<const graph::Module>(mod);
   m.fusedModule = std::make_shared<const graph::Module>(fused);
@@ -257,7 +260,10 @@ ModelGroups extractModelGroups(const ModelData& model, const std::atomic<bool>* 
   timer.start();
   ModelGroups out;
   if (!model.module || !model.fusedModule) LOOM_THROW(ValueError) << "model '" << model.path.toStdString() << "' has no module";
-  out.groups = driver::extractGroups(*model.module);
+  // The same layout as the fused view, so that its clusters are these kernels.
+  driver::CompileModelOptions options;
+  options.desiredLayout = model.layout.toStdString();
+  out.groups = driver::extractGroups(*model.module, {}, options);
   checkCancel(cancel);
   QHash<QString, int> byName;
   for (size_t k = 0; k < out.groups.size(); ++k) byName.insert(q(out.groups[k].name), int(k));
@@ -285,12 +291,21 @@ ModelGroups extractModelGroups(const ModelData& model, const std::atomic<bool>* 
     }
     out.clusterGroup << index;
   }
-  out.flops.assign(out.groups.size(), 0.0);
+  out.flops.reserve(out.groups.size());
+  for (const driver::ModelGroup& g : out.groups) out.flops.push_back(tune::countFlops(g.func));
   out.ms = double(timer.nsecsElapsed()) / 1e6;
   return out;
 }
 
-GraphData collapseClusters(const GraphData& g, const QSet<int>& collapsed) {
+QString flopsText(double flops) {
+  if (flops <= 0) return QString();
+  if (flops >= 1e9) return QString("%1 GFLOP").arg(flops / 1e9, 0, 'f', 2);
+  if (flops >= 1e6) return QString("%1 MFLOP").arg(flops / 1e6, 0, 'f', 1);
+  if (flops >= 1e3) return QString("%1 kFLOP").arg(flops / 1e3, 0, 'f', 1);
+  return QString("%1 FLOP").arg(flops, 0, 'f', 0);
+}
+
+GraphData collapseClusters(const GraphData& g, const QSet<int>& collapsed, const QVector<QString>& costs) {
   GraphData out;
   out.clusters = g.clusters;
   QVector<int> map(g.nodes.size(), -1);
@@ -316,9 +331,12 @@ GraphData collapseClusters(const GraphData& g, const QSet<int>& collapsed) {
         gn.group = n.cluster;
         gn.op = g.clusters[n.cluster].name;
         gn.name = gn.op;
-        gn.shape = QString("%1 op%2 · %3").arg(opsIn[n.cluster]).arg(opsIn[n.cluster] == 1 ? "" : "s").arg(resultType[n.cluster]);
+        QString cost = costs.value(n.cluster);
+        gn.shape = QString("%1 op%2 · %3%4").arg(opsIn[n.cluster]).arg(opsIn[n.cluster] == 1 ? "" : "s")
+                       .arg(cost.isEmpty() ? QString() : cost + " · ").arg(resultType[n.cluster]);
         gn.properties = QStringList{"fused group\t" + gn.op, "ops\t" + QString::number(opsIn[n.cluster]),
                                     "output\t" + resultType[n.cluster]};
+        if (!cost.isEmpty()) gn.properties << "cost\t" + cost + " per call";
         for (const GraphNode& m : g.nodes)
           if (m.cluster == n.cluster && m.kind == "op") gn.properties << "op\t" + m.op + (m.name.isEmpty() ? QString() : "  (" + m.name + ")");
         gn.id = QString("g%1").arg(n.cluster);

@@ -13,9 +13,10 @@ namespace loom::views {
 /// in their consumers' properties, not drawn), fused groups as clusters. Not laid out yet.
 GraphData buildGraphData(const graph::Function& main);
 
-/// Imports `path` (ONNX), derives the optimized and fused graphs and lays all three out.
-/// Throws loom::Error (import failures name the file and node) and ValueError when cancelled.
-ModelData loadModelData(const QString& path, const std::atomic<bool>* cancel = nullptr);
+/// Imports `path` (ONNX), derives the optimized and fused graphs (fused in conv layout `layout`,
+/// "NCHW" or "NCHWc") and lays all three out. Throws loom::Error (import failures name the file
+/// and node) and ValueError when cancelled or for another layout.
+ModelData loadModelData(const QString& path, const std::atomic<bool>* cancel = nullptr, const QString& layout = "NCHW");
 
 /// The kernels of a model's fused groups, unscheduled, and which cluster of the fused view each is.
 struct ModelGroups {
@@ -32,8 +33,12 @@ struct ModelGroups {
 ModelGroups extractModelGroups(const ModelData& model, const std::atomic<bool>* cancel = nullptr);
 
 /// The fused clusters of `g`, collapsed: each cluster in `collapsed` becomes one node (kind
-/// "group", labelled with the group's name, op count and output type) and the edges that entered
-/// or left it attach to that node. Not laid out.
-GraphData collapseClusters(const GraphData& g, const QSet<int>& collapsed);
+/// "group", labelled with the group's name, op count, cost (costs[cluster], e.g. "12.5 MFLOP",
+/// when given) and output type) and the edges that entered or left it attach to that node. Not
+/// laid out.
+GraphData collapseClusters(const GraphData& g, const QSet<int>& collapsed, const QVector<QString>& costs = {});
+
+/// "12.5 MFLOP" (empty for 0: unknown).
+QString flopsText(double flops);
 
 }  // namespace loom::views

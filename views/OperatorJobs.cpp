@@ -14,6 +14,7 @@
 #include "codegen/JITModule.h"
 #include "codegen/Listing.h"
 #include "core/driver/BuildOperator.h"
+#include "core/driver/DefaultSchedule.h"
 #include "core/driver/Measure.h"
 #include "core/schedule/Instruction.h"
 #include "core/schedule/Schedule.h"
@@ -338,6 +339,18 @@ RunRecord runOperator(const OperatorRequest& req, const std::atomic<bool>* cance
       rec.medianMs = t.medianMs;
     }
     rec.gflops = rec.flopsKnown && rec.medianMs > 0 ? flops / (rec.medianMs * 1e-3) / 1e9 : 0;
+    // A fused group on the CPU: also time the model's default schedule, the time to beat.
+    if (req.isGroup() && !device && !cancelled()) {
+      transform::PassContext defCtx;
+      driver::OperatorOptions defOpts;
+      defOpts.target = opts.target;
+      driver::LoweredOperator def = driver::lowerOperator(driver::defaultSchedule(func), defOpts, defCtx);
+      auto defJit = driver::jitOperator(def);
+      runtime::PackedFunc defFn = defJit->getFunction(def.lowered->name);
+      std::vector<runtime::NDArray> scratch;
+      for (size_t i = 0; i < arrays.size(); ++i) scratch.push_back(i < numInputs ? arrays[i] : arrays[i].copy());
+      rec.defaultMs = driver::timeCalls([&] { callPacked(defFn, scratch); }, 5, 30).medianMs;
+    }
     rec.ok = true;
   } catch (const Error& e) {
     rec.error = q(e.what());

@@ -16,7 +16,10 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::DisplayRole) {
     switch (index.column()) {
     case Id: return QString("#%1").arg(r.id);
-    case Time: return r.ok ? QString::number(r.medianMs, 'f', 4) + " ms" : QString("failed");
+    case Time:
+      if (!r.ok) return QString("failed");
+      if (r.defaultMs > 0) return QString("%1 ms (default %2)").arg(r.medianMs, 0, 'f', 4).arg(r.defaultMs, 0, 'f', 4);
+      return QString::number(r.medianMs, 'f', 4) + " ms";
     case Gflops: return !r.ok ? QString() : r.flopsKnown ? QString::number(r.gflops, 'f', 1) + " GFLOP/s" : QString("GFLOP/s unknown");
     case Peak:
       if (peak >= 0) return QString::number(100 * peak, 'f', 1) + "% of peak";

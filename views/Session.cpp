@@ -165,7 +165,8 @@ void Session::run() {
       self->m_runs->addRun(r);
       self->setModified(true);
       QString rate = r.flopsKnown ? QString("%1 GFLOP/s").arg(r.gflops, 0, 'f', 1) : QString("GFLOP/s unknown");
-      emit self->logged(r.ok ? QString("run #%1: %2 ms, %3, %4 (vs %5, max rel err %6)%7").arg(r.id).arg(r.medianMs, 0, 'f', 4).arg(rate, r.correct ? "correct" : "WRONG", r.reference).arg(r.maxRelError, 0, 'e', 2).arg(r.device.isEmpty() ? QString() : " on " + r.device)
+      emit self->logged(r.ok ? QString("run #%1: %2 ms, %3, %4 (vs %5, max rel err %6)%7").arg(r.id).arg(r.medianMs, 0, 'f', 4).arg(rate, r.correct ? "correct" : "WRONG", r.reference).arg(r.maxRelError, 0, 'e', 2).arg(r.device.isEmpty() ? QString() : " on " + r.device) +
+                                 (r.defaultMs > 0 ? QString("; the model's default schedule: %1 ms").arg(r.defaultMs, 0, 'f', 4) : QString())
                              : QString("run #%1 failed: %2").arg(r.id).arg(r.error));
       emit self->runFinished(r);
     }, Qt::QueuedConnection);
@@ -180,11 +181,12 @@ void Session::loadModel(const QString& path, bool markModified) {
   emit modelLoadStarted(path);
   emit taskStarted(QString("Loading %1").arg(path));
   QPointer<Session> self(this);
-  m_pool.start([self, path, gen, cancel, markModified] {
+  QString layout = m_layout;
+  m_pool.start([self, path, gen, cancel, markModified, layout] {
     std::shared_ptr<ModelData> data;
     QString error;
     try {
-      data = std::make_shared<ModelData>(loadModelData(path, cancel.get()));
+      data = std::make_shared<ModelData>(loadModelData(path, cancel.get(), layout));
       data->generation = gen;
     } catch (const Error& e) {
       error = QString::fromStdString(e.what());
@@ -209,6 +211,12 @@ void Session::loadModel(const QString& path, bool markModified) {
       self->extractGroups();
     }, Qt::QueuedConnection);
   });
+}
+
+void Session::setModelLayout(const QString& layout) {
+  if (layout == m_layout) return;
+  m_layout = layout;
+  if (m_model) loadModel(m_model->path, false);
 }
 
 bool Session::openGroup(int index) {
@@ -298,6 +306,7 @@ QJsonObject Session::toJson() const {
     o["group"] = g;
   }
   if (m_model) o["model"] = m_model->path;
+  o["modelLayout"] = m_layout;
   QJsonArray runs;
   for (const RunRecord& r : m_runs->records()) {
     QJsonObject j;
@@ -316,6 +325,7 @@ QJsonObject Session::toJson() const {
     j["gflops"] = r.gflops;
     j["peak"] = r.peakGflops;
     j["flopsKnown"] = r.flopsKnown;
+    j["defaultMs"] = r.defaultMs;
     j["device"] = r.device;
     runs.append(j);
   }
@@ -365,6 +375,7 @@ void Session::fromJson(const QJsonObject& o) {
     r.gflops = j["gflops"].toDouble();
     r.peakGflops = j["peak"].toDouble();
     r.flopsKnown = j["flopsKnown"].toBool(true);
+    r.defaultMs = j["defaultMs"].toDouble();
     r.device = j["device"].toString();
     m_runs->addRun(r);
     m_versions.insert(r.schedule, r.scheduleVersion);
@@ -372,6 +383,7 @@ void Session::fromJson(const QJsonObject& o) {
   }
   emit requestChanged();
   compileNow();
+  m_layout = o["modelLayout"].toString("NCHW");
   QString model = o["model"].toString();
   if (!model.isEmpty()) loadModel(model, false);
   setModified(false);

@@ -51,6 +51,10 @@ public:
   /// modelFailed.
   void loadModel(const QString& path, bool markModified = true);
   QString modelPath() const { return m_model ? m_model->path : QString(); }
+  /// The conv layout of the fused view and the kernels ("NCHW" or "NCHWc"); changing it reloads
+  /// the model.
+  void setModelLayout(const QString& layout);
+  QString modelLayout() const { return m_layout; }
   const ModelData* model() const { return m_model.get(); }
   /// The kernels of the loaded model's fused groups, extracted off the UI thread after the model
   /// loads (null until groupsReady).
@@ -112,6 +116,7 @@ private:
   bool m_modified = false;
   std::shared_ptr<ModelData> m_model;
   std::shared_ptr<const ModelGroups> m_groups;
+  QString m_layout = "NCHW";
 };
 
 }  // namespace loom::views

@@ -72,6 +72,7 @@ struct RunRecord {
   double medianMs = 0, gflops = 0;
   double peakGflops = 0;    ///< the machine's peak at the time (0: not measured yet)
   bool flopsKnown = true;   ///< false: the operator's FLOP count is unknown (gflops is 0)
+  double defaultMs = 0;     ///< a fused group's time under the model's default schedule (0: not measured)
   QString device;           ///< where it ran when not the host CPU ("OpenCL: pocl ...")
 };
 
@@ -115,6 +116,9 @@ struct ModelData {
   GraphData imported, optimized, fused;
   int opCount = 0, fusedGroups = 0;
   double loadMs = 0;
+  /// The conv layout the fused view and the kernels use: "NCHW" (as imported) or "NCHWc"
+  /// (channel-blocked by ConvertLayout, as `loom compile --desired-layout NCHWc`).
+  QString layout = "NCHW";
   /// The imported module (types inferred): what the kernels of the fused groups are made from.
   std::shared_ptr<const graph::Module> module;
   /// After the fuse pipeline: one call of a Primitive function per cluster of `fused`.

@@ -68,18 +68,24 @@ private slots:
 
   void clustersMapOntoKernels_data() {
     QTest::addColumn<QString>("path");
-    for (const char* m : {"small_cnn", "fire_net", "transformer_block"})
-      QTest::newRow(m) << QString(LOOM_SOURCE_DIR) + "/examples/models/" + m + "/model.onnx";
-    // Made on demand by examples/models/make_torch_models.py (not in a fresh clone).
-    QString resnet = QString(LOOM_SOURCE_DIR) + "/build/models/resnet18/model.onnx";
-    if (QFile::exists(resnet)) QTest::newRow("resnet18") << resnet;
+    QTest::addColumn<QString>("layout");
+    for (const char* layout : {"NCHW", "NCHWc"}) {
+      for (const char* m : {"small_cnn", "fire_net", "transformer_block"})
+        QTest::addRow("%s %s", m, layout) << QString(LOOM_SOURCE_DIR) + "/examples/models/" + m + "/model.onnx" << QString(layout);
+      // Made on demand by examples/models/make_torch_models.py (not in a fresh clone).
+      QString resnet = QString(LOOM_SOURCE_DIR) + "/build/models/resnet18/model.onnx";
+      if (QFile::exists(resnet)) QTest::addRow("resnet18 %s", layout) << resnet << QString(layout);
+    }
   }
 
   void clustersMapOntoKernels() {
     QFETCH(QString, path);
+    QFETCH(QString, layout);
     if (!QFile::exists(path)) QSKIP("model missing");
     MainWindow w;
+    w.session()->setModelLayout(layout);
     QVERIFY(openAndWait(w, path));
+    QCOMPARE(w.session()->model()->layout, layout);
     const ModelData* m = w.session()->model();
     const ModelGroups* g = w.session()->modelGroups();
     QVERIFY(m && g);
@@ -94,6 +100,9 @@ private slots:
     int shared = 0;
     for (size_t k = 0; k < g->groups.size(); ++k) {
       QCOMPARE(uses[k], g->groups[k].occurrences);
+      // Flops are counted from the TIR: a conv or dense kernel does at least 2 per MAC.
+      for (const std::string& op : g->groups[k].ops)
+        if (op == "nn.conv2d" || op == "nn.dense") QVERIFY(g->flops[k] > 0);
       shared += g->groups[k].occurrences > 1;
     }
     qInfo("%d clusters, %d kernels (%d used more than once), extracted in %.0f ms", int(g->clusterGroup.size()),
@@ -160,6 +169,8 @@ private slots:
     QCOMPARE(r.reference, QString("unscheduled program"));
     QVERIFY(r.medianMs > 0);
     QVERIFY(r.preset.contains(QString::fromStdString(group.name)));
+    QVERIFY(r.defaultMs > 0);  // the default schedule's time, to beat
+    QVERIFY(w.session()->runs()->index(0, RunsModel::Time).data().toString().contains("(default "));
     QString rate = w.session()->runs()->index(0, RunsModel::Gflops).data().toString();
     QVERIFY2(r.flopsKnown ? rate.endsWith("GFLOP/s") && r.gflops > 0 : rate == "GFLOP/s unknown", qPrintable(rate));
     // Picking a preset leaves the group.
@@ -203,6 +214,7 @@ private slots:
     QCOMPARE(after.nodes[groupNode].group, c);
     QCOMPARE(after.nodes[groupNode].op, before.clusters[c].name);
     QVERIFY(after.nodes[groupNode].shape.startsWith(QString("%1 ops").arg(members)));
+    QVERIFY2(after.nodes[groupNode].shape.contains("FLOP"), qPrintable(after.nodes[groupNode].shape));  // its cost
     // The collapsed node keeps the cluster's connections: one edge in, one out (a chain).
     int in = 0, out = 0;
     for (const GraphEdge& e : after.edges) {
