@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "bench/BenchCommon.h"
 #include "codegen/JITModule.h"
 #include "core/driver/BuildOperator.h"
@@ -46,27 +48,14 @@ struct Options {
 
 int main(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::cerr << "bench_conv: " << a << " needs a value\n";
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (a == "--schedule") o.schedule = next();
-    else if (a == "--repeat") o.repeat = std::atoi(next().c_str());
-    else if (a == "--threads") o.threads = std::atoi(next().c_str());
-    else if (a == "--cpu-time") o.cpuTime = true;
-    else if (a == "--emit-tir") o.emitTir = true;
-    else if (a == "--emit-asm") o.emitAsm = true;
-    else {
-      std::cerr << "usage: bench_conv [--schedule S.py] [--repeat R] [--threads T] [--cpu-time] [--emit-tir] "
-                   "[--emit-asm]\n";
-      return 2;
-    }
-  }
+  CLI::App app{"Loom's scheduled ResNet 3x3 conv2d against oneDNN, side by side in one run", "bench_conv"};
+  app.add_option("--schedule", o.schedule, "Schedule script of the conv2d")->check(CLI::ExistingFile);
+  app.add_option("--repeat", o.repeat, "Samples per best-of-3 median")->check(CLI::Range(1, 100000));
+  app.add_option("--threads", o.threads, "Threads of both libraries")->check(CLI::Range(1, 1024));
+  app.add_flag("--cpu-time", o.cpuTime, "Time by process CPU time (steadier on a busy machine, 1 thread)");
+  app.add_flag("--emit-tir", o.emitTir, "Print the lowered TIR and exit");
+  app.add_flag("--emit-asm", o.emitAsm, "Print the assembly and exit");
+  CLI11_PARSE(app, argc, argv);
   // Loom's pool reads LOOM_NUM_THREADS when it starts; oneDNN's OpenMP runtime read
   // OMP_NUM_THREADS before main, so it is told through omp_set_num_threads when present.
   setenv("LOOM_NUM_THREADS", std::to_string(o.threads).c_str(), 1);

@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "bench/BenchCommon.h"
 #include "codegen/JITModule.h"
 #include "core/driver/BuildOperator.h"
@@ -92,29 +94,18 @@ void reportLatency(const topi::WorkloadSpec& spec, const std::string& script, co
 
 int main(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::cerr << "bench_gemm: " << a << " needs a value\n";
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (a == "--schedule") o.schedule = next();
-    else if (a == "--repeat") o.repeat = std::atoi(next().c_str());
-    else if (a == "--size") o.m = o.n = o.k = std::atoi(next().c_str());
-    else if (a == "--threads") o.threads = std::atoi(next().c_str());
-    else if (a == "--cpu-time") o.cpuTime = true;
-    else if (a == "--emit-tir") o.emitTir = true;
-    else if (a == "--emit-asm") o.emitAsm = true;
-    else if (a == "--emit-ll") o.emitLL = true;
-    else {
-      std::cerr << "usage: bench_gemm [--schedule S.py] [--size N] [--repeat R] [--threads T] [--cpu-time] [--emit-tir] [--emit-asm] "
-                   "[--emit-ll]\n";
-      return 2;
-    }
-  }
+  CLI::App app{"Loom's scheduled matmul against OpenBLAS sgemm, side by side in one run", "bench_gemm"};
+  app.add_option("--schedule", o.schedule, "Schedule script of the matmul")->check(CLI::ExistingFile);
+  int size = 0;
+  app.add_option("--size", size, "M = N = K (default 1024)")->check(CLI::Range(1, 1 << 14));
+  app.add_option("--repeat", o.repeat, "Samples per best-of-3 median")->check(CLI::Range(1, 100000));
+  app.add_option("--threads", o.threads, "Threads of both libraries")->check(CLI::Range(1, 1024));
+  app.add_flag("--cpu-time", o.cpuTime, "Time by process CPU time (steadier on a busy machine, 1 thread)");
+  app.add_flag("--emit-tir", o.emitTir, "Print the lowered TIR and exit");
+  app.add_flag("--emit-asm", o.emitAsm, "Print the assembly and exit");
+  app.add_flag("--emit-ll", o.emitLL, "Print the LLVM IR and exit");
+  CLI11_PARSE(app, argc, argv);
+  if (size > 0) o.m = o.n = o.k = size;
   // Loom's thread pool reads LOOM_NUM_THREADS when it starts (at the first parallel launch).
   setenv("LOOM_NUM_THREADS", std::to_string(o.threads).c_str(), 1);
   loom::bench::g_threads = o.threads;

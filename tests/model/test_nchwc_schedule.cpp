@@ -1,7 +1,8 @@
 // The default CPU schedule of channel-blocked (NCHW16c) conv groups: on ResNet-like conv shapes
 // the scheduled kernel computes what the unscheduled one does (interpreter), the compiled model
 // matches the graph evaluator, and the schedule has the NCHWc structure (16 output channels in
-// vector lanes, a parallel outer loop, the epilogue under the conv's tile).
+// vector lanes, a parallel outer loop, the epilogue under the conv's tile). Dense layers run as
+// lane-tiled matmuls the same way.
 #include <QtTest>
 
 #include <functional>
@@ -201,6 +202,98 @@ private slots:
     QVERIFY2(shared >= 1, (outBlock + " is not under the conv's tile:\n" + text).c_str());
     // The register tile: the reduction's innermost loop is the vectorized lane loop.
     QVERIFY2(convLoops.back()->kind == tir::ForKind::Vectorized, text.c_str());
+  }
+
+  void denseRunsAsLaneTiledMatmul_data() {
+    QTest::addColumn<int>("rows");
+    QTest::addColumn<int>("k");
+    QTest::addColumn<int>("n");
+    QTest::addColumn<int>("lanes");
+    QTest::newRow("64x256 -> 96 (16 lanes, rows in blocks of 16)") << 64 << 256 << 96 << 16;
+    QTest::newRow("1x512 -> 1000 (8 lanes)") << 1 << 512 << 1000 << 8;
+    QTest::newRow("7x40 -> 12 (12 lanes)") << 7 << 40 << 12 << 12;
+  }
+  void denseRunsAsLaneTiledMatmul() {
+    // At opt level 3 a dense layer with a constant weight becomes matmul(x, transpose(W)) (the
+    // transpose folded): the output columns run in vector lanes under a register tile of rows,
+    // with the bias add and relu under the tile; results match the graph evaluator.
+    QFETCH(int, rows);
+    QFETCH(int, k);
+    QFETCH(int, n);
+    QFETCH(int, lanes);
+    auto f32 = DataType::Float(32);
+    graph::Var x = graph::makeVar("x", graph::tensorType(std::vector<int64_t>{rows, k}, f32));
+    graph::Constant w = graph::makeConstant(test::randomArray({n, k}, 31), "w");
+    graph::Constant b = graph::makeConstant(test::randomArray({n}, 32), "b");
+    graph::Expr y = graph::makeCall("nn.relu", {graph::makeCall("add", {graph::makeCall("nn.dense", {x, w}), b})});
+    graph::Module m;
+    m.functions["main"] = graph::makeFunction({x}, y);
+    std::vector<driver::ModelGroup> groups = driver::extractGroups(m, {}, blocked());
+    QCOMPARE(groups.size(), size_t(1));
+    QCOMPARE(groups[0].ops.front(), std::string("nn.matmul"));
+    tir::PrimFunc s = driver::defaultSchedule(groups[0].func, true);
+    std::string diff = transform::testing::meaningDiff(groups[0].func, s, 1e-4, 1);
+    QVERIFY2(diff.empty(), diff.c_str());
+    std::map<std::string, std::vector<const tir::ForNode*>> loopsOf;
+    LoopWalker walk;
+    walk.onBlock = [&](const tir::BlockNode* blk, const std::vector<const tir::ForNode*>& loops) { loopsOf[blk->name] = loops; };
+    walk.visitStmt(s->body);
+    std::string text = tir::printFunc(s);
+    QVERIFY2(loopsOf.count("T_matmul") && loopsOf.count("T_relu"), text.c_str());
+    const tir::ForNode* lane = loopsOf["T_matmul"].back();
+    QVERIFY2(lane->kind == tir::ForKind::Vectorized && *tir::asConstInt(lane->extent) == lanes, text.c_str());
+    QVERIFY2(loopsOf["T_relu"].front() == loopsOf["T_matmul"].front(), text.c_str());
+    runtime::NDArray xv = test::randomArray({rows, k}, 5);
+    runtime::NDArray want = graph::evaluate(m.main(), {xv}).at(0);
+    auto ex = driver::createExecutor(driver::compileModel(m, "llvm", {}, blocked()));
+    ex->setInput(0, xv);
+    ex->run();
+    QVERIFY(test::maxDiff(ex->getOutput(0), want) < 1e-3);
+  }
+
+  void depthwiseConvBlocked_data() {
+    QTest::addColumn<int>("channels");
+    QTest::addColumn<int>("stride");
+    QTest::newRow("32 channels, stride 1") << 32 << 1;
+    QTest::newRow("24 channels, stride 2") << 24 << 2;
+  }
+  void depthwiseConvBlocked() {
+    // A depthwise conv (mobilenet) runs in NCHW{k}c too: its channel lanes are the vector lanes,
+    // the clip epilogue runs under its tile; kernels and the compiled model match.
+    QFETCH(int, channels);
+    QFETCH(int, stride);
+    auto f32 = DataType::Float(32);
+    graph::Var x = graph::makeVar("x", graph::tensorType(std::vector<int64_t>{1, channels, 9, 10}, f32));
+    graph::Attrs attrs;
+    attrs.set("padding", std::vector<int64_t>{1, 1, 1, 1});
+    attrs.set("strides", std::vector<int64_t>{stride, stride});
+    attrs.set("groups", int64_t(channels));
+    graph::Expr conv = graph::makeCall("nn.conv2d", {x, graph::makeConstant(test::randomArray({channels, 1, 3, 3}, 4), "w")}, attrs);
+    graph::Attrs clip;
+    clip.set("a_min", 0.0);
+    clip.set("a_max", 6.0);
+    graph::Expr y = graph::makeCall(
+        "clip", {graph::makeCall("nn.bias_add", {conv, graph::makeConstant(test::randomArray({channels}, 6), "b")})}, clip);
+    graph::Module m;
+    m.functions["main"] = graph::makeFunction({x}, y);
+    driver::ModelGroup g = convGroup(m);
+    tir::PrimFunc s = driver::defaultSchedule(g.func, true);
+    std::string diff = transform::testing::meaningDiff(g.func, s, 1e-4, 1);
+    QVERIFY2(diff.empty(), diff.c_str());
+    std::map<std::string, std::vector<const tir::ForNode*>> loopsOf;
+    LoopWalker walk;
+    walk.onBlock = [&](const tir::BlockNode* blk, const std::vector<const tir::ForNode*>& loops) { loopsOf[blk->name] = loops; };
+    walk.visitStmt(s->body);
+    std::string text = tir::printFunc(s);
+    QVERIFY2(loopsOf.count("depthwise_conv2d_NCHWc") && loopsOf.count("T_clip"), text.c_str());
+    QVERIFY2(loopsOf["depthwise_conv2d_NCHWc"].back()->kind == tir::ForKind::Vectorized, text.c_str());
+    QVERIFY2(loopsOf["T_clip"].front() == loopsOf["depthwise_conv2d_NCHWc"].front(), text.c_str());
+    runtime::NDArray xv = test::randomArray({1, channels, 9, 10}, 5);
+    runtime::NDArray want = graph::evaluate(m.main(), {xv}).at(0);
+    auto ex = driver::createExecutor(driver::compileModel(m, "llvm", {}, blocked()));
+    ex->setInput(0, xv);
+    ex->run();
+    QVERIFY(test::maxDiff(ex->getOutput(0), want) < 1e-3);
   }
 
   void unblockableConvStaysNCHW() {

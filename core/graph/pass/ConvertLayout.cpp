@@ -59,6 +59,7 @@ private:
     if (!c || !c->op) return e;
     const std::string& op = c->op->name;
     if (op == "nn.conv2d") return conv(*c, e);
+    if (op == "nn.dense") return dense(*c, e);
     if (op == "layout_transform") return cancel(*c, e);
     if (c->op->pattern == OpPattern::ElemWise && c->args.size() == 1) {
       std::string layout;
@@ -112,6 +113,18 @@ private:
     Expr w = transform(c.args[1], "OIHW", kernel);
     Expr y = makeCall(c.op, {toBlocked(c.args[0], ib), w}, attrs, c.name);
     return transform(y, dataLayout(ob), "NCHW");
+  }
+
+  /// dense(x, W) with a constant weight W (N, K) -> matmul(x, transpose(W)): the weight, laid
+  /// out (K, N) once by FoldConstant, gives the output columns contiguous operands, so they run
+  /// in vector lanes (TVM's dense_pack does the same with an (N/16, K, 16) weight).
+  Expr dense(const CallNode& c, const Expr& e) {
+    if (!c.args[1].as<ConstantNode>()) return e;
+    auto* wt = inferType(c.args[1]).as<TensorTypeNode>();
+    auto* xt = inferType(c.args[0]).as<TensorTypeNode>();
+    if (!wt || !xt || wt->ndim() != 2 || xt->ndim() < 2 || !wt->isStatic()) return e;
+    Expr t = makeCall("transpose", {c.args[1]}, {{"axes", std::vector<int64_t>{1, 0}}});
+    return makeCall("nn.matmul", {c.args[0], t}, {}, c.name);
   }
 
   Expr cancel(const CallNode& c, const Expr& e) {

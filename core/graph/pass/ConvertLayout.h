@@ -13,7 +13,8 @@ namespace loom::graph {
 /// broadcast ops whose other operand is a scalar, a per-channel (C, 1, 1) tensor or another
 /// tensor in the same layout, and cancels transform pairs. The graph keeps NCHW at its inputs,
 /// outputs and at ops that are not layout-aware (reshapes, softmax, ...). Weight transforms
-/// of constant weights fold away with FoldConstant.
+/// of constant weights fold away with FoldConstant. A dense layer with a constant weight becomes
+/// a matmul with the transposed weight (folded likewise), whose output columns vectorize.
 Expr convertLayout(const Expr& e, int64_t block = 16);
 Module convertLayout(const Module& m, int64_t block = 16);
 
