@@ -167,6 +167,10 @@ ExportResult exportLibrary(const CompiledModel& model, const std::string& path, 
   std::vector<std::string> objects;
   codegen::Target linkTarget = codegen::Target::host();
   if (isCTarget(model.target)) {
+    if (codegen::findCCompiler().empty())
+      LOOM_THROW(LinkerNotFoundError) << "cannot export '" << path << "' for the c target: no C compiler 'cc' on PATH "
+                                      << "(install one, e.g. `apt-get install gcc`; a .tar export needs none and "
+                                      << "holds kernels.c)";
     r.cSource = selfContainedC(model);
     writeFile(tmp.file("kernels.c"), r.cSource);
     report(o, "compiling kernels.c with cc", 0, 2);
@@ -180,24 +184,32 @@ ExportResult exportLibrary(const CompiledModel& model, const std::string& path, 
     mod.writeObject(tmp.file("model.o"));
     objects = {tmp.file("model.o")};
   }
+  if (codegen::findLinker(linkTarget).empty()) {
+    bool so = path.size() > 3 && path.compare(path.size() - 3, 3, ".so") == 0;
+    std::string obj = so ? path.substr(0, path.size() - 3) + ".o" : path + ".o";
+    std::error_code ec;
+    fs::copy_file(objects[0], obj, fs::copy_options::overwrite_existing, ec);
+    if (ec) LOOM_THROW(Error) << "cannot write '" << obj << "': " << ec.message();
+    if (linkTarget.isHost())
+      LOOM_THROW(LinkerNotFoundError) << "cannot link '" << path << "': no C compiler 'cc' on PATH (install one, e.g. "
+                                      << "`apt-get install gcc`). The object file was written to '" << obj
+                                      << "': link it with `cc -shared -o " << path << " " << obj << " -lm`";
+    LOOM_THROW(LinkerNotFoundError) << "cannot link '" << path << "' for " << linkTarget.triple
+                                    << ": no ld.lld on PATH (install it: `apt-get install lld`). The object file "
+                                    << "(kernels and embedded data) was written to '" << obj << "': link it with `ld.lld "
+                                    << "-shared -o " << path << " " << obj << "`, or on the target machine with `cc -shared -o "
+                                    << path << " " << obj << " -lm`";
+  }
   report(o, "linking " + path, 1, 2);
+  // Linked beside the destination, then renamed: a failed link leaves no half-written library.
+  std::string partial = path + ".partial";
   try {
-    // Linked beside the destination, then renamed: a failed link leaves no half-written library.
-    std::string partial = path + ".partial";
     codegen::linkSharedLibrary(objects, linkTarget, partial);
     runtime::stampLibraryChecksum(partial);
     fs::rename(partial, path);
-  } catch (const LinkerNotFoundError& e) {
-    std::string obj = path.size() > 3 && path.compare(path.size() - 3, 3, ".so") == 0
-                          ? path.substr(0, path.size() - 3) + ".o"
-                          : path + ".o";
-    fs::copy_file(objects[0], obj, fs::copy_options::overwrite_existing);
-    LOOM_THROW(LinkerNotFoundError) << e.what() << ". The object file (kernels and embedded data) was written to '"
-                                    << obj << "': link it with `ld.lld -shared -o " << path << " " << obj
-                                    << "` (or `cc -shared -o " << path << " " << obj << " -lm` on the target machine)";
   } catch (...) {
     std::error_code ec;
-    fs::remove(path + ".partial", ec);
+    fs::remove(partial, ec);
     throw;
   }
   report(o, "linked " + path, 2, 2);
@@ -227,16 +239,17 @@ ExportResult exportPackage(const CompiledModel& model, const std::string& path, 
   } else {
     codegen::LLVMModule mod = buildLLVMKernels(model, o, r);
     mod.writeObject(tmp.file("kernels.o"));
-    report(o, "linking kernels.so", 0, 1);
-    try {
+    if (!mod.target().isHost() && codegen::findLinker(mod.target()).empty()) {
+      files.emplace_back("kernels.o", readFile(tmp.file("kernels.o")));
+      r.notes.push_back("no ld.lld on PATH to link the kernels for " + mod.target().triple +
+                        " (install it: `apt-get install lld`). The package holds the object kernels.o instead of "
+                        "kernels.so: link it with `ld.lld -shared -o kernels.so kernels.o` (or on the target machine "
+                        "`cc -shared -o kernels.so kernels.o -lm`) and add kernels.so to the package, or compile again "
+                        "where ld.lld is installed");
+    } else {
+      report(o, "linking kernels.so", 0, 1);
       codegen::linkSharedLibrary({tmp.file("kernels.o")}, mod.target(), tmp.file("kernels.so"));
       files.emplace_back("kernels.so", readFile(tmp.file("kernels.so")));
-    } catch (const LinkerNotFoundError& e) {
-      if (mod.target().isHost()) throw;
-      files.emplace_back("kernels.o", readFile(tmp.file("kernels.o")));
-      r.notes.push_back(std::string(e.what()) + ". The package holds the object kernels.o instead of kernels.so: " +
-                        "link it with `ld.lld -shared -o kernels.so kernels.o` (apt-get install lld) and add kernels.so " +
-                        "to the package, or compile again where ld.lld is installed");
     }
     report(o, "linked kernels.so", 1, 1);
   }

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "core/driver/CompileModel.h"
 #include "core/driver/Npz.h"
 #include "core/frontend/onnx/OnnxImporter.h"
 #include "runtime/Elf.h"
@@ -192,17 +193,27 @@ private slots:
     QString shapes = input + ":[" + dims.join(",") + "]", in = path(model + "-in.npz");
     driver::writeNpz(in.toStdString(), {{input.toStdString(), x}});
 
+    // The LLVM build, in this process.
+    frontend::ImportOptions io;
+    io.inputShapes[input.toStdString()] = x.shape();
+    driver::CompiledModel cm = driver::compileModel(frontend::importOnnx((src + "/model.onnx").toStdString(), io));
+    auto ex = driver::createExecutor(cm);
+    ex->setInput(0, x);
+    ex->run();
     std::map<QString, runtime::NDArray> outs;
-    for (QString kind : {"llvm", "c.tar", "c.so"}) {
-      QString target = kind == "llvm" ? "llvm" : "c";
-      QString pkg = path(model + "-" + kind + (kind == "llvm" ? ".tar" : ""));
-      Proc c = runLoom({"compile", src + "/model.onnx", "--input-shapes", shapes, "--target", target, "-o", pkg});
+    outs["llvm"] = ex->getOutput(0);
+    // The .so form for one model (its kernels are the same cc build; the C compiles are the slow part).
+    QStringList kinds = {"c.tar"};
+    if (model == "small_cnn") kinds << "c.so";
+    for (const QString& kind : kinds) {
+      QString pkg = path(model + "-" + kind);
+      Proc c = runLoom({"compile", src + "/model.onnx", "--input-shapes", shapes, "--target", "c", "-o", pkg});
       QVERIFY2(c.exitCode == 0, qPrintable(c.out + c.err));
       Proc r = runLoom({"run", pkg, "--inputs", in, "--outputs", pkg + ".out.npz"});
       QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
       outs[kind] = driver::readNpz((pkg + ".out.npz").toStdString()).at(0).second;
     }
-    for (QString kind : {"c.tar", "c.so"})
+    for (const QString& kind : kinds)
       QVERIFY2(maxDiff(outs[kind], outs["llvm"]) < 1e-5, qPrintable(kind + ": " + QString::number(maxDiff(outs[kind], outs["llvm"]))));
 
     // kernels.c is self-contained: a plain `cc -c` compiles it (no include path, no flags).
