@@ -259,7 +259,7 @@ int runModelTune() {
   so.baselineSchedule = [](const tir::PrimFunc& f) { return driver::defaultSchedule(f, true); };
   if (existing > 0) std::cout << "resuming: " << existing << " trials already in " << o.output << "\n";
   std::cout << "budget: " << so.totalTrials << " trials this run (at most " << per.trials << " per task, batches of "
-            << per.batchSize << ")\n";
+            << per.batchSize << ")" << std::endl;
 
   std::vector<double> best(tasks.size(), INFINITY), baseline(tasks.size(), INFINITY);
   std::vector<int> done(tasks.size(), 0);
@@ -328,7 +328,7 @@ int runModelTune() {
       if (std::isfinite(est)) line += " | model ~" + fmt("%.3f ms", est);
       line += " | errors " + std::to_string(errors);
       if (tty) std::cout << "\r\033[K";
-      std::cout << line << "\n";
+      std::cout << line << std::endl; // flushed: one line per batch, also when logged to a file
       drawBar(i);
       break;
     }
