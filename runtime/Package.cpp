@@ -264,6 +264,18 @@ Package loadLibraryPackage(const std::string& path, const std::string& bytes) {
 
 }  // namespace
 
+std::string libraryChecksumStatus(const std::string& bytes) {
+  ElfInfo elf;
+  std::string why, stored;
+  if (!readElf(bytes, &elf, &why) || !elfSymbolBytes(bytes, elf, kLibraryChecksumSymbol, &stored) || stored.size() < 8)
+    return "missing";
+  stored = stored.substr(0, 8);
+  if (stored == kLibraryChecksumPlaceholder) return "not stamped";
+  std::string sum = fileChecksum(bytes, elf);
+  if (sum == stored) return "ok";
+  return "damaged (crc32 " + sum + " of the file, it was written with " + stored + ")";
+}
+
 void stampLibraryChecksum(const std::string& path) {
   std::string bytes = readFileBytes(path);
   ElfInfo elf;

@@ -33,6 +33,9 @@ inline constexpr const char* kLibraryChecksumPlaceholder = "LOOMCRC0";
 /// Writes the file checksum into the library at `path` (its kLibraryChecksumSymbol must hold the
 /// placeholder). Throws RuntimeFailure naming the file when it cannot.
 void stampLibraryChecksum(const std::string& path);
+/// Checks the file checksum of a library's bytes: "ok", "not stamped" (placeholder), "missing"
+/// (no checksum symbol), or "damaged (crc32 X of the file, it was written with Y)".
+std::string libraryChecksumStatus(const std::string& bytes);
 
 /// A loaded package: the executor (params bound) and the metadata text (JSON: format version,
 /// target, inputs and outputs with names, shapes and dtypes, Loom version).

@@ -66,6 +66,7 @@ struct Contents {
   runtime::ElfInfo elf;                      ///< of the kernel library
   std::string elfWhy;                        ///< why its symbols cannot be read ("" when they can)
   std::vector<std::string> problems;
+  std::string fileChecksum;                  ///< a library's whole-file checksum status
 };
 
 std::string readBytes(const std::string& path) {
@@ -93,14 +94,19 @@ Contents readContents(const std::string& path) {
   c.kind = "so";
   c.kernelLibrary = "the library";
   c.haveKernels = true;
-  if (!runtime::readElf(bytes, &c.elf, &c.elfWhy))
-    LOOM_THROW(ValueError) << "'" << path << "' is " << c.elfWhy << ": not a Loom model library";
+  bool parsed = runtime::readElf(bytes, &c.elf, &c.elfWhy);
   if (bytes.size() < c.elf.requiredBytes)
-    c.problems.push_back("it is truncated (" + std::to_string(bytes.size()) + " bytes; its ELF headers describe " +
-                         std::to_string(c.elf.requiredBytes) + ")");
+    LOOM_THROW(ValueError) << "'" << path << "' is truncated ("
+                           << (parsed ? std::to_string(bytes.size()) + " bytes; its ELF headers describe " +
+                                            std::to_string(c.elf.requiredBytes)
+                                      : c.elfWhy)
+                           << ")";
+  if (!parsed) LOOM_THROW(ValueError) << "'" << path << "' is " << c.elfWhy << ": not a Loom model library";
   if (!c.elf.dynamicSymbols.count(runtime::kLibraryMetadataSymbol))
     LOOM_THROW(ValueError) << "'" << path << "' is not a Loom model library: it exports no "
                            << runtime::kLibraryMetadataSymbol << " (make one with `loom compile MODEL --output model.so`)";
+  c.fileChecksum = runtime::libraryChecksumStatus(bytes);
+  if (c.fileChecksum.rfind("damaged", 0) == 0) c.problems.push_back("the file is " + c.fileChecksum);
   const std::pair<const char*, const char*> embedded[] = {{runtime::kLibraryMetadataSymbol, "metadata.json"},
                                                           {runtime::kLibraryGraphSymbol, "graph.json"},
                                                           {runtime::kLibraryParamsSymbol, "params.bin"}};
@@ -117,6 +123,7 @@ int inspect() {
   Contents c = readContents(path);
   std::map<std::string, std::string>& files = c.files;
   std::cout << "package " << path << " (" << (c.kind == "so" ? "one shared library" : "tar package") << ")\n";
+  if (c.kind == "so") std::cout << "file checksum: " << c.fileChecksum << "\n";
 
   nlohmann::json meta;
   bool haveMeta = false;

@@ -250,6 +250,43 @@ private slots:
     QVERIFY2(e.contains("is damaged: the data of __loom_params lies outside the file"), qPrintable(e));
   }
 
+  void inspectReadsLibrariesWithoutLoading() {
+    auto inspect = [](const QString& file) {
+      QProcess p;
+      p.start(LOOM_CLI, {"inspect", file});
+      p.waitForFinished(120000);
+      return std::make_pair(p.exitCode(), QString::fromUtf8(p.readAllStandardOutput() + p.readAllStandardError()));
+    };
+    auto [code, out] = inspect(m_so);
+    QVERIFY2(code == 0, qPrintable(out));
+    for (const char* want : {"(one shared library)", "file checksum: ok", "members (embedded data):",
+                             "fused_nn_softmax  (1 node)  schedule: default", "tuning records  none",
+                             "data  float32[1, 3, 16, 16]", "params: 6 tensors"})
+      QVERIFY2(out.contains(want), qPrintable(QString(want) + " not in:\n" + out));
+    QVERIFY2(QRegularExpression(R"(params.bin .*crc32 [0-9a-f]{8} ok)").match(out).hasMatch(), qPrintable(out));
+    // A damaged library: the file checksum and the member's say so.
+    runtime::ElfInfo elf;
+    std::string why, bytes = m_bytes;
+    QVERIFY(runtime::readElf(bytes, &elf, &why));
+    bytes[size_t(elf.symbols.at(runtime::kLibraryParamsSymbol).fileOffset) + 9] ^= 1;
+    writeAll(path("inspect-damaged.so"), bytes);
+    std::tie(code, out) = inspect(path("inspect-damaged.so"));
+    QCOMPARE(code, 1);
+    QVERIFY2(out.contains("file checksum: damaged") && QRegularExpression(R"(params.bin .*DAMAGED)").match(out).hasMatch(),
+             qPrintable(out));
+    QVERIFY2(out.contains("this package cannot run here:"), qPrintable(out));
+    writeAll(path("inspect-cut.so"), m_bytes.substr(0, m_bytes.size() - 100));
+    std::tie(code, out) = inspect(path("inspect-cut.so"));
+    QCOMPARE(code, 1);
+    QVERIFY2(out.contains("is truncated"), qPrintable(out));
+    bytes = m_bytes;
+    QCOMPARE(replaceAll(bytes, "\"format_version\": 1", "\"format_version\": 7"), 1);
+    writeStamped(path("inspect-v7.so"), bytes);
+    std::tie(code, out) = inspect(path("inspect-v7.so"));
+    QCOMPARE(code, 1);
+    QVERIFY2(out.contains("format version 7, this Loom reads 1") && out.contains("file checksum: ok"), qPrintable(out));
+  }
+
   void byteFlipsNeverCrash() {
     // Flips anywhere (ELF and program headers, where a flip makes dlopen itself crash, code, data,
     // section headers): every load fails with a message, and nothing of the file runs.
