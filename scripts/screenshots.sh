@@ -14,6 +14,9 @@ export QT_QPA_PLATFORM=offscreen
 "$studio" --screenshot "$out/workbench-dark.png" --size 1600x1000 --dark --preset "matmul:M=128,N=128,K=128" \
   --schedule "$root/examples/schedules/matmul_tiled.py" --model "$root/examples/models/transformer_block/model.onnx" \
   --graph imported
+# The tuning monitor after 32 trials of a matmul, the best candidate opened in the editor.
+"$studio" --screenshot "$out/tuning.png" --size 1600x1000 --preset "matmul:M=256,N=256,K=256" \
+  --model "$root/examples/models/small_cnn/model.onnx" --tune 32
 # Keep the committed images small.
 if command -v pngquant >/dev/null; then pngquant --force --ext .png "$out"/*.png; fi
 ls -l "$out"

@@ -65,7 +65,7 @@ QString partialPath(const QString& path) {
 QString objectPath(const QString& path) { return path.left(path.size() - 3) + ".o"; }
 
 ExportOutcome exportModelFile(const QString& modelPath, std::shared_ptr<const graph::Module> module, const QString& target,
-                              int optLevel, const QString& records, const QString& output,
+                              int optLevel, const QString& layout, const QString& records, const QString& output,
                               const std::shared_ptr<std::atomic<bool>>& cancel,
                               const std::function<void(const QString&, int, int)>& progress) {
   ExportOutcome out;
@@ -80,6 +80,7 @@ ExportOutcome exportModelFile(const QString& modelPath, std::shared_ptr<const gr
     const graph::Module& m = *module;
     driver::CompileModelOptions co;
     co.optLevel = optLevel;
+    co.desiredLayout = optLevel >= 1 ? layout.toStdString() : std::string();
     co.outputNames = onnxOutputNames(modelPath);
     if (!records.isEmpty()) co.scheduleFor = tune::scheduleProviderFromRecords(records.toStdString(), cTarget ? std::string("llvm") : t);
     co.progress = [&](const std::string& what, int done, int total) {
@@ -138,7 +139,9 @@ ExportDialog::ExportDialog(const QString& modelPath, std::shared_ptr<const graph
 }
 
 ExportDialog::ExportDialog(Session* session, QWidget* parent)
-    : ExportDialog(session->modelPath(), session->model() ? session->model()->module : nullptr, parent) {}
+    : ExportDialog(session->modelPath(), session->model() ? session->model()->module : nullptr, parent) {
+  if (session->model()) setLayout(session->model()->layout);
+}
 
 ExportDialog::~ExportDialog() {
   // The worker finishes its step and finds the dialog gone; the partial file is removed.
@@ -164,6 +167,12 @@ void ExportDialog::buildUi() {
   m_optLevel->setValue(3);
   m_optLevel->setToolTip("0: every op its own kernel, no schedule · 1: fusion · 2-3: fusion and the default CPU schedule");
   form->addRow("Opt level:", m_optLevel);
+  m_layout = new QComboBox;
+  m_layout->addItem("default of the opt level (NCHWc at 3)", QString());
+  m_layout->addItem("NCHW (as imported)", QString("NCHW"));
+  m_layout->addItem("NCHWc (channel-blocked)", QString("NCHWc"));
+  m_layout->setToolTip("Conv layout of the kernels; tuning records apply to kernels of the layout they were tuned in");
+  form->addRow("Conv layout:", m_layout);
   auto* recordsRow = new QHBoxLayout;
   m_records = new QLineEdit;
   m_records->setPlaceholderText("none: every kernel gets the default schedule");
@@ -238,6 +247,7 @@ QString ExportDialog::defaultOutputPath(const QString& modelPath) {
 
 void ExportDialog::setTarget(const QString& target) { m_target->setCurrentText(target); }
 void ExportDialog::setOptLevel(int level) { m_optLevel->setValue(level); }
+void ExportDialog::setLayout(const QString& layout) { m_layout->setCurrentIndex(std::max(0, m_layout->findData(layout))); }
 void ExportDialog::setRecordsPath(const QString& path) { m_records->setText(path); }
 void ExportDialog::setOutputPath(const QString& path) { m_output->setText(path); }
 QString ExportDialog::outputPath() const { return m_output->text().trimmed(); }
@@ -246,7 +256,7 @@ QString ExportDialog::statusText() const { return m_status->text(); }
 void ExportDialog::updateButtons() {
   m_export->setEnabled(!m_running);
   m_cancelButton->setEnabled(m_running);
-  for (QWidget* w : std::initializer_list<QWidget*>{m_target, m_optLevel, m_records, m_output}) w->setEnabled(!m_running);
+  for (QWidget* w : std::initializer_list<QWidget*>{m_target, m_optLevel, m_layout, m_records, m_output}) w->setEnabled(!m_running);
 }
 
 bool ExportDialog::startExport() {
@@ -284,11 +294,12 @@ bool ExportDialog::startExport() {
   QString modelPath = m_modelPath;
   auto module = m_module;
   int optLevel = m_optLevel->value();
+  QString layout = m_layout->currentData().toString();
   QThread* thread = QThread::create([=] {
     auto progress = [&](const QString& what, int done, int total) {
       post([run, what, done, total](ExportDialog* d) { d->onProgress(run, what, done, total); });
     };
-    ExportOutcome outcome = exportModelFile(modelPath, module, target, optLevel, records, output, cancel, progress);
+    ExportOutcome outcome = exportModelFile(modelPath, module, target, optLevel, layout, records, output, cancel, progress);
     post([run, outcome](ExportDialog* d) { d->onFinished(run, outcome); });
   });
   connect(thread, &QThread::finished, thread, &QObject::deleteLater);

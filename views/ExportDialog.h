@@ -56,6 +56,9 @@ public:
 
   void setTarget(const QString& target);
   void setOptLevel(int level);
+  /// Conv layout: "NCHW", "NCHWc", or "" (the opt level's default); the session's dialog starts
+  /// with the model view's layout, the one its kernels were tuned in.
+  void setLayout(const QString& layout);
   void setRecordsPath(const QString& path);
   void setOutputPath(const QString& path);
   QString outputPath() const;
@@ -97,6 +100,7 @@ private:
   QLabel* m_modelLabel = nullptr;
   QComboBox* m_target = nullptr;
   QSpinBox* m_optLevel = nullptr;
+  QComboBox* m_layout = nullptr;
   QLineEdit *m_records = nullptr, *m_output = nullptr;
   QProgressBar* m_progress = nullptr;
   QLabel* m_status = nullptr;

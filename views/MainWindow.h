@@ -23,6 +23,7 @@ class ScheduleEditor;
 class CodePane;
 class GraphView;
 class ProblemsModel;
+class TuningMonitor;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -64,6 +65,9 @@ public:
   void linkLoweredLine(int line);
   void linkAsmLine(int line);
   void linkTirLine(int line);
+  TuningMonitor* tuningMonitor() const { return m_tuning; }
+  /// Opens the Export dialog for the session's model (File > Export Model Package).
+  void showExportDialog();
   /// Opens the diff of two rows of the Runs table.
   void diffRuns(int rowA, int rowB);
 
@@ -111,6 +115,7 @@ private:
   bool m_updatingPreset = false;
   int m_selectedLoop = -1;
   bool m_layoutApplied = false;
+  TuningMonitor* m_tuning = nullptr;
   int m_pendingCluster = -1;  ///< opened before the model's kernels were extracted
   QString m_groupDetails;     ///< the preset bar's text for the open fused group
 };

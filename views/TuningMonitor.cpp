@@ -124,6 +124,8 @@ struct TuningMonitor::Control {
   double budgetS = 0;
   Clock::time_point start = Clock::now(), pausedAt;
   Clock::duration pausedFor{};
+  std::atomic<bool> holding{false};  ///< the tuning thread waits in a pause
+  std::function<void()> onHold;      ///< called on the tuning thread when it starts holding
 
   bool overBudget() const {  // with mutex held
     if (budgetS <= 0) return false;
@@ -133,7 +135,12 @@ struct TuningMonitor::Control {
   /// Blocks while paused; true when the run must stop (cancelled, or the budget is spent).
   bool waitOrStop() {
     std::unique_lock<std::mutex> lock(mutex);
-    cv.wait(lock, [&] { return !paused || cancelled.load(); });
+    if (paused && !cancelled) {
+      holding = true;
+      if (onHold) onHold();
+      cv.wait(lock, [&] { return !paused || cancelled.load(); });
+      holding = false;
+    }
     return cancelled.load() || overBudget();
   }
   void setPaused(bool p) {
@@ -280,7 +287,7 @@ void TuningMonitor::buildUi() {
   m_msSeries->attachAxis(m_axisMs);
   m_chartView = new QChartView(chart);
   m_chartView->setRenderHint(QPainter::Antialiasing);
-  m_chartView->setMinimumHeight(160);
+  m_chartView->setMinimumSize(360, 160);
 
   m_candidates = new QStandardItemModel(this);
   m_candidates->setHorizontalHeaderLabels({"GFLOP/s", "ms", "trial", "task", "trace"});
@@ -330,8 +337,10 @@ void TuningMonitor::buildUi() {
   auto* split = new QSplitter(Qt::Horizontal);
   split->addWidget(m_chartView);
   split->addWidget(tables);
-  split->setStretchFactor(0, 3);
-  split->setStretchFactor(1, 2);
+  split->setStretchFactor(0, 1);
+  split->setStretchFactor(1, 1);
+  split->setSizes({500, 500});
+  split->setChildrenCollapsible(false);
   layout->addWidget(split, 1);
 
   connect(browse, &QPushButton::clicked, this, [this] {
@@ -404,7 +413,10 @@ TuneJob TuningMonitor::jobFromForm() const {
       job.params = req.params;
     }
     job.modelPath = m_session->modelPath();
-    if (m_session->model()) job.module = m_session->model()->module;
+    if (m_session->model()) {
+      job.module = m_session->model()->module;
+      job.layout = m_session->model()->layout;
+    }
   }
   job.target = m_target->currentText().trimmed();
   job.trials = m_trials->value();
@@ -463,6 +475,13 @@ bool TuningMonitor::start(const TuneJob& job) {
   auto control = std::make_shared<Control>();
   control->budgetS = job.budgetS;
   m_control = control;
+  QPointer<TuningMonitor> guard(this);
+  control->onHold = [guard, run] {
+    QMetaObject::invokeMethod(qApp, [guard, run] {
+      if (guard && guard->m_run == run && guard->m_paused)
+        guard->setStatus(QString("paused after %1 trials · Resume continues").arg(guard->m_trialsDone));
+    }, Qt::QueuedConnection);
+  };
   m_trialsTotal = job.trials;
   m_progress->setRange(0, job.trials);
   m_progress->setValue(0);
@@ -496,7 +515,7 @@ bool TuningMonitor::start(const TuneJob& job) {
         post([run, e](TuningMonitor* m) { m->onEvent(run, e); });
       };
       auto announce = [post, run](const std::vector<tune::TuneTask>& tasks, int perTask) {
-        QStringList keys, names;
+        QStringList keys, names, firstKernels;
         QVector<int> weights;
         QVector<double> flops;
         for (const tune::TuneTask& t : tasks) {
@@ -504,10 +523,11 @@ bool TuningMonitor::start(const TuneJob& job) {
           QStringList kernels;
           for (const std::string& k : t.kernels) kernels << q(k);
           names << (kernels.isEmpty() ? q(t.key) : kernels.join(", "));
+          firstKernels << kernels.value(0);
           weights << t.weight;
           flops << t.flops;
         }
-        post([=](TuningMonitor* m) { m->onTasks(run, keys, names, weights, flops, perTask); });
+        post([=](TuningMonitor* m) { m->onTasks(run, keys, names, firstKernels, weights, flops, perTask); });
       };
       std::string target = job.target.toStdString();
       if (job.scope == TuneJob::Scope::Operator) {
@@ -528,7 +548,9 @@ bool TuningMonitor::start(const TuneJob& job) {
         summary = QString("%1: %2 trials this run, %3 in the file, %4 failed").arg(q(r.task)).arg(r.trialsThisRun).arg(r.trialsDone).arg(r.errors);
         if (r.best) summary += QString(", best %1 ms").arg(r.best->meanMs(), 0, 'g', 4);
       } else {
-        std::vector<tune::TuneTask> tasks = tune::extractTasks(*job.module, {}, driver::CompileModelOptions{}, target);
+        driver::CompileModelOptions co;
+        co.desiredLayout = job.layout.toStdString();
+        std::vector<tune::TuneTask> tasks = tune::extractTasks(*job.module, {}, co, target);
         opts.trials = job.trialsPerTask;
         tune::TaskSchedulerOptions so;
         so.totalTrials = job.trials;
@@ -565,9 +587,11 @@ void TuningMonitor::pause() {
   if (!m_running || m_paused) return;
   m_paused = true;
   m_control->setPaused(true);
-  setStatus(QString("paused after %1 trials (the candidate being measured finishes)").arg(m_trialsDone));
+  setStatus(QString("pausing after %1 trials: the candidate being measured finishes…").arg(m_trialsDone));
   updateButtons();
 }
+
+bool TuningMonitor::isHolding() const { return m_running && m_paused && m_control && m_control->holding; }
 
 void TuningMonitor::resume() {
   if (!m_running || !m_paused) return;
@@ -594,7 +618,7 @@ void TuningMonitor::updateButtons() {
   m_perTask->setEnabled(m_scope->currentIndex() == 1);
 }
 
-void TuningMonitor::onTasks(quint64 run, const QStringList& keys, const QStringList& names, const QVector<int>& weights,
+void TuningMonitor::onTasks(quint64 run, const QStringList& keys, const QStringList& names, const QStringList& kernels, const QVector<int>& weights,
                             const QVector<double>& flops, int perTask) {
   if (run != m_run) return;
   m_rows.clear();
@@ -604,6 +628,7 @@ void TuningMonitor::onTasks(quint64 run, const QStringList& keys, const QStringL
     TaskRow row;
     row.key = keys[i];
     row.name = names[i];
+    row.kernel = kernels.value(i);
     row.weight = weights[i];
     row.flops = flops[i];
     row.total = perTask;
@@ -616,6 +641,8 @@ void TuningMonitor::onTasks(quint64 run, const QStringList& keys, const QStringL
     m_tasks->appendRow(items);
   }
   m_tasksView->resizeColumnsToContents();
+  // One task (an operator): its name need not repeat on every candidate row.
+  m_candidatesView->setColumnHidden(3, keys.size() == 1);
   setStatus(QString("tuning %1 task%2…").arg(keys.size()).arg(keys.size() == 1 ? "" : "s"));
 }
 
@@ -632,6 +659,7 @@ void TuningMonitor::onEvent(quint64 run, const tune::TuneEvent& e) {
       m_tasks->item(rowIndex, 5)->setText(QString::number(row->baselineMs, 'g', 4));
       setStatus(QString("%1: baseline %2 ms").arg(row->name).arg(row->baselineMs, 0, 'g', 4));
       updateTaskRow(rowIndex);
+      addChartPoint();
     }
     return;
   case tune::TuneEventKind::TaskSelected:
@@ -656,6 +684,7 @@ void TuningMonitor::onEvent(quint64 run, const tune::TuneEvent& e) {
     TuneCandidate c;
     c.task = key;
     c.taskName = row ? row->name : key;
+    c.kernel = row ? row->kernel : QString();
     c.trial = m_trialsDone;
     c.ms = e.result.meanMs();
     c.gflops = gflopsOf(c.ms);
@@ -665,9 +694,8 @@ void TuningMonitor::onEvent(quint64 run, const tune::TuneEvent& e) {
     });
     m_best.insert(at, c);
     if (m_best.size() > 200) m_best.resize(200);
-    if (c.gflops > 0) {
-      m_trialSeries->append(m_trialsDone, c.gflops);
-    }
+    // Trials of one task share a scale with its best; a model's kernels do not.
+    if (c.gflops > 0 && m_rows.size() == 1) m_trialSeries->append(m_trialsDone, c.gflops);
     updateCandidates();
   }
   addChartPoint();
@@ -681,6 +709,7 @@ void TuningMonitor::onEvent(quint64 run, const tune::TuneEvent& e) {
 void TuningMonitor::updateTaskRow(int index) {
   const TaskRow& row = m_rows[index];
   m_tasks->item(index, 2)->setText(QString("%1/%2").arg(row.trials).arg(row.total));
+  m_tasksView->resizeColumnToContents(2);
   if (row.bestMs <= 0) return;
   m_tasks->item(index, 3)->setText(QString::number(row.bestMs, 'g', 4));
   m_tasks->item(index, 4)->setText(row.flops > 0 ? QString::number(row.flops / row.bestMs / 1e6, 'f', 2) : "?");
@@ -688,12 +717,14 @@ void TuningMonitor::updateTaskRow(int index) {
 }
 
 void TuningMonitor::addChartPoint() {
-  // One task: its best time. A model: the estimated model time, sum of weight x best over the
-  // tasks, once every task has a working candidate.
+  // One task: its best time. A model: the estimated model time, the sum of weight x time over
+  // the tasks, a task's time being its best candidate's, else its baseline's (the default
+  // schedule, what the model runs without a record); charted once every task has one.
   double ms = 0, flops = 0;
   for (const TaskRow& r : m_rows) {
-    if (r.bestMs <= 0) return;
-    ms += r.weight * r.bestMs;
+    double t = r.bestMs > 0 ? r.bestMs : r.baselineMs;
+    if (t <= 0) return;
+    ms += r.weight * t;
     flops += r.weight * r.flops;
   }
   if (m_rows.isEmpty() || ms <= 0) return;
@@ -730,7 +761,7 @@ void TuningMonitor::openCandidate(int row) {
   QString header = QString("# Tuned candidate: trial %1 of %2, %3 ms").arg(c.trial).arg(c.taskName).arg(c.ms, 0, 'g', 4);
   if (c.gflops > 0) header += QString(", %1 GFLOP/s").arg(c.gflops, 0, 'f', 2);
   emit openInEditor(header + "\n" + c.script + (c.script.endsWith('\n') ? "" : "\n"), preset ? m_job.preset : QString(),
-                    preset ? m_job.params : QMap<QString, qint64>{});
+                    preset ? m_job.params : QMap<QString, qint64>{}, preset ? QString() : c.task);
 }
 
 void TuningMonitor::onFinished(quint64 run, bool ok, const QString& summary) {

@@ -48,6 +48,9 @@ struct TuneJob {
   double flops = 0;         ///< of one call of `func` (0: counted from the TIR)
   QString modelPath;        ///< Model scope: the ONNX file ...
   std::shared_ptr<const graph::Module> module;  ///< ... as the session imported it (ModelData::module)
+  /// Model scope: the conv layout of the kernels ("NCHW", "NCHWc"; "" the compiler's default), the
+  /// one the model view shows, so that candidates open in the editor; export with the same layout.
+  QString layout;
   QString target = "llvm";  ///< must run on this machine (candidates are timed)
   int trials = 32;          ///< trials of this run (operator), or over all tasks (model)
   int trialsPerTask = 16;   ///< model scope: a task's cap (records already in the file count)
@@ -61,6 +64,7 @@ struct TuneJob {
 struct TuneCandidate {
   QString task;     ///< the task key
   QString taskName; ///< what the user knows it by (preset spec, or the model's kernel names)
+  QString kernel;   ///< a model kernel the task stands for ("" for a preset)
   int trial = 0;    ///< 1-based, over the whole run
   double ms = 0, gflops = 0;
   QString script;   ///< the candidate's schedule as a script (what "Open in Editor" loads)
@@ -90,6 +94,8 @@ public:
   void cancel();
   bool isRunning() const { return m_running; }
   bool isPaused() const { return m_paused; }
+  /// Paused, and the candidate that was being measured has finished: the run is holding.
+  bool isHolding() const;
 
   /// Scope of the form ("operator" or "model").
   void setScope(TuneJob::Scope scope);
@@ -122,9 +128,9 @@ public:
   void openCandidate(int row);
 
 signals:
-  /// A candidate's trace script; `preset` / `params` name the operator it applies to ("" for a
-  /// model kernel).
-  void openInEditor(const QString& script, const QString& preset, const QMap<QString, qint64>& params);
+  /// A candidate's trace script, for the preset `preset` with `params`, or (preset "") for the
+  /// model kernel whose record key (tune::groupKey) is `taskKey`.
+  void openInEditor(const QString& script, const QString& preset, const QMap<QString, qint64>& params, const QString& taskKey);
   void runStarted();
   /// The run ended (finished, cancelled or failed); `summary` says how.
   void runFinished(bool ok, const QString& summary);
@@ -132,7 +138,7 @@ signals:
 private:
   void buildUi();
   void onEvent(quint64 run, const tune::TuneEvent& e);
-  void onTasks(quint64 run, const QStringList& keys, const QStringList& names, const QVector<int>& weights,
+  void onTasks(quint64 run, const QStringList& keys, const QStringList& names, const QStringList& kernels, const QVector<int>& weights,
                const QVector<double>& flops, int perTask);
   void onFinished(quint64 run, bool ok, const QString& summary);
   void updateButtons();
@@ -143,7 +149,7 @@ private:
   void clearRun();
 
   struct TaskRow {
-    QString key, name;
+    QString key, name, kernel;
     int weight = 1, trials = 0, total = 0;
     double flops = 0, bestMs = 0;  ///< 0: nothing succeeded yet
     double baselineMs = 0;         ///< 0: not measured

@@ -2,11 +2,13 @@
 // the asynchronous work has settled, then exits.
 #include <QApplication>
 #include <QComboBox>
+#include <QDockWidget>
 #include <QCommandLineParser>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
 #include <QSettings>
+#include <QTemporaryDir>
 #include <QTimer>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +18,7 @@
 #include "views/Resources.h"
 #include "views/ScheduleEditor.h"
 #include "views/Session.h"
+#include "views/TuningMonitor.h"
 
 namespace {
 
@@ -62,8 +65,11 @@ int main(int argc, char** argv) {
   QCommandLineOption collapseOpt("collapse", "Collapse these fused groups of the model (\"all\" or N,N,...)", "LIST");
   QCommandLineOption findOpt("find", "Select the first model node whose op or name contains TEXT", "TEXT");
   QCommandLineOption linkOpt("link-line", "Select the loop at this lowered-IR line (colour linking)", "LINE");
+  QCommandLineOption tuneOpt("tune", "Tune the operator for N trials in the Tuning dock (with --screenshot: capture when it "
+                             "ends; records in a temporary file)", "N");
+  QCommandLineOption tuneModelOpt("tune-model", "With --tune: tune the whole model (N trials over its kernels)");
   cli.addOptions({modelOpt, presetOpt, scheduleOpt, targetOpt, shotOpt, sizeOpt, graphModeOpt, darkOpt, runOpt, linkOpt, findOpt,
-                 groupOpt, collapseOpt});
+                 groupOpt, collapseOpt, tuneOpt, tuneModelOpt});
   cli.process(app);
 
   if (screenshot) QSettings().clear();  // a screenshot starts from the default layout and theme
@@ -121,9 +127,30 @@ int main(int argc, char** argv) {
       w.setScheduleText(w.editor()->text() + scheduleAfterGroup);
   });
 
+  QTemporaryDir tuneDir;
+  int tuneTrials = cli.value(tuneOpt).toInt();
+  bool tuneOpened = false;
+  auto startTuning = [&] {  // the Tuning dock raised and tall enough to read, then Start
+    auto* dock = w.findChild<QDockWidget*>("tuningDock");
+    dock->show();
+    dock->raise();
+    w.resizeDocks({dock}, {w.height() * 45 / 100}, Qt::Vertical);
+    w.tuningMonitor()->setScope(cli.isSet(tuneModelOpt) ? loom::views::TuneJob::Scope::Model : loom::views::TuneJob::Scope::Operator);
+    w.tuningMonitor()->setTrials(tuneTrials);
+    if (screenshot) w.tuningMonitor()->setRecordsPath(tuneDir.filePath("records.json"));
+    tuneTrials = 0;
+    w.tuningMonitor()->startFromForm();
+  };
+
   if (!screenshot) {
     w.show();
     if (cli.isSet(runOpt)) w.session()->run();
+    if (tuneTrials > 0 && cli.isSet(tuneModelOpt))  // the model's kernels are tuned once it is loaded
+      QObject::connect(w.session(), &loom::views::Session::modelLoaded, &app, [&] {
+        if (tuneTrials > 0) startTuning();
+      });
+    else if (tuneTrials > 0)
+      QTimer::singleShot(0, &app, startTuning);
     return app.exec();
   }
 
@@ -141,7 +168,8 @@ int main(int argc, char** argv) {
   int stage = 0;  // 0: wait for compile/model; 1: run started, wait; 2: settle then grab
   int idleTicks = 0;
   QObject::connect(timer, &QTimer::timeout, &app, [&] {
-    bool idle = w.session()->isIdle() && !w.graphView()->isLayoutPending() && !groupPending && !collapsePending;
+    bool idle = w.session()->isIdle() && !w.graphView()->isLayoutPending() && !groupPending && !collapsePending &&
+                !w.tuningMonitor()->isRunning();
     idleTicks = idle ? idleTicks + 1 : 0;
     if (clock->elapsed() > 120000) {
       std::fprintf(stderr, "loom-studio: the session did not settle within 120 s; capturing anyway\n");
@@ -151,6 +179,17 @@ int main(int argc, char** argv) {
     if (stage == 0 && wantRun) {
       w.session()->run();
       stage = 1;
+      idleTicks = 0;
+      return;
+    }
+    if (tuneTrials > 0) {
+      startTuning();
+      idleTicks = 0;
+      return;
+    }
+    if (cli.isSet(tuneOpt) && !tuneOpened && !w.tuningMonitor()->best().isEmpty()) {
+      w.tuningMonitor()->openCandidate(0);  // the best candidate in the editor, its panes recompiled
+      tuneOpened = true;
       idleTicks = 0;
       return;
     }

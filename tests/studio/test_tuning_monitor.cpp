@@ -155,9 +155,10 @@ private slots:
     QTRY_VERIFY_WITH_TIMEOUT(m.trialsDone() >= 1, 20000);
     m.pause();
     QVERIFY(m.isPaused());
-    // The candidate being measured may still finish; then nothing moves.
-    QTRY_VERIFY_WITH_TIMEOUT(readRecords(records).size() == m.trialsDone(), 10000);
-    QTest::qWait(300);
+    // The candidate being measured finishes; then nothing moves.
+    QTRY_VERIFY_WITH_TIMEOUT(m.isHolding(), 15000);
+    QTest::qWait(100);  // its events, queued before it held
+    QVERIFY(m.statusText().startsWith("paused after"));
     int held = m.trialsDone();
     QTest::qWait(1200);
     QCOMPARE(m.trialsDone(), held);
@@ -172,12 +173,12 @@ private slots:
 
   void tuningAModelShowsOneRowPerTask() {
     QTemporaryDir dir;
-    Session s;
-    TuningMonitor m(&s);
+    MainWindow w;
+    TuningMonitor& m = *w.tuningMonitor();
     m.setWorkerCommand(kWorker);
-    QSignalSpy loaded(&s, &Session::modelLoaded);
-    s.loadModel(LOOM_SOURCE_DIR "/examples/models/small_cnn/model.onnx");
-    QTRY_VERIFY_WITH_TIMEOUT(loaded.count() == 1, 20000);
+    QSignalSpy groups(w.session(), &Session::groupsReady);
+    w.openModel(LOOM_SOURCE_DIR "/examples/models/small_cnn/model.onnx");
+    QTRY_VERIFY_WITH_TIMEOUT(groups.count() == 1, 20000);
     m.setScope(TuneJob::Scope::Model);
     TuneJob job = m.jobFromForm();
     QVERIFY(job.module);
@@ -209,6 +210,17 @@ private slots:
     for (const tune::TuningRecord& r : recs) trialRecords += QString::fromStdString(r.workload).startsWith("tir:") &&
                                                              !QString::fromStdString(r.workload).contains('#');
     QCOMPARE(trialRecords, trials);
+    // Open in Editor opens the candidate's kernel (the model view's group with its key) with the
+    // candidate's schedule, which runs and matches the unscheduled kernel.
+    QVERIFY(!m.best().isEmpty());
+    m.openCandidate(0);
+    OperatorRequest req = w.session()->request();
+    QVERIFY(req.isGroup());
+    QCOMPARE(QString::fromStdString(tune::groupKey(req.func)), m.best().first().task);
+    QVERIFY(req.schedule.contains("sch."));
+    RunRecord rec = runOperator(req);
+    QVERIFY2(rec.ok, qPrintable(rec.error));
+    QVERIFY(rec.correct);
   }
 
   void tuningAnOpenedFusedGroupUsesTheModelsKey() {
