@@ -54,7 +54,8 @@ CLI::App* setup(CLI::App& app) {
   sub->add_option("--opt-level", o.optLevel, "0 (no fusion, no schedule) to 3")->check(CLI::Range(0, 3));
   sub->add_option("--tuning-records", o.tuningRecords,
                   "A JSON-lines records file from `loom tune`: kernels with a record use its best schedule");
-  sub->add_option("--desired-layout", o.desiredLayout, "Conv layout: NCHW (as imported) or NCHWc (channel-blocked)");
+  sub->add_option("--desired-layout", o.desiredLayout,
+                  "Conv layout: NCHW (as imported) or NCHWc (channel-blocked NCHW16c); default: the opt level's choice");
   sub->add_option("--dump-code", o.dumpCode,
                   "Also write, next to the output, any of relay (imported graph, OUT.relay), tir (each kernel "
                   "scheduled and lowered, OUT.tir), ll (LLVM IR, OUT.ll), asm (OUT.s), c (C target, OUT.c); "
