@@ -87,7 +87,7 @@ public:
   SetEvaluator(const IntSetMap& dom, Analyzer* a) : m_dom(dom), m_a(a) {}
 
   IntSet eval(const Expr& e) {
-    if (!usesDom(e)) return IntSet::point(e);
+    if (!usesDom(e) && e.dtype().lanes() == 1) return IntSet::point(e);
     IntSet r = evalRaw(e);
     if (r.empty) return r;
     return IntSet::interval(simplified(m_a, r.minValue), simplified(m_a, r.maxValue));
@@ -180,12 +180,28 @@ private:
       else m_locals.erase(n->var);
       return r;
     }
+    case NodeKind::Ramp: {
+      // The lanes' values: base + [0, stride * (lanes - 1)] (vector indices of tensorized code).
+      auto* n = e.as<RampNode>();
+      IntSet b = eval(n->base), st = eval(n->stride);
+      if (b.empty || !st.isSinglePoint()) return constFallback(e);
+      auto s = sign(st.minValue);
+      if (!s) return constFallback(e);
+      Expr span = st.minValue * intImm(st.minValue.dtype(), n->lanes - 1);
+      // Canonical ends, so they compare with the scalar accesses of the same elements.
+      auto canon = [&](const Expr& x) { return x.defined() ? m_a->canonicalSimplify(x) : x; };
+      return *s >= 0 ? IntSet::interval(canon(b.minValue), canon(addEnds(b.maxValue, span)))
+                     : IntSet::interval(canon(addEnds(b.minValue, span)), canon(b.maxValue));
+    }
+    case NodeKind::Broadcast: return eval(e.as<BroadcastNode>()->value);
     default: return constFallback(e);
     }
   }
 
   IntSet evalBinary(const BinaryNode* n, const Expr& e) {
-    if (!n->dtype.isScalar() || isComparison(n->op) || isLogical(n->op)) return constFallback(e);
+    // Vector + - * act lane by lane: the union over the lanes is within the scalar rule's set.
+    bool laneWise = n->op == BinOp::Add || n->op == BinOp::Sub || n->op == BinOp::Mul;
+    if ((!n->dtype.isScalar() && !laneWise) || isComparison(n->op) || isLogical(n->op)) return constFallback(e);
     IntSet a = eval(n->a), b = eval(n->b);
     if (a.empty || b.empty) return IntSet::nothing();
     if (a.isSinglePoint() && b.isSinglePoint()) return IntSet::point(binary(n->op, a.minValue, b.minValue));

@@ -60,6 +60,23 @@ public:
   }
 };
 
+/// The largest "local" allocation of the lowered program (elements): the accumulator once
+/// compact-buffers has shrunk it to the register tile.
+int64_t largestLocalAllocation(const tir::PrimFunc& scheduled) {
+  transform::PassContext ctx;
+  driver::LoweredOperator op = driver::lowerOperator(scheduled, driver::OperatorOptions{}, ctx);
+  int64_t largest = 0;
+  tir::postOrderVisit(op.lowered->body, [&](const tir::IRNode* n) {
+    if (n->nodeKind != tir::NodeKind::Allocate) return;
+    auto* a = static_cast<const tir::AllocateNode*>(n);
+    if (a->scope != "local") return;
+    int64_t count = 1;
+    for (auto& e : a->extents) count *= tir::constIntValue(e).value_or(1 << 30);
+    largest = std::max(largest, count);
+  });
+  return largest;
+}
+
 Shape shapeOf(const tir::PrimFunc& f) {
   Shape s;
   s.visitStmt(f->body);
@@ -161,6 +178,7 @@ private slots:
     tir::PrimFunc f = topi::buildWorkload(topi::parseWorkloadSpec("matmul:M=32,N=64,K=32"));
     auto p = registerSpace().sample(f, 2);
     QVERIFY(p.has_value());
+    QVERIFY(largestLocalAllocation(p->final.func()) <= 8 * 64);
     transform::PassContext ctx;
     driver::LoweredOperator op = driver::lowerOperator(p->final.func(), driver::OperatorOptions{}, ctx);
     auto jit = driver::jitOperator(op);
@@ -190,6 +208,9 @@ private slots:
       // The postprocessor tensorized the k-tile x 16 lanes with the intrinsic of that k-tile.
       QCOMPARE(countKind(p.final.trace(), "tensorize"), size_t(1));
       QVERIFY2(t.find("x86_avx512_fma_f32x16_k") != std::string::npos, t.c_str());
+      // The tensorized accumulator (vector indices) still shrinks to the register tile: at most
+      // 8 rows x 4 vectors.
+      if (tensorized < 3) QVERIFY(largestLocalAllocation(p.final.func()) <= 8 * 64);
       tensorized++;
     });
     QCOMPARE(tensorized, 10);

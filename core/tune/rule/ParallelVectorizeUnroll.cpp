@@ -1,6 +1,8 @@
 // Rule parallel-vectorize-unroll: per top-level loop nest, fuse a sampled number of outer
 // spatial loops and run them in parallel, annotate the nest with a sampled
 // pragma_auto_unroll_max_step, and vectorize the innermost spatial loop of each block.
+#include <set>
+
 #include "core/schedule/Primitives.h"
 #include "core/tune/SpaceGenerator.h"
 #include "core/tune/rule/RegisterTiling.h"
@@ -25,17 +27,27 @@ public:
     vectorizeInnermost(sch);
     // One nest per first block of each top-level loop nest under the root.
     std::vector<std::string> firsts;
+    std::vector<const ForNode*> tops;
+    // Nests holding a register-tiled block have their parallel loop fused already: fusing more
+    // would leave the accumulator and the panel indexed in ways compact-buffers cannot shrink.
+    std::set<const ForNode*> fusedAlready;
     const ForNode* lastTop = nullptr;
     for (const std::string& name : rule::blockNames(sch)) {
       auto found = findBlocks(sch.func(), name);
       if (found.size() != 1) continue;
       auto loops = loopsAbove(sch, found[0]);
-      if (loops.empty() || enclosingBlock(sch, found[0])->name != "root") continue;
+      if (loops.empty()) continue;
+      auto ts = found[0]->annotations.find("meta_schedule.tiling_structure");
+      if (ts != found[0]->annotations.end())
+        if (auto* str = ts->second.as<StringImmNode>(); str && str->value.rfind("SSRS", 0) == 0 && str->value != "SSRSRS")
+          fusedAlready.insert(loops.front());
+      if (enclosingBlock(sch, found[0])->name != "root") continue;
       if (loops.front() == lastTop) continue;
       lastTop = loops.front();
       firsts.push_back(name);
+      tops.push_back(loops.front());
     }
-    for (const std::string& name : firsts) parallelizeAndUnroll(sch, ctx, name);
+    for (size_t i = 0; i < firsts.size(); ++i) parallelizeAndUnroll(sch, ctx, firsts[i], fusedAlready.count(tops[i]) > 0);
   }
 
 private:
@@ -63,10 +75,12 @@ private:
   /// Records the choices on the nest's first block; rewriteParallelUnroll (the postprocessor)
   /// turns them into fuse + parallel + the unroll annotation, so mutating the sampled count
   /// changes the schedule.
-  void parallelizeAndUnroll(Schedule& sch, RuleContext& ctx, const std::string& name) const {
+  void parallelizeAndUnroll(Schedule& sch, RuleContext& ctx, const std::string& name, bool oneLoop) const {
     // How many outer loops (a single-child chain) can be fused and run in parallel.
     int maxFuse = 0;
-    {
+    if (oneLoop) {
+      maxFuse = 1;
+    } else {
       auto loops = loopsAbove(sch, findBlocks(sch.func(), name)[0]);
       int64_t extent = 1;
       for (size_t k = 0; k < loops.size() && k < 4; ++k) {

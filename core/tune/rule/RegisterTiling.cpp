@@ -124,11 +124,14 @@ void applyRegisterTiling(Schedule& sch, const std::string& name, const RegisterT
     } else if (int(i) == rowAxis) {
       maxInner = opt.maxRowTile;
     }
-    std::vector<ExprRV> f = samplePerfectTile(sch, loop, 3, maxInner);
+    // With a packed panel, axes the panel does not depend on have no outer tile: the panel is
+    // packed once per outer tile, and reused by every row tile inside it.
+    bool outerTile = opt.packRead < 0 || packDeps.count(int(i));
+    std::vector<ExprRV> f = samplePerfectTile(sch, loop, outerTile ? 3 : 2, maxInner);
     auto parts = split(sch, loop, std::vector<Value>(f.begin(), f.end()));
-    s0.push_back(parts[0]);
-    (packDeps.count(int(i)) ? s1Deps : s1Rest).push_back(parts[1]);
-    s3.push_back(parts[2]);
+    if (outerTile) s0.push_back(parts[0]);
+    (packDeps.count(int(i)) ? s1Deps : s1Rest).push_back(parts[parts.size() - 2]);
+    s3.push_back(parts.back());
   }
   std::vector<LoopRV> order = s0;
   order.insert(order.end(), s1Deps.begin(), s1Deps.end());
@@ -138,6 +141,12 @@ void applyRegisterTiling(Schedule& sch, const std::string& name, const RegisterT
   if (tensorize) order.push_back(kInner);
   order.push_back(lanes);
   reorder(sch, order);
+  // One outer loop (the parallel one): fused here, before any cache or pack is placed, so every
+  // block's indices use the fused variable the same way and compact-buffers can shrink the
+  // accumulator and the panel to the tile.
+  // (Not with the intrinsic: blockize cannot divide a binding that uses the fused variable's
+  // div/mod; those nests keep their S0 loops and run the first one in parallel.)
+  LoopRV lastS0 = s0.size() > 1 && !tensorize ? fuse(sch, s0) : s0.back();
   annotate(sch, block, "meta_schedule.tiling_structure", Value(tensorize ? "SSRS-intrin" : "SSRS"));
   LoopRV lastS1 = s1Rest.empty() ? s1Deps.back() : s1Rest.back();
 
@@ -146,7 +155,7 @@ void applyRegisterTiling(Schedule& sch, const std::string& name, const RegisterT
   // the init is decomposed: compute_at wants the reduction complete under the panel loop.
   if (opt.packRead >= 0) {
     BlockRV pack = cacheRead(sch, block, opt.packRead, "global");
-    computeAt(sch, pack, s1Deps.empty() ? s0.back() : s1Deps.back(), /*preserveUnitLoops=*/true);
+    computeAt(sch, pack, s1Deps.empty() ? lastS0 : s1Deps.back(), /*preserveUnitLoops=*/true);
     // Its last index is the vector axis, whose panel width is a multiple of the lanes.
     auto parts = split(sch, getLoops(sch, pack).back(), {Value(), Value(info.lanes)});
     vectorize(sch, parts[1]);

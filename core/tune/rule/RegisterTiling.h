@@ -43,9 +43,11 @@ struct RegisterTileOptions {
 };
 
 /// Applies the structure to block `name` (which registerTileInfo accepted):
-///   S0 (every spatial axis) | S1 (packed read's axes first) | write cache | R (all reduction
-///   loops) | S3 register tile (unrolled) | lanes (vectorized, or the intrinsic's k-tile x lanes)
-/// with sample_perfect_tile for S0/S1/S3. The accumulator is a "local" cache_write, or the
+///   S0 (the outer tiles fused into one loop, the parallel one) | S1 (packed read's axes first) |
+///   write cache | R (all reduction loops) | S3 register tile (unrolled) | lanes (vectorized, or
+///   the intrinsic's k-tile x lanes)
+/// with sample_perfect_tile for S0/S1/S3 (with a packed panel, the axes it does not depend on
+/// have no S0 tile: the panel is packed once per S0 tile). The accumulator is a "local" cache_write, or the
 /// block's single elementwise consumer (a fused epilogue) put under the tile by
 /// reverse_compute_at; the init is left for rewriteReductionInit to decompose out of the
 /// reduction loop. Throws ScheduleError
