@@ -9,12 +9,14 @@ the per-round means for each, and their ratios (Loom / ORT: above 1 means Loom i
 `--tuning-records NAME=FILE` (repeatable) compiles model NAME (its directory's name) with
 `loom compile --tuning-records FILE`, so tuned and untuned models are measured the same way;
 `--compile-arg ARG` (repeatable) passes ARG to every `loom compile` (e.g. --compile-arg=--opt-level=2).
+`--cpu-time` measures one thread by process CPU time instead (steady on a busy machine).
 Needs numpy, onnx and onnxruntime (bench/bench_models.sh makes a venv with them).
 Usage: bench_models.py --loom BUILD/bin/loom [--threads 2] [--repeat 20] [--rounds 3]
-                       [--tuning-records NAME=FILE]... [--compile-arg ARG]... MODEL_DIR...
+                       [--cpu-time] [--tuning-records NAME=FILE]... [--compile-arg ARG]... MODEL_DIR...
 """
 import argparse
 import os
+import resource
 import re
 import statistics
 import subprocess
@@ -48,6 +50,29 @@ def loom_run(loom, pkg, npz, out_npz, repeat, threads):
     if not m:
         raise RuntimeError(f"no time in loom run output: {r.stdout!r}")
     return float(m.group(1)), float(m.group(2))
+
+
+def child_cpu_s():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def loom_cpu_ms(loom, pkg, npz, out_npz, repeat):
+    """Process CPU time per run of `loom run` on one thread: the CPU time of a run with `repeat` + 1
+    iterations minus that of a run with 1 (loading the package and the first run cancel out)."""
+    def cpu(n):
+        t0 = child_cpu_s()
+        loom_run(loom, pkg, npz, out_npz, n, 1)
+        return child_cpu_s() - t0
+    return max(0.0, cpu(repeat + 1) - cpu(1)) * 1e3 / repeat
+
+
+def ort_cpu_ms(sess, feed, repeat):
+    sess.run(None, feed)
+    t0 = time.process_time()
+    for _ in range(repeat):
+        sess.run(None, feed)
+    return (time.process_time() - t0) * 1e3 / repeat
 
 
 def ort_run(sess, feed, repeat):
@@ -86,7 +111,15 @@ def bench(d, args, work):
     feed = {in_name: x}
     out_npz = os.path.join(work, name + ".out.npz")
     loom_means, loom_mins, ort_means, ort_mins = [], [], [], []
-    for _ in range(args.rounds):
+    for _ in range(args.rounds if args.cpu_time else 0):
+        # One thread, process CPU time: the mean per run (the same in both columns).
+        t = loom_cpu_ms(args.loom, pkg, npz, out_npz, args.repeat)
+        loom_means.append(t)
+        loom_mins.append(t)
+        t = ort_cpu_ms(sess, feed, args.repeat)
+        ort_means.append(t)
+        ort_mins.append(t)
+    for _ in range(0 if args.cpu_time else args.rounds):
         mean, mn = loom_run(args.loom, pkg, npz, out_npz, args.repeat, args.threads)
         loom_means.append(mean)
         loom_mins.append(mn)
@@ -109,12 +142,17 @@ def main():
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--work", default="build/bench-models", help="directory for packages and npz files")
+    ap.add_argument("--cpu-time", action="store_true",
+                    help="one thread, times by process CPU time (steady while other jobs share the cores); "
+                         "min = the least per-round mean")
     ap.add_argument("--tuning-records", action="append", default=[], metavar="NAME=FILE",
                     help="compile model NAME with these tuning records (repeatable)")
     ap.add_argument("--compile-arg", action="append", default=[], metavar="ARG",
                     help="an extra argument of every loom compile (repeatable)")
     ap.add_argument("dirs", nargs="+")
     args = ap.parse_args()
+    if args.cpu_time:
+        args.threads = 1
     args.records = {}
     for item in args.tuning_records:
         name, sep, path = item.partition("=")
@@ -130,6 +168,7 @@ def main():
     os.makedirs(args.work, exist_ok=True)
     load0 = os.getloadavg()
     print(f"onnxruntime {ort.__version__}, {args.threads} threads, {args.rounds} rounds x {args.repeat} runs, "
+          f"{'process CPU time' if args.cpu_time else 'wall time'}, "
           f"load average {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}")
     hdr = (f"{'model':<22}{'compile s':>10}{'Loom min':>10}{'ORT min':>10}{'ratio':>7}"
            f"{'Loom mean':>11}{'ORT mean':>10}{'ratio':>7}{'Loom err':>10}{'ORT err':>10}  records")

@@ -189,6 +189,53 @@ bool hasLaneAxis(const tir::BlockNode* blk, size_t numSpatial) {
   return true;
 }
 
+/// An outer spatial iter var of a lane-axis reduction that only the lane-indexed operands use (a
+/// conv's output-channel chunk: only the weight has it): a few of its values in the register
+/// tile reuse each broadcast scalar of the other operands. Returns its index, or -1.
+int chunkAxis(const tir::BlockNode* blk, size_t numSpatial) {
+  const tir::BufferStoreNode* st = singleStore(blk->body);
+  const tir::Var& lane = blk->iterVars[numSpatial - 1].var;
+  for (size_t k = 0; k + 1 < numSpatial; ++k) {
+    const tir::Var& v = blk->iterVars[k].var;
+    bool used = false, onlyWithLane = true;
+    for (const tir::BufferLoadNode* ld : loadsIn(blk->body)) {
+      if (ld->buffer.get() == st->buffer.get()) continue;
+      bool usesV = false, usesLane = false;
+      for (const tir::Expr& i : ld->indices) {
+        usesV |= tir::usesVar(i, v);
+        usesLane |= tir::usesVar(i, lane);
+      }
+      used |= usesV;
+      onlyWithLane &= !usesV || usesLane;
+    }
+    if (used && onlyWithLane) return int(k);
+  }
+  return -1;
+}
+
+/// The spatial iter var whose values form the rows of the register tile: the innermost one
+/// (other than the lane axis) with more than one value that an operand without the lane axis
+/// uses (a conv's output column, a matmul's row), so that each of its values broadcasts one
+/// scalar of that operand. The iter var just outside the lane axis when none qualifies.
+size_t rowAxis(tir::Schedule& sch, const tir::BlockNode* blk, const std::vector<tir::LoopRV>& loops, size_t numSpatial) {
+  const tir::BufferStoreNode* st = singleStore(blk->body);
+  const tir::Var& lane = blk->iterVars[numSpatial - 1].var;
+  for (size_t k = numSpatial - 1; k-- > 0;) {
+    if (*tir::asConstInt(sch.get(loops[k])->extent) < 2) continue;
+    const tir::Var& v = blk->iterVars[k].var;
+    for (const tir::BufferLoadNode* ld : loadsIn(blk->body)) {
+      if (ld->buffer.get() == st->buffer.get()) continue;
+      bool usesV = false, usesLane = false;
+      for (const tir::Expr& i : ld->indices) {
+        usesV |= tir::usesVar(i, v);
+        usesLane |= tir::usesVar(i, lane);
+      }
+      if (usesV && !usesLane) return k;
+    }
+  }
+  return numSpatial - 2;
+}
+
 /// TVM's x86 conv2d_NCHWc schedule, for any reduction with a lane axis (hasLaneAxis): the lane
 /// axis in vector lanes (split by 16 when longer), the next spatial axis (a conv's output column)
 /// in a register block of up to 28 rows, the reduction between the tile's loops and the register
@@ -206,8 +253,15 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
   const int64_t laneExt = *tir::asConstInt(sch.get(loops[numSpatial - 1])->extent);
   int64_t lanes = laneExt <= kLanes ? laneExt : laneExt % kLanes == 0 ? kLanes : laneExt % 8 == 0 ? 8 : 0;
   if (lanes < 4) return {};
-  const int64_t rowExt = *tir::asConstInt(sch.get(loops[numSpatial - 2])->extent);
+  const size_t rowK = rowAxis(sch, blk, loops, numSpatial);
+  const int64_t rowExt = *tir::asConstInt(sch.get(loops[rowK])->extent);
   const int64_t rowBlock = largestDivisor(rowExt, std::max<int64_t>(1, kAccumulators * kLanes / lanes));
+  // Few rows (a deep conv's 7 or 14 output columns): a few output-channel chunks join the tile,
+  // up to 24 accumulators (the chunks' weight vectors and a broadcast need registers too).
+  const int chunkK = lanes == kLanes && rowBlock <= 12 ? chunkAxis(blk, numSpatial) : -1;
+  int64_t chunk = 1;
+  if (chunkK >= 0)
+    chunk = largestDivisor(*tir::asConstInt(sch.get(loops[size_t(chunkK)])->extent), std::min<int64_t>(4, 24 / rowBlock));
 
   tir::Schedule saved = sch;
   try {
@@ -221,7 +275,18 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
       epilogue = consumers[0];
     }
     loops = tir::getLoops(sch, b);
-    std::vector<tir::LoopRV> outer(loops.begin(), loops.begin() + long(numSpatial - 2));
+    std::vector<tir::LoopRV> outer;
+    std::optional<tir::LoopRV> chunkInner;
+    for (size_t k = 0; k + 1 < numSpatial; ++k) {
+      if (k == rowK) continue;
+      if (int(k) == chunkK && chunk > 1) {
+        auto parts = tir::split(sch, loops[k], {tir::Value(nullptr), tir::Value(chunk)});
+        outer.push_back(parts[0]);
+        chunkInner = parts[1];
+      } else {
+        outer.push_back(loops[k]);
+      }
+    }
     std::vector<tir::LoopRV> reduce(loops.begin() + long(numSpatial), loops.end());
     tir::LoopRV laneInner = loops[numSpatial - 1];
     if (lanes != laneExt) {
@@ -229,7 +294,7 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
       outer.push_back(parts[0]);
       laneInner = parts[1];
     }
-    tir::LoopRV rowLoop = loops[numSpatial - 2];
+    tir::LoopRV rowLoop = loops[rowK];
     std::optional<tir::LoopRV> rowInner;
     if (rowBlock > 1) {
       auto parts = tir::split(sch, rowLoop, {tir::Value(nullptr), tir::Value(rowBlock)});
@@ -240,6 +305,7 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
     std::vector<tir::LoopRV> order = outer;
     order.insert(order.end(), reduce.begin(), reduce.end());
     if (rowInner) order.push_back(*rowInner);
+    if (chunkInner) order.push_back(*chunkInner);
     order.push_back(laneInner);
     tir::reorder(sch, order);
     const tir::LoopRV tile = outer.back();
@@ -263,9 +329,11 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
     names.push_back(sch.get(init)->name);
     std::vector<tir::LoopRV> initLoops = tir::getLoops(sch, init);
     tir::vectorize(sch, initLoops.back());
-    if (rowInner) tir::unroll(sch, initLoops[initLoops.size() - 2]);
+    const size_t tileLoops = (rowInner ? 1 : 0) + (chunkInner ? 1 : 0);
+    for (size_t k = 0; k < tileLoops && k + 2 <= initLoops.size(); ++k) tir::unroll(sch, initLoops[initLoops.size() - 2 - k]);
     tir::vectorize(sch, laneInner);
     if (rowInner) tir::unroll(sch, *rowInner);
+    if (chunkInner) tir::unroll(sch, *chunkInner);
     // The loops outside the tile: fused and parallel (all of them when the tile loop is the
     // only one with enough iterations to share).
     std::vector<tir::LoopRV> par(outer.begin(), outer.end() - 1);
