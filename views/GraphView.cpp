@@ -21,6 +21,7 @@
 #include <QVBoxLayout>
 #include <QWheelEvent>
 
+#include "views/Background.h"
 #include "views/CodePane.h"
 #include "views/GraphLayout.h"
 #include "views/ModelJobs.h"
@@ -521,6 +522,7 @@ void GraphView::applyCollapse(int focusCluster) {
   GraphData graph = collapseClusters(m_model.fused, m_collapsed, m_costs);
   QPointer<GraphView> self(this);
   QThreadPool::globalInstance()->start([self, graph, key, gen, show]() mutable {
+    yieldToUiThread();
     layoutGraph(graph);  // Graphviz, off the UI thread
     if (!self) return;
     QMetaObject::invokeMethod(self, [self, graph, key, gen, show] {

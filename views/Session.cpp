@@ -12,6 +12,7 @@
 #include "core/tir/Parser.h"
 #include "core/tir/Printer.h"
 #include "loom/c_runtime_api.h"
+#include "views/Background.h"
 #include "views/ModelJobs.h"
 #include "views/RunsModel.h"
 
@@ -22,6 +23,7 @@ Session::Session(QObject* parent) : QObject(parent), m_cancel(std::make_shared<s
   qRegisterMetaType<RunRecord>();
   qRegisterMetaType<ModelData>();
   m_pool.setMaxThreadCount(3);
+  m_runPool.setMaxThreadCount(1);
   m_timer = new QTimer(this);
   m_timer->setSingleShot(true);
   m_timer->setInterval(150);
@@ -32,6 +34,7 @@ Session::Session(QObject* parent) : QObject(parent), m_cancel(std::make_shared<s
 Session::~Session() {
   m_cancel->store(true);
   m_pool.waitForDone();
+  m_runPool.waitForDone();
 }
 
 void Session::setPreset(const QString& preset, const QMap<QString, qint64>& params) {
@@ -89,6 +92,7 @@ void Session::startCompile() {
   emit compileStarted();
   QPointer<Session> self(this);
   m_pool.start([self, req, gen] {
+    yieldToUiThread();
     CompileResult r = compileOperator(req);
     r.generation = gen;
     if (!self) return;
@@ -119,7 +123,7 @@ void Session::measurePeak() {
   if (m_peakStarted) return;
   m_peakStarted = true;
   QPointer<Session> self(this);
-  m_pool.start([self] {
+  m_runPool.start([self] {
     double peak = driver::measureFmaPeakGflops(loom_backend_num_threads(), 0.2);
     QMetaObject::invokeMethod(self, [self, peak] {
       if (!self) return;
@@ -142,7 +146,7 @@ void Session::run() {
   emit runStarted();
   emit taskStarted(QString("Running %1 (schedule v%2)").arg(req.preset).arg(version));
   QPointer<Session> self(this);
-  m_pool.start([self, req, version, id, gen, cancel, needPeak] {
+  m_runPool.start([self, req, version, id, gen, cancel, needPeak] {
     // The peak is measured before the run, never beside it (both would compete for the cores).
     double peak = needPeak ? driver::measureFmaPeakGflops(loom_backend_num_threads(), 0.2) : 0;
     RunRecord rec = runOperator(req, cancel.get());
@@ -183,6 +187,7 @@ void Session::loadModel(const QString& path, bool markModified) {
   QPointer<Session> self(this);
   QString layout = m_layout;
   m_pool.start([self, path, gen, cancel, markModified, layout] {
+    yieldToUiThread();
     std::shared_ptr<ModelData> data;
     QString error;
     try {
@@ -244,6 +249,7 @@ void Session::extractGroups() {
   emit taskStarted(QString("Extracting the kernels of %1").arg(model->path));
   QPointer<Session> self(this);
   m_pool.start([self, model, gen, cancel] {
+    yieldToUiThread();
     std::shared_ptr<ModelGroups> groups;
     QString error;
     try {
@@ -383,7 +389,7 @@ void Session::fromJson(const QJsonObject& o) {
   }
   emit requestChanged();
   compileNow();
-  m_layout = o["modelLayout"].toString("NCHW");
+  m_layout = o["modelLayout"].toString("NCHWc");
   QString model = o["model"].toString();
   if (!model.isEmpty()) loadModel(model, false);
   setModified(false);

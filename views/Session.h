@@ -103,7 +103,8 @@ private:
   OperatorRequest m_request;
   CompileResult m_lastCompile;
   QTimer* m_timer = nullptr;
-  QThreadPool m_pool;
+  QThreadPool m_pool;     ///< compiles, imports, kernel extraction (at a lowered priority)
+  QThreadPool m_runPool;  ///< runs and the peak measurement: they time kernels, at normal priority
   quint64 m_compileGen = 0, m_runGen = 0, m_modelGen = 0;
   bool m_compileRunning = false, m_compilePending = false;
   int m_tasks = 0;  ///< runs and model loads in flight
@@ -116,7 +117,7 @@ private:
   bool m_modified = false;
   std::shared_ptr<ModelData> m_model;
   std::shared_ptr<const ModelGroups> m_groups;
-  QString m_layout = "NCHW";
+  QString m_layout = "NCHWc";  ///< as `loom compile` at opt level 3
 };
 
 }  // namespace loom::views

@@ -185,9 +185,7 @@ private slots:
     QCoreApplication::processEvents();            // and painted
     double painted = double(t.nsecsElapsed()) / 1e6;
     probe.stop();
-    int ops = 0;
-    for (const GraphNode& n : w.graphView()->graph().nodes) ops += n.kind == "op";
-    QCOMPARE(ops, 200);
+    QCOMPARE(w.session()->model()->opCount, 200);
     QCOMPARE(w.graphView()->nodeItemCount(), int(w.graphView()->graph().nodes.size()));
     qInfo("200-node model: graph on screen %.0f ms after open (painted at %.0f ms; budget 2000 ms); worst UI stall %.1f ms "
           "(budget 50 ms); load average %.2f",
@@ -224,9 +222,8 @@ private slots:
     int openStalls = probe.stallsOver50();
     double rss = rssMiB();
     GraphView* gv = w.graphView();
-    int ops = 0;
-    for (const GraphNode& n : gv->graph().nodes) ops += n.kind == "op";
-    QCOMPARE(ops, 500);
+    QCOMPARE(w.session()->model()->opCount, 500);
+    QVERIFY(gv->graph().nodes.size() >= 500);
 
     // 2. Collapse every cluster: a new layout of the whole graph on a worker.
     probe.start();

@@ -125,6 +125,7 @@ private slots:
     w.resize(1400, 900);
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
+    w.session()->setModelLayout("NCHW");  // the script below names the NCHW conv's block and loops
     QVERIFY(openAndWait(w, smallCnn()));
     GraphView* gv = w.graphView();
     gv->setMode(GraphView::Fused);

@@ -1,0 +1,25 @@
+// Per-thread nice values for the Studio's background work (Linux threads are scheduled on their own).
+#include "views/Background.h"
+
+#ifdef __linux__
+#include <cerrno>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
+namespace loom::views {
+
+void yieldToUiThread() {
+#ifdef __linux__
+  thread_local bool done = false;
+  if (done) return;
+  done = true;
+  pid_t tid = pid_t(syscall(SYS_gettid));
+  errno = 0;
+  int current = getpriority(PRIO_PROCESS, id_t(tid));
+  if (errno == 0 && current < 19) setpriority(PRIO_PROCESS, id_t(tid), current + 4 > 19 ? 19 : current + 4);
+#endif
+}
+
+}  // namespace loom::views
