@@ -44,6 +44,8 @@
 #include "views/RunsModel.h"
 #include "views/ScheduleEditor.h"
 #include "views/Session.h"
+#include "views/TuningMonitor.h"
+#include "views/ExportDialog.h"
 #include "core/tune/ModelTasks.h"
 
 namespace loom::views {
@@ -344,6 +346,21 @@ void MainWindow::buildDocks() {
   runs->raise();
   splitDockWidget(loops, runs, Qt::Horizontal);
 
+  // Tuning (S2): the monitor docks beside the log; a candidate opens in the editor.
+  m_tuning = new TuningMonitor(m_session);
+  tabifyDockWidget(log, makeDock(this, "Tuning", "tuningDock", m_tuning, Qt::BottomDockWidgetArea));
+  runs->raise();
+  connect(m_tuning, &TuningMonitor::openInEditor, this,
+          [this](const QString& script, const QString& preset, const QMap<QString, qint64>& params, const QString& taskKey) {
+    if (!preset.isEmpty()) setPreset(preset, params);
+    const ModelGroups* groups = m_session->modelGroups();  // a model kernel: open its group first
+    for (size_t i = 0; groups && !taskKey.isEmpty() && i < groups->groups.size(); ++i)
+      if (tune::groupKey(groups->groups[i].func) == taskKey.toStdString()) {
+        if (m_session->request().func.get() != groups->groups[i].func.get()) openGroup(int(i));
+        break;
+      }
+    setScheduleText(script);
+  });
 }
 
 void MainWindow::buildMenus() {
@@ -373,6 +390,7 @@ void MainWindow::buildMenus() {
     QFile f(path);
     if (!path.isEmpty() && f.open(QIODevice::ReadOnly)) setScheduleText(QString::fromUtf8(f.readAll()));
   });
+  file->addAction("&Export Model Package…", QKeySequence(Qt::CTRL | Qt::Key_E), this, &MainWindow::showExportDialog);
   file->addSeparator();
   file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
 
@@ -418,6 +436,20 @@ void MainWindow::buildMenus() {
     int n = m_session->runs()->rowCount();
     if (n >= 2) diffRuns(n - 2, n - 1);
   });
+
+  QMenu* tune = menuBar()->addMenu("&Tune");
+  auto startTuning = [this](TuneJob::Scope scope) {
+    m_tuning->setScope(scope);
+    m_tuning->setSessionPath(m_sessionPath);
+    if (QString t = m_targetBox->currentText(); t.startsWith("llvm") && !t.contains("-mtriple")) m_tuning->setTarget(t);
+    findChild<QDockWidget*>("tuningDock")->show();
+    findChild<QDockWidget*>("tuningDock")->raise();
+    m_tuning->startFromForm();
+  };
+  tune->addAction("Tune This &Operator", QKeySequence(Qt::CTRL | Qt::Key_T), this, [startTuning] { startTuning(TuneJob::Scope::Operator); });
+  tune->addAction("Tune the &Model", QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_T), this, [startTuning] { startTuning(TuneJob::Scope::Model); });
+  tune->addAction("&Pause / Resume", this, [this] { m_tuning->isPaused() ? m_tuning->resume() : m_tuning->pause(); });
+  tune->addAction("&Cancel Tuning", this, [this] { m_tuning->cancel(); });
 
   QMenu* help = menuBar()->addMenu("&Help");
   help->addAction("&About Loom Studio", this, [this] {
@@ -745,7 +777,14 @@ void MainWindow::updateRecentMenu(const QStringList& recent) {
   m_recentMenu->setEnabled(!recent.isEmpty());
 }
 
+void MainWindow::showExportDialog() {
+  auto* dlg = new ExportDialog(m_session, this);
+  dlg->setAttribute(Qt::WA_DeleteOnClose);
+  dlg->show();
+}
+
 void MainWindow::updateTitle() {
+  if (m_tuning) m_tuning->setSessionPath(m_sessionPath);
   QString name = m_sessionPath.isEmpty() ? QString("untitled") : QFileInfo(m_sessionPath).fileName();
   QString model = m_session->modelPath().isEmpty() ? QString() : " · " + QFileInfo(m_session->modelPath()).fileName();
   setWindowTitle(QString("%1%2%3 — Loom Studio").arg(name, m_session->isModified() ? "*" : "", model));
