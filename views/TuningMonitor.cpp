@@ -568,7 +568,12 @@ bool TuningMonitor::start(const TuneJob& job) {
         summary = QString("%1 tasks, %2 trials this run, %3 failed, %4 tasks with a working schedule")
                       .arg(results.size()).arg(trials).arg(errors).arg(tuned);
       }
-      if (control->cancelled) summary = "cancelled · " + summary;
+      if (control->cancelled) {
+        summary = "cancelled · " + summary;
+      } else {
+        std::lock_guard<std::mutex> lock(control->mutex);
+        if (control->overBudget()) summary = QString("time budget of %1 s spent · ").arg(job.budgetS) + summary;
+      }
     } catch (const Error& e) {
       ok = false;
       summary = QString("%1: %2").arg(e.kind(), q(e.what()));

@@ -1,0 +1,140 @@
+// GUI tests of the Studio's tuning monitor on models (offscreen): per-task rows, fused groups, open in editor.
+#include <QApplication>
+#include <QFile>
+#include <QSignalSpy>
+#include <QStandardItemModel>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <nlohmann/json.hpp>
+
+#include "core/tune/ModelTasks.h"
+#include "core/tune/Record.h"
+#include "views/MainWindow.h"
+#include "views/OperatorJobs.h"
+#include "views/Resources.h"
+#include "views/Session.h"
+#include "views/TuningMonitor.h"
+
+using namespace loom;
+using namespace loom::views;
+
+namespace {
+
+const QStringList kWorker{LOOM_BINARY_DIR "/bin/loom", "tune-worker"};
+
+/// Every line of the records file parsed as a TuningRecord (throws on a malformed line).
+QVector<tune::TuningRecord> readRecords(const QString& path) {
+  QVector<tune::TuningRecord> out;
+  QFile f(path);
+  if (!f.open(QIODevice::ReadOnly)) return out;
+  for (const QByteArray& line : f.readAll().split('\n'))
+    if (!line.trimmed().isEmpty()) out.push_back(tune::TuningRecord::fromJson(nlohmann::json::parse(line.toStdString())));
+  return out;
+}
+
+}  // namespace
+
+class TestTuningModel : public QObject {
+  Q_OBJECT
+private slots:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    QApplication::setOrganizationName("LoomTest");
+    QApplication::setApplicationName("StudioTuningModelTest");
+    initResources();
+    QVERIFY2(QFileInfo(kWorker[0]).isExecutable(), "the loom binary must be built");
+  }
+
+  void tuningAModelShowsOneRowPerTask() {
+    QTemporaryDir dir;
+    MainWindow w;
+    TuningMonitor& m = *w.tuningMonitor();
+    m.setWorkerCommand(kWorker);
+    QSignalSpy groups(w.session(), &Session::groupsReady);
+    w.openModel(LOOM_SOURCE_DIR "/examples/models/small_cnn/model.onnx");
+    QTRY_VERIFY_WITH_TIMEOUT(groups.count() == 1, 20000);
+    m.setScope(TuneJob::Scope::Model);
+    TuneJob job = m.jobFromForm();
+    QVERIFY(job.module);
+    job.trials = 6;
+    job.trialsPerTask = 1;
+    job.batchSize = 1;
+    job.recordsPath = dir.filePath("small_cnn.json");
+    QSignalSpy finished(&m, &TuningMonitor::runFinished);
+    QVERIFY(m.start(job));
+    QTRY_VERIFY_WITH_TIMEOUT(!m.isRunning(), 30000);
+    QVERIFY2(finished.count() == 1 && finished[0][0].toBool(), qPrintable(m.statusText()));
+    int tasks = m.tasksModel()->rowCount();
+    QVERIFY(tasks >= 3);
+    int trials = 0, tuned = 0;
+    for (int r = 0; r < tasks; ++r) {
+      QString cell = m.tasksModel()->item(r, 2)->text();  // "done/total"
+      trials += cell.section('/', 0, 0).toInt();
+      tuned += m.tasksModel()->item(r, 3)->text() != "-";
+      QVERIFY(m.tasksModel()->item(r, 0)->text().startsWith("fused_"));
+      QVERIFY(m.tasksModel()->item(r, 1)->text().toInt() >= 1);
+    }
+    QCOMPARE(trials, m.trialsDone());
+    QVERIFY(trials <= 6 && trials >= std::min(6, tasks));
+    QVERIFY(tuned >= 1);
+    // The model's estimated latency is charted once every task has a working candidate.
+    if (tuned == tasks) QVERIFY(m.chartPoints() > 0);
+    QVector<tune::TuningRecord> recs = readRecords(job.recordsPath);
+    int trialRecords = 0;
+    for (const tune::TuningRecord& r : recs) trialRecords += QString::fromStdString(r.workload).startsWith("tir:") &&
+                                                             !QString::fromStdString(r.workload).contains('#');
+    QCOMPARE(trialRecords, trials);
+    // Open in Editor opens the candidate's kernel (the model view's group with its key) with the
+    // candidate's schedule, which runs and matches the unscheduled kernel.
+    QVERIFY(!m.best().isEmpty());
+    m.openCandidate(0);
+    OperatorRequest req = w.session()->request();
+    QVERIFY(req.isGroup());
+    QCOMPARE(QString::fromStdString(tune::groupKey(req.func)), m.best().first().task);
+    QVERIFY(req.schedule.contains("sch."));
+    RunRecord rec = runOperator(req);
+    QVERIFY2(rec.ok, qPrintable(rec.error));
+    QVERIFY(rec.correct);
+  }
+
+  void tuningAnOpenedFusedGroupUsesTheModelsKey() {
+    QTemporaryDir dir;
+    MainWindow w;
+    TuningMonitor* m = w.tuningMonitor();
+    m->setWorkerCommand(kWorker);
+    QSignalSpy groups(w.session(), &Session::groupsReady);
+    w.openModel(LOOM_SOURCE_DIR "/examples/models/small_cnn/model.onnx");
+    QTRY_VERIFY_WITH_TIMEOUT(groups.count() == 1, 20000);
+    QVERIFY(w.openGroup(0));
+    const OperatorRequest req = w.session()->request();
+    QVERIFY(req.isGroup());
+    m->setScope(TuneJob::Scope::Operator);
+    TuneJob job = m->jobFromForm();
+    QVERIFY(job.func.defined() && job.preset.isEmpty());
+    job.trials = 3;
+    job.batchSize = 3;
+    job.recordsPath = dir.filePath("group.json");
+    job.resume = false;
+    QVERIFY(m->start(job));
+    QTRY_VERIFY_WITH_TIMEOUT(!m->isRunning(), 20000);
+    QCOMPARE(m->tasksModel()->rowCount(), 1);
+    QCOMPARE(m->tasksModel()->item(0, 0)->text(), req.group);
+    // Recorded under the kernel's model key, so `loom compile --tuning-records` and the export use them.
+    QVector<tune::TuningRecord> recs = readRecords(job.recordsPath);
+    QCOMPARE(recs.size(), 3);
+    for (const tune::TuningRecord& r : recs) QCOMPARE(r.workload, tune::groupKey(req.func));
+    QVERIFY(!m->best().isEmpty());
+    // Open in Editor keeps the group and puts the schedule in; it runs and matches the unscheduled kernel.
+    m->openCandidate(0);
+    QVERIFY(w.session()->request().isGroup());
+    OperatorRequest run = w.session()->request();
+    QVERIFY(run.schedule.contains("sch."));
+    RunRecord rec = runOperator(run);
+    QVERIFY2(rec.ok, qPrintable(rec.error));
+    QVERIFY(rec.correct);
+  }
+};
+
+QTEST_MAIN(TestTuningModel)
+#include "test_tuning_model.moc"
