@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "app/cli/BenchOpGPU.h"
 #include "app/cli/Commands.h"
 #include "codegen/LLVMInfo.h"
 #include "core/support/Error.h"
@@ -12,6 +13,8 @@ int main(int argc, char** argv) {
   bool version = false;
   app.add_flag("--version", version, "Print the Loom and LLVM versions");
   loom::cli::registerCommands(app);
+  // GPU device plugins next to this binary (also for tuning workers, which inherit it).
+  loom::cli::defaultDevicePath();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -10,6 +10,7 @@
 #include "core/schedule/Script.h"
 #include "core/schedule/Trace.h"
 #include "core/support/Error.h"
+#include "core/tir/Visitor.h"
 #include "core/transform/CrossThreadReduction.h"
 #include "core/transform/GPUKernels.h"
 #include "core/transform/GPUSchedules.h"
@@ -59,7 +60,13 @@ LoweredOperator lowerOperator(const tir::PrimFunc& f, const OperatorOptions& opt
   op.target = codegen::Target::parse(options.target);
   op.scheduled = f;
   std::string script = options.schedule;
-  if (script.empty() && op.target.isGPU() && options.defaultGPUSchedule) script = transform::defaultGPUSchedule(options.workload, f);
+  // A program bound to blocks and threads already (a tuned or hand-scheduled one) is lowered as is.
+  bool bound = false;
+  tir::postOrderVisit(f->body, [&](const tir::IRNode* n) {
+    if (n->nodeKind == tir::NodeKind::For) bound |= static_cast<const tir::ForNode*>(n)->kind == tir::ForKind::ThreadBinding;
+  });
+  if (script.empty() && op.target.isGPU() && options.defaultGPUSchedule && !bound)
+    script = transform::defaultGPUSchedule(options.workload, f);
   if (!script.empty()) {
     tir::Schedule sch = applySchedule(f, script, options.schedule.empty() ? "<default GPU schedule>" : options.scheduleName);
     op.scheduled = sch.func();

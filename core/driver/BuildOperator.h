@@ -23,8 +23,9 @@ struct OperatorOptions {
   std::string schedule;
   /// The script's file name, for `FILE:LINE:COL: error:` messages.
   std::string scheduleName = "<schedule>";
-  /// GPU targets only, when `schedule` is empty: the preset's name, which picks its default GPU
-  /// schedule (transform::defaultGPUSchedule; every block's loops bound to blocks and threads).
+  /// GPU targets only, when `schedule` is empty and no loop of the program is bound to a thread
+  /// yet: the preset's name, which picks its default GPU schedule (transform::defaultGPUSchedule;
+  /// every block's loops bound to blocks and threads).
   std::string workload = {};
   /// GPU targets only: false lowers an empty `schedule` as written (for a program scheduled
   /// already), which fails for loops not bound to blocks and threads.

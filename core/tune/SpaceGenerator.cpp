@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "core/schedule/Trace.h"
+#include "core/tune/rule/GPURules.h"
 
 namespace loom::tune {
 
@@ -16,6 +17,13 @@ void postprocess(tir::Schedule& sch) {
   // Tensorize before fusing: blockize wants the tile's bindings free of fused parallel loops.
   rewriteTensorize(sch);
   rewriteParallelUnroll(sch);
+}
+
+SpaceGenerator SpaceGenerator::forTarget(const std::string& target) {
+  std::string kind = target.substr(0, target.find(' '));
+  if (kind == "cuda" || kind == "opencl")
+    return SpaceGenerator({makeAutoInline(), makeGPUMultiLevelTiling(), makeGPUCrossThreadReduction(), makeGPUAutoBind()});
+  return defaultCpu();
 }
 
 SpaceGenerator SpaceGenerator::defaultCpu() {

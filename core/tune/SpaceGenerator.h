@@ -51,6 +51,10 @@ public:
   /// cache_write at a sampled level) for the blocks the first two leave, random compute location,
   /// parallel-vectorize-unroll.
   static SpaceGenerator defaultCpu();
+  /// The rule set of `target`'s kind: for "cuda" and "opencl" auto-inline and the GPU rules
+  /// (rule/GPURules.h: multi-level tiling bound to blockIdx/vthread/threadIdx with local and
+  /// shared-memory tiles, cross-thread reduction, auto-bind); defaultCpu() otherwise.
+  static SpaceGenerator forTarget(const std::string& target);
 
   /// One candidate: a fresh schedule of `f` with every rule applied, its sampling instructions
   /// drawn with `seed`, then postprocessed. std::nullopt when postprocessing refuses it.

@@ -14,7 +14,7 @@ namespace loom::tune {
 TaskTuner::TaskTuner(TuneTask task, Database& db, Runner& runner, const TuneOptions& options,
                      TuneCallback callback)
     : m_task(std::move(task)), m_db(db), m_runner(runner), m_options(options), m_callback(std::move(callback)),
-      m_space(SpaceGenerator::defaultCpu()), m_model(makeXGBoostModel()), m_bestMs(INFINITY),
+      m_space(SpaceGenerator::forTarget(m_task.target)), m_model(makeXGBoostModel()), m_bestMs(INFINITY),
       m_baselineMs(INFINITY) {
   if (m_options.strategy == "random")
     m_strategy = makeRandomSearch();

@@ -10,6 +10,7 @@
 
 #include "codegen/JITModule.h"
 #include "core/driver/BuildOperator.h"
+#include "core/driver/CompileModelGPU.h"
 #include "core/driver/Measure.h"
 #include "core/schedule/Schedule.h"
 #include "core/schedule/Trace.h"
@@ -18,6 +19,7 @@
 #include "core/topi/Workloads.h"
 #include "core/tune/Measure.h"
 #include "core/tune/Record.h"
+#include "core/tune/rule/GPUMeasure.h"
 #include "runtime/PackedFunc.h"
 
 namespace loom::tune {
@@ -121,6 +123,7 @@ MeasureResult failure(const char* kind, const std::string& message, double build
 MeasureResult measureCandidate(const MeasureCandidate& c, const MeasureOptions& options,
                                const std::string& referenceCache,
                                const std::function<void()>& beforeTiming) {
+  if (driver::isGPUTarget(c.task.target)) return measureCandidateOnGPU(c, options, beforeTiming);
   const std::string fault = testFaultsEnabled() ? c.testFault : "";
   auto t0 = std::chrono::steady_clock::now();
   auto sinceMs = [&] {
