@@ -27,6 +27,11 @@ TaskScheduler::TaskScheduler(std::vector<TuneTask> tasks, Database& db, Runner& 
   }
   m_history.resize(m_tasks.size());
   m_baselineDone.assign(m_tasks.size(), false);
+  // Resumed tasks are past their warm-up: their history starts where the records leave them.
+  for (size_t i = 0; i < m_tasks.size(); ++i) {
+    TuneResult r = m_tuners[i]->result();
+    if (r.trialsDone > 0) m_history[i].push_back({r.trialsDone, r.best ? r.best->meanMs() : INFINITY});
+  }
 }
 
 size_t TaskScheduler::pick() const {

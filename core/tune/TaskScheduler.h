@@ -18,8 +18,8 @@ struct TaskSchedulerOptions {
   std::function<tir::PrimFunc(const tir::PrimFunc&)> baselineSchedule;
 };
 
-/// Ansor's task scheduler, simplified: after one batch per task (round robin), each batch goes to
-/// the task maximizing weight * (alpha * backward + (1 - alpha) * forward), where backward is the
+/// Ansor's task scheduler, simplified: after one batch per task (round robin; tasks resumed from
+/// the database are already warm), each batch goes to the task maximizing weight * (alpha * backward + (1 - alpha) * forward), where backward is the
 /// best-time drop per trial over the last `window` batches and forward = best / trials (what the
 /// task gained per trial so far, an optimistic estimate of the next gain). Tasks without a
 /// successful trial go first. `perTask.trials` caps each task. Before each batch the chosen task

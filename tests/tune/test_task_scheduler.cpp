@@ -59,6 +59,36 @@ private slots:
     QVERIFY(rs[0].trialsThisRun > rs[1].trialsThisRun);  // the task whose time drops gets more
   }
 
+  void resumedTasksSkipWarmUp() {
+    std::vector<TuneTask> tasks = {TuneTask::fromWorkload("matmul:M=32,N=32,K=32"),
+                                   TuneTask::fromWorkload("batch_matmul:B=2,M=16,N=16,K=16")};
+    JsonDatabase db;
+    FakeRunner runner;
+    TuneOptions per;
+    per.trials = 100;
+    per.batchSize = 4;
+    per.strategy = "random";
+    per.measureBaseline = false;
+    TaskSchedulerOptions o;
+    o.totalTrials = 8;
+    TuneResult first = tuneTask(tasks[0], db, runner, [&] {
+      TuneOptions p = per;
+      p.trials = 8;
+      return p;
+    }());
+    QCOMPARE(first.trialsDone, 8);
+    // matmul has its 8 trials: the first batch of this run warms batch_matmul up, not matmul again.
+    o.totalTrials = 4;
+    std::vector<std::string> order;
+    TaskScheduler s(tasks, db, runner, per, o, [&](const TuneEvent& e) {
+      if (e.kind == TuneEventKind::TaskSelected) order.push_back(e.task);
+    });
+    auto rs = s.run();
+    QCOMPARE(rs[0].trialsThisRun, 0);
+    QCOMPARE(rs[1].trialsThisRun, 4);
+    QCOMPARE(order, std::vector<std::string>{tasks[1].key});
+  }
+
   void eventsPauseAndStop() {
     std::vector<TuneTask> tasks = {TuneTask::fromWorkload("matmul:M=32,N=32,K=32"),
                                    TuneTask::fromWorkload("batch_matmul:B=2,M=16,N=16,K=16")};
