@@ -239,6 +239,9 @@ ExportResult exportPackage(const CompiledModel& model, const std::string& path, 
   } else {
     codegen::LLVMModule mod = buildLLVMKernels(model, o, r);
     mod.writeObject(tmp.file("kernels.o"));
+    if (mod.target().isHost() && codegen::findLinker(mod.target()).empty())
+      LOOM_THROW(LinkerNotFoundError) << "cannot link the kernels of '" << path << "': no C compiler 'cc' on PATH "
+                                      << "(install one, e.g. `apt-get install gcc`)";
     if (!mod.target().isHost() && codegen::findLinker(mod.target()).empty()) {
       files.emplace_back("kernels.o", readFile(tmp.file("kernels.o")));
       r.notes.push_back("no ld.lld on PATH to link the kernels for " + mod.target().triple +
