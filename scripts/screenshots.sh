@@ -17,6 +17,23 @@ export QT_QPA_PLATFORM=offscreen
 # The tuning monitor after 32 trials of a matmul, the best candidate opened in the editor.
 "$studio" --screenshot "$out/tuning.png" --size 1600x1000 --preset "matmul:M=256,N=256,K=256" \
   --model "$root/examples/models/small_cnn/model.onnx" --tune 32
+# A fused conv group of fire_net opened in the schedule editor with a first schedule and run
+# (beside the model's default schedule), the other groups collapsed to one node each.
+conv_script=$(mktemp --suffix=.py)
+trap 'rm -f "$conv_script"' EXIT
+cat > "$conv_script" <<'PY'
+# A first schedule: output channel blocks in parallel, the 16 lanes of a block innermost, vectorized.
+conv = sch.get_block("conv2d_NCHWc")
+n, oc, oh, ow, ob, rco, ry, rx, rci = sch.get_loops(conv)
+sch.reorder(rco, ry, rx, rci, ob)
+sch.parallel(oc)
+sch.vectorize(ob)
+PY
+"$studio" --screenshot "$out/fused-group.png" --size 1600x1000 --model "$root/examples/models/fire_net/model.onnx" \
+  --open-group 1 --schedule "$conv_script" --run --collapse 0,2,3,4,5,6,7,8,9,10,11,12,13,14
+# A GPU target: the OpenCL C of the matmul's default GPU schedule, run on the OpenCL device (PoCL).
+"$studio" --screenshot "$out/opencl.png" --size 1600x1000 --dark --preset "matmul:M=256,N=256,K=256" \
+  --target opencl --run --model "$root/examples/models/small_cnn/model.onnx" --collapse all
 # Keep the committed images small.
 if command -v pngquant >/dev/null; then pngquant --force --ext .png "$out"/*.png; fi
 ls -l "$out"

@@ -488,6 +488,26 @@ void GraphView::setAllCollapsed(bool collapsed) {
   applyCollapse(-1);
 }
 
+void GraphView::setCollapsedClusters(const QSet<int>& clusters) {
+  if (!m_hasModel) return;
+  m_collapsed.clear();
+  for (int c : clusters)
+    if (c >= 0 && c < m_model.fused.clusters.size()) m_collapsed.insert(c);
+  applyCollapse(-2);
+}
+
+void GraphView::focusCluster(int c) {
+  QPointF at = clusterCenter(c);
+  if (at.isNull()) return;
+  if (m_canvas->transform().m11() < 0.8) {
+    m_canvas->resetTransform();
+    m_canvas->scale(0.8, 0.8);
+  }
+  m_autoFit = false;
+  m_canvas->centerOn(at);
+  emit m_canvas->viewportChanged();
+}
+
 void GraphView::applyCollapse(int focusCluster) {
   QString key = collapseKey(m_collapsed);
   quint64 gen = ++m_layoutGen;
@@ -498,7 +518,12 @@ void GraphView::applyCollapse(int focusCluster) {
       QTransform t = m_canvas->transform();
       QPointF centre = m_canvas->mapToScene(m_canvas->viewport()->rect().center());
       rebuild();
-      if (focusCluster == -2) {
+      if (!m_autoFit && !m_highlighted.isEmpty()) {  // keep the group being edited in view
+        m_canvas->setTransform(t);
+        QPointF c = clusterCenter(*std::min_element(m_highlighted.begin(), m_highlighted.end()));
+        m_canvas->centerOn(c.isNull() ? centre : c);
+        emit m_canvas->viewportChanged();
+      } else if (focusCluster == -2 && !m_autoFit) {
         m_canvas->setTransform(t);
         m_canvas->centerOn(centre);
         emit m_canvas->viewportChanged();

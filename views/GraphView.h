@@ -48,6 +48,10 @@ public:
   void setCollapsed(int cluster, bool collapsed);
   /// Collapses (or expands) every cluster.
   void setAllCollapsed(bool collapsed);
+  /// Collapses exactly `clusters` (one layout for the whole change).
+  void setCollapsedClusters(const QSet<int>& clusters);
+  /// Zooms in to at least 80% (if further out) and centres on cluster `c`.
+  void focusCluster(int c);
   QSet<int> collapsedClusters() const { return m_collapsed; }
   /// True while the layout of the requested collapse state is being made.
   bool isLayoutPending() const { return !m_pendingKey.isEmpty(); }

@@ -534,10 +534,7 @@ bool MainWindow::openGroup(int index) {
   for (int c = 0; c < groups->clusterGroup.size(); ++c)
     if (groups->clusterGroup[c] == index) clusters.insert(c);
   m_graph->setHighlightedClusters(clusters);
-  if (!clusters.isEmpty()) {  // bring the (first) cluster into view
-    QPointF at = m_graph->clusterCenter(*std::min_element(clusters.begin(), clusters.end()));
-    if (!at.isNull()) m_graph->canvas()->centerOn(at);
-  }
+  if (!clusters.isEmpty()) m_graph->focusCluster(*std::min_element(clusters.begin(), clusters.end()));  // into view
   QStringList ops;
   for (const std::string& op : g.ops) ops << QString::fromStdString(op);
   QString name = QString::fromStdString(g.name);

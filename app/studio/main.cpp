@@ -114,9 +114,13 @@ int main(int argc, char** argv) {
     if (!collapsePending) return;
     collapsePending = false;
     QString list = cli.value(collapseOpt);
-    if (list == "all") w.graphView()->setAllCollapsed(true);
-    else
-      for (const QString& n : list.split(',', Qt::SkipEmptyParts)) w.graphView()->setCollapsed(n.toInt(), true);
+    if (list == "all") {
+      w.graphView()->setAllCollapsed(true);
+    } else {
+      QSet<int> clusters;
+      for (const QString& n : list.split(',', Qt::SkipEmptyParts)) clusters.insert(n.toInt());
+      w.graphView()->setCollapsedClusters(clusters);
+    }
   });
   QObject::connect(w.session(), &loom::views::Session::groupsReady, &app, [&] {
     if (!groupPending) return;
