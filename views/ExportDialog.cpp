@@ -144,8 +144,10 @@ ExportDialog::ExportDialog(Session* session, QWidget* parent)
 }
 
 ExportDialog::~ExportDialog() {
-  // The worker finishes its step and finds the dialog gone; the partial file is removed.
+  // The worker finishes its step (lowering stops at the next kernel; code generation cannot be
+  // interrupted), removes the partial file and finds the dialog gone.
   if (m_cancel) m_cancel->store(true);
+  if (m_thread) m_thread->wait();
 }
 
 void ExportDialog::buildUi() {
@@ -303,6 +305,7 @@ bool ExportDialog::startExport() {
     post([run, outcome](ExportDialog* d) { d->onFinished(run, outcome); });
   });
   connect(thread, &QThread::finished, thread, &QObject::deleteLater);
+  m_thread = thread;
   thread->start();
   return true;
 }

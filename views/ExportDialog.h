@@ -1,6 +1,8 @@
 // The Export dialog: compiles the open model with a target, opt level and tuning records, writes the package.
 #pragma once
 #include <QDialog>
+#include <QPointer>
+#include <QThread>
 #include <QStringList>
 #include <atomic>
 #include <memory>
@@ -93,6 +95,7 @@ private:
   QString m_modelPath;
   std::shared_ptr<const graph::Module> m_module;
   std::shared_ptr<std::atomic<bool>> m_cancel;
+  QPointer<QThread> m_thread;
   quint64 m_run = 0;
   bool m_running = false;
   ExportOutcome m_outcome;

@@ -24,6 +24,7 @@
 #include <QStandardItemModel>
 #include <QStandardPaths>
 #include <QTableView>
+#include <QPointer>
 #include <QThread>
 #include <QVBoxLayout>
 #include <QValueAxis>
@@ -165,9 +166,10 @@ TuningMonitor::TuningMonitor(Session* session, QWidget* parent) : QWidget(parent
 }
 
 TuningMonitor::~TuningMonitor() {
-  // The tuning thread owns a copy of the control block; it stops after the current candidate and
-  // its queued events find this widget gone.
+  // The tuning thread stops after the candidate being measured; its queued events find this
+  // widget gone. Waiting keeps it from outliving the application.
   if (m_control) m_control->cancel();
+  if (m_thread) m_thread->wait();
 }
 
 void TuningMonitor::buildUi() {
@@ -448,9 +450,12 @@ void TuningMonitor::clearRun() {
 }
 
 bool TuningMonitor::start(const TuneJob& job) {
-  if (m_running) cancel();
   QString why;
-  if (job.scope == TuneJob::Scope::Model && (job.modelPath.isEmpty() || !job.module))
+  if (m_running) {
+    // One run at a time (two would append to one records file): stop this one first.
+    cancel();
+    why = "a run is still stopping; start again when it has ended";
+  } else if (job.scope == TuneJob::Scope::Model && (job.modelPath.isEmpty() || !job.module))
     why = job.modelPath.isEmpty() ? "open a model first (File > Open Model)" : "the model is still loading";
   else if (job.scope == TuneJob::Scope::Operator && job.preset.isEmpty() && !job.func.defined()) why = "no operator to tune";
   else if (job.recordsPath.isEmpty()) why = "pick a records file";
@@ -463,7 +468,6 @@ bool TuningMonitor::start(const TuneJob& job) {
   }
   if (!why.isEmpty()) {
     setStatus("cannot start: " + why);
-    emit runFinished(false, why);
     return false;
   }
 
@@ -584,6 +588,7 @@ bool TuningMonitor::start(const TuneJob& job) {
     post([run, ok, summary](TuningMonitor* m) { m->onFinished(run, ok, summary); });
   });
   connect(thread, &QThread::finished, thread, &QObject::deleteLater);
+  m_thread = thread;
   thread->start();
   return true;
 }

@@ -1,6 +1,8 @@
 // The Tuning dock: launches tuning of the current operator or the whole model and shows it live.
 #pragma once
 #include <QMap>
+#include <QPointer>
+#include <QThread>
 #include <QString>
 #include <QStringList>
 #include <QVector>
@@ -83,8 +85,8 @@ public:
 
   /// The job the form describes for the session's current operator or model.
   TuneJob jobFromForm() const;
-  /// Starts `job` (a running job is cancelled first). Returns false and shows the reason in the
-  /// status line when the job cannot start (no model, no records path, no `loom` binary).
+  /// Starts `job`. Returns false and shows the reason in the status line when the job cannot start
+  /// (no model, no records path, no `loom` binary, or a run in progress: that one is cancelled).
   bool start(const TuneJob& job);
   /// Starts the form's job (the Start button).
   bool startFromForm();
@@ -160,6 +162,7 @@ private:
   QString m_sessionPath;
   QStringList m_workerCommand;
   std::shared_ptr<Control> m_control;
+  QPointer<QThread> m_thread;
   quint64 m_run = 0;
   bool m_running = false, m_paused = false;
   TuneJob m_job;

@@ -13,9 +13,12 @@
 #include "core/schedule/Trace.h"
 #include "core/tune/ModelTasks.h"
 #include "core/tune/Record.h"
+#include "core/driver/CompileModel.h"
+#include "core/tir/HostArrays.h"
 #include "runtime/Package.h"
 #include "runtime/Tar.h"
 #include "views/ExportDialog.h"
+#include "views/MainWindow.h"
 #include "views/Resources.h"
 #include "views/Session.h"
 
@@ -82,10 +85,24 @@ private slots:
     QVERIFY(d.outcome().kernels > 0);
     QCOMPARE(d.outcome().kernelsTuned, 0);
     QVERIFY(d.statusText().contains("wrote"));
-    // The package loads with the runtime alone and says what it is.
+    // The package loads with the runtime alone, says what it is, and computes what the model
+    // compiled in this process computes, on random inputs.
     runtime::Package p = runtime::loadPackage(out.toStdString());
     nlohmann::json meta = nlohmann::json::parse(p.metadata);
     QCOMPARE(int(meta["kernels"]), d.outcome().kernels);
+    auto reference = driver::createExecutor(driver::compileModel(*m_module, "llvm"));
+    QCOMPARE(p.executor->numInputs(), reference->numInputs());
+    for (size_t i = 0; i < reference->numInputs(); ++i) {
+      runtime::NDArray x = runtime::NDArray::empty(reference->inputShape(i), reference->inputDType(i));
+      tir::fillRandom(x, 7 + i);
+      p.executor->setInput(i, x);
+      reference->setInput(i, x);
+    }
+    p.executor->run();
+    reference->run();
+    QCOMPARE(p.executor->numOutputs(), reference->numOutputs());
+    for (size_t i = 0; i < reference->numOutputs(); ++i)
+      QVERIFY(tir::maxRelError(p.executor->getOutput(i), reference->getOutput(i)) < 1e-5);
     QCOMPARE(QString::fromStdString(meta["outputs"][0]["name"]), QString("prob"));  // the ONNX output's name
     // No partial file is left beside it.
     QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden), QStringList{"small_cnn.tar"});
@@ -120,6 +137,28 @@ private slots:
     int tuned = 0;
     for (const auto& [kernel, source] : meta["schedules"].items()) tuned += std::string(source).rfind("tuned:", 0) == 0;
     QCOMPARE(tuned, d.outcome().kernelsTuned);
+  }
+
+  void fileMenuOpensTheDialogOnTheSessionsModel() {
+    MainWindow w;
+    QSignalSpy loaded(w.session(), &Session::modelLoaded);
+    w.openModel(kSmallCnn);
+    QTRY_VERIFY_WITH_TIMEOUT(loaded.count() == 1, 20000);
+    QAction* action = nullptr;
+    for (QAction* a : w.findChildren<QAction*>())
+      if (a->text().contains("Export Model Package")) action = a;
+    QVERIFY(action);
+    action->trigger();
+    auto* d = w.findChild<ExportDialog*>();
+    QVERIFY(d && d->isVisible());
+    QCOMPARE(d->outputPath(), ExportDialog::defaultOutputPath(kSmallCnn));
+    QTemporaryDir dir;
+    d->setOutputPath(dir.filePath("from-menu.so"));
+    QSignalSpy spy(d, &ExportDialog::exportFinished);
+    QVERIFY(d->startExport());
+    QVERIFY2(finishedOk(*d, spy), qPrintable(d->outcome().error));
+    QVERIFY(QFileInfo::exists(dir.filePath("from-menu.so")));
+    d->close();
   }
 
   void errorsAreShownInTheDialog() {
