@@ -233,9 +233,9 @@ Package loadLibraryPackage(const std::string& path, const std::string& bytes) {
   for (const char* s : {kLibraryChecksumSymbol, kLibraryMetadataSymbol, kLibraryGraphSymbol, kLibraryParamsSymbol}) {
     for (const std::string& need : {std::string(s), std::string(s) + "_size"})
       if (!elf.dynamicSymbols.count(need))
-        throw RuntimeFailure(what + " lacks the symbol " + need + " (a model library exports __loom_metadata, "
-                             "__loom_graph_json and __loom_params, each with a _size: it is damaged, or was not made "
-                             "by `loom compile`)");
+        throw RuntimeFailure(what + " lacks the symbol " + need + " (a model library exports __loom_checksum, "
+                             "__loom_metadata, __loom_graph_json and __loom_params, each with a _size: it is damaged, "
+                             "or was not made by `loom compile`)");
     if (!elfSymbolBytes(bytes, elf, s, &blobs[s]))
       throw RuntimeFailure(what + " is damaged: the data of " + s + " lies outside the file");
   }
