@@ -237,9 +237,10 @@ size_t rowAxis(tir::Schedule& sch, const tir::BlockNode* blk, const std::vector<
 }
 
 /// TVM's x86 conv2d_NCHWc schedule, for any reduction with a lane axis (hasLaneAxis): the lane
-/// axis in vector lanes (split by 16 when longer), the next spatial axis (a conv's output column)
-/// in a register block of up to 28 rows, the reduction between the tile's loops and the register
-/// block, the init hoisted out of the reduction, the outer spatial loops fused and parallel.
+/// axis in vector lanes (split by 16 when longer), the row axis (rowAxis: a conv's output column,
+/// a matmul's row) in a register block of up to 28 rows (with a few output-channel chunks when
+/// the rows are few, chunkAxis), the reduction between the tile's loops and the register block,
+/// the init hoisted out of the reduction, the outer spatial loops fused and parallel.
 /// The group's epilogue (the one spatial consumer left after inlining: bias, residual add,
 /// relu) runs under the tile, right after the tile is complete; a reduction writing the group's
 /// output gets a local accumulator tile (cache_write) instead. Returns the names of the blocks it

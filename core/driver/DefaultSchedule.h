@@ -1,6 +1,7 @@
 // The default CPU schedule of a fused group when no script or tuning record gives one: inline
-// injective producers, parallelize outer spatial loops, vectorize inner ones (conv and dense
-// special cases).
+// injective producers; register-tile reductions whose innermost output axis is contiguous in
+// their operands (NCHWc convs, matmuls, blocked pools) with the epilogue under the tile;
+// parallelize outer spatial loops and vectorize inner ones elsewhere.
 #pragma once
 #include "core/tir/Function.h"
 
