@@ -243,6 +243,15 @@ private slots:
     QVERIFY(listed.contains("kernels.so") || (listed.contains("kernels.o") && !d.outcome().notes.isEmpty()));
     nlohmann::json meta = nlohmann::json::parse(runtime::readTar(arm.toStdString()).at("metadata.json"));
     QVERIFY(QString::fromStdString(meta["target"]).contains("aarch64"));
+
+    // C source: kernels.c in the package.
+    d.setTarget("c");
+    QString c = dir.filePath("small_cnn-c.tar");
+    d.setOutputPath(c);
+    QVERIFY(d.startExport());
+    QVERIFY2(finishedOk(d, spy), qPrintable(d.outcome().error));
+    QVERIFY(listedMembers(d).value("kernels.c") > 0);
+    QCOMPARE(QString::fromStdString(nlohmann::json::parse(runtime::readTar(c.toStdString()).at("metadata.json"))["target"]), QString("c"));
   }
 };
 
