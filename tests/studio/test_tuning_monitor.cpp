@@ -230,6 +230,26 @@ private slots:
     for (const tune::TuningRecord& r : readRecords(records)) QVERIFY(!r.ok());
   }
 
+  void tuneMenuStartsAndCancels() {
+    QTemporaryDir dir;
+    MainWindow w;
+    w.tuningMonitor()->setWorkerCommand(kWorker);
+    w.tuningMonitor()->setRecordsPath(dir.filePath("menu.json"));
+    w.tuningMonitor()->setTrials(50);
+    QAction *tune = nullptr, *cancel = nullptr;
+    for (QAction* a : w.findChildren<QAction*>()) {
+      if (a->text() == "Tune This &Operator") tune = a;
+      if (a->text() == "&Cancel Tuning") cancel = a;
+    }
+    QVERIFY(tune && cancel);
+    tune->trigger();
+    QVERIFY(w.tuningMonitor()->isRunning());
+    QTRY_VERIFY_WITH_TIMEOUT(w.tuningMonitor()->trialsDone() >= 1, 20000);
+    cancel->trigger();
+    QTRY_VERIFY_WITH_TIMEOUT(!w.tuningMonitor()->isRunning(), 15000);
+    QCOMPARE(readRecords(dir.filePath("menu.json")).size(), w.tuningMonitor()->trialsDone());
+  }
+
   void defaultRecordsPathIsBesideTheSession() {
     Session s;
     TuningMonitor m(&s);
