@@ -752,6 +752,7 @@ void MainWindow::setDarkTheme(bool dark) {
     pane->setDark(dark);
   }
   m_graph->setDark(dark);
+  if (m_tuning) m_tuning->setDark(dark);
 }
 
 void MainWindow::addRecent(const QString& path) {

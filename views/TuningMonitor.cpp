@@ -19,6 +19,7 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScatterSeries>
+#include <QSettings>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QStandardItemModel>
@@ -257,15 +258,11 @@ void TuningMonitor::buildUi() {
   chart->legend()->setAlignment(Qt::AlignBottom);
   m_trialSeries = new QScatterSeries;
   m_trialSeries->setName("trial GFLOP/s");
-  m_trialSeries->setMarkerSize(5);
-  m_trialSeries->setColor(QColor(0x9e, 0xb8, 0xd9));
-  m_trialSeries->setBorderColor(Qt::transparent);
   m_gflopsSeries = new QLineSeries;
   m_gflopsSeries->setName("best GFLOP/s");
-  m_gflopsSeries->setPen(QPen(QColor(0x1f, 0x5f, 0xbf), 2));
   m_msSeries = new QLineSeries;
   m_msSeries->setName("best latency (ms)");
-  m_msSeries->setPen(QPen(QColor(0xd0, 0x6a, 0x1f), 2, Qt::DashLine));
+  styleSeries();
   chart->addSeries(m_trialSeries);
   chart->addSeries(m_gflopsSeries);
   chart->addSeries(m_msSeries);
@@ -359,6 +356,37 @@ void TuningMonitor::buildUi() {
   });
   connect(m_candidatesView, &QTableView::doubleClicked, this, [this](const QModelIndex& index) { openCandidate(index.row()); });
   connect(m_scope, &QComboBox::currentIndexChanged, this, &TuningMonitor::updateButtons);
+
+  // The form as it was last started.
+  QSettings settings;
+  m_trials->setValue(settings.value("tuning/trials", m_trials->value()).toInt());
+  m_perTask->setValue(settings.value("tuning/perKernel", m_perTask->value()).toInt());
+  m_budget->setValue(settings.value("tuning/budget", m_budget->value()).toInt());
+  m_target->setCurrentText(settings.value("tuning/target", m_target->currentText()).toString());
+}
+
+void TuningMonitor::styleSeries() {
+  m_trialSeries->setMarkerSize(5);
+  m_trialSeries->setColor(QColor(0x9e, 0xb8, 0xd9));
+  m_trialSeries->setBorderColor(Qt::transparent);
+  m_gflopsSeries->setPen(QPen(QColor(0x3a, 0x7b, 0xe0), 2));
+  m_msSeries->setPen(QPen(QColor(0xe0, 0x7a, 0x2a), 2, Qt::DashLine));
+}
+
+void TuningMonitor::setDark(bool dark) {
+  // A theme resets the series' colours: ours go back on after it.
+  chart()->setTheme(dark ? QChart::ChartThemeDark : QChart::ChartThemeLight);
+  chart()->setBackgroundRoundness(0);
+  if (dark) chart()->setBackgroundBrush(QColor(0x2b, 0x2d, 0x30));  // the Studio's dark window colour
+  styleSeries();
+}
+
+void TuningMonitor::saveForm() const {
+  QSettings s;
+  s.setValue("tuning/trials", m_trials->value());
+  s.setValue("tuning/perKernel", m_perTask->value());
+  s.setValue("tuning/budget", m_budget->value());
+  s.setValue("tuning/target", m_target->currentText());
 }
 
 QChart* TuningMonitor::chart() const { return m_chartView->chart(); }
@@ -429,7 +457,10 @@ TuneJob TuningMonitor::jobFromForm() const {
   return job;
 }
 
-bool TuningMonitor::startFromForm() { return start(jobFromForm()); }
+bool TuningMonitor::startFromForm() {
+  saveForm();
+  return start(jobFromForm());
+}
 
 void TuningMonitor::clearRun() {
   m_trialsDone = 0;

@@ -106,6 +106,8 @@ public:
   void setRecordsPath(const QString& path);
   /// The records file of the form (or the default: next to the session file, else the working directory).
   QString recordsPath() const;
+  /// Chart colours for the dark or the light theme.
+  void setDark(bool dark);
   /// The session file whose directory holds the default records file ("" for none).
   void setSessionPath(const QString& path) { m_sessionPath = path; }
 
@@ -148,6 +150,8 @@ private:
   void addChartPoint();
   void updateTaskRow(int index);
   void setStatus(const QString& text);
+  void styleSeries();
+  void saveForm() const;
   void clearRun();
 
   struct TaskRow {
