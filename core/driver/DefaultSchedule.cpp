@@ -40,6 +40,19 @@ std::vector<const tir::BufferLoadNode*> loadsIn(const tir::Stmt& s) {
 /// The stored value when `s` is a single BufferStore.
 const tir::BufferStoreNode* singleStore(const tir::Stmt& s) { return s.as<tir::BufferStoreNode>(); }
 
+/// The store of a block body that is one BufferStore, possibly under an `if` without else (a
+/// reduction over a window that skips points outside the data, e.g. max pooling); `cond`
+/// receives the condition (undefined when there is none).
+const tir::BufferStoreNode* guardedStore(const tir::Stmt& s, tir::Expr* cond) {
+  *cond = tir::Expr();
+  if (auto* ite = s.as<tir::IfThenElseNode>()) {
+    if (ite->elseCase.defined()) return nullptr;
+    *cond = ite->condition;
+    return ite->thenCase.as<tir::BufferStoreNode>();
+  }
+  return s.as<tir::BufferStoreNode>();
+}
+
 bool isReduction(const tir::BlockNode* blk) {
   if (blk->init.defined()) return true;
   for (const auto& iv : blk->iterVars)
@@ -170,12 +183,14 @@ int64_t largestDivisor(int64_t n, int64_t limit) {
 
 /// A reduction whose innermost spatial iter var (the "lane" axis: a conv's output-channel block
 /// in NCHW{k}c, a matmul's output column) is the innermost index of the output and of every
-/// operand that uses it, and appears nowhere else: vectorized, each reduction step loads one
-/// operand vector and broadcasts the others' scalars.
+/// operand that uses it, and appears nowhere else (nor in a guard of the update): vectorized,
+/// each reduction step loads one operand vector and broadcasts the others' scalars.
 bool hasLaneAxis(const tir::BlockNode* blk, size_t numSpatial) {
-  const tir::BufferStoreNode* st = singleStore(blk->body);
+  tir::Expr cond;
+  const tir::BufferStoreNode* st = guardedStore(blk->body, &cond);
   if (!st || !blk->init.defined() || numSpatial < 2 || numSpatial == blk->iterVars.size()) return false;
   const tir::Var& lane = blk->iterVars[numSpatial - 1].var;
+  if (cond.defined() && tir::usesVar(cond, lane)) return false;
   auto innermostOnly = [&](const std::vector<tir::Expr>& idx) {
     for (size_t d = 0; d + 1 < idx.size(); ++d)
       if (tir::usesVar(idx[d], lane)) return false;
@@ -193,7 +208,8 @@ bool hasLaneAxis(const tir::BlockNode* blk, size_t numSpatial) {
 /// conv's output-channel chunk: only the weight has it): a few of its values in the register
 /// tile reuse each broadcast scalar of the other operands. Returns its index, or -1.
 int chunkAxis(const tir::BlockNode* blk, size_t numSpatial) {
-  const tir::BufferStoreNode* st = singleStore(blk->body);
+  tir::Expr cond;
+  const tir::BufferStoreNode* st = guardedStore(blk->body, &cond);
   const tir::Var& lane = blk->iterVars[numSpatial - 1].var;
   for (size_t k = 0; k + 1 < numSpatial; ++k) {
     const tir::Var& v = blk->iterVars[k].var;
@@ -218,7 +234,8 @@ int chunkAxis(const tir::BlockNode* blk, size_t numSpatial) {
 /// uses (a conv's output column, a matmul's row), so that each of its values broadcasts one
 /// scalar of that operand. The iter var just outside the lane axis when none qualifies.
 size_t rowAxis(tir::Schedule& sch, const tir::BlockNode* blk, const std::vector<tir::LoopRV>& loops, size_t numSpatial) {
-  const tir::BufferStoreNode* st = singleStore(blk->body);
+  tir::Expr cond;
+  const tir::BufferStoreNode* st = guardedStore(blk->body, &cond);
   const tir::Var& lane = blk->iterVars[numSpatial - 1].var;
   for (size_t k = numSpatial - 1; k-- > 0;) {
     if (*tir::asConstInt(sch.get(loops[k])->extent) < 2) continue;

@@ -296,6 +296,50 @@ private slots:
     QVERIFY(test::maxDiff(ex->getOutput(0), want) < 1e-3);
   }
 
+  void blockedPoolsTiled_data() {
+    QTest::addColumn<bool>("avg");
+    QTest::newRow("max 3x3 s2 pad 1") << false;
+    QTest::newRow("avg 3x3 s2 pad 1") << true;
+  }
+  void blockedPoolsTiled() {
+    // conv -> relu -> pool: the pool runs in NCHW16c; its window reduction (guarded by the
+    // padding test) keeps the 16 channel lanes in vectors, init included; results match.
+    QFETCH(bool, avg);
+    ConvCase cs{16, 9, 11, 16, 3, 3, 1, {1, 1, 1, 1}, false, true};
+    graph::Module cm = convModule(cs, 9, 11);
+    graph::Attrs pa;
+    pa.set("pool_size", std::vector<int64_t>{3, 3});
+    pa.set("strides", std::vector<int64_t>{2, 2});
+    pa.set("padding", std::vector<int64_t>{1, 1, 1, 1});
+    graph::Expr pool = graph::makeCall(avg ? "nn.avg_pool2d" : "nn.max_pool2d", {cm.main()->body}, pa);
+    graph::Module m;
+    m.functions["main"] = graph::makeFunction(cm.main()->params, pool);
+    const driver::ModelGroup* pg = nullptr;
+    std::vector<driver::ModelGroup> groups = driver::extractGroups(m, {}, blocked());
+    for (const driver::ModelGroup& g : groups)
+      if (g.ops.front() == (avg ? "nn.avg_pool2d" : "nn.max_pool2d")) pg = &g;
+    QVERIFY(pg);
+    QCOMPARE(pg->func->paramBuffer(0)->shape.size(), size_t(5));
+    tir::PrimFunc s = driver::defaultSchedule(pg->func, true);
+    std::string diff = transform::testing::meaningDiff(pg->func, s, 1e-4, 1);
+    QVERIFY2(diff.empty(), diff.c_str());
+    std::map<std::string, std::vector<const tir::ForNode*>> loopsOf;
+    LoopWalker walk;
+    walk.onBlock = [&](const tir::BlockNode* blk, const std::vector<const tir::ForNode*>& loops) { loopsOf[blk->name] = loops; };
+    walk.visitStmt(s->body);
+    std::string text = tir::printFunc(s);
+    const std::string red = avg ? "pool_sum" : "pool_max";
+    QVERIFY2(loopsOf.count(red) && loopsOf.count(red + "_init"), text.c_str());
+    QVERIFY2(loopsOf[red].back()->kind == tir::ForKind::Vectorized, text.c_str());
+    QVERIFY2(loopsOf[red + "_init"].back()->kind == tir::ForKind::Vectorized, text.c_str());
+    runtime::NDArray xv = test::randomArray({1, 16, 9, 11}, 5);
+    runtime::NDArray want = graph::evaluate(m.main(), {xv}).at(0);
+    auto ex = driver::createExecutor(driver::compileModel(m, "llvm", {}, blocked()));
+    ex->setInput(0, xv);
+    ex->run();
+    QVERIFY(test::maxDiff(ex->getOutput(0), want) < 1e-3);
+  }
+
   void unblockableConvStaysNCHW() {
     // 17 input channels (prime above the block of 16: no block) and 13 outputs: ConvertLayout leaves the conv in NCHW and
     // the model still compiles and matches.
