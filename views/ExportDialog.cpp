@@ -32,6 +32,7 @@
 #include "core/driver/ExportLibrary.h"
 #include "core/support/Error.h"
 #include "core/tune/ModelTasks.h"
+#include "core/tune/database/JsonDatabase.h"
 #include "runtime/Tar.h"
 #include "views/Session.h"
 
@@ -116,6 +117,16 @@ ExportOutcome exportModelFile(const QString& modelPath, std::shared_ptr<const gr
       LOOM_THROW(Error) << "cannot write " << output.toStdString();
     }
     for (const std::string& n : r.notes) out.notes << q(n);
+    if (!records.isEmpty() && out.kernelsTuned == 0) {
+      // Records are keyed by target and by the kernel's computation (its conv layout included).
+      QStringList targets;
+      tune::JsonDatabase file(records.toStdString());
+      for (const tune::TuningRecord& rec : file.all())
+        if (!targets.contains(q(rec.target))) targets << q(rec.target);
+      out.notes << QString("no kernel had a record in %1 for target '%2' in this conv layout (the file holds records for: %3); "
+                           "export with the target and layout the model was tuned in")
+                       .arg(QFileInfo(records).fileName(), target, targets.isEmpty() ? QString("nothing") : targets.join(", "));
+    }
     if (output.endsWith(".tar")) {
       for (const auto& [name, bytes] : runtime::readTar(output.toStdString())) out.members.push_back({q(name), qint64(bytes.size())});
     } else {
@@ -178,7 +189,8 @@ void ExportDialog::buildUi() {
   auto* recordsRow = new QHBoxLayout;
   m_records = new QLineEdit;
   m_records->setPlaceholderText("none: every kernel gets the default schedule");
-  m_records->setToolTip("Tuning records (JSON lines): each kernel with a record of the target gets its best schedule");
+  m_records->setToolTip("Tuning records (JSON lines): each kernel with a record for this target (and tuned in this conv "
+                        "layout) gets its best schedule");
   auto* browseRecords = new QPushButton("…");
   browseRecords->setMaximumWidth(30);
   recordsRow->addWidget(m_records, 1);

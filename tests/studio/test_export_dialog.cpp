@@ -137,6 +137,12 @@ private slots:
     int tuned = 0;
     for (const auto& [kernel, source] : meta["schedules"].items()) tuned += std::string(source).rfind("tuned:", 0) == 0;
     QCOMPARE(tuned, d.outcome().kernelsTuned);
+    // Records of another target match nothing: the export says so.
+    d.setTarget("llvm -mcpu=x86-64-v2");
+    QVERIFY(d.startExport());
+    QVERIFY2(finishedOk(d, spy), qPrintable(d.outcome().error));
+    QCOMPARE(d.outcome().kernelsTuned, 0);
+    QVERIFY(!d.outcome().notes.isEmpty() && d.outcome().notes.last().contains("records for: llvm"));
   }
 
   void fileMenuOpensTheDialogOnTheSessionsModel() {
