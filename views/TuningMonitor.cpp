@@ -464,6 +464,7 @@ bool TuningMonitor::startFromForm() {
 
 void TuningMonitor::clearRun() {
   m_trialsDone = 0;
+  m_failed = 0;
   m_trialsTotal = 0;
   m_rows.clear();
   m_rowOf.clear();
@@ -544,7 +545,7 @@ bool TuningMonitor::start(const TuneJob& job) {
       tune::TuneOptions opts;
       opts.batchSize = std::max(1, job.batchSize);
       opts.shouldStop = [control] { return control->waitOrStop(); };
-      opts.measure.minRepeatMs = 10;
+      opts.measure.minRepeatMs = job.minRepeatMs;
       auto forward = [post, run](const tune::TuneEvent& e) {
         if (e.result.errorKind == kStopped) return;
         post([run, e](TuningMonitor* m) { m->onEvent(run, e); });
@@ -580,8 +581,7 @@ bool TuningMonitor::start(const TuneJob& job) {
         opts.trials = int(db.trialCount(task.key, task.target)) + job.trials;
         announce({task}, opts.trials);
         tune::TuneResult r = tune::tuneTask(task, db, runner, opts, forward);
-        summary = QString("%1: %2 trials this run, %3 in the file, %4 failed").arg(q(r.task)).arg(r.trialsThisRun).arg(r.trialsDone).arg(r.errors);
-        if (r.best) summary += QString(", best %1 ms").arg(r.best->meanMs(), 0, 'g', 4);
+        summary = q(r.task) + (r.best ? QString(": best %1 ms").arg(r.best->meanMs(), 0, 'g', 4) : QString(": no working schedule yet"));
       } else {
         driver::CompileModelOptions co;
         co.desiredLayout = job.layout.toStdString();
@@ -594,14 +594,9 @@ bool TuningMonitor::start(const TuneJob& job) {
         tune::TaskScheduler scheduler(std::move(tasks), db, runner, opts, so, forward);
         announce(scheduler.tasks(), opts.trials);
         std::vector<tune::TuneResult> results = scheduler.run();
-        int trials = 0, errors = 0, tuned = 0;
-        for (const tune::TuneResult& r : results) {
-          trials += r.trialsThisRun;
-          errors += r.errors;
-          tuned += r.best.has_value();
-        }
-        summary = QString("%1 tasks, %2 trials this run, %3 failed, %4 tasks with a working schedule")
-                      .arg(results.size()).arg(trials).arg(errors).arg(tuned);
+        int tuned = 0;
+        for (const tune::TuneResult& r : results) tuned += r.best.has_value();
+        summary = QString("%1 tasks, %2 with a working schedule").arg(results.size()).arg(tuned);
       }
       if (control->cancelled) {
         summary = "cancelled · " + summary;
@@ -714,6 +709,7 @@ void TuningMonitor::onEvent(quint64 run, const tune::TuneEvent& e) {
     break;
   }
   ++m_trialsDone;
+  m_failed += !e.result.ok();
   m_progress->setValue(std::min(m_trialsDone, m_progress->maximum()));
   if (row) {
     row->trials = e.trialsDone;
@@ -809,9 +805,11 @@ void TuningMonitor::onFinished(quint64 run, bool ok, const QString& summary) {
   if (run != m_run) return;
   m_running = false;
   m_paused = false;
-  setStatus((ok ? QString() : QString("failed: ")) + summary + (ok ? " · records: " + m_job.recordsPath : QString()));
+  QString text = ok ? QString("%1 trials this run, %2 failed · %3 · records: %4").arg(m_trialsDone).arg(m_failed).arg(summary, m_job.recordsPath)
+                   : "failed: " + summary;
+  setStatus(text);
   updateButtons();
-  emit runFinished(ok, summary);
+  emit runFinished(ok, text);
 }
 
 }  // namespace loom::views

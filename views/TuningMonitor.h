@@ -57,6 +57,7 @@ struct TuneJob {
   int trials = 32;          ///< trials of this run (operator), or over all tasks (model)
   int trialsPerTask = 16;   ///< model scope: a task's cap (records already in the file count)
   int batchSize = 4;        ///< candidates proposed per round
+  double minRepeatMs = 10;  ///< the least duration of one timing sample (`loom tune --min-repeat-ms`)
   double budgetS = 0;       ///< wall-clock budget in seconds, paused time excluded (0: none)
   QString recordsPath;      ///< JSON lines, appended as trials finish
   bool resume = true;       ///< keep the records already in the file (false: start it empty)
@@ -170,7 +171,7 @@ private:
   quint64 m_run = 0;
   bool m_running = false, m_paused = false;
   TuneJob m_job;
-  int m_trialsDone = 0, m_trialsTotal = 0;
+  int m_trialsDone = 0, m_failed = 0, m_trialsTotal = 0;
   QVector<TaskRow> m_rows;
   QMap<QString, int> m_rowOf;
   QVector<TuneCandidate> m_best;
