@@ -45,8 +45,8 @@ struct CompileModelOptions {
   /// Names of main's results (default "output0", "output1", ...).
   std::vector<std::string> outputNames;
   /// Data layout of conv2d chains: "NCHW" (as imported) or "NCHWc" (channel-blocked NCHW16c by
-  /// ConvertLayout). Empty picks the opt level's default: NCHWc at 3, NCHW below. Other values
-  /// throw ValueError.
+  /// ConvertLayout). Empty picks the default: NCHWc at opt level 3 (compileModel keeps NCHW for
+  /// GPU targets), NCHW below. Other values throw ValueError.
   std::string desiredLayout;
   /// Consulted for every kernel at opt level >= 1, before the default schedule.
   ScheduleProvider scheduleFor;

@@ -14,6 +14,7 @@
 #include "core/graph/Evaluator.h"
 #include "core/tir/Printer.h"
 #include "core/tir/Visitor.h"
+#include "core/topi/Workloads.h"
 
 using namespace loom;
 
@@ -338,6 +339,17 @@ private slots:
     ex->setInput(0, xv);
     ex->run();
     QVERIFY(test::maxDiff(ex->getOutput(0), want) < 1e-3);
+  }
+
+  void presetsKeepTheirMeaning() {
+    // The default schedule of every operator preset (matmul, batch_matmul, conv2d, depthwise,
+    // softmax, layernorm, reductions, ...) at its default sizes: no throw, same results.
+    for (const topi::Workload& w : topi::allWorkloads()) {
+      tir::PrimFunc f = topi::buildWorkload(topi::makeWorkloadSpec(w.name));
+      tir::PrimFunc s = driver::defaultSchedule(f, true);
+      std::string diff = transform::testing::meaningDiff(f, s, 1e-4, 1);
+      QVERIFY2(diff.empty(), (w.name + ": " + diff).c_str());
+    }
   }
 
   void unblockableConvStaysNCHW() {
