@@ -3,6 +3,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QComboBox>
+#include <QContextMenuEvent>
 #include <QDockWidget>
 #include <QFile>
 #include <QMenu>
@@ -194,12 +195,18 @@ private slots:
     int members = 0;
     for (const GraphNode& n : before.nodes) members += n.cluster == c;
     QVERIFY(members >= 2);
-    QMenu* menu = gv->showContextMenu(before.clusters[c].box.center(), QPoint());
+    // Right-click the cluster's frame on screen: its context menu pops up.
+    gv->canvas()->centerOn(before.clusters[c].box.topLeft() + QPointF(6, 6));
+    QPoint at = gv->canvas()->mapFromScene(before.clusters[c].box.topLeft() + QPointF(6, 6));
+    QContextMenuEvent rightClick(QContextMenuEvent::Mouse, at, gv->canvas()->viewport()->mapToGlobal(at));
+    QApplication::sendEvent(gv->canvas()->viewport(), &rightClick);
+    auto* menu = qobject_cast<QMenu*>(QApplication::activePopupWidget());
+    QVERIFY(menu);
     QAction* collapse = menu->findChild<QAction*>("collapseGroup");
     QVERIFY(collapse && menu->findChild<QAction*>("openGroup"));
     QSignalSpy ready(gv, &GraphView::layoutReady);
     collapse->trigger();
-    delete menu;
+    menu->close();
     QVERIFY(gv->isLayoutPending());  // laid out on a worker
     QTRY_VERIFY_WITH_TIMEOUT(ready.count() == 1, 30000);
     QVERIFY(!gv->isLayoutPending());
