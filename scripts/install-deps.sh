@@ -5,7 +5,7 @@ PKGS=(
   build-essential cmake ninja-build ccache pkg-config
   lld
   qt6-base-dev libgl-dev
-  qt6-charts-dev qt6-svg-dev libqscintilla2-qt6-dev libgraphviz-dev xvfb
+  qt6-charts-dev libqt6opengl6-dev qt6-svg-dev libqscintilla2-qt6-dev libgraphviz-dev xvfb
   llvm-19-dev libzstd-dev zlib1g-dev libedit-dev libxml2-dev
   nlohmann-json3-dev libfmt-dev libcli11-dev libxgboost-dev
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata python3-onnx python3-numpy
