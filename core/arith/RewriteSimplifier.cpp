@@ -243,6 +243,37 @@ bool isSimpleComparison(const Expr& e) {
 }
 }  // namespace
 
+namespace {
+/// Integer vector + - * of Ramp/Broadcast operands as one Ramp or Broadcast (TVM's vector rules):
+/// `broadcast(x) + ramp(b, s)` is `ramp(x + b, s)`, so vector indices built by flattening
+/// (row * stride + ramp) stay contiguous loads for the code generator. Null when not applicable.
+Expr foldLaneAffine(BinOp op, const Expr& a, const Expr& b) {
+  auto *ra = a.as<RampNode>(), *rb = b.as<RampNode>();
+  auto *ba = a.as<BroadcastNode>(), *bb = b.as<BroadcastNode>();
+  if (ba && bb) {
+    if (op == BinOp::Add) return broadcast(ba->value + bb->value, ba->lanes);
+    if (op == BinOp::Sub) return broadcast(ba->value - bb->value, ba->lanes);
+    if (op == BinOp::Mul) return broadcast(ba->value * bb->value, ba->lanes);
+    return Expr();
+  }
+  if (ra && bb) {
+    if (op == BinOp::Add) return ramp(ra->base + bb->value, ra->stride, ra->lanes);
+    if (op == BinOp::Sub) return ramp(ra->base - bb->value, ra->stride, ra->lanes);
+    if (op == BinOp::Mul) return ramp(ra->base * bb->value, ra->stride * bb->value, ra->lanes);
+    return Expr();
+  }
+  if (ba && rb) {
+    if (op == BinOp::Add) return ramp(ba->value + rb->base, rb->stride, rb->lanes);
+    if (op == BinOp::Sub) return ramp(ba->value - rb->base, -rb->stride, rb->lanes);
+    if (op == BinOp::Mul) return ramp(ba->value * rb->base, ba->value * rb->stride, rb->lanes);
+    return Expr();
+  }
+  if (ra && rb && ra->lanes == rb->lanes && op == BinOp::Add)
+    return ramp(ra->base + rb->base, ra->stride + rb->stride, ra->lanes);
+  return Expr();
+}
+} // namespace
+
 Expr RewriteSimplifier::Impl::visitBinary(const BinaryNode* n, const Expr& self) {
   Expr a = mutate(n->a), b;
   if (n->op == BinOp::And || n->op == BinOp::Or) {
@@ -277,7 +308,11 @@ Expr RewriteSimplifier::Impl::visitBinary(const BinaryNode* n, const Expr& self)
     }
   }
   Expr e = a.same_as(n->a) && b.same_as(n->b) ? self : Expr(new BinaryNode(n->dtype, n->op, a, b));
-  if (!n->dtype.isScalar()) return e;
+  if (!n->dtype.isScalar()) {
+    if (n->dtype.isIntegral())
+      if (Expr f = foldLaneAffine(n->op, a, b); f.defined()) return mutate(f);
+    return e;
+  }
   // Immediates go to the right so the rule tables need only one order.
   if (pat::isConstScalar(a) && !pat::isConstScalar(b)) {
     if (commutative(n->op)) e = Expr(new BinaryNode(n->dtype, n->op, b, a));
