@@ -777,6 +777,11 @@ void MainWindow::updateRecentMenu(const QStringList& recent) {
 
 void MainWindow::showExportDialog() {
   auto* dlg = new ExportDialog(m_session, this);
+  // The records of the last tuning of this model's kernels, on its target, are the likely choice.
+  if (const TuneJob& j = m_tuning->lastJob(); (j.module || j.func.defined()) && QFileInfo::exists(j.recordsPath)) {
+    dlg->setRecordsPath(j.recordsPath);
+    dlg->setTarget(j.target);
+  }
   dlg->setAttribute(Qt::WA_DeleteOnClose);
   dlg->show();
 }

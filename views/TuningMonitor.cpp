@@ -311,7 +311,8 @@ void TuningMonitor::buildUi() {
   m_tasksView->horizontalHeader()->setStretchLastSection(true);
   m_tasksView->setWordWrap(false);
   m_tasksView->setToolTip("Per task: the kernels it stands for, how often the model runs it, trials, best time, and the\n"
-                          "baseline (an operator: the unscheduled program; a model kernel: its default schedule)");
+                          "baseline (an operator: the unscheduled program; a model kernel: its default schedule, which the\n"
+                          "compiled model keeps while it is faster than the best candidate: \"default kept\")");
 
   auto* candidatesPage = new QWidget;
   auto* cl = new QVBoxLayout(candidatesPage);
@@ -750,7 +751,9 @@ void TuningMonitor::updateTaskRow(int index) {
   if (row.bestMs <= 0) return;
   m_tasks->item(index, 3)->setText(QString::number(row.bestMs, 'g', 4));
   m_tasks->item(index, 4)->setText(row.flops > 0 ? QString::number(row.flops / row.bestMs / 1e6, 'f', 2) : "?");
-  if (row.baselineMs > 0) m_tasks->item(index, 6)->setText(QString("%1x").arg(row.baselineMs / row.bestMs, 0, 'f', 2));
+  if (row.baselineMs > 0)
+    m_tasks->item(index, 6)->setText(QString("%1x%2").arg(row.baselineMs / row.bestMs, 0, 'f', 2)
+                                         .arg(m_job.scope == TuneJob::Scope::Model && row.bestMs > row.baselineMs ? " (default kept)" : ""));
 }
 
 void TuningMonitor::addChartPoint() {

@@ -109,6 +109,8 @@ public:
   QString recordsPath() const;
   /// Chart colours for the dark or the light theme.
   void setDark(bool dark);
+  /// The job of the current or last run (default-constructed before the first).
+  const TuneJob& lastJob() const { return m_job; }
   /// The session file whose directory holds the default records file ("" for none).
   void setSessionPath(const QString& path) { m_sessionPath = path; }
 

@@ -10,6 +10,7 @@
 
 #include "core/tune/ModelTasks.h"
 #include "core/tune/Record.h"
+#include "views/ExportDialog.h"
 #include "views/MainWindow.h"
 #include "views/OperatorJobs.h"
 #include "views/Resources.h"
@@ -96,6 +97,24 @@ private slots:
     RunRecord rec = runOperator(req);
     QVERIFY2(rec.ok, qPrintable(rec.error));
     QVERIFY(rec.correct);
+
+    // File > Export offers these records; the export gives every tuned kernel its record.
+    w.showExportDialog();
+    auto* d = w.findChild<ExportDialog*>();
+    QVERIFY(d);
+    d->setOutputPath(dir.filePath("tuned.tar"));
+    QSignalSpy exported(d, &ExportDialog::exportFinished);
+    QVERIFY(d->startExport());
+    QTRY_VERIFY_WITH_TIMEOUT(exported.count() == 1, 20000);
+    QVERIFY2(exported[0][0].toBool(), qPrintable(d->outcome().error));
+    // A kernel takes its record when the record beats its baseline (the default schedule).
+    int beating = 0;
+    for (int r = 0; r < tasks; ++r) {
+      double best = m.tasksModel()->item(r, 3)->text().toDouble(), base = m.tasksModel()->item(r, 5)->text().toDouble();
+      if (best > 0 && (base <= 0 || best <= base)) beating += int(m.tasksModel()->item(r, 0)->text().split(", ").size());
+    }
+    QCOMPARE(d->outcome().kernelsTuned, beating);
+    d->close();
   }
 
   void tuningAnOpenedFusedGroupUsesTheModelsKey() {
