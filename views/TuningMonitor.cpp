@@ -758,11 +758,12 @@ void TuningMonitor::updateTaskRow(int index) {
 
 void TuningMonitor::addChartPoint() {
   // One task: its best time. A model: the estimated model time, the sum of weight x time over
-  // the tasks, a task's time being its best candidate's, else its baseline's (the default
-  // schedule, what the model runs without a record); charted once every task has one.
+  // the tasks, a task's time being the faster of its best candidate and its baseline (the default
+  // schedule, which the compiled model keeps when it is faster); charted once every task has one.
   double ms = 0, flops = 0;
   for (const TaskRow& r : m_rows) {
     double t = r.bestMs > 0 ? r.bestMs : r.baselineMs;
+    if (m_job.scope == TuneJob::Scope::Model && r.bestMs > 0 && r.baselineMs > 0) t = std::min(r.bestMs, r.baselineMs);
     if (t <= 0) return;
     ms += r.weight * t;
     flops += r.weight * r.flops;
