@@ -174,18 +174,6 @@ std::vector<std::string> vectorizeDenseReduction(tir::Schedule& sch, const tir::
   }
 }
 
-/// The product of the loops' extents (a loop of non-constant extent counts as many).
-int64_t iterations(tir::Schedule& sch, const std::vector<tir::LoopRV>& loops) {
-  int64_t n = 1;
-  for (const tir::LoopRV& l : loops) {
-    const int64_t* e = tir::asConstInt(sch.get(l)->extent);
-    if (!e) return kMinParallelIterations;
-    n *= std::max<int64_t>(*e, 1);
-    if (n >= kMinParallelIterations) return n;
-  }
-  return n;
-}
-
 /// The largest divisor of `n` not above `limit`.
 int64_t largestDivisor(int64_t n, int64_t limit) {
   for (int64_t d = std::min(n, limit); d > 1; --d)
@@ -280,7 +268,6 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
   if (!vectorize || !hasLaneAxis(blk, numSpatial)) return {};
   std::vector<tir::LoopRV> loops = identityLoops(sch, b);
   if (loops.empty()) return {};
-  const bool parallelWorth = iterations(sch, loops) >= kMinParallelIterations;
   const int64_t laneExt = *tir::asConstInt(sch.get(loops[numSpatial - 1])->extent);
   int64_t lanes = laneExt <= kLanes ? laneExt : laneExt % kLanes == 0 ? kLanes : laneExt % 8 == 0 ? 8 : 0;
   if (lanes < 4) return {};
@@ -366,12 +353,11 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
     if (rowInner) tir::unroll(sch, *rowInner);
     if (chunkInner) tir::unroll(sch, *chunkInner);
     // The loops outside the tile: fused and parallel (all of them when the tile loop is the
-    // only one with enough iterations to share); serial for a small block.
+    // only one with enough iterations to share).
     std::vector<tir::LoopRV> par(outer.begin(), outer.end() - 1);
     int64_t work = 1;
     for (const tir::LoopRV& l : par) work *= *tir::asConstInt(sch.get(l)->extent);
     if (work < 8) par.push_back(tile);
-    if (!parallelWorth) par.clear();
     if (par.size() > 1) tir::parallel(sch, tir::fuse(sch, par));
     else if (par.size() == 1) tir::parallel(sch, par[0]);
     return names;
@@ -381,9 +367,9 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
   }
 }
 
-/// The generic rule for a block no special rule took: parallelize the outermost spatial loops
-/// (when the block has kMinParallelIterations) and vectorize a spatial innermost loop (or, for a
-/// reduction, the innermost spatial loop moved below the reduce loops).
+/// The generic rule for a block no special rule took: parallelize the outermost spatial loops and
+/// vectorize a spatial innermost loop (or, for a reduction, the innermost spatial loop moved
+/// below the reduce loops).
 void genericSchedule(tir::Schedule& sch, const tir::BlockRV& b, bool vectorize) {
   std::vector<tir::LoopRV> loops;
   try {
@@ -404,8 +390,7 @@ void genericSchedule(tir::Schedule& sch, const tir::BlockRV& b, bool vectorize) 
   // (a batch of 1 alone gives nothing to run in parallel).
   std::vector<tir::LoopRV> lead;
   int64_t work = 1;
-  const bool parallelWorth = iterations(sch, loops) >= kMinParallelIterations;
-  for (size_t k = 0; parallelWorth && k < numSpatial && work < 64; ++k) {
+  for (size_t k = 0; k < numSpatial && work < 64; ++k) {
     const int64_t* ext = tir::asConstInt(sch.get(loops[k])->extent);
     if (!ext) break;
     lead.push_back(loops[k]);
