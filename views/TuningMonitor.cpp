@@ -35,6 +35,7 @@
 #include <condition_variable>
 #include <mutex>
 
+#include "codegen/Target.h"
 #include "core/driver/DefaultSchedule.h"
 #include "core/support/Error.h"
 #include "core/topi/Workloads.h"
@@ -493,6 +494,15 @@ bool TuningMonitor::start(const TuneJob& job) {
   else if (job.scope == TuneJob::Scope::Operator && job.preset.isEmpty() && !job.func.defined()) why = "no operator to tune";
   else if (job.recordsPath.isEmpty()) why = "pick a records file";
   else if (job.trials < 1) why = "the number of trials must be at least 1";
+  if (why.isEmpty()) {
+    try {
+      if (!codegen::Target::parse(job.target.toStdString()).isHost())
+        why = QString("target '%1' does not run on this machine, and tuning times every candidate; pick an llvm target "
+                      "of this CPU").arg(job.target);
+    } catch (const Error& e) {
+      why = QString("target '%1': %2").arg(job.target, q(e.what()));
+    }
+  }
   QStringList command = m_workerCommand;
   if (why.isEmpty() && command.isEmpty()) {
     QString loom = findLoomBinary();

@@ -216,6 +216,15 @@ private slots:
     m.setScope(TuneJob::Scope::Model);
     QVERIFY(!m.startFromForm());
     QVERIFY(m.statusText().contains("open a model"));
+    // A target that cannot run here, or does not parse.
+    TuneJob cross = matmulJob(dir.filePath("x.json"), 2, 2);
+    cross.target = "llvm -mtriple=aarch64-linux-gnu";
+    QVERIFY(!m.start(cross));
+    QVERIFY2(m.statusText().contains("does not run on this machine"), qPrintable(m.statusText()));
+    cross.target = "llvm -mcpu";
+    QVERIFY(!m.start(cross));
+    QVERIFY(m.statusText().contains("cannot start: target"));
+    QVERIFY(!QFileInfo::exists(dir.filePath("x.json")));
     // A records file that cannot be created.
     QVERIFY(m.start(matmulJob(dir.filePath("no/such/dir/r.json"), 2, 2)));
     QTRY_VERIFY_WITH_TIMEOUT(!m.isRunning(), 10000);
