@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <exception>
@@ -21,7 +22,23 @@
 namespace loom::runtime {
 namespace {
 
-constexpr int kSpinCount = 4096;  // pauses before a worker sleeps / a waiter yields
+constexpr int kSpinCount = 4096;  // pauses before a worker yields / a waiter yields
+
+/// How long an idle worker keeps polling (pausing, then yielding the CPU) before it sleeps:
+/// LOOM_THREAD_POOL_SPIN_US, default 2000 us. A model's kernels follow each other closely, and a
+/// sleeping worker costs a futex wake-up (tens of microseconds, far more on a busy machine) at
+/// the next parallel loop; yielding keeps the core available to other runnable threads.
+std::chrono::microseconds idleSpinTime() {
+  static const std::chrono::microseconds t = [] {
+    if (const char* env = std::getenv("LOOM_THREAD_POOL_SPIN_US")) {
+      char* end = nullptr;
+      long us = std::strtol(env, &end, 10);
+      if (end != env && *end == '\0' && us >= 0 && us <= 10'000'000) return std::chrono::microseconds(us);
+    }
+    return std::chrono::microseconds(2000);
+  }();
+  return t;
+}
 
 inline void cpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -111,10 +128,16 @@ struct ThreadPool::Impl {
     for (;;) {
       uint64_t now;
       int spins = 0;
+      std::chrono::steady_clock::time_point idleSince{};
       while ((now = me.sequence.load(std::memory_order_acquire)) == seen) {
         if (stop.load(std::memory_order_acquire)) return;
         if (++spins < kSpinCount) {
           cpuRelax();
+          continue;
+        }
+        if (spins == kSpinCount) idleSince = std::chrono::steady_clock::now();
+        if (std::chrono::steady_clock::now() - idleSince < idleSpinTime()) {
+          std::this_thread::yield();
           continue;
         }
         std::unique_lock lock(me.mutex);
