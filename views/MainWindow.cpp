@@ -46,6 +46,7 @@
 #include "views/Session.h"
 #include "views/TuningMonitor.h"
 #include "views/ExportDialog.h"
+#include "core/driver/CompileModelGPU.h"
 #include "core/tune/ModelTasks.h"
 
 namespace loom::views {
@@ -151,7 +152,14 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     rebuildParams();
     m_session->setPreset(m_presetBox->currentText());
   });
-  connect(m_targetBox, &QComboBox::currentTextChanged, m_session, &Session::setTarget);
+  connect(m_targetBox, &QComboBox::currentTextChanged, this, [this](const QString& target) {
+    if (m_session->request().isGroup()) {
+      bool gpu = driver::isGPUTarget(target.toStdString());
+      if (gpu && m_editor->text() == m_groupCpuText) m_editor->setText(m_groupGpuText);
+      else if (!gpu && m_editor->text() == m_groupGpuText) m_editor->setText(m_groupCpuText);
+    }
+    m_session->setTarget(target);
+  });
   connect(m_editor, &QsciScintilla::textChanged, this, [this] { m_session->setScheduleText(m_editor->text()); });
   connect(m_session, &Session::operatorCompiled, this, &MainWindow::onCompiled);
   connect(m_session, &Session::compileStarted, this, [this] { m_status->setText("compiling…"); });
@@ -540,11 +548,14 @@ bool MainWindow::openGroup(int index) {
   QString name = QString::fromStdString(g.name);
   QString details = QString("%1 · %2 input(s) · used %3x in the model").arg(ops.join(", ")).arg(g.numInputs).arg(g.occurrences);
   showGroupInPresetBar(name, details);
-  m_editor->setText(QString("# Fused group %1: %2 (used %3x in the model).\n"
-                            "# The schedule starts empty: this is the group's unscheduled kernel (the model's default\n"
-                            "# schedule is not available as a script). Run compares it with the unscheduled program\n"
-                            "# on random inputs. Type `sch.` for the primitives.\n")
-                        .arg(name, ops.join(", ")).arg(g.occurrences));
+  QString script = size_t(index) < groups->defaultScripts.size() ? QString::fromStdString(groups->defaultScripts[size_t(index)]) : QString();
+  QString head = QString("# Fused group %1: %2 (used %3x in the model).\n").arg(name, ops.join(", ")).arg(g.occurrences);
+  m_groupCpuText = head + "# Below is the schedule `loom compile` gives this kernel by default (its trace); edit it,\n"
+                          "# or delete it to see the unscheduled kernel. Run compares the result with the unscheduled\n"
+                          "# program on random inputs. Type `sch.` for the primitives.\n" + script;
+  m_groupGpuText = head + "# GPU target: with no schedule lines the default GPU schedule (loops bound to blocks and\n"
+                          "# threads) applies. Run compares the result with the unscheduled program on random inputs.\n";
+  m_editor->setText(driver::isGPUTarget(m_targetBox->currentText().toStdString()) ? m_groupGpuText : m_groupCpuText);
   m_status->setText("opened fused group " + name);
   return true;
 }

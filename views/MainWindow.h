@@ -118,6 +118,10 @@ private:
   TuningMonitor* m_tuning = nullptr;
   int m_pendingCluster = -1;  ///< opened before the model's kernels were extracted
   QString m_groupDetails;     ///< the preset bar's text for the open fused group
+  /// The editor texts an opened fused group starts from: for CPU targets (header + the default
+  /// schedule's script) and for GPU targets (header only: an empty script gets the default GPU
+  /// schedule). Switching between CPU and GPU swaps one for the other while the text is untouched.
+  QString m_groupCpuText, m_groupGpuText;
 };
 
 }  // namespace loom::views

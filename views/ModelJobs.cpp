@@ -10,6 +10,7 @@
 #include <cmath>
 #include <set>
 
+#include "core/driver/DefaultSchedule.h"
 #include "core/frontend/onnx/OnnxImporter.h"
 #include "core/graph/Op.h"
 #include "core/graph/PassManager.h"
@@ -293,6 +294,11 @@ ModelGroups extractModelGroups(const ModelData& model, const std::atomic<bool>* 
   }
   out.flops.reserve(out.groups.size());
   for (const driver::ModelGroup& g : out.groups) out.flops.push_back(tune::countFlops(g.func));
+  out.defaultScripts.reserve(out.groups.size());
+  for (const driver::ModelGroup& g : out.groups) {
+    checkCancel(cancel);
+    out.defaultScripts.push_back(driver::defaultScheduleScript(g.func, true));
+  }
   out.ms = double(timer.nsecsElapsed()) / 1e6;
   return out;
 }

@@ -25,6 +25,8 @@ struct ModelGroups {
   /// computes nothing (empty results). Groups that compute the same thing share one kernel.
   QVector<int> clusterGroup;
   std::vector<double> flops;  ///< per kernel: floating-point operations of one call, 0 when unknown
+  /// Per kernel: the model's default CPU schedule as a script (driver::defaultScheduleScript).
+  std::vector<std::string> defaultScripts;
   double ms = 0;              ///< time taken
 };
 

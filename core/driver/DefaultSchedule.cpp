@@ -430,7 +430,8 @@ void genericSchedule(tir::Schedule& sch, const tir::BlockRV& b, bool vectorize) 
 /// axis (NCHWc convs, pools, matmuls) with their epilogue under the tile; rfactor dense layers
 /// into vector lanes; then per remaining block parallelize the outermost spatial loops and
 /// vectorize a spatial innermost loop.
-tir::PrimFunc defaultSchedule(const tir::PrimFunc& f, bool vectorize) {
+namespace {
+tir::Schedule scheduleByDefault(const tir::PrimFunc& f, bool vectorize) {
   tir::Schedule sch(f);
   auto children = [&]() { return tir::getChildBlocks(sch, tir::getBlock(sch, "root")); };
   // Inline every block that can be (the primitive refuses reductions and outputs).
@@ -464,7 +465,14 @@ tir::PrimFunc defaultSchedule(const tir::PrimFunc& f, bool vectorize) {
     // only get their outer loops parallel.
     genericSchedule(sch, b, vectorize && !dense.count(name));
   }
-  return sch.func();
+  return sch;
+}
+}  // namespace
+
+tir::PrimFunc defaultSchedule(const tir::PrimFunc& f, bool vectorize) { return scheduleByDefault(f, vectorize).func(); }
+
+std::string defaultScheduleScript(const tir::PrimFunc& f, bool vectorize) {
+  return scheduleByDefault(f, vectorize).trace().str();
 }
 
 }  // namespace loom::driver

@@ -3,6 +3,8 @@
 // their operands (NCHWc convs, matmuls, blocked pools) with the epilogue under the tile;
 // parallelize outer spatial loops and vectorize inner ones elsewhere.
 #pragma once
+#include <string>
+
 #include "core/tir/Function.h"
 
 namespace loom::driver {
@@ -10,5 +12,9 @@ namespace loom::driver {
 /// `f` scheduled by the default CPU rules; `vectorize` false keeps every loop scalar. Never
 /// throws for a well-formed `f`: a step that does not apply leaves the program as it was.
 tir::PrimFunc defaultSchedule(const tir::PrimFunc& f, bool vectorize = true);
+
+/// The same schedule as a schedule script (its trace): running it on `f` (driver::applySchedule)
+/// gives defaultSchedule(f, vectorize). The Studio starts a fused group's editor from it.
+std::string defaultScheduleScript(const tir::PrimFunc& f, bool vectorize = true);
 
 }  // namespace loom::driver

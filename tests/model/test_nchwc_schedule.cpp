@@ -9,10 +9,12 @@
 
 #include "../transform/Meaning.h"
 #include "ModelTestUtil.h"
+#include "core/driver/BuildOperator.h"
 #include "core/driver/CompileModel.h"
 #include "core/driver/DefaultSchedule.h"
 #include "core/graph/Evaluator.h"
 #include "core/tir/Printer.h"
+#include "core/tir/StructuralEqual.h"
 #include "core/tir/Visitor.h"
 #include "core/topi/Workloads.h"
 
@@ -349,6 +351,25 @@ private slots:
       tir::PrimFunc s = driver::defaultSchedule(f, true);
       std::string diff = transform::testing::meaningDiff(f, s, 1e-4, 1);
       QVERIFY2(diff.empty(), (w.name + ": " + diff).c_str());
+    }
+  }
+
+  void scriptReplaysTheDefaultSchedule_data() { addCases(); }
+  void scriptReplaysTheDefaultSchedule() {
+    // The default schedule as a script (what the Studio puts in the editor for a fused group)
+    // gives exactly defaultSchedule's function when run on the unscheduled kernel.
+    QFETCH(int, index);
+    std::vector<int64_t> in, res;
+    graph::Module m = caseModule(index, &in, &res);
+    std::vector<tir::PrimFunc> funcs;
+    for (const driver::ModelGroup& g : driver::extractGroups(m, {}, blocked())) funcs.push_back(g.func);
+    if (index == 0)
+      for (const topi::Workload& w : topi::allWorkloads()) funcs.push_back(topi::buildWorkload(topi::makeWorkloadSpec(w.name)));
+    for (const tir::PrimFunc& f : funcs) {
+      std::string script = driver::defaultScheduleScript(f, true);
+      QVERIFY2(script.find("sch.") != std::string::npos, (f->name + ": empty script").c_str());
+      tir::PrimFunc replayed = driver::applySchedule(f, script, "<default>").func();
+      QVERIFY2(tir::structuralEqual(replayed, driver::defaultSchedule(f, true)), (f->name + ":\n" + script).c_str());
     }
   }
 

@@ -11,6 +11,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "core/driver/DefaultSchedule.h"
+
 #include "views/CodePane.h"
 #include "views/GraphLayout.h"
 #include "views/GraphView.h"
@@ -146,6 +148,10 @@ private slots:
     QVERIFY(w.session()->request().isGroup());
     QCOMPARE(w.session()->request().group, QString::fromStdString(group.name));
     QVERIFY(w.editor()->text().startsWith("# Fused group " + QString::fromStdString(group.name)));
+    // The editor starts from the schedule loom compile gives the kernel by default.
+    QString defaultScript = QString::fromStdString(loom::driver::defaultScheduleScript(group.func, true));
+    QVERIFY(defaultScript.contains("sch."));
+    QVERIFY(w.editor()->text().endsWith(defaultScript));
     QVERIFY(gv->highlightedClusters().contains(c));  // the open group is marked in the graph
     // The panes fill in with the group's kernel.
     QTRY_VERIFY_WITH_TIMEOUT(w.session()->isIdle() && !w.asmPane()->text().isEmpty() &&
@@ -156,13 +162,16 @@ private slots:
     QVERIFY(!w.loweredPane()->text().isEmpty());
     QCOMPARE(w.problems()->rowCount(), 0);
     // A schedule line changes the panes; Run checks the result against the unscheduled program.
+    QVERIFY(w.tirPane()->text().contains("T.parallel"));  // the default schedule is applied
+    // Replacing it with one line of our own changes the panes.
     QString lowered = w.loweredPane()->text();
-    QString script = w.editor()->text() +
+    QString script = QString("# my schedule\n") +
                      "b = sch.get_block(\"conv2d_nchw\")\nn, k, h, x, rc, ry, rx = sch.get_loops(b)\nsch.parallel(k)\n";
     w.setScheduleText(script);
     QTRY_VERIFY_WITH_TIMEOUT(w.session()->isIdle() && w.loweredPane()->text() != lowered, 60000);
     QVERIFY2(w.problems()->rowCount() == 0, qPrintable(w.session()->lastCompile().errorMessage));
     QVERIFY(w.tirPane()->text().contains("T.parallel"));
+    QVERIFY(!w.tirPane()->text().contains("T.vectorized"));  // only our line now
     w.session()->run();
     QTRY_VERIFY_WITH_TIMEOUT(w.session()->runs()->rowCount() == 1, 120000);
     RunRecord r = w.session()->runs()->record(0);
@@ -344,6 +353,8 @@ private slots:
                              60000);
     QVERIFY2(w.session()->lastCompile().buildError.isEmpty(), qPrintable(w.session()->lastCompile().buildError));
     QVERIFY(w.session()->lastCompile().note.contains("default GPU schedule"));
+    // The CPU default schedule the editor started with gave way to the GPU default (an empty script).
+    QVERIFY(w.editor()->text().contains("GPU target") && !w.editor()->text().contains("sch."));
     w.session()->run();
     QTRY_VERIFY_WITH_TIMEOUT(w.session()->runs()->rowCount() == 1, 120000);
     RunRecord r = w.session()->runs()->record(0);
@@ -354,6 +365,9 @@ private slots:
       qInfo("fused group %s on %s: %.4f ms, max rel err %.2e vs %s", qPrintable(r.preset), qPrintable(r.device), r.medianMs,
             r.maxRelError, qPrintable(r.reference));
     }
+    // Back on the CPU, the untouched editor gets the CPU default schedule again.
+    w.targetBox()->setCurrentText("llvm");
+    QVERIFY(w.editor()->text().contains("sch."));
   }
 
   void sessionRestoresTheOpenGroup() {
