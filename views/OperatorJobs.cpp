@@ -279,8 +279,9 @@ RunRecord runOperator(const OperatorRequest& req, const std::atomic<bool>* cance
     rec.loweredTir = q(tir::printFunc(op.lowered));
     if (op.target.kind == "cuda")
       LOOM_THROW(Error) << "target '" << op.target.str()
-                        << "' cannot run here: no CUDA GPU is present (and Loom has no CUDA device runtime yet); "
-                           "the assembly pane shows the CUDA C and PTX; pick opencl to run GPU kernels on an OpenCL device";
+                        << "' cannot run in the Studio: it runs GPU kernels through OpenCL, and no CUDA GPU is present "
+                           "here anyway; the assembly pane shows the CUDA C and PTX; pick opencl to run GPU kernels on an "
+                           "OpenCL device, or use `loom bench-op --target cuda` on a machine with a CUDA GPU";
     if (!op.target.isGPU() && !op.target.isHost())
       LOOM_THROW(Error) << "target '" << opts.target << "' does not run on this machine; pick a host target to run";
     if (cancelled()) LOOM_THROW(Error) << "cancelled";
