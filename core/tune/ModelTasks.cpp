@@ -74,8 +74,11 @@ driver::ScheduleProvider scheduleProviderFromRecords(const std::string& recordsP
     std::string key = groupKey(g.func);
     std::optional<TuningRecord> best = db->best(key, target);
     if (!best) return std::nullopt;
-    // The default schedule measured faster than every tuned one: keep it.
-    std::optional<TuningRecord> baseline = db->best(baselineKey(key), target);
+    // The default schedule, as last measured (it changes with Loom), faster than every tuned
+    // schedule: keep it.
+    std::optional<TuningRecord> baseline;
+    for (const TuningRecord& r : db->records(baselineKey(key), target))
+      if (r.ok()) baseline = r;
     if (baseline && baseline->meanMs() < best->meanMs()) return std::nullopt;
     try {
       tir::Trace trace = tir::Trace::fromJson(best->trace);

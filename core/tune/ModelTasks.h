@@ -35,8 +35,8 @@ std::vector<TuneTask> extractTasks(const graph::Module& m, const std::map<std::s
 
 /// A provider for CompileModelOptions::scheduleFor: the best record of each kernel's key (on
 /// `target`) in the JSON-lines file, its trace replayed on the kernel (source "tuned:<file name>");
-/// kernels without a successful record, or whose baseline record (baselineKey, the default schedule
-/// measured while tuning) is faster than the best one, keep the default (std::nullopt). Loads the file once, here:
+/// kernels without a successful record, or whose latest baseline record (baselineKey, the default
+/// schedule measured while tuning) is faster than the best one, keep the default (std::nullopt). Loads the file once, here:
 /// throws RecordFileError for a missing or malformed file; the provider throws RecordApplyError
 /// when a record's trace does not replay on its kernel.
 driver::ScheduleProvider scheduleProviderFromRecords(const std::string& recordsPath, const std::string& target);

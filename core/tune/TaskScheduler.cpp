@@ -62,13 +62,12 @@ size_t TaskScheduler::pick() const {
 }
 
 std::vector<TuneResult> TaskScheduler::run() {
-  int spent = 0;
-  while (spent < m_options.totalTrials) {
-    if (!continueTuning(m_perTask)) break;
-    size_t i = pick();
-    if (i >= m_tasks.size()) break;
-    m_tuners[i]->announce();
-    if (m_perTask.measureBaseline && !m_baselineDone[i]) {
+  // Every task's baseline first, so each run records what the baseline schedule gives today.
+  if (m_perTask.measureBaseline && m_options.totalTrials > 0) {
+    for (size_t i = 0; i < m_tasks.size(); ++i) {
+      if (m_baselineDone[i] || m_tuners[i]->done()) continue;
+      if (!continueTuning(m_perTask)) break;
+      m_tuners[i]->announce();
       m_baselineDone[i] = true;
       tir::PrimFunc scheduled;
       if (m_options.baselineSchedule) {
@@ -80,6 +79,13 @@ std::vector<TuneResult> TaskScheduler::run() {
       }
       m_tuners[i]->measureBaseline(scheduled);
     }
+  }
+  int spent = 0;
+  while (spent < m_options.totalTrials) {
+    if (!continueTuning(m_perTask)) break;
+    size_t i = pick();
+    if (i >= m_tasks.size()) break;
+    m_tuners[i]->announce();
     int before = m_tuners[i]->result().trialsThisRun;
     if (!m_tuners[i]->step(m_options.totalTrials - spent)) continue; // exhausted: done() is now true
     TuneResult r = m_tuners[i]->result();

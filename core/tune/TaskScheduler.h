@@ -13,8 +13,8 @@ struct TaskSchedulerOptions {
   double alpha = 0.2;     ///< weight of the backward (observed) gradient against the forward one
   int window = 3;         ///< batches looked back for the backward gradient
   /// When TuneOptions::measureBaseline is set: the schedule whose time is each task's baseline
-  /// (e.g. the driver's default schedule), measured before the task's first batch; unset, the
-  /// unscheduled program.
+  /// (e.g. the driver's default schedule), measured for every task (not yet done) at the start
+  /// of run(); unset, the unscheduled program.
   std::function<tir::PrimFunc(const tir::PrimFunc&)> baselineSchedule;
 };
 
