@@ -11,6 +11,7 @@
 #include "core/arith/Linear.h"
 #include "core/tir/Op.h"
 #include "core/tir/Visitor.h"
+#include "core/transform/LowerBlocks.h"
 #include "core/transform/Pass.h"
 
 namespace loom::transform {
@@ -257,6 +258,15 @@ protected:
 
   Stmt visit(const AllocateNode* n, const Stmt& self) override {
     Stmt s = IRMutator::visit(n, self);
+    // lower-blocks' bound for a reduction's buffer (kCompactMaxLoops), consumed here.
+    std::optional<int64_t> maxLoops;
+    if (auto* a = s.as<AllocateNode>(); a->annotations.count(kCompactMaxLoops)) {
+      if (const int64_t* m = asConstInt(a->annotations.at(kCompactMaxLoops))) maxLoops = *m;
+      Annotations rest = a->annotations;
+      rest.erase(kCompactMaxLoops);
+      s = withSpan(Stmt(new AllocateNode(a->bufferVar, a->dtype, a->extents, a->condition, a->body, a->scope, rest)),
+                   n->span);
+    }
     auto* alloc = s.as<AllocateNode>();
     auto* decl = alloc->body.as<DeclBufferNode>();
     if (!decl || !decl->buffer->data.same_as(alloc->bufferVar)) return s;
@@ -282,6 +292,16 @@ protected:
         depth = d;
         break;
       }
+    // A buffer a reduction writes stays outside the loops its reduce iter values use (the
+    // accumulator must live across them): at most `maxLoops` loops isCountedLoop accepts.
+    if (maxLoops) {
+      int64_t counted = 0;
+      for (size_t d = 0; d < depth; ++d)
+        if (first[d].loop && isCountedLoop(first[d].loop) && ++counted > *maxLoops) {
+          depth = d;
+          break;
+        }
+    }
     const StmtNode* at = depth > 0 ? first[depth - 1].node : nullptr;
 
     // Variables that are not in scope where the buffer will live: those of the loops and lets

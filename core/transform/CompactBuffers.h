@@ -21,7 +21,11 @@ namespace loom::transform {
 /// a shared-memory tile is the tile, not the whole matrix); "local" memory is per thread (no
 /// thread index relaxed; only the loops inside the allocation); other (global) memory covers every
 /// thread and block. As in TVM, a buffer's contents are taken to live within one iteration of that
-/// loop, which is how compute_at, cache_read and cache_write place their blocks. Dimensions whose
+/// loop, which is how compute_at, cache_read and cache_write place their blocks — except a buffer
+/// that a reduction writes: lower-blocks marks its Allocate (kCompactMaxLoops, consumed and removed
+/// here) so that it never moves into a loop one of the reduction's reduce iter values uses, since
+/// its partial sums live across those loops (a consumer moved under a reduction loop by
+/// reverse_compute_at; as TVM's buffer access LCA after apache/tvm#17799). Dimensions whose
 /// extent is not a constant keep their size; a buffer whose handle escapes (used as a value, or
 /// viewed by another buffer) is left alone.
 tir::PrimFunc compactBuffers(const tir::PrimFunc& f);

@@ -1,6 +1,8 @@
 // lower-blocks: TVM's block form to plain loops (iter vars bound, init and predicates as ifs).
 #include "core/transform/LowerBlocks.h"
 
+#include <algorithm>
+
 #include "core/support/Error.h"
 #include "core/tir/Op.h"
 #include "core/tir/Visitor.h"
@@ -34,9 +36,70 @@ protected:
   }
 };
 
+/// For each allocated buffer that a block with reduce iter vars writes: how many loops lie between
+/// its allocating block and the outermost loop that a reduce iter value of such a writer uses
+/// (only the loops isCountedLoop accepts: lower-thread-binding turns the others into attrs). The minimum
+/// over the writers; see kCompactMaxLoops.
+class ReductionLoopCounter : public IRVisitor {
+public:
+  std::unordered_map<const VarNode*, int64_t> maxLoops;
+
+protected:
+  using IRVisitor::visit;
+  void visit(const ForNode* n) override {
+    bool counted = isCountedLoop(n);
+    if (counted) m_loopIndex[n->loopVar.get()] = int64_t(m_depth++);
+    IRVisitor::visit(n);
+    if (counted) {
+      --m_depth;
+      m_loopIndex.erase(n->loopVar.get());
+    }
+  }
+  void visit(const BlockRealizeNode* n) override {
+    const BlockNode* b = n->block.get();
+    for (auto& buf : b->allocBuffers) m_allocDepth[buf->data.get()] = int64_t(m_depth);
+    int64_t outermost = -1;
+    for (size_t i = 0; i < b->iterVars.size() && i < n->iterValues.size(); ++i) {
+      int64_t idx = outermostLoop(n->iterValues[i]);
+      m_iterLoop[b->iterVars[i].var.get()] = idx;
+      IterType t = b->iterVars[i].iterType;
+      if ((t == IterType::CommReduce || t == IterType::Ordered) && idx >= 0)
+        outermost = outermost < 0 ? idx : std::min(outermost, idx);
+    }
+    if (outermost >= 0)
+      for (auto& w : b->writes) {
+        auto a = m_allocDepth.find(w.buffer->data.get());
+        if (a == m_allocDepth.end()) continue;
+        int64_t between = std::max<int64_t>(0, outermost - a->second);
+        auto [it, fresh] = maxLoops.emplace(w.buffer->data.get(), between);
+        if (!fresh) it->second = std::min(it->second, between);
+      }
+    IRVisitor::visit(n);
+  }
+
+private:
+  /// The index of the outermost counted loop whose variable `e` uses (through the bound values of
+  /// enclosing blocks' iter vars), or -1.
+  int64_t outermostLoop(const Expr& e) const {
+    int64_t best = -1;
+    postOrderVisit(e, [&](const IRNode* x) {
+      if (x->nodeKind != NodeKind::Var) return;
+      auto* v = static_cast<const VarNode*>(x);
+      int64_t idx = -1;
+      if (auto l = m_loopIndex.find(v); l != m_loopIndex.end()) idx = l->second;
+      else if (auto it = m_iterLoop.find(v); it != m_iterLoop.end()) idx = it->second;
+      if (idx >= 0) best = best < 0 ? idx : std::min(best, idx);
+    });
+    return best;
+  }
+  size_t m_depth = 0;
+  std::unordered_map<const VarNode*, int64_t> m_loopIndex, m_iterLoop, m_allocDepth;
+};
+
 class BlockLowerer : public IRMutator {
 public:
   std::unordered_map<const VarNode*, Expr> dimAlign;
+  std::unordered_map<const VarNode*, int64_t> maxLoops;
 
 protected:
   using IRMutator::visit;
@@ -74,6 +137,8 @@ protected:
       body = declBuffer(buf, body);
       Annotations ann;
       if (auto a = dimAlign.find(buf->data.get()); a != dimAlign.end()) ann[kBufferDimAlign] = a->second;
+      if (auto m = maxLoops.find(buf->data.get()); m != maxLoops.end())
+        ann[kCompactMaxLoops] = intImm(DataType::Int(32), m->second);
       body = Stmt(new AllocateNode(buf->data, buf->dtype, buf->shape, boolImm(true), body, buf->scope, ann));
     }
     for (auto it = b->annotations.rbegin(); it != b->annotations.rend(); ++it)
@@ -109,6 +174,9 @@ PrimFunc lowerBlocks(const PrimFunc& f) {
   align.visitStmt(f->body);
   BlockLowerer lower;
   lower.dimAlign = std::move(align.byData);
+  ReductionLoopCounter reductions;
+  reductions.visitStmt(f->body);
+  lower.maxLoops = std::move(reductions.maxLoops);
   return updateBody(f, lower.mutate(f->body));
 }
 
