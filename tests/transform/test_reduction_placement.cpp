@@ -203,6 +203,13 @@ sch.reverse_compute_at(cw, j0)
     PrimFunc g = compactBuffers(lowerBlocks(f));
     auto loops = loopsAroundAlloc(g, "A_red_global");
     QVERIFY2(loops == (std::vector<std::string>{"i_0"}), printFunc(g).c_str());
+    // Relaxed over every loop inside the allocation, k0 and j0 included: 4 rows x all 16 columns.
+    std::vector<int64_t> extents;
+    postOrderVisit(g->body, [&](const IRNode* x) {
+      if (auto* a = dynamic_cast<const AllocateNode*>(x))
+        for (auto& e : a->extents) extents.push_back(asConstInt(e) ? *asConstInt(e) : -1);
+    });
+    QCOMPARE(extents, (std::vector<int64_t>{4, 16}));
   }
 
   // GPU: a per-thread "local" accumulator whose copy-out is moved under the outer reduction loop
