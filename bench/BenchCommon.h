@@ -1,7 +1,9 @@
-// Shared pieces of the library-comparison benchmarks: file reading, CPU-time timing, load average.
+// Shared pieces of the library-comparison benchmarks: file reading, CPU-time timing, load average,
+// the result check.
 #pragma once
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -16,6 +18,18 @@
 #include "core/driver/Measure.h"
 
 namespace loom::bench {
+
+/// The largest |got - want| over the `n` values, relative to the largest |want| (so near-zero
+/// outputs do not blow it up); NaN in `got` gives NaN.
+inline double maxScaledError(const float* got, const float* want, size_t n) {
+  double worst = 0, scale = 0;
+  for (size_t i = 0; i < n; ++i) scale = std::max(scale, double(std::fabs(want[i])));
+  for (size_t i = 0; i < n; ++i) {
+    double e = std::fabs(double(got[i]) - double(want[i])) / std::max(scale, 1e-30);
+    if (!(e <= worst)) worst = e;
+  }
+  return worst;
+}
 
 inline std::string readFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -129,12 +129,7 @@ int main(int argc, char** argv) {
     strm.wait();
   }
   const float* out = arrays[2].as<float>();
-  double worst = 0, scale = 0;
-  for (float v : refOut) scale = std::max(scale, double(std::fabs(v)));
-  for (size_t i = 0; i < refOut.size(); ++i) {
-    double e = std::fabs(double(out[i]) - double(refOut[i])) / std::max(scale, 1e-30);
-    if (!(e <= worst)) worst = e;
-  }
+  double worst = maxScaledError(out, refOut.data(), refOut.size());
   double tol = topi::checkTolerance(spec);
   bool ok = worst <= tol;
 

@@ -146,12 +146,7 @@ int main(int argc, char** argv) {
   callLoom();
   callBlas();
   const float* C = arrays[2].as<float>();
-  double worst = 0, scale = 0;
-  for (size_t i = 0; i < ref.size(); ++i) scale = std::max(scale, double(std::fabs(ref[i])));
-  for (size_t i = 0; i < ref.size(); ++i) {
-    double e = std::fabs(double(C[i]) - double(ref[i])) / std::max(scale, 1e-30);
-    if (!(e <= worst)) worst = e;
-  }
+  double worst = maxScaledError(C, ref.data(), ref.size());
   double tol = topi::checkTolerance(spec);
   bool ok = worst <= tol;
   double load0 = loadAverage();
