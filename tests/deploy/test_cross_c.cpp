@@ -7,6 +7,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "DeployTestUtil.h"
 #include "core/driver/CompileModel.h"
 #include "core/driver/Npz.h"
 #include "core/frontend/onnx/OnnxImporter.h"
@@ -15,36 +16,9 @@
 #include "runtime/Tar.h"
 
 using namespace loom;
+using namespace loom::test;
 
 namespace {
-
-struct Proc {
-  int exitCode = -1;
-  QString out, err;
-};
-
-/// Runs `program`; with `path` set, PATH is only that directory (no linker, no cc).
-Proc runProgram(const QString& program, const QStringList& args, const QString& path = {}) {
-  QProcess p;
-  if (!path.isEmpty()) {
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert("PATH", path);
-    p.setProcessEnvironment(env);
-  }
-  p.start(program, args);
-  Proc r;
-  if (!p.waitForFinished(300000)) {
-    p.kill();
-    r.err = "timeout or failed to start";
-    return r;
-  }
-  r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
-  r.out = QString::fromUtf8(p.readAllStandardOutput());
-  r.err = QString::fromUtf8(p.readAllStandardError());
-  return r;
-}
-
-Proc runLoom(const QStringList& args, const QString& path = {}) { return runProgram(LOOM_CLI, args, path); }
 
 std::string readAll(const QString& path) {
   QFile f(path);
@@ -67,17 +41,6 @@ constexpr int kEtRel = 1, kEtDyn = 3, kEmAArch64 = 183;
 const char* kSmallCnn = LOOM_SOURCE_DIR "/examples/models/small_cnn/model.onnx";
 const char* kShapes = "data:[1,3,16,16]";
 const char* kArm = "llvm -mtriple=aarch64-linux-gnu";
-
-double maxDiff(const runtime::NDArray& a, const runtime::NDArray& b) {
-  if (a.shape() != b.shape() || !(a.dtype() == b.dtype())) return INFINITY;
-  double d = 0;
-  for (int64_t i = 0; i < a.numel(); ++i) {
-    double x = a.as<float>()[i], y = b.as<float>()[i];
-    if (std::isnan(x) || std::isnan(y)) return INFINITY;
-    d = std::max(d, std::fabs(x - y));
-  }
-  return d;
-}
 
 }  // namespace
 

@@ -7,32 +7,14 @@
 #include <cstring>
 #include <random>
 
+#include "DeployTestUtil.h"
 #include "runtime/Package.h"
 #include "runtime/Tar.h"
 
 using namespace loom;
+using namespace loom::test;
 
 namespace {
-
-struct Proc {
-  int exitCode = -1;
-  QString out, err;
-};
-
-Proc runProgram(const QString& program, const QStringList& args) {
-  QProcess p;
-  p.start(program, args);
-  Proc r;
-  if (!p.waitForFinished(300000)) {
-    p.kill();
-    r.err = "timeout or failed to start";
-    return r;
-  }
-  r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
-  r.out = QString::fromUtf8(p.readAllStandardOutput());
-  r.err = QString::fromUtf8(p.readAllStandardError());
-  return r;
-}
 
 void writeAll(const QString& path, const std::string& bytes) {
   QFile f(path);

@@ -6,48 +6,13 @@
 #include <algorithm>
 #include <cmath>
 
+#include "DeployTestUtil.h"
 #include "core/driver/CompileModel.h"
 #include "core/driver/Npz.h"
 #include "core/frontend/onnx/OnnxImporter.h"
 
 using namespace loom;
-
-namespace {
-
-struct Proc {
-  int exitCode = -1;
-  QString out, err;
-};
-
-Proc runProgram(const QString& program, const QStringList& args) {
-  QProcess p;
-  p.start(program, args);
-  Proc r;
-  if (!p.waitForFinished(300000)) {
-    p.kill();
-    r.err = "timeout or failed to start";
-    return r;
-  }
-  r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
-  r.out = QString::fromUtf8(p.readAllStandardOutput());
-  r.err = QString::fromUtf8(p.readAllStandardError());
-  return r;
-}
-
-Proc runLoom(const QStringList& args) { return runProgram(LOOM_CLI, args); }
-
-double maxDiff(const runtime::NDArray& a, const runtime::NDArray& b) {
-  if (a.shape() != b.shape() || !(a.dtype() == b.dtype())) return INFINITY;
-  double d = 0;
-  for (int64_t i = 0; i < a.numel(); ++i) {
-    double x = a.as<float>()[i], y = b.as<float>()[i];
-    if (std::isnan(x) || std::isnan(y)) return INFINITY;
-    d = std::max(d, std::fabs(x - y));
-  }
-  return d;
-}
-
-}  // namespace
+using namespace loom::test;
 
 class TestExport : public QObject {
   Q_OBJECT
