@@ -1,6 +1,7 @@
 // The device registry and the built-in CPU device (aligned host memory, memcpy, no queue).
 #include "runtime/DeviceAPI.h"
 
+#include <climits>
 #include <cstdlib>
 #include <dlfcn.h>
 #include <cstring>
@@ -135,6 +136,17 @@ std::unique_ptr<DeviceAPI> loadPlugin(DeviceType type, std::string* why) {
 }
 
 }  // namespace
+
+void useDevicePluginsBesideProgram() {
+  if (std::getenv("LOOM_DEVICE_PATH")) return;
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return;
+  std::string exe(buf, size_t(n));
+  std::string dir = exe.substr(0, exe.rfind('/'));
+  std::string path = dir + "/../lib:" + dir + "/../lib/loom:" + dir;
+  setenv("LOOM_DEVICE_PATH", path.c_str(), 1);
+}
 
 std::string deviceTypeName(DeviceType type) {
   switch (type) {

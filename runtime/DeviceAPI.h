@@ -63,4 +63,9 @@ public:
 /// "cpu", "cuda", "opencl", or "device(<n>)".
 std::string deviceTypeName(DeviceType type);
 
+/// Unless the user set LOOM_DEVICE_PATH, sets it to the running program's ../lib, ../lib/loom and
+/// own directory, so the plugins of its build tree or install are found (by this process and by
+/// the child processes it starts). Programs call it at start; the runtime alone does not.
+void useDevicePluginsBesideProgram();
+
 }  // namespace loom::runtime

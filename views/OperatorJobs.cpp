@@ -1,10 +1,7 @@
 // Live compile and measured run of one operator, off the UI thread, through the driver API only.
 #include "views/OperatorJobs.h"
 
-#include <unistd.h>
-
 #include <QElapsedTimer>
-#include <climits>
 #include <cstdlib>
 #include <exception>
 #include <optional>
@@ -25,6 +22,7 @@
 #include "core/tir/Printer.h"
 #include "core/topi/Workloads.h"
 #include "core/transform/Instruments.h"
+#include "runtime/DeviceAPI.h"
 #include "runtime/PackedFunc.h"
 #include "runtime/RuntimeFailure.h"
 
@@ -106,19 +104,6 @@ driver::OperatorOptions optionsOf(const OperatorRequest& req, bool withScript) {
   opts.workload = req.isGroup() ? std::string() : req.preset.toStdString();
   opts.defaultGPUSchedule = empty;
   return opts;
-}
-
-/// The OpenCL device plugin is looked for beside the binary's build tree (../lib) unless the
-/// user set LOOM_DEVICE_PATH.
-void defaultDevicePath() {
-  if (std::getenv("LOOM_DEVICE_PATH")) return;
-  char buf[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return;
-  std::string exe(buf, size_t(n));
-  std::string dir = exe.substr(0, exe.rfind('/'));
-  std::string path = dir + "/../lib:" + dir + "/../lib/loom:" + dir;
-  setenv("LOOM_DEVICE_PATH", path.c_str(), 1);
 }
 
 /// The GPU code of a lowered operator as listing lines: CUDA C (then PTX or why there is none)
@@ -295,7 +280,7 @@ RunRecord runOperator(const OperatorRequest& req, const std::atomic<bool>* cance
     runtime::PackedFunc fn;
     std::unique_ptr<codegen::OpenCLModule> device;
     if (op.target.isGPU()) {
-      defaultDevicePath();
+      runtime::useDevicePluginsBesideProgram();
       try {
         device = std::make_unique<codegen::OpenCLModule>(op.lowered);
       } catch (const runtime::RuntimeFailure& e) {

@@ -1,10 +1,7 @@
 // `loom bench-op` on a GPU target: runs the kernels on the OpenCL or CUDA device and checks them.
 #include "app/cli/BenchOpGPU.h"
 
-#include <unistd.h>
-
 #include <chrono>
-#include <climits>
 #include <functional>
 #include <cstdio>
 #include <cstdlib>
@@ -22,17 +19,6 @@
 #include "runtime/RuntimeFailure.h"
 
 namespace loom::cli {
-
-void defaultDevicePath() {
-  if (std::getenv("LOOM_DEVICE_PATH")) return;
-  char buf[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return;
-  std::string exe(buf, size_t(n));
-  std::string dir = exe.substr(0, exe.rfind('/'));
-  std::string path = dir + "/../lib:" + dir + "/../lib/loom:" + dir;
-  setenv("LOOM_DEVICE_PATH", path.c_str(), 1);
-}
 
 namespace {
 
@@ -94,7 +80,7 @@ DeviceRunner cudaRunner(const driver::LoweredOperator& op) {
 }  // namespace
 
 int benchOperatorOnGPU(const ProgramInput& in, const driver::LoweredOperator& op, uint64_t seed, int repeat, bool noCheck) {
-  defaultDevicePath();
+  runtime::useDevicePluginsBesideProgram();
   DeviceRunner dev = op.target.kind == "cuda" ? cudaRunner(op) : openclRunner(op);
   std::vector<runtime::NDArray> arrays = topi::makeParamArrays(in.func);
   size_t numInputs = in.workload ? size_t(in.workload->workload->numInputs) : arrays.size();

@@ -7,11 +7,6 @@
 
 namespace loom::cli {
 
-/// Device plugins (libloom_device_opencl.so, libloom_device_cuda.so) are looked for next to the
-/// binary's build tree (../lib, ../lib/loom, the binary's directory) unless the user set
-/// LOOM_DEVICE_PATH: sets it so.
-void defaultDevicePath();
-
 /// bench-op for `op` lowered for a GPU target: builds the kernels on the target's device (opencl:
 /// OpenCL C on the OpenCL device; cuda: PTX from NVRTC loaded by the CUDA driver), checks the
 /// outputs against the preset's C++ reference (or the interpreter) unless `noCheck`, and prints

@@ -11,13 +11,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "app/cli/BenchOpGPU.h"
 #include "app/cli/Commands.h"
 #include "app/cli/ModelCommon.h"
 #include "core/driver/CompileModel.h"
 #include "core/driver/CompileModelGPU.h"
 #include "core/frontend/onnx/OnnxImporter.h"
 #include "core/support/Error.h"
+#include "runtime/DeviceAPI.h"
 
 namespace fs = std::filesystem;
 
@@ -162,7 +162,7 @@ void runOne(const fs::path& dir, const OnnxTestOptions& o) {
   }
   driver::CompileModelOptions co;
   co.optLevel = o.optLevel;
-  if (driver::isGPUTarget(o.target)) defaultDevicePath();
+  if (driver::isGPUTarget(o.target)) runtime::useDevicePluginsBesideProgram();
   driver::CompiledModel cm = driver::compileModel(m, o.target, {}, co);
   auto ex = driver::createExecutor(cm);
   for (const fs::path& set : sets) {

@@ -2,10 +2,10 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
-#include "app/cli/BenchOpGPU.h"
 #include "app/cli/Commands.h"
 #include "codegen/LLVMInfo.h"
 #include "core/support/Error.h"
+#include "runtime/DeviceAPI.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"loom: a deep-learning compiler"};
@@ -14,7 +14,7 @@ int main(int argc, char** argv) {
   app.add_flag("--version", version, "Print the Loom and LLVM versions");
   loom::cli::registerCommands(app);
   // GPU device plugins next to this binary (also for tuning workers, which inherit it).
-  loom::cli::defaultDevicePath();
+  loom::runtime::useDevicePluginsBesideProgram();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
