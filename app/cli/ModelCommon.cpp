@@ -2,11 +2,12 @@
 #include "app/cli/ModelCommon.h"
 
 #include <cmath>
-#include <cstring>
 #include <fstream>
 #include <onnx/onnx_pb.h>
 #include <random>
 #include <set>
+
+#include "core/tir/HostArrays.h"
 
 namespace loom::cli {
 
@@ -39,29 +40,12 @@ std::vector<std::string> onnxInputNames(const std::string& path) {
   return out;
 }
 
-namespace {
-double halfToDouble(uint16_t h) {
-  int sign = h >> 15, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
-  double v;
-  if (exp == 0) v = std::ldexp(double(mant), -24);
-  else if (exp == 31) v = mant ? NAN : INFINITY;
-  else v = std::ldexp(double(mant | 0x400), exp - 25);
-  return sign ? -v : v;
-}
-double bfloatToDouble(uint16_t b) {
-  uint32_t bits = uint32_t(b) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-}  // namespace
-
 double elementAt(const runtime::NDArray& a, int64_t i) {
   runtime::DType t = a.dtype();
   switch (t.code) {
-  case runtime::DType::BFloat: return t.bits == 16 ? bfloatToDouble(a.as<uint16_t>()[i]) : NAN;
+  case runtime::DType::BFloat: return t.bits == 16 ? tir::fromBFloat16Bits(a.as<uint16_t>()[i]) : NAN;
   case runtime::DType::Float:
-    if (t.bits == 16) return halfToDouble(a.as<uint16_t>()[i]);
+    if (t.bits == 16) return tir::fromHalfBits(a.as<uint16_t>()[i]);
     return t.bits == 64 ? a.as<double>()[i] : t.bits == 32 ? double(a.as<float>()[i]) : NAN;
   case runtime::DType::Bool: return a.as<uint8_t>()[i] ? 1 : 0;
   case runtime::DType::UInt:
