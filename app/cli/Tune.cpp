@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <sstream>
 #include <unistd.h>
 
 #include "app/cli/Commands.h"
@@ -49,10 +50,10 @@ int runWorker() { return tune::tuneWorkerMain(workerOptions().input, workerOptio
 const bool workerRegistered = addCommand({setupWorker, runWorker});
 
 struct TuneCliOptions {
-  std::string model, workload, target = "llvm", output, strategy = "evolutionary", inputShapes, desiredLayout;
-  int trials = 0, trialsPerTask = 0, batch = 8, repeat = 3, optLevel = 3;
+  std::string model, workload, target = "llvm", output, strategy = "evolutionary", inputShapes, desiredLayout, taskFilter;
+  int trials = 0, trialsPerTask = 0, batch = 8, repeat = 3, optLevel = 3, retime = -1;
   double timeout = 10, minRepeatMs = 20;
-  bool resume = false, noBaseline = false, listTasks = false;
+  bool resume = false, noBaseline = false, listTasks = false, cacheFlush = false, noCacheFlush = false;
   uint64_t seed = 1;
 };
 
@@ -88,6 +89,16 @@ CLI::App* setupTune(CLI::App& app) {
       ->capture_default_str()->check(CLI::PositiveNumber);
   sub->add_option("--repeat", o.repeat, "Timing samples per candidate")->capture_default_str()->check(CLI::PositiveNumber);
   sub->add_option("--min-repeat-ms", o.minRepeatMs, "Least duration of one sample")->capture_default_str();
+  sub->add_flag("--cache-flush", o.cacheFlush,
+                "Evict every argument but the first from the CPU caches before each timed call, so weights come "
+                "from memory as in a model larger than the cache (TVM's cache_flush_cpu_non_first_arg); "
+                "the default for a model");
+  sub->add_flag("--no-cache-flush", o.noCacheFlush, "Model: time with warm caches (each call right after the last)")
+      ->excludes("--cache-flush");
+  sub->add_option("--retime", o.retime,
+                  "After the search, re-measure each task's K fastest schedules (and a model task's default schedule) "
+                  "one after another, so the best is chosen from timings taken together (default: 4 for a model, 0 for a workload)")
+      ->check(CLI::Range(0, 64));
   sub->add_option("--output,-o", o.output, "Tuning records (JSON lines)");
   sub->add_flag("--resume", o.resume, "Continue the records in --output (skip measured schedules)");
   sub->add_option("--strategy", o.strategy, "Search strategy")
@@ -96,6 +107,8 @@ CLI::App* setupTune(CLI::App& app) {
   sub->add_flag("--no-baseline", o.noBaseline,
                 "Do not time the baseline (workload: the unscheduled program; model: the default schedule)");
   sub->add_flag("--list-tasks", o.listTasks, "Model: print the task table and exit (nothing is measured)");
+  sub->add_option("--tasks", o.taskFilter,
+                  "Model: tune only these tasks, by number in the --list-tasks table or by key (e.g. 2,4-6,tir:1dc0...)");
   return sub;
 }
 
@@ -114,6 +127,8 @@ tune::TuneOptions perTaskOptions(const TuneCliOptions& o) {
   opts.measure.repeat = o.repeat;
   opts.measure.timeoutS = o.timeout;
   opts.measure.minRepeatMs = o.minRepeatMs;
+  opts.measure.flushCache = o.cacheFlush || (!o.model.empty() && !o.noCacheFlush);
+  opts.retimeTopK = o.retime >= 0 ? o.retime : (o.model.empty() ? 0 : 4);
   return opts;
 }
 
@@ -186,13 +201,54 @@ std::string padRight(std::string s, size_t w) {
 /// The trial (1-based, in record order) from which the task's best is within 90% of its final best
 /// (time <= final / 0.9); 0 when it has no successful record.
 int trialsTo90(const tune::Database& db, const std::string& key, const std::string& target) {
-  std::vector<tune::TuningRecord> rs = db.records(key, target);
+  std::vector<tune::TuningRecord> rs;
+  for (auto& r : db.records(key, target))
+    if (!r.retime) rs.push_back(r); // tuning-time timings only
   double final = INFINITY;
   for (auto& r : rs) final = std::min(final, r.meanMs());
   if (!std::isfinite(final)) return 0;
   for (size_t i = 0; i < rs.size(); ++i)
     if (rs[i].meanMs() <= final / 0.9) return int(i + 1);
   return 0;
+}
+
+/// The indices of the tasks named by `filter`: comma-separated 1-based numbers of the task table,
+/// ranges "a-b", or task keys. Unknown entries are a ValueError naming the entry.
+std::vector<size_t> selectTasks(const std::vector<tune::TuneTask>& tasks, const std::string& filter) {
+  std::vector<bool> keep(tasks.size(), false);
+  auto number = [&](const std::string& s, const std::string& entry) -> size_t {
+    size_t pos = 0;
+    long v = -1;
+    try {
+      v = std::stol(s, &pos);
+    } catch (const std::exception&) {
+      pos = 0;
+    }
+    if (pos != s.size() || v < 1 || size_t(v) > tasks.size())
+      LOOM_THROW(ValueError) << "tune: --tasks entry '" << entry << "' is not a task key or a number from 1 to " << tasks.size();
+    return size_t(v - 1);
+  };
+  std::stringstream in(filter);
+  for (std::string entry; std::getline(in, entry, ',');) {
+    if (entry.empty()) continue;
+    bool byKey = false;
+    for (size_t i = 0; i < tasks.size(); ++i)
+      if (tasks[i].key == entry) keep[i] = byKey = true;
+    if (byKey) continue;
+    size_t dash = entry.find('-');
+    if (dash != std::string::npos && dash > 0) {
+      size_t a = number(entry.substr(0, dash), entry), b = number(entry.substr(dash + 1), entry);
+      if (a > b) LOOM_THROW(ValueError) << "tune: --tasks range '" << entry << "' is empty";
+      for (size_t i = a; i <= b; ++i) keep[i] = true;
+    } else {
+      keep[number(entry, entry)] = true;
+    }
+  }
+  std::vector<size_t> out;
+  for (size_t i = 0; i < tasks.size(); ++i)
+    if (keep[i]) out.push_back(i);
+  if (out.empty()) LOOM_THROW(ValueError) << "tune: --tasks '" << filter << "' selects no task";
+  return out;
 }
 
 std::atomic<bool> g_stopRequested{false};
@@ -221,6 +277,19 @@ int runModelTune() {
   co.desiredLayout = o.desiredLayout;
   co.outputNames = onnxOutputNames(o.model);
   std::vector<tune::TuneTask> tasks = tune::extractTasks(m, {}, co, o.target);
+  // Each task's number in the model's full task table (what --tasks refers to).
+  std::vector<size_t> number(tasks.size());
+  for (size_t i = 0; i < tasks.size(); ++i) number[i] = i + 1;
+  if (!o.taskFilter.empty()) {
+    std::vector<size_t> picked = selectTasks(tasks, o.taskFilter);
+    std::vector<tune::TuneTask> kept;
+    number.clear();
+    for (size_t i : picked) {
+      kept.push_back(tasks[i]);
+      number.push_back(i + 1);
+    }
+    tasks = std::move(kept);
+  }
   size_t kernels = 0;
   int calls = 0;
   double gflopTotal = 0;
@@ -229,13 +298,13 @@ int runModelTune() {
     calls += t.weight;
     gflopTotal += t.weight * t.flops / 1e9;
   }
-  std::cout << o.model << ": " << tasks.size() << " tasks (" << kernels << " kernels, " << calls << " calls, "
+  std::cout << o.model << ": " << tasks.size() << (tasks.size() == 1 ? " task (" : " tasks (") << kernels << " kernels, " << calls << " calls, "
             << fmt("%.4g", gflopTotal * 1e3) << " MFLOP per run) on " << o.target << "\n";
   std::cout << " #  " << padRight("key", 21) << " weight     MFLOP  " << padRight("ops", 44) << "kernels\n";
   for (size_t i = 0; i < tasks.size(); ++i) {
     const tune::TuneTask& t = tasks[i];
     char buf[64];
-    std::snprintf(buf, sizeof buf, "%2zu  %-21s %6d %9.3f  ", i + 1, t.key.c_str(), t.weight, t.flops / 1e6);
+    std::snprintf(buf, sizeof buf, "%2zu  %-21s %6d %9.3f  ", number[i], t.key.c_str(), t.weight, t.flops / 1e6);
     std::cout << buf << padRight(shortList(t.ops, 4), 44) << shortList(t.kernels, 2) << "\n";
   }
   if (o.listTasks) return 0;
@@ -259,7 +328,10 @@ int runModelTune() {
   so.baselineSchedule = [](const tir::PrimFunc& f) { return driver::defaultSchedule(f, true); };
   if (existing > 0) std::cout << "resuming: " << existing << " trials already in " << o.output << "\n";
   std::cout << "budget: " << so.totalTrials << " trials this run (at most " << per.trials << " per task, batches of "
-            << per.batchSize << ")" << std::endl;
+            << per.batchSize << ")" << (per.measure.flushCache ? ", caches flushed before each timed call" : "")
+            << (per.retimeTopK > 0 ? "; then the " + std::to_string(per.retimeTopK) + " fastest schedules and the default of each task are re-timed together"
+                                   : std::string())
+            << std::endl;
 
   std::vector<double> best(tasks.size(), INFINITY), baseline(tasks.size(), INFINITY);
   std::vector<int> done(tasks.size(), 0);
@@ -373,7 +445,7 @@ int runTune() {
   if (o.output.empty() && !o.listTasks) LOOM_THROW(ValueError) << "tune: --output R.json is required";
   if (!o.workload.empty()) {
     for (auto [set, name] : {std::pair{!o.inputShapes.empty(), "--input-shapes"}, {o.trialsPerTask > 0, "--trials-per-task"},
-                             {!o.desiredLayout.empty(), "--desired-layout"}, {o.listTasks, "--list-tasks"}})
+                             {!o.desiredLayout.empty(), "--desired-layout"}, {o.listTasks, "--list-tasks"}, {!o.taskFilter.empty(), "--tasks"}})
       if (set) LOOM_THROW(ValueError) << "tune: " << name << " applies to a model, not to --workload";
     return runWorkloadTune();
   }

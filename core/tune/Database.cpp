@@ -2,6 +2,7 @@
 #include "core/tune/Database.h"
 
 #include <algorithm>
+#include <map>
 
 namespace loom::tune {
 
@@ -14,8 +15,16 @@ std::optional<TuningRecord> Database::best(const std::string& workload,
 
 std::vector<TuningRecord> Database::topK(const std::string& workload, const std::string& target,
                                          size_t k) const {
+  // The latest record of each schedule, in the order the schedules were first measured.
+  std::vector<TuningRecord> latest;
+  std::map<std::string, size_t> index;
+  for (auto& r : records(workload, target)) {
+    auto [it, inserted] = index.emplace(r.traceKey(), latest.size());
+    if (inserted) latest.push_back(r);
+    else latest[it->second] = r;
+  }
   std::vector<TuningRecord> ok;
-  for (auto& r : records(workload, target))
+  for (auto& r : latest)
     if (r.ok()) ok.push_back(r);
   std::stable_sort(ok.begin(), ok.end(),
                    [](const TuningRecord& a, const TuningRecord& b) { return a.meanMs() < b.meanMs(); });
@@ -24,7 +33,9 @@ std::vector<TuningRecord> Database::topK(const std::string& workload, const std:
 }
 
 size_t Database::trialCount(const std::string& workload, const std::string& target) const {
-  return records(workload, target).size();
+  size_t n = 0;
+  for (auto& r : records(workload, target)) n += !r.retime;
+  return n;
 }
 
 bool Database::hasTrace(const std::string& workload, const std::string& target,

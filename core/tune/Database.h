@@ -25,12 +25,14 @@ public:
   /// Every record, in commit order.
   virtual const std::vector<TuningRecord>& all() const = 0;
 
-  /// The successful record with the smallest mean time, if any.
+  /// The successful record with the smallest mean time, if any. Of several records of one
+  /// schedule (a trial and its re-timings), only the latest counts.
   std::optional<TuningRecord> best(const std::string& workload, const std::string& target) const;
   /// The `k` fastest successful records, fastest first.
   std::vector<TuningRecord> topK(const std::string& workload, const std::string& target,
                                  size_t k) const;
-  /// How many trials (successful or not) the workload already has on the target.
+  /// How many trials (successful or not) the workload already has on the target (re-timings
+  /// are not trials).
   size_t trialCount(const std::string& workload, const std::string& target) const;
   /// True when a record with this trace key exists for the workload on the target.
   bool hasTrace(const std::string& workload, const std::string& target,

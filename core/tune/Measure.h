@@ -14,8 +14,17 @@ struct MeasureOptions {
   int repeat = 3;            ///< timing samples (each of `number` calls, picked automatically)
   double minRepeatMs = 20;   ///< the least duration of one sample
   double timeoutS = 10;      ///< per candidate and phase (build+check, then timing)
+  /// Added to the build+check phase of a candidate whose worker computes the task's reference
+  /// outputs (the first one of a task; later ones read them from the runner's cache): a large
+  /// workload's unscheduled reference can take far longer than any candidate.
+  double referenceTimeoutS = 120;
   bool check = true;         ///< compare the first run's output with the reference
   uint64_t seed = 0;         ///< seed of the random inputs
+  /// Before each timed call, evict every argument but the first (the data a producer just wrote)
+  /// from the CPU caches, as TVM's cache_flush_cpu_non_first_arg: weights then come from memory,
+  /// as they do when a model's weights do not fit in the cache. Each call is timed on its own.
+  /// CPU targets only (GPU measurements ignore it).
+  bool flushCache = false;
 };
 
 /// One schedule of a task to measure.
@@ -32,6 +41,7 @@ struct MeasureResult {
   std::string errorKind;       ///< "" or one of error_kind::*
   std::string errorMessage;
   double buildMs = 0;          ///< schedule + lowering + JIT time in the worker
+  bool cacheFlushed = false;   ///< timed with MeasureOptions::flushCache
   bool ok() const { return errorKind.empty() && !timesMs.empty(); }
   double meanMs() const;
   nlohmann::json toJson() const;

@@ -28,6 +28,8 @@ nlohmann::json TuningRecord::toJson() const {
   j["error_message"] = errorMessage;
   j["version"] = version;
   j["timestamp"] = timestamp;
+  if (cacheFlush) j["cache_flush"] = true;
+  if (retime) j["retime"] = true;
   return j;
 }
 
@@ -58,6 +60,14 @@ TuningRecord TuningRecord::fromJson(const nlohmann::json& j) {
   r.errorMessage = str("error_message", false);
   r.version = str("version", false);
   r.timestamp = str("timestamp", false);
+  if (j.contains("cache_flush")) {
+    if (!j["cache_flush"].is_boolean()) LOOM_THROW(ParseError) << "tuning record: field 'cache_flush' is not a boolean";
+    r.cacheFlush = j["cache_flush"].get<bool>();
+  }
+  if (j.contains("retime")) {
+    if (!j["retime"].is_boolean()) LOOM_THROW(ParseError) << "tuning record: field 'retime' is not a boolean";
+    r.retime = j["retime"].get<bool>();
+  }
   return r;
 }
 

@@ -25,6 +25,12 @@ struct TuningRecord {
   std::string errorMessage;
   std::string version;   ///< the Loom version that measured it
   std::string timestamp; ///< ISO 8601 UTC
+  /// Timed with the caches flushed before each call (MeasureOptions::flushCache): "cache_flush"
+  /// in the JSON line, written only when set. Times taken warm and flushed do not compare.
+  bool cacheFlush = false;
+  /// A re-measurement of a schedule recorded before (TaskTuner::retime), not a trial: "retime" in
+  /// the JSON line, written only when set. The latest record of a schedule is the one that counts.
+  bool retime = false;
 
   bool ok() const { return errorKind.empty() && !timesMs.empty(); }
   /// Mean of the samples (TVM's MeasureResult::mean); +inf for failed records.

@@ -92,6 +92,21 @@ std::vector<TuneResult> TaskScheduler::run() {
     spent += r.trialsThisRun - before;
     m_history[i].push_back({r.trialsDone, r.best ? r.best->meanMs() : INFINITY});
   }
+  if (m_perTask.retimeTopK > 0) {
+    for (size_t i = 0; i < m_tasks.size(); ++i) {
+      if (!continueTuning(m_perTask)) break;
+      tir::PrimFunc scheduled;
+      if (m_perTask.measureBaseline && m_options.baselineSchedule) {
+        try {
+          scheduled = m_options.baselineSchedule(m_tasks[i].func);
+        } catch (const Error&) {
+          scheduled = {};
+        }
+      }
+      m_tuners[i]->announce();
+      m_tuners[i]->retime(size_t(m_perTask.retimeTopK), scheduled);
+    }
+  }
   std::vector<TuneResult> out;
   for (auto& t : m_tuners) out.push_back(t->result());
   return out;

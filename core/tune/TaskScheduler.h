@@ -24,7 +24,8 @@ struct TaskSchedulerOptions {
 /// task gained per trial so far, an optimistic estimate of the next gain). Tasks without a
 /// successful trial go first. `perTask.trials` caps each task. Before each batch the chosen task
 /// reports TuneEventKind::TaskSelected; `perTask.shouldStop` / `perTask.paused` are polled between
-/// batches.
+/// batches. With `perTask.retimeTopK`, each task's fastest schedules and its baseline schedule are
+/// re-measured together at the end (TaskTuner::retime).
 class TaskScheduler {
 public:
   TaskScheduler(std::vector<TuneTask> tasks, Database& db, Runner& runner, const TuneOptions& perTask,

@@ -23,6 +23,12 @@ struct TuneOptions {
   MeasureOptions measure;
   uint64_t seed = 1;
   bool measureBaseline = true; ///< also time the unscheduled program (not recorded)
+  /// After the search, re-measure the task's `retimeTopK` fastest schedules (and the baseline
+  /// schedule of whole-model tuning) one after another, recorded with `retime` set: the schedule
+  /// compile picks and the default it is compared with are then timed under the same conditions,
+  /// not at moments of a long run on a shared machine that do not compare (the fastest of many
+  /// noisy timings is often a lucky one). 0: off.
+  int retimeTopK = 0;
   /// Polled between batches: returning true stops tuneTask early (e.g. the Studio's Stop
   /// button); what was measured so far stays recorded.
   std::function<bool()> shouldStop;
@@ -87,6 +93,10 @@ public:
   void measureBaseline(const tir::PrimFunc& scheduled = {});
   /// Whole-model tuning: the task's position, carried by every event from now on.
   void setTaskIndex(int index, int count);
+  /// Re-measures the `k` fastest recorded schedules, preceded by `scheduled` as the baseline when
+  /// given (see measureBaseline); records them with `retime` set (the latest time of a schedule
+  /// is the one Database::best uses) and reports Baseline and TaskProgress with the new times.
+  void retime(size_t k, const tir::PrimFunc& scheduled = {});
   /// Reports TaskSelected (the scheduler chose this task for the next batch).
   void announce();
   /// Measures one batch (at most `maxTrials` candidates); false when the budget is spent or the

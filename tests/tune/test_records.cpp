@@ -95,6 +95,39 @@ private slots:
     std::remove(path.c_str());
   }
 
+  void retimingReplacesEarlierTimes() {
+    // The flags travel in the JSON line (and are absent when unset, as in older files).
+    TuningRecord r = record("matmul:M=8,N=8,K=8", {1.0}, 4);
+    QVERIFY(!r.toJson().contains("retime") && !r.toJson().contains("cache_flush"));
+    r.retime = r.cacheFlush = true;
+    TuningRecord back = TuningRecord::fromJson(nlohmann::json::parse(r.toJson().dump()));
+    QVERIFY(back.retime && back.cacheFlush);
+    nlohmann::json j = r.toJson();
+    j["retime"] = "yes";
+    QVERIFY_THROWS_EXCEPTION(ParseError, TuningRecord::fromJson(j));
+    // The latest record of a schedule is the one that counts; re-timings are not trials.
+    JsonDatabase db;
+    std::string wl = topi::parseWorkloadSpec("matmul:M=8,N=8,K=8").str();
+    db.commit(record("matmul:M=8,N=8,K=8", {1.0}, 2)); // a lucky timing
+    db.commit(record("matmul:M=8,N=8,K=8", {1.5}, 4));
+    db.commit(record("matmul:M=8,N=8,K=8", {1.6}, 8));
+    QCOMPARE(db.best(wl, "llvm")->traceKey(), record("matmul:M=8,N=8,K=8", {}, 2).traceKey());
+    TuningRecord again = record("matmul:M=8,N=8,K=8", {2.0}, 2);
+    again.retime = true;
+    db.commit(again);
+    QCOMPARE(db.trialCount(wl, "llvm"), size_t(3));
+    QCOMPARE(db.best(wl, "llvm")->traceKey(), record("matmul:M=8,N=8,K=8", {}, 4).traceKey());
+    std::vector<TuningRecord> top = db.topK(wl, "llvm", 5);
+    QCOMPARE(top.size(), size_t(3));
+    QCOMPARE(top.back().meanMs(), 2.0); // the re-timed schedule once, with its new time
+    // A re-timing that failed takes the schedule out of the candidates.
+    TuningRecord failed = record("matmul:M=8,N=8,K=8", {}, 4, error_kind::kTimeout);
+    failed.retime = true;
+    db.commit(failed);
+    QCOMPARE(db.topK(wl, "llvm", 5).size(), size_t(2));
+    QCOMPARE(db.best(wl, "llvm")->meanMs(), 1.6);
+  }
+
   void bestScheduleAsScript() {
     // A sampled candidate (with sampling instructions and decisions) stored as the best record
     // comes back as a script that reproduces it.

@@ -3,6 +3,10 @@
 #include <QtTest>
 #include <cstdlib>
 
+#include <chrono>
+#include <vector>
+
+#include "core/driver/Measure.h"
 #include "core/schedule/Primitives.h"
 #include "core/tune/Record.h"
 #include "core/tune/runner/ProcessRunner.h"
@@ -93,6 +97,68 @@ private slots:
     rs = runner.run({candidate(cross, 4), candidate(task, 2)}, quick());
     QCOMPARE(rs[0].errorKind, std::string(error_kind::kBuildError));
     QVERIFY(rs[1].ok());
+  }
+
+  void timeCallsRunsTheHookBeforeEachCall() {
+    // The hook runs once before the warm-up call and once before every timed call; the samples
+    // count only the calls.
+    int calls = 0, hooks = 0;
+    std::vector<int> order;
+    driver::TimingStats t = driver::timeCalls([&] { ++calls; order.push_back(1); }, 3, 0.0,
+                                              [&] { ++hooks; order.push_back(0); });
+    QCOMPARE(t.repeat, 3);
+    QVERIFY(t.number >= 1);
+    QCOMPARE(calls, 1 + t.repeat * t.number);
+    QCOMPARE(hooks, calls);
+    for (size_t i = 0; i < order.size(); ++i) QCOMPARE(order[i], int(i % 2));
+    QCOMPARE(t.samplesMs.size(), size_t(3));
+    // An expensive hook is not timed: a 20 ms hook before a trivial call.
+    t = driver::timeCalls([] {}, 2, 0.0, [] {
+      auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+      while (std::chrono::steady_clock::now() < until) {
+      }
+    });
+    for (double ms : t.samplesMs) QVERIFY2(ms < 10, std::to_string(ms).c_str());
+  }
+
+  void flushingKeepsTheData() {
+    std::vector<float> v(100000);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = float(i) * 0.5f;
+    driver::flushFromCaches(v.data(), v.size() * sizeof(float));
+    driver::flushFromCaches(v.data() + 3, 5); // unaligned start and a partial line
+    driver::flushFromCaches(nullptr, 0);
+    for (size_t i = 0; i < v.size(); ++i) QCOMPARE(v[i], float(i) * 0.5f);
+  }
+
+  void cacheFlushIsRecordedWithTheResult() {
+    TuneTask task = TuneTask::fromWorkload("matmul:M=32,N=32,K=32");
+    ProcessRunner runner(workerCommand(), false);
+    MeasureOptions o = quick();
+    auto warm = runner.run({candidate(task, 4)}, o);
+    QVERIFY2(warm[0].ok(), warm[0].errorMessage.c_str());
+    QVERIFY(!warm[0].cacheFlushed);
+    o.flushCache = true;
+    auto flushed = runner.run({candidate(task, 4)}, o);
+    QVERIFY2(flushed[0].ok(), flushed[0].errorMessage.c_str());
+    QVERIFY(flushed[0].cacheFlushed);
+    QCOMPARE(flushed[0].timesMs.size(), size_t(2));
+  }
+
+  void theReferenceHasItsOwnTimeout() {
+    // The first candidate of a task computes the reference: its build+check phase may take
+    // timeoutS + referenceTimeoutS. Once the reference is cached, a candidate gets timeoutS.
+    TuneTask task = TuneTask::fromWorkload("matmul:M=24,N=24,K=24");
+    ProcessRunner runner(workerCommand(), false);
+    MeasureOptions o = quick();
+    o.timeoutS = 1;
+    o.referenceTimeoutS = 2;
+    auto first = runner.run({candidate(task, 4, "hang")}, o);
+    QCOMPARE(first[0].errorKind, std::string(error_kind::kTimeout));
+    QVERIFY2(first[0].errorMessage.find("3.000 s") != std::string::npos, first[0].errorMessage.c_str());
+    auto later = runner.run({candidate(task, 4), candidate(task, 8, "hang")}, o);
+    QVERIFY2(later[0].ok(), later[0].errorMessage.c_str());
+    QCOMPARE(later[1].errorKind, std::string(error_kind::kTimeout));
+    QVERIFY2(later[1].errorMessage.find("1.000 s") != std::string::npos, later[1].errorMessage.c_str());
   }
 };
 

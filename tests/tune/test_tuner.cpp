@@ -94,6 +94,43 @@ private slots:
     std::remove(path.c_str());
   }
 
+  void retimeMeasuresTheFastestAgain() {
+    JsonDatabase db;
+    ProcessRunner runner(workerCommand(), false);
+    TuneTask task = TuneTask::fromWorkload("matmul:M=32,N=32,K=32");
+    TuneOptions o = quick(6, "random");
+    o.measureBaseline = false;
+    o.retimeTopK = 2;
+    std::vector<TuneEventKind> kinds;
+    TuneResult r = tuneTask(task, db, runner, o, [&](const TuneEvent& e) { kinds.push_back(e.kind); });
+    QCOMPARE(r.trialsDone, 6);
+    QCOMPARE(db.trialCount(task.key, task.target), size_t(6));
+    std::vector<TuningRecord> all = db.records(task.key, task.target);
+    QCOMPARE(all.size(), size_t(8));
+    // The last two records re-time two of the trials' schedules.
+    std::set<std::string> trials;
+    for (size_t i = 0; i < 6; ++i) {
+      QVERIFY(!all[i].retime);
+      trials.insert(all[i].traceKey());
+    }
+    QVERIFY(all[6].retime && all[7].retime);
+    QVERIFY(trials.count(all[6].traceKey()) && trials.count(all[7].traceKey()));
+    QVERIFY(all[6].traceKey() != all[7].traceKey());
+    QVERIFY(r.best.has_value());
+    QCOMPARE(kinds.back(), TuneEventKind::TaskProgress);
+    // The reported best is the re-timed one's time (the latest record of its schedule).
+    bool bestIsRetimed = false;
+    for (size_t i = 6; i < 8; ++i)
+      if (all[i].traceKey() == r.best->traceKey()) bestIsRetimed = all[i].meanMs() == r.best->meanMs();
+    QVERIFY(bestIsRetimed);
+    // Resuming does not count re-timings as trials.
+    TuneOptions more = quick(7, "random");
+    more.measureBaseline = false;
+    TuneResult again = tuneTask(task, db, runner, more);
+    QCOMPARE(again.trialsThisRun, 1);
+    QCOMPARE(again.trialsDone, 7);
+  }
+
   void stopsWhenAsked() {
     JsonDatabase db;
     ProcessRunner runner(workerCommand(), false);

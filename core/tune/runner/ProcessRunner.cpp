@@ -32,6 +32,7 @@ struct Child {
   int fromChild = -1; ///< its stdout ("ready")
   std::string inPath, outPath, errPath;
   Clock::time_point started;
+  Clock::time_point readyBy; ///< deadline of the build+check phase
   bool exited = false;
   int status = 0;
   std::string outText;
@@ -189,6 +190,7 @@ std::vector<MeasureResult> ProcessRunner::run(const std::vector<MeasureCandidate
                                               const std::function<void(size_t, const MeasureResult&)>& onResult) {
   std::vector<MeasureResult> results(candidates.size());
   auto timeout = std::chrono::milliseconds(int64_t(options.timeoutS * 1000));
+  auto referenceTimeout = std::chrono::milliseconds(int64_t(std::max(0.0, options.referenceTimeoutS) * 1000));
   auto start = [&](size_t i) {
     int id = m_counter++;
     std::string base = m_dir + "/c" + std::to_string(id);
@@ -196,26 +198,33 @@ std::vector<MeasureResult> ProcessRunner::run(const std::vector<MeasureCandidate
     j["task"] = candidates[i].task.toJson();
     j["trace"] = candidates[i].trace;
     j["options"] = {{"repeat", options.repeat}, {"min_repeat_ms", options.minRepeatMs},
-                    {"check", options.check}, {"seed", options.seed}};
-    j["reference_cache"] = m_dir + "/ref-" + std::to_string(std::hash<std::string>()(candidates[i].task.key)) +
-                           "-" + std::to_string(options.seed) + ".bin";
+                    {"check", options.check}, {"seed", options.seed},
+                    {"flush_cache", options.flushCache}};
+    const std::string referenceCache = m_dir + "/ref-" + std::to_string(std::hash<std::string>()(candidates[i].task.key)) +
+                                       "-" + std::to_string(options.seed) + ".bin";
+    j["reference_cache"] = referenceCache;
     if (!candidates[i].testFault.empty()) j["test_fault"] = candidates[i].testFault;
     {
       std::ofstream out(base + ".in.json");
       out << j.dump();
       if (!out) LOOM_THROW(RuntimeError) << "tune: cannot write " << base << ".in.json";
     }
-    return spawn(m_command, base + ".in.json", base + ".out.json", base + ".err.txt");
+    Child c = spawn(m_command, base + ".in.json", base + ".out.json", base + ".err.txt");
+    // Without a cached reference this worker computes it (unless checking is off) before "ready".
+    bool computesReference = options.check && !std::filesystem::exists(referenceCache);
+    c.readyBy = c.started + timeout + (computesReference ? referenceTimeout : Clock::duration::zero());
+    return c;
   };
   std::optional<Child> next;
   for (size_t i = 0; i < candidates.size(); ++i) {
     Child c = next ? std::move(*next) : start(i);
     next.reset();
-    bool ready = waitReady(c, c.started + timeout);
+    bool ready = waitReady(c, c.readyBy);
     MeasureResult r;
     if (!ready) {
       // Failed while building / checking (a result file), died, or hung.
-      r = finish(c, waitExit(c, c.started + timeout), options.timeoutS);
+      double allowedS = std::chrono::duration<double>(c.readyBy - c.started).count();
+      r = finish(c, waitExit(c, c.readyBy), allowedS);
     } else {
       if (m_overlap && i + 1 < candidates.size()) next = start(i + 1);
       auto goAt = Clock::now();

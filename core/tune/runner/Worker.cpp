@@ -33,7 +33,7 @@ double MeasureResult::meanMs() const {
 
 nlohmann::json MeasureResult::toJson() const {
   return {{"times_ms", timesMs}, {"error_kind", errorKind}, {"error_message", errorMessage},
-          {"build_ms", buildMs}};
+          {"build_ms", buildMs}, {"cache_flushed", cacheFlushed}};
 }
 
 MeasureResult MeasureResult::fromJson(const nlohmann::json& j) {
@@ -45,6 +45,7 @@ MeasureResult MeasureResult::fromJson(const nlohmann::json& j) {
   if (j.contains("error_kind") && j["error_kind"].is_string()) r.errorKind = j["error_kind"];
   if (j.contains("error_message") && j["error_message"].is_string()) r.errorMessage = j["error_message"];
   if (j.contains("build_ms") && j["build_ms"].is_number()) r.buildMs = j["build_ms"];
+  if (j.contains("cache_flushed") && j["cache_flushed"].is_boolean()) r.cacheFlushed = j["cache_flushed"];
   return r;
 }
 
@@ -174,10 +175,16 @@ MeasureResult measureCandidate(const MeasureCandidate& c, const MeasureOptions& 
       }
     }
     if (beforeTiming) beforeTiming();
-    driver::TimingStats t = driver::timeCalls([&] { callPacked(fn, arrays); }, options.repeat, options.minRepeatMs);
+    std::function<void()> flush;
+    if (options.flushCache)
+      flush = [&] {
+        for (size_t i = 1; i < arrays.size(); ++i) driver::flushFromCaches(arrays[i].data(), arrays[i].byteSize());
+      };
+    driver::TimingStats t = driver::timeCalls([&] { callPacked(fn, arrays); }, options.repeat, options.minRepeatMs, flush);
     MeasureResult r;
     r.timesMs = t.samplesMs;
     r.buildMs = buildMs;
+    r.cacheFlushed = bool(flush);
     return r;
   } catch (const std::exception& e) {
     return failure(error_kind::kRuntimeError, e.what(), buildMs);
@@ -200,6 +207,7 @@ int tuneWorkerMain(const std::string& inputPath, const std::string& outputPath) 
     o.minRepeatMs = jo.value("min_repeat_ms", o.minRepeatMs);
     o.check = jo.value("check", o.check);
     o.seed = jo.value("seed", o.seed);
+    o.flushCache = jo.value("flush_cache", o.flushCache);
     std::string cache = j.value("reference_cache", std::string());
     r = measureCandidate(c, o, cache, [] {
       std::cout << "ready" << std::endl;
