@@ -326,6 +326,7 @@ int runModelTune() {
   tune::TaskSchedulerOptions so;
   so.totalTrials = std::max(0, total - existing);
   so.baselineSchedule = [](const tir::PrimFunc& f) { return driver::defaultSchedule(f, true); };
+  so.seedTrace = [](const tir::PrimFunc& f) { return driver::defaultScheduleTrace(f, true); };
   if (existing > 0) std::cout << "resuming: " << existing << " trials already in " << o.output << "\n";
   std::cout << "budget: " << so.totalTrials << " trials this run (at most " << per.trials << " per task, batches of "
             << per.batchSize << ")" << (per.measure.flushCache ? ", caches flushed before each timed call" : "")

@@ -11,6 +11,7 @@
 #include "core/schedule/primitive/get_block_loop.h"
 #include "core/schedule/primitive/loop_transformation.h"
 #include "core/schedule/primitive/reduction.h"
+#include "core/schedule/primitive/sampling.h"
 #include "core/support/Error.h"
 #include "core/tir/Op.h"
 #include "core/tir/Visitor.h"
@@ -295,10 +296,18 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
     loops = tir::getLoops(sch, b);
     std::vector<tir::LoopRV> outer;
     std::optional<tir::LoopRV> chunkInner;
+    // The row block and the chunk count are sampled tiles whose decisions are the defaults: the
+    // trace is then a design the tuner can mutate (other row blocks and chunk counts).
+    auto sampledSplit = [&](const tir::LoopRV& loop, int64_t inner, int64_t maxInner) {
+      const int64_t ext = *tir::asConstInt(sch.get(loop)->extent);
+      std::vector<tir::ExprRV> f =
+          tir::samplePerfectTile(sch, loop, 2, std::max(inner, maxInner), std::vector<int64_t>{ext / inner, inner});
+      return tir::split(sch, loop, std::vector<tir::Value>(f.begin(), f.end()));
+    };
     for (size_t k = 0; k + 1 < numSpatial; ++k) {
       if (k == rowK) continue;
       if (int(k) == chunkK && chunk > 1) {
-        auto parts = tir::split(sch, loops[k], {tir::Value(nullptr), tir::Value(chunk)});
+        auto parts = sampledSplit(loops[k], chunk, 4);
         outer.push_back(parts[0]);
         chunkInner = parts[1];
       } else {
@@ -315,7 +324,7 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
     tir::LoopRV rowLoop = loops[rowK];
     std::optional<tir::LoopRV> rowInner;
     if (rowBlock > 1) {
-      auto parts = tir::split(sch, rowLoop, {tir::Value(nullptr), tir::Value(rowBlock)});
+      auto parts = sampledSplit(rowLoop, rowBlock, std::min<int64_t>(rowExt, kAccumulators * kLanes / lanes));
       rowLoop = parts[0];
       rowInner = parts[1];
     }
@@ -474,5 +483,7 @@ tir::PrimFunc defaultSchedule(const tir::PrimFunc& f, bool vectorize) { return s
 std::string defaultScheduleScript(const tir::PrimFunc& f, bool vectorize) {
   return scheduleByDefault(f, vectorize).trace().str();
 }
+
+tir::Trace defaultScheduleTrace(const tir::PrimFunc& f, bool vectorize) { return scheduleByDefault(f, vectorize).trace(); }
 
 }  // namespace loom::driver

@@ -5,6 +5,7 @@
 #pragma once
 #include <string>
 
+#include "core/schedule/Trace.h"
 #include "core/tir/Function.h"
 
 namespace loom::driver {
@@ -16,5 +17,10 @@ tir::PrimFunc defaultSchedule(const tir::PrimFunc& f, bool vectorize = true);
 /// The same schedule as a schedule script (its trace): running it on `f` (driver::applySchedule)
 /// gives defaultSchedule(f, vectorize). The Studio starts a fused group's editor from it.
 std::string defaultScheduleScript(const tir::PrimFunc& f, bool vectorize = true);
+
+/// The same schedule as a trace. A register-tiled reduction's row block and output-channel chunk
+/// are `sample_perfect_tile` instructions whose decisions are the defaults, so the trace is a
+/// design the tuner can start from and mutate (TaskSchedulerOptions::seedTrace).
+tir::Trace defaultScheduleTrace(const tir::PrimFunc& f, bool vectorize = true);
 
 }  // namespace loom::driver

@@ -24,6 +24,13 @@ TaskScheduler::TaskScheduler(std::vector<TuneTask> tasks, Database& db, Runner& 
   for (auto& t : m_tasks) {
     m_tuners.push_back(std::make_unique<TaskTuner>(t, db, runner, perTask, callback));
     m_tuners.back()->setTaskIndex(int(m_tuners.size() - 1), int(m_tasks.size()));
+    if (m_options.seedTrace && !m_tuners.back()->done()) {
+      try {
+        m_tuners.back()->addSeed(m_options.seedTrace(t.func));
+      } catch (const Error&) {
+        // no seed for this task
+      }
+    }
   }
   m_history.resize(m_tasks.size());
   m_baselineDone.assign(m_tasks.size(), false);

@@ -16,6 +16,10 @@ struct TaskSchedulerOptions {
   /// (e.g. the driver's default schedule), measured for every task (not yet done) at the start
   /// of run(); unset, the unscheduled program.
   std::function<tir::PrimFunc(const tir::PrimFunc&)> baselineSchedule;
+  /// A design each task measures first and the search mutates from (e.g. the driver's default
+  /// schedule as a trace with sampled tiles, driver::defaultScheduleTrace); a design that does
+  /// not replay on a task (or throws) is skipped for that task.
+  std::function<tir::Trace(const tir::PrimFunc&)> seedTrace;
 };
 
 /// Ansor's task scheduler, simplified: after one batch per task (round robin; tasks resumed from

@@ -132,6 +132,16 @@ void TaskTuner::retime(size_t k, const tir::PrimFunc& scheduled) {
   report(TuneEventKind::TaskProgress);
 }
 
+bool TaskTuner::addSeed(const tir::Trace& design) {
+  std::optional<SpacePoint> p = m_space.replay(m_task.func, design, {}, m_options.seed);
+  if (!p) return false;
+  if (m_measured.count(p->key())) return true; // measured in an earlier run: already an elite
+  std::optional<Candidate> c = makeCandidate(std::move(*p), m_task.target);
+  if (!c) return false;
+  m_seeds.push_back(std::move(*c));
+  return true;
+}
+
 bool TaskTuner::done() const { return m_exhausted || m_done >= m_options.trials; }
 
 bool TaskTuner::step(int maxTrials) {
@@ -139,7 +149,15 @@ bool TaskTuner::step(int maxTrials) {
   size_t n = size_t(std::min({m_options.batchSize, m_options.trials - m_done, maxTrials}));
   m_ctx.elites.clear();
   for (auto& [ms, trace] : m_elites) m_ctx.elites.push_back(trace);
-  std::vector<Candidate> batch = m_strategy->nextBatch(m_ctx, n);
+  std::vector<Candidate> batch;
+  std::set<std::string> inBatch;
+  while (!m_seeds.empty() && batch.size() < n) {
+    if (inBatch.insert(m_seeds.front().point.key()).second) batch.push_back(std::move(m_seeds.front()));
+    m_seeds.erase(m_seeds.begin());
+  }
+  if (batch.size() < n)
+    for (Candidate& c : m_strategy->nextBatch(m_ctx, n - batch.size()))
+      if (inBatch.insert(c.point.key()).second) batch.push_back(std::move(c));
   if (batch.empty()) {
     m_exhausted = true;
     return false;

@@ -97,6 +97,10 @@ public:
   /// given (see measureBaseline); records them with `retime` set (the latest time of a schedule
   /// is the one Database::best uses) and reports Baseline and TaskProgress with the new times.
   void retime(size_t k, const tir::PrimFunc& scheduled = {});
+  /// A design to measure first (e.g. the driver's default schedule as a trace, whose sampled tile
+  /// decisions the evolutionary search then mutates): it leads the next batch unless it was
+  /// measured before. Returns false when the design does not replay on the task.
+  bool addSeed(const tir::Trace& design);
   /// Reports TaskSelected (the scheduler chose this task for the next batch).
   void announce();
   /// Measures one batch (at most `maxTrials` candidates); false when the budget is spent or the
@@ -119,6 +123,7 @@ private:
   std::unique_ptr<CostModel> m_model;
   std::set<std::string> m_measured;
   std::vector<std::pair<double, tir::Trace>> m_elites; ///< (mean ms, design), fastest first
+  std::vector<Candidate> m_seeds;                      ///< addSeed's designs not measured yet
   SearchContext m_ctx;
   int m_done = 0, m_thisRun = 0, m_errors = 0;
   int m_taskIndex = 0, m_taskCount = 1;

@@ -2,7 +2,12 @@
 // task is warmed up, the budget holds, and trials go where the time still drops.
 #include <QtTest>
 #include <functional>
+#include <random>
+#include <set>
 
+#include "core/driver/DefaultSchedule.h"
+#include "core/schedule/Schedule.h"
+#include "core/tir/StructuralEqual.h"
 #include "core/tune/TaskScheduler.h"
 #include "core/tune/database/JsonDatabase.h"
 
@@ -57,6 +62,49 @@ private slots:
     qInfo("trials: matmul %d, batch_matmul %d", rs[0].trialsThisRun, rs[1].trialsThisRun);
     QVERIFY(rs[1].trialsThisRun >= 4);                   // warmed up
     QVERIFY(rs[0].trialsThisRun > rs[1].trialsThisRun);  // the task whose time drops gets more
+  }
+
+  void theDefaultScheduleSeedsTheSearch() {
+    // The default schedule's trace is measured first and is a design with sampled tiles whose
+    // mutations replay to other schedules.
+    TuneTask task = TuneTask::fromWorkload("matmul:M=64,N=64,K=64");
+    tir::Trace seed = driver::defaultScheduleTrace(task.func);
+    QVERIFY(!seed.samplingInstructions().empty());
+    JsonDatabase db;
+    FakeRunner runner;
+    TuneOptions per;
+    per.trials = 8;
+    per.batchSize = 4;
+    per.strategy = "random";
+    per.measureBaseline = false;
+    TaskSchedulerOptions o;
+    o.totalTrials = 8;
+    o.seedTrace = [](const tir::PrimFunc& f) { return driver::defaultScheduleTrace(f); };
+    TaskScheduler(std::vector<TuneTask>{task}, db, runner, per, o).run();
+    std::vector<TuningRecord> rs = db.records(task.key, task.target);
+    QCOMPARE(rs.size(), size_t(8));
+    tir::Schedule replayed(task.func);
+    tir::Trace::fromJson(rs[0].trace).apply(replayed);
+    QVERIFY(tir::structuralEqual(replayed.func(), driver::defaultSchedule(task.func)));
+    // Mutating a sampled tile of the seed gives other valid schedules.
+    SpaceGenerator space = SpaceGenerator::defaultCpu();
+    std::set<std::string> keys;
+    std::mt19937_64 rng(3);
+    for (int i = 0; i < 20; ++i) {
+      auto sampling = seed.samplingInstructions();
+      auto p = space.replay(task.func, seed, {{sampling[rng() % sampling.size()], tir::Value()}}, rng());
+      if (p) keys.insert(p->key());
+    }
+    QVERIFY2(keys.size() >= 2, std::to_string(keys.size()).c_str());
+    // A resumed run does not measure the seed again.
+    per.trials = 12;
+    o.totalTrials = 4;
+    TaskScheduler(std::vector<TuneTask>{task}, db, runner, per, o).run();
+    rs = db.records(task.key, task.target);
+    QCOMPARE(rs.size(), size_t(12));
+    size_t seedCount = 0;
+    for (auto& r : rs) seedCount += r.traceKey() == db.records(task.key, task.target)[0].traceKey();
+    QCOMPARE(seedCount, size_t(1));
   }
 
   void resumedTasksSkipWarmUp() {
