@@ -24,8 +24,11 @@ best["statistic"] = "best of the runs"
 best["load_average_1min"] = {"min": round(min(loads), 2), "max": round(max(loads), 2)}
 best["recorded_utc"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 best["cpu"] = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+busy = max(loads) >= 1.0
 best["note"] = ("shared 2-core VM; other jobs were running (see load_average_1min), so these are "
-                "lower bounds of the quiet machine's figures")
+                "lower bounds of the quiet machine's figures" if busy else
+                "shared 2-core VM, quiet while recording (load average below 1); still a VM whose "
+                "neighbours can take memory bandwidth and turbo headroom")
 with open(os.path.join(here, "machine.json"), "w") as f:
     json.dump(best, f, indent=2)
     f.write("\n")
