@@ -36,6 +36,7 @@
 #include <mutex>
 
 #include "codegen/Target.h"
+#include "core/driver/CompileModelGPU.h"
 #include "core/driver/DefaultSchedule.h"
 #include "core/support/Error.h"
 #include "core/topi/Workloads.h"
@@ -602,6 +603,13 @@ bool TuningMonitor::start(const TuneJob& job) {
         so.totalTrials = job.trials;
         // A kernel's baseline is what it gets without records: the driver's default schedule.
         so.baselineSchedule = [](const tir::PrimFunc& f) { return driver::defaultSchedule(f, true); };
+        if (!driver::isGPUTarget(target)) {
+          // As `loom tune MODEL`: the search starts from the default schedule, weights are timed
+          // from memory (as in the model), and the winners are re-timed beside the default.
+          so.seedTrace = [](const tir::PrimFunc& f) { return driver::defaultScheduleTrace(f, true); };
+          opts.measure.flushCache = true;
+          opts.retimeTopK = 4;
+        }
         tune::TaskScheduler scheduler(std::move(tasks), db, runner, opts, so, forward);
         announce(scheduler.tasks(), opts.trials);
         std::vector<tune::TuneResult> results = scheduler.run();

@@ -11,6 +11,27 @@
 
 namespace loom::tune {
 
+namespace {
+
+/// The record of one measurement of `trace` under `key`.
+TuningRecord recordOf(const std::string& key, const std::string& target, const nlohmann::json& trace,
+                      const MeasureResult& r, bool retime = false) {
+  TuningRecord rec;
+  rec.workload = key;
+  rec.target = target;
+  rec.trace = trace;
+  rec.timesMs = r.timesMs;
+  rec.errorKind = r.errorKind;
+  rec.errorMessage = r.errorMessage;
+  rec.cacheFlush = r.cacheFlushed;
+  rec.retime = retime;
+  rec.version = loomVersion();
+  rec.timestamp = utcTimestamp();
+  return rec;
+}
+
+} // namespace
+
 TaskTuner::TaskTuner(TuneTask task, Database& db, Runner& runner, const TuneOptions& options,
                      TuneCallback callback)
     : m_task(std::move(task)), m_db(db), m_runner(runner), m_options(options), m_callback(std::move(callback)),
@@ -80,17 +101,7 @@ void TaskTuner::measureBaseline(const tir::PrimFunc& scheduled) {
   }
   auto rs = m_runner.run({c}, m_options.measure);
   m_baselineMs = rs[0].meanMs();
-  if (scheduled.defined() && rs[0].ok()) {
-    TuningRecord rec;
-    rec.workload = c.task.key;
-    rec.target = m_task.target;
-    rec.trace = c.trace;
-    rec.timesMs = rs[0].timesMs;
-    rec.cacheFlush = rs[0].cacheFlushed;
-    rec.version = loomVersion();
-    rec.timestamp = utcTimestamp();
-    m_db.commit(rec);
-  }
+  if (scheduled.defined() && rs[0].ok()) m_db.commit(recordOf(c.task.key, m_task.target, c.trace, rs[0]));
   report(TuneEventKind::Baseline, &rs[0]);
 }
 
@@ -110,18 +121,7 @@ void TaskTuner::retime(size_t k, const tir::PrimFunc& scheduled) {
   for (size_t i = 0; i < cs.size(); ++i) {
     bool isBaseline = scheduled.defined() && i == 0;
     if (isBaseline && !rs[i].ok()) continue; // as measureBaseline: only a measured default is recorded
-    TuningRecord rec;
-    rec.workload = cs[i].task.key;
-    rec.target = m_task.target;
-    rec.trace = cs[i].trace;
-    rec.timesMs = rs[i].timesMs;
-    rec.errorKind = rs[i].errorKind;
-    rec.errorMessage = rs[i].errorMessage;
-    rec.cacheFlush = rs[i].cacheFlushed;
-    rec.retime = true;
-    rec.version = loomVersion();
-    rec.timestamp = utcTimestamp();
-    m_db.commit(rec);
+    m_db.commit(recordOf(cs[i].task.key, m_task.target, cs[i].trace, rs[i], /*retime=*/true));
   }
   if (scheduled.defined()) {
     if (rs[0].ok()) m_baselineMs = rs[0].meanMs();
@@ -167,16 +167,7 @@ bool TaskTuner::step(int maxTrials) {
   std::vector<std::vector<float>> x;
   std::vector<double> t;
   m_runner.run(inputs, m_options.measure, [&](size_t i, const MeasureResult& r) {
-    TuningRecord rec;
-    rec.workload = m_task.key;
-    rec.target = m_task.target;
-    rec.trace = inputs[i].trace;
-    rec.timesMs = r.timesMs;
-    rec.errorKind = r.errorKind;
-    rec.errorMessage = r.errorMessage;
-    rec.cacheFlush = r.cacheFlushed;
-    rec.version = loomVersion();
-    rec.timestamp = utcTimestamp();
+    TuningRecord rec = recordOf(m_task.key, m_task.target, inputs[i].trace, r);
     m_db.commit(rec);
     m_measured.insert(rec.traceKey());
     ++m_done;
