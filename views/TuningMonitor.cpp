@@ -722,6 +722,13 @@ void TuningMonitor::onEvent(quint64 run, const tune::TuneEvent& e) {
                            .arg(e.taskIndex + 1).arg(e.taskCount).arg(m_trialsDone).arg(m_trialsTotal));
     return;
   case tune::TuneEventKind::TaskProgress:
+    // After a batch, or after the re-timing at the end (which can change the best time).
+    if (row && std::isfinite(e.bestMs) && e.bestMs != row->bestMs) {
+      row->bestMs = e.bestMs;
+      updateTaskRow(rowIndex);
+      addChartPoint();
+    }
+    return;
   case tune::TuneEventKind::NewBest:
     return;
   case tune::TuneEventKind::TrialDone:

@@ -82,10 +82,15 @@ private slots:
     // The model's estimated latency is charted once every task has a working candidate.
     if (tuned == tasks) QVERIFY(m.chartPoints() > 0);
     QVector<tune::TuningRecord> recs = readRecords(job.recordsPath);
-    int trialRecords = 0;
-    for (const tune::TuningRecord& r : recs) trialRecords += QString::fromStdString(r.workload).startsWith("tir:") &&
-                                                             !QString::fromStdString(r.workload).contains('#');
+    int trialRecords = 0, retimed = 0;
+    for (const tune::TuningRecord& r : recs) {
+      bool taskRecord = QString::fromStdString(r.workload).startsWith("tir:") && !QString::fromStdString(r.workload).contains('#');
+      trialRecords += taskRecord && !r.retime;
+      retimed += taskRecord && r.retime;
+      QVERIFY(r.cacheFlush); // a CPU model's kernels are timed with the caches flushed
+    }
     QCOMPARE(trialRecords, trials);
+    QVERIFY(retimed >= tuned); // each task's winners are re-timed beside its default
     // Open in Editor opens the candidate's kernel (the model view's group with its key) with the
     // candidate's schedule, which runs and matches the unscheduled kernel.
     QVERIFY(!m.best().isEmpty());
