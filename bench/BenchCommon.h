@@ -86,7 +86,9 @@ inline SideBySide timeSideBySide(const std::function<void()>& loom,
                                  const std::function<void()>& library, bool cpuTime, int repeat,
                                  double minRepeatMs, int rounds = 3) {
   SideBySide r;
-  auto timer = cpuTime ? timeCallsCpu : driver::timeCalls;
+  auto timer = [cpuTime](const std::function<void()>& fn, int n, double minMs) {
+    return cpuTime ? timeCallsCpu(fn, n, minMs) : driver::timeCalls(fn, n, minMs);
+  };
   for (int round = 0; round < rounds; ++round) {
     const std::function<void()>* fns[2] = {&loom, &library};
     for (int side = 0; side < 2; ++side) {
