@@ -34,6 +34,16 @@ public:
   }
 };
 
+/// Random search, `batch` per batch, at most `trials` per task, no baselines (FakeRunner times only).
+TuneOptions randomSearch(int trials, int batch) {
+  TuneOptions per;
+  per.trials = trials;
+  per.batchSize = batch;
+  per.strategy = "random";
+  per.measureBaseline = false;
+  return per;
+}
+
 } // namespace
 
 class TestTaskScheduler : public QObject {
@@ -45,11 +55,7 @@ private slots:
                                    TuneTask::fromWorkload("matmul:K=32,M=32,N=32")};
     JsonDatabase db;
     FakeRunner runner;
-    TuneOptions per;
-    per.trials = 100;
-    per.batchSize = 4;
-    per.strategy = "random";
-    per.measureBaseline = false;
+    TuneOptions per = randomSearch(100, 4);
     TaskSchedulerOptions o;
     o.totalTrials = 30;
     TaskScheduler s(tasks, db, runner, per, o);
@@ -72,11 +78,7 @@ private slots:
     QVERIFY(!seed.samplingInstructions().empty());
     JsonDatabase db;
     FakeRunner runner;
-    TuneOptions per;
-    per.trials = 8;
-    per.batchSize = 4;
-    per.strategy = "random";
-    per.measureBaseline = false;
+    TuneOptions per = randomSearch(8, 4);
     TaskSchedulerOptions o;
     o.totalTrials = 8;
     o.seedTrace = [](const tir::PrimFunc& f) { return driver::defaultScheduleTrace(f); };
@@ -112,11 +114,7 @@ private slots:
                                    TuneTask::fromWorkload("batch_matmul:B=2,M=16,N=16,K=16")};
     JsonDatabase db;
     FakeRunner runner;
-    TuneOptions per;
-    per.trials = 100;
-    per.batchSize = 4;
-    per.strategy = "random";
-    per.measureBaseline = false;
+    TuneOptions per = randomSearch(100, 4);
     TaskSchedulerOptions o;
     o.totalTrials = 8;
     TuneResult first = tuneTask(tasks[0], db, runner, [&] {
@@ -142,10 +140,7 @@ private slots:
                                    TuneTask::fromWorkload("batch_matmul:B=2,M=16,N=16,K=16")};
     JsonDatabase db;
     FakeRunner runner;
-    TuneOptions per;
-    per.trials = 8;
-    per.batchSize = 2;
-    per.strategy = "random";
+    TuneOptions per = randomSearch(8, 2);
     per.measureBaseline = true;
     int polls = 0;
     per.paused = [&] { return ++polls <= 3; }; // paused for the first three polls
