@@ -15,17 +15,31 @@ std::optional<TuningRecord> Database::best(const std::string& workload,
 
 std::vector<TuningRecord> Database::topK(const std::string& workload, const std::string& target,
                                          size_t k) const {
-  // The latest record of each schedule, in the order the schedules were first measured.
+  // The latest record of each schedule, in the order the schedules were first measured. Once
+  // schedules were re-timed, the others' older (possibly lucky) times no longer compete with
+  // them: the candidates are the re-timed schedules and those first measured after the last
+  // re-timing.
+  std::vector<TuningRecord> rs = records(workload, target);
+  size_t lastRetime = 0;
+  bool retimed = false;
+  for (size_t i = 0; i < rs.size(); ++i)
+    if (rs[i].retime) retimed = true, lastRetime = i;
   std::vector<TuningRecord> latest;
+  std::vector<bool> candidate;
   std::map<std::string, size_t> index;
-  for (auto& r : records(workload, target)) {
-    auto [it, inserted] = index.emplace(r.traceKey(), latest.size());
-    if (inserted) latest.push_back(r);
-    else latest[it->second] = r;
+  for (size_t i = 0; i < rs.size(); ++i) {
+    auto [it, inserted] = index.emplace(rs[i].traceKey(), latest.size());
+    if (inserted) {
+      latest.push_back(rs[i]);
+      candidate.push_back(!retimed || i > lastRetime);
+    } else {
+      latest[it->second] = rs[i];
+    }
+    if (rs[i].retime) candidate[it->second] = true;
   }
   std::vector<TuningRecord> ok;
-  for (auto& r : latest)
-    if (r.ok()) ok.push_back(r);
+  for (size_t i = 0; i < latest.size(); ++i)
+    if (candidate[i] && latest[i].ok()) ok.push_back(latest[i]);
   std::stable_sort(ok.begin(), ok.end(),
                    [](const TuningRecord& a, const TuningRecord& b) { return a.meanMs() < b.meanMs(); });
   if (ok.size() > k) ok.resize(k);

@@ -26,7 +26,8 @@ public:
   virtual const std::vector<TuningRecord>& all() const = 0;
 
   /// The successful record with the smallest mean time, if any. Of several records of one
-  /// schedule (a trial and its re-timings), only the latest counts.
+  /// schedule (a trial and its re-timings), only the latest counts; once some schedules were
+  /// re-timed, only they and the schedules first measured after the last re-timing compete.
   std::optional<TuningRecord> best(const std::string& workload, const std::string& target) const;
   /// The `k` fastest successful records, fastest first.
   std::vector<TuningRecord> topK(const std::string& workload, const std::string& target,
