@@ -1,6 +1,5 @@
 // Shared pieces of the deploy tests: running `loom` and the deploy program, comparing outputs.
 #pragma once
-#include <QProcess>
 #include <QString>
 #include <QStringList>
 
@@ -8,33 +7,20 @@
 #include <cmath>
 
 #include "runtime/NDArray.h"
+#include "tests/common/ProcessRun.h"
 
 namespace loom::test {
 
-struct Proc {
-  int exitCode = -1;  ///< -2 when the program crashed, -1 when it did not finish
-  QString out, err;
-};
+using Proc = ProcessResult;
 
 /// Runs `program` (up to 5 minutes); with `path` set, PATH is only that directory (no linker, no cc).
 inline Proc runProgram(const QString& program, const QStringList& args, const QString& path = {}) {
-  QProcess p;
+  std::optional<QProcessEnvironment> env;
   if (!path.isEmpty()) {
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert("PATH", path);
-    p.setProcessEnvironment(env);
+    env = QProcessEnvironment::systemEnvironment();
+    env->insert("PATH", path);
   }
-  p.start(program, args);
-  Proc r;
-  if (!p.waitForFinished(300000)) {
-    p.kill();
-    r.err = "timeout or failed to start";
-    return r;
-  }
-  r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
-  r.out = QString::fromUtf8(p.readAllStandardOutput());
-  r.err = QString::fromUtf8(p.readAllStandardError());
-  return r;
+  return runProcess(program, args, 300000, env);
 }
 
 /// The `loom` binary of this build (LOOM_CLI, set by tests/deploy/CMakeLists.txt).

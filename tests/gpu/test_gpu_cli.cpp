@@ -5,33 +5,18 @@
 #include <dlfcn.h>
 
 #include <QFile>
-#include <QProcess>
 #include <QProcessEnvironment>
 #include <QTemporaryDir>
 
 #include "GPUTestUtil.h"
+#include "tests/common/ProcessRun.h"
 #include "codegen/CodeGenCUDANVRTC.h"
 
 namespace {
-struct Run {
-  int code = -1;
-  QString out, err;
-};
+using Run = loom::test::ProcessResult;
 
 Run runLoom(const QStringList& args, const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
-  QProcess p;
-  p.setProcessEnvironment(env);
-  p.start(QStringLiteral(LOOM_BINARY_DIR "/bin/loom"), args);
-  Run r;
-  if (!p.waitForFinished(120000)) {
-    p.kill();
-    r.err = "timeout or failed to start";
-    return r;
-  }
-  r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
-  r.out = QString::fromUtf8(p.readAllStandardOutput());
-  r.err = QString::fromUtf8(p.readAllStandardError());
-  return r;
+  return loom::test::runLoomBinary(args, 120000, env);
 }
 }  // namespace
 
@@ -47,12 +32,12 @@ private slots:
 
   void emitKernelSource() {
     Run cu = runLoom({"lower", "-w", "matmul:M=32,N=32,K=32", "--emit", "cuda"});
-    QVERIFY2(cu.code == 0, qPrintable(cu.err));
+    QVERIFY2(cu.exitCode == 0, qPrintable(cu.err));
     QVERIFY2(cu.out.contains("extern \"C\" __global__") && cu.out.contains("__syncthreads();") &&
                  cu.out.contains("__shared__ float"),
              qPrintable(cu.out));
     Run cl = runLoom({"lower", "-w", "softmax:M=16,N=32", "--emit", "opencl"});
-    QVERIFY2(cl.code == 0, qPrintable(cl.err));
+    QVERIFY2(cl.exitCode == 0, qPrintable(cl.err));
     QVERIFY2(cl.out.contains("__kernel void main_kernel3") && cl.out.contains("get_group_id(0)"), qPrintable(cl.out));
   }
 
@@ -60,7 +45,7 @@ private slots:
     std::string why;
     if (!loom::codegen::nvrtcAvailable(&why)) QSKIP(("CUDA toolkit not found: " + why).c_str());
     Run r = runLoom({"lower", "-w", "relu:M=16,N=16", "--emit", "ptx", "-t", "cuda -arch=sm_80"});
-    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
     QVERIFY2(r.out.contains(".target sm_80") && r.out.contains(".entry main_kernel0"), qPrintable(r.out.left(600)));
   }
 
@@ -68,7 +53,7 @@ private slots:
     if (!m_noOpenCL.empty()) QSKIP(("no OpenCL device: " + m_noOpenCL).c_str());
     for (const char* w : {"matmul:M=64,N=64,K=64", "softmax:M=32,N=64", "reduce_sum:M=32,N=64"}) {
       Run r = runLoom({"bench-op", "-w", w, "--target", "opencl", "--repeat", "2"});
-      QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+      QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
       QVERIFY2(r.out.contains("check: correct") && r.out.contains("target: opencl"), qPrintable(r.out));
       QVERIFY2(r.err.isEmpty(), qPrintable(r.err));  // no compiler warnings from the kernel build
     }
@@ -81,11 +66,11 @@ private slots:
     QString models = QStringLiteral(LOOM_SOURCE_DIR "/examples/models/");
     Run r = runLoom({"onnx-test", "--target", "opencl", "-v", models + "small_cnn", models + "fire_net",
                      models + "transformer_block"});
-    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
     QVERIFY2(r.out.contains("3 passed, 0 failed"), qPrintable(r.out));
     QTemporaryDir dir;
     Run c = runLoom({"compile", models + "fire_net/model.onnx", "--target", "opencl", "-o", dir.filePath("m.tar")});
-    QCOMPARE(c.code, 1);
+    QCOMPARE(c.exitCode, 1);
     QVERIFY2(c.err.contains("'opencl' is not supported"), qPrintable(c.err));
   }
 
@@ -94,7 +79,7 @@ private slots:
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.insert("OCL_ICD_VENDORS", empty.path());  // the ICD loader finds no platform here
     Run r = runLoom({"bench-op", "-w", "relu:M=8,N=8", "--target", "opencl"}, env);
-    QCOMPARE(r.code, 1);
+    QCOMPARE(r.exitCode, 1);
     QVERIFY2(r.err.contains("no OpenCL platform is installed"), qPrintable(r.err));
   }
 
@@ -105,7 +90,7 @@ private slots:
       QSKIP("libcuda.so.1 is installed here: bench-op --target cuda may run");
     }
     Run r = runLoom({"bench-op", "-w", "relu:M=8,N=8", "--target", "cuda"});
-    QCOMPARE(r.code, 1);
+    QCOMPARE(r.exitCode, 1);
 #ifdef LOOM_HAVE_CUDA_PLUGIN
     QVERIFY2(r.err.contains("no CUDA driver/device (libcuda.so.1 not found)"), qPrintable(r.err));
 #else
@@ -127,13 +112,13 @@ private slots:
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.insert("LD_LIBRARY_PATH", dir.path());
     Run r = runLoom({"bench-op", "-w", "relu:M=8,N=8", "--target", "cuda"}, env);
-    QCOMPARE(r.code, 1);
+    QCOMPARE(r.exitCode, 1);
     QVERIFY2(r.err.contains("no CUDA driver/device (cuInit failed: CUDA_ERROR_STUB_LIBRARY)"), qPrintable(r.err));
   }
 
   void cpuEmitForGpuTargetIsRefused() {
     Run r = runLoom({"lower", "-w", "relu:M=8,N=8", "--emit", "llvm", "-t", "opencl"});
-    QCOMPARE(r.code, 1);
+    QCOMPARE(r.exitCode, 1);
     QVERIFY2(r.err.contains("emits cuda, ptx or opencl"), qPrintable(r.err));
   }
 
@@ -145,7 +130,7 @@ private slots:
     f.write("b = sch.get_block(\"T_relu\")\n");
     f.close();
     Run r = runLoom({"lower", "-w", "relu:M=8,N=8", "--emit", "opencl", "-s", script});
-    QCOMPARE(r.code, 1);
+    QCOMPARE(r.exitCode, 1);
     QVERIFY2(r.err.contains("runs outside any kernel"), qPrintable(r.err));
   }
 };

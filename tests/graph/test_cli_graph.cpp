@@ -1,28 +1,13 @@
 // `loom graph`: every --emit form on an example model, --print-after-all, and the error exits.
-#include <QProcess>
 #include <QtTest>
+
+#include "tests/common/ProcessRun.h"
 
 namespace {
 
-struct Run {
-  int exitCode = -1;
-  QString out, err;
-};
+using Run = loom::test::ProcessResult;
 
-Run loom(const QStringList& args) {
-  QProcess p;
-  p.start(QStringLiteral(LOOM_BINARY_DIR "/bin/loom"), args);
-  Run r;
-  if (!p.waitForFinished(120000)) {
-    p.kill();
-    r.err = "timeout or failed to start";
-    return r;
-  }
-  r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
-  r.out = QString::fromUtf8(p.readAllStandardOutput());
-  r.err = QString::fromUtf8(p.readAllStandardError());
-  return r;
-}
+Run runLoom(const QStringList& args) { return loom::test::runLoomBinary(args, 120000); }
 
 QString model(const char* name) {
   return QString(LOOM_SOURCE_DIR "/examples/models/%1/model.onnx").arg(name);
@@ -36,29 +21,29 @@ class TestCliGraph : public QObject {
 private slots:
   void emitForms() {
     QStringList base{"graph", model("small_cnn"), "--input-shapes", "data:[1,3,16,16]"};
-    Run g = loom(base);
+    Run g = runLoom(base);
     QCOMPARE(g.exitCode, 0);
     QVERIFY(g.out.startsWith(
         "def @main(%data: Tensor[(1, 3, 16, 16), float32]) -> Tensor[(1, 10), float32] {"));
     QVERIFY(g.out.contains("nn.batch_norm("));
-    Run o = loom(base + QStringList{"--emit", "optimized"});
+    Run o = runLoom(base + QStringList{"--emit", "optimized"});
     QCOMPARE(o.exitCode, 0);
     QVERIFY(!o.out.contains("nn.batch_norm("));
-    Run f = loom(base + QStringList{"--emit", "fused"});
+    Run f = runLoom(base + QStringList{"--emit", "fused"});
     QCOMPARE(f.exitCode, 0);
     QCOMPARE(f.out.count("Primitive=1"), 7);
     QVERIFY(f.out.contains("Name=\"fused_nn_conv2d_nn_bias_add_nn_relu\""));
-    Run l = loom(base + QStringList{"--emit", "fused", "--convert-layout"});
+    Run l = runLoom(base + QStringList{"--emit", "fused", "--convert-layout"});
     QCOMPARE(l.exitCode, 0);
     QVERIFY(l.out.contains("data_layout=\"NCHW8c\""));
-    Run d = loom(base + QStringList{"--emit", "dot"});
+    Run d = runLoom(base + QStringList{"--emit", "dot"});
     QCOMPARE(d.exitCode, 0);
     QVERIFY(d.out.startsWith("digraph \"main\" {"));
     QCOMPARE(d.out.count("subgraph cluster_"), 7);
   }
 
   void printAfterAll() {
-    Run r = loom({"graph", model("fire_net"), "--emit", "fused", "--print-after-all"});
+    Run r = runLoom({"graph", model("fire_net"), "--emit", "fused", "--print-after-all"});
     QCOMPARE(r.exitCode, 0);
     QVERIFY(r.err.contains("// ---- after simplify-inference ----\ndef @main("));
     QVERIFY(r.err.contains("// ---- after fuse-ops ----\ndef @main("));
@@ -66,7 +51,7 @@ private slots:
   }
 
   void listOps() {
-    Run r = loom({"graph", "--list-ops"});
+    Run r = runLoom({"graph", "--list-ops"});
     QCOMPARE(r.exitCode, 0);
     QVERIFY(
         r.out.contains("nn.conv2d  [out_elemwise_fusable] strides=[1, 1] padding=[0, 0, 0, 0]"));
@@ -75,23 +60,23 @@ private slots:
     // Names wrap across lines, so match whole words rather than surrounding spaces.
     for (const char* op : {"LayerNormalization", "Conv", "Softmax"})
       QVERIFY2(r.out.contains(QRegularExpression(QString("\\b%1\\b").arg(op))), op);
-    Run none = loom({"graph"});
+    Run none = runLoom({"graph"});
     QCOMPARE(none.exitCode, 1);
     QVERIFY(none.err.contains("give a model file"));
   }
 
   void errors() {
-    Run missing = loom({"graph", "/nonexistent/m.onnx"});
+    Run missing = runLoom({"graph", "/nonexistent/m.onnx"});
     QCOMPARE(missing.exitCode, 1);
     QVERIFY2(missing.err.contains("/nonexistent/m.onnx: cannot open file"),
              qPrintable(missing.err));
-    Run dynamic = loom({"graph", model("small_cnn")});
+    Run dynamic = runLoom({"graph", model("small_cnn")});
     QCOMPARE(dynamic.exitCode, 1);
     QVERIFY2(dynamic.err.contains("node 'flatten' (Reshape, opset 17)"), qPrintable(dynamic.err));
-    Run badSpec = loom({"graph", model("small_cnn"), "--input-shapes", "data:[1,3"});
+    Run badSpec = runLoom({"graph", model("small_cnn"), "--input-shapes", "data:[1,3"});
     QCOMPARE(badSpec.exitCode, 1);
     QVERIFY2(badSpec.err.contains("--input-shapes"), qPrintable(badSpec.err));
-    Run badEmit = loom({"graph", model("small_cnn"), "--emit", "llvm"});
+    Run badEmit = runLoom({"graph", model("small_cnn"), "--emit", "llvm"});
     QVERIFY(badEmit.exitCode != 0);
   }
 };

@@ -1,6 +1,5 @@
 // Helpers of the model tests: small graphs, random inputs, comparison, running `loom`.
 #pragma once
-#include <QProcess>
 #include <QString>
 #include <QStringList>
 #include <cmath>
@@ -8,6 +7,7 @@
 
 #include "core/graph/Expr.h"
 #include "runtime/NDArray.h"
+#include "tests/common/ProcessRun.h"
 
 namespace loom::test {
 
@@ -31,24 +31,8 @@ inline double maxDiff(const runtime::NDArray& a, const runtime::NDArray& b) {
   return d;
 }
 
-struct LoomResult {
-  int exitCode = -1;
-  QString out, err;
-};
+using LoomResult = ProcessResult;
 
-inline LoomResult runLoom(const QStringList& args) {
-  QProcess p;
-  p.start(QStringLiteral(LOOM_BINARY_DIR "/bin/loom"), args);
-  LoomResult r;
-  if (!p.waitForFinished(300000)) {
-    p.kill();
-    r.err = "timeout or failed to start";
-    return r;
-  }
-  r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
-  r.out = QString::fromUtf8(p.readAllStandardOutput());
-  r.err = QString::fromUtf8(p.readAllStandardError());
-  return r;
-}
+inline LoomResult runLoom(const QStringList& args) { return runLoomBinary(args, 300000); }
 
 }  // namespace loom::test
