@@ -2,7 +2,6 @@
 // running the `loom` binary.
 #pragma once
 #include <QFile>
-#include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <fstream>
@@ -18,6 +17,7 @@
 #include "core/tir/Printer.h"
 #include "core/tir/StructuralEqual.h"
 #include "core/topi/Workloads.h"
+#include "tests/common/ProcessRun.h"
 
 /// Compares two texts and prints both in full when they differ (QCOMPARE truncates).
 #define LOOM_COMPARE_TEXT(got, want)                                                               \
@@ -84,26 +84,10 @@ inline std::string exampleScript(const char* name) {
 }
 
 /// Exit code (-1: timed out, -2: crashed) and output of one run of the `loom` binary.
-struct LoomRun {
-  int code = -1;
-  QString out, err;
-};
+using LoomRun = loom::test::ProcessResult;
 
 /// Runs the built `loom` binary with `args` (two minutes at the most).
-inline LoomRun runLoom(const QStringList& args) {
-  QProcess p;
-  p.start(QStringLiteral(LOOM_BINARY_DIR "/bin/loom"), args);
-  LoomRun r;
-  if (!p.waitForFinished(120000)) {
-    p.kill();
-    r.err = "timeout";
-    return r;
-  }
-  r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
-  r.out = QString::fromUtf8(p.readAllStandardOutput());
-  r.err = QString::fromUtf8(p.readAllStandardError());
-  return r;
-}
+inline LoomRun runLoom(const QStringList& args) { return loom::test::runLoomBinary(args, 120000); }
 
 /// Writes `text` to `name` in `dir` and returns the file's path.
 inline QString writeTempFile(const QTemporaryDir& dir, const QString& name, const QString& text) {

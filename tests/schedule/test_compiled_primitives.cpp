@@ -71,20 +71,20 @@ private slots:
     QTemporaryDir dir;
     LoomRun r = runLoom(
         {"verify", "--workload", workload, "--schedule", writeTempFile(dir, "s.py", script)});
-    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
     QVERIFY2(r.out.contains("compiled: equivalent"), qPrintable(r.out));
   }
   void rfactorExampleCompiled() {
     LoomRun r = runLoom({"verify", "--workload", "reduce_sum:M=64,N=4096", "--schedule",
                          QStringLiteral(LOOM_SOURCE_DIR "/examples/schedules/rfactor_reduce.py")});
-    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
     QVERIFY2(r.out.contains("compiled: equivalent"), qPrintable(r.out));
   }
   void tensorizeExampleCompiled() {
     LoomRun r =
         runLoom({"verify", "--workload", "matmul:M=32,N=64,K=32", "--schedule",
                  QStringLiteral(LOOM_SOURCE_DIR "/examples/schedules/matmul_tensorize_avx512.py")});
-    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
     QVERIFY2(r.out.contains("compiled: equivalent"), qPrintable(r.out));
   }
   void transformLayoutCompiled() {
@@ -98,7 +98,7 @@ private slots:
                               "jo, ji = sch.split(j, factors=[None, 16])\n"
                               "sch.vectorize(ji)\n");
     LoomRun r = runLoom({"verify", tir, "--schedule", s});
-    QVERIFY2(r.code == 0, qPrintable(r.out + r.err));
+    QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
     QVERIFY2(r.out.contains("compiled: equivalent"), qPrintable(r.out));
   }
   void tensorizedTileIsAvx512Fma() {
@@ -106,7 +106,7 @@ private slots:
     LoomRun r = runLoom({"lower", "-w", "matmul:M=64,N=64,K=64", "-s",
                          writeTempFile(dir, "s.py", kTensorize), "--emit", "asm", "-t",
                          "llvm -mcpu=skylake-avx512"});
-    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
     QRegularExpression fma("vfmadd\\d+ps[^\\n]*zmm");
     QVERIFY2(r.out.count(fma) >= 4, qPrintable(r.out.left(4000)));
   }

@@ -10,6 +10,7 @@
 #include "core/transform/MakePackedAPI.h"
 #include "core/transform/Pipeline.h"
 #include "runtime/PackedFunc.h"
+#include "tests/transform/CompiledMeaning.h"
 #include "tests/transform/Meaning.h"
 #include "tests/transform/Programs.h"
 
@@ -17,26 +18,6 @@ using namespace loom;
 using namespace loom::tir;
 using namespace loom::transform;
 using namespace loom::transform::testing;
-
-namespace {
-/// Empty when the JIT-compiled lowering of `f` computes what the interpreter computes on `f`.
-std::string compiledDiff(const PrimFunc& f) {
-  PassContext ctx;
-  PrimFunc g = lower(f, ctx);
-  PrimFunc packed = makePackedAPI(g);
-  codegen::JITModule jit(codegen::buildLLVM({packed}, codegen::Target::parse("llvm")));
-  runtime::PackedFunc fn = jit.getFunction(packed->name);
-  auto want = randomArgs(f, 11), got = randomArgs(f, 11);
-  interpret(f, asArgs(want));
-  std::vector<runtime::PackedArg> args(got.begin(), got.end());
-  fn.call(args);
-  for (size_t i = 0; i < got.size(); ++i) {
-    std::string m = mismatchReport(got[i], want[i], 1e-5, 1e-6);
-    if (!m.empty()) return "param " + std::to_string(i) + ": " + m + "\n" + printFunc(g);
-  }
-  return {};
-}
-}  // namespace
 
 class TestCodegenReady : public QObject {
   Q_OBJECT

@@ -14,6 +14,7 @@
 #include "core/transform/MakePackedAPI.h"
 #include "core/transform/Pipeline.h"
 #include "runtime/PackedFunc.h"
+#include "tests/transform/CompiledMeaning.h"
 #include "tests/transform/Meaning.h"
 
 using namespace loom;
@@ -50,23 +51,6 @@ PrimFunc scheduled(const PrimFunc& f, const std::string& script) {
   ScriptResult r = runScript(sch, script);
   if (!r.ok) throw std::runtime_error(r.message);
   return sch.func();
-}
-
-/// Empty when the JIT-compiled lowering of `f` computes what the interpreter computes on `f`.
-std::string compiledDiff(const PrimFunc& f) {
-  PassContext ctx;
-  PrimFunc packed = makePackedAPI(lower(f, ctx));
-  codegen::JITModule jit(codegen::buildLLVM({packed}, codegen::Target::parse("llvm")));
-  runtime::PackedFunc fn = jit.getFunction(packed->name);
-  auto want = randomArgs(f, 11), got = randomArgs(f, 11);
-  interpret(f, asArgs(want));
-  std::vector<runtime::PackedArg> args(got.begin(), got.end());
-  fn.call(args);
-  for (size_t i = 0; i < got.size(); ++i) {
-    std::string m = mismatchReport(got[i], want[i], 1e-5, 1e-6);
-    if (!m.empty()) return "param " + std::to_string(i) + ": " + m + "\n" + printFunc(packed);
-  }
-  return {};
 }
 
 /// Names of the loop variables around the Allocate of the buffer named `name` (outermost first).
