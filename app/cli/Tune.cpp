@@ -13,7 +13,6 @@
 #include "app/cli/Commands.h"
 #include "app/cli/ModelCommon.h"
 #include "core/driver/CompileModel.h"
-#include "core/driver/DefaultSchedule.h"
 #include "core/frontend/onnx/OnnxImporter.h"
 #include "core/support/Error.h"
 #include "core/tune/Measure.h"
@@ -325,8 +324,7 @@ int runModelTune() {
   for (auto& t : tasks) existing += std::min(int(db.trialCount(t.key, t.target)), per.trials);
   tune::TaskSchedulerOptions so;
   so.totalTrials = std::max(0, total - existing);
-  so.baselineSchedule = [](const tir::PrimFunc& f) { return driver::defaultSchedule(f, true); };
-  so.seedTrace = [](const tir::PrimFunc& f) { return driver::defaultScheduleTrace(f, true); };
+  tune::useDefaultSchedule(so, o.target);
   if (existing > 0) std::cout << "resuming: " << existing << " trials already in " << o.output << "\n";
   std::cout << "budget: " << so.totalTrials << " trials this run (at most " << per.trials << " per task, batches of "
             << per.batchSize << ")" << (per.measure.flushCache ? ", caches flushed before each timed call" : "")

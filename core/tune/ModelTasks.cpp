@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <memory>
 
+#include "core/driver/CompileModelGPU.h"
+#include "core/driver/DefaultSchedule.h"
 #include "core/schedule/Schedule.h"
 #include "core/schedule/Trace.h"
 #include "core/tir/Op.h"
@@ -90,6 +92,12 @@ driver::ScheduleProvider scheduleProviderFromRecords(const std::string& recordsP
                                    << ", " << best->timestamp << ") does not apply: " << e.what();
     }
   };
+}
+
+void useDefaultSchedule(TaskSchedulerOptions& options, const std::string& target) {
+  options.baselineSchedule = [](const tir::PrimFunc& f) { return driver::defaultSchedule(f, true); };
+  if (!driver::isGPUTarget(target))
+    options.seedTrace = [](const tir::PrimFunc& f) { return driver::defaultScheduleTrace(f, true); };
 }
 
 } // namespace loom::tune

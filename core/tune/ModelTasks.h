@@ -9,6 +9,7 @@
 #include "core/graph/Expr.h"
 #include "core/tune/Database.h"
 #include "core/tune/Task.h"
+#include "core/tune/TaskScheduler.h"
 #include "runtime/NDArray.h"
 
 namespace loom::tune {
@@ -40,5 +41,10 @@ std::vector<TuneTask> extractTasks(const graph::Module& m, const std::map<std::s
 /// throws RecordFileError for a missing or malformed file; the provider throws RecordApplyError
 /// when a record's trace does not replay on its kernel.
 driver::ScheduleProvider scheduleProviderFromRecords(const std::string& recordsPath, const std::string& target);
+
+/// What a model's tasks start from, for `loom tune MODEL` and the Studio's model tuning alike:
+/// the driver's default schedule as each task's baseline (`baselineSchedule`) and, on CPU
+/// targets, its trace as each task's seed (`seedTrace`, driver::defaultScheduleTrace).
+void useDefaultSchedule(TaskSchedulerOptions& options, const std::string& target);
 
 } // namespace loom::tune

@@ -68,6 +68,15 @@ size_t TaskScheduler::pick() const {
   return best;
 }
 
+tir::PrimFunc TaskScheduler::baselineFor(size_t i) const {
+  if (!m_options.baselineSchedule) return {};
+  try {
+    return m_options.baselineSchedule(m_tasks[i].func);
+  } catch (const Error&) {
+    return {}; // no such schedule for this task: the unscheduled program is its baseline
+  }
+}
+
 std::vector<TuneResult> TaskScheduler::run() {
   // Every task's baseline first, so each run records what the baseline schedule gives today.
   if (m_perTask.measureBaseline && m_options.totalTrials > 0) {
@@ -76,15 +85,7 @@ std::vector<TuneResult> TaskScheduler::run() {
       if (!continueTuning(m_perTask)) break;
       m_tuners[i]->announce();
       m_baselineDone[i] = true;
-      tir::PrimFunc scheduled;
-      if (m_options.baselineSchedule) {
-        try {
-          scheduled = m_options.baselineSchedule(m_tasks[i].func);
-        } catch (const Error&) {
-          scheduled = {}; // no such schedule for this task: the unscheduled program is its baseline
-        }
-      }
-      m_tuners[i]->measureBaseline(scheduled);
+      m_tuners[i]->measureBaseline(baselineFor(i));
     }
   }
   int spent = 0;
@@ -102,16 +103,8 @@ std::vector<TuneResult> TaskScheduler::run() {
   if (m_perTask.retimeTopK > 0) {
     for (size_t i = 0; i < m_tasks.size(); ++i) {
       if (!continueTuning(m_perTask)) break;
-      tir::PrimFunc scheduled;
-      if (m_perTask.measureBaseline && m_options.baselineSchedule) {
-        try {
-          scheduled = m_options.baselineSchedule(m_tasks[i].func);
-        } catch (const Error&) {
-          scheduled = {};
-        }
-      }
       m_tuners[i]->announce();
-      m_tuners[i]->retime(size_t(m_perTask.retimeTopK), scheduled);
+      m_tuners[i]->retime(size_t(m_perTask.retimeTopK), m_perTask.measureBaseline ? baselineFor(i) : tir::PrimFunc());
     }
   }
   std::vector<TuneResult> out;

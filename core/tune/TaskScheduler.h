@@ -41,6 +41,9 @@ public:
 
 private:
   size_t pick() const;
+  /// Task `i` under TaskSchedulerOptions::baselineSchedule; undefined (the unscheduled program)
+  /// without one or when it throws.
+  tir::PrimFunc baselineFor(size_t i) const;
 
   std::vector<TuneTask> m_tasks;
   std::vector<std::unique_ptr<TaskTuner>> m_tuners;

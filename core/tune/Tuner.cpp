@@ -32,6 +32,17 @@ TuningRecord recordOf(const std::string& key, const std::string& target, const n
 
 } // namespace
 
+MeasureCandidate TaskTuner::baselineCandidate(const tir::PrimFunc& scheduled) const {
+  MeasureCandidate c{m_task, tir::Trace().toJson(), ""};
+  if (scheduled.defined()) {
+    // Its own key, so the worker's reference cache (per key) is not shared with the task's.
+    c.task.func = scheduled;
+    c.task.key = baselineKey(m_task.key);
+    c.task.workloadSpec.clear();
+  }
+  return c;
+}
+
 TaskTuner::TaskTuner(TuneTask task, Database& db, Runner& runner, const TuneOptions& options,
                      TuneCallback callback)
     : m_task(std::move(task)), m_db(db), m_runner(runner), m_options(options), m_callback(std::move(callback)),
@@ -92,13 +103,7 @@ void TaskTuner::setTaskIndex(int index, int count) {
 void TaskTuner::announce() { report(TuneEventKind::TaskSelected); }
 
 void TaskTuner::measureBaseline(const tir::PrimFunc& scheduled) {
-  MeasureCandidate c{m_task, tir::Trace().toJson(), ""};
-  if (scheduled.defined()) {
-    // Its own key, so the worker's reference cache (per key) is not shared with the task's.
-    c.task.func = scheduled;
-    c.task.key = baselineKey(m_task.key);
-    c.task.workloadSpec.clear();
-  }
+  MeasureCandidate c = baselineCandidate(scheduled);
   auto rs = m_runner.run({c}, m_options.measure);
   m_baselineMs = rs[0].meanMs();
   if (scheduled.defined() && rs[0].ok()) m_db.commit(recordOf(c.task.key, m_task.target, c.trace, rs[0]));
@@ -109,13 +114,7 @@ void TaskTuner::retime(size_t k, const tir::PrimFunc& scheduled) {
   std::vector<TuningRecord> top = m_db.topK(m_task.key, m_task.target, k);
   if (top.empty() || k == 0) return;
   std::vector<MeasureCandidate> cs;
-  if (scheduled.defined()) {
-    MeasureCandidate c{m_task, tir::Trace().toJson(), ""};
-    c.task.func = scheduled;
-    c.task.key = baselineKey(m_task.key);
-    c.task.workloadSpec.clear();
-    cs.push_back(c);
-  }
+  if (scheduled.defined()) cs.push_back(baselineCandidate(scheduled));
   for (const TuningRecord& r : top) cs.push_back({m_task, r.trace, ""});
   std::vector<MeasureResult> rs = m_runner.run(cs, m_options.measure);
   for (size_t i = 0; i < cs.size(); ++i) {

@@ -112,6 +112,8 @@ public:
 
 private:
   void report(TuneEventKind kind, const MeasureResult* r = nullptr, const std::string& script = {});
+  /// The task under `scheduled` (recorded under baselineKey), or unscheduled when undefined.
+  MeasureCandidate baselineCandidate(const tir::PrimFunc& scheduled) const;
 
   TuneTask m_task;
   Database& m_db;
