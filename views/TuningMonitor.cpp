@@ -37,7 +37,6 @@
 
 #include "codegen/Target.h"
 #include "core/driver/CompileModelGPU.h"
-#include "core/driver/DefaultSchedule.h"
 #include "core/support/Error.h"
 #include "core/topi/Workloads.h"
 #include "core/tune/FlopCount.h"
@@ -602,11 +601,10 @@ bool TuningMonitor::start(const TuneJob& job) {
         tune::TaskSchedulerOptions so;
         so.totalTrials = job.trials;
         // A kernel's baseline is what it gets without records: the driver's default schedule.
-        so.baselineSchedule = [](const tir::PrimFunc& f) { return driver::defaultSchedule(f, true); };
+        tune::useDefaultSchedule(so, target);
         if (!driver::isGPUTarget(target)) {
-          // As `loom tune MODEL`: the search starts from the default schedule, weights are timed
-          // from memory (as in the model), and the winners are re-timed beside the default.
-          so.seedTrace = [](const tir::PrimFunc& f) { return driver::defaultScheduleTrace(f, true); };
+          // As `loom tune MODEL`: weights are timed from memory (as in the model), and the
+          // winners are re-timed beside the default.
           opts.measure.flushCache = true;
           opts.retimeTopK = 4;
         }
@@ -722,11 +720,15 @@ void TuningMonitor::onEvent(quint64 run, const tune::TuneEvent& e) {
                            .arg(e.taskIndex + 1).arg(e.taskCount).arg(m_trialsDone).arg(m_trialsTotal));
     return;
   case tune::TuneEventKind::TaskProgress:
-    // After a batch, or after the re-timing at the end (which can change the best time).
-    if (row && std::isfinite(e.bestMs) && e.bestMs != row->bestMs) {
-      row->bestMs = e.bestMs;
-      updateTaskRow(rowIndex);
-      addChartPoint();
+    // After a batch, or after the re-timing at the end, which can change the best time, or leave
+    // no working schedule when every re-timing failed (0: shown as "-", as the compile sees it).
+    if (row) {
+      double best = std::isfinite(e.bestMs) ? e.bestMs : 0;
+      if (best != row->bestMs) {
+        row->bestMs = best;
+        updateTaskRow(rowIndex);
+        addChartPoint();
+      }
     }
     return;
   case tune::TuneEventKind::NewBest:
@@ -773,7 +775,10 @@ void TuningMonitor::updateTaskRow(int index) {
   const TaskRow& row = m_rows[index];
   m_tasks->item(index, 2)->setText(QString("%1/%2").arg(row.trials).arg(row.total));
   m_tasksView->resizeColumnToContents(2);
-  if (row.bestMs <= 0) return;
+  if (row.bestMs <= 0) {
+    for (int column : {3, 4, 6}) m_tasks->item(index, column)->setText("-");
+    return;
+  }
   m_tasks->item(index, 3)->setText(QString::number(row.bestMs, 'g', 4));
   m_tasks->item(index, 4)->setText(row.flops > 0 ? QString::number(row.flops / row.bestMs / 1e6, 'f', 2) : "?");
   if (row.baselineMs > 0)
