@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 namespace loom::tune {
 
@@ -20,10 +21,9 @@ std::vector<TuningRecord> Database::topK(const std::string& workload, const std:
   // them: the candidates are the re-timed schedules and those first measured after the last
   // re-timing.
   std::vector<TuningRecord> rs = records(workload, target);
-  size_t lastRetime = 0;
-  bool retimed = false;
+  std::optional<size_t> lastRetime;
   for (size_t i = 0; i < rs.size(); ++i)
-    if (rs[i].retime) retimed = true, lastRetime = i;
+    if (rs[i].retime) lastRetime = i;
   std::vector<TuningRecord> latest;
   std::vector<bool> candidate;
   std::map<std::string, size_t> index;
@@ -31,7 +31,7 @@ std::vector<TuningRecord> Database::topK(const std::string& workload, const std:
     auto [it, inserted] = index.emplace(rs[i].traceKey(), latest.size());
     if (inserted) {
       latest.push_back(rs[i]);
-      candidate.push_back(!retimed || i > lastRetime);
+      candidate.push_back(!lastRetime || i > *lastRetime);
     } else {
       latest[it->second] = rs[i];
     }
