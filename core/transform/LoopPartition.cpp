@@ -305,6 +305,30 @@ protected:
         (keepUpper ? lo : hi) = keepUpper ? *mn : end;
       }
       Stmt middle = ConditionDropper(dropped).mutate(n->body);
+      if (n->kind == ForKind::Parallel) {
+        // A parallel loop's iterations run at once; peeled, its head and tail would run after
+        // one another and after the middle (a parallel loop of 2 would become two serial
+        // halves). It is partitioned in place instead: each iteration picks the middle's body
+        // or the conditional one (with the loop var's value in a head or tail of one iteration).
+        if (lo == *mn && hi == end) return withSpan(rebuildLoop(n, n->loopVar, n->min, n->extent, mutate(middle)), n->span);
+        Expr v = n->loopVar;
+        auto imm = [&](int64_t x) { return intImm(v.dtype(), x); };
+        auto edgeBody = [&](int64_t from, int64_t to) { return to - from == 1 ? at(n, n->body, from) : n->body; };
+        Expr inMiddle;
+        Stmt edge;
+        if (lo > *mn && hi < end) {
+          inMiddle = v >= imm(lo) && v < imm(hi);
+          edge = ifThen(v < imm(lo), edgeBody(*mn, lo), edgeBody(hi, end));
+        } else if (lo > *mn) {
+          inMiddle = v >= imm(lo);
+          edge = edgeBody(*mn, lo);
+        } else {
+          inMiddle = v < imm(hi);
+          edge = edgeBody(hi, end);
+        }
+        Stmt body = ifThen(inMiddle, mutate(middle), mutate(edge));
+        return withSpan(rebuildLoop(n, n->loopVar, n->min, n->extent, body), n->span);
+      }
       std::vector<Stmt> parts;
       if (lo > *mn) parts.push_back(piece(n, *mn, lo - *mn, "_head"));
       if (hi - lo == 1) parts.push_back(mutate(at(n, middle, lo)));
@@ -313,7 +337,9 @@ protected:
       return withSpan(seq(parts), n->span);
     }
     // Symbolic parts cannot be vectorized or unrolled: leave those loops to their own passes.
-    if (n->kind == ForKind::Vectorized || n->kind == ForKind::Unrolled) return IRMutator::visit(n, self);
+    // A parallel loop keeps its parts in place only with constant bounds (above).
+    if (n->kind == ForKind::Vectorized || n->kind == ForKind::Unrolled || n->kind == ForKind::Parallel)
+      return IRMutator::visit(n, self);
     Expr end = addFold(n->min, n->extent);
     Expr lo, hi;
     for (auto& c : use) {

@@ -10,7 +10,9 @@ namespace loom::transform {
 /// the middle every such condition holds for all inner iterations and is dropped (an if keeps
 /// only its then-branch), head and tail keep them. A part of one iteration becomes its body
 /// with `v` replaced. Bounds are constants when the loop's are, else let-bound expressions
-/// clamped to the loop's range.
+/// clamped to the loop's range. A parallel loop (constant bounds only) is partitioned in place,
+/// `if lo <= v < hi: middle else: body`, so that its head and tail still run in parallel with
+/// the middle rather than serially after it.
 tir::PrimFunc partitionLoops(const tir::PrimFunc& f);
 
 }  // namespace loom::transform

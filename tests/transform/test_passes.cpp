@@ -211,6 +211,44 @@ private slots:
     EXPECT_SAME_MEANING(f, g);
   }
 
+  void loopPartitionKeepsParallelLoopsParallel() {
+    // for b in parallel(2): for r in [0, 5): if (1 <= b * 4 + r && b * 4 + r < 9) B[b*4+r] = A[b*4+r-1]
+    // (each band pads its rows): band 0 has a head row, band 1 a tail row, so peeling would leave
+    // no middle and run both bands one after the other. In place, the loop stays one parallel
+    // loop of 2 and each iteration chooses its body.
+    Buffer A = makeBuffer("A", f32, {8}), B = makeBuffer("B", f32, {10});
+    Var b = makeVar("b"), r = makeVar("r");
+    for (int bands : {2, 4}) {
+      Expr row2 = Expr(b) * (8 / bands) + Expr(r);
+      Stmt body = forLoop(b, 0, bands, ForKind::Parallel,
+                          forLoop(r, 0, 8 / bands + 1, ForKind::Serial,
+                                  ifThen(Expr(1) <= row2 && row2 < Expr(9), bufferStore(B, bufferLoad(A, {row2 - 1}) + 1.0f, {row2}))));
+      PrimFunc f = makePrimFunc("main", {A->data, B->data}, {{A->data, A}, {B->data, B}}, body);
+      PrimFunc g = partitionLoops(f);
+      QVERIFY(!g.same_as(f));
+      EXPECT_SAME_MEANING(f, g);
+      int parallelLoops = 0;
+      postOrderVisit(g->body, [&](const IRNode* n) {
+        auto* l = dynamic_cast<const ForNode*>(n);
+        if (!l || l->kind != ForKind::Parallel) return;
+        ++parallelLoops;
+        QVERIFY(isConstInt(l->min, 0));
+        QVERIFY(isConstInt(l->extent, bands));
+      });
+      QCOMPARE(parallelLoops, 1);
+      // The middle bands (4 bands: 1 and 2) run without a row condition.
+      if (bands == 4) {
+        auto* loop = g->body.as<ForNode>();
+        QVERIFY(loop);
+        auto* choice = loop->body.as<IfThenElseNode>();
+        QVERIFY2(choice, printFunc(g).c_str());
+        int conditions = 0;
+        postOrderVisit(choice->thenCase, [&](const IRNode* n) { conditions += n->nodeKind == NodeKind::IfThenElse; });
+        QCOMPARE(conditions, 0);
+      }
+    }
+  }
+
   void loopPartitionMatmulVectorTail() {
     PrimFunc f = lowered(matmulSplit(3, 20, 4, 8, ForKind::Vectorized));
     PrimFunc g = partitionLoops(f);
