@@ -21,6 +21,7 @@ namespace {
 
 struct CompileOptions {
   std::string model, target = "llvm", inputShapes, output, tuningRecords, desiredLayout, dumpCode;
+  std::vector<std::string> disabledPasses;
   int optLevel = 3;
   bool quiet = false;
 };
@@ -56,6 +57,9 @@ CLI::App* setup(CLI::App& app) {
                   "A JSON-lines records file from `loom tune`: kernels with a record use its best schedule");
   sub->add_option("--desired-layout", o.desiredLayout,
                   "Conv layout: NCHW (as imported) or NCHWc (channel-blocked NCHW16c); default: the opt level's choice");
+  sub->add_option("--disabled-pass", o.disabledPasses,
+                  "Graph passes to leave out, comma-separated (e.g. winograd-conv: 3x3 convs stay direct)")
+      ->delimiter(',');
   sub->add_option("--dump-code", o.dumpCode,
                   "Also write, next to the output, any of relay (imported graph, OUT.relay), tir (each kernel "
                   "scheduled and lowered, OUT.tir), ll (LLVM IR, OUT.ll), asm (OUT.s), c (C target, OUT.c); "
@@ -124,6 +128,7 @@ int run() {
   co.optLevel = o.optLevel;
   co.outputNames = onnxOutputNames(o.model);
   co.desiredLayout = o.desiredLayout;
+  co.disabledPasses = o.disabledPasses;
   int recordsUsed = 0;
   if (!o.tuningRecords.empty()) {
     // Records are looked up for the LLVM target they were measured on; the C target uses the host's.

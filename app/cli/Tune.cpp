@@ -50,6 +50,7 @@ const bool workerRegistered = addCommand({setupWorker, runWorker});
 
 struct TuneCliOptions {
   std::string model, workload, target = "llvm", output, strategy = "evolutionary", inputShapes, desiredLayout, taskFilter;
+  std::vector<std::string> disabledPasses;
   int trials = 0, trialsPerTask = 0, batch = 8, repeat = 3, optLevel = 3, retime = -1;
   double timeout = 10, minRepeatMs = 20;
   bool resume = false, noBaseline = false, listTasks = false, cacheFlush = false, noCacheFlush = false;
@@ -76,6 +77,8 @@ CLI::App* setupTune(CLI::App& app) {
   sub->add_option("--opt-level", o.optLevel, "Model: the opt level it will be compiled at (fusion, layout)")
       ->capture_default_str()->check(CLI::Range(1, 3));
   sub->add_option("--desired-layout", o.desiredLayout, "Model: conv layout it will be compiled with (NCHW, NCHWc)");
+  sub->add_option("--disabled-pass", o.disabledPasses, "Model: graph passes it will be compiled without, comma-separated")
+      ->delimiter(',');
   sub->add_option("--target,-t", o.target, "Target (must run on this machine)")->capture_default_str();
   sub->add_option("--trials", o.trials,
                   "Workload: total trials (default 64). Model: total over all tasks (default trials-per-task x tasks); "
@@ -274,6 +277,7 @@ int runModelTune() {
   driver::CompileModelOptions co;
   co.optLevel = o.optLevel;
   co.desiredLayout = o.desiredLayout;
+  co.disabledPasses = o.disabledPasses;
   co.outputNames = onnxOutputNames(o.model);
   std::vector<tune::TuneTask> tasks = tune::extractTasks(m, {}, co, o.target);
   // Each task's number in the model's full task table (what --tasks refers to).
@@ -444,7 +448,8 @@ int runTune() {
   if (o.output.empty() && !o.listTasks) LOOM_THROW(ValueError) << "tune: --output R.json is required";
   if (!o.workload.empty()) {
     for (auto [set, name] : {std::pair{!o.inputShapes.empty(), "--input-shapes"}, {o.trialsPerTask > 0, "--trials-per-task"},
-                             {!o.desiredLayout.empty(), "--desired-layout"}, {o.listTasks, "--list-tasks"}, {!o.taskFilter.empty(), "--tasks"}})
+                             {!o.desiredLayout.empty(), "--desired-layout"},
+                             {!o.disabledPasses.empty(), "--disabled-pass"}, {o.listTasks, "--list-tasks"}, {!o.taskFilter.empty(), "--tasks"}})
       if (set) LOOM_THROW(ValueError) << "tune: " << name << " applies to a model, not to --workload";
     return runWorkloadTune();
   }

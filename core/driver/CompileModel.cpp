@@ -224,7 +224,7 @@ ModelPlan planModel(const graph::Module& input, const std::map<std::string, runt
   model.layout = blocked ? "NCHWc" : "NCHW";
   graph::Module m = bindParams(input, params);
   if (options.optLevel >= 1) {
-    m = graph::runGraphPasses(m, graph::fusePipeline(blocked));
+    m = graph::runGraphPasses(m, graph::withoutPasses(graph::fusePipeline(blocked), options.disabledPasses));
   } else {
     m = graph::runGraphPasses(m, {"infer-type"});
     m = graph::fuseOps(m, 1);

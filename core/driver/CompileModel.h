@@ -48,6 +48,9 @@ struct CompileModelOptions {
   /// ConvertLayout). Empty picks the default: NCHWc at opt level 3 (compileModel keeps NCHW for
   /// GPU targets), NCHW below. Other values throw ValueError.
   std::string desiredLayout;
+  /// Graph passes to leave out of the pipeline by name (tvmc's --disabled-pass), e.g.
+  /// "winograd-conv" keeps 3x3 convs direct; ValueError for a name that is not a graph pass.
+  std::vector<std::string> disabledPasses;
   /// Consulted for every kernel at opt level >= 1, before the default schedule.
   ScheduleProvider scheduleFor;
   /// Told about each kernel lowered and about code generation.

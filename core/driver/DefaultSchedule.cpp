@@ -3,6 +3,7 @@
 
 #include <set>
 
+#include "core/graph/Winograd.h"
 #include "core/schedule/Schedule.h"
 #include "core/schedule/primitive/cache_read_write.h"
 #include "core/schedule/primitive/compute_inline.h"
@@ -59,6 +60,15 @@ bool isReduction(const tir::BlockNode* blk) {
   for (const auto& iv : blk->iterVars)
     if (iv.iterType != tir::IterType::DataPar) return true;
   return false;
+}
+
+/// A Winograd tile transform (topi nn.conv2d_winograd: data_pack, inverse): its value is a select
+/// over two tile-position loops that folds to a short sum once they are unrolled.
+bool isTileTransform(const tir::BlockNode* blk) {
+  auto it = blk->annotations.find("schedule_rule");
+  if (it == blk->annotations.end()) return false;
+  const auto* s = it->second.as<tir::StringImmNode>();
+  return s && s->value == graph::kWinogradTransformRule;
 }
 
 /// A spatial block whose value is conditional (`if_then_else` / select, e.g. zero padding) and
@@ -374,7 +384,7 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
     std::vector<tir::BlockRV> consumers = tir::getConsumers(sch, b);
     if (consumers.empty()) {
       epilogue = tir::cacheWrite(sch, b, 0, "local");
-    } else if (consumers.size() == 1 && !isReduction(sch.get(consumers[0]))) {
+    } else if (consumers.size() == 1 && !isReduction(sch.get(consumers[0])) && !isTileTransform(sch.get(consumers[0]))) {
       epilogue = consumers[0];
     }
     loops = tir::getLoops(sch, b);
@@ -484,6 +494,29 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
   }
 }
 
+/// A tile transform (isTileTransform) with loops (tile, channel block, x, y, lane): the tiles and
+/// channel blocks in parallel, x and y unrolled (the select folds to one sum per position and the
+/// loads of a tile are shared), the lane in vector lanes. Returns the block's name, or nothing
+/// (the schedule unchanged) when the loops are not so.
+std::vector<std::string> scheduleTileTransform(tir::Schedule& sch, const tir::BlockRV& b, bool vectorize) {
+  const tir::BlockNode* blk = sch.get(b);
+  if (!isTileTransform(blk)) return {};
+  std::vector<tir::LoopRV> loops = identityLoops(sch, b);
+  if (loops.size() != 5) return {};
+  tir::Schedule saved = sch;
+  try {
+    tir::parallel(sch, tir::fuse(sch, {loops[0], loops[1]}));
+    tir::unroll(sch, loops[2]);
+    tir::unroll(sch, loops[3]);
+    const int64_t* lanes = tir::asConstInt(sch.get(loops[4])->extent);
+    if (vectorize && lanes && *lanes >= 4 && *lanes <= kLanes) tir::vectorize(sch, loops[4]);
+    return {blk->name};
+  } catch (const Error&) {
+    sch = saved;
+    return {};
+  }
+}
+
 /// The generic rule for a block no special rule took: parallelize the outermost spatial loops and
 /// vectorize a spatial innermost loop (or, for a reduction, the innermost spatial loop moved
 /// below the reduce loops).
@@ -544,7 +577,8 @@ void genericSchedule(tir::Schedule& sch, const tir::BlockRV& b, bool vectorize) 
 }  // namespace
 
 /// The default CPU schedule: inline injective producers; register-tile reductions with a lane
-/// axis (NCHWc convs, pools, matmuls) with their epilogue under the tile; rfactor dense layers
+/// axis (NCHWc convs, pools, matmuls, Winograd batched products) with their epilogue under the
+/// tile; unroll the tile positions of Winograd transforms; rfactor dense layers
 /// into vector lanes; then per remaining block parallelize the outermost spatial loops and
 /// vectorize a spatial innermost loop.
 namespace {
@@ -555,7 +589,7 @@ tir::Schedule scheduleByDefault(const tir::PrimFunc& f, bool vectorize) {
   for (bool changed = true; changed;) {
     changed = false;
     for (const tir::BlockRV& b : children()) {
-      if (isConditionalProducerOfReduction(sch, b)) continue;
+      if (isConditionalProducerOfReduction(sch, b) || isTileTransform(sch.get(b))) continue;
       try {
         tir::computeInline(sch, b);
         changed = true;
@@ -569,6 +603,10 @@ tir::Schedule scheduleByDefault(const tir::PrimFunc& f, bool vectorize) {
   for (const tir::BlockRV& b : children()) {
     if (done.count(sch.get(b)->name)) continue;
     for (const std::string& n : tileLaneReduction(sch, b, vectorize)) done.insert(n);
+  }
+  for (const tir::BlockRV& b : children()) {
+    if (done.count(sch.get(b)->name)) continue;
+    for (const std::string& n : scheduleTileTransform(sch, b, vectorize)) done.insert(n);
   }
   std::set<std::string> dense;
   for (const tir::BlockRV& b : children()) {

@@ -5,6 +5,7 @@
 
 #include "core/graph/Layout.h"
 #include "core/graph/OpsInternal.h"
+#include "core/graph/Winograd.h"
 
 namespace loom::graph {
 
@@ -774,6 +775,119 @@ HostTensor resizeKernel(const CallNode& call, const std::vector<HostTensor>& in,
   return r;
 }
 
+/// nn.winograd_weight_transform: a blocked 3x3 kernel [O/ob, C/ib, 3, 3, ib, ob] to the
+/// Winograd domain [alpha, alpha, O/ob, C/ib, ib, ob] (U = G g G^T per channel pair).
+Type winogradWeightRel(const CallNode& call, const std::vector<Type>& args) {
+  const TensorTypeNode& w = argTensor(call, args, 0);
+  const int64_t m = call.attrs.getInt("tile_size");
+  if (!winogradTileSupported(m)) LOOM_TYPE_FAIL(call) << "tile_size must be 2 or 4, got " << m;
+  requireRank(call, w, 6, "the weight (layout OIHW{i}i{o}o)");
+  requireFloat(call, w, "the weight");
+  if (!w.isStatic()) LOOM_TYPE_FAIL(call) << "the weight needs a static shape, got " << typeStr(args[0]);
+  std::vector<int64_t> s = w.staticShape();
+  if (s[2] != 3 || s[3] != 3)
+    LOOM_TYPE_FAIL(call) << "Winograd F(m, 3x3) needs a 3x3 kernel, got " << s[2] << "x" << s[3];
+  const int64_t a = m + 2;
+  return tensorType(std::vector<int64_t>{a, a, s[0], s[1], s[4], s[5]}, w.dtype);
+}
+
+HostTensor winogradWeightKernel(const CallNode& call, const std::vector<HostTensor>& in,
+                                const TensorTypeNode& outT) {
+  const WinogradMatrices& wm = winogradMatrices(call.attrs.getInt("tile_size"));
+  const HostTensor& g = in[0];
+  HostTensor u(outT.staticShape(), outT.dtype);
+  const int64_t OB = g.shape[0], CB = g.shape[1], IB = g.shape[4], OBk = g.shape[5], a = wm.alpha;
+  const int64_t inner = IB * OBk;  // one (ci, co) lane pair per element of the last two dims
+  for (int64_t ob = 0; ob < OB; ++ob)
+    for (int64_t cb = 0; cb < CB; ++cb)
+      for (int64_t l = 0; l < inner; ++l) {
+        auto gv = [&](int64_t kh, int64_t kw) { return g.v[size_t((((ob * CB + cb) * 3 + kh) * 3 + kw) * inner + l)]; };
+        for (int64_t e = 0; e < a; ++e)
+          for (int64_t n = 0; n < a; ++n) {
+            double acc = 0;
+            for (int64_t kh = 0; kh < 3; ++kh)
+              for (int64_t kw = 0; kw < 3; ++kw) acc += wm.G[size_t(e)][size_t(kh)] * gv(kh, kw) * wm.G[size_t(n)][size_t(kw)];
+            u.v[size_t((((e * a + n) * OB + ob) * CB + cb) * inner + l)] = acc;
+          }
+      }
+  return u;
+}
+
+/// nn.conv2d_winograd: a 3x3, stride-1 conv of NCHW{ib}c data with a kernel already in the
+/// Winograd domain (nn.winograd_weight_transform), to NCHW{ob}c; each output dim must be a
+/// multiple of the tile size.
+Type conv2dWinogradRel(const CallNode& call, const std::vector<Type>& args) {
+  const TensorTypeNode& d = argTensor(call, args, 0);
+  const TensorTypeNode& u = argTensor(call, args, 1);
+  requireLen(call, "padding", 4);
+  const int64_t m = call.attrs.getInt("tile_size");
+  if (!winogradTileSupported(m)) LOOM_TYPE_FAIL(call) << "tile_size must be 2 or 4, got " << m;
+  requireRank(call, d, 5, "the data (layout NCHW{k}c)");
+  requireRank(call, u, 6, "the transformed weight [alpha, alpha, O/ob, C/ib, ib, ob]");
+  requireFloat(call, d, "the data");
+  if (!d.isStatic() || !u.isStatic()) LOOM_TYPE_FAIL(call) << "needs static shapes";
+  std::vector<int64_t> ds = d.staticShape(), us = u.staticShape();
+  if (us[0] != m + 2 || us[1] != m + 2)
+    LOOM_TYPE_FAIL(call) << "the transformed weight's tile is " << us[0] << "x" << us[1] << ", F(" << m
+                         << ", 3x3) needs " << m + 2 << "x" << m + 2;
+  if (ds[1] != us[3] || ds[4] != us[4])
+    LOOM_TYPE_FAIL(call) << "data " << typeStr(args[0]) << " does not match the transformed weight "
+                         << typeStr(args[1]) << " (input-channel blocks)";
+  const auto& p = call.attrs.getInts("padding");
+  for (int64_t v : p)
+    if (v < 0) LOOM_TYPE_FAIL(call) << "padding must not be negative";
+  const int64_t oh = ds[2] + p[0] + p[2] - 2, ow = ds[3] + p[1] + p[3] - 2;
+  if (oh < 1 || ow < 1 || oh % m != 0 || ow % m != 0)
+    LOOM_TYPE_FAIL(call) << "output " << oh << "x" << ow << " is not a whole number of " << m << "x" << m << " tiles";
+  return tensorType(std::vector<int64_t>{ds[0], us[2], oh, ow, us[5]}, d.dtype);
+}
+
+HostTensor conv2dWinogradKernel(const CallNode& call, const std::vector<HostTensor>& in,
+                                const TensorTypeNode& outT) {
+  const WinogradMatrices& wm = winogradMatrices(call.attrs.getInt("tile_size"));
+  const HostTensor& x = in[0];
+  const HostTensor& u = in[1];
+  HostTensor r(outT.staticShape(), outT.dtype);
+  const auto& p = call.attrs.getInts("padding");
+  const int64_t N = x.shape[0], CB = x.shape[1], H = x.shape[2], W = x.shape[3], IB = x.shape[4];
+  const int64_t OB = u.shape[2], OBk = u.shape[5], OH = r.shape[2], OW = r.shape[3];
+  const int64_t m = wm.m, a = wm.alpha;
+  std::vector<double> V(size_t(a * a)), M(size_t(a * a));
+  auto in_ = [&](int64_t n, int64_t c, int64_t h, int64_t w) {
+    const int64_t ih = h - p[0], iw = w - p[1];
+    if (ih < 0 || ih >= H || iw < 0 || iw >= W) return 0.0;
+    return x.v[size_t((((n * CB + c / IB) * H + ih) * W + iw) * IB + c % IB)];
+  };
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t th = 0; th < OH / m; ++th)
+      for (int64_t tw = 0; tw < OW / m; ++tw)
+        for (int64_t o = 0; o < OB * OBk; ++o) {
+          std::fill(M.begin(), M.end(), 0.0);
+          for (int64_t c = 0; c < CB * IB; ++c) {
+            for (int64_t e = 0; e < a; ++e)
+              for (int64_t f = 0; f < a; ++f) {
+                double acc = 0;
+                for (int64_t i = 0; i < a; ++i)
+                  for (int64_t j = 0; j < a; ++j)
+                    acc += wm.BT[size_t(e)][size_t(i)] * in_(n, c, th * m + i, tw * m + j) * wm.BT[size_t(f)][size_t(j)];
+                V[size_t(e * a + f)] = acc;
+              }
+            for (int64_t e = 0; e < a * a; ++e)
+              M[size_t(e)] += V[size_t(e)] *
+                              u.v[size_t(((((e * OB + o / OBk) * CB + c / IB) * IB + c % IB) * OBk) + o % OBk)];
+          }
+          for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < m; ++j) {
+              double acc = 0;
+              for (int64_t e = 0; e < a; ++e)
+                for (int64_t f = 0; f < a; ++f)
+                  acc += wm.AT[size_t(i)][size_t(e)] * M[size_t(e * a + f)] * wm.AT[size_t(j)][size_t(f)];
+              r.v[size_t((((n * OB + o / OBk) * OH + th * m + i) * OW + tw * m + j) * OBk + o % OBk)] = acc;
+            }
+        }
+  return r;
+}
+
 } // namespace
 
 void registerNNOps() {
@@ -806,6 +920,15 @@ void registerNNOps() {
                         *parseLayout(call.attrs.getString("dst_layout")));
       },
       "converts between NCHW and NCHW{k}c (or OIHW and OIHW{i}i{o}o) layouts");
+  defineOp("nn.winograd_weight_transform", 1, OpPattern::Opaque, {attrInt("tile_size")},
+           winogradWeightRel, winogradWeightKernel,
+           "a blocked 3x3 conv kernel OIHW{i}i{o}o to the Winograd F(m, 3x3) domain "
+           "[m+2, m+2, O/o, I/i, i, o] (folded into a constant at compile time)");
+  defineOp("nn.conv2d_winograd", 2, OpPattern::OutEWiseFusable,
+           {attrInt("tile_size"), attrInts("padding", std::vector<int64_t>{0, 0, 0, 0})}, conv2dWinogradRel,
+           conv2dWinogradKernel,
+           "3x3 stride-1 conv2d of NCHW{k}c data by Winograd F(m x m, 3x3) with a transformed kernel "
+           "(nn.winograd_weight_transform); padding is (top, left, bottom, right); output NCHW{o}c");
   defineOp("nn.conv2d_transpose", 2, OpPattern::OutEWiseFusable, convAttrs(true),
            conv2dTransposeRel, conv2dTransposeKernel,
            "2-D transposed convolution, data NCHW, weight IOHW");

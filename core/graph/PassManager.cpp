@@ -1,6 +1,8 @@
 // The graph pass list and the runner with an after-pass hook.
 #include "core/graph/PassManager.h"
 
+#include <algorithm>
+
 #include "core/graph/Printer.h"
 #include "core/graph/pass/ConvertLayout.h"
 #include "core/graph/pass/DeadCodeElimination.h"
@@ -9,6 +11,7 @@
 #include "core/graph/pass/FuseOps.h"
 #include "core/graph/pass/InferType.h"
 #include "core/graph/pass/SimplifyInference.h"
+#include "core/graph/pass/WinogradConv.h"
 #include "core/support/Error.h"
 
 namespace loom::graph {
@@ -21,6 +24,7 @@ const std::vector<GraphPass>& allGraphPasses() {
       {"eliminate-common-subexpr", [](const Module& m) { return eliminateCommonSubexpr(m); }},
       {"dead-code-elimination", [](const Module& m) { return eliminateDeadCode(m); }},
       {"convert-layout", [](const Module& m) { return convertLayout(m); }},
+      {"winograd-conv", [](const Module& m) { return winogradConv(m); }},
       {"fuse-ops", [](const Module& m) { return fuseOps(m); }},
   };
   return passes;
@@ -45,9 +49,19 @@ std::vector<std::string> fusePipeline(bool blockedLayout) {
   if (blockedLayout) {
     p.push_back("convert-layout");
     p.push_back("fold-constant");
+    p.push_back("winograd-conv");
+    p.push_back("fold-constant");
   }
   p.push_back("fuse-ops");
   return p;
+}
+
+std::vector<std::string> withoutPasses(const std::vector<std::string>& pipeline, const std::vector<std::string>& disabled) {
+  for (const std::string& d : disabled) findGraphPass(d);
+  std::vector<std::string> kept;
+  for (const std::string& p : pipeline)
+    if (std::find(disabled.begin(), disabled.end(), p) == disabled.end()) kept.push_back(p);
+  return kept;
 }
 
 Module runGraphPasses(const Module& m, const std::vector<std::string>& passes,

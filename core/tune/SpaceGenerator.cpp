@@ -28,7 +28,8 @@ SpaceGenerator SpaceGenerator::forTarget(const std::string& target) {
 
 SpaceGenerator SpaceGenerator::defaultCpu() {
   return SpaceGenerator({makeAutoInline(), makeMultiLevelTilingWithIntrin(), makeMultiLevelTilingRegister(),
-                         makeMultiLevelTiling(), makeRandomComputeLocation(), makeParallelVectorizeUnroll()});
+                         makeMultiLevelTiling(), makeRandomComputeLocation(), makeWinogradTransform(),
+                         makeParallelVectorizeUnroll()});
 }
 
 std::optional<SpacePoint> SpaceGenerator::sample(const tir::PrimFunc& f, uint64_t seed) const {

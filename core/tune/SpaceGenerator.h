@@ -49,7 +49,7 @@ public:
   /// The CPU rule set: auto-inline, multi-level tiling with the AVX-512 intrinsic, register-tiled
   /// multi-level tiling (local accumulator, 16 lanes, packed panel), multi-level tiling (SSRSRS,
   /// cache_write at a sampled level) for the blocks the first two leave, random compute location,
-  /// parallel-vectorize-unroll.
+  /// winograd-transform, parallel-vectorize-unroll.
   static SpaceGenerator defaultCpu();
   /// The rule set of `target`'s kind: for "cuda" and "opencl" auto-inline and the GPU rules
   /// (rule/GPURules.h: multi-level tiling bound to blockIdx/vthread/threadIdx with local and
@@ -92,6 +92,8 @@ std::shared_ptr<ScheduleRule> makeMultiLevelTilingRegister(double claimProbabili
 /// The same structure with the AVX-512 FMA micro-kernel as the innermost tile (fp32).
 std::shared_ptr<ScheduleRule> makeMultiLevelTilingWithIntrin(double claimProbability = 0.35);
 std::shared_ptr<ScheduleRule> makeRandomComputeLocation();
+/// Unrolls the tile-position loops of Winograd tile transforms (core/graph/Winograd.h).
+std::shared_ptr<ScheduleRule> makeWinogradTransform();
 std::shared_ptr<ScheduleRule> makeParallelVectorizeUnroll(std::vector<int64_t> unrollSteps = {0, 16, 64, 512},
                                                          int maxVectorExtent = 64);
 

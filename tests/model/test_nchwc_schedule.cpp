@@ -55,10 +55,12 @@ int64_t outExtent(int64_t in, int64_t k, int64_t s, int64_t padBefore, int64_t p
   return (in + padBefore + padAfter - k) / s + 1;
 }
 
+/// NCHWc at opt level 3 with direct convolutions (test_winograd.cpp covers the Winograd ones).
 driver::CompileModelOptions blocked() {
   driver::CompileModelOptions o;
   o.optLevel = 3;
   o.desiredLayout = "NCHWc";
+  o.disabledPasses = {"winograd-conv"};
   return o;
 }
 

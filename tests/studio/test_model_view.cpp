@@ -45,13 +45,15 @@ int firstNodeOf(const GraphData& g, int c) {
 }
 
 /// A cluster of the fused view whose kernel contains `op` (e.g. "nn.conv2d"), or -1.
+/// The first cluster whose group has an op named `op` or starting with it ("nn.conv2d" finds
+/// nn.conv2d_winograd too).
 int clusterWithOp(const Session& s, const QString& op) {
   const ModelGroups* g = s.modelGroups();
   for (int c = 0; g && c < g->clusterGroup.size(); ++c) {
     int k = g->clusterGroup[c];
     if (k < 0) continue;
     for (const std::string& o : g->groups[size_t(k)].ops)
-      if (QString::fromStdString(o) == op) return c;
+      if (QString::fromStdString(o).startsWith(op)) return c;
   }
   return -1;
 }

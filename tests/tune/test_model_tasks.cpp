@@ -113,7 +113,7 @@ private slots:
       for (auto& k : t.kernels) QVERIFY(kernels.insert(k).second);
       bool computes = false; // not only moving data (reshape, flatten)
       for (auto& op : t.ops) {
-        conv |= op == "nn.conv2d";
+        conv |= op.rfind("nn.conv2d", 0) == 0;  // direct or Winograd
         computes |= op.find("conv") != std::string::npos || op.find("pool") != std::string::npos ||
                     op.find("dense") != std::string::npos || op.find("relu") != std::string::npos;
       }

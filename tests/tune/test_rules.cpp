@@ -158,15 +158,37 @@ graph::Module convBiasRelu(int64_t c, int64_t hw, int64_t k) {
   return m;
 }
 
-/// The conv kernel (the group with nn.conv2d) of the model compiled with `layout`.
-tir::PrimFunc convKernel(const graph::Module& m, const std::string& layout) {
+/// The kernel with op `conv` (nn.conv2d: direct, winograd-conv disabled; nn.conv2d_winograd) of
+/// the model compiled with `layout`.
+tir::PrimFunc convKernel(const graph::Module& m, const std::string& layout, const std::string& conv = "nn.conv2d") {
   driver::CompileModelOptions o;
   o.optLevel = 3;
   o.desiredLayout = layout;
+  if (conv == "nn.conv2d") o.disabledPasses = {"winograd-conv"};
   for (auto& g : driver::extractGroups(m, {}, o))
     for (auto& op : g.ops)
-      if (op == "nn.conv2d") return g.func;
+      if (op == conv) return g.func;
   return {};
+}
+
+/// The loops around each block of `f`, outermost first.
+std::map<std::string, std::vector<const tir::ForNode*>> loopsOfBlocks(const tir::PrimFunc& f) {
+  struct Walker : tir::IRVisitor {
+    std::vector<const tir::ForNode*> stack;
+    std::map<std::string, std::vector<const tir::ForNode*>> loops;
+    using IRVisitor::visit;
+    void visit(const tir::ForNode* n) override {
+      stack.push_back(n);
+      IRVisitor::visit(n);
+      stack.pop_back();
+    }
+    void visit(const tir::BlockNode* n) override {
+      loops[n->name] = stack;
+      IRVisitor::visit(n);
+    }
+  } w;
+  w.visitStmt(f->body);
+  return w.loops;
 }
 
 } // namespace
@@ -295,6 +317,23 @@ private slots:
       claimed += str(p.final.trace()).find("\"SSRS") != std::string::npos;
     });
     QVERIFY(claimed > 0);
+  }
+
+  void winogradTransformsUnrolled() {
+    // A Winograd conv (8x8 output: F(4x4)): every candidate of the default space is correct, and
+    // the winograd-transform rule unrolls both tile transforms' position loops (the two loops
+    // above the lanes), so their selects fold to one sum per position.
+    tir::PrimFunc f = convKernel(convBiasRelu(16, 8, 32), "NCHWc", "nn.conv2d_winograd");
+    QVERIFY(f.defined());
+    checkSamples(SpaceGenerator::defaultCpu(), f, 4, "winograd default", [&](const SpacePoint& p) {
+      auto loops = loopsOfBlocks(p.final.func());
+      for (const char* t : {"data_pack", "inverse"}) {
+        QVERIFY2(loops.count(t) && loops[t].size() >= 3, t);
+        const auto& l = loops[t];
+        QVERIFY2(l[l.size() - 3]->kind == tir::ForKind::Unrolled && l[l.size() - 2]->kind == tir::ForKind::Unrolled,
+                 str(p.final.trace()).c_str());
+      }
+    });
   }
 
   void notClaimedWithoutLanes() {

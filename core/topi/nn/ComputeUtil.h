@@ -41,6 +41,7 @@ void setSimple(const std::string& name, Body body, std::string tag);
 
 void registerElemwiseComputes();
 void registerNNComputes();
+void registerWinogradComputes();
 void registerTransformComputes();
 void registerReduceComputes();
 

@@ -12,6 +12,7 @@ void registerGraphComputes() {
   std::call_once(once, [] {
     nn::registerElemwiseComputes();
     nn::registerNNComputes();
+    nn::registerWinogradComputes();
     nn::registerTransformComputes();
     nn::registerReduceComputes();
   });

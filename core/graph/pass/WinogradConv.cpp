@@ -1,0 +1,69 @@
+// WinogradConv: picks Winograd F(m x m, 3x3) for the blocked 3x3 stride-1 convolutions.
+#include "core/graph/pass/WinogradConv.h"
+
+#include "core/graph/Layout.h"
+#include "core/graph/Mutator.h"
+#include "core/graph/Op.h"
+#include "core/graph/Winograd.h"
+#include "core/graph/pass/InferType.h"
+
+namespace loom::graph {
+
+int64_t winogradTileFor(const CallNode& c, int64_t maxKernelBytes) {
+  if (!c.op || c.op->name != "nn.conv2d" || c.args.size() != 2 || !c.args[1].as<ConstantNode>()) return 0;
+  std::optional<Layout> dl = parseLayout(c.attrs.getString("data_layout"));
+  std::optional<Layout> kl = parseLayout(c.attrs.getString("kernel_layout"));
+  if (!dl || dl->kernel || dl->blockA <= 1 || !kl || !kl->kernel) return 0;
+  if (c.attrs.getInt("groups") != 1) return 0;
+  for (int64_t v : c.attrs.getInts("strides"))
+    if (v != 1) return 0;
+  for (int64_t v : c.attrs.getInts("dilation"))
+    if (v != 1) return 0;
+  auto* w = inferType(c.args[1]).as<TensorTypeNode>();
+  Type yt(c.checkedType);
+  auto* y = yt.as<TensorTypeNode>();
+  if (!w || !y || !w->isStatic() || !y->isStatic() || w->ndim() != 6 || y->ndim() != 5) return 0;
+  std::vector<int64_t> ws = w->staticShape(), ys = y->staticShape();
+  if (ws[2] != 3 || ws[3] != 3) return 0;
+  const int64_t oh = ys[2], ow = ys[3];
+  const int64_t m = oh % 4 == 0 && ow % 4 == 0 ? 4 : oh % 2 == 0 && ow % 2 == 0 ? 2 : 0;
+  if (m == 0) return 0;
+  const int64_t kernelBytes = (m + 2) * (m + 2) * (w->numel() / 9) * w->dtype.bytes();
+  return kernelBytes <= maxKernelBytes ? m : 0;
+}
+
+namespace {
+
+class WinogradRewriter : public ExprMutator {
+public:
+  explicit WinogradRewriter(int64_t maxKernelBytes) : m_maxKernelBytes(maxKernelBytes) {}
+
+private:
+  int64_t m_maxKernelBytes;
+
+  Expr rewrite(const Expr&, const Expr& e) override {
+    auto* c = e.as<CallNode>();
+    if (!c) return e;
+    inferType(e);
+    const int64_t m = winogradTileFor(*c, m_maxKernelBytes);
+    if (m == 0) return e;
+    Expr u = makeCall("nn.winograd_weight_transform", {c->args[1]}, {{"tile_size", m}});
+    Attrs attrs;
+    attrs.set("tile_size", m);
+    attrs.set("padding", c->attrs.getInts("padding"));
+    return makeCall("nn.conv2d_winograd", {c->args[0], u}, attrs, c->name);
+  }
+};
+
+}  // namespace
+
+Expr winogradConv(const Expr& e, int64_t maxKernelBytes) {
+  inferType(e);
+  return WinogradRewriter(maxKernelBytes).mutate(e);
+}
+
+Module winogradConv(const Module& m, int64_t maxKernelBytes) {
+  return mapFunctions(m, [&](const Expr& e) { return winogradConv(e, maxKernelBytes); });
+}
+
+}  // namespace loom::graph

@@ -1,0 +1,105 @@
+// TE compute of nn.conv2d_winograd: Winograd F(m x m, 3x3) on channel-blocked (NCHW{k}c) data.
+#include "core/graph/Winograd.h"
+#include "core/topi/Ops.h"
+#include "core/topi/nn/ComputeUtil.h"
+
+namespace loom::topi::nn {
+
+namespace {
+
+using graph::CallNode;
+using graph::Type;
+using graph::WinogradMatrices;
+
+/// sum_{i, j} L[r][i] * L[c][j] * load(i, j) for constant row indices r and c: only the nonzero
+/// coefficients, +-1 as an addition / subtraction.
+Expr bilinear(const std::vector<std::vector<double>>& L, size_t r, size_t c, const std::function<Expr(int64_t, int64_t)>& load,
+              DataType t) {
+  Expr acc;
+  for (size_t i = 0; i < L[r].size(); ++i)
+    for (size_t j = 0; j < L[c].size(); ++j) {
+      const double k = L[r][i] * L[c][j];
+      if (k == 0) continue;
+      Expr v = load(int64_t(i), int64_t(j));
+      if (!acc.defined()) {
+        acc = k == 1 ? v : k == -1 ? -v : tir::floatImm(t, k) * v;
+      } else if (k == 1) {
+        acc = acc + v;
+      } else if (k == -1) {
+        acc = acc - v;
+      } else {
+        acc = acc + tir::floatImm(t, k) * v;
+      }
+    }
+  return acc.defined() ? acc : tir::makeZero(t);
+}
+
+/// The value at (x, y) of an L x L transform whose (r, c) entry is bilinear(L, r, c): a select
+/// over (x, y) that folds to one entry once the x and y loops are unrolled.
+Expr transformEntry(const std::vector<std::vector<double>>& L, const Var& x, const Var& y,
+                    const std::function<Expr(int64_t, int64_t)>& load, DataType t) {
+  const size_t n = L.size();
+  Expr v = bilinear(L, n - 1, n - 1, load, t);
+  for (size_t k = n * n - 1; k-- > 0;) {
+    const size_t r = k / n, c = k % n;
+    v = tir::select(tir::eq(x, ci(int64_t(r))) && tir::eq(y, ci(int64_t(c))), bilinear(L, r, c, load, t), v);
+  }
+  return v;
+}
+
+/// data [N, C/ib, H, W, ib], U [a, a, O/ob, C/ib, ib, ob] -> out [N, O/ob, OH, OW, ob]:
+///   pad_temp   the zero-padded input;
+///   data_pack  [P, C/ib, a, a, ib]     B^T d B of each input tile (P = N * OH/m * OW/m tiles);
+///   bgemm      [a, a, P, O/ob, ob]     per Winograd point, the tiles times the kernel over C;
+///   inverse    [P, O/ob, m, m, ob]     A^T M A of each tile;
+///   the output reads the tile element of inverse.
+std::vector<te::Tensor> conv2dWinograd(const CallNode& call, const std::vector<te::Tensor>& in, const Type& outType) {
+  const auto& out = staticTensor(outType, call);
+  const WinogradMatrices& wm = graph::winogradMatrices(call.attrs.getInt("tile_size"));
+  const auto& p = call.attrs.getInts("padding");
+  const std::vector<int64_t> ds = extents(in[0]), us = extents(in[1]);
+  const std::vector<int64_t> os = out.staticShape();
+  const int64_t m = wm.m, a = wm.alpha, CB = ds[1], IB = ds[4], OB = us[2], OBk = us[5];
+  const int64_t nH = os[2] / m, nW = os[3] / m, P = ds[0] * nH * nW;
+  const DataType t = in[0]->dtype;
+  te::Tensor data = topi::pad(in[0], {0, 0, p[0], p[1], 0}, {0, 0, p[2], p[3], 0}, 0.0, "pad_temp");
+  const tir::Annotations transform{{"schedule_rule", tir::stringImm(graph::kWinogradTransformRule)}};
+  te::Tensor dataPack = te::compute(
+      {ci(P), ci(CB), ci(a), ci(a), ci(IB)},
+      [&](const std::vector<Var>& i) -> te::ComputeBody {
+        Expr n = tir::floordiv(i[0], ci(nH * nW)), th = tir::floormod(tir::floordiv(i[0], ci(nW)), ci(nH)),
+             tw = tir::floormod(i[0], ci(nW));
+        return transformEntry(
+            wm.BT, i[2], i[3], [&](int64_t r, int64_t c) { return data(n, i[1], th * ci(m) + ci(r), tw * ci(m) + ci(c), i[4]); },
+            t);
+      },
+      "data_pack", "winograd_data_pack", transform);
+  te::IterVar rcb = te::reduceAxis(ci(CB), "rcb"), rci = te::reduceAxis(ci(IB), "rci");
+  const te::Tensor& U = in[1];
+  te::Tensor bgemm = te::compute(
+      {ci(a), ci(a), ci(P), ci(OB), ci(OBk)},
+      [&](const std::vector<Var>& i) -> te::ComputeBody {
+        return te::sum(dataPack(i[2], rcb, i[0], i[1], rci) * U(i[0], i[1], i[3], rcb, rci, i[4]), {rcb, rci});
+      },
+      "bgemm", "winograd_bgemm");
+  te::Tensor inverse = te::compute(
+      {ci(P), ci(OB), ci(m), ci(m), ci(OBk)},
+      [&](const std::vector<Var>& i) -> te::ComputeBody {
+        return transformEntry(
+            wm.AT, i[2], i[3], [&](int64_t r, int64_t c) { return bgemm(ci(r), ci(c), i[0], i[1], i[4]); }, t);
+      },
+      "inverse", "winograd_inverse", transform);
+  return {te::compute(
+      teShape(out),
+      [&](const std::vector<Var>& i) -> te::ComputeBody {
+        Expr tile = (Expr(i[0]) * ci(nH) + tir::floordiv(i[2], ci(m))) * ci(nW) + tir::floordiv(i[3], ci(m));
+        return inverse(tile, i[1], tir::floormod(i[2], ci(m)), tir::floormod(i[3], ci(m)), i[4]);
+      },
+      "conv2d_winograd", "conv2d_winograd")};
+}
+
+}  // namespace
+
+void registerWinogradComputes() { setCompute("nn.conv2d_winograd", conv2dWinograd); }
+
+}  // namespace loom::topi::nn

@@ -1,0 +1,275 @@
+// Winograd F(m x m, 3x3) convolution: the winograd-conv pass picks the tile (4, 2 or none) for
+// blocked 3x3 stride-1 convs and folds the kernel transform; the op's host kernel, its TE compute
+// in the interpreter, the default schedule and the compiled kernel all agree with the direct
+// convolution (float64 host kernel) within the single-op tolerance; the transforms get their
+// tile positions unrolled; bad attributes are typed errors; the pass can be disabled.
+#include <QtTest>
+
+#include <functional>
+
+#include "../transform/Meaning.h"
+#include "ModelTestUtil.h"
+#include "core/driver/CompileModel.h"
+#include "core/driver/DefaultSchedule.h"
+#include "core/graph/Evaluator.h"
+#include "core/graph/Op.h"
+#include "core/graph/PassManager.h"
+#include "core/graph/Printer.h"
+#include "core/graph/pass/InferType.h"
+#include "core/graph/pass/WinogradConv.h"
+#include "core/support/Error.h"
+#include "core/tir/Printer.h"
+#include "core/tir/Visitor.h"
+
+using namespace loom;
+
+namespace {
+
+struct Case {
+  int64_t c, h, w, k;
+  std::vector<int64_t> pad;
+  bool residual;
+  int64_t tile;  ///< what winograd-conv picks (0: stays direct)
+  int64_t stride = 1, kernel = 3;
+};
+
+int64_t outExtent(int64_t in, int64_t k, int64_t s, int64_t before, int64_t after) { return (in + before + after - k) / s + 1; }
+
+/// conv2d -> bias add [-> add residual] -> relu on (1, c, h, w).
+graph::Module caseModule(const Case& cs, std::vector<int64_t>* in, std::vector<int64_t>* res) {
+  auto f32 = DataType::Float(32);
+  const int64_t oh = outExtent(cs.h, cs.kernel, cs.stride, cs.pad[0], cs.pad[2]);
+  const int64_t ow = outExtent(cs.w, cs.kernel, cs.stride, cs.pad[1], cs.pad[3]);
+  *in = {1, cs.c, cs.h, cs.w};
+  *res = {1, cs.k, oh, ow};
+  graph::Var x = graph::makeVar("data", graph::tensorType(*in, f32));
+  graph::Attrs attrs;
+  attrs.set("padding", cs.pad);
+  attrs.set("strides", std::vector<int64_t>{cs.stride, cs.stride});
+  graph::Expr y = graph::makeCall(
+      "nn.bias_add",
+      {graph::makeCall("nn.conv2d", {x, graph::makeConstant(test::randomArray({cs.k, cs.c, cs.kernel, cs.kernel}, 41), "w")}, attrs),
+       graph::makeConstant(test::randomArray({cs.k}, 42), "b")});
+  std::vector<graph::Var> params{x};
+  if (cs.residual) {
+    graph::Var r = graph::makeVar("res", graph::tensorType(*res, f32));
+    params.push_back(r);
+    y = graph::makeCall("add", {y, r});
+  }
+  graph::Module m;
+  m.functions["main"] = graph::makeFunction(params, graph::makeCall("nn.relu", {y}));
+  return m;
+}
+
+const std::vector<Case> kCases = {
+    {16, 8, 8, 16, {1, 1, 1, 1}, false, 4},    // F(4x4): one tile block of 2x2 tiles
+    {32, 12, 16, 32, {1, 1, 1, 1}, true, 4},   // F(4x4), residual, 2 channel blocks, non-square
+    {16, 6, 6, 32, {1, 1, 1, 1}, false, 2},    // 6 is not a multiple of 4: F(2x2)
+    {12, 5, 9, 24, {1, 0, 2, 1}, true, 2},     // uneven padding, blocks of 12, output 6x8
+    {16, 14, 14, 16, {1, 1, 1, 1}, false, 2},  // ResNet stage 3's 14x14: F(2x2)
+    {16, 7, 7, 16, {1, 1, 1, 1}, false, 0},    // 7x7 output: direct
+    {16, 8, 8, 16, {1, 1, 1, 1}, false, 0, 2}, // stride 2: direct
+    {16, 8, 8, 16, {0, 0, 0, 0}, false, 0, 1, 1},  // 1x1: direct
+};
+
+void addCases() {
+  QTest::addColumn<int>("index");
+  const char* names[] = {"16->16 8x8 F4", "32->32 12x16 residual F4", "16->32 6x6 F2", "12->24 uneven pad F2",
+                         "16->16 14x14 F2", "7x7 direct", "stride 2 direct", "1x1 direct"};
+  for (int i = 0; i < int(kCases.size()); ++i) QTest::newRow(names[i]) << i;
+}
+
+std::vector<runtime::NDArray> caseInputs(const Case& cs, const std::vector<int64_t>& in, const std::vector<int64_t>& res) {
+  std::vector<runtime::NDArray> inputs{test::randomArray(in, 7)};
+  if (cs.residual) inputs.push_back(test::randomArray(res, 8));
+  return inputs;
+}
+
+/// max |a - b| / max |b|.
+double relError(const runtime::NDArray& a, const runtime::NDArray& b) {
+  double ref = 0;
+  for (int64_t i = 0; i < b.numel(); ++i) ref = std::max(ref, double(std::fabs(b.as<float>()[i])));
+  return test::maxDiff(a, b) / std::max(ref, 1e-30);
+}
+
+/// The graph passes up to (not including) fusion.
+std::vector<std::string> layoutPasses() { return {"infer-type", "convert-layout", "fold-constant", "winograd-conv", "fold-constant"}; }
+
+/// The group holding nn.conv2d_winograd (nullptr when none).
+std::optional<driver::ModelGroup> winogradGroup(const graph::Module& m) {
+  for (const driver::ModelGroup& g : driver::extractGroups(m, {}, {}))
+    for (const std::string& op : g.ops)
+      if (op == "nn.conv2d_winograd") return g;
+  return std::nullopt;
+}
+
+struct LoopWalker : tir::IRVisitor {
+  std::vector<const tir::ForNode*> stack;
+  std::map<std::string, std::vector<const tir::ForNode*>> loopsOf;
+  void visit(const tir::ForNode* op) override {
+    stack.push_back(op);
+    tir::IRVisitor::visit(op);
+    stack.pop_back();
+  }
+  void visit(const tir::BlockNode* op) override {
+    loopsOf[op->name] = stack;
+    tir::IRVisitor::visit(op);
+  }
+};
+
+}  // namespace
+
+class TestWinograd : public QObject {
+  Q_OBJECT
+
+private slots:
+  void passPicksTheTile_data() { addCases(); }
+  void passPicksTheTile() {
+    QFETCH(int, index);
+    const Case& cs = kCases[size_t(index)];
+    std::vector<int64_t> in, res;
+    graph::Module m = graph::runGraphPasses(caseModule(cs, &in, &res), layoutPasses());
+    std::string text = graph::printModule(m);
+    if (cs.tile == 0) {
+      QVERIFY2(text.find("nn.conv2d_winograd") == std::string::npos, text.c_str());
+      QVERIFY2(text.find("nn.conv2d(") != std::string::npos, text.c_str());
+      return;
+    }
+    QVERIFY2(text.find("nn.conv2d_winograd(") != std::string::npos, text.c_str());
+    QVERIFY2(text.find("tile_size=" + std::to_string(cs.tile)) != std::string::npos, text.c_str());
+    // The kernel transform was folded: no transform op is left, the kernel is a constant.
+    QVERIFY2(text.find("nn.winograd_weight_transform") == std::string::npos, text.c_str());
+  }
+
+  void kernelSizeLimitKeepsConvDirect() {
+    std::vector<int64_t> in, res;
+    graph::Module m = graph::runGraphPasses(caseModule(kCases[0], &in, &res), {"infer-type", "convert-layout", "fold-constant"});
+    // 16x16x36 floats = 36 KiB in the Winograd domain.
+    std::string small = graph::printModule(graph::winogradConv(m, 36 * 1024 - 4));
+    QVERIFY2(small.find("nn.conv2d_winograd") == std::string::npos, small.c_str());
+    std::string fits = graph::printModule(graph::winogradConv(m, 36 * 1024));
+    QVERIFY2(fits.find("nn.conv2d_winograd") != std::string::npos, fits.c_str());
+  }
+
+  void nonConstantKernelStaysDirect() {
+    auto f32 = DataType::Float(32);
+    graph::Var x = graph::makeVar("data", graph::tensorType(std::vector<int64_t>{1, 16, 8, 8}, f32));
+    graph::Var w = graph::makeVar("w", graph::tensorType(std::vector<int64_t>{16, 16, 3, 3}, f32));
+    graph::Attrs attrs;
+    attrs.set("padding", std::vector<int64_t>{1, 1, 1, 1});
+    graph::Module m;
+    m.functions["main"] = graph::makeFunction({x, w}, graph::makeCall("nn.conv2d", {x, w}, attrs));
+    std::string text = graph::printModule(graph::runGraphPasses(m, layoutPasses()));
+    QVERIFY2(text.find("nn.conv2d_winograd") == std::string::npos, text.c_str());
+  }
+
+  void hostKernelMatchesDirect_data() { addCases(); }
+  void hostKernelMatchesDirect() {
+    // The graph evaluator (float64 host kernels) on the rewritten graph vs the imported one.
+    QFETCH(int, index);
+    const Case& cs = kCases[size_t(index)];
+    std::vector<int64_t> in, res;
+    graph::Module m = caseModule(cs, &in, &res);
+    std::vector<runtime::NDArray> inputs = caseInputs(cs, in, res);
+    runtime::NDArray want = graph::evaluate(m.main(), inputs).at(0);
+    runtime::NDArray got = graph::evaluate(graph::runGraphPasses(m, layoutPasses()).main(), inputs).at(0);
+    const double e = relError(got, want);
+    QVERIFY2(e < 1e-6, qPrintable(QString("relative error %1").arg(e)));
+  }
+
+  void scheduleKeepsMeaning_data() { addCases(); }
+  void scheduleKeepsMeaning() {
+    // The Winograd group's TE compute, default-scheduled, computes what the unscheduled one does
+    // (interpreter, random inputs); the transforms have their tile positions unrolled and their
+    // channel lanes vectorized, the batched product its lanes vectorized, and loops run in parallel.
+    QFETCH(int, index);
+    const Case& cs = kCases[size_t(index)];
+    if (cs.tile == 0) QSKIP("direct conv");
+    std::vector<int64_t> in, res;
+    std::optional<driver::ModelGroup> g = winogradGroup(caseModule(cs, &in, &res));
+    QVERIFY(g);
+    tir::PrimFunc s = driver::defaultSchedule(g->func, true);
+    std::string diff = transform::testing::meaningDiff(g->func, s, 1e-4, 1);
+    QVERIFY2(diff.empty(), (g->name + ": " + diff).c_str());
+    LoopWalker w;
+    w.visitStmt(s->body);
+    std::string text = tir::printFunc(s);
+    for (const char* t : {"data_pack", "inverse"}) {
+      QVERIFY2(w.loopsOf.count(t), text.c_str());
+      const auto& l = w.loopsOf[t];
+      QVERIFY2(l.size() == 4, text.c_str());
+      QVERIFY2(l[0]->kind == tir::ForKind::Parallel, text.c_str());
+      QVERIFY2(l[1]->kind == tir::ForKind::Unrolled && l[2]->kind == tir::ForKind::Unrolled, text.c_str());
+      QVERIFY2(l[3]->kind == tir::ForKind::Vectorized, text.c_str());
+    }
+    QVERIFY2(w.loopsOf.count("bgemm"), text.c_str());
+    QVERIFY2(w.loopsOf["bgemm"].front()->kind == tir::ForKind::Parallel, text.c_str());
+    QVERIFY2(w.loopsOf["bgemm"].back()->kind == tir::ForKind::Vectorized, text.c_str());
+  }
+
+  void compiledMatchesDirect_data() { addCases(); }
+  void compiledMatchesDirect() {
+    // The compiled model (LLVM) against the direct convolution in float64: within the single-op
+    // tolerance (1e-4 of the largest output), with and without the pass.
+    QFETCH(int, index);
+    const Case& cs = kCases[size_t(index)];
+    std::vector<int64_t> in, res;
+    graph::Module m = caseModule(cs, &in, &res);
+    std::vector<runtime::NDArray> inputs = caseInputs(cs, in, res);
+    runtime::NDArray want = graph::evaluate(m.main(), inputs).at(0);
+    for (bool winograd : {true, false}) {
+      driver::CompileModelOptions o;
+      if (!winograd) o.disabledPasses = {"winograd-conv"};
+      driver::CompiledModel cm = driver::compileModel(m, "llvm", {}, o);
+      bool usesWinograd = false;
+      for (const tir::PrimFunc& k : cm.kernels) usesWinograd |= k->name.find("winograd") != std::string::npos;
+      QCOMPARE(usesWinograd, winograd && cs.tile != 0);
+      auto ex = driver::createExecutor(cm);
+      for (size_t i = 0; i < inputs.size(); ++i) ex->setInput(i, inputs[i]);
+      ex->run();
+      const double e = relError(ex->getOutput(0), want);
+      QVERIFY2(e < 1e-4, qPrintable(QString("winograd %1: relative error %2").arg(winograd).arg(e)));
+    }
+  }
+
+  void badAttributesAreTypedErrors() {
+    auto f32 = DataType::Float(32);
+    auto call = [&](int64_t tile, std::vector<int64_t> dataShape, std::vector<int64_t> uShape) {
+      graph::Var x = graph::makeVar("x", graph::tensorType(dataShape, f32));
+      graph::Var u = graph::makeVar("u", graph::tensorType(uShape, f32));
+      graph::Attrs a;
+      a.set("tile_size", tile);
+      a.set("padding", std::vector<int64_t>{1, 1, 1, 1});
+      std::string msg;
+      try {
+        graph::inferType(graph::makeCall("nn.conv2d_winograd", {x, u}, a, "conv_7"));
+      } catch (const graph::GraphTypeError& e) {
+        msg = e.what();
+      }
+      return msg;
+    };
+    std::string e = call(3, {1, 1, 8, 8, 16}, {5, 5, 1, 1, 16, 16});
+    QVERIFY2(e.find("tile_size must be 2 or 4") != std::string::npos && e.find("conv_7") != std::string::npos, e.c_str());
+    e = call(4, {1, 1, 5, 5, 16}, {6, 6, 1, 1, 16, 16});
+    QVERIFY2(e.find("not a whole number of 4x4 tiles") != std::string::npos, e.c_str());
+    e = call(4, {1, 2, 8, 8, 16}, {6, 6, 1, 1, 16, 16});
+    QVERIFY2(e.find("input-channel blocks") != std::string::npos, e.c_str());
+    e = call(2, {1, 1, 8, 8, 16}, {6, 6, 1, 1, 16, 16});
+    QVERIFY2(e.find("needs 4x4") != std::string::npos, e.c_str());
+  }
+
+  void unknownDisabledPassIsAnError() {
+    std::vector<int64_t> in, res;
+    driver::CompileModelOptions o;
+    o.disabledPasses = {"winograd"};
+    try {
+      driver::compileModel(caseModule(kCases[0], &in, &res), "llvm", {}, o);
+      QFAIL("no error");
+    } catch (const ValueError& e) {
+      QVERIFY2(std::string(e.what()).find("unknown graph pass 'winograd'") != std::string::npos, e.what());
+    }
+  }
+};
+
+QTEST_APPLESS_MAIN(TestWinograd)
+#include "test_winograd.moc"
