@@ -20,11 +20,20 @@ public:
     tir::IRVisitor::visit(n);
   }
   void visit(const tir::CallNode* n) override {
-    if (n->dtype.isFloat() && n->op != "if_then_else") {
+    if (n->op == "if_then_else" && n->args.size() == 3) {
+      visitExpr(n->args[0]);
+      oneOf(n->args[1], n->args[2]);
+      return;
+    }
+    if (n->dtype.isFloat()) {
       const tir::Intrinsic* in = tir::findIntrinsic(n->op);
       if (in && in->pure && in->evalFloat) add(double(n->dtype.lanes()));
     }
     tir::IRVisitor::visit(n);
+  }
+  void visit(const tir::SelectNode* n) override {
+    visitExpr(n->condition);
+    oneOf(n->trueValue, n->falseValue);
   }
   void visit(const tir::ForNode* n) override {
     const auto* ext = n->extent.as<tir::IntImmNode>();
@@ -45,6 +54,18 @@ public:
   void visit(const tir::BlockRealizeNode* n) override { visitStmt(tir::Stmt(n->block)); }
 
 private:
+  /// One of two values is used: the costlier one counts (a Winograd transform's select over tile
+  /// positions costs one position's sum, not all of them).
+  void oneOf(const tir::Expr& a, const tir::Expr& b) {
+    FlopCounter ca, cb;
+    ca.m_scale = cb.m_scale = m_scale;
+    ca.m_known = cb.m_known = m_known;
+    ca.visitExpr(a);
+    cb.visitExpr(b);
+    const FlopCounter& c = ca.flops >= cb.flops ? ca : cb;
+    flops += c.flops;
+    unknown |= ca.unknown || cb.unknown;
+  }
   void add(double ops) {
     if (!m_known) unknown = true;
     flops += ops * m_scale;

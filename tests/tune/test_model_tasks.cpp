@@ -14,6 +14,7 @@
 #include "core/frontend/onnx/OnnxImporter.h"
 #include "core/schedule/Trace.h"
 #include "core/tir/Function.h"
+#include "core/tir/Parser.h"
 #include "core/tir/StructuralEqual.h"
 #include "core/topi/Workloads.h"
 #include "core/tune/FlopCount.h"
@@ -204,6 +205,20 @@ private slots:
       ++checked;
     }
     QVERIFY(checked >= 10);
+  }
+
+  void flopsOfSelectCountOneValue() {
+    // A select (or if_then_else) uses one of its values: the costlier counts, not both (a
+    // Winograd transform's select over 36 tile positions costs one position's sum).
+    tir::PrimFunc f = tir::parseFunc(R"(
+@T.prim_func
+def f(A: T.Buffer((10,), "float32"), B: T.Buffer((10,), "float32")):
+    for i in range(10):
+        with T.block("B"):
+            vi = T.axis.spatial(10, i)
+            B[vi] = T.Select(vi < 5, A[vi] * T.float32(2) + T.float32(1), T.if_then_else(vi < 7, A[vi] * A[vi], A[vi]))
+)");
+    QCOMPARE(countFlops(f), 20.0);
   }
 
   void recordsApplyToCompiledModel() {
