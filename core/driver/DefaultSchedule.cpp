@@ -240,27 +240,31 @@ int chunkAxis(const tir::BlockNode* blk, size_t numSpatial) {
   return -1;
 }
 
+/// Whether an operand without the lane axis (a conv's input) uses spatial iter var `k`.
+bool usedWithoutLane(const tir::BlockNode* blk, size_t k, size_t numSpatial) {
+  tir::Expr cond;
+  const tir::BufferStoreNode* st = guardedStore(blk->body, &cond);
+  const tir::Var& lane = blk->iterVars[numSpatial - 1].var;
+  const tir::Var& v = blk->iterVars[k].var;
+  for (const tir::BufferLoadNode* ld : loadsIn(blk->body)) {
+    if (ld->buffer.get() == st->buffer.get()) continue;
+    bool usesV = false, usesLane = false;
+    for (const tir::Expr& i : ld->indices) {
+      usesV |= tir::usesVar(i, v);
+      usesLane |= tir::usesVar(i, lane);
+    }
+    if (usesV && !usesLane) return true;
+  }
+  return false;
+}
+
 /// The spatial iter var whose values form the rows of the register tile: the innermost one
 /// (other than the lane axis) with more than one value that an operand without the lane axis
 /// uses (a conv's output column, a matmul's row), so that each of its values broadcasts one
 /// scalar of that operand. The iter var just outside the lane axis when none qualifies.
 size_t rowAxis(tir::Schedule& sch, const tir::BlockNode* blk, const std::vector<tir::LoopRV>& loops, size_t numSpatial) {
-  tir::Expr cond;
-  const tir::BufferStoreNode* st = guardedStore(blk->body, &cond);
-  const tir::Var& lane = blk->iterVars[numSpatial - 1].var;
-  for (size_t k = numSpatial - 1; k-- > 0;) {
-    if (*tir::asConstInt(sch.get(loops[k])->extent) < 2) continue;
-    const tir::Var& v = blk->iterVars[k].var;
-    for (const tir::BufferLoadNode* ld : loadsIn(blk->body)) {
-      if (ld->buffer.get() == st->buffer.get()) continue;
-      bool usesV = false, usesLane = false;
-      for (const tir::Expr& i : ld->indices) {
-        usesV |= tir::usesVar(i, v);
-        usesLane |= tir::usesVar(i, lane);
-      }
-      if (usesV && !usesLane) return k;
-    }
-  }
+  for (size_t k = numSpatial - 1; k-- > 0;)
+    if (*tir::asConstInt(sch.get(loops[k])->extent) >= 2 && usedWithoutLane(blk, k, numSpatial)) return k;
   return numSpatial - 2;
 }
 
@@ -299,24 +303,6 @@ std::optional<tir::BlockRV> paddingProducer(tir::Schedule& sch, const tir::Block
   for (const tir::BlockRV& p : tir::getProducers(sch, b))
     if (isConditionalProducerOfReduction(sch, p)) return p;
   return std::nullopt;
-}
-
-/// Whether an operand without the lane axis (a conv's input) uses spatial iter var `k`.
-bool usedWithoutLane(const tir::BlockNode* blk, size_t k, size_t numSpatial) {
-  tir::Expr cond;
-  const tir::BufferStoreNode* st = guardedStore(blk->body, &cond);
-  const tir::Var& lane = blk->iterVars[numSpatial - 1].var;
-  const tir::Var& v = blk->iterVars[k].var;
-  for (const tir::BufferLoadNode* ld : loadsIn(blk->body)) {
-    if (ld->buffer.get() == st->buffer.get()) continue;
-    bool usesV = false, usesLane = false;
-    for (const tir::Expr& i : ld->indices) {
-      usesV |= tir::usesVar(i, v);
-      usesLane |= tir::usesVar(i, lane);
-    }
-    if (usesV && !usesLane) return true;
-  }
-  return false;
 }
 
 /// The outer spatial iter var a padded reduction's rows are banded along: of those the operand
