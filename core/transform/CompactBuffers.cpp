@@ -4,12 +4,14 @@
 #include <functional>
 #include <numeric>
 #include <optional>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "core/arith/Analyzer.h"
 #include "core/arith/IntSet.h"
 #include "core/arith/Linear.h"
 #include "core/tir/Op.h"
+#include "core/tir/StructuralEqual.h"
 #include "core/tir/Visitor.h"
 #include "core/transform/LowerBlocks.h"
 #include "core/transform/Pass.h"
@@ -19,6 +21,16 @@ namespace loom::transform {
 using namespace tir;
 
 namespace {
+
+/// The lower (`upper` false) or upper bound of a buffer dimension after one more access whose
+/// bound is `v`. Bounds that differ by a constant keep the extreme one, so the many accesses of an
+/// unrolled nest (a Winograd tile's 36 positions) give one short bound, not a chain of min/max
+/// that every further access simplifies again.
+Expr widen(arith::Analyzer& an, const Expr& cur, const Expr& v, bool upper) {
+  if (!cur.defined()) return v;
+  if (const int64_t* d = asConstInt(an.simplify(v - cur))) return (upper ? *d > 0 : *d < 0) ? v : cur;
+  return an.simplify(upper ? max(cur, v) : min(cur, v));
+}
 
 /// A GPU thread index in scope: `attr [threadIdx.x] "thread_extent" = extent`.
 struct ThreadVar {
@@ -85,7 +97,28 @@ protected:
       escaped = true;
       return;
     }
+    // An access like one already seen (same indices under the same loops) bounds nothing new:
+    // an unrolled Winograd transform's select reads each of its 36 input positions once per
+    // tile position, 1296 loads of 36 distinct elements.
+    size_t h = m_places.size();
+    for (const Expr& i : indices) h = h * 31 + structuralHash(i);
+    if (!m_places.empty()) h = h * 31 + std::hash<const void*>()(m_places.back().node);
+    std::vector<size_t>& same = m_seen[h];
+    for (size_t k : same)
+      if (sameAccess(accesses[k], indices)) return;
+    same.push_back(accesses.size());
     accesses.push_back({indices, m_places, m_threads});
+  }
+  bool sameAccess(const Access& a, const std::vector<Expr>& indices) const {
+    if (a.places.size() != m_places.size() || a.threads.size() != m_threads.size() || a.indices.size() != indices.size())
+      return false;
+    for (size_t k = 0; k < m_places.size(); ++k)
+      if (a.places[k].node != m_places[k].node) return false;
+    for (size_t k = 0; k < m_threads.size(); ++k)
+      if (a.threads[k].var.get() != m_threads[k].var.get() || a.threads[k].depth != m_threads[k].depth) return false;
+    for (size_t k = 0; k < indices.size(); ++k)
+      if (!structuralEqual(a.indices[k], indices[k])) return false;
+    return true;
   }
   void visit(const VarNode* n) override { escaped |= n == m_buffer->data.get(); }
   void visit(const BufferLoadNode* n) override {
@@ -127,6 +160,7 @@ protected:
   }
 
 private:
+  std::unordered_map<size_t, std::vector<size_t>> m_seen;  ///< access hash -> positions in accesses
   Buffer m_buffer;
   std::string m_scope;
   std::vector<Place> m_places;
@@ -310,7 +344,12 @@ protected:
     for (size_t d = 0; d < depth; ++d)
       if (first[d].loop) inner.erase(first[d].loop->loopVar.get());
 
+    // The loops the buffer will live under keep their variables as symbols, over their ranges
+    // (so `i // 4 % 3` of a loop of 12 is `i // 4`, and bounds of one access against another
+    // differ by a constant).
     arith::Analyzer an;
+    for (size_t d = 0; d < depth; ++d)
+      if (const ForNode* l = first[d].loop) an.bind(l->loopVar, Range(l->min, l->extent));
     size_t ndim = buf->shape.size();
     std::vector<Expr> lo(ndim), hi(ndim);
     std::vector<bool> ok(ndim, true);
@@ -346,8 +385,8 @@ protected:
           ok[d] = false;
           continue;
         }
-        lo[d] = lo[d].defined() ? an.simplify(min(lo[d], set.minValue)) : set.minValue;
-        hi[d] = hi[d].defined() ? an.simplify(max(hi[d], set.maxValue)) : set.maxValue;
+        lo[d] = widen(an, lo[d], set.minValue, false);
+        hi[d] = widen(an, hi[d], set.maxValue, true);
         if (strides[d].ok) strides[d].note(a.indices[d], dom, an);
       }
     }
