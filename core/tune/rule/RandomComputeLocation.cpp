@@ -22,6 +22,10 @@ public:
       if (found.size() != 1) continue;
       const BlockNode* b = found[0];
       if (rule::writesOutput(sch, b) || b->annotations.count("meta_schedule.tiling_structure")) continue;
+      // Under a consumer's loop a Winograd transform would compute part of a tile, its position
+      // loops no longer whole: the select over positions would not fold (it stays at the root;
+      // its producer, the padded input, may still move under its tile loop).
+      if (rule::isWinogradTransform(b)) continue;
       if (!enclosingBlock(sch, b) || enclosingBlock(sch, b)->name != "root") continue;
       if (loopsAbove(sch, b).size() != b->iterVars.size()) continue; // already moved
       Schedule trial = sch;

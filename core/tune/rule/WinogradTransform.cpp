@@ -1,9 +1,9 @@
 // Rule winograd-transform: the tile transforms of a Winograd convolution (blocks annotated
-// schedule_rule = "winograd_transform", see core/graph/Winograd.h) get their two tile-position
-// loops unrolled (after random-compute-location placed them), so each position's select folds to its short sum and the tile's loads are
-// shared; parallel-vectorize-unroll then fuses the tile and channel loops above them (it stops at
-// the unrolled loops) and vectorizes the lanes (MetaSchedule's custom winograd rules).
-#include "core/graph/Winograd.h"
+// schedule_rule = "winograd_transform", see core/graph/Winograd.h; random-compute-location leaves
+// them at the root, whole tiles) get their two tile-position loops unrolled, so each position's
+// select folds to its short sum and the tile's loads are shared; parallel-vectorize-unroll then
+// fuses the tile and channel loops above them (it stops at the unrolled loops) and vectorizes the
+// lanes (MetaSchedule's custom winograd rules).
 #include "core/schedule/Primitives.h"
 #include "core/tune/SpaceGenerator.h"
 #include "core/tune/rule/RuleUtil.h"
@@ -21,11 +21,7 @@ public:
   void apply(Schedule& sch, RuleContext&) const override {
     for (const std::string& name : rule::blockNames(sch)) {
       auto found = findBlocks(sch.func(), name);
-      if (found.size() != 1) continue;
-      auto it = found[0]->annotations.find("schedule_rule");
-      if (it == found[0]->annotations.end()) continue;
-      auto* rule = it->second.as<StringImmNode>();
-      if (!rule || rule->value != graph::kWinogradTransformRule) continue;
+      if (found.size() != 1 || !rule::isWinogradTransform(found[0])) continue;
       Schedule trial = sch;
       try {
         // The block's own loops end (x, y, lane), also under a compute location drawn before.
