@@ -322,15 +322,20 @@ private slots:
   void winogradTransformsUnrolled() {
     // A Winograd conv (8x8 output: F(4x4)): every candidate of the default space is correct, and
     // the winograd-transform rule unrolls both tile transforms' position loops (the two loops
-    // above the lanes), so their selects fold to one sum per position.
+    // above the lanes) over whole tiles (6x6 input positions, 4x4 output positions: the
+    // transforms stay at the root, never under a consumer's loop), so their selects fold to one
+    // sum per position.
     tir::PrimFunc f = convKernel(convBiasRelu(16, 8, 32), "NCHWc", "nn.conv2d_winograd");
     QVERIFY(f.defined());
-    checkSamples(SpaceGenerator::defaultCpu(), f, 4, "winograd default", [&](const SpacePoint& p) {
+    checkSamples(SpaceGenerator::defaultCpu(), f, 8, "winograd default", [&](const SpacePoint& p) {
       auto loops = loopsOfBlocks(p.final.func());
-      for (const char* t : {"data_pack", "inverse"}) {
+      for (auto [t, positions] : {std::pair<const char*, int64_t>{"data_pack", 6}, {"inverse", 4}}) {
         QVERIFY2(loops.count(t) && loops[t].size() >= 3, t);
         const auto& l = loops[t];
-        QVERIFY2(l[l.size() - 3]->kind == tir::ForKind::Unrolled && l[l.size() - 2]->kind == tir::ForKind::Unrolled,
+        const tir::ForNode* x = l[l.size() - 3];
+        const tir::ForNode* y = l[l.size() - 2];
+        QVERIFY2(x->kind == tir::ForKind::Unrolled && y->kind == tir::ForKind::Unrolled, str(p.final.trace()).c_str());
+        QVERIFY2(tir::constIntValue(x->extent) == positions && tir::constIntValue(y->extent) == positions,
                  str(p.final.trace()).c_str());
       }
     });
