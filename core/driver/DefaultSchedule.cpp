@@ -215,37 +215,18 @@ bool hasLaneAxis(const tir::BlockNode* blk, size_t numSpatial) {
   return true;
 }
 
-/// An outer spatial iter var of a lane-axis reduction that only the lane-indexed operands use (a
-/// conv's output-channel chunk: only the weight has it): a few of its values in the register
-/// tile reuse each broadcast scalar of the other operands. Returns its index, or -1.
-int chunkAxis(const tir::BlockNode* blk, size_t numSpatial) {
-  tir::Expr cond;
-  const tir::BufferStoreNode* st = guardedStore(blk->body, &cond);
-  const tir::Var& lane = blk->iterVars[numSpatial - 1].var;
-  for (size_t k = 0; k + 1 < numSpatial; ++k) {
-    const tir::Var& v = blk->iterVars[k].var;
-    bool used = false, onlyWithLane = true;
-    for (const tir::BufferLoadNode* ld : loadsIn(blk->body)) {
-      if (ld->buffer.get() == st->buffer.get()) continue;
-      bool usesV = false, usesLane = false;
-      for (const tir::Expr& i : ld->indices) {
-        usesV |= tir::usesVar(i, v);
-        usesLane |= tir::usesVar(i, lane);
-      }
-      used |= usesV;
-      onlyWithLane &= !usesV || usesLane;
-    }
-    if (used && onlyWithLane) return int(k);
-  }
-  return -1;
-}
-
-/// Whether an operand without the lane axis (a conv's input) uses spatial iter var `k`.
-bool usedWithoutLane(const tir::BlockNode* blk, size_t k, size_t numSpatial) {
+/// How the operands of a lane-axis reduction (every load but of the output) use spatial iter var
+/// `k`: in one that also has the lane axis (a conv's weight), in one without it (the input).
+struct OperandUse {
+  bool withLane = false;
+  bool withoutLane = false;
+};
+OperandUse operandUse(const tir::BlockNode* blk, size_t k, size_t numSpatial) {
   tir::Expr cond;
   const tir::BufferStoreNode* st = guardedStore(blk->body, &cond);
   const tir::Var& lane = blk->iterVars[numSpatial - 1].var;
   const tir::Var& v = blk->iterVars[k].var;
+  OperandUse u;
   for (const tir::BufferLoadNode* ld : loadsIn(blk->body)) {
     if (ld->buffer.get() == st->buffer.get()) continue;
     bool usesV = false, usesLane = false;
@@ -253,9 +234,25 @@ bool usedWithoutLane(const tir::BlockNode* blk, size_t k, size_t numSpatial) {
       usesV |= tir::usesVar(i, v);
       usesLane |= tir::usesVar(i, lane);
     }
-    if (usesV && !usesLane) return true;
+    if (usesV) (usesLane ? u.withLane : u.withoutLane) = true;
   }
-  return false;
+  return u;
+}
+
+/// An outer spatial iter var of a lane-axis reduction that only the lane-indexed operands use (a
+/// conv's output-channel chunk: only the weight has it): a few of its values in the register
+/// tile reuse each broadcast scalar of the other operands. Returns its index, or -1.
+int chunkAxis(const tir::BlockNode* blk, size_t numSpatial) {
+  for (size_t k = 0; k + 1 < numSpatial; ++k) {
+    const OperandUse u = operandUse(blk, k, numSpatial);
+    if (u.withLane && !u.withoutLane) return int(k);
+  }
+  return -1;
+}
+
+/// Whether an operand without the lane axis (a conv's input) uses spatial iter var `k`.
+bool usedWithoutLane(const tir::BlockNode* blk, size_t k, size_t numSpatial) {
+  return operandUse(blk, k, numSpatial).withoutLane;
 }
 
 /// The spatial iter var whose values form the rows of the register tile: the innermost one
