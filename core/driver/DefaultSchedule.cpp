@@ -3,7 +3,6 @@
 
 #include <set>
 
-#include "core/graph/Winograd.h"
 #include "core/schedule/Schedule.h"
 #include "core/schedule/primitive/cache_read_write.h"
 #include "core/schedule/primitive/compute_inline.h"
@@ -16,6 +15,7 @@
 #include "core/support/Error.h"
 #include "core/tir/Op.h"
 #include "core/tir/Visitor.h"
+#include "core/topi/nn/Winograd.h"
 
 namespace loom::driver {
 
@@ -60,15 +60,6 @@ bool isReduction(const tir::BlockNode* blk) {
   for (const auto& iv : blk->iterVars)
     if (iv.iterType != tir::IterType::DataPar) return true;
   return false;
-}
-
-/// A Winograd tile transform (topi nn.conv2d_winograd: data_pack, inverse): its value is a select
-/// over two tile-position loops that folds to a short sum once they are unrolled.
-bool isTileTransform(const tir::BlockNode* blk) {
-  auto it = blk->annotations.find("schedule_rule");
-  if (it == blk->annotations.end()) return false;
-  const auto* s = it->second.as<tir::StringImmNode>();
-  return s && s->value == graph::kWinogradTransformRule;
 }
 
 /// A spatial block whose value is conditional (`if_then_else` / select, e.g. zero padding) and
@@ -367,7 +358,8 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
     std::vector<tir::BlockRV> consumers = tir::getConsumers(sch, b);
     if (consumers.empty()) {
       epilogue = tir::cacheWrite(sch, b, 0, "local");
-    } else if (consumers.size() == 1 && !isReduction(sch.get(consumers[0])) && !isTileTransform(sch.get(consumers[0]))) {
+    } else if (consumers.size() == 1 && !isReduction(sch.get(consumers[0])) &&
+               !topi::nn::isWinogradTransform(sch.get(consumers[0]))) {
       epilogue = consumers[0];
     }
     loops = tir::getLoops(sch, b);
@@ -477,13 +469,13 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
   }
 }
 
-/// A tile transform (isTileTransform) with loops (tile, channel block, x, y, lane): the tiles and
-/// channel blocks in parallel, x and y unrolled (the select folds to one sum per position and the
-/// loads of a tile are shared), the lane in vector lanes. Returns the block's name, or nothing
-/// (the schedule unchanged) when the loops are not so.
+/// A Winograd tile transform (topi::nn::isWinogradTransform) with loops (tile, channel block, x,
+/// y, lane): the tiles and channel blocks in parallel, x and y unrolled (the select folds to one
+/// sum per position and the loads of a tile are shared), the lane in vector lanes. Returns the
+/// block's name, or nothing (the schedule unchanged) when the loops are not so.
 std::vector<std::string> scheduleTileTransform(tir::Schedule& sch, const tir::BlockRV& b, bool vectorize) {
   const tir::BlockNode* blk = sch.get(b);
-  if (!isTileTransform(blk)) return {};
+  if (!topi::nn::isWinogradTransform(blk)) return {};
   std::vector<tir::LoopRV> loops = identityLoops(sch, b);
   if (loops.size() != 5) return {};
   tir::Schedule saved = sch;
@@ -572,7 +564,7 @@ tir::Schedule scheduleByDefault(const tir::PrimFunc& f, bool vectorize) {
   for (bool changed = true; changed;) {
     changed = false;
     for (const tir::BlockRV& b : children()) {
-      if (isConditionalProducerOfReduction(sch, b) || isTileTransform(sch.get(b))) continue;
+      if (isConditionalProducerOfReduction(sch, b) || topi::nn::isWinogradTransform(sch.get(b))) continue;
       try {
         tir::computeInline(sch, b);
         changed = true;

@@ -1,4 +1,6 @@
 // TE compute of nn.conv2d_winograd: Winograd F(m x m, 3x3) on channel-blocked (NCHW{k}c) data.
+#include "core/topi/nn/Winograd.h"
+
 #include "core/graph/Winograd.h"
 #include "core/topi/Ops.h"
 #include "core/topi/nn/ComputeUtil.h"
@@ -99,6 +101,13 @@ std::vector<te::Tensor> conv2dWinograd(const CallNode& call, const std::vector<t
 }
 
 }  // namespace
+
+bool isWinogradTransform(const tir::BlockNode* block) {
+  auto it = block->annotations.find("schedule_rule");
+  if (it == block->annotations.end()) return false;
+  const auto* rule = it->second.as<tir::StringImmNode>();
+  return rule && rule->value == graph::kWinogradTransformRule;
+}
 
 void registerWinogradComputes() { setCompute("nn.conv2d_winograd", conv2dWinograd); }
 

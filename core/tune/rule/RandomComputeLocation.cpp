@@ -1,6 +1,7 @@
 // Rule random compute location: a stage left as its own loop nest (not inlined, not tiled, not an
 // output) moves under a loop of its consumer drawn by sample_compute_location.
 #include "core/schedule/Primitives.h"
+#include "core/topi/nn/Winograd.h"
 #include "core/tune/SpaceGenerator.h"
 #include "core/tune/rule/RuleUtil.h"
 
@@ -25,7 +26,7 @@ public:
       // Under a consumer's loop a Winograd transform would compute part of a tile, its position
       // loops no longer whole: the select over positions would not fold (it stays at the root;
       // its producer, the padded input, may still move under its tile loop).
-      if (rule::isWinogradTransform(b)) continue;
+      if (topi::nn::isWinogradTransform(b)) continue;
       if (!enclosingBlock(sch, b) || enclosingBlock(sch, b)->name != "root") continue;
       if (loopsAbove(sch, b).size() != b->iterVars.size()) continue; // already moved
       Schedule trial = sch;

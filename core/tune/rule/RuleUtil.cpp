@@ -3,7 +3,6 @@
 
 #include <set>
 
-#include "core/graph/Winograd.h"
 #include "core/tir/Visitor.h"
 
 namespace loom::tune::rule {
@@ -69,13 +68,6 @@ bool hasConditional(const BlockNode* block) {
   ConditionalFinder f;
   f.visitStmt(block->body);
   return f.found;
-}
-
-bool isWinogradTransform(const BlockNode* block) {
-  auto it = block->annotations.find("schedule_rule");
-  if (it == block->annotations.end()) return false;
-  auto* rule = it->second.as<StringImmNode>();
-  return rule && rule->value == graph::kWinogradTransformRule;
 }
 
 bool hasDataReuse(const BlockNode* block) {

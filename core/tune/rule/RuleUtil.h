@@ -23,10 +23,6 @@ bool isReduction(const tir::BlockNode* block);
 bool writesOutput(const tir::Schedule& sch, const tir::BlockNode* block);
 /// True when the body uses if_then_else or select (padding: kept as its own stage on CPU).
 bool hasConditional(const tir::BlockNode* block);
-/// True for a Winograd tile transform (annotated schedule_rule = "winograd_transform", see
-/// core/graph/Winograd.h): its tile-position loops must stay whole and unrolled for its select to
-/// fold, so it keeps its own loop nest.
-bool isWinogradTransform(const tir::BlockNode* block);
 /// Some read of the block leaves out a spatial iter var: the data is reused across it
 /// (matmul, conv), so tiling pays off.
 bool hasDataReuse(const tir::BlockNode* block);

@@ -5,6 +5,7 @@
 // fuses the tile and channel loops above them (it stops at the unrolled loops) and vectorizes the
 // lanes (MetaSchedule's custom winograd rules).
 #include "core/schedule/Primitives.h"
+#include "core/topi/nn/Winograd.h"
 #include "core/tune/SpaceGenerator.h"
 #include "core/tune/rule/RuleUtil.h"
 
@@ -21,7 +22,7 @@ public:
   void apply(Schedule& sch, RuleContext&) const override {
     for (const std::string& name : rule::blockNames(sch)) {
       auto found = findBlocks(sch.func(), name);
-      if (found.size() != 1 || !rule::isWinogradTransform(found[0])) continue;
+      if (found.size() != 1 || !topi::nn::isWinogradTransform(found[0])) continue;
       Schedule trial = sch;
       try {
         // The block's own loops end (x, y, lane), also under a compute location drawn before.
