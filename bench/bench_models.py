@@ -42,14 +42,27 @@ def max_rel_err(got, want):
 
 def loom_run(loom, pkg, npz, out_npz, repeat, threads):
     env = dict(os.environ, LOOM_NUM_THREADS=str(threads))
-    r = subprocess.run([loom, "run", pkg, "--inputs", npz, "--outputs", out_npz, "--print-time", "--repeat", str(repeat)],
-                       capture_output=True, text=True, env=env)
+    # Warm-up runs (as ORT's), then `repeat` measurements of one run each (a loom from before
+    # --warmup times its first, cold run too).
+    warmup = ["--warmup", "3"] if has_warmup(loom) else []
+    r = subprocess.run([loom, "run", pkg, "--inputs", npz, "--outputs", out_npz, "--print-time", "--repeat", str(repeat)]
+                       + warmup, capture_output=True, text=True, env=env)
     if r.returncode != 0:
         raise RuntimeError(f"loom run failed: {r.stderr.strip() or r.stdout.strip()}")
-    m = re.search(r"time \(ms\): mean ([0-9.]+), min ([0-9.]+)", r.stdout)
+    m = re.search(r"time \(ms\): mean ([0-9.]+),(?: median [0-9.]+,)? min ([0-9.]+)", r.stdout)
     if not m:
         raise RuntimeError(f"no time in loom run output: {r.stdout!r}")
     return float(m.group(1)), float(m.group(2))
+
+
+_WARMUP = {}
+
+
+def has_warmup(loom):
+    if loom not in _WARMUP:
+        r = subprocess.run([loom, "run", "--help"], capture_output=True, text=True)
+        _WARMUP[loom] = "--warmup" in r.stdout
+    return _WARMUP[loom]
 
 
 def child_cpu_s():
@@ -76,7 +89,8 @@ def ort_cpu_ms(sess, feed, repeat):
 
 
 def ort_run(sess, feed, repeat):
-    sess.run(None, feed)  # warm-up (the Loom run's first iteration is in its mean, so this favours ORT)
+    for _ in range(3):  # warm-up (ORT's arena and thread pool settle over the first runs)
+        sess.run(None, feed)
     times = []
     for _ in range(repeat):
         t0 = time.perf_counter()
@@ -174,6 +188,7 @@ def main():
            f"{'Loom mean':>11}{'ORT mean':>10}{'ratio':>7}{'Loom err':>10}{'ORT err':>10}  records")
     print(hdr)
     failed = 0
+    ratios_min, ratios_mean = [], []
     for d in args.dirs:
         try:
             r = bench(d, args, args.work)
@@ -184,6 +199,12 @@ def main():
         print(f"{r['name']:<22}{r['compile_s']:>10.1f}{r['loom_min']:>10.2f}{r['ort_min']:>10.2f}"
               f"{r['loom_min'] / r['ort_min']:>7.2f}{r['loom_mean']:>11.2f}{r['ort_mean']:>10.2f}"
               f"{r['loom_mean'] / r['ort_mean']:>7.2f}{r['loom_err']:>10.1e}{r['ort_err']:>10.1e}  {r['records']}", flush=True)
+        ratios_min.append(r['loom_min'] / r['ort_min'])
+        ratios_mean.append(r['loom_mean'] / r['ort_mean'])
+    if ratios_min:
+        gm = lambda v: float(np.exp(np.mean(np.log(v))))
+        print(f"{'geometric mean':<22}{'':>10}{'':>10}{'':>10}{gm(ratios_min):>7.2f}{'':>11}{'':>10}"
+              f"{gm(ratios_mean):>7.2f}   ({len(ratios_min)} models)")
     load1 = os.getloadavg()
     print(f"times in ms; ratio = Loom / ORT; err = max |out - reference| / max |reference|; "
           f"load average at the end {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}")

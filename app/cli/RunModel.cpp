@@ -1,6 +1,7 @@
 // `loom run`: loads a package (.so model library or .tar) with the runtime alone and runs it on .npz or generated inputs.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <iomanip>
 #include <iostream>
 
@@ -17,9 +18,27 @@ namespace {
 
 struct RunOptions {
   std::string package, inputs, outputs, fillMode = "random";
-  int repeat = 1, printTop = 0;
+  int repeat = 1, number = 1, warmup = 1, printTop = 0;
   bool printTime = false, profile = false;
 };
+
+struct TimeSummary {
+  double mean = 0, median = 0, min = 0, max = 0, std = 0;
+};
+
+TimeSummary summarize(std::vector<double> v) {
+  TimeSummary t;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  for (double x : v) t.mean += x;
+  t.mean /= double(n);
+  t.median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  t.min = v.front();
+  t.max = v.back();
+  for (double x : v) t.std += (x - t.mean) * (x - t.mean);
+  t.std = std::sqrt(t.std / double(n));
+  return t;
+}
 
 RunOptions& options() {
   static RunOptions o;
@@ -33,14 +52,23 @@ CLI::App* setup(CLI::App& app) {
               "another machine, damaged or of another format version is refused with the reason (exit code 1).\n\n"
               "Examples:\n"
               "  loom run small_cnn.so --fill-mode random --print-top 5 --print-time\n"
-              "  loom run small_cnn.tar --inputs in.npz --outputs out.npz --repeat 10 --profile");
+              "  loom run small_cnn.tar --inputs in.npz --outputs out.npz --repeat 10 --profile\n"
+              "  loom run small_cnn.so --print-time --number 10 --repeat 5 --warmup 3\n\n"
+              "Timing follows tvmc: --warmup runs first (not timed), then --repeat measurements, each the mean of\n"
+              "--number runs; --print-time prints the mean, median, min, max and standard deviation of the\n"
+              "measurements in milliseconds.");
   sub->add_option("package", o.package, "The package written by `loom compile`")->required();
   sub->add_option("--inputs", o.inputs, "An .npz with the inputs by name (others are filled)");
   sub->add_option("--outputs", o.outputs, "Write the outputs to this .npz");
   sub->add_option("--fill-mode", o.fillMode, "Inputs not given: zeros, ones or random")
       ->check(CLI::IsMember({"zeros", "ones", "random"}));
-  sub->add_option("--repeat", o.repeat, "Run this many times")->check(CLI::PositiveNumber);
-  sub->add_flag("--print-time", o.printTime, "Print the mean, min and max time per run");
+  sub->add_option("--repeat", o.repeat, "Measurements to take (each the mean of --number runs)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--number", o.number, "Runs per measurement (default 1)")->check(CLI::PositiveNumber);
+  sub->add_option("--warmup", o.warmup, "Untimed runs before the measurements (default 1)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_flag("--print-time", o.printTime,
+                "Print the mean, median, min, max and std of the measurements (ms per run)");
   sub->add_option("--print-top", o.printTop, "Print the K largest entries of the first output")
       ->check(CLI::NonNegativeNumber);
   sub->add_flag("--profile", o.profile, "Print the time of each node");
@@ -61,18 +89,21 @@ int runImpl() {
   }
   for (size_t i = 0; i < ex.numInputs(); ++i)
     if (!given[i]) ex.setInput(i, filled(ex.inputShape(i), ex.inputDType(i), o.fillMode, unsigned(i + 1)));
+  // The first runs are cold (pages of the weights, the thread pool's start, caches): untimed.
+  for (int w = 0; w < o.warmup; ++w) ex.run();
   std::vector<double> times;
   for (int r = 0; r < o.repeat; ++r) {
     auto t0 = std::chrono::steady_clock::now();
-    ex.run();
-    times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    for (int n = 0; n < o.number; ++n) ex.run();
+    times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() /
+                    double(o.number));
   }
   if (o.printTime) {
-    double sum = 0;
-    for (double t : times) sum += t;
-    std::cout << std::fixed << std::setprecision(3) << "time (ms): mean " << sum / double(times.size()) << ", min "
-              << *std::min_element(times.begin(), times.end()) << ", max "
-              << *std::max_element(times.begin(), times.end()) << " over " << times.size() << " runs\n";
+    const TimeSummary t = summarize(times);
+    std::cout << std::fixed << std::setprecision(4) << "time (ms): mean " << t.mean << ", median " << t.median
+              << ", min " << t.min << ", max " << t.max << ", std " << t.std << " over " << times.size()
+              << " measurements of " << o.number << " run" << (o.number == 1 ? "" : "s") << " (" << o.warmup
+              << " warm-up run" << (o.warmup == 1 ? "" : "s") << " not counted)\n";
   }
   if (o.profile) {
     auto prof = ex.runProfiled();

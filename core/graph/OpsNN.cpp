@@ -119,10 +119,15 @@ Type conv2dRel(const CallNode& call, const std::vector<Type>& args) {
   auto dl = logicalShape(layouts->first, d.staticShape());
   auto wl = logicalShape(layouts->second, w.staticShape());
   int64_t groups = call.attrs.getInt("groups");
-  if (groups != 1 && !(dl && wl && groups == (*dl)[1] && (*wl)[0] == groups && (*wl)[1] == 1 &&
-                       layouts->second.blockB == layouts->first.blockA))
-    LOOM_TYPE_FAIL(call) << "blocked layouts support groups=1 and depthwise convs (groups = "
-                            "channels, kernel OIHW1i{k}o) only";
+  const bool depthwise = dl && wl && groups == (*dl)[1] && (*wl)[0] == groups && (*wl)[1] == 1 &&
+                         layouts->second.blockB == layouts->first.blockA;
+  // Grouped: each group's input and output channels are whole blocks.
+  const bool blockGroups = dl && wl && (*dl)[1] % groups == 0 && (*wl)[0] % groups == 0 &&
+                           ((*dl)[1] / groups) % layouts->first.blockA == 0 &&
+                           ((*wl)[0] / groups) % layouts->second.blockB == 0 && layouts->second.blockA == layouts->first.blockA;
+  if (groups != 1 && !depthwise && !blockGroups)
+    LOOM_TYPE_FAIL(call) << "blocked layouts support groups=1, depthwise convs (groups = "
+                            "channels, kernel OIHW1i{k}o) and groups of whole channel blocks only";
   if (!dl)
     LOOM_TYPE_FAIL(call) << "data " << typeStr(TensorType(&d)) << " is not in layout "
                          << layouts->first.str();

@@ -253,8 +253,8 @@ private slots:
 }
 )"));
     QVERIFY(maxDiff(f, g) < 1e-5);
-    // Odd channel counts use the largest divisor; a depthwise conv blocks its channels (kernel
-    // OIHW1i{k}o); other grouped convolutions stay NCHW.
+    // Fewer channels than a block are one block; a depthwise conv blocks its channels (kernel
+    // OIHW1i{k}o); a grouped conv of 4-channel groups is regrouped into one padded block.
     Var y = makeVar("y", f32({1, 6, 5, 5}));
     Expr dw = makeCall("nn.conv2d", {y, randomConst({6, 1, 3, 3}, 5)}, {{"groups", int64_t(6)}});
     Expr pc = makeCall("nn.conv2d", {dw, randomConst({12, 6, 1, 1}, 6)});
@@ -266,8 +266,82 @@ private slots:
              text.c_str());
     QVERIFY2(text.find("groups=6, data_layout=\"NCHW6c\", kernel_layout=\"OIHW1i6o\"") != std::string::npos,
              text.c_str());
-    QVERIFY2(text.find("groups=3)") != std::string::npos, text.c_str());
+    QVERIFY2(text.find("data_layout=\"NCHW16c\", kernel_layout=\"OIHW16i16o\"") != std::string::npos &&
+                 text.find("groups=3") == std::string::npos,
+             text.c_str());
     QVERIFY(maxDiff(f2, g2) < 1e-5);
+  }
+
+  void convertLayoutPadsChannels() {
+    // ShuffleNet's 58 / 116 channels and a squeeze-excite scale: the channels are padded to
+    // blocks of 16 (zero weights for the padding input channels), the padded tensors stay blocked
+    // from conv to conv (no layout_transform between them), and the result is unchanged.
+    Var x = makeVar("x", f32({1, 3, 10, 10}));
+    Expr c1 = makeCall("nn.conv2d", {x, randomConst({58, 3, 3, 3}, 11)}, {{"padding", IntList{1, 1, 1, 1}}});
+    Expr r1 = makeCall("nn.relu", {makeCall("nn.bias_add", {c1, randomConst({58}, 12)})});
+    Expr dw = makeCall("nn.conv2d", {r1, randomConst({58, 1, 3, 3}, 13)},
+                       {{"groups", int64_t(58)}, {"padding", IntList{1, 1, 1, 1}}});
+    Expr c2 = makeCall("nn.conv2d", {dw, randomConst({116, 58, 1, 1}, 14)});
+    Expr h = makeCall("multiply", {makeCall("add", {c2, randomConst({1, 116, 1, 1}, 15)}),
+                                   makeCall("sigmoid", {c2})});
+    // Squeeze-excite: global pool, two 1x1 convs, sigmoid, scale (broadcast along H and W).
+    Expr se = makeCall("nn.global_avg_pool2d", {h});
+    se = makeCall("nn.relu", {makeCall("nn.conv2d", {se, randomConst({24, 116, 1, 1}, 16)})});
+    se = makeCall("sigmoid", {makeCall("nn.conv2d", {se, randomConst({116, 24, 1, 1}, 17)})});
+    Expr scaled = makeCall("multiply", {h, se});
+    Expr c3 = makeCall("nn.conv2d", {scaled, randomConst({40, 116, 1, 1}, 18)});
+    Function f = fn({x}, makeCall("divide", {c3, randomConst({1, 40, 1, 1}, 19)}));
+    Function g = apply(apply(f, [](const Expr& e) { return convertLayout(e, 16); }), foldConstant);
+    std::string text = printFunction(g);
+    QVERIFY2(text.find("data_layout=\"NCHW3c\", kernel_layout=\"OIHW3i16o\"") != std::string::npos, text.c_str());
+    QVERIFY2(text.find("groups=64, data_layout=\"NCHW16c\", kernel_layout=\"OIHW1i16o\"") != std::string::npos,
+             text.c_str());
+    QVERIFY2(text.find("kernel_layout=\"OIHW16i16o\") /* ty=Tensor[(1, 8, 10, 10, 16)") != std::string::npos,
+             text.c_str());
+    // 24 channels pad to 32, 40 to 48.
+    QVERIFY2(text.find("/* ty=Tensor[(1, 2, 1, 1, 16)") != std::string::npos, text.c_str());
+    QVERIFY2(text.find("/* ty=Tensor[(1, 3, 10, 10, 16)") != std::string::npos, text.c_str());
+    // Blocked from the input transform to the output: one transform in, one out, one slice.
+    QCOMPARE(countOps(g, "layout_transform"), 2);
+    QCOMPARE(countOps(g, "strided_slice"), 1);
+    QVERIFY2(maxDiff(f, g) < 1e-5, text.c_str());
+
+    // Padding channels do not pass ops that could make them infinite: exp stays NCHW, and the
+    // result is still exact.
+    Var y = makeVar("y", f32({1, 20, 4, 4}));
+    Expr d1 = makeCall("nn.conv2d", {y, randomConst({58, 20, 1, 1}, 21)});
+    Expr d2 = makeCall("nn.conv2d", {makeCall("exp", {d1}), randomConst({32, 58, 1, 1}, 22)});
+    Function f2 = fn({y}, d2);
+    Function g2 = apply(apply(f2, [](const Expr& e) { return convertLayout(e, 16); }), foldConstant);
+    std::string text2 = printFunction(g2);
+    QVERIFY2(text2.find("exp(%") != std::string::npos && text2.find("ty=Tensor[(1, 58, 4, 4)") != std::string::npos,
+             text2.c_str());
+    QVERIFY2(maxDiff(f2, g2) < 1e-5, text2.c_str());
+  }
+
+  void convertLayoutGroupedConvs() {
+    // RegNet's groups of 8 channels over 104 channels (padded to 112: groups of one block with a
+    // block-diagonal weight), ResNeXt's groups of 4, and groups of 32 channels (whole blocks).
+    Var x = makeVar("x", f32({1, 16, 6, 6}));
+    Expr c1 = makeCall("nn.conv2d", {x, randomConst({104, 16, 1, 1}, 31)});
+    Expr g8 = makeCall("nn.conv2d", {makeCall("nn.relu", {c1}), randomConst({104, 8, 3, 3}, 32)},
+                       {{"groups", int64_t(13)}, {"padding", IntList{1, 1, 1, 1}}});
+    Expr c2 = makeCall("nn.conv2d", {g8, randomConst({64, 104, 1, 1}, 33)});
+    Expr g4 = makeCall("nn.conv2d", {c2, randomConst({64, 4, 3, 3}, 34)},
+                       {{"groups", int64_t(16)}, {"strides", IntList{2, 2}}, {"padding", IntList{1, 1, 1, 1}}});
+    Expr g32 = makeCall("nn.conv2d", {g4, randomConst({64, 32, 3, 3}, 35)},
+                        {{"groups", int64_t(2)}, {"padding", IntList{1, 1, 1, 1}}});
+    Function f = fn({x}, g32);
+    Function g = apply(apply(f, [](const Expr& e) { return convertLayout(e, 16); }), foldConstant);
+    std::string text = printFunction(g);
+    QVERIFY2(text.find("groups=7, data_layout=\"NCHW16c\", kernel_layout=\"OIHW16i16o\"") != std::string::npos,
+             text.c_str());
+    QVERIFY2(text.find("groups=4, data_layout=\"NCHW16c\", kernel_layout=\"OIHW16i16o\"") != std::string::npos,
+             text.c_str());
+    QVERIFY2(text.find("groups=2, data_layout=\"NCHW16c\", kernel_layout=\"OIHW16i16o\"") != std::string::npos,
+             text.c_str());
+    QCOMPARE(countOps(g, "layout_transform"), 2);
+    QVERIFY2(maxDiff(f, g) < 1e-4, text.c_str());
   }
 
   void blockedLayoutTypeErrors() {

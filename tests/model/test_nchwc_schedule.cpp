@@ -27,17 +27,19 @@ struct ConvCase {
   std::vector<int64_t> pad;
   bool residual = false;  ///< adds a second input of the output's shape before the relu
   bool relu = true;
+  int64_t groups = 1;
 };
 
 /// conv2d -> bias_add [-> add residual] [-> relu] on (1, c, h, w) with weights (k, c, kh, kw).
 graph::Module convModule(const ConvCase& cs, int64_t outH, int64_t outW) {
   auto f32 = DataType::Float(32);
   graph::Var x = graph::makeVar("data", graph::tensorType(std::vector<int64_t>{1, cs.c, cs.h, cs.w}, f32));
-  graph::Constant wt = graph::makeConstant(test::randomArray({cs.k, cs.c, cs.kh, cs.kw}, 21), "w");
+  graph::Constant wt = graph::makeConstant(test::randomArray({cs.k, cs.c / cs.groups, cs.kh, cs.kw}, 21), "w");
   graph::Constant b = graph::makeConstant(test::randomArray({cs.k}, 22), "b");
   graph::Attrs attrs;
   attrs.set("padding", cs.pad);
   attrs.set("strides", std::vector<int64_t>{cs.stride, cs.stride});
+  attrs.set("groups", cs.groups);
   graph::Expr y = graph::makeCall("nn.bias_add", {graph::makeCall("nn.conv2d", {x, wt}, attrs), b});
   std::vector<graph::Var> params{x};
   if (cs.residual) {
@@ -104,6 +106,9 @@ private:
       {3, 16, 15, 16, 7, 7, 2, {3, 3, 3, 3}, false, true},   // the 7x7 stride-2 stem, 3 channels
       {12, 6, 11, 24, 3, 3, 1, {1, 0, 2, 1}, false, true},   // channels not multiples of 16, uneven pad
       {10, 5, 5, 20, 3, 3, 1, {1, 1, 1, 1}, true, false},    // blocks of 10, residual without relu
+      {58, 7, 9, 116, 1, 1, 1, {0, 0, 0, 0}, false, true},   // ShuffleNet 1x1: both padded to blocks of 16
+      {40, 6, 6, 40, 3, 3, 1, {1, 1, 1, 1}, true, true, 5},  // RegNet groups of 8 (block-diagonal, padded)
+      {64, 6, 7, 64, 3, 3, 2, {1, 1, 1, 1}, false, true, 2}, // groups of 32 channels (whole blocks)
   };
 
   graph::Module caseModule(int index, std::vector<int64_t>* inShape, std::vector<int64_t>* resShape) {
@@ -125,6 +130,9 @@ private:
     QTest::newRow("7x7 s2 pad 3, 3->16 (stem)") << 5;
     QTest::newRow("3x3 12->24 uneven pad") << 6;
     QTest::newRow("3x3 10->20 + residual, no relu") << 7;
+    QTest::newRow("1x1 58->116 (padded channels)") << 8;
+    QTest::newRow("3x3 40->40 groups of 8 + residual") << 9;
+    QTest::newRow("3x3 s2 64->64 groups of 32") << 10;
   }
 
 private slots:
@@ -172,12 +180,16 @@ private slots:
     driver::ModelGroup g = convGroup(m);
     tir::PrimFunc s = driver::defaultSchedule(g.func, true);
     const ConvCase& cs = m_cases[size_t(index)];
+    // ConvertLayout's channel block: 16, with the channels padded up to a multiple of 16 when
+    // that adds at most a third, else the largest divisor.
     int64_t lanes = 1;
     for (int64_t d = 16; d > 1; --d)
       if (cs.k % d == 0) {
         lanes = d;
         break;
       }
+    if (cs.k > 16 && cs.k % 16 != 0 && ((cs.k + 15) / 16 * 16 - cs.k) * 3 <= cs.k) lanes = 16;
+    if (cs.groups > 1) lanes = 16;
     std::map<std::string, std::vector<const tir::ForNode*>> loopsOf;
     bool vectorLanes = false, parallel = false;
     LoopWalker w;

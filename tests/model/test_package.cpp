@@ -1,6 +1,7 @@
 // Packages and the CLI: .npz round trips, a package run by `loom run` in a fresh process gives
 // the in-process outputs, and every CLI failure exits with its code and message.
 #include <QtTest>
+#include <QRegularExpression>
 
 #include "ModelTestUtil.h"
 #include "core/driver/CompileModel.h"
@@ -89,6 +90,20 @@ private slots:
     QVERIFY(r.out.contains("time (ms): mean"));
     QVERIFY(r.out.contains("top 2 of"));
     QVERIFY(r.out.contains("total"));
+    // tvmc's timing: warm-up runs untimed, --repeat measurements of --number runs each, with the
+    // median, min, max and standard deviation; the timed runs do not change the outputs.
+    r = test::runLoom({"run", pkg, "--inputs", in, "--outputs", out, "--print-time", "--warmup", "2", "--number", "4",
+                       "--repeat", "3"});
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    QRegularExpression timing(R"(time \(ms\): mean ([0-9.]+), median ([0-9.]+), min ([0-9.]+), max ([0-9.]+), std ([0-9.]+) )"
+                              R"(over 3 measurements of 4 runs \(2 warm-up runs not counted\))");
+    QRegularExpressionMatch tm = timing.match(r.out);
+    QVERIFY2(tm.hasMatch(), qPrintable(r.out));
+    const double mean = tm.captured(1).toDouble(), median = tm.captured(2).toDouble(), mn = tm.captured(3).toDouble(),
+                 mx = tm.captured(4).toDouble();
+    QVERIFY(mn <= median && median <= mx && mn <= mean && mean <= mx && mn > 0);
+    QVERIFY(test::maxDiff(driver::readNpz(out.toStdString())[0].second, want) < 1e-6);
+    QCOMPARE(test::runLoom({"run", pkg, "--number", "0"}).exitCode, 1);
   }
 
   void compileCommandWritesPackage() {

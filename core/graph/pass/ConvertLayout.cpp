@@ -1,6 +1,8 @@
 // ConvertLayout: NCHW conv2d -> NCHW{k}c with layout_transform sinking and cancellation.
 #include "core/graph/pass/ConvertLayout.h"
 
+#include <set>
+
 #include "core/graph/Layout.h"
 #include "core/graph/Mutator.h"
 #include "core/graph/Op.h"
@@ -16,6 +18,21 @@ int64_t largestDivisor(int64_t n, int64_t limit) {
   return 1;
 }
 
+int64_t roundUp(int64_t n, int64_t k) { return (n + k - 1) / k * k; }
+
+/// The channel block of a tensor with `channels` channels: `block` when it divides them; for
+/// more channels than a block that it does not divide, `block` with the channels padded up to a
+/// multiple of it when that adds at most a third (58 -> 64, 116 -> 128, 24 -> 32, 40 -> 48: full
+/// vector lanes), else the largest divisor of at least 4 (or `block`, padded). Fewer channels
+/// than a block are one block (3 input channels: NCHW3c); 1 channel has none (returns 1).
+int64_t channelBlock(int64_t channels, int64_t block) {
+  if (channels % block == 0) return block;
+  if (channels < block) return largestDivisor(channels, block);
+  if ((roundUp(channels, block) - channels) * 3 <= channels) return block;
+  const int64_t d = largestDivisor(channels, block);
+  return d >= 4 ? d : block;
+}
+
 std::string dataLayout(int64_t block) {
   return block > 1 ? "NCHW" + std::to_string(block) + "c" : "NCHW";
 }
@@ -25,18 +42,83 @@ Expr transform(const Expr& x, const std::string& from, const std::string& to) {
   return makeCall("layout_transform", {x}, {{"src_layout", from}, {"dst_layout", to}});
 }
 
-/// The blocked source and the layout when `e` is layout_transform(y, NCHW{k}c -> NCHW).
-const CallNode* fromBlocked(const Expr& e, std::string* layout) {
-  auto* c = e.as<CallNode>();
-  if (!c || !c->op || c->op->name != "layout_transform" ||
-      c->attrs.getString("dst_layout") != "NCHW")
-    return nullptr;
-  *layout = c->attrs.getString("src_layout");
-  return *layout == "NCHW" ? nullptr : c;
-}
-
 int64_t blockOf(const std::string& layout) {
   return parseLayout(layout)->blockA;
+}
+
+/// Channel slice [0, channels) of an NCHW tensor: drops the padding of a padded blocked tensor.
+Expr sliceChannels(const Expr& x, int64_t channels) {
+  return makeCall("strided_slice", {x},
+                  {{"begin", std::vector<int64_t>{0}}, {"end", std::vector<int64_t>{channels}},
+                   {"strides", std::vector<int64_t>{1}}, {"axes", std::vector<int64_t>{1}}});
+}
+
+/// The channel slice `sliceChannels` makes; its channel count, or -1.
+int64_t channelSliceEnd(const CallNode& c) {
+  if (!c.op || c.op->name != "strided_slice") return -1;
+  const auto& b = c.attrs.getInts("begin");
+  const auto& en = c.attrs.getInts("end");
+  const auto& st = c.attrs.getInts("strides");
+  const auto& ax = c.attrs.getInts("axes");
+  if (b != std::vector<int64_t>{0} || en.size() != 1 || ax != std::vector<int64_t>{1} ||
+      (!st.empty() && st != std::vector<int64_t>{1}))
+    return -1;
+  return en[0];
+}
+
+/// The channels of a 4-D NCHW tensor, or -1.
+int64_t channelsOf(const Expr& e) {
+  auto* t = inferType(e).as<TensorTypeNode>();
+  if (!t || t->ndim() != 4 || !t->shape[1].isStatic()) return -1;
+  return t->shape[1].value;
+}
+
+/// A tensor that is a blocked tensor `src` brought back to NCHW: layout_transform(src, layout ->
+/// NCHW), followed by a channel slice when `src` carries padding channels (`padded` > `channels`).
+/// The padding channels of a blocked tensor hold finite values that nothing observes: convs read
+/// them with zero weights, and they are sliced off on the way back to NCHW.
+struct Blocked {
+  Expr src;
+  std::string layout;
+  int64_t channels = 0;
+  int64_t padded = 0;
+  bool isPadded() const { return padded != channels; }
+};
+
+std::optional<Blocked> asBlocked(const Expr& e) {
+  auto* c = e.as<CallNode>();
+  if (!c || !c->op) return std::nullopt;
+  int64_t channels = channelSliceEnd(*c);
+  if (channels >= 0) {
+    c = c->args[0].as<CallNode>();
+    if (!c || !c->op) return std::nullopt;
+  }
+  if (c->op->name != "layout_transform" || c->attrs.getString("dst_layout") != "NCHW") return std::nullopt;
+  Blocked b;
+  b.layout = c->attrs.getString("src_layout");
+  std::optional<Layout> l = parseLayout(b.layout);
+  if (!l || l->kernel || l->isPlain()) return std::nullopt;
+  b.src = c->args[0];
+  auto* t = inferType(b.src).as<TensorTypeNode>();
+  if (!t || t->ndim() != 5 || !t->isStatic()) return std::nullopt;
+  b.padded = t->shape[1].value * t->shape[4].value;
+  b.channels = channels >= 0 ? channels : b.padded;
+  if (b.channels > b.padded) return std::nullopt;
+  return b;
+}
+
+/// Blocked `src` back to NCHW with `channels` channels.
+Expr toPlain(const Expr& src, const std::string& layout, int64_t channels) {
+  Expr t = transform(src, layout, "NCHW");
+  return channels == channelsOf(t) ? t : sliceChannels(t, channels);
+}
+
+/// Unary elementwise ops that keep the padding channels finite (they map finite to finite).
+bool keepsPaddingFinite(const std::string& op) {
+  static const std::set<std::string> ops{"nn.relu", "nn.leaky_relu", "sigmoid", "tanh", "clip", "negative",
+                                         "abs", "copy", "erf", "floor", "ceil", "round", "sign",
+                                         "nn.dropout", "add", "subtract", "multiply", "maximum", "minimum"};
+  return ops.count(op) > 0;
 }
 
 class LayoutConverter : public ExprMutator {
@@ -46,12 +128,29 @@ public:
 private:
   int64_t m_block;
 
-  /// `e` (NCHW) in layout NCHW{k}c, reusing a transform that just left that layout.
+  /// `e` (NCHW) in layout NCHW{k}c, reusing a blocked tensor that just left a layout. The result
+  /// may have more channels than `e` (padding channels, zero or not observed).
   Expr toBlocked(const Expr& e, int64_t k) {
-    std::string layout;
-    if (const CallNode* lt = fromBlocked(e, &layout))
-      return transform(lt->args[0], layout, dataLayout(k));
-    return transform(e, "NCHW", dataLayout(k));
+    if (std::optional<Blocked> b = asBlocked(e)) {
+      if (blockOf(b->layout) == k) return b->src;
+      if (b->padded % k == 0) return transform(b->src, b->layout, dataLayout(k));
+    }
+    const int64_t c = channelsOf(e);
+    Expr x = e;
+    if (c % k) {
+      std::vector<int64_t> pw(8, 0);
+      pw[3] = roundUp(c, k) - c;
+      x = makeCall("nn.pad", {e}, {{"pad_width", pw}});
+    }
+    return transform(x, "NCHW", dataLayout(k));
+  }
+
+  /// A weight (O, I, KH, KW) padded with zeros to `o` output and `i` input channels.
+  static Expr padWeight(const Expr& w, int64_t o, int64_t i) {
+    auto* t = inferType(w).as<TensorTypeNode>();
+    const int64_t po = o - t->shape[0].value, pi = i - t->shape[1].value;
+    if (po == 0 && pi == 0) return w;
+    return makeCall("nn.pad", {w}, {{"pad_width", std::vector<int64_t>{0, po, 0, pi, 0, 0, 0, 0}}});
   }
 
   Expr rewrite(const Expr&, const Expr& e) override {
@@ -62,19 +161,17 @@ private:
     if (op == "nn.dense") return dense(*c, e);
     if (op == "layout_transform") return cancel(*c, e);
     if (c->op->pattern == OpPattern::ElemWise && c->args.size() == 1) {
-      std::string layout;
-      if (const CallNode* lt = fromBlocked(c->args[0], &layout))
-        return transform(withArgs(*c, {lt->args[0]}), layout, "NCHW");
-      return e;
+      std::optional<Blocked> b = asBlocked(c->args[0]);
+      if (!b || (b->isPadded() && !keepsPaddingFinite(op))) return e;
+      return toPlain(withArgs(*c, {b->src}), b->layout, b->channels);
     }
     if (op == "nn.bias_add") return biasAdd(*c, e);
     if (c->op->findAttr("layout") && c->args.size() == 1) { // pools
-      std::string layout;
-      const CallNode* lt = fromBlocked(c->args[0], &layout);
-      if (!lt || c->attrs.getString("layout") != "NCHW") return e;
+      std::optional<Blocked> b = asBlocked(c->args[0]);
+      if (!b || c->attrs.getString("layout") != "NCHW") return e;
       Attrs attrs = c->attrs;
-      attrs.set("layout", layout);
-      return transform(makeCall(c->op, {lt->args[0]}, attrs, c->name), layout, "NCHW");
+      attrs.set("layout", b->layout);
+      return toPlain(makeCall(c->op, {b->src}, attrs, c->name), b->layout, b->channels);
     }
     if (op == "concatenate") return concat(*c, e);
     if (c->op->pattern == OpPattern::Broadcast && c->args.size() == 2 && op != "nn.bias_add")
@@ -87,32 +184,81 @@ private:
     auto* dt = inferType(c.args[0]).as<TensorTypeNode>();
     auto* wt = inferType(c.args[1]).as<TensorTypeNode>();
     if (!dt || !wt || !dt->isStatic() || !wt->isStatic()) return e;
-    int64_t groups = c.attrs.getInt("groups");
+    const int64_t groups = c.attrs.getInt("groups");
+    const int64_t channels = dt->shape[1].value, outChannels = wt->shape[0].value;
+    if (groups != 1 && !(groups == channels && outChannels == channels && wt->shape[1].value == 1))
+      return groupedConv(c, e, *dt, *wt);
     if (groups != 1) {
       // A depthwise conv (one input and one output channel per group) blocks its channels:
-      // data NCHW{k}c, kernel OIHW1i{k}o.
-      int64_t channels = dt->shape[1].value;
-      if (groups != channels || wt->shape[0].value != channels || wt->shape[1].value != 1) return e;
-      int64_t k = largestDivisor(channels, m_block);
+      // data NCHW{k}c, kernel OIHW1i{k}o; padding channels are groups of their own.
+      if (groups != channels || outChannels != channels || wt->shape[1].value != 1) return e;
+      const int64_t k = channelBlock(channels, m_block);
       if (k == 1) return e;
+      Expr x = toBlocked(c.args[0], k);
+      const int64_t padded = inferType(x).as<TensorTypeNode>()->shape[1].value * k;
       Attrs attrs = c.attrs;
       std::string kernel = "OIHW1i" + std::to_string(k) + "o";
       attrs.set("data_layout", dataLayout(k));
       attrs.set("kernel_layout", kernel);
-      Expr y = makeCall(c.op, {toBlocked(c.args[0], k), transform(c.args[1], "OIHW", kernel)}, attrs, c.name);
-      return transform(y, dataLayout(k), "NCHW");
+      attrs.set("groups", padded);
+      Expr y = makeCall(c.op, {x, transform(padWeight(c.args[1], padded, 1), "OIHW", kernel)}, attrs, c.name);
+      return toPlain(y, dataLayout(k), channels);
     }
-    int64_t ib = largestDivisor(dt->shape[1].value, m_block),
-            ob = largestDivisor(wt->shape[0].value, m_block);
-    // A prime channel count above the block (or 1) has no block: such a conv stays NCHW.
+    const int64_t ib = channelBlock(channels, m_block), ob = channelBlock(outChannels, m_block);
+    // One channel in or out has no block: such a conv stays NCHW.
     if (ob == 1 || ib == 1) return e;
+    Expr x = toBlocked(c.args[0], ib);
+    const int64_t paddedIn = inferType(x).as<TensorTypeNode>()->shape[1].value * ib;
+    const int64_t paddedOut = roundUp(outChannels, ob);
     std::string kernel = "OIHW" + std::to_string(ib) + "i" + std::to_string(ob) + "o";
     Attrs attrs = c.attrs;
     attrs.set("data_layout", dataLayout(ib));
     attrs.set("kernel_layout", kernel);
-    Expr w = transform(c.args[1], "OIHW", kernel);
-    Expr y = makeCall(c.op, {toBlocked(c.args[0], ib), w}, attrs, c.name);
-    return transform(y, dataLayout(ob), "NCHW");
+    Expr w = transform(padWeight(c.args[1], paddedOut, paddedIn), "OIHW", kernel);
+    Expr y = makeCall(c.op, {x, w}, attrs, c.name);
+    return toPlain(y, dataLayout(ob), outChannels);
+  }
+
+  /// A grouped conv (1 < groups < channels, as RegNet's and ResNeXt's) in NCHW16c:
+  /// - groups of whole blocks (16, 32, ... channels in and out): each output block reads the input
+  ///   blocks of its group;
+  /// - groups narrower than a block that divide it (4 or 8 channels, as many in as out): regrouped
+  ///   into groups of one block, with a block-diagonal weight (zero outside the original groups:
+  ///   16 / width times the arithmetic, in full vector lanes instead of scalar code); channels
+  ///   that do not fill the last block are padded (groups of zero weights).
+  /// Other grouped convs stay NCHW.
+  Expr groupedConv(const CallNode& c, const Expr& e, const TensorTypeNode& dt, const TensorTypeNode& wt) {
+    const int64_t groups = c.attrs.getInt("groups"), channels = dt.shape[1].value, outChannels = wt.shape[0].value;
+    const int64_t gi = channels / groups, go = outChannels / groups, k = m_block;
+    if (wt.dtype != DataType::Float(32)) return e;
+    Expr w = c.args[1];
+    int64_t newGroups = groups, paddedIn = channels;
+    if (gi % k == 0 && go % k == 0) {
+      // whole blocks: the weight as it is
+    } else if (gi == go && gi < k && k % gi == 0 && c.args[1].as<ConstantNode>()) {
+      const int64_t padded = roundUp(channels, k);
+      newGroups = padded / k;
+      paddedIn = padded;
+      // W'[o, j] = W[o, j % gi] where input j of o's block lies in o's group, else 0.
+      w = padWeight(w, padded, gi);
+      w = makeCall("tile", {w}, {{"reps", std::vector<int64_t>{1, k / gi, 1, 1}}});
+      runtime::NDArray mask = runtime::NDArray::empty({padded, k, 1, 1}, runtime::DType::f32());
+      for (int64_t o = 0; o < padded; ++o)
+        for (int64_t j = 0; j < k; ++j)
+          mask.as<float>()[o * k + j] = (j / gi == (o % k) / go && o < outChannels) ? 1.f : 0.f;
+      w = makeCall("multiply", {w, makeConstant(mask)});
+    } else {
+      return e;
+    }
+    Expr x = toBlocked(c.args[0], k);
+    if (inferType(x).as<TensorTypeNode>()->shape[1].value * k != paddedIn) return e;
+    std::string kernel = "OIHW" + std::to_string(k) + "i" + std::to_string(k) + "o";
+    Attrs attrs = c.attrs;
+    attrs.set("data_layout", dataLayout(k));
+    attrs.set("kernel_layout", kernel);
+    attrs.set("groups", newGroups);
+    Expr y = makeCall(c.op, {x, transform(w, "OIHW", kernel)}, attrs, c.name);
+    return toPlain(y, dataLayout(k), outChannels);
   }
 
   /// dense(x, W) with a constant weight W (N, K) -> matmul(x, transpose(W)): the weight, laid
@@ -136,69 +282,93 @@ private:
     return transform(inner->args[0], from, to);
   }
 
-  /// A per-channel operand (C, 1, 1) / (1, C, 1, 1), scalar or 1-element, re-shaped for NCHW{k}c.
-  Expr channelOperand(const Expr& other, int64_t channels, int64_t k) {
+  /// A per-channel operand (C, 1, 1) / (1, C, 1, 1), scalar or 1-element, re-shaped for NCHW{k}c
+  /// with `padded` channels (the padding channels get `padValue`).
+  Expr channelOperand(const Expr& other, int64_t channels, int64_t k, int64_t padded, double padValue) {
     auto* t = inferType(other).as<TensorTypeNode>();
     if (!t || !t->isStatic()) return {};
     std::vector<int64_t> s = t->staticShape();
     if (t->numel() == 1 && s.size() <= 1) return other;
     while (s.size() == 4 && s[0] == 1)
       s.erase(s.begin());
-    if (s.size() == 3 && s[0] == channels && s[1] == 1 && s[2] == 1)
-      return makeCall("reshape", {other},
-                      {{"newshape", std::vector<int64_t>{channels / k, 1, 1, k}}});
-    return {};
+    if (s.size() != 3 || s[0] != channels || s[1] != 1 || s[2] != 1) return {};
+    Expr v = other;
+    if (padded != channels) {
+      v = makeCall("reshape", {other}, {{"newshape", std::vector<int64_t>{channels}}});
+      v = makeCall("nn.pad", {v}, {{"pad_width", std::vector<int64_t>{0, padded - channels}}, {"pad_value", padValue}});
+    }
+    return makeCall("reshape", {v}, {{"newshape", std::vector<int64_t>{padded / k, 1, 1, k}}});
   }
 
   Expr biasAdd(const CallNode& c, const Expr& e) {
-    std::string layout;
-    const CallNode* lt = fromBlocked(c.args[0], &layout);
-    if (!lt || c.attrs.getInt("axis") != 1) return e;
-    int64_t k = blockOf(layout);
-    int64_t channels = inferType(c.args[1]).as<TensorTypeNode>()->shape[0].value;
-    Expr b = makeCall("reshape", {c.args[1]},
-                      {{"newshape", std::vector<int64_t>{channels / k, 1, 1, k}}});
-    return transform(makeCall("add", {lt->args[0], b}), layout, "NCHW");
+    std::optional<Blocked> b = asBlocked(c.args[0]);
+    if (!b || c.attrs.getInt("axis") != 1) return e;
+    Expr bias = makeCall("reshape", {c.args[1]}, {{"newshape", std::vector<int64_t>{b->channels, 1, 1}}});
+    bias = channelOperand(bias, b->channels, blockOf(b->layout), b->padded, 0.0);
+    if (!bias.defined()) return e;
+    return toPlain(makeCall("add", {b->src, bias}), b->layout, b->channels);
   }
 
-  /// Concatenation along channels of inputs that all come from the same blocked layout.
+  /// Concatenation along channels of inputs that all come from the same blocked layout; only the
+  /// last may carry padding channels (they stay at the end).
   Expr concat(const CallNode& c, const Expr& e) {
     auto* out = inferType(e).as<TensorTypeNode>();
-    if (!out || out->ndim() != 4) return e;
+    if (!out || out->ndim() != 4 || !out->shape[1].isStatic()) return e;
     int64_t axis = c.attrs.getInt("axis");
     if (axis != 1 && axis != -3) return e;
     std::string first;
     std::vector<Expr> blocked;
-    for (const Expr& a : c.args) {
-      std::string layout;
-      const CallNode* lt = fromBlocked(a, &layout);
-      if (!lt || (!first.empty() && layout != first)) return e;
-      first = layout;
-      blocked.push_back(lt->args[0]);
+    for (size_t i = 0; i < c.args.size(); ++i) {
+      std::optional<Blocked> b = asBlocked(c.args[i]);
+      if (!b || (!first.empty() && b->layout != first) || (b->isPadded() && i + 1 != c.args.size())) return e;
+      first = b->layout;
+      blocked.push_back(b->src);
     }
-    return transform(makeCall(c.op, blocked, {{"axis", int64_t(1)}}, c.name), first, "NCHW");
+    return toPlain(makeCall(c.op, blocked, {{"axis", int64_t(1)}}, c.name), first, out->shape[1].value);
+  }
+
+  /// Whether blocked operand `t` (logical type) broadcasts to `out` along H and W only.
+  static bool broadcastsSpatially(const Type& t, const TensorTypeNode& out) {
+    auto* a = t.as<TensorTypeNode>();
+    if (!a || a->ndim() != 4 || !a->isStatic()) return false;
+    for (size_t d = 0; d < 4; ++d) {
+      const int64_t x = a->shape[d].value, o = out.shape[d].value;
+      if (x != o && !(d != 1 && x == 1)) return false;
+    }
+    return true;
   }
 
   Expr binary(const CallNode& c, const Expr& e) {
     auto* out = inferType(e).as<TensorTypeNode>();
     if (!out || out->ndim() != 4 || !out->isStatic()) return e;
-    std::string la, lb;
-    const CallNode* a = fromBlocked(c.args[0], &la);
-    const CallNode* b = fromBlocked(c.args[1], &lb);
+    const std::string& op = c.op->name;
+    std::optional<Blocked> a = asBlocked(c.args[0]);
+    std::optional<Blocked> b = asBlocked(c.args[1]);
     if (a && b) {
-      if (la != lb || !typeEqual(inferType(c.args[0]), inferType(c.args[1]))) return e;
-      return transform(withArgs(c, {a->args[0], b->args[0]}), la, "NCHW");
+      // Same layout; each side the output's shape or broadcast along H and W (a squeeze-excite
+      // scale); padding channels only through ops that keep them finite.
+      if (a->layout != b->layout || a->padded != b->padded || a->channels != b->channels) return e;
+      if ((a->isPadded() && !keepsPaddingFinite(op)) || !broadcastsSpatially(inferType(c.args[0]), *out) ||
+          !broadcastsSpatially(inferType(c.args[1]), *out))
+        return e;
+      return toPlain(withArgs(c, {a->src, b->src}), a->layout, a->channels);
     }
-    const CallNode* blocked = a ? a : b;
+    const std::optional<Blocked>& blocked = a ? a : b;
     if (!blocked) return e;
-    const std::string& layout = a ? la : lb;
     int64_t channels = out->shape[1].value;
     if (!typeEqual(inferType(a ? c.args[0] : c.args[1]), Type(out)))
       return e; // blocked side must not broadcast
-    Expr other = channelOperand(a ? c.args[1] : c.args[0], channels, blockOf(layout));
+    // Padding channels stay finite through +, -, *, max, min, and a division by a constant
+    // whose padding channels are 1.
+    double padValue = 0.0;
+    if (blocked->isPadded() && !keepsPaddingFinite(op)) {
+      if (op != "divide" || !a) return e;
+      padValue = 1.0;
+    }
+    Expr other = channelOperand(a ? c.args[1] : c.args[0], channels, blockOf(blocked->layout), blocked->padded, padValue);
     if (!other.defined()) return e;
-    Call r = a ? withArgs(c, {blocked->args[0], other}) : withArgs(c, {other, blocked->args[0]});
-    return transform(r, layout, "NCHW");
+    Call r = a ? withArgs(c, {blocked->src, other}) : withArgs(c, {other, blocked->src});
+    return toPlain(r, blocked->layout, blocked->channels);
   }
 };
 

@@ -44,17 +44,19 @@ std::vector<te::Tensor> depthwiseConv2dNCHWc(const CallNode& call, const std::ve
       "depthwise_conv2d_NCHWc", "depthwise_conv2d_NCHWc"));
 }
 
-/// conv2d of channel-blocked data [N, C/ib, H, W, ib] with a kernel [O/ob, C/ib, KH, KW, ib, ob]
-/// (groups 1) to [N, O/ob, OH, OW, ob], as TVM's conv2d_NCHWc. The reduction over the input
-/// channels is two axes, the block (rco) and the lane within it (rci), around the kernel window:
-/// (rco, ry, rx, rci), so a schedule can keep a tile of outputs while it walks one input block.
+/// conv2d of channel-blocked data [N, C/ib, H, W, ib] with a kernel [O/ob, C/groups/ib, KH, KW, ib, ob]
+/// to [N, O/ob, OH, OW, ob], as TVM's conv2d_NCHWc. The reduction over the input channels is two
+/// axes, the block (rco) and the lane within it (rci), around the kernel window: (rco, ry, rx,
+/// rci), so a schedule can keep a tile of outputs while it walks one input block. A grouped conv
+/// (groups whose input and output channels are whole blocks) reads the input blocks of the output
+/// block's group.
 std::vector<te::Tensor> conv2dNCHWc(const CallNode& call, const std::vector<te::Tensor>& in, const Type& outType) {
   const auto& out = staticTensor(outType, call);
   std::optional<graph::Layout> kl = graph::parseLayout(call.attrs.getString("kernel_layout"));
   int64_t groups = call.attrs.getInt("groups");
   if (groups != 1 && kl && in[0]->ndim() == 5 && in[1]->ndim() == 6 && kl->blockA == 1)
     return depthwiseConv2dNCHWc(call, in, outType);
-  if (!kl || !kl->kernel || groups != 1 || in[0]->ndim() != 5 || in[1]->ndim() != 6)
+  if (!kl || !kl->kernel || in[0]->ndim() != 5 || in[1]->ndim() != 6)
     LOOM_THROW(UnsupportedError) << graph::callDescription(call) << ": unsupported conv2d layouts "
                                  << call.attrs.getString("data_layout") << " / "
                                  << call.attrs.getString("kernel_layout");
@@ -71,7 +73,14 @@ std::vector<te::Tensor> conv2dNCHWc(const CallNode& call, const std::vector<te::
       [&](const std::vector<Var>& i) -> te::ComputeBody {
         Expr y = Expr(i[2]) * ci(s[0]) + Expr(ry) * ci(dl[0]);
         Expr x = Expr(i[3]) * ci(s[1]) + Expr(rx) * ci(dl[1]);
-        return te::sum(data(i[0], rco, y, x, rci) * W(i[1], rco, ry, rx, rci, i[4]), {rco, ry, rx, rci});
+        // The input block: of the output block's group when grouped.
+        Expr cb = rco;
+        if (groups != 1) {
+          const int64_t outBlocksPerGroup = ws[0] / groups;
+          Expr g = outBlocksPerGroup == 1 ? Expr(i[1]) : tir::floordiv(i[1], ci(outBlocksPerGroup));
+          cb = g * ci(ws[1]) + rco;
+        }
+        return te::sum(data(i[0], cb, y, x, rci) * W(i[1], rco, ry, rx, rci, i[4]), {rco, ry, rx, rci});
       },
       "conv2d_NCHWc", "conv2d_NCHWc"));
 }
