@@ -1,6 +1,10 @@
 // TIR to LLVM IR for CPUs: expressions, memory, loops, parallel closures, asserts, debug lines.
 #include "codegen/CodeGenLLVM.h"
 
+#include <exception>
+#include <functional>
+#include <thread>
+
 #include <llvm/ADT/StringMap.h>
 #include <llvm/IR/DIBuilder.h>
 #include <llvm/IR/IRBuilder.h>
@@ -1121,49 +1125,123 @@ std::string jsonEscape(const std::string& s) {
 // Defined in LLVMOutput.cpp.
 void optimizeModule(llvm::Module& m, llvm::TargetMachine& tm, int optLevel);
 
-LLVMModule buildLLVM(const std::vector<PrimFunc>& funcs, const Target& target, const CodeGenOptions& options) {
-  initializeLLVM();
+namespace {
+
+/// A module of `funcs` for `target`: one LLVM function each, not yet verified or optimized.
+std::unique_ptr<LLVMModule::Impl> generatePart(const std::vector<PrimFunc>& funcs, const Target& target,
+                                               const CodeGenOptions& options, const std::string& modName) {
   auto impl = std::make_unique<LLVMModule::Impl>();
   impl->target = target;
   impl->machine = createTargetMachine(target);
   impl->context = std::make_unique<llvm::LLVMContext>();
-  std::string modName = funcs.empty() ? std::string("loom") : funcs.front()->name;
   impl->module = std::make_unique<llvm::Module>(modName, *impl->context);
   impl->module->setTargetTriple(target.triple);
   impl->module->setDataLayout(impl->machine->createDataLayout());
-  {
-    CodeGen cg(*impl->context, *impl->module, target, options);
-    for (auto& f : funcs) {
-      LOOM_ICHECK(f.defined()) << "undefined PrimFunc";
-      impl->functionNames.push_back(cg.addFunction(f));
-    }
-    cg.finish();
+  CodeGen cg(*impl->context, *impl->module, target, options);
+  for (auto& f : funcs) {
+    LOOM_ICHECK(f.defined()) << "undefined PrimFunc";
+    impl->functionNames.push_back(cg.addFunction(f));
   }
-  // The module's self-description for the runtime (function names and calling conventions).
+  cg.finish();
+  return impl;
+}
+
+/// The module's self-description for the runtime (function names and calling conventions), as
+/// the exported global LOOM_MODULE_META_SYMBOL of `impl`.
+void addModuleMeta(LLVMModule::Impl& impl, const Target& target, const std::vector<PrimFunc>& funcs,
+                   const std::vector<std::string>& names) {
   std::string meta = "{\"target\": \"" + jsonEscape(target.str()) + "\", \"functions\": [";
   for (size_t i = 0; i < funcs.size(); ++i) {
     bool packed = false;
     if (auto it = funcs[i]->attrs.find("calling_conv"); it != funcs[i]->attrs.end())
       if (auto* s = it->second.as<StringImmNode>()) packed = s->value == "packed";
-    meta += std::string(i ? ", " : "") + "{\"name\": \"" + jsonEscape(impl->functionNames[i]) +
+    meta += std::string(i ? ", " : "") + "{\"name\": \"" + jsonEscape(names[i]) +
             "\", \"packed\": " + (packed ? "true" : "false") + "}";
   }
   meta += "]}";
-  auto* init = llvm::ConstantDataArray::getString(*impl->context, meta, true);
-  auto* gv = new llvm::GlobalVariable(*impl->module, init->getType(), true, llvm::GlobalValue::ExternalLinkage,
+  auto* init = llvm::ConstantDataArray::getString(*impl.context, meta, true);
+  auto* gv = new llvm::GlobalVariable(*impl.module, init->getType(), true, llvm::GlobalValue::ExternalLinkage,
                                       init, LOOM_MODULE_META_SYMBOL);
   gv->setAlignment(llvm::Align(1));
+}
 
+/// Verifies the module and runs the optimization pipeline.
+void finishPart(LLVMModule::Impl& impl, const Target& target, const CodeGenOptions& options) {
   std::string err;
   llvm::raw_string_ostream os(err);
-  if (llvm::verifyModule(*impl->module, &os)) {
+  if (llvm::verifyModule(*impl.module, &os)) {
     std::string ir;
     llvm::raw_string_ostream irs(ir);
-    impl->module->print(irs, nullptr);
+    impl.module->print(irs, nullptr);
     LOOM_ICHECK(false) << "codegen produced invalid LLVM IR: " << os.str() << "\n" << ir.substr(0, 20000);
   }
-  if (options.optimize) optimizeModule(*impl->module, *impl->machine, target.optLevel);
+  if (options.optimize) optimizeModule(*impl.module, *impl.machine, target.optLevel);
+}
+
+/// Runs `work(i)` for i in [0, n) on n threads (the calling thread takes i = 0); rethrows the
+/// first exception.
+void runParallel(size_t n, const std::function<void(size_t)>& work) {
+  std::vector<std::exception_ptr> errors(n);
+  std::vector<std::thread> threads;
+  for (size_t i = 1; i < n; ++i)
+    threads.emplace_back([&, i] {
+      try {
+        work(i);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    });
+  try {
+    work(0);
+  } catch (...) {
+    errors[0] = std::current_exception();
+  }
+  for (std::thread& t : threads) t.join();
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
+}
+
+}  // namespace
+
+LLVMModule buildLLVM(const std::vector<PrimFunc>& funcs, const Target& target, const CodeGenOptions& options) {
+  initializeLLVM();
+  std::string modName = funcs.empty() ? std::string("loom") : funcs.front()->name;
+  std::unique_ptr<LLVMModule::Impl> impl = generatePart(funcs, target, options, modName);
+  addModuleMeta(*impl, target, funcs, impl->functionNames);
+  finishPart(*impl, target, options);
   return LLVMModule(std::move(impl));
+}
+
+std::vector<LLVMModule> buildLLVMParts(const std::vector<PrimFunc>& funcs, const Target& target,
+                                       const CodeGenOptions& options, size_t parts) {
+  parts = std::max<size_t>(1, std::min(parts, funcs.size()));
+  if (parts == 1) {
+    std::vector<LLVMModule> one;
+    one.push_back(buildLLVM(funcs, target, options));
+    return one;
+  }
+  initializeLLVM();
+  // Round robin: neighbouring kernels of a model are often alike in size.
+  std::vector<std::vector<PrimFunc>> split(parts);
+  for (size_t i = 0; i < funcs.size(); ++i) split[i % parts].push_back(funcs[i]);
+  std::vector<std::unique_ptr<LLVMModule::Impl>> impls(parts);
+  runParallel(parts, [&](size_t p) {
+    impls[p] = generatePart(split[p], target, options, split[p].front()->name + "_part" + std::to_string(p));
+  });
+  // The first part describes every function, in the order given.
+  std::vector<std::string> names(funcs.size());
+  for (size_t i = 0; i < funcs.size(); ++i) names[i] = impls[i % parts]->functionNames[i / parts];
+  addModuleMeta(*impls[0], target, funcs, names);
+  runParallel(parts, [&](size_t p) { finishPart(*impls[p], target, options); });
+  std::vector<LLVMModule> out;
+  for (auto& impl : impls) out.push_back(LLVMModule(std::move(impl)));
+  return out;
+}
+
+std::vector<std::vector<uint8_t>> objectCodeOfParts(const std::vector<LLVMModule>& parts) {
+  std::vector<std::vector<uint8_t>> out(parts.size());
+  runParallel(parts.size(), [&](size_t p) { out[p] = parts[p].objectCode(); });
+  return out;
 }
 
 std::vector<AsmLine> emitAsmWithLines(const PrimFunc& f, const Target& target, const CodeGenOptions& options) {

@@ -80,6 +80,8 @@ private:
   explicit LLVMModule(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> m_impl;
   friend LLVMModule buildLLVM(const std::vector<tir::PrimFunc>&, const Target&, const CodeGenOptions&);
+  friend std::vector<LLVMModule> buildLLVMParts(const std::vector<tir::PrimFunc>&, const Target&,
+                                                const CodeGenOptions&, size_t);
   friend class JITModule;
 };
 
@@ -89,6 +91,16 @@ private:
 /// bindings) or uses an intrinsic without a lowering.
 LLVMModule buildLLVM(const std::vector<tir::PrimFunc>& funcs, const Target& target,
                      const CodeGenOptions& options = {});
+
+/// The same functions split round robin into `parts` modules (at most one per function), built
+/// and optimized on `parts` threads; only the first holds the module description (listing every
+/// function, in the order given), so the parts' objects link into one library. An export uses it
+/// to spread LLVM's work over the cores.
+std::vector<LLVMModule> buildLLVMParts(const std::vector<tir::PrimFunc>& funcs, const Target& target,
+                                       const CodeGenOptions& options, size_t parts);
+
+/// The object code of each part, emitted on one thread per part.
+std::vector<std::vector<uint8_t>> objectCodeOfParts(const std::vector<LLVMModule>& parts);
 
 /// Assembly of `f` for `target` with each line's TIR loop line.
 std::vector<AsmLine> emitAsmWithLines(const tir::PrimFunc& f, const Target& target,

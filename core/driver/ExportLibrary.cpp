@@ -2,6 +2,8 @@
 // linked with the graph, params and metadata embedded (.so) or packed beside them (.tar).
 #include "core/driver/ExportLibrary.h"
 
+#include <thread>
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -99,14 +101,38 @@ codegen::Target llvmTarget(const CompiledModel& model) {
   return t;
 }
 
-/// The model's kernels as an LLVM module, with the IR and assembly kept when asked.
-codegen::LLVMModule buildLLVMKernels(const CompiledModel& model, const ExportOptions& o, ExportResult& r) {
+/// Threads for LLVM's work in an export: one per core (at most 4), one when the objects could not
+/// be linked into one library (no linker for the target: a single object is handed over).
+size_t codegenParts(const CompiledModel& model) {
+  const unsigned cores = std::thread::hardware_concurrency();
+  if (codegen::findLinker(llvmTarget(model)).empty()) return 1;
+  return std::clamp<size_t>(cores ? cores : 1, 1, 4);
+}
+
+/// The model's kernels as LLVM modules built on several threads (the first one holds the module
+/// description), with the IR and assembly kept when asked.
+std::vector<codegen::LLVMModule> buildLLVMKernels(const CompiledModel& model, const ExportOptions& o, ExportResult& r) {
   report(o, "generating code (" + std::to_string(model.kernels.size()) + " kernels)", 0, 1);
-  codegen::LLVMModule mod = buildModelKernels(model);
-  if (o.keepLLVMIR) r.llvmIR = mod.llvmIR();
-  if (o.keepAssembly) r.assembly = mod.assembly();
+  codegen::CodeGenOptions cg;
+  cg.debugInfo = false;
+  std::vector<codegen::LLVMModule> mods = codegen::buildLLVMParts(model.kernels, llvmTarget(model), cg, codegenParts(model));
+  for (const codegen::LLVMModule& mod : mods) {
+    if (o.keepLLVMIR) r.llvmIR += mod.llvmIR();
+    if (o.keepAssembly) r.assembly += mod.assembly();
+  }
   report(o, "generated code", 1, 1);
-  return mod;
+  return mods;
+}
+
+/// Writes each module's object (emitted in parallel) to DIR/STEM{i}.o; returns the paths.
+std::vector<std::string> writeObjects(const std::vector<codegen::LLVMModule>& mods, TempDir& tmp, const std::string& stem) {
+  std::vector<std::vector<uint8_t>> code = codegen::objectCodeOfParts(mods);
+  std::vector<std::string> paths;
+  for (size_t i = 0; i < code.size(); ++i) {
+    paths.push_back(tmp.file(stem + (i ? std::to_string(i) : std::string()) + ".o"));
+    writeFile(paths.back(), std::string(code[i].begin(), code[i].end()));
+  }
+  return paths;
 }
 
 /// metadata.json's text with the sizes and checksums of `members` and the container kind.
@@ -178,11 +204,10 @@ ExportResult exportLibrary(const CompiledModel& model, const std::string& path, 
     writeFile(tmp.file("data.o"), codegen::dataObject(linkTarget, data));
     objects = {tmp.file("kernels.o"), tmp.file("data.o")};
   } else {
-    codegen::LLVMModule mod = buildLLVMKernels(model, o, r);
-    linkTarget = mod.target();
-    codegen::embedData(mod, data);
-    mod.writeObject(tmp.file("model.o"));
-    objects = {tmp.file("model.o")};
+    std::vector<codegen::LLVMModule> mods = buildLLVMKernels(model, o, r);
+    linkTarget = mods[0].target();
+    codegen::embedData(mods[0], data);
+    objects = writeObjects(mods, tmp, "model");
   }
   if (codegen::findLinker(linkTarget).empty()) {
     bool so = path.size() > 3 && path.compare(path.size() - 3, 3, ".so") == 0;
@@ -237,8 +262,9 @@ ExportResult exportPackage(const CompiledModel& model, const std::string& path, 
       files.emplace_back("kernels.so", readFile(tmp.file("kernels.so")));
     }
   } else {
-    codegen::LLVMModule mod = buildLLVMKernels(model, o, r);
-    mod.writeObject(tmp.file("kernels.o"));
+    std::vector<codegen::LLVMModule> mods = buildLLVMKernels(model, o, r);
+    const codegen::LLVMModule& mod = mods[0];
+    std::vector<std::string> objects = writeObjects(mods, tmp, "kernels");
     if (mod.target().isHost() && codegen::findLinker(mod.target()).empty())
       LOOM_THROW(LinkerNotFoundError) << "cannot link the kernels of '" << path << "': no C compiler 'cc' on PATH "
                                       << "(install one, e.g. `apt-get install gcc`)";
@@ -251,7 +277,7 @@ ExportResult exportPackage(const CompiledModel& model, const std::string& path, 
                         "where ld.lld is installed");
     } else {
       report(o, "linking kernels.so", 0, 1);
-      codegen::linkSharedLibrary({tmp.file("kernels.o")}, mod.target(), tmp.file("kernels.so"));
+      codegen::linkSharedLibrary(objects, mod.target(), tmp.file("kernels.so"));
       files.emplace_back("kernels.so", readFile(tmp.file("kernels.so")));
     }
     report(o, "linked kernels.so", 1, 1);

@@ -12,7 +12,9 @@ if ! "$PY" -c "import torch, torchvision, onnx" 2>/dev/null; then
   exit 77
 fi
 "$PY" "$SRC/examples/models/make_torch_models.py" --out "$OUT" 2>&1 | grep -v -i warning || true
-MODELS=(resnet18 mobilenet_v2 squeezenet1_1 transformer_encoder)
+# The whole zoo (issue #17's families).
+read -r -a MODELS <<< "$("$PY" -c "import sys; sys.path.insert(0, '$SRC/examples/models'); \
+import make_torch_models as m; print(' '.join(m.MODELS))" 2>/dev/null)"
 DIRS=()
 for m in "${MODELS[@]}"; do
   if [ ! -f "$OUT/$m/model.onnx" ]; then

@@ -11,7 +11,8 @@ namespace loom::graph {
 
 namespace {
 /// True when `call` returns its argument unchanged: a reshape to the same shape, a transpose
-/// with the identity permutation, a cast to the same type, a copy.
+/// with the identity permutation, a cast to the same type, a copy, a pad of nothing (torch
+/// exports an AvgPool2d with a Pad of zero widths before it).
 bool isNoOp(const CallNode& call) {
   if (!call.op || call.args.size() != 1) return false;
   const std::string& op = call.op->name;
@@ -23,6 +24,11 @@ bool isNoOp(const CallNode& call) {
   if (op == "reshape") {
     const auto& ns = call.attrs.getInts("newshape");
     return t->isStatic() && ns == t->staticShape();
+  }
+  if (op == "nn.pad") {
+    for (int64_t w : call.attrs.getInts("pad_width"))
+      if (w != 0) return false;
+    return true;
   }
   if (op == "transpose") {
     const auto& axes = call.attrs.getInts("axes");
