@@ -2,6 +2,7 @@
 #include "views/OperatorJobs.h"
 
 #include <QElapsedTimer>
+#include <algorithm>
 #include <cstdlib>
 #include <exception>
 #include <optional>
@@ -321,8 +322,17 @@ RunRecord runOperator(const OperatorRequest& req, const std::atomic<bool>* cance
     if (device) {
       rec.medianMs = device->run(arrays, 10) * 1e3;
     } else {
-      driver::TimingStats t = driver::timeCalls([&] { callPacked(fn, arrays); }, 5, 30);
+      // Warm up for ~20 ms first (caches, the thread pool, the clock), then 10 samples of >= 20 ms.
+      QElapsedTimer warm;
+      warm.start();
+      do callPacked(fn, arrays);
+      while (warm.nsecsElapsed() < 20'000'000 && !cancelled());
+      driver::TimingStats t = driver::timeCalls([&] { callPacked(fn, arrays); }, 10, 20);
       rec.medianMs = t.medianMs;
+      rec.minMs = t.minMs;
+      rec.maxMs = t.samplesMs.empty() ? t.medianMs : *std::max_element(t.samplesMs.begin(), t.samplesMs.end());
+      rec.repeats = t.repeat;
+      rec.callsPerRepeat = t.number;
     }
     rec.gflops = rec.flopsKnown && rec.medianMs > 0 ? flops / (rec.medianMs * 1e-3) / 1e9 : 0;
     // A fused group on the CPU: also time the model's default schedule, the time to beat.
