@@ -407,6 +407,7 @@ void MainWindow::buildDocks() {
   propsView->setModel(m_propsModel);
   propsView->setRootIsDecorated(false);
   propsView->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+  propsView->setTextElideMode(Qt::ElideMiddle);  // long values: the middle is elided, the tooltip has all
   QDockWidget* props = makeDock(this, "Properties", "propertiesDock", propsView, Qt::LeftDockWidgetArea);
   splitDockWidget(model, props, Qt::Vertical);
 
@@ -1128,6 +1129,12 @@ void MainWindow::showProperties(const GraphNode& n) {
     m_propsModel->appendRow({key, value});
   }
   const ModelGroups* groups = m_session->modelGroups();
+  if (const ProfileResult* prof = m_profile->current(); prof && groups && cluster >= 0 && cluster < groups->clusterNodeNames.size()) {
+    double ms = prof->clusterMs({groups->clusterNodeNames[cluster]}).value(0);
+    double total = prof->nodeSumMs();
+    m_propsModel->appendRow({new QStandardItem("time"), new QStandardItem(QString("%1 ms · %2% of the model (profile #%3)")
+                                                                             .arg(ms, 0, 'f', 4).arg(total > 0 ? 100 * ms / total : 0, 0, 'f', 1).arg(prof->id))});
+  }
   if (cluster >= 0 && groups && cluster < groups->clusterGroup.size()) {
     int k = groups->clusterGroup[cluster];
     QString text = k < 0 ? QString("none (computes nothing)")
@@ -1138,6 +1145,13 @@ void MainWindow::showProperties(const GraphNode& n) {
     value->setEditable(false);
     m_propsModel->appendRow({key, value});
   }
+  // Values cut off by the column width are readable in full as tooltips.
+  for (int row = 0; row < m_propsModel->rowCount(); ++row)
+    for (int col = 0; col < 2; ++col)
+      if (QStandardItem* it = m_propsModel->item(row, col)) {
+        it->setEditable(false);
+        if (it->toolTip().isEmpty()) it->setToolTip(it->text());
+      }
 }
 
 void MainWindow::setDarkTheme(bool dark) {

@@ -2,6 +2,7 @@
 #include "views/OperatorJobs.h"
 
 #include <QElapsedTimer>
+#include <QRegularExpression>
 #include <algorithm>
 #include <cstdlib>
 #include <exception>
@@ -109,7 +110,7 @@ driver::OperatorOptions optionsOf(const OperatorRequest& req, bool withScript) {
 
 /// The GPU code of a lowered operator as listing lines: CUDA C (then PTX or why there is none)
 /// or OpenCL C.
-QVector<AsmLineInfo> gpuCode(const driver::LoweredOperator& op, QString& kind) {
+QVector<AsmLineInfo> gpuCode(const driver::LoweredOperator& op, QString& kind, const QVector<LoopInfo>& loops) {
   QString text;
   if (op.target.kind == "opencl") {
     kind = "OpenCL C";
@@ -132,7 +133,37 @@ QVector<AsmLineInfo> gpuCode(const driver::LoweredOperator& op, QString& kind) {
     }
   }
   QVector<AsmLineInfo> lines;
-  for (const QString& line : text.split('\n')) lines.push_back({line, 0});
+  // The line map (as the CPU assembly's): a `for (T v = ...` of the C source is the lowered loop
+  // whose variable v prints as (C names: '.' -> '_', maybe a numeric suffix); every line of its
+  // body belongs to the innermost such loop. Kernel launch and thread indices stay unmapped.
+  auto cName = [](QString n) {
+    for (QChar& c : n)
+      if (!(c.isLetterOrNumber() && c.unicode() < 128) && c != '_') c = '_';
+    return n;
+  };
+  static const QRegularExpression forLine(R"(^\s*for \(\w+ (\w+) = )");
+  QVector<int> open;  // per open brace: the lowered loop line it belongs to (0: none)
+  for (const QString& line : text.split('\n')) {
+    int tirLine = open.isEmpty() ? 0 : open.back();
+    int opened = tirLine;
+    if (auto m = forLine.match(line); m.hasMatch()) {
+      QString v = m.captured(1);
+      for (const LoopInfo& l : loops) {
+        QString n = cName(l.name);
+        bool suffix = v.startsWith(n + "_") && !v.mid(n.size() + 1).isEmpty() &&
+                      std::all_of(v.begin() + n.size() + 1, v.end(), [](QChar c) { return c.isDigit(); });
+        if (v == n || suffix) {
+          opened = tirLine = l.firstLine;
+          break;
+        }
+      }
+    }
+    lines.push_back({line, tirLine});
+    for (QChar c : line) {
+      if (c == '{') open.push_back(opened);
+      else if (c == '}' && !open.isEmpty()) open.pop_back();
+    }
+  }
   while (!lines.isEmpty() && lines.back().text.isEmpty()) lines.pop_back();
   return lines;
 }
@@ -220,7 +251,7 @@ CompileResult compileOperator(const OperatorRequest& req) {
     r.loweredLoops = loopsOf(lpr);
     if (op.target.isGPU()) {
       r.loweredTir = q(lpr.text);
-      r.asmLines = gpuCode(op, r.codeKind);
+      r.asmLines = gpuCode(op, r.codeKind, r.loweredLoops);
     } else {
       codegen::Listing listing = codegen::makeListing(op.lowered, op.target);
       r.loweredTir = q(listing.tir);

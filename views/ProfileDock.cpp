@@ -107,6 +107,15 @@ ProfileDock::ProfileDock(Session* session, QWidget* parent) : QWidget(parent), m
   m_cancel = new QToolButton;
   m_cancel->setText("Cancel");
   m_cancel->setEnabled(false);
+  auto* remeasure = new QToolButton;
+  remeasure->setText("Re-measure peaks");
+  remeasure->setToolTip(QString("The machine's FMA peak and bandwidth are measured once and cached (%1); measure them again "
+                                "with the next profile (best on a quiet machine)").arg(MachinePeaks::cachePath()));
+  connect(remeasure, &QToolButton::clicked, this, [this] {
+    m_peaks = MachinePeaks();
+    m_forceMeasure = true;
+    m_status->setText("the next profile measures the machine's peaks first");
+  });
   m_status = new QLabel("No profile yet: Model > Profile (F6) times every kernel of the open model.");
   m_status->setWordWrap(false);
   m_status->setMinimumWidth(50);
@@ -119,6 +128,7 @@ ProfileDock::ProfileDock(Session* session, QWidget* parent) : QWidget(parent), m
   bar->addWidget(m_schedules);
   bar->addWidget(m_inputs);
   bar->addWidget(m_cancel);
+  bar->addWidget(remeasure);
   bar->addWidget(m_status, 1);
   layout->addLayout(bar);
 
@@ -289,8 +299,9 @@ bool ProfileDock::startProfile() {
   req.repeat = m_repeat->value();
   req.warmup = m_warmup->value();
   req.label = req.records.isEmpty() ? QString("default schedules") : "records: " + QFileInfo(req.records).fileName();
-  if (!m_peaks.valid()) m_peaks = MachinePeaks::loadCached(loom_backend_num_threads());
+  if (!m_peaks.valid() && !m_forceMeasure) m_peaks = MachinePeaks::loadCached(loom_backend_num_threads());
   req.measureMachine = !m_peaks.valid();
+  m_forceMeasure = false;
   if (m_hook) m_hook(req);
   m_lastRequest = req;
   m_start->setEnabled(false);
@@ -444,11 +455,11 @@ void ProfileDock::rebuildRoofline() {
   }
   double maxShare = 0;
   for (const auto& p : pts) maxShare = std::max(maxShare, r->share(p.first));
-  // The five hottest kernels get a label.
+  // The three hottest kernels get a label.
   QVector<int> byShare;
   for (const auto& p : pts) byShare << p.first;
   std::sort(byShare.begin(), byShare.end(), [&](int a, int b) { return r->share(a) > r->share(b); });
-  byShare.resize(std::min<qsizetype>(5, byShare.size()));
+  byShare.resize(std::min<qsizetype>(3, byShare.size()));
   for (const auto& p : pts) {
     int k = p.first;
     auto* s = new QScatterSeries;

@@ -99,6 +99,7 @@ private:
   ProfileRequest m_lastRequest;
   Profiler* m_profiler = nullptr;
   MachinePeaks m_peaks;
+  bool m_forceMeasure = false;
   QVector<ProfileResult> m_history;
   int m_nextId = 1;
   QString m_selectedKernel;

@@ -187,7 +187,11 @@ int main(int argc, char** argv) {
     dock->show();
     dock->raise();
     w.resizeDocks({dock}, {w.height() * 40 / 100}, Qt::Vertical);
-    if (cli.value(grabOpt) == "roofline") w.profileDock()->tabs()->setCurrentIndex(1);
+    if (cli.value(grabOpt) == "roofline" || cli.value(grabOpt) == "kernels") {  // a picture of its own: the dock floats, large
+      dock->setFloating(true);
+      dock->resize(1100, 680);
+      w.profileDock()->tabs()->setCurrentIndex(cli.value(grabOpt) == "roofline" ? 1 : 0);
+    }
   }
   if (!screenshot) {
     w.show();
@@ -244,6 +248,13 @@ int main(int argc, char** argv) {
     if (cli.isSet(findOpt)) w.graphView()->findNext(cli.value(findOpt));
     timer->stop();
     // A 256-colour palette keeps the committed PNGs small; UI captures have few colours.
+    if (cli.isSet(profileOpt) && cli.value(grabOpt) == "window") {  // the overlay large enough to read
+      w.resizeDocks({w.findChild<QDockWidget*>("modelDock")}, {w.width() * 45 / 100}, Qt::Horizontal);
+      w.resizeDocks({w.findChild<QDockWidget*>("profileDock")}, {w.height() * 38 / 100}, Qt::Vertical);
+      for (int i = 0; i < 5; ++i) QCoreApplication::processEvents();
+      w.graphView()->fitAll();
+      QCoreApplication::processEvents();
+    }
     QString grab = cli.value(grabOpt);
     QWidget* target = &w;
     if (grab == "roofline" || grab == "kernels") {

@@ -253,6 +253,36 @@ private slots:
     }
   }
 
+  /// GPU source (OpenCL C) is line-mapped too: a lowered loop colours its `for` and body in the
+  /// source pane, and clicking such a source line selects the loop.
+  void gpuSourceHasALineMap() {
+    MainWindow w;
+    w.setPreset("matmul", {{"M", 64}, {"N", 64}, {"K", 64}});
+    w.targetBox()->setCurrentText("opencl");
+    w.setScheduleText("");
+    QTRY_VERIFY_WITH_TIMEOUT(w.session()->isIdle() && w.session()->lastCompile().codeKind == "OpenCL C" &&
+                                 !w.session()->lastCompile().asmLines.isEmpty(), 60000);
+    const CompileResult& r = w.session()->lastCompile();
+    int mapped = 0, loop = -1;
+    for (const AsmLineInfo& a : r.asmLines)
+      if (a.tirLine > 0) {
+        ++mapped;
+        for (int i = 0; i < r.loweredLoops.size(); ++i)
+          if (r.loweredLoops[i].firstLine == a.tirLine) loop = i;
+      }
+    QVERIFY2(mapped > 0, qPrintable(w.asmPane()->text()));
+    QVERIFY(loop >= 0);
+    w.linkLoweredLine(r.loweredLoops[loop].firstLine);
+    QVERIFY(!w.asmPane()->lineColors().isEmpty());
+    for (int line : w.asmPane()->lineColors().keys()) {
+      QString text = r.asmLines[w.asmShownLines()[line - 1]].text;
+      QVERIFY(!text.trimmed().startsWith("__kernel"));  // the kernel header belongs to no loop
+    }
+    int first = w.asmPane()->lineColors().keys().first();
+    QVERIFY(r.asmLines[w.asmShownLines()[first - 1]].text.contains("for (") ||
+            w.asmPane()->lineColors().size() > 0);
+  }
+
   /// Ctrl+F finds in the editor; Edit has Cut / Copy / Paste; Help lists primitives and keys and
   /// About shows the version.
   void findEditMenuAndHelp() {
