@@ -63,7 +63,12 @@ public:
     setZValue(2);
     setToolTip(QString("<b>%1</b><br>%2<br><tt>%3</tt>%4").arg(n.op.toHtmlEscaped(), n.name.toHtmlEscaped(), n.shape.toHtmlEscaped(),
                                                                note.isEmpty() ? QString() : "<br>" + note.toHtmlEscaped()));
-    if (m_heat.isValid() && !m_note.isEmpty() && n.kind == "group") m_node.shape = m_note + " · " + m_node.shape;
+    if (m_heat.isValid() && !m_note.isEmpty() && n.kind == "group") {
+      // Time first; the output type (the longest part) moves to the tooltip so the line fits the box.
+      QStringList parts = m_node.shape.split(" · ");
+      if (parts.size() > 1) parts.removeLast();
+      m_node.shape = m_note + " · " + parts.join(" · ");
+    }
   }
   QColor fill() const { return m_heat.isValid() ? m_heat : nodeColor(m_node, m_dark); }
   QRectF boundingRect() const override { return QRectF(QPointF(0, 0), m_node.box.size()).adjusted(-2, -2, 2, 2); }
@@ -442,7 +447,7 @@ void GraphView::rebuild() {
       heat = clusterHeatColor(c);
       double ms = m_heatMs.value(c);
       note = QString("%1 ms · %2% of the model's time").arg(ms, 0, 'f', 3).arg(m_heatTotal > 0 ? 100 * ms / m_heatTotal : 0, 0, 'f', 1);
-      if (n.kind == "group") note = QString("%1 ms %2%").arg(ms, 0, 'f', 3).arg(m_heatTotal > 0 ? 100 * ms / m_heatTotal : 0, 0, 'f', 1);
+      if (n.kind == "group") note = QString("%1 ms, %2%").arg(ms, 0, 'f', 2).arg(m_heatTotal > 0 ? 100 * ms / m_heatTotal : 0, 0, 'f', 1);
     }
     scene->addItem(new NodeItem(n, i, m_dark, n.kind == "group" && m_highlighted.contains(n.group), heat, note));
   }

@@ -330,6 +330,42 @@ private slots:
     QVERIFY_THROWS_EXCEPTION(loom::Error, loadModelData(kSmallCnn, nullptr, "NCHW", {{"nosuch", {1, 3, 16, 16}}}));
   }
 
+  /// The budget on a real CNN (ResNet-18, made by examples/models/make_torch_models.py into
+  /// build/models; skipped without it): compile + 20 runs off the UI thread, UI stalls and the
+  /// overlay's redraw time.
+  void resnet18Budget() {
+    QString path = QString(LOOM_SOURCE_DIR) + "/build/models/resnet18/model.onnx";
+    if (!QFile::exists(path)) QSKIP("build/models/resnet18/model.onnx is missing (make_torch_models.py --only resnet18)");
+    MainWindow w;
+    w.resize(1600, 1000);
+    w.show();
+    QVERIFY(openAndWait(w, path));
+    w.graphView()->setAllCollapsed(true);
+    QTRY_VERIFY_WITH_TIMEOUT(!w.graphView()->isLayoutPending(), 60000);
+    ProfileDock* dock = w.profileDock();
+    dock->setRepeat(20);
+    dock->setWarmup(3);
+    QSignalSpy done(dock, &ProfileDock::profiled);
+    QSignalSpy failed(dock, &ProfileDock::profileFailed);
+    QElapsedTimer t;
+    t.start();
+    StallProbe probe;
+    QVERIFY(w.profileModel());
+    QTRY_VERIFY_WITH_TIMEOUT(done.count() + failed.count() > 0, 600000);
+    QVERIFY(failed.isEmpty());
+    const ProfileResult* r = dock->current();
+    QElapsedTimer redraw;
+    redraw.start();
+    w.graphView()->setHeat(r->clusterMs(w.session()->modelGroups()->clusterNodeNames), r->nodeSumMs());
+    QCoreApplication::processEvents();
+    double redrawMs = double(redraw.nsecsElapsed()) / 1e6;
+    qInfo("ResNet-18: profile (compile %.1f s + 3 warm-up + 20 runs of %.1f ms median) took %.1f s; worst UI stall %.1f ms; "
+          "overlay redraw %.1f ms; %d kernels",
+          r->compileMs / 1e3, r->medianMs, double(t.elapsed()) / 1e3, probe.worstMs(), redrawMs, int(r->kernels.size()));
+    QVERIFY2(probe.worstMs() < 250, qPrintable(QString("UI stalled %1 ms").arg(probe.worstMs())));
+    QVERIFY2(redrawMs < 300, qPrintable(QString("overlay redraw %1 ms").arg(redrawMs)));
+  }
+
   void parsesTheWorkersJson() {
     ProfileResult r;
     QString error;
