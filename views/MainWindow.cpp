@@ -223,6 +223,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
       leaveGroup(m_lastPreset);
     m_pendingCluster = -1;
     m_profile->clear();
+    if (!m_pendingProfiles.isEmpty()) {
+      QJsonArray profiles = std::exchange(m_pendingProfiles, QJsonArray());
+      if (QFileInfo(profiles.last().toObject()["model"].toString()).fileName() == QFileInfo(m.path).fileName()) m_restoreProfiles = profiles;
+    }
     if (otherModel && !m_shownModel.isEmpty()) {
       int dropped = m_session->runs()->removeIf([&](const RunRecord& r) { return !r.model.isEmpty() && r.model != m.path; });
       if (dropped) m_log->appendPlainText(QString("%1 run(s) of %2's kernels removed from Runs (they are in the saved session)").arg(dropped).arg(QFileInfo(m_shownModel).fileName()));
@@ -280,6 +284,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     m_status->setText(QString("%1 kernels in %2 fused groups · double-click a group to schedule it").arg(g->groups.size()).arg(g->clusterGroup.size()));
     int pending = std::exchange(m_pendingCluster, -1);
     if (pending >= 0) openCluster(pending);
+    if (!m_restoreProfiles.isEmpty()) m_profile->restoreHistory(std::exchange(m_restoreProfiles, QJsonArray()));
   });
   connect(m_session, &Session::groupsFailed, this, [this](const QString& msg) {
     m_pendingCluster = -1;
@@ -1232,6 +1237,7 @@ bool MainWindow::saveSession(const QString& path, bool quiet) {
   o["workspace"] = m_session->toJson();
   o["layout"] = QString::fromLatin1(saveState().toBase64());
   o["tuningForm"] = m_tuning->formToJson();
+  if (!m_profile->history().isEmpty()) o["profiles"] = m_profile->historyToJson();
   o["dark"] = m_dark;
   QFile f(path);
   if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate) || f.write(QJsonDocument(o).toJson()) < 0) {
@@ -1270,6 +1276,7 @@ bool MainWindow::loadSession(const QString& path, bool quiet) {
   m_editorBaseline = m_editor->text();
   restoreState(QByteArray::fromBase64(o["layout"].toString().toLatin1()));
   m_tuning->formFromJson(o["tuningForm"].toObject());
+  m_pendingProfiles = o["profiles"].toArray();  // restored once the model is loaded
   setDarkTheme(o["dark"].toBool(m_dark));
   m_sessionPath = path;
   m_session->setModified(false);

@@ -1,5 +1,6 @@
 // The Studio's main window: docks around the schedule editor, menus, status bar, session files.
 #pragma once
+#include <QJsonArray>
 #include <QMainWindow>
 #include <functional>
 
@@ -153,6 +154,8 @@ private:
   std::function<bool(const QString&)> m_confirm;
   QString m_editorBaseline;   ///< what the Studio last put in the editor (edits are the user's)
   QString m_lastPreset = "matmul";
+  QJsonArray m_pendingProfiles;  ///< profiles of a session being loaded, until its model is
+  QJsonArray m_restoreProfiles;  ///< ... and until its kernels are (the overlay needs them)
   QString m_offeredRecords;   ///< tuning records the Profile dock was given after a tuning
   QString m_groupModel;       ///< the model of the fused group open in the editor
   QString m_shownModel;       ///< the model the graph, runs and profiles are of

@@ -328,6 +328,28 @@ void ProfileDock::clear() {
   m_status->setText("No profile yet: Model > Profile (F6) times every kernel of the open model.");
 }
 
+QJsonArray ProfileDock::historyToJson() const {
+  QJsonArray a;
+  for (const ProfileResult& r : m_history) a.append(profileToJson(r));
+  return a;
+}
+
+void ProfileDock::restoreHistory(const QJsonArray& profiles) {
+  clear();
+  for (const QJsonValue& v : profiles) {
+    ProfileResult r;
+    if (!profileFromJson(v.toObject(), r)) continue;
+    m_history.push_back(r);
+    m_nextId = std::max(m_nextId, r.id + 1);
+  }
+  if (m_history.isEmpty()) return;
+  showCurrent();
+  updateHistory();
+  m_status->setText(QString("%1 profile(s) restored from the session; the last: #%2, %3 ms per run")
+                        .arg(m_history.size()).arg(m_history.back().id).arg(m_history.back().medianMs, 0, 'f', 3));
+  emit profiled(m_history.back());
+}
+
 void ProfileDock::addResult(ProfileResult result) {
   result.id = m_nextId++;
   if (!result.when.isValid()) result.when = QDateTime::currentDateTime();

@@ -1,6 +1,7 @@
 // The Profile dock: where a model's time goes. A sortable table of the kernels, a roofline chart
 // and the model-level history of profiles (each against the one before).
 #pragma once
+#include <QJsonArray>
 #include <QWidget>
 #include <functional>
 
@@ -54,6 +55,9 @@ public:
   void addResult(ProfileResult result);
   /// Forgets the profiles (another model was opened).
   void clear();
+  /// The history for the session file; restoreHistory puts it back (ids kept).
+  QJsonArray historyToJson() const;
+  void restoreHistory(const QJsonArray& profiles);
 
   const QVector<ProfileResult>& history() const { return m_history; }
   /// The profile on screen (null when none).

@@ -87,6 +87,70 @@ QVector<double> ProfileResult::clusterMs(const QVector<QString>& clusterNodeName
   return out;
 }
 
+QJsonObject profileToJson(const ProfileResult& r) {
+  QJsonObject o;
+  o["id"] = r.id;
+  o["when"] = r.when.toString(Qt::ISODate);
+  o["model"] = r.model;
+  o["target"] = r.target;
+  o["layout"] = r.layout;
+  o["records"] = r.records;
+  o["inputs"] = r.inputs;
+  o["inputShapes"] = r.inputShapes;
+  o["label"] = r.label;
+  o["repeat"] = r.repeat;
+  o["warmup"] = r.warmup;
+  o["threads"] = r.threads;
+  o["compileMs"] = r.compileMs;
+  o["medianMs"] = r.medianMs;
+  QJsonArray runs;
+  for (double v : r.runMs) runs.append(v);
+  o["runMs"] = runs;
+  QJsonArray kernels;
+  for (const KernelProfile& k : r.kernels)
+    kernels.append(QJsonObject{{"name", k.name}, {"schedule", k.schedule}, {"calls", k.calls}, {"totalMs", k.totalMs},
+                               {"flops", k.flops}, {"bytes", k.bytes}});
+  o["kernels"] = kernels;
+  QJsonArray nodes;
+  for (const NodeProfile& n : r.nodes) nodes.append(QJsonObject{{"name", n.name}, {"func", n.func}, {"medianMs", n.medianMs}});
+  o["nodes"] = nodes;
+  o["machine"] = QJsonObject{{"peakGflops", r.machine.peakGflops}, {"bandwidthGBs", r.machine.bandwidthGBs},
+                             {"threads", r.machine.threads}, {"cpu", r.machine.cpu}};
+  return o;
+}
+
+bool profileFromJson(const QJsonObject& o, ProfileResult& r) {
+  if (!o.contains("kernels") || !o.contains("nodes")) return false;
+  r.id = o["id"].toInt();
+  r.when = QDateTime::fromString(o["when"].toString(), Qt::ISODate);
+  r.model = o["model"].toString();
+  r.target = o["target"].toString();
+  r.layout = o["layout"].toString();
+  r.records = o["records"].toString();
+  r.inputs = o["inputs"].toString();
+  r.inputShapes = o["inputShapes"].toString();
+  r.label = o["label"].toString();
+  r.repeat = o["repeat"].toInt();
+  r.warmup = o["warmup"].toInt();
+  r.threads = o["threads"].toInt();
+  r.compileMs = o["compileMs"].toDouble();
+  r.medianMs = o["medianMs"].toDouble();
+  r.runMs.clear();
+  for (const QJsonValue& v : o["runMs"].toArray()) r.runMs << v.toDouble();
+  r.kernels.clear();
+  for (const QJsonValue& v : o["kernels"].toArray())
+    r.kernels << KernelProfile{v["name"].toString(), v["schedule"].toString(), v["calls"].toInt(), v["totalMs"].toDouble(),
+                               v["flops"].toDouble(), v["bytes"].toDouble()};
+  r.nodes.clear();
+  for (const QJsonValue& v : o["nodes"].toArray()) r.nodes << NodeProfile{v["name"].toString(), v["func"].toString(), v["medianMs"].toDouble()};
+  QJsonObject m = o["machine"].toObject();
+  r.machine.peakGflops = m["peakGflops"].toDouble();
+  r.machine.bandwidthGBs = m["bandwidthGBs"].toDouble();
+  r.machine.threads = m["threads"].toInt();
+  r.machine.cpu = m["cpu"].toString();
+  return true;
+}
+
 bool parseProfileJson(const QByteArray& json, ProfileResult& out, QString* error) {
   QJsonParseError err;
   QJsonDocument doc = QJsonDocument::fromJson(json, &err);

@@ -2,6 +2,7 @@
 // it is measured against, and the worker process (`loom profile`) that makes it.
 #pragma once
 #include <QDateTime>
+#include <QJsonObject>
 #include <QObject>
 #include <QProcess>
 #include <QString>
@@ -77,6 +78,10 @@ struct ProfileResult {
   /// Per cluster of the fused view (clusterNodeNames of the model's groups): its node's time (0 when absent).
   QVector<double> clusterMs(const QVector<QString>& clusterNodeNames) const;
 };
+
+/// A profile as JSON for the session file, and back (false when `o` is not one).
+QJsonObject profileToJson(const ProfileResult& r);
+bool profileFromJson(const QJsonObject& o, ProfileResult& r);
 
 /// Parses the JSON `loom profile --json` writes. False with `error` set when it is not one.
 bool parseProfileJson(const QByteArray& json, ProfileResult& out, QString* error);

@@ -12,6 +12,7 @@
 #include <QStandardItemModel>
 #include <QStandardPaths>
 #include <QTableView>
+#include <QTemporaryDir>
 #include <QTimer>
 #include <QtTest>
 #include <nlohmann/json.hpp>
@@ -255,6 +256,19 @@ private slots:
     for (int row = 0; row < proxy->rowCount(); ++row)
       if (proxy->index(row, ProfileDock::Kernel).data().toString() == top)
         QCOMPARE(proxy->index(row, ProfileDock::Change).data().toString(), QString::fromUtf8("−50.0%"));
+
+    // The session keeps the model's profiles: a new window shows the history and the overlay.
+    QTemporaryDir dir;
+    QString session = dir.filePath("p.loomsession");
+    QVERIFY(w.saveSession(session, true));
+    MainWindow w2;
+    QSignalSpy groups2(w2.session(), &Session::groupsReady);
+    QVERIFY(w2.loadSession(session, true));
+    QTRY_VERIFY_WITH_TIMEOUT(groups2.count() > 0, 60000);
+    QTRY_COMPARE(w2.profileDock()->history().size(), 2);
+    QCOMPARE(w2.profileDock()->current()->medianMs, dock->current()->medianMs);
+    QCOMPARE(w2.profileDock()->historyModel()->rowCount(), 2);
+    QVERIFY(w2.graphView()->hasHeat());
   }
 
   /// A second profile after editing the open kernel's schedule compiles that kernel with the
