@@ -34,6 +34,12 @@ PY
 # A GPU target: the OpenCL C of the matmul's default GPU schedule, run on the OpenCL device (PoCL).
 "$studio" --screenshot "$out/opencl.png" --size 1600x1000 --dark --preset "matmul:M=256,N=256,K=256" \
   --target opencl --run --model "$root/examples/models/small_cnn/model.onnx" --collapse all
+# Profile and roofline of ResNet-18 (examples/models/make_torch_models.py --only resnet18 makes it in
+# BUILD/models; LOOM_RESNET18 points elsewhere), else of small_cnn.
+cnn=${LOOM_RESNET18:-$build/models/resnet18/model.onnx}
+[ -f "$cnn" ] || cnn=$root/examples/models/small_cnn/model.onnx
+"$studio" --screenshot "$out/profile.png" --size 1600x1000 --model "$cnn" --profile --profile-runs 10 --collapse all
+"$studio" --screenshot "$out/roofline.png" --size 1600x1000 --model "$cnn" --profile --profile-runs 10 --grab roofline
 # Keep the committed images small.
 if command -v pngquant >/dev/null; then pngquant --force --ext .png "$out"/*.png; fi
 ls -l "$out"

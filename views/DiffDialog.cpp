@@ -81,6 +81,9 @@ DiffDialog::DiffDialog(const RunRecord& a, const RunRecord& b, bool dark, QWidge
   auto* tabs = new QTabWidget;
   tabs->addTab(diffPage(a.schedule, b.schedule, false, dark), "Schedule");
   tabs->addTab(diffPage(a.loweredTir, b.loweredTir, true, dark), "Lowered IR");
+  tabs->addTab(diffPage(a.assembly.isEmpty() ? QString("(no code kept for this run)\n") : a.assembly,
+                        b.assembly.isEmpty() ? QString("(no code kept for this run)\n") : b.assembly, true, dark),
+               "Assembly");
   layout->addWidget(tabs, 1);
   auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close);
   connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);

@@ -252,11 +252,12 @@ void ExportDialog::buildUi() {
   updateButtons();
 }
 
-QString ExportDialog::defaultOutputPath(const QString& modelPath) {
-  if (modelPath.isEmpty()) return QDir::current().filePath("model.tar");
+QString ExportDialog::defaultOutputPath(const QString& modelPath, const QString& sessionPath) {
+  QDir folder = sessionPath.isEmpty() ? QDir::current() : QFileInfo(sessionPath).absoluteDir();
+  if (modelPath.isEmpty()) return folder.filePath("model.tar");
   QFileInfo fi(modelPath);
   QString base = fi.completeBaseName() == "model" ? fi.absoluteDir().dirName() : fi.completeBaseName();
-  return fi.absoluteDir().filePath(base + ".tar");
+  return folder.filePath(base + ".tar");
 }
 
 void ExportDialog::setTarget(const QString& target) { m_target->setCurrentText(target); }

@@ -77,8 +77,10 @@ public:
   QProgressBar* progressBar() const { return m_progress; }
   QString statusText() const;
 
-  /// The default output path for `modelPath`: NAME.tar beside it.
-  static QString defaultOutputPath(const QString& modelPath);
+  /// The default output path for `modelPath`: NAME.tar in the session's folder (`sessionPath`'s),
+  /// or in the current folder when the session is not saved yet; never beside the model (its
+  /// folder may be a read-only model zoo). NAME is the model's name (its folder's for model.onnx).
+  static QString defaultOutputPath(const QString& modelPath, const QString& sessionPath = {});
 
 signals:
   void exportFinished(bool ok);

@@ -2,6 +2,7 @@
 #include "views/GraphView.h"
 
 #include <QComboBox>
+#include <algorithm>
 #include <QContextMenuEvent>
 #include <QMenu>
 #include <QPointer>
@@ -52,28 +53,37 @@ QColor nodeColor(const GraphNode& n, bool dark) {
 /// One op / input / output box: op on the first line, output type below.
 class NodeItem : public QGraphicsItem {
 public:
-  NodeItem(const GraphNode& n, int index, bool dark, bool highlighted = false) : m_node(n), m_dark(dark), m_highlighted(highlighted) {
+  NodeItem(const GraphNode& n, int index, bool dark, bool highlighted = false, QColor heat = {}, QString note = {})
+      : m_node(n), m_dark(dark), m_highlighted(highlighted), m_heat(heat), m_note(note) {
     setPos(n.box.topLeft());
     setFlag(ItemIsSelectable);
     setAcceptHoverEvents(true);
     setData(kIndexKey, index);
     setData(kTypeKey, "node");
     setZValue(2);
-    setToolTip(QString("<b>%1</b><br>%2<br><tt>%3</tt>").arg(n.op.toHtmlEscaped(), n.name.toHtmlEscaped(), n.shape.toHtmlEscaped()));
+    setToolTip(QString("<b>%1</b><br>%2<br><tt>%3</tt>%4").arg(n.op.toHtmlEscaped(), n.name.toHtmlEscaped(), n.shape.toHtmlEscaped(),
+                                                               note.isEmpty() ? QString() : "<br>" + note.toHtmlEscaped()));
+    if (m_heat.isValid() && !m_note.isEmpty() && n.kind == "group") {
+      // Time first; the output type (the longest part) moves to the tooltip so the line fits the box.
+      QStringList parts = m_node.shape.split(" · ");
+      if (parts.size() > 1) parts.removeLast();
+      m_node.shape = m_note + " · " + parts.join(" · ");
+    }
   }
+  QColor fill() const { return m_heat.isValid() ? m_heat : nodeColor(m_node, m_dark); }
   QRectF boundingRect() const override { return QRectF(QPointF(0, 0), m_node.box.size()).adjusted(-2, -2, 2, 2); }
   void paint(QPainter* p, const QStyleOptionGraphicsItem* option, QWidget*) override {
     QRectF r(QPointF(0, 0), m_node.box.size());
     // Far out (the minimap, a fitted large graph) text is unreadable: a plain box is enough and
     // keeps painting a 1000-node graph cheap.
     if (option->levelOfDetailFromTransform(p->worldTransform()) < 0.3) {
-      p->fillRect(r, isSelected() ? QColor(0xff, 0x80, 0x00) : nodeColor(m_node, m_dark));
+      p->fillRect(r, isSelected() ? QColor(0xff, 0x80, 0x00) : fill());
       return;
     }
     p->setRenderHint(QPainter::Antialiasing);
     QColor border = isSelected() ? QColor(0xff, 0x80, 0x00) : (m_dark ? QColor(0x90, 0x90, 0x90) : QColor(0x50, 0x50, 0x50));
     p->setPen(QPen(border, isSelected() ? 2.5 : 1));
-    p->setBrush(nodeColor(m_node, m_dark));
+    p->setBrush(fill());
     bool boxed = m_node.kind == "op" || m_node.kind == "group";
     double radius = boxed ? 4 : r.height() / 2;
     if (m_node.kind == "group") p->setPen(QPen(m_highlighted ? QColor(0xff, 0x60, 0x00) : border, isSelected() || m_highlighted ? 3 : 2));
@@ -82,7 +92,8 @@ public:
     f.setPixelSize(11);
     f.setBold(true);
     p->setFont(f);
-    p->setPen(m_dark ? QColor(0xee, 0xee, 0xee) : QColor(0x10, 0x10, 0x10));
+    bool darkFill = fill().lightnessF() < 0.45;
+    p->setPen(m_dark || darkFill ? QColor(0xee, 0xee, 0xee) : QColor(0x10, 0x10, 0x10));
     if (m_node.shape.isEmpty() || !boxed) {
       QString label = m_node.kind == "input" ? m_node.name : m_node.op;
       p->drawText(r, Qt::AlignCenter, label);
@@ -92,7 +103,7 @@ public:
     f.setBold(false);
     f.setPixelSize(10);
     p->setFont(f);
-    p->setPen(m_dark ? QColor(0xb0, 0xb0, 0xb0) : QColor(0x40, 0x40, 0x40));
+    p->setPen(m_dark || darkFill ? QColor(0xd0, 0xd0, 0xd0) : QColor(0x40, 0x40, 0x40));
     p->drawText(QRectF(r.left(), r.center().y(), r.width(), r.height() / 2 - 3), Qt::AlignHCenter | Qt::AlignVCenter,
                 m_node.shape);
   }
@@ -101,6 +112,47 @@ private:
   GraphNode m_node;
   bool m_dark;
   bool m_highlighted;
+  QColor m_heat;
+  QString m_note;
+};
+
+/// The heat overlay's legend: the scale from no time to the hottest cluster's share.
+class HeatLegend : public QWidget {
+public:
+  explicit HeatLegend(QWidget* parent) : QWidget(parent) {
+    setAttribute(Qt::WA_TransparentForMouseEvents);
+    setFixedSize(190, 44);
+  }
+  void setRange(double maxShare, double totalMs) {
+    m_max = maxShare;
+    m_total = totalMs;
+    update();
+  }
+
+protected:
+  void paintEvent(QPaintEvent*) override {
+    QPainter p(this);
+    p.setRenderHint(QPainter::Antialiasing);
+    p.setBrush(QColor(255, 255, 255, 225));
+    p.setPen(QColor(0x90, 0x90, 0x90));
+    p.drawRoundedRect(rect().adjusted(0, 0, -1, -1), 4, 4);
+    QFont f = font();
+    f.setPixelSize(10);
+    p.setFont(f);
+    p.setPen(QColor(0x20, 0x20, 0x20));
+    p.drawText(QRect(6, 2, width() - 12, 14), Qt::AlignLeft | Qt::AlignVCenter, QString("share of %1 ms").arg(m_total, 0, 'f', 3));
+    QRect bar(6, 17, width() - 12, 10);
+    for (int x = 0; x < bar.width(); ++x) {
+      p.setPen(GraphView::heatColor(double(x) / std::max(1, bar.width() - 1)));
+      p.drawLine(bar.left() + x, bar.top(), bar.left() + x, bar.bottom());
+    }
+    p.setPen(QColor(0x20, 0x20, 0x20));
+    p.drawText(QRect(6, 28, width() - 12, 14), Qt::AlignLeft | Qt::AlignVCenter, "0%");
+    p.drawText(QRect(6, 28, width() - 12, 14), Qt::AlignRight | Qt::AlignVCenter, QString("%1%").arg(100 * m_max, 0, 'f', 1));
+  }
+
+private:
+  double m_max = 0, m_total = 0;
 };
 
 QPainterPath splinePath(const QVector<QPointF>& pts) {
@@ -203,7 +255,7 @@ GraphView::GraphView(QWidget* parent) : QWidget(parent) {
   m_modeBox->setCurrentIndex(int(m_mode));
   m_modeBox->setToolTip("Which graph to show: as imported, after graph optimizations, or fused into kernels");
   m_search = new QLineEdit;
-  m_search->setPlaceholderText("Find node by name or op (Enter: next)");
+  m_search->setPlaceholderText("Find node by name or op (finds as you type; Enter: next)");
   m_search->setClearButtonEnabled(true);
   auto button = [&](const QString& text, const QString& tip) {
     auto* b = new QToolButton;
@@ -228,9 +280,20 @@ GraphView::GraphView(QWidget* parent) : QWidget(parent) {
   m_minimap->setScene(m_canvas->scene());
   m_minimap->resize(110, 140);
   m_minimap->hide();
+  m_legend = new HeatLegend(m_canvas);
+  m_legend->hide();
 
   connect(m_modeBox, &QComboBox::currentIndexChanged, this, [this](int i) { setMode(Mode(i)); });
   connect(m_search, &QLineEdit::returnPressed, this, [this] { findNext(m_search->text()); });
+  connect(m_search, &QLineEdit::textEdited, this, [this](const QString& text) {
+    if (text.isEmpty()) {
+      m_canvas->scene()->clearSelection();
+      rebuild();  // the info line back
+      return;
+    }
+    m_searchPos = -1;
+    findNext(text);  // live: the first match, zoomed to
+  });
   connect(fit, &QToolButton::clicked, this, &GraphView::fitAll);
   connect(zin, &QToolButton::clicked, this, [this] { m_canvas->zoomBy(1.25); m_autoFit = false; });
   connect(zout, &QToolButton::clicked, this, [this] { m_canvas->zoomBy(0.8); m_autoFit = false; });
@@ -239,7 +302,7 @@ GraphView::GraphView(QWidget* parent) : QWidget(parent) {
     if (m_autoFit) fitAll();
   });
   connect(m_canvas, &GraphCanvas::viewportChanged, this, [this] {
-    m_minimap->move(m_canvas->viewport()->width() - m_minimap->width() - 6, m_canvas->viewport()->height() - m_minimap->height() - 6);
+    placeOverlays();
     m_minimap->viewport()->update();
   });
   connect(m_canvas, &GraphCanvas::doubleClicked, this, [this](const QPointF& p) {
@@ -321,13 +384,20 @@ void GraphView::rebuild() {
     if (cl.box.isNull()) continue;  // collapsed: drawn as one node
     QColor fill = CodePane::linkColor(c, m_dark);
     fill.setAlpha(m_dark ? 170 : 150);
+    QString title = cl.name;
+    if (!m_heatMs.isEmpty()) {
+      fill = clusterHeatColor(c);
+      fill.setAlpha(110);
+      double ms = m_heatMs.value(c);
+      title += QString("  %1 ms · %2%").arg(ms, 0, 'f', 3).arg(m_heatTotal > 0 ? 100 * ms / m_heatTotal : 0, 0, 'f', 1);
+    }
     bool open = m_highlighted.contains(c);
     auto* item = scene->addRect(cl.box, open ? QPen(QColor(0xff, 0x60, 0x00), 3) : QPen(fill.darker(150), 1), fill);
     item->setZValue(0);
     item->setData(kTypeKey, "cluster");
     item->setData(kIndexKey, c);
     item->setToolTip(cl.name + "\ndouble-click: open in the schedule editor; right-click: collapse");
-    auto* label = scene->addSimpleText(cl.name, small);
+    auto* label = scene->addSimpleText(title, small);
     label->setBrush(m_dark ? QColor(0xdd, 0xdd, 0xdd) : QColor(0x30, 0x30, 0x30));
     label->setPos(cl.box.left() + 4, cl.box.top() + 2);
     label->setZValue(1);
@@ -368,21 +438,83 @@ void GraphView::rebuild() {
       }
     }
   }
-  for (int i = 0; i < m_graph.nodes.size(); ++i)
-    scene->addItem(new NodeItem(m_graph.nodes[i], i, m_dark, m_graph.nodes[i].kind == "group" && m_highlighted.contains(m_graph.nodes[i].group)));
+  for (int i = 0; i < m_graph.nodes.size(); ++i) {
+    const GraphNode& n = m_graph.nodes[i];
+    int c = n.kind == "group" ? n.group : n.cluster;
+    QColor heat;
+    QString note;
+    if (!m_heatMs.isEmpty() && m_mode == Fused && c >= 0) {
+      heat = clusterHeatColor(c);
+      double ms = m_heatMs.value(c);
+      note = QString("%1 ms · %2% of the model's time").arg(ms, 0, 'f', 3).arg(m_heatTotal > 0 ? 100 * ms / m_heatTotal : 0, 0, 'f', 1);
+      if (n.kind == "group") note = QString("%1 ms, %2%").arg(ms, 0, 'f', 2).arg(m_heatTotal > 0 ? 100 * ms / m_heatTotal : 0, 0, 'f', 1);
+    }
+    scene->addItem(new NodeItem(n, i, m_dark, n.kind == "group" && m_highlighted.contains(n.group), heat, note));
+  }
+  m_legend->setVisible(!m_heatMs.isEmpty() && m_mode == Fused);
   scene->setSceneRect(m_graph.bounds.adjusted(-20, -20, 20, 20));
   m_minimap->setVisible(m_graph.nodes.size() > 24);
   static_cast<MiniMap*>(m_minimap)->refit();
+  placeOverlays();
   QString info;
   if (m_hasModel) {
     int ops = 0;  // collapsing hides ops, it does not remove them
     for (const GraphNode& n : (m_mode == Fused ? m_model.fused : m_graph).nodes) ops += n.kind == "op";
-    info = QString("%1 ops · %2 edges").arg(ops).arg(m_graph.edges.size());
+    info = QString("%1 ops%2 · %3 edges").arg(ops).arg(m_mode == Imported ? QString(" as imported") : m_mode == Optimized ? QString(" after optimization")
+                                                                                                     : QString(" after fusion"))
+               .arg(m_graph.edges.size());
     if (!m_graph.clusters.isEmpty()) info += QString(" · %1 fused groups").arg(m_graph.clusters.size());
     if (m_mode == Fused && !m_shownKey.isEmpty()) info += QString(" · %1 collapsed").arg(m_shownKey.count(',') + 1);
     if (!m_graph.layoutError.isEmpty()) info += " · layout failed: " + m_graph.layoutError;
   }
   m_info->setText(info);
+}
+
+void GraphView::placeOverlays() {
+  // The minimap sits in the corner of the view, kept narrow (a third of the width at most) and
+  // shaped like the graph, so it covers little of it; the legend sits top left.
+  QSize vp = m_canvas->viewport()->size();
+  QRectF scene = m_canvas->scene()->sceneRect();
+  int w = std::clamp(vp.width() / 5, 60, 140), h = std::clamp(vp.height() / 4, 60, 180);
+  if (scene.width() > 0 && scene.height() > 0) {
+    double aspect = scene.width() / scene.height();
+    if (aspect < double(w) / h) w = std::max(40, int(h * aspect));
+    else h = std::max(40, int(w / aspect));
+  }
+  if (m_minimap->size() != QSize(w, h)) m_minimap->resize(w, h);
+  m_minimap->move(vp.width() - w - 6, vp.height() - h - 6);
+  m_legend->move(6, 6);
+}
+
+QColor GraphView::heatColor(double t) {
+  // Light yellow -> orange -> dark red (ColorBrewer YlOrRd's ends and middle).
+  static const QColor stops[] = {QColor(0xff, 0xff, 0xcc), QColor(0xfe, 0xd9, 0x76), QColor(0xfd, 0x8d, 0x3c),
+                                 QColor(0xe3, 0x1a, 0x1c), QColor(0x80, 0x00, 0x26)};
+  t = std::clamp(t, 0.0, 1.0) * 4;
+  int i = std::min(3, int(t));
+  double f = t - i;
+  const QColor &a = stops[i], &b = stops[i + 1];
+  return QColor::fromRgbF(float(a.redF() + (b.redF() - a.redF()) * f), float(a.greenF() + (b.greenF() - a.greenF()) * f),
+                          float(a.blueF() + (b.blueF() - a.blueF()) * f));
+}
+
+QColor GraphView::clusterHeatColor(int c) const {
+  if (m_heatMs.isEmpty() || c < 0 || c >= m_heatMs.size()) return {};
+  double hottest = *std::max_element(m_heatMs.begin(), m_heatMs.end());
+  return heatColor(hottest > 0 ? m_heatMs[c] / hottest : 0);
+}
+
+void GraphView::setHeat(const QVector<double>& clusterMs, double totalMs) {
+  m_heatMs = clusterMs;
+  m_heatTotal = totalMs;
+  double hottest = clusterMs.isEmpty() ? 0 : *std::max_element(clusterMs.begin(), clusterMs.end());
+  static_cast<HeatLegend*>(m_legend)->setRange(totalMs > 0 ? hottest / totalMs : 0, totalMs);
+  if (!m_hasModel) return;
+  QTransform t = m_canvas->transform();
+  QPointF centre = m_canvas->mapToScene(m_canvas->viewport()->rect().center());
+  rebuild();
+  m_canvas->setTransform(t);
+  m_canvas->centerOn(centre);
 }
 
 int GraphView::nodeItemCount() const {
@@ -432,7 +564,14 @@ void GraphView::selectNode(int index) {
   for (QGraphicsItem* it : m_canvas->scene()->items())
     if (it->data(kTypeKey).toString() == "node" && it->data(kIndexKey).toInt() == index) {
       it->setSelected(true);
+      // Zoom in to a readable scale (at least 80%) when the graph is shown smaller.
+      if (m_canvas->transform().m11() < 0.8) {
+        m_canvas->resetTransform();
+        m_canvas->scale(0.8, 0.8);
+        m_autoFit = false;
+      }
       m_canvas->centerOn(it);
+      emit m_canvas->viewportChanged();
       break;
     }
 }

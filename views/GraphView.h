@@ -64,6 +64,22 @@ public:
   /// The cost shown on each cluster's collapsed node ("12.5 MFLOP"), by cluster; re-lays out
   /// the collapsed view when some clusters are collapsed.
   void setClusterCosts(const QVector<QString>& costs);
+  /// The profile overlay: each cluster's time (ms, by cluster of the fused view) of a model run
+  /// whose nodes took `totalMs` together. Clusters and their nodes take a heat colour by their
+  /// share of the time (relative to the hottest), their time is written on them and a legend shows
+  /// the scale. An empty vector removes the overlay.
+  void setHeat(const QVector<double>& clusterMs, double totalMs);
+  bool hasHeat() const { return !m_heatMs.isEmpty(); }
+  /// The heat colour of cluster `c` under the overlay (invalid without one).
+  QColor clusterHeatColor(int c) const;
+  /// The heat scale: t = 0 (no time) .. 1 (the hottest cluster), light yellow to dark red.
+  static QColor heatColor(double t);
+  /// The overlay's legend (hidden without an overlay).
+  QWidget* heatLegend() const { return m_legend; }
+  /// The minimap (shown for graphs of more than 24 nodes).
+  QGraphicsView* minimap() const { return m_minimap; }
+  /// The search box (finds as you type; Enter steps to the next match).
+  QLineEdit* searchBox() const { return m_search; }
   /// Marks the clusters whose kernel is open in the schedule editor (a thick frame / border).
   void setHighlightedClusters(const QSet<int>& clusters);
   QSet<int> highlightedClusters() const { return m_highlighted; }
@@ -105,6 +121,10 @@ private:
   QSet<int> m_collapsed;
   QSet<int> m_highlighted;
   QVector<QString> m_costs;
+  QVector<double> m_heatMs;
+  double m_heatTotal = 0;
+  QWidget* m_legend = nullptr;
+  void placeOverlays();
   QHash<QString, GraphData> m_layouts;  ///< collapse state ("1,4,7") -> laid-out graph
   QString m_shownKey;                   ///< the collapse state on screen
   QString m_pendingKey;                 ///< the collapse state being laid out

@@ -17,6 +17,15 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QScrollArea>
+#include <QDialog>
+#include <QRegularExpression>
+#include <QSignalBlocker>
+#include <QScrollBar>
+#include <QLineEdit>
+#include <QCheckBox>
+#include <QScreen>
+#include <QTextBrowser>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
@@ -46,6 +55,10 @@
 #include "views/Session.h"
 #include "views/TuningMonitor.h"
 #include "views/ExportDialog.h"
+#include "views/FindBar.h"
+#include "views/InputShapesDialog.h"
+#include "views/ProfileDock.h"
+#include "views/ProfileJobs.h"
 #include "core/driver/CompileModelGPU.h"
 #include "core/tune/ModelTasks.h"
 
@@ -77,6 +90,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   setAcceptDrops(true);
   setDockNestingEnabled(true);
   m_session = new Session(this);
+  m_confirm = [this](const QString& why) {
+    return QMessageBox::question(this, "Replace the schedule?",
+                                 QString("The schedule editor has edits of yours. %1 replaces them.\n\nReplace them? "
+                                         "(Edit > Undo brings them back.)").arg(why),
+                                 QMessageBox::Yes | QMessageBox::No, QMessageBox::No) == QMessageBox::Yes;
+  };
 
   // Central: the preset bar and the schedule editor.
   auto* central = new QWidget;
@@ -113,15 +132,35 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   runButton->setToolTip("Compile, check and time (Ctrl+R)");
   toolsLayout->addWidget(runButton);
   menuBar()->setCornerWidget(tools, Qt::TopRightCorner);
-  cl->addLayout(presetBar);
+  // The preset bar scrolls sideways when a preset has many parameters, instead of widening the window.
+  auto* presetWidget = new QWidget;
+  presetWidget->setLayout(presetBar);
+  presetBar->setContentsMargins(0, 0, 0, 0);
+  auto* presetScroll = new QScrollArea;
+  presetScroll->setObjectName("presetScroll");
+  presetScroll->setWidget(presetWidget);
+  presetScroll->setWidgetResizable(true);
+  presetScroll->setFrameShape(QFrame::NoFrame);
+  presetScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAsNeeded);
+  presetScroll->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  presetScroll->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
+  presetScroll->setFixedHeight(presetWidget->sizeHint().height() + presetScroll->horizontalScrollBar()->sizeHint().height() + 2);
+  cl->addWidget(presetScroll);
   m_editor = new ScheduleEditor;
+  m_editor->setObjectName("schedule editor");
+  m_editor->setMinimumSize(200, 120);
   cl->addWidget(m_editor, 1);
+  m_findBar = new FindBar;
+  m_findBar->setTarget(m_editor);
+  cl->addWidget(m_findBar);
   setCentralWidget(central);
 
   buildDocks();
   buildMenus();
 
   m_status = new QLabel("ready");
+  m_status->setMinimumWidth(50);
+  m_status->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   m_progress = new QProgressBar;
   m_progress->setRange(0, 0);
   m_progress->setMaximumWidth(160);
@@ -142,15 +181,23 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   });
   connect(m_presetBox, &QComboBox::currentTextChanged, this, [this](const QString&) {
     if (m_updatingPreset) return;
-    if (m_presetBox->currentIndex() != 0 && m_presetBox->itemData(0).toString() == "group") {
-      m_updatingPreset = true;  // a preset replaces the fused group
-      m_presetBox->removeItem(0);
-      m_updatingPreset = false;
-    }
     if (m_presetBox->currentIndex() == 0 && m_presetBox->itemData(0).toString() == "group") return;
+    QString preset = m_presetBox->currentText();
+    if (m_presetBox->itemData(0).toString() == "group") {
+      // A preset replaces the fused group, and the group's script (it would not apply to the preset).
+      if (!confirmReplaceEditor(QString("Switching to preset %1").arg(preset))) {
+        m_updatingPreset = true;
+        m_presetBox->setCurrentIndex(0);
+        m_updatingPreset = false;
+        return;
+      }
+      leaveGroup(preset);
+      return;
+    }
     m_graph->setHighlightedClusters({});
+    m_lastPreset = preset;
     rebuildParams();
-    m_session->setPreset(m_presetBox->currentText());
+    m_session->setPreset(preset);
   });
   connect(m_targetBox, &QComboBox::currentTextChanged, this, [this](const QString& target) {
     if (m_session->request().isGroup()) {
@@ -161,13 +208,39 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     m_session->setTarget(target);
   });
   connect(m_editor, &QsciScintilla::textChanged, this, [this] { m_session->setScheduleText(m_editor->text()); });
+  connect(qApp, &QApplication::focusChanged, this, [this](QWidget*, QWidget* now) {
+    for (QsciScintilla* w : {static_cast<QsciScintilla*>(m_editor), static_cast<QsciScintilla*>(m_tirPane),
+                             static_cast<QsciScintilla*>(m_loweredPane), static_cast<QsciScintilla*>(m_asmPane)})
+      if (now && (now == w || w->isAncestorOf(now))) m_findBar->setTarget(w);
+  });
   connect(m_session, &Session::operatorCompiled, this, &MainWindow::onCompiled);
   connect(m_session, &Session::compileStarted, this, [this] { m_status->setText("compiling…"); });
   connect(m_session, &Session::modelLoaded, this, [this](const ModelData& m) {
+    bool otherModel = QFileInfo(m.path).absoluteFilePath() != QFileInfo(m_shownModel).absoluteFilePath() || m_shownModel.isEmpty();
+    // A reload (layout, input shapes) or another model: the kernels change, so a group open in the
+    // editor, the profiles and the heat overlay are of the old ones.
+    if (m_session->request().isGroup() && QFileInfo(m_groupModel).absoluteFilePath() != QFileInfo(m.path).absoluteFilePath())
+      leaveGroup(m_lastPreset);
+    m_pendingCluster = -1;
+    m_profile->clear();
+    if (!m_pendingProfiles.isEmpty()) {
+      QJsonArray profiles = std::exchange(m_pendingProfiles, QJsonArray());
+      if (QFileInfo(profiles.last().toObject()["model"].toString()).fileName() == QFileInfo(m.path).fileName()) m_restoreProfiles = profiles;
+    }
+    if (otherModel && !m_shownModel.isEmpty()) {
+      int dropped = m_session->runs()->removeIf([&](const RunRecord& r) { return !r.model.isEmpty() && r.model != m.path; });
+      if (dropped) m_log->appendPlainText(QString("%1 run(s) of %2's kernels removed from Runs (they are in the saved session)").arg(dropped).arg(QFileInfo(m_shownModel).fileName()));
+    }
+    m_shownModel = m.path;
+    m_graph->setHeat({}, 0);
     m_graph->setModel(m);
     addRecent(m.path);
-    m_status->setText(QString("model %1 (%2 ops, %3 fused groups) · laid out in %4 ms")
-                          .arg(QFileInfo(m.path).fileName()).arg(m.opCount).arg(m.fusedGroups).arg(m.loadMs, 0, 'f', 0));
+    QStringList shapes;
+    for (const ModelInput& in : m.inputs)
+      if (in.isSymbolic()) shapes << in.name;
+    m_status->setText(QString("model %1 (%2 ops as imported, %3 fused groups) · laid out in %4 ms%5")
+                          .arg(QFileInfo(m.path).fileName()).arg(m.opCount).arg(m.fusedGroups).arg(m.loadMs, 0, 'f', 0)
+                          .arg(shapes.isEmpty() ? QString() : QString(" · symbolic dims of %1: Model > Input Shapes… (%2)").arg(shapes.join(", "), inputShapesSpec(m.inputs))));
     updateTitle();
   });
   connect(m_session, &Session::modelFailed, this, [this](const QString& path, const QString& msg) {
@@ -193,6 +266,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(m_session, &Session::logged, this, [this](const QString& line) { m_log->appendPlainText(line); });
   connect(m_session, &Session::modifiedChanged, this, &MainWindow::updateTitle);
   connect(m_graph, &GraphView::nodeSelected, this, &MainWindow::showProperties);
+  connect(m_graph, &GraphView::nodeSelected, this, [this](const GraphNode& n) {
+    const ModelGroups* groups = m_session->modelGroups();
+    int c = n.kind == "group" ? n.group : n.cluster;
+    if (!groups || !m_profile->current() || c < 0 || c >= groups->clusterGroup.size() || groups->clusterGroup[c] < 0) return;
+    m_profile->selectKernel(QString::fromStdString(groups->groups[size_t(groups->clusterGroup[c])].name));
+  });
   connect(m_graph, &GraphView::groupActivated, this, &MainWindow::openCluster);
   connect(m_graph, &GraphView::layoutReady, this, [this] {
     m_status->setText(QString("fused view: %1 of %2 groups collapsed").arg(m_graph->collapsedClusters().size()).arg(m_graph->graph().clusters.size()));
@@ -205,6 +284,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     m_status->setText(QString("%1 kernels in %2 fused groups · double-click a group to schedule it").arg(g->groups.size()).arg(g->clusterGroup.size()));
     int pending = std::exchange(m_pendingCluster, -1);
     if (pending >= 0) openCluster(pending);
+    if (!m_restoreProfiles.isEmpty()) m_profile->restoreHistory(std::exchange(m_restoreProfiles, QJsonArray()));
   });
   connect(m_session, &Session::groupsFailed, this, [this](const QString& msg) {
     m_pendingCluster = -1;
@@ -229,6 +309,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   rebuildParams();
   m_session->setPreset("matmul");
   m_editor->setText("# Schedule script (tvm.tir.Schedule subset). Type `sch.` for the primitives.\n");
+  m_editorBaseline = m_editor->text();
   m_session->setModified(false);
   updateTitle();
 }
@@ -280,7 +361,35 @@ void MainWindow::buildDocks() {
   connect(m_passBox, &QComboBox::currentIndexChanged, this, &MainWindow::showPass);
   QDockWidget* codeDock = makeDock(this, "Code", "codeDock", tabs, Qt::RightDockWidgetArea);
   // The assembly beside the IR, so colour links are visible on both sides at once.
-  QDockWidget* asmDock = makeDock(this, "Assembly", "asmDock", m_asmPane, Qt::RightDockWidgetArea);
+  auto* asmPage = new QWidget;
+  auto* al = new QVBoxLayout(asmPage);
+  al->setContentsMargins(0, 0, 0, 0);
+  al->setSpacing(1);
+  auto* filterRow = new QHBoxLayout;
+  filterRow->setContentsMargins(4, 1, 4, 0);
+  filterRow->addWidget(new QLabel("Hide:"));
+  auto filterBox = [&](const QString& text, const QString& name, const QString& tip) {
+    auto* b = new QCheckBox(text);
+    b->setObjectName(name);
+    b->setChecked(true);
+    b->setToolTip(tip);
+    filterRow->addWidget(b);
+    connect(b, &QCheckBox::toggled, this, [this] {
+      setAsmFilters(findChild<QCheckBox*>("asmHideDirectives")->isChecked(), findChild<QCheckBox*>("asmHideLabels")->isChecked(),
+                    findChild<QCheckBox*>("asmHideComments")->isChecked());
+    });
+  };
+  filterBox("directives", "asmHideDirectives", "Hide assembler directives (.text, .p2align, .section, .cfi_*, ...)");
+  filterBox("unused labels", "asmHideLabels", "Hide labels no instruction jumps to or refers to (and jump-table data)");
+  filterBox("comments", "asmHideComments", "Hide comment-only lines and trailing # comments");
+  filterRow->addStretch(1);
+  al->addLayout(filterRow);
+  al->addWidget(m_asmPane, 1);
+  m_asmPane->setObjectName("assembly");
+  m_tirPane->setObjectName("TIR");
+  m_loweredPane->setObjectName("lowered IR");
+  for (CodePane* pane : {m_asmPane, m_tirPane, m_loweredPane}) pane->setMinimumWidth(220);
+  QDockWidget* asmDock = makeDock(this, "Assembly", "asmDock", asmPage, Qt::RightDockWidgetArea);
   splitDockWidget(codeDock, asmDock, Qt::Horizontal);
 
   m_loopModel = new QStandardItemModel(this);
@@ -303,6 +412,7 @@ void MainWindow::buildDocks() {
   propsView->setModel(m_propsModel);
   propsView->setRootIsDecorated(false);
   propsView->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+  propsView->setTextElideMode(Qt::ElideMiddle);  // long values: the middle is elided, the tooltip has all
   QDockWidget* props = makeDock(this, "Properties", "propertiesDock", propsView, Qt::LeftDockWidgetArea);
   splitDockWidget(model, props, Qt::Vertical);
 
@@ -356,10 +466,61 @@ void MainWindow::buildDocks() {
 
   // Tuning (S2): the monitor docks beside the log; a candidate opens in the editor.
   m_tuning = new TuningMonitor(m_session);
-  tabifyDockWidget(log, makeDock(this, "Tuning", "tuningDock", m_tuning, Qt::BottomDockWidgetArea));
+  QDockWidget* tuningDock = makeDock(this, "Tuning", "tuningDock", m_tuning, Qt::BottomDockWidgetArea);
+  tabifyDockWidget(log, tuningDock);
+  // Profile: where the model's time goes (kernels, roofline, history).
+  m_profile = new ProfileDock(m_session);
+  QDockWidget* profileDock = makeDock(this, "Profile", "profileDock", m_profile, Qt::BottomDockWidgetArea);
+  tabifyDockWidget(tuningDock, profileDock);
   runs->raise();
+  for (QDockWidget* d : findChildren<QDockWidget*>()) d->widget()->setMinimumSize(160, 80);
+  connect(m_profile, &ProfileDock::profiled, this, [this](const ProfileResult& r) {
+    applyProfileOverlay();
+    m_log->appendPlainText(QString("profile #%1 of %2: %3 ms per run (median of %4 after %5 warm-up), %6 kernels, %7")
+                               .arg(r.id).arg(QFileInfo(r.model).fileName()).arg(r.medianMs, 0, 'f', 3).arg(r.repeat).arg(r.warmup)
+                               .arg(r.kernels.size()).arg(r.label));
+  });
+  connect(m_profile, &ProfileDock::profileFailed, this, [this](const QString& msg) {
+    m_log->appendPlainText("profile failed: " + msg);
+    m_problems->setProblems({{"error", "ProfileError", msg, 0, 0}});
+    updateProblemsTitle(1);
+  });
+  connect(m_profile, &ProfileDock::kernelActivated, this, [this](const QString& name) {
+    const ModelGroups* groups = m_session->modelGroups();
+    for (size_t i = 0; groups && i < groups->groups.size(); ++i)
+      if (QString::fromStdString(groups->groups[i].name) == name) {
+        if (m_session->request().func.get() != groups->groups[i].func.get()) openGroup(int(i));
+        return;
+      }
+  });
+  connect(m_profile, &ProfileDock::kernelSelected, this, [this](const QString& name) {
+    const ModelGroups* groups = m_session->modelGroups();
+    if (!groups) return;
+    QSet<int> clusters;
+    for (int c = 0; c < groups->clusterGroup.size(); ++c) {
+      int k = groups->clusterGroup[c];
+      if (k >= 0 && QString::fromStdString(groups->groups[size_t(k)].name) == name) clusters.insert(c);
+    }
+    if (clusters.isEmpty()) return;
+    if (m_graph->mode() != GraphView::Fused) m_graph->setMode(GraphView::Fused);
+    m_graph->setHighlightedClusters(clusters);
+    m_graph->focusCluster(*std::min_element(clusters.begin(), clusters.end()));
+  });
+  m_profile->setRequestHook([this](ProfileRequest& req) {
+    // The schedule being edited for a fused group, when it is not the default one: profiled in the model.
+    const ModelGroups* groups = m_session->modelGroups();
+    if (!groups || !m_session->request().isGroup()) return;
+    QString text = m_editor->text();
+    if (text == m_groupCpuText || text == m_groupGpuText || driver::isGPUTarget(m_targetBox->currentText().toStdString())) return;
+    if (!m_session->lastCompile().scriptOk) return;  // a failing script would fail the profile
+    req.scriptKernel = m_session->request().group;
+    req.scriptText = text;
+    req.label = (req.records.isEmpty() ? QString() : req.label + " + ") + "edited " + req.scriptKernel;
+  });
   connect(m_tuning, &TuningMonitor::openInEditor, this,
           [this](const QString& script, const QString& preset, const QMap<QString, qint64>& params, const QString& taskKey) {
+    if (m_editor->text() != script && !confirmReplaceEditor("Opening the tuning candidate")) return;
+    m_editorBaseline = m_editor->text();  // asked once: the group opening below does not ask again
     if (!preset.isEmpty()) setPreset(preset, params);
     const ModelGroups* groups = m_session->modelGroups();  // a model kernel: open its group first
     for (size_t i = 0; groups && !taskKey.isEmpty() && i < groups->groups.size(); ++i)
@@ -367,7 +528,8 @@ void MainWindow::buildDocks() {
         if (m_session->request().func.get() != groups->groups[i].func.get()) openGroup(int(i));
         break;
       }
-    setScheduleText(script);
+    replaceEditorText(script);
+    m_editorBaseline = script;
   });
 }
 
@@ -406,6 +568,33 @@ void MainWindow::buildMenus() {
   edit->addAction("&Undo", QKeySequence::Undo, m_editor, &QsciScintilla::undo);
   edit->addAction("&Redo", QKeySequence::Redo, m_editor, &QsciScintilla::redo);
   edit->addSeparator();
+  // Cut / Copy / Paste act on the focused text (the editor, a code pane, a field).
+  auto focused = [] { return qobject_cast<QsciScintilla*>(QApplication::focusWidget()); };
+  QList<QAction*> clipboard;
+  clipboard << edit->addAction("Cu&t", QKeySequence::Cut, this, [this, focused] {
+    if (QsciScintilla* w = focused()) w->cut();
+    else if (auto* l = qobject_cast<QLineEdit*>(QApplication::focusWidget())) l->cut();
+    else m_editor->cut();
+  });
+  clipboard << edit->addAction("&Copy", QKeySequence::Copy, this, [this, focused] {
+    if (QsciScintilla* w = focused()) w->copy();
+    else if (auto* l = qobject_cast<QLineEdit*>(QApplication::focusWidget())) l->copy();
+    else m_editor->copy();
+  });
+  clipboard << edit->addAction("&Paste", QKeySequence::Paste, this, [this, focused] {
+    if (QsciScintilla* w = focused(); w && !w->isReadOnly()) w->paste();
+    else if (auto* l = qobject_cast<QLineEdit*>(QApplication::focusWidget())) l->paste();
+    else m_editor->paste();
+  });
+  for (QAction* a : clipboard) a->setShortcutContext(Qt::WidgetShortcut);  // the focused widget's own keys stay in charge
+  edit->addSeparator();
+  edit->addAction("&Find…", QKeySequence::Find, this, [this] { m_findBar->activate(); });
+  edit->addAction("Find &Next", QKeySequence::FindNext, this, [this] {
+    if (!m_findBar->isVisible()) m_findBar->activate();
+    else m_findBar->findNext(false);
+  });
+  edit->addAction("Find Pre&vious", QKeySequence::FindPrevious, this, [this] { m_findBar->findNext(true); });
+  edit->addSeparator();
   edit->addAction("Select &All", QKeySequence::SelectAll, m_editor, [this] { m_editor->selectAll(); });
 
   m_viewMenu = menuBar()->addMenu("&View");
@@ -421,6 +610,9 @@ void MainWindow::buildMenus() {
   model->addAction("&Optimized", this, [this] { m_graph->setMode(GraphView::Optimized); });
   model->addAction("&Fused", this, [this] { m_graph->setMode(GraphView::Fused); });
   model->addSeparator();
+  model->addAction("&Profile", QKeySequence(Qt::Key_F6), this, &MainWindow::profileModel)->setObjectName("profileAction");
+  model->addAction("Input &Shapes…", this, &MainWindow::showInputShapesDialog)->setObjectName("inputShapesAction");
+  model->addSeparator();
   QMenu* layout = model->addMenu("Conv &Layout");
   auto* layouts = new QActionGroup(this);
   for (const QString& l : {QString("NCHW"), QString("NCHWc")}) {
@@ -429,7 +621,13 @@ void MainWindow::buildMenus() {
     a->setCheckable(true);
     a->setChecked(l == m_session->modelLayout());
     layouts->addAction(a);
-    connect(a, &QAction::triggered, this, [this, l] { m_session->setModelLayout(l); });
+    connect(a, &QAction::triggered, this, [this, l] {
+      if (m_session->request().isGroup() && l != m_session->modelLayout()) {
+        if (!confirmReplaceEditor("Changing the conv layout (the kernels change)")) return;
+        leaveGroup(m_lastPreset);
+      }
+      m_session->setModelLayout(l);
+    });
   }
   model->addAction("&Collapse All Groups", this, [this] { m_graph->setAllCollapsed(true); });
   model->addAction("&Expand All Groups", this, [this] { m_graph->setAllCollapsed(false); });
@@ -460,11 +658,13 @@ void MainWindow::buildMenus() {
   tune->addAction("&Cancel Tuning", this, [this] { m_tuning->cancel(); });
 
   QMenu* help = menuBar()->addMenu("&Help");
+  help->addAction("Schedule &Primitives and Shortcuts", QKeySequence(Qt::Key_F1), this, &MainWindow::showReference);
   help->addAction("&About Loom Studio", this, [this] {
     QMessageBox::about(this, "Loom Studio",
-                       "Loom Studio: a workbench for the Loom deep-learning compiler.\n"
-                       "Schedule editor, live lowered IR and assembly, runs, and model graphs.\n"
-                       "Uses QScintilla (GPL-3) and Graphviz.");
+                       QString("<b>Loom Studio %1</b><br>A workbench for the Loom deep-learning compiler: schedule editor, "
+                               "live lowered IR and assembly, runs, tuning, model graphs and profiles.<br><br>"
+                               "Qt %2 · uses QScintilla (GPL-3), Qt Charts and Graphviz.")
+                           .arg(QApplication::applicationVersion().isEmpty() ? QString("(version unknown)") : QApplication::applicationVersion(), qVersion()));
   });
 }
 
@@ -506,6 +706,12 @@ void MainWindow::rebuildParams() {
 }
 
 void MainWindow::setPreset(const QString& name, const QMap<QString, qint64>& params) {
+  if (m_session->request().isGroup()) {  // the group's script does not apply to the preset
+    m_groupModel.clear();
+    replaceEditorText(presetStartText());
+    m_editorBaseline = m_editor->text();
+  }
+  m_lastPreset = name;
   m_session->setPreset(name, params);
   m_graph->setHighlightedClusters({});
   m_updatingPreset = true;
@@ -515,7 +721,208 @@ void MainWindow::setPreset(const QString& name, const QMap<QString, qint64>& par
   m_updatingPreset = false;
 }
 
-void MainWindow::setScheduleText(const QString& text) { m_editor->setText(text); }
+void MainWindow::setScheduleText(const QString& text) {
+  m_editor->setText(text);
+  m_editorBaseline = text;
+}
+
+QString MainWindow::presetStartText() { return "# Schedule script (tvm.tir.Schedule subset). Type `sch.` for the primitives.\n"; }
+
+bool MainWindow::confirmReplaceEditor(const QString& why) {
+  QString text = m_editor->text();
+  if (text == m_editorBaseline || text.trimmed().isEmpty() || text == m_groupCpuText || text == m_groupGpuText || text == presetStartText())
+    return true;
+  return !m_confirm || m_confirm(why);
+}
+
+void MainWindow::replaceEditorText(const QString& text) {
+  if (m_editor->text() == text) return;
+  if (m_editor->text().isEmpty()) {
+    m_editor->setText(text);
+  } else {
+    m_editor->beginUndoAction();
+    m_editor->selectAll();
+    m_editor->replaceSelectedText(text);
+    m_editor->endUndoAction();
+    m_editor->setCursorPosition(0, 0);
+  }
+}
+
+void MainWindow::leaveGroup(const QString& preset) {
+  m_groupModel.clear();
+  m_groupCpuText.clear();
+  m_groupGpuText.clear();
+  m_graph->setHighlightedClusters({});
+  m_updatingPreset = true;
+  if (m_presetBox->itemData(0).toString() == "group") m_presetBox->removeItem(0);
+  m_presetBox->setCurrentText(preset);
+  m_updatingPreset = false;
+  m_lastPreset = preset;
+  m_session->setPreset(preset);
+  rebuildParams();
+  replaceEditorText(presetStartText());
+  m_editorBaseline = m_editor->text();
+}
+
+bool MainWindow::profileModel() {
+  auto* dock = findChild<QDockWidget*>("profileDock");
+  dock->show();
+  dock->raise();
+  // The records of the last tuning of this model are the likely choice.
+  // (offered once per tuning: choosing "default schedules" afterwards sticks).
+  if (const TuneJob& j = m_tuning->lastJob(); j.module && QFileInfo::exists(j.recordsPath) && j.recordsPath != m_offeredRecords) {
+    m_offeredRecords = j.recordsPath;
+    m_profile->setRecordsPath(j.recordsPath);
+  }
+  return m_profile->startProfile();
+}
+
+void MainWindow::applyProfileOverlay() {
+  const ProfileResult* r = m_profile->current();
+  const ModelGroups* groups = m_session->modelGroups();
+  if (!r || !groups) {
+    m_graph->setHeat({}, 0);
+    return;
+  }
+  if (m_graph->mode() != GraphView::Fused) m_graph->setMode(GraphView::Fused);
+  m_graph->setHeat(r->clusterMs(groups->clusterNodeNames), r->nodeSumMs());
+}
+
+void MainWindow::showInputShapesDialog() {
+  const ModelData* model = m_session->model();
+  if (!model) {
+    m_status->setText("Open a model first: its input shapes are set here");
+    return;
+  }
+  InputShapesDialog dlg(model->inputs, this);
+  if (dlg.exec() != QDialog::Accepted) return;
+  if (dlg.shapes() == m_session->inputShapes()) return;
+  if (m_session->request().isGroup()) {
+    if (!confirmReplaceEditor("Changing the input shapes (the kernels change)")) return;
+    leaveGroup(m_lastPreset);
+  }
+  m_session->setInputShapes(dlg.shapes());
+}
+
+void MainWindow::updateProblemsTitle(int count) {
+  auto* dock = findChild<QDockWidget*>("problemsDock");
+  if (!dock) return;
+  dock->setWindowTitle(count > 0 ? QString("Problems (%1)").arg(count) : QString("Problems"));
+  if (count > 0) {  // the tab comes forward (the editor keeps the focus)
+    dock->show();
+    dock->raise();
+  }
+}
+
+namespace {
+
+bool isDirective(const QString& t) {
+  QString s = t.trimmed();
+  return s.startsWith('.') && !s.endsWith(':');
+}
+
+bool isLabel(const QString& t) {
+  QString s = t.trimmed();
+  return s.endsWith(':') && !s.contains(' ') && !s.contains('\t');
+}
+
+bool isCommentLine(const QString& t) {
+  QString s = t.trimmed();
+  return s.startsWith('#') || s.startsWith("//") || s.startsWith(';');
+}
+
+}  // namespace
+
+void MainWindow::showAssembly() {
+  const CompileResult& r = m_session->lastCompile();
+  m_asmShown.clear();
+  bool isAsm = r.codeKind == "assembly";
+  // Labels something refers to: every identifier-like word of an instruction or data line.
+  QSet<QString> used;
+  if (isAsm && m_asmUnusedLabels) {
+    static const QRegularExpression word("[A-Za-z_.$][A-Za-z0-9_.$@]*");
+    for (const AsmLineInfo& a : r.asmLines) {
+      if (isLabel(a.text)) continue;
+      QString t = a.text.section('#', 0, 0);
+      for (auto it = word.globalMatch(t); it.hasNext();) used.insert(it.next().captured());
+    }
+  }
+  QString text;
+  bool inData = false;  // after an unused label: its data (jump tables, constants) goes too
+  for (int i = 0; i < r.asmLines.size(); ++i) {
+    QString line = r.asmLines[i].text;
+    if (isAsm) {
+      if (m_asmComments && isCommentLine(line)) continue;
+      if (isLabel(line)) {
+        QString name = line.trimmed().chopped(1);
+        inData = m_asmUnusedLabels && !used.contains(name);
+        if (inData) continue;
+      } else if (inData && isDirective(line)) {
+        continue;
+      } else {
+        inData = false;
+      }
+      if (m_asmDirectives && isDirective(line)) continue;
+      if (m_asmComments) {
+        int hash = line.indexOf(" #");
+        if (hash < 0) hash = line.indexOf("\t#");
+        if (hash > 0) line = line.left(hash).trimmed().isEmpty() ? line : line.left(hash);
+      }
+    }
+    m_asmShown << i;
+    text += line + '\n';
+  }
+  m_asmPane->setCode(text);
+}
+
+void MainWindow::setAsmFilters(bool directives, bool unusedLabels, bool comments) {
+  m_asmDirectives = directives;
+  m_asmUnusedLabels = unusedLabels;
+  m_asmComments = comments;
+  for (auto [name, on] : {std::pair{"asmHideDirectives", directives}, {"asmHideLabels", unusedLabels}, {"asmHideComments", comments}})
+    if (auto* b = findChild<QCheckBox*>(name); b && b->isChecked() != on) {
+      QSignalBlocker block(b);
+      b->setChecked(on);
+    }
+  showAssembly();
+  if (m_selectedLoop >= 0) linkLoweredLine(m_session->lastCompile().loweredLoops.value(m_selectedLoop).firstLine);
+}
+
+void MainWindow::showReference() {
+  auto* dlg = new QDialog(this);
+  dlg->setObjectName("referenceDialog");
+  dlg->setWindowTitle("Schedule primitives and shortcuts");
+  dlg->setAttribute(Qt::WA_DeleteOnClose);
+  auto* l = new QVBoxLayout(dlg);
+  auto* view = new QTextBrowser;
+  view->setObjectName("referenceText");
+  QString html = "<h3>Schedule primitives</h3><p>A schedule script calls them on <tt>sch</tt> (a tvm.tir.Schedule "
+                 "subset); type <tt>sch.</tt> in the editor to be offered them.</p><table cellspacing=4>";
+  for (const QString& p : m_editor->primitives()) {
+    QString tip = m_editor->callTipOf(p);
+    QString sig = tip.section("  ", 0, 0), doc = tip.section("  ", 1).trimmed();
+    html += QString("<tr><td><tt>sch.%1</tt></td><td>%2</td></tr>").arg(sig.toHtmlEscaped(), doc.toHtmlEscaped());
+  }
+  html += "</table><h3>Shortcuts</h3><table cellspacing=4>";
+  for (QAction* menu : menuBar()->actions()) {
+    if (!menu->menu()) continue;
+    for (QAction* a : menu->menu()->actions())
+      if (!a->shortcut().isEmpty())
+        html += QString("<tr><td><tt>%1</tt></td><td>%2 &gt; %3</td></tr>")
+                    .arg(a->shortcut().toString(QKeySequence::NativeText).toHtmlEscaped(), menu->text().remove('&').toHtmlEscaped(),
+                         a->text().remove('&').remove(QString::fromUtf8("…")).toHtmlEscaped());
+  }
+  html += "<tr><td><tt>Ctrl+Space</tt></td><td>Editor: complete a loop, block or variable name</td></tr>"
+          "<tr><td><tt>Double-click</tt></td><td>Model: open a fused group (or a Profile row) in the schedule editor</td></tr>"
+          "</table>";
+  view->setHtml(html);
+  l->addWidget(view);
+  auto* close = new QPushButton("Close");
+  connect(close, &QPushButton::clicked, dlg, &QDialog::close);
+  l->addWidget(close, 0, Qt::AlignRight);
+  dlg->resize(720, 560);
+  dlg->show();
+}
 
 bool MainWindow::openCluster(int cluster) {
   const ModelData* model = m_session->model();
@@ -536,7 +943,10 @@ bool MainWindow::openCluster(int cluster) {
 
 bool MainWindow::openGroup(int index) {
   const ModelGroups* groups = m_session->modelGroups();
-  if (!groups || !m_session->openGroup(index)) return false;
+  if (!groups || index < 0 || size_t(index) >= groups->groups.size()) return false;
+  if (!confirmReplaceEditor(QString("Opening fused group %1").arg(QString::fromStdString(groups->groups[size_t(index)].name)))) return false;
+  if (!m_session->openGroup(index)) return false;
+  m_groupModel = m_session->modelPath();
   const driver::ModelGroup& g = groups->groups[size_t(index)];
   QSet<int> clusters;  // every cluster that runs this kernel
   for (int c = 0; c < groups->clusterGroup.size(); ++c)
@@ -555,7 +965,8 @@ bool MainWindow::openGroup(int index) {
                           "# program on random inputs. Type `sch.` for the primitives.\n" + script;
   m_groupGpuText = head + "# GPU target: with no schedule lines the default GPU schedule (loops bound to blocks and\n"
                           "# threads) applies. Run compares the result with the unscheduled program on random inputs.\n";
-  m_editor->setText(driver::isGPUTarget(m_targetBox->currentText().toStdString()) ? m_groupGpuText : m_groupCpuText);
+  replaceEditorText(driver::isGPUTarget(m_targetBox->currentText().toStdString()) ? m_groupGpuText : m_groupCpuText);
+  m_editorBaseline = m_editor->text();
   m_status->setText("opened fused group " + name);
   return true;
 }
@@ -571,7 +982,12 @@ void MainWindow::showGroupInPresetBar(const QString& name, const QString& detail
   m_updatingPreset = false;
 }
 
-void MainWindow::openModel(const QString& path) { m_session->loadModel(path); }
+void MainWindow::openModel(const QString& path) {
+  // Another model's kernels replace this one's: a fused group open in the editor goes with them.
+  bool other = QFileInfo(path).absoluteFilePath() != QFileInfo(m_session->modelPath()).absoluteFilePath();
+  if (other && m_session->request().isGroup() && !confirmReplaceEditor("Opening model " + QFileInfo(path).fileName())) return;
+  m_session->loadModel(path);
+}
 
 void MainWindow::onCompiled(const CompileResult& r) {
   // Problems, squiggle and the names offered in completion.
@@ -579,6 +995,7 @@ void MainWindow::onCompiled(const CompileResult& r) {
   if (!r.scriptOk) problems.push_back({"error", r.errorKind, r.errorMessage, r.errorLine, r.errorColumn});
   if (!r.buildError.isEmpty()) problems.push_back({"error", "BuildError", r.buildError, 0, 0});
   m_problems->setProblems(problems);
+  updateProblemsTitle(int(problems.size()));
   m_editor->setError(r.scriptOk ? 0 : r.errorLine, r.errorColumn, r.errorEndColumn, r.errorMessage);
   m_editor->setBlockNames(r.blockNames);
   if (auto* asmDock = findChild<QDockWidget*>("asmDock")) asmDock->setWindowTitle(r.codeKind == "assembly" ? QString("Assembly") : r.codeKind);
@@ -587,11 +1004,7 @@ void MainWindow::onCompiled(const CompileResult& r) {
     return;
   }
   m_tirPane->setCode(r.scheduledTir);
-  m_asmPane->setCode([&] {
-    QString text;
-    for (const AsmLineInfo& a : r.asmLines) text += a.text + '\n';
-    return text;
-  }());
+  showAssembly();
   // The pass selector: the last entry is what the assembly came from.
   int previous = m_passBox->currentIndex();
   bool wasLast = previous < 0 || previous == m_passModel->rowCount() - 1;
@@ -665,8 +1078,8 @@ void MainWindow::linkLoweredLine(int line) {
     int inner = loopAt(r.loweredLoops, ln);
     if (inner >= 0) loweredColors[ln] = inner;
   }
-  for (int i = 0; i < r.asmLines.size(); ++i)
-    if (auto it = colorOfHeader.find(r.asmLines[i].tirLine); it != colorOfHeader.end()) asmColors[i + 1] = *it;
+  for (int line = 0; line < m_asmShown.size(); ++line)
+    if (auto it = colorOfHeader.find(r.asmLines.value(m_asmShown[line]).tirLine); it != colorOfHeader.end()) asmColors[line + 1] = *it;
   m_loweredPane->setLineColors(loweredColors);
   m_asmPane->setLineColors(asmColors);
   m_tirPane->setLineColors(tirColors);
@@ -675,8 +1088,8 @@ void MainWindow::linkLoweredLine(int line) {
 
 void MainWindow::linkAsmLine(int line) {
   const CompileResult& r = m_session->lastCompile();
-  if (line < 1 || line > r.asmLines.size()) return;
-  int tirLine = r.asmLines[line - 1].tirLine;
+  if (line < 1 || line > m_asmShown.size()) return;
+  int tirLine = r.asmLines.value(m_asmShown[line - 1]).tirLine;
   if (tirLine <= 0) return;
   if (m_passBox->currentIndex() != m_passModel->rowCount() - 1) m_passBox->setCurrentIndex(m_passModel->rowCount() - 1);
   linkLoweredLine(tirLine);
@@ -721,6 +1134,12 @@ void MainWindow::showProperties(const GraphNode& n) {
     m_propsModel->appendRow({key, value});
   }
   const ModelGroups* groups = m_session->modelGroups();
+  if (const ProfileResult* prof = m_profile->current(); prof && groups && cluster >= 0 && cluster < groups->clusterNodeNames.size()) {
+    double ms = prof->clusterMs({groups->clusterNodeNames[cluster]}).value(0);
+    double total = prof->nodeSumMs();
+    m_propsModel->appendRow({new QStandardItem("time"), new QStandardItem(QString("%1 ms · %2% of the model (profile #%3)")
+                                                                             .arg(ms, 0, 'f', 4).arg(total > 0 ? 100 * ms / total : 0, 0, 'f', 1).arg(prof->id))});
+  }
   if (cluster >= 0 && groups && cluster < groups->clusterGroup.size()) {
     int k = groups->clusterGroup[cluster];
     QString text = k < 0 ? QString("none (computes nothing)")
@@ -731,6 +1150,13 @@ void MainWindow::showProperties(const GraphNode& n) {
     value->setEditable(false);
     m_propsModel->appendRow({key, value});
   }
+  // Values cut off by the column width are readable in full as tooltips.
+  for (int row = 0; row < m_propsModel->rowCount(); ++row)
+    for (int col = 0; col < 2; ++col)
+      if (QStandardItem* it = m_propsModel->item(row, col)) {
+        it->setEditable(false);
+        if (it->toolTip().isEmpty()) it->setToolTip(it->text());
+      }
 }
 
 void MainWindow::setDarkTheme(bool dark) {
@@ -788,6 +1214,7 @@ void MainWindow::updateRecentMenu(const QStringList& recent) {
 
 void MainWindow::showExportDialog() {
   auto* dlg = new ExportDialog(m_session, this);
+  dlg->setOutputPath(ExportDialog::defaultOutputPath(m_session->modelPath(), m_sessionPath));
   // The records of the last tuning of this model's kernels, on its target, are the likely choice.
   if (const TuneJob& j = m_tuning->lastJob(); (j.module || j.func.defined()) && QFileInfo::exists(j.recordsPath)) {
     dlg->setRecordsPath(j.recordsPath);
@@ -809,6 +1236,8 @@ bool MainWindow::saveSession(const QString& path, bool quiet) {
   o["loomSession"] = 1;
   o["workspace"] = m_session->toJson();
   o["layout"] = QString::fromLatin1(saveState().toBase64());
+  o["tuningForm"] = m_tuning->formToJson();
+  if (!m_profile->history().isEmpty()) o["profiles"] = m_profile->historyToJson();
   o["dark"] = m_dark;
   QFile f(path);
   if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate) || f.write(QJsonDocument(o).toJson()) < 0) {
@@ -840,8 +1269,14 @@ bool MainWindow::loadSession(const QString& path, bool quiet) {
   m_targetBox->setCurrentText(m_session->request().target);
   m_updatingPreset = false;
   if (m_session->request().isGroup()) showGroupInPresetBar(m_session->request().group, "restored from the session");
+  m_groupModel = m_session->request().isGroup() ? ws["model"].toString() : QString();
+  m_shownModel.clear();
+  m_profile->clear();
   m_editor->setText(m_session->request().schedule);
+  m_editorBaseline = m_editor->text();
   restoreState(QByteArray::fromBase64(o["layout"].toString().toLatin1()));
+  m_tuning->formFromJson(o["tuningForm"].toObject());
+  m_pendingProfiles = o["profiles"].toArray();  // restored once the model is loaded
   setDarkTheme(o["dark"].toBool(m_dark));
   m_sessionPath = path;
   m_session->setModified(false);

@@ -1,6 +1,8 @@
 // The Studio's main window: docks around the schedule editor, menus, status bar, session files.
 #pragma once
+#include <QJsonArray>
 #include <QMainWindow>
+#include <functional>
 
 #include "views/StudioTypes.h"
 
@@ -24,6 +26,8 @@ class CodePane;
 class GraphView;
 class ProblemsModel;
 class TuningMonitor;
+class ProfileDock;
+class FindBar;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -66,6 +70,28 @@ public:
   void linkAsmLine(int line);
   void linkTirLine(int line);
   TuningMonitor* tuningMonitor() const { return m_tuning; }
+  ProfileDock* profileDock() const { return m_profile; }
+  /// Model > Profile: profiles the open model in a worker process (the Profile dock comes forward;
+  /// when it finishes, the graph takes the heat overlay). False when no model is open.
+  bool profileModel();
+  /// Model > Input Shapes...: a dialog for the shapes of the model's inputs; the model reloads
+  /// with them.
+  void showInputShapesDialog();
+  /// Asks before replacing edited schedule text (`why` says what replaces it); true to go on.
+  /// The editor's text is "edited" when it differs from what the Studio last put there.
+  bool confirmReplaceEditor(const QString& why);
+  /// Replaces the asking (a message box) with `confirm`, e.g. in tests.
+  void setConfirmHandler(std::function<bool(const QString&)> confirm) { m_confirm = std::move(confirm); }
+  /// The editor's text for a preset with no schedule yet.
+  static QString presetStartText();
+  /// Replaces the editor's text as one undoable step (Ctrl+Z brings the old text back).
+  void replaceEditorText(const QString& text);
+  /// Edit > Find (Ctrl+F): the find bar over the editor and the code panes.
+  FindBar* findBar() const { return m_findBar; }
+  /// Assembly filters (as Compiler Explorer's; all on by default).
+  void setAsmFilters(bool directives, bool unusedLabels, bool comments);
+  /// The asmLines index shown on each line of the Assembly pane.
+  const QVector<int>& asmShownLines() const { return m_asmShown; }
   /// Opens the Export dialog for the session's model (File > Export Model Package).
   void showExportDialog();
   /// Opens the diff of two rows of the Runs table.
@@ -93,6 +119,13 @@ private:
   void showProperties(const GraphNode& n);
   /// The preset bar shows fused group `name` (with `details`) instead of a preset.
   void showGroupInPresetBar(const QString& name, const QString& details);
+  /// Leaves the open fused group for preset `preset` (its schedule starts empty).
+  void leaveGroup(const QString& preset);
+  void applyProfileOverlay();
+  void showAssembly();
+  void showReference();
+  void updateProblemsTitle(int count);
+
 
   Session* m_session = nullptr;
   ScheduleEditor* m_editor = nullptr;
@@ -116,6 +149,18 @@ private:
   int m_selectedLoop = -1;
   bool m_layoutApplied = false;
   TuningMonitor* m_tuning = nullptr;
+  ProfileDock* m_profile = nullptr;
+  FindBar* m_findBar = nullptr;
+  std::function<bool(const QString&)> m_confirm;
+  QString m_editorBaseline;   ///< what the Studio last put in the editor (edits are the user's)
+  QString m_lastPreset = "matmul";
+  QJsonArray m_pendingProfiles;  ///< profiles of a session being loaded, until its model is
+  QJsonArray m_restoreProfiles;  ///< ... and until its kernels are (the overlay needs them)
+  QString m_offeredRecords;   ///< tuning records the Profile dock was given after a tuning
+  QString m_groupModel;       ///< the model of the fused group open in the editor
+  QString m_shownModel;       ///< the model the graph, runs and profiles are of
+  bool m_asmDirectives = true, m_asmUnusedLabels = true, m_asmComments = true;
+  QVector<int> m_asmShown;    ///< Assembly pane line - 1 -> index into the compile's asmLines
   int m_pendingCluster = -1;  ///< opened before the model's kernels were extracted
   QString m_groupDetails;     ///< the preset bar's text for the open fused group
   /// The editor texts an opened fused group starts from: for CPU targets (header + the default

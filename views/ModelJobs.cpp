@@ -7,6 +7,7 @@
 #include <QFile>
 #include <QHash>
 #include <QSet>
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -193,9 +194,11 @@ QString sanitized(const std::string& s) {
   return out;
 }
 
-/// Static shapes for the model's graph inputs, symbolic dims (batch, sequence) set to 1, so the
-/// viewer can show any model (the importer needs static shapes to fold Reshape targets).
-std::map<std::string, std::vector<int64_t>> staticInputShapes(const QString& path) {
+/// The model's graph inputs (not initializers) as the file declares them, and the static shapes
+/// the import uses: `overrides` by input name, else symbolic dims (batch, sequence) set to 1 so
+/// the viewer can show any model (the importer needs static shapes to fold Reshape targets).
+std::map<std::string, std::vector<int64_t>> staticInputShapes(const QString& path, const QMap<QString, QVector<qint64>>& overrides,
+                                                              QVector<ModelInput>& inputs) {
   std::map<std::string, std::vector<int64_t>> shapes;
   QFile f(path);
   onnx::ModelProto model;
@@ -206,14 +209,32 @@ std::map<std::string, std::vector<int64_t>> staticInputShapes(const QString& pat
   for (const auto& init : model.graph().initializer()) initializers.insert(init.name());
   for (const auto& in : model.graph().input()) {
     if (initializers.count(in.name()) || !in.type().has_tensor_type() || !in.type().tensor_type().has_shape()) continue;
+    ModelInput mi;
+    mi.name = q(in.name());
     std::vector<int64_t> dims;
     bool symbolic = false;
     for (const auto& d : in.type().tensor_type().shape().dim()) {
-      symbolic |= !(d.has_dim_value() && d.dim_value() > 0);
-      dims.push_back(d.has_dim_value() && d.dim_value() > 0 ? d.dim_value() : 1);
+      bool known = d.has_dim_value() && d.dim_value() > 0;
+      symbolic |= !known;
+      mi.declared << (known ? QString::number(d.dim_value()) : d.has_dim_param() && !d.dim_param().empty() ? q(d.dim_param()) : QString("?"));
+      dims.push_back(known ? d.dim_value() : 1);
     }
+    if (auto it = overrides.find(mi.name); it != overrides.end()) {
+      if (it->size() != int(dims.size()))
+        LOOM_THROW(ValueError) << "input shape for '" << in.name() << "' has " << it->size() << " dims; the model declares "
+                               << dims.size() << " (" << mi.declared.join(", ").toStdString() << ")";
+      for (qint64 v : *it)
+        if (v <= 0) LOOM_THROW(ValueError) << "input shape for '" << in.name() << "': dims must be positive";
+      dims.assign(it->begin(), it->end());
+      symbolic = true;
+    }
+    mi.shape = QVector<qint64>(dims.begin(), dims.end());
+    inputs << mi;
     if (symbolic) shapes[in.name()] = dims;
   }
+  for (auto it = overrides.begin(); it != overrides.end(); ++it)
+    if (std::none_of(inputs.begin(), inputs.end(), [&](const ModelInput& m) { return m.name == it.key(); }))
+      LOOM_THROW(ValueError) << "the model has no input '" << it.key().toStdString() << "'";
   return shapes;
 }
 
@@ -221,7 +242,30 @@ std::map<std::string, std::vector<int64_t>> staticInputShapes(const QString& pat
 
 GraphData buildGraphData(const graph::Function& main) { return Builder().run(main); }
 
-ModelData loadModelData(const QString& path, const std::atomic<bool>* cancel, const QString& layout) {
+QString inputShapesSpec(const QVector<ModelInput>& inputs) {
+  QStringList parts;
+  for (const ModelInput& in : inputs) {
+    QStringList dims;
+    for (qint64 d : in.shape) dims << QString::number(d);
+    parts << in.name + ":[" + dims.join(',') + "]";
+  }
+  return parts.join(',');
+}
+
+bool parseInputShapesSpec(const QString& spec, QMap<QString, QVector<qint64>>& out, QString* error) {
+  out.clear();
+  try {
+    for (const auto& [name, dims] : frontend::parseInputShapes(spec.toStdString()))
+      out[q(name)] = QVector<qint64>(dims.begin(), dims.end());
+  } catch (const Error& e) {
+    if (error) *error = q(e.what());
+    return false;
+  }
+  return true;
+}
+
+ModelData loadModelData(const QString& path, const std::atomic<bool>* cancel, const QString& layout,
+                        const QMap<QString, QVector<qint64>>& inputShapes) {
   QElapsedTimer timer;
   timer.start();
   if (layout != "NCHW" && layout != "NCHWc") LOOM_THROW(ValueError) << "unknown conv layout '" << layout.toStdString() << "' (NCHW or NCHWc)";
@@ -229,7 +273,7 @@ ModelData loadModelData(const QString& path, const std::atomic<bool>* cancel, co
   m.path = path;
   m.layout = layout;
   frontend::ImportOptions io;
-  io.inputShapes = staticInputShapes(path);
+  io.inputShapes = staticInputShapes(path, inputShapes, m.inputs);
   graph::Module mod = frontend::importOnnx(path.toStdString(), io);
   mod = graph::runGraphPasses(mod, {"infer-type"});
   checkCancel(cancel);
@@ -243,6 +287,8 @@ ModelData loadModelData(const QString& path, const std::atomic<bool>* cancel, co
   m.optimized = buildGraphData(optimized.main());
   m.fused = buildGraphData(fused.main());
   for (const GraphNode& n : m.imported.nodes) m.opCount += n.kind == "op";
+  for (const GraphNode& n : m.optimized.nodes) m.optimizedOpCount += n.kind == "op";
+  for (const GraphNode& n : m.fused.nodes) m.fusedOpCount += n.kind == "op";
   m.fusedGroups = int(m.fused.clusters.size());
   for (GraphData* g : {&m.fused, &m.imported, &m.optimized}) {
     checkCancel(cancel);
@@ -281,6 +327,7 @@ ModelGroups extractModelGroups(const ModelData& model, const std::atomic<bool>* 
     QString unique = name;
     for (int k = 1; taken.contains(unique); ++k) unique = name + "_" + QString::number(k);
     taken.insert(unique);
+    out.clusterNodeNames << unique;
     int index = byName.value(unique, -1);
     if (index < 0) {
       QString sig = callSignature(*call, e);

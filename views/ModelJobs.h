@@ -1,5 +1,6 @@
 // The work behind the model view, run on a worker thread: import, optimize, fuse, lay out.
 #pragma once
+#include <QMap>
 #include <QString>
 #include <atomic>
 
@@ -16,7 +17,15 @@ GraphData buildGraphData(const graph::Function& main);
 /// Imports `path` (ONNX), derives the optimized and fused graphs (fused in conv layout `layout`,
 /// "NCHW" or "NCHWc") and lays all three out. Throws loom::Error (import failures name the file
 /// and node) and ValueError when cancelled or for another layout.
-ModelData loadModelData(const QString& path, const std::atomic<bool>* cancel = nullptr, const QString& layout = "NCHW");
+/// `inputShapes` sets the shapes of inputs by name (a model's symbolic dims, batch or sequence,
+/// are 1 otherwise); ValueError for an unknown input or a shape of another rank.
+ModelData loadModelData(const QString& path, const std::atomic<bool>* cancel = nullptr, const QString& layout = "NCHW",
+                        const QMap<QString, QVector<qint64>>& inputShapes = {});
+
+/// "data:[1,3,224,224],mask:[1,128]": the shapes of `inputs` as `loom compile --input-shapes` takes them.
+QString inputShapesSpec(const QVector<ModelInput>& inputs);
+/// Parses that text (false with `error` set when malformed).
+bool parseInputShapesSpec(const QString& spec, QMap<QString, QVector<qint64>>& out, QString* error = nullptr);
 
 /// The kernels of a model's fused groups, unscheduled, and which cluster of the fused view each is.
 struct ModelGroups {
@@ -24,6 +33,9 @@ struct ModelGroups {
   /// Per cluster of ModelData::fused: its kernel (index into groups), or -1 for a group that
   /// computes nothing (empty results). Groups that compute the same thing share one kernel.
   QVector<int> clusterGroup;
+  /// Per cluster: the name of its node in the compiled model's graph (what `loom run --profile`
+  /// and `loom profile` report times under), e.g. "fused_nn_conv2d_add_nn_relu_2".
+  QVector<QString> clusterNodeNames;
   std::vector<double> flops;  ///< per kernel: floating-point operations of one call, 0 when unknown
   /// Per kernel: the model's default CPU schedule as a script (driver::defaultScheduleScript).
   std::vector<std::string> defaultScripts;

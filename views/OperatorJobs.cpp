@@ -2,6 +2,8 @@
 #include "views/OperatorJobs.h"
 
 #include <QElapsedTimer>
+#include <QRegularExpression>
+#include <algorithm>
 #include <cstdlib>
 #include <exception>
 #include <optional>
@@ -108,7 +110,7 @@ driver::OperatorOptions optionsOf(const OperatorRequest& req, bool withScript) {
 
 /// The GPU code of a lowered operator as listing lines: CUDA C (then PTX or why there is none)
 /// or OpenCL C.
-QVector<AsmLineInfo> gpuCode(const driver::LoweredOperator& op, QString& kind) {
+QVector<AsmLineInfo> gpuCode(const driver::LoweredOperator& op, QString& kind, const QVector<LoopInfo>& loops) {
   QString text;
   if (op.target.kind == "opencl") {
     kind = "OpenCL C";
@@ -131,7 +133,37 @@ QVector<AsmLineInfo> gpuCode(const driver::LoweredOperator& op, QString& kind) {
     }
   }
   QVector<AsmLineInfo> lines;
-  for (const QString& line : text.split('\n')) lines.push_back({line, 0});
+  // The line map (as the CPU assembly's): a `for (T v = ...` of the C source is the lowered loop
+  // whose variable v prints as (C names: '.' -> '_', maybe a numeric suffix); every line of its
+  // body belongs to the innermost such loop. Kernel launch and thread indices stay unmapped.
+  auto cName = [](QString n) {
+    for (QChar& c : n)
+      if (!(c.isLetterOrNumber() && c.unicode() < 128) && c != '_') c = '_';
+    return n;
+  };
+  static const QRegularExpression forLine(R"(^\s*for \(\w+ (\w+) = )");
+  QVector<int> open;  // per open brace: the lowered loop line it belongs to (0: none)
+  for (const QString& line : text.split('\n')) {
+    int tirLine = open.isEmpty() ? 0 : open.back();
+    int opened = tirLine;
+    if (auto m = forLine.match(line); m.hasMatch()) {
+      QString v = m.captured(1);
+      for (const LoopInfo& l : loops) {
+        QString n = cName(l.name);
+        bool suffix = v.startsWith(n + "_") && !v.mid(n.size() + 1).isEmpty() &&
+                      std::all_of(v.begin() + n.size() + 1, v.end(), [](QChar c) { return c.isDigit(); });
+        if (v == n || suffix) {
+          opened = tirLine = l.firstLine;
+          break;
+        }
+      }
+    }
+    lines.push_back({line, tirLine});
+    for (QChar c : line) {
+      if (c == '{') open.push_back(opened);
+      else if (c == '}' && !open.isEmpty()) open.pop_back();
+    }
+  }
   while (!lines.isEmpty() && lines.back().text.isEmpty()) lines.pop_back();
   return lines;
 }
@@ -219,7 +251,7 @@ CompileResult compileOperator(const OperatorRequest& req) {
     r.loweredLoops = loopsOf(lpr);
     if (op.target.isGPU()) {
       r.loweredTir = q(lpr.text);
-      r.asmLines = gpuCode(op, r.codeKind);
+      r.asmLines = gpuCode(op, r.codeKind, r.loweredLoops);
     } else {
       codegen::Listing listing = codegen::makeListing(op.lowered, op.target);
       r.loweredTir = q(listing.tir);
@@ -321,8 +353,17 @@ RunRecord runOperator(const OperatorRequest& req, const std::atomic<bool>* cance
     if (device) {
       rec.medianMs = device->run(arrays, 10) * 1e3;
     } else {
-      driver::TimingStats t = driver::timeCalls([&] { callPacked(fn, arrays); }, 5, 30);
+      // Warm up for ~20 ms first (caches, the thread pool, the clock), then 10 samples of >= 20 ms.
+      QElapsedTimer warm;
+      warm.start();
+      do callPacked(fn, arrays);
+      while (warm.nsecsElapsed() < 20'000'000 && !cancelled());
+      driver::TimingStats t = driver::timeCalls([&] { callPacked(fn, arrays); }, 10, 20);
       rec.medianMs = t.medianMs;
+      rec.minMs = t.minMs;
+      rec.maxMs = t.samplesMs.empty() ? t.medianMs : *std::max_element(t.samplesMs.begin(), t.samplesMs.end());
+      rec.repeats = t.repeat;
+      rec.callsPerRepeat = t.number;
     }
     rec.gflops = rec.flopsKnown && rec.medianMs > 0 ? flops / (rec.medianMs * 1e-3) / 1e9 : 0;
     // A fused group on the CPU: also time the model's default schedule, the time to beat.

@@ -1,6 +1,8 @@
 // The Runs table model.
 #include "views/RunsModel.h"
 
+#include <algorithm>
+
 #include <QBrush>
 #include <QColor>
 
@@ -19,6 +21,9 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const {
     case Time:
       if (!r.ok) return QString("failed");
       if (r.defaultMs > 0) return QString("%1 ms (default %2)").arg(r.medianMs, 0, 'f', 4).arg(r.defaultMs, 0, 'f', 4);
+      if (r.repeats > 0 && r.medianMs > 0)
+        return QString("%1 ms ±%2% (median of %3)").arg(r.medianMs, 0, 'f', 4)
+            .arg(100 * std::max(r.maxMs - r.medianMs, r.medianMs - r.minMs) / r.medianMs, 0, 'f', 1).arg(r.repeats);
       return QString::number(r.medianMs, 'f', 4) + " ms";
     case Gflops: return !r.ok ? QString() : r.flopsKnown ? QString::number(r.gflops, 'f', 1) + " GFLOP/s" : QString("GFLOP/s unknown");
     case Peak:
@@ -46,7 +51,10 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const {
     return QBrush(r.ok && r.correct ? QColor(0x2e, 0x9d, 0x4a) : QColor(0xd0, 0x30, 0x30));
   } else if (role == Qt::ToolTipRole) {
     if (!r.ok) return r.error;
-    return QString("compared with the %1, max relative error %2").arg(r.reference).arg(r.maxRelError, 0, 'e', 2);
+    return QString("compared with the %1, max relative error %2").arg(r.reference).arg(r.maxRelError, 0, 'e', 2) +
+           (r.repeats > 0 ? QString("\ntime: median %1 ms, min %2, max %3 over %4 samples of %5 call(s), after a ~20 ms warm-up")
+                                .arg(r.medianMs, 0, 'f', 4).arg(r.minMs, 0, 'f', 4).arg(r.maxMs, 0, 'f', 4).arg(r.repeats).arg(r.callsPerRepeat)
+                          : QString());
   } else if (role == Qt::TextAlignmentRole && (index.column() == Time || index.column() == Gflops || index.column() == Peak)) {
     return int(Qt::AlignRight | Qt::AlignVCenter);
   }
@@ -69,6 +77,18 @@ void RunsModel::clear() {
   beginResetModel();
   m_runs.clear();
   endResetModel();
+}
+
+int RunsModel::removeIf(const std::function<bool(const RunRecord&)>& drop) {
+  int removed = 0;
+  for (int i = int(m_runs.size()) - 1; i >= 0; --i)
+    if (drop(m_runs[i])) {
+      beginRemoveRows({}, i, i);
+      m_runs.remove(i);
+      endRemoveRows();
+      ++removed;
+    }
+  return removed;
 }
 
 }  // namespace loom::views

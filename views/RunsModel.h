@@ -1,6 +1,7 @@
 // The Runs dock's table: one row per measured run (time, GFLOP/s, % of peak, correctness, version).
 #pragma once
 #include <QAbstractTableModel>
+#include <functional>
 
 #include "views/StudioTypes.h"
 
@@ -21,6 +22,8 @@ public:
 
   void addRun(const RunRecord& r);
   void clear();
+  /// Removes the runs for which `drop` is true; returns how many.
+  int removeIf(const std::function<bool(const RunRecord&)>& drop);
   const RunRecord& record(int row) const { return m_runs[row]; }
   const QVector<RunRecord>& records() const { return m_runs; }
 

@@ -27,6 +27,8 @@ public:
   QStringList namesInScope(int line) const;
   /// The call tip of primitive `name` ("split(loop, factors, ...)  doc"), or empty.
   QString callTipOf(const QString& name) const;
+  /// The schedule primitives offered after `sch.`, in order.
+  const QStringList& primitives() const { return m_primitives; }
   void setDark(bool dark);
 
 private:

@@ -1,6 +1,7 @@
 // The Studio session: workspace state and its worker-thread jobs, with stale results dropped.
 #include "views/Session.h"
 
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QPointer>
 #include <QTimer>
@@ -146,13 +147,20 @@ void Session::run() {
   emit runStarted();
   emit taskStarted(QString("Running %1 (schedule v%2)").arg(req.preset).arg(version));
   QPointer<Session> self(this);
-  m_runPool.start([self, req, version, id, gen, cancel, needPeak] {
+  QString runModel = req.isGroup() ? modelPath() : QString();
+  // The code of this request, when the last compile is of it (no edit since): for the run diff.
+  QString assembly;
+  if (m_lastCompile.generation == m_compileGen && !m_timer->isActive() && m_lastCompile.buildError.isEmpty())
+    for (const AsmLineInfo& a : m_lastCompile.asmLines) assembly += a.text + '\n';
+  m_runPool.start([self, req, version, id, gen, cancel, needPeak, runModel, assembly] {
     // The peak is measured before the run, never beside it (both would compete for the cores).
     double peak = needPeak ? driver::measureFmaPeakGflops(loom_backend_num_threads(), 0.2) : 0;
     RunRecord rec = runOperator(req, cancel.get());
     rec.peakGflops = peak;
     rec.id = id;
     rec.scheduleVersion = version;
+    rec.model = runModel;
+    rec.assembly = assembly;
     QMetaObject::invokeMethod(self, [self, rec, gen, cancel] {
       if (!self) return;
       self->endTask();
@@ -177,7 +185,10 @@ void Session::run() {
   });
 }
 
-void Session::loadModel(const QString& path, bool markModified) {
+void Session::loadModel(const QString& path, bool markModified, bool keepInputShapes) {
+  // Input shapes are a model's: another model starts without them (unless they were set for it).
+  if (!keepInputShapes && m_model && QFileInfo(path).absoluteFilePath() != QFileInfo(m_model->path).absoluteFilePath())
+    m_inputShapes.clear();
   quint64 gen = ++m_modelGen;
   m_cancel->store(false);
   auto cancel = m_cancel;
@@ -186,12 +197,13 @@ void Session::loadModel(const QString& path, bool markModified) {
   emit taskStarted(QString("Loading %1").arg(path));
   QPointer<Session> self(this);
   QString layout = m_layout;
-  m_pool.start([self, path, gen, cancel, markModified, layout] {
+  QMap<QString, QVector<qint64>> shapes = m_inputShapes;
+  m_pool.start([self, path, gen, cancel, markModified, layout, shapes] {
     yieldToUiThread();
     std::shared_ptr<ModelData> data;
     QString error;
     try {
-      data = std::make_shared<ModelData>(loadModelData(path, cancel.get(), layout));
+      data = std::make_shared<ModelData>(loadModelData(path, cancel.get(), layout, shapes));
       data->generation = gen;
     } catch (const Error& e) {
       error = QString::fromStdString(e.what());
@@ -210,18 +222,28 @@ void Session::loadModel(const QString& path, bool markModified) {
       self->m_model = data;
       self->m_groups.reset();
       if (markModified) self->setModified(true);
-      emit self->logged(QString("model %1: %2 ops, %3 fused groups, loaded in %4 ms")
-                            .arg(path).arg(data->opCount).arg(data->fusedGroups).arg(data->loadMs, 0, 'f', 0));
+      emit self->logged(QString("model %1: %2 ops as imported, %3 after optimization, %4 in %5 fused groups; loaded in %6 ms")
+                            .arg(path).arg(data->opCount).arg(data->optimizedOpCount).arg(data->fusedOpCount).arg(data->fusedGroups)
+                            .arg(data->loadMs, 0, 'f', 0));
       emit self->modelLoaded(*data);
       self->extractGroups();
     }, Qt::QueuedConnection);
   });
 }
 
+void Session::setInputShapes(const QMap<QString, QVector<qint64>>& shapes, bool reload) {
+  if (shapes == m_inputShapes) return;
+  m_inputShapes = shapes;
+  if (reload && m_model) {
+    setModified(true);
+    loadModel(m_model->path, false, true);
+  }
+}
+
 void Session::setModelLayout(const QString& layout) {
   if (layout == m_layout) return;
   m_layout = layout;
-  if (m_model) loadModel(m_model->path, false);
+  if (m_model) loadModel(m_model->path, false, true);
 }
 
 bool Session::openGroup(int index) {
@@ -313,6 +335,13 @@ QJsonObject Session::toJson() const {
   }
   if (m_model) o["model"] = m_model->path;
   o["modelLayout"] = m_layout;
+  QJsonObject shapes;
+  for (auto it = m_inputShapes.begin(); it != m_inputShapes.end(); ++it) {
+    QJsonArray dims;
+    for (qint64 d : *it) dims.append(double(d));
+    shapes[it.key()] = dims;
+  }
+  if (!shapes.isEmpty()) o["inputShapes"] = shapes;
   QJsonArray runs;
   for (const RunRecord& r : m_runs->records()) {
     QJsonObject j;
@@ -328,11 +357,17 @@ QJsonObject Session::toJson() const {
     j["maxRelError"] = r.maxRelError;
     j["reference"] = r.reference;
     j["medianMs"] = r.medianMs;
+    j["minMs"] = r.minMs;
+    j["maxMs"] = r.maxMs;
+    j["repeats"] = r.repeats;
+    j["callsPerRepeat"] = r.callsPerRepeat;
     j["gflops"] = r.gflops;
     j["peak"] = r.peakGflops;
     j["flopsKnown"] = r.flopsKnown;
     j["defaultMs"] = r.defaultMs;
     j["device"] = r.device;
+    if (!r.model.isEmpty()) j["model"] = r.model;
+    if (!r.assembly.isEmpty()) j["assembly"] = r.assembly;
     runs.append(j);
   }
   o["runs"] = runs;
@@ -378,11 +413,17 @@ void Session::fromJson(const QJsonObject& o) {
     r.maxRelError = j["maxRelError"].toDouble();
     r.reference = j["reference"].toString();
     r.medianMs = j["medianMs"].toDouble();
+    r.minMs = j["minMs"].toDouble();
+    r.maxMs = j["maxMs"].toDouble();
+    r.repeats = j["repeats"].toInt();
+    r.callsPerRepeat = j["callsPerRepeat"].toInt();
     r.gflops = j["gflops"].toDouble();
     r.peakGflops = j["peak"].toDouble();
     r.flopsKnown = j["flopsKnown"].toBool(true);
     r.defaultMs = j["defaultMs"].toDouble();
     r.device = j["device"].toString();
+    r.model = j["model"].toString();
+    r.assembly = j["assembly"].toString();
     m_runs->addRun(r);
     m_versions.insert(r.schedule, r.scheduleVersion);
     m_nextRunId = std::max(m_nextRunId, r.id + 1);
@@ -390,8 +431,15 @@ void Session::fromJson(const QJsonObject& o) {
   emit requestChanged();
   compileNow();
   m_layout = o["modelLayout"].toString("NCHWc");
+  m_inputShapes.clear();
+  QJsonObject shapes = o["inputShapes"].toObject();
+  for (auto it = shapes.begin(); it != shapes.end(); ++it) {
+    QVector<qint64> dims;
+    for (const QJsonValue& d : it.value().toArray()) dims << qint64(d.toDouble());
+    m_inputShapes[it.key()] = dims;
+  }
   QString model = o["model"].toString();
-  if (!model.isEmpty()) loadModel(model, false);
+  if (!model.isEmpty()) loadModel(model, false, true);
   setModified(false);
 }
 

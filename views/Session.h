@@ -49,12 +49,18 @@ public:
   // --- model ----------------------------------------------------------------------------------
   /// Imports, optimizes, fuses and lays out the model off the UI thread; emits modelLoaded or
   /// modelFailed.
-  void loadModel(const QString& path, bool markModified = true);
+  /// Another model than the open one starts without input shapes unless `keepInputShapes`.
+  void loadModel(const QString& path, bool markModified = true, bool keepInputShapes = false);
   QString modelPath() const { return m_model ? m_model->path : QString(); }
   /// The conv layout of the fused view and the kernels ("NCHW" or "NCHWc"); changing it reloads
   /// the model.
   void setModelLayout(const QString& layout);
   QString modelLayout() const { return m_layout; }
+  /// Shapes of model inputs by name, for inputs with symbolic dims (which are 1 otherwise); the
+  /// graph, the kernels, runs and profiles use them. Reloads the model when one is open and
+  /// `reload` is set.
+  void setInputShapes(const QMap<QString, QVector<qint64>>& shapes, bool reload = true);
+  const QMap<QString, QVector<qint64>>& inputShapes() const { return m_inputShapes; }
   const ModelData* model() const { return m_model.get(); }
   /// The kernels of the loaded model's fused groups, extracted off the UI thread after the model
   /// loads (null until groupsReady).
@@ -118,6 +124,7 @@ private:
   std::shared_ptr<ModelData> m_model;
   std::shared_ptr<const ModelGroups> m_groups;
   QString m_layout = "NCHWc";  ///< as `loom compile` at opt level 3
+  QMap<QString, QVector<qint64>> m_inputShapes;
 };
 
 }  // namespace loom::views

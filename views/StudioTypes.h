@@ -70,10 +70,14 @@ struct RunRecord {
   double maxRelError = 0;
   QString reference;        ///< what the result was compared with
   double medianMs = 0, gflops = 0;
+  double minMs = 0, maxMs = 0;  ///< spread of the timing samples (per call)
+  int repeats = 0, callsPerRepeat = 0;  ///< samples taken after the warm-up, calls in each
   double peakGflops = 0;    ///< the machine's peak at the time (0: not measured yet)
   bool flopsKnown = true;   ///< false: the operator's FLOP count is unknown (gflops is 0)
   double defaultMs = 0;     ///< a fused group's time under the model's default schedule (0: not measured)
   QString device;           ///< where it ran when not the host CPU ("OpenCL: pocl ...")
+  QString model;            ///< the model a fused group's run belongs to ("" for presets)
+  QString assembly;         ///< the code the run's schedule compiled to (the Assembly pane's, unfiltered)
 };
 
 /// A node of a model graph as drawn.
@@ -109,12 +113,27 @@ struct GraphData {
   QString layoutError;  ///< set when Graphviz failed
 };
 
+/// A graph input of a model: its dims as the file declares them ("batch", "3", ...) and the
+/// static shape the Studio uses (symbolic dims set by Model > Input shapes..., else 1).
+struct ModelInput {
+  QString name;
+  QStringList declared;
+  QVector<qint64> shape;
+  bool isSymbolic() const {
+    for (const QString& d : declared)
+      if (d.isEmpty() || !d[0].isDigit()) return true;
+    return false;
+  }
+};
+
 /// A loaded model: three views of it and a summary.
 struct ModelData {
   quint64 generation = 0;
   QString path;
   GraphData imported, optimized, fused;
-  int opCount = 0, fusedGroups = 0;
+  int opCount = 0, fusedGroups = 0;  ///< ops as imported; clusters of the fused view
+  int optimizedOpCount = 0, fusedOpCount = 0;  ///< ops in the optimized and fused views
+  QVector<ModelInput> inputs;  ///< the graph inputs and the shapes they were imported with
   double loadMs = 0;
   /// The conv layout the fused view and the kernels use: "NCHW" (as imported) or "NCHWc"
   /// (channel-blocked by ConvertLayout, as `loom compile --desired-layout NCHWc`).

@@ -87,6 +87,10 @@ public:
         r.errorMessage = "the tuning run was stopped before this candidate";
       } else {
         r = m_inner.run({candidates[i]}, options).at(0);
+        if (r.errorKind == "Cancelled") {  // killed by Cancel: not a measurement of the candidate
+          r.errorKind = kStopped;
+          r.errorMessage = "the tuning run was cancelled while this candidate was being measured";
+        }
       }
       out.push_back(r);
       if (onResult) onResult(i, r);
@@ -182,7 +186,15 @@ void TuningMonitor::buildUi() {
   auto* form = new QHBoxLayout;
   m_scope = new QComboBox;
   m_scope->addItems({"This operator", "Whole model"});
-  m_scope->setToolTip("Tune the operator in the editor, or every kernel of the open model");
+  m_scope->setToolTip("Tune what is in the editor (an operator preset or a model's fused-group kernel), or every kernel of the open model");
+  if (m_session) {
+    auto rename = [this] {
+      const OperatorRequest& req = m_session->request();
+      m_scope->setItemText(0, req.isGroup() ? QString("This kernel (%1)").arg(req.group) : QString("This operator (%1)").arg(req.preset));
+    };
+    connect(m_session, &Session::requestChanged, this, rename);
+    rename();
+  }
   m_target = new QComboBox;
   m_target->setEditable(true);
   m_target->addItems({"llvm", "llvm -mcpu=native"});
@@ -231,7 +243,7 @@ void TuningMonitor::buildUi() {
   m_pause->setToolTip("No new candidate starts while paused; Resume continues");
   m_cancel = new QPushButton("Cancel");
   m_cancel->setObjectName("tuneCancel");
-  m_cancel->setToolTip("Stop: the candidate being measured finishes, the records stay");
+  m_cancel->setToolTip("Stop now: the candidate being measured is dropped (not recorded), the records so far stay");
   recordsRow->addWidget(new QLabel("Records:"));
   recordsRow->addWidget(m_records, 1);
   recordsRow->addWidget(browse);
@@ -249,6 +261,9 @@ void TuningMonitor::buildUi() {
   m_progress->setMaximumWidth(220);
   m_status = new QLabel("idle");
   m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  // A long status line wraps or clips here; it never widens the dock (nor the window).
+  m_status->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  m_status->setMinimumWidth(50);
   progressRow->addWidget(m_progress);
   progressRow->addWidget(m_status, 1);
   layout->addLayout(progressRow);
@@ -287,7 +302,9 @@ void TuningMonitor::buildUi() {
   m_msSeries->attachAxis(m_axisMs);
   m_chartView = new QChartView(chart);
   m_chartView->setRenderHint(QPainter::Antialiasing);
-  m_chartView->setMinimumSize(360, 160);
+  m_chartView->setMinimumSize(240, 160);
+  chart->setTitle("No trials yet: Start (or Tune > Tune This Operator, Ctrl+T) plots the best GFLOP/s and latency here");
+  for (QValueAxis* a : {m_axisX, m_axisGflops, m_axisMs}) a->setLabelsVisible(false);  // no "1, 1, 0, 0" ticks of an empty range
 
   m_candidates = new QStandardItemModel(this);
   m_candidates->setHorizontalHeaderLabels({"GFLOP/s", "ms", "trial", "task", "trace"});
@@ -299,6 +316,7 @@ void TuningMonitor::buildUi() {
   m_candidatesView->verticalHeader()->hide();
   m_candidatesView->horizontalHeader()->setStretchLastSection(true);
   m_candidatesView->setWordWrap(false);
+  m_candidatesView->setMinimumHeight(m_candidatesView->verticalHeader()->defaultSectionSize() * 4 + 30);
   m_candidatesView->setToolTip("The fastest candidates; double-click one to open its trace in the schedule editor");
   m_open = new QPushButton("Open in Editor");
   m_open->setToolTip("Put the selected candidate's schedule into the editor");
@@ -311,6 +329,7 @@ void TuningMonitor::buildUi() {
   m_tasksView->verticalHeader()->hide();
   m_tasksView->horizontalHeader()->setStretchLastSection(true);
   m_tasksView->setWordWrap(false);
+  m_tasksView->setMinimumHeight(m_tasksView->verticalHeader()->defaultSectionSize() * 4 + 30);
   m_tasksView->setToolTip("Per task: the kernels it stands for, how often the model runs it, trials, best time, and the\n"
                           "baseline (an operator: the unscheduled program; a model kernel: its default schedule, which the\n"
                           "compiled model keeps while it is faster than the best candidate: \"default kept\")");
@@ -399,6 +418,31 @@ QString TuningMonitor::statusText() const { return m_status->text(); }
 
 void TuningMonitor::setStatus(const QString& text) { m_status->setText(text); }
 
+QJsonObject TuningMonitor::formToJson() const {
+  QJsonObject o;
+  o["scope"] = m_scope->currentIndex() == 1 ? "model" : "operator";
+  o["target"] = m_target->currentText();
+  o["trials"] = m_trials->value();
+  o["perKernel"] = m_perTask->value();
+  o["budgetS"] = m_budget->value();
+  o["records"] = m_records->text();
+  o["resume"] = m_resume->isChecked();
+  if (!m_running && m_status->text() != "idle") o["lastRun"] = m_status->text();
+  return o;
+}
+
+void TuningMonitor::formFromJson(const QJsonObject& o) {
+  if (o.isEmpty()) return;
+  m_scope->setCurrentIndex(o["scope"].toString() == "model" ? 1 : 0);
+  m_target->setCurrentText(o["target"].toString(m_target->currentText()));
+  m_trials->setValue(o["trials"].toInt(m_trials->value()));
+  m_perTask->setValue(o["perKernel"].toInt(m_perTask->value()));
+  m_budget->setValue(o["budgetS"].toInt(m_budget->value()));
+  m_records->setText(o["records"].toString());
+  m_resume->setChecked(o["resume"].toBool(true));
+  if (!m_running && o.contains("lastRun")) setStatus("last run (from the session): " + o["lastRun"].toString());
+}
+
 void TuningMonitor::setScope(TuneJob::Scope scope) { m_scope->setCurrentIndex(scope == TuneJob::Scope::Model ? 1 : 0); }
 
 void TuningMonitor::setTrials(int trials) { m_trials->setValue(trials); }
@@ -481,6 +525,8 @@ void TuningMonitor::clearRun() {
   m_axisX->setRange(0, 1);
   m_axisGflops->setRange(0, 1);
   m_axisMs->setRange(0, 1);
+  for (QValueAxis* a : {m_axisX, m_axisGflops, m_axisMs}) a->setLabelsVisible(false);
+  m_chartView->chart()->setTitle("No trials yet: the best GFLOP/s and latency appear here as trials finish");
 }
 
 bool TuningMonitor::start(const TuneJob& job) {
@@ -557,6 +603,7 @@ bool TuningMonitor::start(const TuneJob& job) {
       opts.batchSize = std::max(1, job.batchSize);
       opts.shouldStop = [control] { return control->waitOrStop(); };
       opts.measure.minRepeatMs = job.minRepeatMs;
+      opts.measure.abort = &control->cancelled;  // Cancel kills the worker in flight at once
       auto forward = [post, run](const tune::TuneEvent& e) {
         if (e.result.errorKind == kStopped) return;
         post([run, e](TuningMonitor* m) { m->onEvent(run, e); });
@@ -613,7 +660,9 @@ bool TuningMonitor::start(const TuneJob& job) {
         std::vector<tune::TuneResult> results = scheduler.run();
         int tuned = 0;
         for (const tune::TuneResult& r : results) tuned += r.best.has_value();
-        summary = QString("%1 tasks, %2 with a working schedule").arg(results.size()).arg(tuned);
+        summary = QString("%1 kernels to tune: %2 have a measured candidate (the export uses it where it beats the default), "
+                          "%3 have none yet and keep their default schedule")
+                      .arg(results.size()).arg(tuned).arg(int(results.size()) - tuned);
       }
       if (control->cancelled) {
         summary = "cancelled · " + summary;
@@ -658,7 +707,7 @@ void TuningMonitor::cancel() {
   if (!m_running) return;
   m_control->cancel();
   m_paused = false;
-  setStatus("cancelling: the candidate being measured finishes…");
+  setStatus("cancelling: the worker in flight is stopped…");
   updateButtons();
 }
 
@@ -803,6 +852,10 @@ void TuningMonitor::addChartPoint() {
   m_bestGflops = flops > 0 ? flops / ms / 1e6 : 0;
   m_gflopsSeries->append(m_trialsDone, m_bestGflops);
   m_msSeries->append(m_trialsDone, m_bestMs);
+  if (!m_axisX->labelsVisible()) {
+    for (QValueAxis* a : {m_axisX, m_axisGflops, m_axisMs}) a->setLabelsVisible(true);
+    m_chartView->chart()->setTitle({});
+  }
   double maxGflops = m_bestGflops;
   for (const QPointF& p : m_trialSeries->points()) maxGflops = std::max(maxGflops, p.y());
   double maxMs = 0;

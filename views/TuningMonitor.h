@@ -1,5 +1,6 @@
 // The Tuning dock: launches tuning of the current operator or the whole model and shows it live.
 #pragma once
+#include <QJsonObject>
 #include <QMap>
 #include <QPointer>
 #include <QThread>
@@ -113,6 +114,10 @@ public:
   const TuneJob& lastJob() const { return m_job; }
   /// The session file whose directory holds the default records file ("" for none).
   void setSessionPath(const QString& path) { m_sessionPath = path; }
+  /// The form (scope, target, trials, per kernel, budget, records file, resume) and the last
+  /// run's summary, for the session file; formFromJson restores them.
+  QJsonObject formToJson() const;
+  void formFromJson(const QJsonObject& o);
 
   /// The worker program and leading arguments; default: `findLoomBinary()` and "tune-worker".
   void setWorkerCommand(const QStringList& command) { m_workerCommand = command; }

@@ -12,8 +12,14 @@
 #include <QTimer>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
+
+#include <QChartView>
+#include <QTabWidget>
 
 #include "views/GraphView.h"
+#include "views/ModelJobs.h"
+#include "views/ProfileDock.h"
 #include "views/MainWindow.h"
 #include "views/Resources.h"
 #include "views/ScheduleEditor.h"
@@ -37,15 +43,26 @@ bool parseParams(const QString& text, QMap<QString, qint64>& out) {
 
 }  // namespace
 
+
 int main(int argc, char** argv) {
-  bool screenshot = false;
-  for (int i = 1; i < argc; ++i) screenshot |= QByteArray(argv[i]) == "--screenshot";
-  if (screenshot && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
-  QApplication app(argc, argv);
-  QApplication::setOrganizationName("Loom");
-  QApplication::setApplicationName(screenshot ? "Studio-screenshot" : "Studio");
-  QApplication::setApplicationVersion(LOOM_VERSION);
-  loom::views::initResources();
+  bool screenshot = false, helpOnly = false;
+  for (int i = 1; i < argc; ++i) {
+    QByteArray a(argv[i]);
+    screenshot |= a == "--screenshot";
+    helpOnly |= a == "--help" || a == "-h" || a == "--help-all" || a == "-?" || a == "--version" || a == "-v";
+  }
+  // --help and --version need no display: a core application prints them (QApplication would
+  // abort without a display platform).
+  std::unique_ptr<QCoreApplication> appPtr;
+  if (helpOnly) appPtr = std::make_unique<QCoreApplication>(argc, argv);
+  else {
+    if (screenshot && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+    appPtr = std::make_unique<QApplication>(argc, argv);
+  }
+  QCoreApplication& app = *appPtr;
+  QCoreApplication::setOrganizationName("Loom");
+  QCoreApplication::setApplicationName(screenshot ? "Studio-screenshot" : "Studio");
+  QCoreApplication::setApplicationVersion(LOOM_VERSION);
 
   QCommandLineParser cli;
   cli.setApplicationDescription("Loom Studio: schedule editor, live IR and assembly, runs, model graphs");
@@ -68,9 +85,21 @@ int main(int argc, char** argv) {
   QCommandLineOption tuneOpt("tune", "Tune the operator for N trials in the Tuning dock (with --screenshot: capture when it "
                              "ends; records in a temporary file)", "N");
   QCommandLineOption tuneModelOpt("tune-model", "With --tune: tune the whole model (N trials over its kernels)");
+  QCommandLineOption shapesOpt("input-shapes", "Shapes of the model's inputs (its symbolic dims are 1 otherwise), e.g. "
+                               "\"data:[4,3,224,224]\"", "SPEC");
+  QCommandLineOption profileOpt("profile", "Profile the model once it is loaded (Model > Profile; with --screenshot: before the capture)");
+  QCommandLineOption profileRunsOpt("profile-runs", "Timed runs of --profile", "N", "20");
+  QCommandLineOption grabOpt("grab", "With --screenshot: capture the window, or only the profile's roofline chart, its kernel "
+                             "table or the model graph", "window|roofline|kernels|graph", "window");
   cli.addOptions({modelOpt, presetOpt, scheduleOpt, targetOpt, shotOpt, sizeOpt, graphModeOpt, darkOpt, runOpt, linkOpt, findOpt,
-                 groupOpt, collapseOpt, tuneOpt, tuneModelOpt});
-  cli.process(app);
+                 groupOpt, collapseOpt, tuneOpt, tuneModelOpt, shapesOpt, profileOpt, profileRunsOpt, grabOpt});
+  cli.process(app);  // --help / --version print and exit here
+  loom::views::initResources();
+  QMap<QString, QVector<qint64>> inputShapes;
+  if (QString error; cli.isSet(shapesOpt) && !loom::views::parseInputShapesSpec(cli.value(shapesOpt), inputShapes, &error)) {
+    std::fprintf(stderr, "loom-studio: --input-shapes: %s\n", qPrintable(error));
+    return 2;
+  }
 
   if (screenshot) QSettings().clear();  // a screenshot starts from the default layout and theme
   loom::views::MainWindow w;
@@ -93,6 +122,7 @@ int main(int argc, char** argv) {
     }
     w.setScheduleText(QString::fromUtf8(f.readAll()));
   }
+  if (!inputShapes.isEmpty()) w.session()->setInputShapes(inputShapes, false);
   for (const QString& file : cli.positionalArguments()) {
     if (file.endsWith(".loomsession")) w.loadSession(file, screenshot);
     else w.openModel(file);
@@ -122,7 +152,13 @@ int main(int argc, char** argv) {
       w.graphView()->setCollapsedClusters(clusters);
     }
   });
+  bool profilePending = cli.isSet(profileOpt);
+  w.profileDock()->setRepeat(std::max(1, cli.value(profileRunsOpt).toInt()));
   QObject::connect(w.session(), &loom::views::Session::groupsReady, &app, [&] {
+    if (profilePending) {
+      profilePending = false;
+      w.profileModel();
+    }
     if (!groupPending) return;
     groupPending = false;
     if (!w.openCluster(cli.value(groupOpt).toInt()))
@@ -146,6 +182,17 @@ int main(int argc, char** argv) {
     w.tuningMonitor()->startFromForm();
   };
 
+  if (cli.isSet(profileOpt) && w.profileDock()) {  // the Profile dock forward, tall enough to read
+    auto* dock = w.findChild<QDockWidget*>("profileDock");
+    dock->show();
+    dock->raise();
+    w.resizeDocks({dock}, {w.height() * 40 / 100}, Qt::Vertical);
+    if (cli.value(grabOpt) == "roofline" || cli.value(grabOpt) == "kernels") {  // a picture of its own: the dock floats, large
+      dock->setFloating(true);
+      dock->resize(1100, 680);
+      w.profileDock()->tabs()->setCurrentIndex(cli.value(grabOpt) == "roofline" ? 1 : 0);
+    }
+  }
   if (!screenshot) {
     w.show();
     if (cli.isSet(runOpt)) w.session()->run();
@@ -173,10 +220,10 @@ int main(int argc, char** argv) {
   int idleTicks = 0;
   QObject::connect(timer, &QTimer::timeout, &app, [&] {
     bool idle = w.session()->isIdle() && !w.graphView()->isLayoutPending() && !groupPending && !collapsePending &&
-                !w.tuningMonitor()->isRunning();
+                !w.tuningMonitor()->isRunning() && !profilePending && !w.profileDock()->isRunning();
     idleTicks = idle ? idleTicks + 1 : 0;
-    if (clock->elapsed() > 120000) {
-      std::fprintf(stderr, "loom-studio: the session did not settle within 120 s; capturing anyway\n");
+    if (clock->elapsed() > 300000) {
+      std::fprintf(stderr, "loom-studio: the session did not settle within 300 s; capturing anyway\n");
       idleTicks = 100;
     }
     if (idleTicks < 3) return;
@@ -201,7 +248,22 @@ int main(int argc, char** argv) {
     if (cli.isSet(findOpt)) w.graphView()->findNext(cli.value(findOpt));
     timer->stop();
     // A 256-colour palette keeps the committed PNGs small; UI captures have few colours.
-    QImage shot = w.grab().toImage().convertToFormat(QImage::Format_Indexed8, Qt::ThresholdDither | Qt::AvoidDither);
+    if (cli.isSet(profileOpt) && cli.value(grabOpt) == "window") {  // the overlay large enough to read
+      w.resizeDocks({w.findChild<QDockWidget*>("modelDock")}, {w.width() * 45 / 100}, Qt::Horizontal);
+      w.resizeDocks({w.findChild<QDockWidget*>("profileDock")}, {w.height() * 38 / 100}, Qt::Vertical);
+      for (int i = 0; i < 5; ++i) QCoreApplication::processEvents();
+      w.graphView()->fitAll();
+      QCoreApplication::processEvents();
+    }
+    QString grab = cli.value(grabOpt);
+    QWidget* target = &w;
+    if (grab == "roofline" || grab == "kernels") {
+      w.profileDock()->tabs()->setCurrentIndex(grab == "roofline" ? 1 : 0);
+      target = grab == "roofline" ? static_cast<QWidget*>(w.profileDock()->rooflineView()) : w.profileDock()->tabs();
+    } else if (grab == "graph") {
+      target = w.graphView();
+    }
+    QImage shot = target->grab().toImage().convertToFormat(QImage::Format_Indexed8, Qt::ThresholdDither | Qt::AvoidDither);
     if (!shot.save(out, nullptr, 9)) {
       std::fprintf(stderr, "loom-studio: cannot write %s\n", qPrintable(out));
       app.exit(1);

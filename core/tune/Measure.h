@@ -1,6 +1,7 @@
 // Measuring candidates: options (TVM's repeat / number / min_repeat_ms), results, and the Runner
 // interface; the worker body that builds, checks and times one candidate.
 #pragma once
+#include <atomic>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -25,6 +26,10 @@ struct MeasureOptions {
   /// as they do when a model's weights do not fit in the cache. Each call is timed on its own.
   /// CPU targets only (GPU measurements ignore it).
   bool flushCache = false;
+  /// When set and true, a worker in flight is killed at once (within ~5 ms; ProcessRunner): the
+  /// candidate fails with error kind "Cancelled" and is not a measurement. A cancelled tuning
+  /// run then stops without waiting up to timeoutS for the candidate being measured.
+  const std::atomic<bool>* abort = nullptr;
 };
 
 /// One schedule of a task to measure.

@@ -6,6 +6,7 @@
 #include <QSignalSpy>
 #include <QStandardItemModel>
 #include <QStandardPaths>
+#include <QDir>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <nlohmann/json.hpp>
@@ -68,7 +69,9 @@ private slots:
   void exportsSmallCnnAndListsTheMembers() {
     QTemporaryDir dir;
     ExportDialog d(kSmallCnn, m_module);
-    QCOMPARE(ExportDialog::defaultOutputPath(kSmallCnn), QString(LOOM_SOURCE_DIR "/examples/models/small_cnn/small_cnn.tar"));
+    // Not beside the model: in the session's folder, or the current one before the session is saved.
+    QCOMPARE(ExportDialog::defaultOutputPath(kSmallCnn), QDir::current().filePath("small_cnn.tar"));
+    QCOMPARE(ExportDialog::defaultOutputPath(kSmallCnn, "/tmp/work/s.loomsession"), QString("/tmp/work/small_cnn.tar"));
     QString out = dir.filePath("small_cnn.tar");
     d.setOutputPath(out);
     QSignalSpy spy(&d, &ExportDialog::exportFinished);

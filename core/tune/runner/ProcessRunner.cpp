@@ -87,15 +87,18 @@ Child spawn(const std::vector<std::string>& command, const std::string& inPath,
   return c;
 }
 
-/// Waits until the child prints "ready" (true) or closes its stdout / the deadline passes (false).
-bool waitReady(Child& c, Clock::time_point deadline) {
+bool aborted(const std::atomic<bool>* abort) { return abort && abort->load(); }
+
+/// Waits until the child prints "ready" (true) or closes its stdout / the deadline passes / the
+/// run is aborted (false).
+bool waitReady(Child& c, Clock::time_point deadline, const std::atomic<bool>* abort) {
   for (;;) {
     auto pos = c.outText.find("ready\n");
     if (pos != std::string::npos) return true;
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    if (left <= 0) return false;
+    if (left <= 0 || aborted(abort)) return false;
     pollfd p{c.fromChild, POLLIN, 0};
-    int n = ::poll(&p, 1, int(std::min<long long>(left, 200)));
+    int n = ::poll(&p, 1, int(std::min<long long>(left, abort ? 5 : 200)));
     if (n < 0 && errno != EINTR) return false;
     if (n > 0) {
       char buf[512];
@@ -106,15 +109,16 @@ bool waitReady(Child& c, Clock::time_point deadline) {
   }
 }
 
-/// Waits for the child to exit; kills it at the deadline. True when it exited by itself.
-bool waitExit(Child& c, Clock::time_point deadline) {
+/// Waits for the child to exit; kills it at the deadline or when the run is aborted. True when it
+/// exited by itself.
+bool waitExit(Child& c, Clock::time_point deadline, const std::atomic<bool>* abort) {
   while (!c.exited) {
     pid_t r = ::waitpid(c.pid, &c.status, WNOHANG);
     if (r == c.pid) {
       c.exited = true;
       break;
     }
-    if (Clock::now() >= deadline) {
+    if (Clock::now() >= deadline || aborted(abort)) {
       ::kill(c.pid, SIGKILL);
       ::waitpid(c.pid, &c.status, 0);
       c.exited = true;
@@ -217,20 +221,36 @@ std::vector<MeasureResult> ProcessRunner::run(const std::vector<MeasureCandidate
   };
   std::optional<Child> next;
   for (size_t i = 0; i < candidates.size(); ++i) {
+    if (aborted(options.abort) && !next) {  // nothing more is started
+      results[i].errorKind = "Cancelled";
+      results[i].errorMessage = "the run was cancelled before this candidate";
+      if (onResult) onResult(i, results[i]);
+      continue;
+    }
     Child c = next ? std::move(*next) : start(i);
     next.reset();
-    bool ready = waitReady(c, c.readyBy);
+    bool ready = waitReady(c, c.readyBy, options.abort);
     MeasureResult r;
     if (!ready) {
-      // Failed while building / checking (a result file), died, or hung.
+      // Failed while building / checking (a result file), died, hung, or the run was aborted.
       double allowedS = std::chrono::duration<double>(c.readyBy - c.started).count();
-      r = finish(c, waitExit(c, c.readyBy), allowedS);
+      r = finish(c, waitExit(c, c.readyBy, options.abort), allowedS);
     } else {
-      if (m_overlap && i + 1 < candidates.size()) next = start(i + 1);
+      if (m_overlap && i + 1 < candidates.size() && !aborted(options.abort)) next = start(i + 1);
       auto goAt = Clock::now();
       const char go[] = "go\n";
       if (::write(c.toChild, go, sizeof go - 1) < 0) { /* the worker died; waitExit tells how */ }
-      r = finish(c, waitExit(c, goAt + timeout), options.timeoutS);
+      r = finish(c, waitExit(c, goAt + timeout, options.abort), options.timeoutS);
+    }
+    if (aborted(options.abort)) {
+      r = MeasureResult();
+      r.errorKind = "Cancelled";
+      r.errorMessage = "the run was cancelled while this candidate was being measured";
+      if (next) {  // the overlapped worker of the next candidate goes too
+        waitExit(*next, Clock::now(), options.abort);
+        finish(*next, false, 0);
+        next.reset();
+      }
     }
     results[i] = r;
     if (onResult) onResult(i, r);
