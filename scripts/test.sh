@@ -4,6 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
+# ccache hits across checkouts in different folders: paths under the checkout's parent are
+# hashed relative to the build directory.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$(cd .. && pwd)}"
 build=build
 extra=()
 if [ "${1:-}" = "--sanitize" ]; then

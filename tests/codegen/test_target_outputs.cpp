@@ -10,6 +10,7 @@
 #include "CodegenTestUtil.h"
 #include "codegen/LLVMInfo.h"
 #include "codegen/Listing.h"
+#include "codegen/SharedLibrary.h"
 #include "core/tir/Op.h"
 #include "core/tir/Parser.h"
 #include "core/tir/Printer.h"
@@ -42,7 +43,7 @@ def main(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32"), C: 
 )";
 
 /// A lowered function with three loops (already flat): C = A @ B, 32x32, scalar.
-PrimFunc loweredMatmul(int n) {
+PrimFunc loweredMatmul(int n, const std::string& name = "main") {
   Buffer A = makeBuffer("A", f32, {n * n}), B = makeBuffer("B", f32, {n * n}), C = makeBuffer("C", f32, {n * n});
   Var i = makeVar("i"), j = makeVar("j"), k = makeVar("k");
   Stmt body = forLoop(
@@ -52,7 +53,7 @@ PrimFunc loweredMatmul(int n) {
                    forLoop(k, 0, n, ForKind::Serial,
                            bufferStore(C, bufferLoad(C, {i * n + j}) + bufferLoad(A, {i * n + k}) * bufferLoad(B, {k * n + j}),
                                        {i * n + j}))})));
-  return makePrimFunc("main", {A->data, B->data, C->data}, {{A->data, A}, {B->data, B}, {C->data, C}}, body);
+  return makePrimFunc(name, {A->data, B->data, C->data}, {{A->data, A}, {B->data, B}, {C->data, C}}, body);
 }
 
 /// Runs fn(A, B, C) on n x n matrices (passed as flat arrays when `flat`) against plain C++.
@@ -187,6 +188,37 @@ private slots:
     checkMatmul(lib.getFunction("main"), 16, true);
     QVERIFY(lib.meta().has_value());
     QVERIFY(lib.meta()->find("\"main\"") != std::string::npos);
+    QDir(dir).removeRecursively();
+  }
+
+  void partsLinkIntoOneLibrary() {
+    // Three functions in two parts built on two threads (as an export does): only the first part
+    // describes the module (all three, in the order given); the parts' objects, emitted in
+    // parallel, link into one library whose functions all run.
+    std::vector<PrimFunc> fs;
+    for (int k = 0; k < 3; ++k) fs.push_back(transform::makePackedAPI(loweredMatmul(8 + 4 * k, "mm" + std::to_string(k))));
+    std::vector<LLVMModule> parts = buildLLVMParts(fs, Target::parse("llvm"), {}, 2);
+    QCOMPARE(parts.size(), size_t(2));
+    QCOMPARE(parts[0].functionNames(), (std::vector<std::string>{"mm0", "mm2"}));
+    QCOMPARE(parts[1].functionNames(), (std::vector<std::string>{"mm1"}));
+    QCOMPARE(buildLLVMParts(fs, Target::parse("llvm"), {}, 8).size(), size_t(3));
+    QString dir = QDir::tempPath() + "/loom-codegen-parts-" + QString::number(QCoreApplication::applicationPid());
+    QDir().mkpath(dir);
+    std::vector<std::vector<uint8_t>> code = objectCodeOfParts(parts);
+    std::vector<std::string> objects;
+    for (size_t i = 0; i < code.size(); ++i) {
+      objects.push_back((dir + QString("/part%1.o").arg(i)).toStdString());
+      std::ofstream(objects.back(), std::ios::binary).write(reinterpret_cast<const char*>(code[i].data()), std::streamsize(code[i].size()));
+    }
+    std::string so = (dir + "/parts.so").toStdString();
+    linkSharedLibrary(objects, Target::host(), so);
+    runtime::Module lib = runtime::Module::loadFile(so);
+    QVERIFY(lib.meta().has_value());
+    const std::string& meta = *lib.meta();
+    QVERIFY2(meta.find("\"mm0\"") < meta.find("\"mm1\"") && meta.find("\"mm1\"") < meta.find("\"mm2\"") &&
+                 meta.find("\"mm2\"") != std::string::npos,
+             meta.c_str());
+    for (int k = 0; k < 3; ++k) checkMatmul(lib.getFunction("mm" + std::to_string(k)), 8 + 4 * k, true);
     QDir(dir).removeRecursively();
   }
 
