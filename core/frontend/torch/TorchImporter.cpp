@@ -429,6 +429,37 @@ const std::unordered_map<std::string, Converter>& primConverters() {
          if (i < 0 || i >= int64_t(v.size())) c.fail("list index out of range");
          return Outs{v[size_t(i)]};
        }},
+      {"aten::list", [](Context& c) { return Outs{TV::list(c.list(0))}; }},
+      {"aten::tensor", [](Context& c) {
+         // tensor(data, dtype, device, requires_grad) of a number or a (nested) list of numbers.
+         std::vector<int64_t> shape;
+         std::vector<double> vals;
+         bool anyFloat = false, anyBool = true;
+         std::function<void(const TV&, size_t)> walk = [&](const TV& v, size_t depth) {
+           if (v.isNumber()) {
+             anyFloat |= v.kind == TV::Kind::Double;
+             anyBool &= v.kind == TV::Kind::Bool;
+             vals.push_back(v.number());
+             return;
+           }
+           if (v.kind != TV::Kind::List && v.kind != TV::Kind::Tuple) c.fail("tensor() of " + std::string(kindName(v.kind)));
+           if (shape.size() <= depth) shape.push_back(int64_t(v.items->size()));
+           for (const TV& x : *v.items) walk(x, depth + 1);
+         };
+         walk(c.in(0), 0);
+         DataType t = c.dtypeArg(1, anyFloat ? DataType::Float(32) : anyBool && !vals.empty() ? DataType::Bool() : DataType::Int(64));
+         runtime::NDArray a = runtime::NDArray::empty(shape, toDType(t));
+         if (a.numel() != int64_t(vals.size())) c.fail("tensor() of a ragged list");
+         for (size_t k = 0; k < vals.size(); ++k) {
+           if (t == DataType::Float(32)) a.as<float>()[k] = float(vals[k]);
+           else if (t == DataType::Float(64)) a.as<double>()[k] = vals[k];
+           else if (t == DataType::Int(64)) a.as<int64_t>()[k] = int64_t(vals[k]);
+           else if (t == DataType::Int(32)) a.as<int32_t>()[k] = int32_t(vals[k]);
+           else if (t.isBool() || t == DataType::UInt(8)) a.as<uint8_t>()[k] = uint8_t(vals[k] != 0);
+           else c.fail("tensor() of " + t.str() + " is not supported");
+         }
+         return Outs{TV::tensor(makeConstant(a))};
+       }},
       {"aten::len", [](Context& c) {
          if (c.in(0).kind == TV::Kind::Tensor) return Outs{TV::integer(c.shapeOf(c.tensor(0)).at(0))};
          return Outs{TV::integer(int64_t(c.list(0).size()))};
@@ -521,6 +552,9 @@ bool isSupported(const std::string& kind) {
   return false;
 }
 
+/// The unsupported nodes of `b` and of the loops in it. The branches of a prim::If are checked
+/// when the condition has chosen one (scripted library code such as F.interpolate keeps
+/// branches for other ranks that never run).
 void collectUnsupported(const ts::Block& b, std::vector<std::string>& out, std::set<std::string>& seen) {
   for (const ts::Node& n : b.nodes) {
     if (!isSupported(n.kind)) {
@@ -528,8 +562,19 @@ void collectUnsupported(const ts::Block& b, std::vector<std::string>& out, std::
       if (n.kind == "prim::GetAttr") w += " (an attribute freezing did not fold)";
       if (seen.insert(w).second) out.push_back("  " + w);
     }
-    for (const ts::Block& sub : n.blocks) collectUnsupported(sub, out, seen);
+    if (n.kind != "prim::If")
+      for (const ts::Block& sub : n.blocks) collectUnsupported(sub, out, seen);
   }
+}
+
+void failUnsupported(const std::string& file, const ts::Block& b) {
+  std::vector<std::string> unsupported;
+  std::set<std::string> seen;
+  collectUnsupported(b, unsupported, seen);
+  if (unsupported.empty()) return;
+  std::string msg = file + ": " + std::to_string(unsupported.size()) + " unsupported op(s):";
+  for (const std::string& u : unsupported) msg += "\n" + u;
+  throw ImportError(msg);
 }
 
 class GraphConverter {
@@ -599,6 +644,7 @@ private:
   void ifNode(const ts::Node& n) {
     bool cond = condition(m_ctx.in(0));
     const ts::Block& b = n.blocks.at(cond ? 0 : 1);
+    failUnsupported(m_ctx.file(), b);
     block(b);
     m_ctx.node = &n;
     for (size_t i = 0; i < n.outputs.size(); ++i) m_ctx.bind(n.outputs[i], m_ctx.value(b.outputs.at(i)));
@@ -648,14 +694,7 @@ void flattenOutputs(const Context& c, const TV& v, std::vector<Expr>& out) {
 
 graph::Module convertTorchGraph(const ts::Graph& g, const std::string& file, const TorchImportOptions& options) {
   using namespace tsi;
-  std::vector<std::string> unsupported;
-  std::set<std::string> seen;
-  collectUnsupported(g.body, unsupported, seen);
-  if (!unsupported.empty()) {
-    std::string msg = file + ": " + std::to_string(unsupported.size()) + " unsupported op(s):";
-    for (const std::string& u : unsupported) msg += "\n" + u;
-    throw ImportError(msg);
-  }
+  failUnsupported(file, g.body);
 
   tsi::GraphConverter conv(g, file);
   Context& c = conv.ctx();

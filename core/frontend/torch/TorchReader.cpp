@@ -101,9 +101,14 @@ private:
         out.file = std::get<0>(*flc);
         out.line = int(std::get<1>(*flc));
       }
-      std::string text = r.text().str();
-      if (size_t nl = text.find('\n'); nl != std::string::npos) text = text.substr(0, nl) + " ...";
-      out.sourceLine = text;
+      // The whole source line the node came from, trimmed.
+      const auto& src = r.source();
+      size_t line = src->lineno_for_offset(r.start());
+      size_t begin = src->offset_for_line(line);
+      size_t end = line + 1 < src->num_lines() ? src->offset_for_line(line + 1) : src->size();
+      std::string text = src->text_str().substr(begin, end - begin).str();
+      size_t a = text.find_first_not_of(" \t"), b = text.find_last_not_of(" \t\r\n");
+      out.sourceLine = a == std::string::npos ? std::string() : text.substr(a, b - a + 1);
     }
     for (const torch::jit::Block* b : n->blocks()) {
       ts::Block& tb = out.blocks.emplace_back();
@@ -120,7 +125,9 @@ private:
         const auto& info = std::get<2>(entry);
         if (!info) continue;
         std::string name = info->instance_name();
-        if (name.empty() || name == "self") continue;
+        // SELF: a method of the same module (conv's _conv_forward); a scripted ModuleList's
+        // members appear by index alone ("0.conv"), as the list itself is never called.
+        if (name.empty() || name == "self" || name == "SELF") continue;
         path += (path.empty() ? "" : ".") + name;
       }
     }
