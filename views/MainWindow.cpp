@@ -12,6 +12,7 @@
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QInputDialog>
 #include <QJsonDocument>
 #include <QLabel>
 #include <QMenuBar>
@@ -46,6 +47,8 @@
 #include "views/Session.h"
 #include "views/TuningMonitor.h"
 #include "views/ExportDialog.h"
+#include "core/driver/LoadModel.h"
+#include "core/frontend/torch/TorchImporter.h"
 #include "core/driver/CompileModelGPU.h"
 #include "core/tune/ModelTasks.h"
 
@@ -374,7 +377,8 @@ void MainWindow::buildDocks() {
 void MainWindow::buildMenus() {
   QMenu* file = menuBar()->addMenu("&File");
   file->addAction("&Open Model…", QKeySequence::Open, this, [this] {
-    QString path = QFileDialog::getOpenFileName(this, "Open ONNX model", {}, "ONNX models (*.onnx);;All files (*)");
+    QString path = QFileDialog::getOpenFileName(this, "Open model", {},
+                                                QString::fromStdString(driver::modelFileFilter()) + ";;All files (*)");
     if (!path.isEmpty()) openModel(path);
   });
   m_recentMenu = file->addMenu("Recent Models");
@@ -571,7 +575,20 @@ void MainWindow::showGroupInPresetBar(const QString& name, const QString& detail
   m_updatingPreset = false;
 }
 
-void MainWindow::openModel(const QString& path) { m_session->loadModel(path); }
+void MainWindow::openModel(const QString& path) {
+  // TorchScript files record no input shapes: ask for them (the last answer is the default).
+  if (frontend::looksLikeTorchScript(path.toStdString()) && !m_session->inputShapesFixed()) {
+    QSettings settings;
+    bool ok = false;
+    QString spec = QInputDialog::getText(this, "Input shapes",
+                                         "Shapes (and dtypes) of forward()'s arguments, e.g. x:[1,3,224,224] or ids:[1,64]:int64",
+                                         QLineEdit::Normal, settings.value("torchInputShapes", "x:[1,3,224,224]").toString(), &ok);
+    if (!ok) return;
+    settings.setValue("torchInputShapes", spec);
+    m_session->setInputShapes(spec);
+  }
+  m_session->loadModel(path);
+}
 
 void MainWindow::onCompiled(const CompileResult& r) {
   // Problems, squiggle and the names offered in completion.

@@ -10,6 +10,8 @@
 #include <cmath>
 #include <set>
 
+#include "core/driver/LoadModel.h"
+#include "core/frontend/torch/TorchImporter.h"
 #include "core/driver/DefaultSchedule.h"
 #include "core/frontend/onnx/OnnxImporter.h"
 #include "core/graph/Op.h"
@@ -221,16 +223,21 @@ std::map<std::string, std::vector<int64_t>> staticInputShapes(const QString& pat
 
 GraphData buildGraphData(const graph::Function& main) { return Builder().run(main); }
 
-ModelData loadModelData(const QString& path, const std::atomic<bool>* cancel, const QString& layout) {
+ModelData loadModelData(const QString& path, const std::atomic<bool>* cancel, const QString& layout, const QString& inputShapes) {
   QElapsedTimer timer;
   timer.start();
   if (layout != "NCHW" && layout != "NCHWc") LOOM_THROW(ValueError) << "unknown conv layout '" << layout.toStdString() << "' (NCHW or NCHWc)";
   ModelData m;
   m.path = path;
   m.layout = layout;
-  frontend::ImportOptions io;
-  io.inputShapes = staticInputShapes(path);
-  graph::Module mod = frontend::importOnnx(path.toStdString(), io);
+  graph::Module mod;
+  if (frontend::looksLikeTorchScript(path.toStdString())) {
+    mod = driver::loadModel(path.toStdString(), inputShapes.toStdString()).module;
+  } else {
+    frontend::ImportOptions io;
+    io.inputShapes = staticInputShapes(path);
+    mod = frontend::importOnnx(path.toStdString(), io);
+  }
   mod = graph::runGraphPasses(mod, {"infer-type"});
   checkCancel(cancel);
   graph::Module optimized = graph::runGraphPasses(mod, graph::optimizePipeline());

@@ -16,7 +16,9 @@ GraphData buildGraphData(const graph::Function& main);
 /// Imports `path` (ONNX), derives the optimized and fused graphs (fused in conv layout `layout`,
 /// "NCHW" or "NCHWc") and lays all three out. Throws loom::Error (import failures name the file
 /// and node) and ValueError when cancelled or for another layout.
-ModelData loadModelData(const QString& path, const std::atomic<bool>* cancel = nullptr, const QString& layout = "NCHW");
+/// `inputShapes`: --input-shapes text for models that record none (TorchScript).
+ModelData loadModelData(const QString& path, const std::atomic<bool>* cancel = nullptr, const QString& layout = "NCHW",
+                        const QString& inputShapes = {});
 
 /// The kernels of a model's fused groups, unscheduled, and which cluster of the fused view each is.
 struct ModelGroups {

@@ -185,13 +185,13 @@ void Session::loadModel(const QString& path, bool markModified) {
   emit modelLoadStarted(path);
   emit taskStarted(QString("Loading %1").arg(path));
   QPointer<Session> self(this);
-  QString layout = m_layout;
-  m_pool.start([self, path, gen, cancel, markModified, layout] {
+  QString layout = m_layout, shapes = m_inputShapes;
+  m_pool.start([self, path, gen, cancel, markModified, layout, shapes] {
     yieldToUiThread();
     std::shared_ptr<ModelData> data;
     QString error;
     try {
-      data = std::make_shared<ModelData>(loadModelData(path, cancel.get(), layout));
+      data = std::make_shared<ModelData>(loadModelData(path, cancel.get(), layout, shapes));
       data->generation = gen;
     } catch (const Error& e) {
       error = QString::fromStdString(e.what());

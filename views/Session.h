@@ -55,6 +55,14 @@ public:
   /// the model.
   void setModelLayout(const QString& layout);
   QString modelLayout() const { return m_layout; }
+  /// Input shapes for models whose file has none (TorchScript): "x:[1,3,224,224]".
+  /// `fixed` (given on the command line): File > Open does not ask for others.
+  void setInputShapes(const QString& spec, bool fixed = false) {
+    m_inputShapes = spec;
+    m_inputShapesFixed = fixed;
+  }
+  QString inputShapes() const { return m_inputShapes; }
+  bool inputShapesFixed() const { return m_inputShapesFixed; }
   const ModelData* model() const { return m_model.get(); }
   /// The kernels of the loaded model's fused groups, extracted off the UI thread after the model
   /// loads (null until groupsReady).
@@ -118,6 +126,8 @@ private:
   std::shared_ptr<ModelData> m_model;
   std::shared_ptr<const ModelGroups> m_groups;
   QString m_layout = "NCHWc";  ///< as `loom compile` at opt level 3
+  QString m_inputShapes;
+  bool m_inputShapesFixed = false;
 };
 
 }  // namespace loom::views

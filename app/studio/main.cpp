@@ -51,8 +51,9 @@ int main(int argc, char** argv) {
   cli.setApplicationDescription("Loom Studio: schedule editor, live IR and assembly, runs, model graphs");
   cli.addHelpOption();
   cli.addVersionOption();
-  cli.addPositionalArgument("file", "An .onnx model or a .loomsession file to open");
-  QCommandLineOption modelOpt("model", "Open this ONNX model", "M");
+  cli.addPositionalArgument("file", "A model (.onnx, TorchScript .pt) or a .loomsession file to open");
+  QCommandLineOption modelOpt("model", "Open this model (ONNX, or TorchScript with --input-shapes)", "M");
+  QCommandLineOption shapesOpt("input-shapes", "Input shapes for a TorchScript model, e.g. \"x:[1,3,224,224]\"", "SPEC");
   QCommandLineOption presetOpt("preset", "Operator preset, e.g. matmul or \"matmul:M=256,N=256,K=256\"", "P");
   QCommandLineOption scheduleOpt("schedule", "Schedule script to load into the editor", "S.py");
   QCommandLineOption targetOpt("target", "Target, e.g. \"llvm -mcpu=native\"", "T");
@@ -69,7 +70,7 @@ int main(int argc, char** argv) {
                              "ends; records in a temporary file)", "N");
   QCommandLineOption tuneModelOpt("tune-model", "With --tune: tune the whole model (N trials over its kernels)");
   cli.addOptions({modelOpt, presetOpt, scheduleOpt, targetOpt, shotOpt, sizeOpt, graphModeOpt, darkOpt, runOpt, linkOpt, findOpt,
-                 groupOpt, collapseOpt, tuneOpt, tuneModelOpt});
+                 groupOpt, collapseOpt, tuneOpt, tuneModelOpt, shapesOpt});
   cli.process(app);
 
   if (screenshot) QSettings().clear();  // a screenshot starts from the default layout and theme
@@ -93,6 +94,7 @@ int main(int argc, char** argv) {
     }
     w.setScheduleText(QString::fromUtf8(f.readAll()));
   }
+  if (cli.isSet(shapesOpt)) w.session()->setInputShapes(cli.value(shapesOpt), true);
   for (const QString& file : cli.positionalArguments()) {
     if (file.endsWith(".loomsession")) w.loadSession(file, screenshot);
     else w.openModel(file);

@@ -162,7 +162,7 @@ Outs clamp(Context& c) {
 
 Expr hardSigmoidOf(const Context& c, const Expr& x) {
   DataType t = c.dtypeOf(x);
-  Expr y = c.call("add", {c.call("divide", {x, c.scalar(6, t)}), c.scalar(0.5, t)});
+  Expr y = c.call("add", {c.call("multiply", {x, c.scalar(1.0 / 6.0, t)}), c.scalar(0.5, t)});
   return clip(c, y, 0, 1);
 }
 
