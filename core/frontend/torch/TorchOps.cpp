@@ -166,10 +166,18 @@ Expr hardSigmoidOf(const Context& c, const Expr& x) {
   return clip(c, y, 0, 1);
 }
 
+/// x * (erf(x / sqrt(2)) + 1) * 0.5, in the order torch.onnx exports it (so both fuse alike).
+Expr erfGelu(const Context& c, const Expr& x) {
+  DataType t = c.dtypeOf(x);
+  Expr e = c.call("add", {c.call("erf", {c.call("divide", {x, c.scalar(M_SQRT2, t)})}), c.scalar(1, t)});
+  return c.call("multiply", {c.call("multiply", {x, e}), c.scalar(0.5, t)});
+}
+
 Outs gelu(Context& c) {
   Expr x = floatTensor(c, 0);
   DataType t = c.dtypeOf(x);
   std::string approx = c.numInputs() > 1 ? c.string(1) : "none";
+  if (approx != "tanh") return {TV::tensor(erfGelu(c, x))};
   Expr half = c.call("multiply", {x, c.scalar(0.5, t)});
   Expr inner;
   if (approx == "tanh") {
@@ -640,8 +648,13 @@ Outs splitSizes(Context& c, const Expr& x, int64_t dim, const std::vector<int64_
   if (sizes.size() == 1) {
     parts.push_back(TV::tensor(x));
   } else {
-    Expr t = c.call("split", {x}, {{"sections", sizes}, {"axis", dim}});
-    for (size_t i = 0; i < sizes.size(); ++i) parts.push_back(TV::tensor(makeTupleGetItem(t, int(i))));
+    // One strided_slice per part (as TVM's from_pytorch and torch.onnx export chunk): each part
+    // fuses into its own consumer.
+    int64_t at = 0;
+    for (int64_t n : sizes) {
+      parts.push_back(TV::tensor(sliceOf(c, x, dim, at, at + n, 1)));
+      at += n;
+    }
   }
   return {TV::list(std::move(parts))};
 }
@@ -897,6 +910,63 @@ Outs leakyRelu(Context& c) {
   return {TV::tensor(c.call("nn.leaky_relu", {c.tensor(0)}, {{"alpha", c.numInputs() > 1 ? c.real(1) : 0.01}}))};
 }
 
+/// aten::_transformer_encoder_layer_fwd, the fast path nn.TransformerEncoderLayer takes in eval
+/// mode: (src, embed_dim, num_heads, qkv_weight, qkv_bias, proj_weight, proj_bias, use_gelu,
+/// norm_first, eps, norm1 weight, bias, norm2 weight, bias, ffn1 weight, bias, ffn2 weight, bias,
+/// mask). Written out as F.multi_head_attention_forward computes it (batch first), so it fuses
+/// like the same layer exported to ONNX.
+Outs transformerEncoderLayer(Context& c) {
+  Expr src = floatTensor(c, 0);
+  std::vector<int64_t> s = c.shapeOf(src);
+  if (s.size() != 3) c.fail("the encoder layer's input must be (batch, sequence, embedding)");
+  if (c.numInputs() > 18 && !c.isNone(18)) c.fail("attention masks are not supported");
+  int64_t B = s[0], T = s[1], E = c.integer(1), H = c.integer(2);
+  if (E != s[2] || H <= 0 || E % H) c.fail("embed_dim / num_heads do not fit the input");
+  int64_t D = E / H;
+  DataType t = c.dtypeOf(src);
+  bool gelu = c.boolean(7), normFirst = c.boolean(8);
+  double eps = c.real(9);
+  auto dense = [&](const Expr& x, int w, int b) { return c.call("add", {c.call("nn.dense", {x, c.tensor(w)}), c.tensor(b)}); };
+  auto norm = [&](const Expr& x, int w, int b) {
+    return c.call("nn.layer_norm", {x, c.tensor(w), c.tensor(b)}, {{"axis", int64_t(-1)}, {"epsilon", eps}});
+  };
+  auto perm = [&](const Expr& x, std::vector<int64_t> p) { return c.call("transpose", {x}, {{"axes", p}}); };
+  auto attention = [&](const Expr& x) {
+    Expr q0 = perm(x, {1, 0, 2}); // (T, B, E)
+    Expr qkv = dense(q0, 3, 4);
+    auto head = [&](int64_t k) {
+      Expr part = sliceOf(c, qkv, 2, k * E, (k + 1) * E, 1);
+      return perm(c.reshape(part, {T, B * H, D}), {1, 0, 2}); // (B*H, T, D)
+    };
+    Expr q = c.call("divide", {head(0), c.scalar(std::sqrt(double(D)), t)});
+    Expr v = head(2);
+    // k transposed for q k^T in one transpose: (T, B*H, D) -> (B*H, D, T).
+    Expr kT = perm(c.reshape(sliceOf(c, qkv, 2, E, 2 * E, 1), {T, B * H, D}), {1, 2, 0});
+    Expr a = c.call("nn.softmax", {c.call("nn.matmul", {q, kT})}, {{"axis", int64_t(-1)}});
+    Expr o = c.reshape(perm(c.call("nn.matmul", {a, v}), {1, 0, 2}), {T * B, E});
+    o = c.reshape(dense(o, 5, 6), {T, B, E});
+    return perm(o, {1, 0, 2});
+  };
+  auto ffn = [&](const Expr& x) {
+    Expr h = dense(x, 14, 15);
+    if (gelu) {
+      h = erfGelu(c, h);
+    } else {
+      h = c.call("nn.relu", {h});
+    }
+    return dense(h, 16, 17);
+  };
+  Expr x = src;
+  if (normFirst) {
+    x = c.call("add", {x, attention(norm(x, 10, 11))});
+    x = c.call("add", {x, ffn(norm(x, 12, 13))});
+  } else {
+    x = norm(c.call("add", {x, attention(x)}), 10, 11);
+    x = norm(c.call("add", {x, ffn(x)}), 12, 13);
+  }
+  return {TV::tensor(x)};
+}
+
 void add(Table& t, const std::string& name, Converter f, bool inplace = false) {
   t["aten::" + name] = f;
   if (inplace) t["aten::" + name + "_"] = f;
@@ -1060,6 +1130,7 @@ const std::unordered_map<std::string, Converter>& atenConverters() {
     add(t, "to", to);
     add(t, "type_as", [](Context& c) { return Outs{TV::tensor(c.cast(c.tensor(0), c.dtypeOf(c.tensor(1))))}; });
     add(t, "constant_pad_nd", constantPad);
+    add(t, "_transformer_encoder_layer_fwd", transformerEncoderLayer);
     return t;
   }();
   return table;
