@@ -18,5 +18,10 @@ check "runtime/ includes Qt" '#include\s*[<"]Q' runtime
 check "runtime/ includes LLVM" '#include\s*[<"]llvm' runtime
 check "runtime/ includes ONNX" '#include\s*[<"]onnx' runtime
 check "LLVM outside codegen/" '#include\s*[<"](llvm|llvm-c)/' core runtime views app
+torch_hits=$(grep -rnlE '#include\s*[<"](torch|ATen|c10)/' core runtime views app codegen \
+  --include='*.h' --include='*.cpp' 2>/dev/null | grep -v '^core/frontend/torch/')
+if [ -n "$torch_hits" ]; then
+  echo "layer violation: libtorch (torch/ATen/c10) included outside core/frontend/torch"; echo "$torch_hits"; fail=1
+fi
 if [ $fail -eq 0 ]; then echo "layers: ok"; fi
 exit $fail

@@ -12,6 +12,7 @@
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QInputDialog>
 #include <QJsonDocument>
 #include <QLabel>
 #include <QMenuBar>
@@ -59,6 +60,8 @@
 #include "views/InputShapesDialog.h"
 #include "views/ProfileDock.h"
 #include "views/ProfileJobs.h"
+#include "core/driver/LoadModel.h"
+#include "core/frontend/torch/TorchImporter.h"
 #include "core/driver/CompileModelGPU.h"
 #include "core/tune/ModelTasks.h"
 
@@ -536,7 +539,8 @@ void MainWindow::buildDocks() {
 void MainWindow::buildMenus() {
   QMenu* file = menuBar()->addMenu("&File");
   file->addAction("&Open Model…", QKeySequence::Open, this, [this] {
-    QString path = QFileDialog::getOpenFileName(this, "Open ONNX model", {}, "ONNX models (*.onnx);;All files (*)");
+    QString path = QFileDialog::getOpenFileName(this, "Open model", {},
+                                                QString::fromStdString(driver::modelFileFilter()) + ";;All files (*)");
     if (!path.isEmpty()) openModel(path);
   });
   m_recentMenu = file->addMenu("Recent Models");
@@ -986,6 +990,17 @@ void MainWindow::openModel(const QString& path) {
   // Another model's kernels replace this one's: a fused group open in the editor goes with them.
   bool other = QFileInfo(path).absoluteFilePath() != QFileInfo(m_session->modelPath()).absoluteFilePath();
   if (other && m_session->request().isGroup() && !confirmReplaceEditor("Opening model " + QFileInfo(path).fileName())) return;
+  // TorchScript files record no input shapes: ask for them (the last answer is the default).
+  if (frontend::looksLikeTorchScript(path.toStdString()) && !m_session->torchInputSpecFixed()) {
+    QSettings settings;
+    bool ok = false;
+    QString spec = QInputDialog::getText(this, "Input shapes",
+                                         "Shapes (and dtypes) of forward()'s arguments, e.g. x:[1,3,224,224] or ids:[1,64]:int64",
+                                         QLineEdit::Normal, settings.value("torchInputShapes", "x:[1,3,224,224]").toString(), &ok);
+    if (!ok) return;
+    settings.setValue("torchInputShapes", spec);
+    m_session->setTorchInputSpec(spec);
+  }
   m_session->loadModel(path);
 }
 

@@ -11,6 +11,8 @@
 #include <cmath>
 #include <set>
 
+#include "core/driver/LoadModel.h"
+#include "core/frontend/torch/TorchImporter.h"
 #include "core/driver/DefaultSchedule.h"
 #include "core/frontend/onnx/OnnxImporter.h"
 #include "core/graph/Op.h"
@@ -265,16 +267,21 @@ bool parseInputShapesSpec(const QString& spec, QMap<QString, QVector<qint64>>& o
 }
 
 ModelData loadModelData(const QString& path, const std::atomic<bool>* cancel, const QString& layout,
-                        const QMap<QString, QVector<qint64>>& inputShapes) {
+                        const QMap<QString, QVector<qint64>>& inputShapes, const QString& torchSpec) {
   QElapsedTimer timer;
   timer.start();
   if (layout != "NCHW" && layout != "NCHWc") LOOM_THROW(ValueError) << "unknown conv layout '" << layout.toStdString() << "' (NCHW or NCHWc)";
   ModelData m;
   m.path = path;
   m.layout = layout;
-  frontend::ImportOptions io;
-  io.inputShapes = staticInputShapes(path, inputShapes, m.inputs);
-  graph::Module mod = frontend::importOnnx(path.toStdString(), io);
+  graph::Module mod;
+  if (frontend::looksLikeTorchScript(path.toStdString())) {
+    mod = driver::loadModel(path.toStdString(), torchSpec.toStdString()).module;
+  } else {
+    frontend::ImportOptions io;
+    io.inputShapes = staticInputShapes(path, inputShapes, m.inputs);
+    mod = frontend::importOnnx(path.toStdString(), io);
+  }
   mod = graph::runGraphPasses(mod, {"infer-type"});
   checkCancel(cancel);
   graph::Module optimized = graph::runGraphPasses(mod, graph::optimizePipeline());

@@ -18,9 +18,10 @@ GraphData buildGraphData(const graph::Function& main);
 /// "NCHW" or "NCHWc") and lays all three out. Throws loom::Error (import failures name the file
 /// and node) and ValueError when cancelled or for another layout.
 /// `inputShapes` sets the shapes of inputs by name (a model's symbolic dims, batch or sequence,
-/// are 1 otherwise); ValueError for an unknown input or a shape of another rank.
+/// are 1 otherwise); ValueError for an unknown input or a shape of another rank. `torchSpec`: the
+/// --input-shapes text of a TorchScript model (which records none).
 ModelData loadModelData(const QString& path, const std::atomic<bool>* cancel = nullptr, const QString& layout = "NCHW",
-                        const QMap<QString, QVector<qint64>>& inputShapes = {});
+                        const QMap<QString, QVector<qint64>>& inputShapes = {}, const QString& torchSpec = {});
 
 /// "data:[1,3,224,224],mask:[1,128]": the shapes of `inputs` as `loom compile --input-shapes` takes them.
 QString inputShapesSpec(const QVector<ModelInput>& inputs);

@@ -198,12 +198,13 @@ void Session::loadModel(const QString& path, bool markModified, bool keepInputSh
   QPointer<Session> self(this);
   QString layout = m_layout;
   QMap<QString, QVector<qint64>> shapes = m_inputShapes;
-  m_pool.start([self, path, gen, cancel, markModified, layout, shapes] {
+  QString torchSpec = m_torchInputSpec;
+  m_pool.start([self, path, gen, cancel, markModified, layout, shapes, torchSpec] {
     yieldToUiThread();
     std::shared_ptr<ModelData> data;
     QString error;
     try {
-      data = std::make_shared<ModelData>(loadModelData(path, cancel.get(), layout, shapes));
+      data = std::make_shared<ModelData>(loadModelData(path, cancel.get(), layout, shapes, torchSpec));
       data->generation = gen;
     } catch (const Error& e) {
       error = QString::fromStdString(e.what());

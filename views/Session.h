@@ -61,6 +61,15 @@ public:
   /// `reload` is set.
   void setInputShapes(const QMap<QString, QVector<qint64>>& shapes, bool reload = true);
   const QMap<QString, QVector<qint64>>& inputShapes() const { return m_inputShapes; }
+  /// --input-shapes text for TorchScript models, which record no input shapes:
+  /// "x:[1,3,224,224],ids:[1,64]:int64". `fixed` (given on the command line): File > Open does
+  /// not ask for others.
+  void setTorchInputSpec(const QString& spec, bool fixed = false) {
+    m_torchInputSpec = spec;
+    m_torchInputSpecFixed = fixed;
+  }
+  QString torchInputSpec() const { return m_torchInputSpec; }
+  bool torchInputSpecFixed() const { return m_torchInputSpecFixed; }
   const ModelData* model() const { return m_model.get(); }
   /// The kernels of the loaded model's fused groups, extracted off the UI thread after the model
   /// loads (null until groupsReady).
@@ -125,6 +134,8 @@ private:
   std::shared_ptr<const ModelGroups> m_groups;
   QString m_layout = "NCHWc";  ///< as `loom compile` at opt level 3
   QMap<QString, QVector<qint64>> m_inputShapes;
+  QString m_torchInputSpec;
+  bool m_torchInputSpecFixed = false;
 };
 
 }  // namespace loom::views

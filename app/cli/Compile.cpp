@@ -9,6 +9,7 @@
 #include "app/cli/ModelCommon.h"
 #include "core/driver/CompileModel.h"
 #include "core/driver/ExportLibrary.h"
+#include "core/driver/LoadModel.h"
 #include "core/frontend/onnx/OnnxImporter.h"
 #include "core/graph/Printer.h"
 #include "core/support/Error.h"
@@ -33,7 +34,7 @@ CompileOptions& options() {
 
 CLI::App* setup(CLI::App& app) {
   CompileOptions& o = options();
-  CLI::App* sub = app.add_subcommand("compile", "Compile an ONNX model into a package (.so or .tar) that `loom run` "
+  CLI::App* sub = app.add_subcommand("compile", "Compile an ONNX or TorchScript model into a package (.so or .tar) that `loom run` "
                                                 "and the runtime load");
   sub->footer(
       "The output's extension picks the format: NAME.so is one shared library (kernels, graph, params\n"
@@ -44,13 +45,14 @@ CLI::App* setup(CLI::App& app) {
       "  loom compile examples/models/small_cnn/model.onnx --input-shapes \"data:[1,3,16,16]\" -o small_cnn.so\n"
       "  loom compile resnet18.onnx --target \"llvm -mcpu=x86-64-v2\" --opt-level 3 -o r18.tar\n"
       "  loom compile model.onnx --target \"llvm -mtriple=aarch64-linux-gnu\" -o model-arm.tar   # cross, not run\n"
+      "  loom compile resnet18.pt --input-shapes \"x:[1,3,224,224]\" -o r18.so    # TorchScript (torch.jit.save)\n"
       "  loom compile model.onnx --target c -o model-c.tar        # kernels.c (+ kernels.so built with cc)\n"
       "  loom compile model.onnx --tuning-records r.json --dump-code relay,tir,ll,asm -o model.so");
-  sub->add_option("model", o.model, "The .onnx model")->required();
+  sub->add_option("model", o.model, "The model: ONNX (.onnx) or TorchScript (.pt, from torch.jit.save)")->required();
   sub->add_option("--target", o.target,
                   "llvm (this machine), an llvm target string (\"llvm -mcpu=X\", \"llvm -mtriple=aarch64-linux-gnu\"), "
                   "or c (C source)");
-  sub->add_option("--input-shapes", o.inputShapes, "Static input shapes, e.g. \"data:[1,3,224,224]\"");
+  sub->add_option("--input-shapes", o.inputShapes, "Static input shapes (and dtypes, default float32), e.g. \"data:[1,3,224,224]\" or \"ids:[1,64]:int64\"; every input of a TorchScript model needs one");
   sub->add_option("--output,-o", o.output, "The package to write: NAME.so or NAME.tar")->required();
   sub->add_option("--opt-level", o.optLevel, "0 (no fusion, no schedule) to 3")->check(CLI::Range(0, 3));
   sub->add_option("--tuning-records", o.tuningRecords,
@@ -119,14 +121,13 @@ int run() {
     if (!o.quiet) std::cerr << line << std::endl;
   };
   say("importing " + o.model);
-  frontend::ImportOptions io;
-  if (!o.inputShapes.empty()) io.inputShapes = frontend::parseInputShapes(o.inputShapes);
-  graph::Module m = frontend::importOnnx(o.model, io);
+  driver::LoadedModel loaded = driver::loadModel(o.model, o.inputShapes);
+  graph::Module m = loaded.module;
   if (dumps.count("relay")) writeText(stem + ".relay", graph::printModule(m));
 
   driver::CompileModelOptions co;
   co.optLevel = o.optLevel;
-  co.outputNames = onnxOutputNames(o.model);
+  co.outputNames = loaded.format == "onnx" ? onnxOutputNames(o.model) : loaded.outputNames;
   co.desiredLayout = o.desiredLayout;
   co.disabledPasses = o.disabledPasses;
   int recordsUsed = 0;

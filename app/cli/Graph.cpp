@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "app/cli/Commands.h"
+#include "core/driver/LoadModel.h"
 #include "core/frontend/onnx/OnnxImporter.h"
 #include "core/graph/Dot.h"
 #include "core/graph/Op.h"
@@ -33,13 +34,14 @@ GraphOptions& options() {
 
 CLI::App* setup(CLI::App& app) {
   GraphOptions& o = options();
-  CLI::App* sub = app.add_subcommand("graph", "Import an ONNX model and print its graph");
+  CLI::App* sub = app.add_subcommand("graph", "Import an ONNX or TorchScript model and print its graph");
   sub->footer("Examples:\n"
               "  loom graph examples/models/small_cnn/model.onnx --emit fused\n"
               "  loom graph model.onnx --input-shapes \"data:[1,3,224,224]\" --emit dot -o g.dot\n"
               "  loom graph model.onnx --emit optimized --print-after-all\n"
+              "  loom graph resnet18.pt --input-shapes \"x:[1,3,224,224]\" --emit fused   # TorchScript\n"
               "  loom graph --list-ops");
-  sub->add_option("model", o.model, "The .onnx model");
+  sub->add_option("model", o.model, "The model: ONNX (.onnx) or TorchScript (.pt, from torch.jit.save)");
   sub->add_flag("--list-ops", o.listOps,
                 "List the graph ops (pattern, attributes with defaults) and the ONNX ops imported");
   sub->add_option("--input-shapes", o.inputShapes,
@@ -92,9 +94,7 @@ int run() {
     return 0;
   }
   if (o.model.empty()) LOOM_THROW(ValueError) << "graph: give a model file (or --list-ops)";
-  frontend::ImportOptions io;
-  if (!o.inputShapes.empty()) io.inputShapes = frontend::parseInputShapes(o.inputShapes);
-  graph::Module m = frontend::importOnnx(o.model, io);
+  graph::Module m = driver::loadModel(o.model, o.inputShapes).module;
   std::vector<std::string> passes;
   if (o.emit == GraphEmit::Optimized) passes = graph::optimizePipeline();
   if (o.emit == GraphEmit::Fused || o.emit == GraphEmit::Dot)

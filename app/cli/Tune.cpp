@@ -13,6 +13,7 @@
 #include "app/cli/Commands.h"
 #include "app/cli/ModelCommon.h"
 #include "core/driver/CompileModel.h"
+#include "core/driver/LoadModel.h"
 #include "core/frontend/onnx/OnnxImporter.h"
 #include "core/support/Error.h"
 #include "core/tune/Measure.h"
@@ -71,7 +72,7 @@ CLI::App* setupTune(CLI::App& app) {
               "  loom compile resnet18.onnx --tuning-records r18.json -o r18.tar\n"
               "A model's kernels are tuning tasks keyed by what they compute (\"tir:<hash>\"), so records\n"
               "carry over between models; --resume continues a record file across runs.");
-  sub->add_option("model", o.model, "An ONNX model: tune each distinct kernel (task) of it");
+  sub->add_option("model", o.model, "An ONNX (.onnx) or TorchScript (.pt) model: tune each distinct kernel (task) of it");
   sub->add_option("--workload,-w", o.workload, "A workload preset, e.g. matmul:M=256,N=256,K=256");
   sub->add_option("--input-shapes", o.inputShapes, "Model: static input shapes, e.g. \"data:[1,3,224,224]\"");
   sub->add_option("--opt-level", o.optLevel, "Model: the opt level it will be compiled at (fusion, layout)")
@@ -271,14 +272,13 @@ void onStopSignal(int sig) {
 int runModelTune() {
   const TuneCliOptions& o = tuneOptions();
   auto started = std::chrono::steady_clock::now();
-  frontend::ImportOptions io;
-  if (!o.inputShapes.empty()) io.inputShapes = frontend::parseInputShapes(o.inputShapes);
-  graph::Module m = frontend::importOnnx(o.model, io);
+  driver::LoadedModel loaded = driver::loadModel(o.model, o.inputShapes);
+  graph::Module m = loaded.module;
   driver::CompileModelOptions co;
   co.optLevel = o.optLevel;
   co.desiredLayout = o.desiredLayout;
   co.disabledPasses = o.disabledPasses;
-  co.outputNames = onnxOutputNames(o.model);
+  co.outputNames = loaded.format == "onnx" ? onnxOutputNames(o.model) : loaded.outputNames;
   std::vector<tune::TuneTask> tasks = tune::extractTasks(m, {}, co, o.target);
   // Each task's number in the model's full task table (what --tasks refers to).
   std::vector<size_t> number(tasks.size());

@@ -4,6 +4,7 @@
 #include <QComboBox>
 #include <QDockWidget>
 #include <QCommandLineParser>
+#include <QRegularExpression>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
@@ -68,8 +69,9 @@ int main(int argc, char** argv) {
   cli.setApplicationDescription("Loom Studio: schedule editor, live IR and assembly, runs, model graphs");
   cli.addHelpOption();
   cli.addVersionOption();
-  cli.addPositionalArgument("file", "An .onnx model or a .loomsession file to open");
-  QCommandLineOption modelOpt("model", "Open this ONNX model", "M");
+  cli.addPositionalArgument("file", "A model (.onnx, TorchScript .pt) or a .loomsession file to open");
+  QCommandLineOption modelOpt("model", "Open this model (ONNX, or TorchScript with --input-shapes)", "M");
+  QCommandLineOption shapesOpt("input-shapes", "Input shapes for a TorchScript model, e.g. \"x:[1,3,224,224]\"", "SPEC");
   QCommandLineOption presetOpt("preset", "Operator preset, e.g. matmul or \"matmul:M=256,N=256,K=256\"", "P");
   QCommandLineOption scheduleOpt("schedule", "Schedule script to load into the editor", "S.py");
   QCommandLineOption targetOpt("target", "Target, e.g. \"llvm -mcpu=native\"", "T");
@@ -96,7 +98,10 @@ int main(int argc, char** argv) {
   cli.process(app);  // --help / --version print and exit here
   loom::views::initResources();
   QMap<QString, QVector<qint64>> inputShapes;
-  if (QString error; cli.isSet(shapesOpt) && !loom::views::parseInputShapesSpec(cli.value(shapesOpt), inputShapes, &error)) {
+  // A TorchScript model's spec may give dtypes ("ids:[1,64]:int64"); the shapes alone set symbolic dims.
+  QString shapesSpec = cli.value(shapesOpt);
+  shapesSpec.replace(QRegularExpression(R"(\]:[A-Za-z0-9]+)"), "]");
+  if (QString error; cli.isSet(shapesOpt) && !loom::views::parseInputShapesSpec(shapesSpec, inputShapes, &error)) {
     std::fprintf(stderr, "loom-studio: --input-shapes: %s\n", qPrintable(error));
     return 2;
   }
@@ -123,6 +128,7 @@ int main(int argc, char** argv) {
     w.setScheduleText(QString::fromUtf8(f.readAll()));
   }
   if (!inputShapes.isEmpty()) w.session()->setInputShapes(inputShapes, false);
+  if (cli.isSet(shapesOpt)) w.session()->setTorchInputSpec(cli.value(shapesOpt), true);
   for (const QString& file : cli.positionalArguments()) {
     if (file.endsWith(".loomsession")) w.loadSession(file, screenshot);
     else w.openModel(file);
