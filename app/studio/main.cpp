@@ -71,7 +71,6 @@ int main(int argc, char** argv) {
   cli.addVersionOption();
   cli.addPositionalArgument("file", "A model (.onnx, TorchScript .pt) or a .loomsession file to open");
   QCommandLineOption modelOpt("model", "Open this model (ONNX, or TorchScript with --input-shapes)", "M");
-  QCommandLineOption shapesOpt("input-shapes", "Input shapes for a TorchScript model, e.g. \"x:[1,3,224,224]\"", "SPEC");
   QCommandLineOption presetOpt("preset", "Operator preset, e.g. matmul or \"matmul:M=256,N=256,K=256\"", "P");
   QCommandLineOption scheduleOpt("schedule", "Schedule script to load into the editor", "S.py");
   QCommandLineOption targetOpt("target", "Target, e.g. \"llvm -mcpu=native\"", "T");
@@ -88,7 +87,7 @@ int main(int argc, char** argv) {
                              "ends; records in a temporary file)", "N");
   QCommandLineOption tuneModelOpt("tune-model", "With --tune: tune the whole model (N trials over its kernels)");
   QCommandLineOption shapesOpt("input-shapes", "Shapes of the model's inputs (its symbolic dims are 1 otherwise), e.g. "
-                               "\"data:[4,3,224,224]\"", "SPEC");
+                               "\"data:[4,3,224,224]\"; a TorchScript model's, with dtypes: \"ids:[1,64]:int64\"", "SPEC");
   QCommandLineOption profileOpt("profile", "Profile the model once it is loaded (Model > Profile; with --screenshot: before the capture)");
   QCommandLineOption profileRunsOpt("profile-runs", "Timed runs of --profile", "N", "20");
   QCommandLineOption grabOpt("grab", "With --screenshot: capture the window, or only the profile's roofline chart, its kernel "

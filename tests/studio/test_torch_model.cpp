@@ -18,7 +18,7 @@ private slots:
 
   /// nn.Sequential(Dropout, Linear(4, 4), Dropout2d) traced (tests/torch/make_torch_cases.py, "dropout").
   void loadsTorchScript() {
-    views::ModelData m = views::loadModelData(kModel, nullptr, "NCHW", "input:[2,4]");
+    views::ModelData m = views::loadModelData(kModel, nullptr, "NCHW", {}, "input:[2,4]");
     bool dense = false;
     for (const views::GraphNode& n : m.imported.nodes) dense |= n.op == "nn.dense" && n.name == "1";
     QVERIFY2(dense, "the Linear is node '1', its module scope");
@@ -27,7 +27,7 @@ private slots:
 
   void needsShapes() {
     try {
-      views::loadModelData(kModel, nullptr, "NCHW", "");
+      views::loadModelData(kModel, nullptr, "NCHW", {}, "");
       QFAIL("loaded without input shapes");
     } catch (const frontend::ImportError& e) {
       QVERIFY2(std::string(e.what()).find("no shape for input 'input'") != std::string::npos, e.what());
