@@ -19,13 +19,14 @@ class LoomError(Exception):
     kind = "Error"
 
     def __init__(self, message="", formatted=None, detail=None, file=None, line=0, column=0):
-        super().__init__(formatted or message)
         self.message = message
-        self.formatted = formatted or message
-        self.detail = detail or message
         self.file = file
         self.line = line
         self.column = column
+        loc = self.location
+        self.formatted = f"{loc}: error: {message}" if loc else message
+        super().__init__(self.formatted)
+        self.detail = detail or message
 
     @property
     def location(self):
@@ -39,8 +40,7 @@ class LoomError(Exception):
 
 
 def _declare(name, *bases, doc=None):
-    cls = type(name, bases, {"kind": name, "__doc__": doc or f"Loom's {name}.", "__str__": LoomError.__str__,
-                             "__module__": __name__})
+    cls = type(name, bases, {"kind": name, "__doc__": doc or f"Loom's {name}.", "__module__": __name__})
     globals()[name] = cls
     return cls
 

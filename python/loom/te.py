@@ -73,7 +73,7 @@ def create_prim_func(args, name="main"):
 
 def _intrin(op):
     def f(x):
-        x = x if isinstance(x, PrimExpr) else _ffi.const(float(x))
+        x = _ffi.const(float(x)) if isinstance(x, (int, float)) else x
         return _ffi.call_intrin("", op, x)
     f.__name__ = op
     f.__doc__ = f"{op}(x), elementwise"

@@ -2,6 +2,7 @@
 // lowering: loom.te, loom.tir, loom.script and loom.lower.
 #include <pybind11/operators.h>
 
+#include "core/arith/Analyzer.h"
 #include "core/te/CreatePrimFunc.h"
 #include "core/te/Tensor.h"
 #include "core/tir/Op.h"
@@ -84,6 +85,14 @@ py::object constValue(const Expr& e) {
   return py::none();
 }
 
+/// The integer value of `e` after constant folding (`const(3) + 4` is 7), or nullopt.
+std::optional<int64_t> foldInt(const Expr& e) {
+  if (const int64_t* v = tir::asConstInt(e)) return *v;
+  arith::Analyzer an;
+  if (const int64_t* v = tir::asConstInt(an.simplify(e))) return *v;
+  return std::nullopt;
+}
+
 void bindExpr(py::module_& m) {
   py::class_<PyExpr>(m, "PrimExpr")
       .def_property_readonly("dtype", [](const PyExpr& e) { return e.expr.dtype().str(); })
@@ -93,18 +102,18 @@ void bindExpr(py::module_& m) {
         return v;
       })
       .def("__int__", [](const PyExpr& e) {
-        const int64_t* v = tir::asConstInt(e.expr);
+        std::optional<int64_t> v = foldInt(e.expr);
         if (!v) LOOM_THROW(TypeError) << "'" << tir::printExpr(e.expr) << "' is not an integer constant";
         return *v;
       })
       .def("__index__", [](const PyExpr& e) {
-        const int64_t* v = tir::asConstInt(e.expr);
+        std::optional<int64_t> v = foldInt(e.expr);
         if (!v) LOOM_THROW(TypeError) << "'" << tir::printExpr(e.expr) << "' is not an integer constant";
         return *v;
       })
       .def("__bool__", [](const PyExpr& e) {
         // Like TVM: constants have a truth value; `a == b` is true when both sides are one node.
-        if (const int64_t* v = tir::asConstInt(e.expr)) return *v != 0;
+        if (std::optional<int64_t> v = foldInt(e.expr)) return *v != 0;
         if (auto b = e.expr.as<tir::BinaryNode>()) {
           if (b->op == tir::BinOp::EQ) return b->a.same_as(b->b);
           if (b->op == tir::BinOp::NE) return !b->a.same_as(b->b);

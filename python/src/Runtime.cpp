@@ -95,6 +95,9 @@ py::capsule toDLPack(const PyNDArray& a) {
 
 /// Owns a consumed DLManagedTensor; calls its deleter when the last view of it goes.
 struct ImportedDL {
+  explicit ImportedDL(dl::DLManagedTensor* m) : t(m) {}
+  ImportedDL(const ImportedDL&) = delete;
+  ImportedDL& operator=(const ImportedDL&) = delete;
   dl::DLManagedTensor* t;
   ~ImportedDL() {
     if (t && t->deleter) t->deleter(t);
@@ -120,7 +123,7 @@ PyNDArray fromDLPack(py::object obj) {
     }
   }
   PyCapsule_SetName(cap.ptr(), "used_dltensor");
-  auto owner = std::make_shared<ImportedDL>(ImportedDL{t});
+  auto owner = std::make_shared<ImportedDL>(t);
   a.data = static_cast<char*>(d.data) + d.byte_offset;
   a.keepAlive = py::capsule(new std::shared_ptr<ImportedDL>(owner), [](void* p) { delete static_cast<std::shared_ptr<ImportedDL>*>(p); });
   if (reinterpret_cast<uintptr_t>(a.data) % runtime::NDArray::kAlignment != 0) {

@@ -161,7 +161,14 @@ class Schedule:
     def _apply(self, name, args, kwargs):
         f = _sys._getframe(2)
         self._sch.set_span(f.f_code.co_filename, f.f_lineno)
-        return self._sch.apply(name, [_arg(a) for a in args], {k: _arg(v) for k, v in kwargs.items()})
+        try:
+            return self._sch.apply(name, [_arg(a) for a in args], {k: _arg(v) for k, v in kwargs.items()})
+        except ScheduleError as e:
+            # Like the script runner: an error without its own IR listing shows the function as
+            # it is (a failed primitive leaves it unchanged).
+            if e.detail == e.message:
+                e.detail = e.message + "\n" + self._sch.func.script()
+            raise
 
     def __getattr__(self, name):
         # A primitive registered after this module was loaded (e.g. by a newer extension).
