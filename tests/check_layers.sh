@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fails when a folder includes what DESIGN.md forbids it: Qt in core/ or runtime/, LLVM outside
-# codegen/, ONNX or LLVM in runtime/.
+# codegen/, ONNX or LLVM in runtime/, Python (Python.h, pybind11) outside python/.
 set -u
 root=${1:-.}
 cd "$root" || exit 2
@@ -18,5 +18,6 @@ check "runtime/ includes Qt" '#include\s*[<"]Q' runtime
 check "runtime/ includes LLVM" '#include\s*[<"]llvm' runtime
 check "runtime/ includes ONNX" '#include\s*[<"]onnx' runtime
 check "LLVM outside codegen/" '#include\s*[<"](llvm|llvm-c)/' core runtime views app
+check "Python outside python/" '#include\s*[<"](Python\.h|pybind11/)' core runtime codegen views app
 if [ $fail -eq 0 ]; then echo "layers: ok"; fi
 exit $fail

@@ -53,6 +53,11 @@ class TVMCResult:
     def get_output(self, name):
         return self.outputs[name]
 
+    def __str__(self):
+        lines = [f"{name}: {out.dtype}{list(out.shape)}, top values {_np.sort(out.ravel())[::-1][:5]}"
+                 for name, out in self.outputs.items()]
+        return "\n".join(lines + ([self.format_times()] if self.times else []))
+
     def format_times(self):
         t = self.times
         if t is None:
@@ -71,13 +76,14 @@ def load(path, shape_dict=None, model_format=None, **kwargs):
 
 
 def tune(tvmc_model, target="llvm", tuning_records=None, trials=64, trials_per_task=0, prior_records=None,
-         callback=None, timeout=10.0, repeat=3, seed=1, **kwargs):
+         callback=None, timeout=10.0, repeat=3, seed=1, measure_baseline=True, **kwargs):
     """Tunes every kernel of the model, appending to ``tuning_records`` (a JSON-lines file,
     default a temporary one); ``callback(event)`` reports progress. Returns the records path."""
     if tuning_records is None:
         tuning_records = _os.path.join(_tempfile.mkdtemp(prefix="loom-tune-"), "records.json")
     _tune.tune_model(tvmc_model.mod, tuning_records, target=str(target), trials=trials,
-                     trials_per_task=trials_per_task, callback=callback, timeout=timeout, repeat=repeat, seed=seed)
+                     trials_per_task=trials_per_task, callback=callback, timeout=timeout, repeat=repeat, seed=seed,
+                     measure_baseline=measure_baseline)
     return _os.fspath(tuning_records)
 
 
