@@ -73,8 +73,13 @@ te::ComputeBody toBody(py::handle h) {
   return toExpr(h);
 }
 
+/// `f` named `name` (its name and "global_symbol", the symbol it is compiled to).
 tir::PrimFunc renamed(const tir::PrimFunc& f, const std::string& name) {
-  if (f->name == name) return f;
+  auto sym = f->attrs.find("global_symbol");
+  if (f->name == name && sym != f->attrs.end()) {
+    auto* s = sym->second.as<tir::StringImmNode>();
+    if (s && s->value == name) return f;
+  }
   tir::Annotations attrs = f->attrs;
   return tir::makePrimFunc(name, f->params, f->bufferMap, f->body, attrs);
 }
@@ -289,6 +294,7 @@ void bindFunc(py::module_& m) {
         }
         return out;
       })
+      .def("show", [](const tir::PrimFunc& f) { py::print(tir::printFunc(f)); })
       .def("__str__", [](const tir::PrimFunc& f) { return tir::printFunc(f); });
   m.def("structural_equal", [](const tir::PrimFunc& a, const tir::PrimFunc& b) { return tir::structuralEqual(a, b); });
 
@@ -315,6 +321,7 @@ void bindFunc(py::module_& m) {
       })
       .def_property_readonly("functions", [](const tir::IRModule& mod) { return mod.functions; })
       .def("script", [](const tir::IRModule& mod) { return tir::printModule(mod); })
+      .def("show", [](const tir::IRModule& mod) { py::print(tir::printModule(mod)); })
       .def("__str__", [](const tir::IRModule& mod) { return tir::printModule(mod); });
 
   m.def("parse_func", &tir::parseFunc, py::arg("text"), py::arg("file_name") = "<input>");

@@ -82,6 +82,16 @@ py::dict eventDict(const tune::TuneEvent& e) {
   return d;
 }
 
+thread_local bool g_interrupted = false;
+
+/// Raises KeyboardInterrupt when Ctrl-C stopped the tuning.
+void raiseIfInterrupted() {
+  if (!g_interrupted) return;
+  g_interrupted = false;
+  PyErr_SetNone(PyExc_KeyboardInterrupt);
+  throw py::error_already_set();
+}
+
 tune::TuneOptions tuneOptions(int trials, int batch, int repeat, double timeoutS, uint64_t seed, bool baseline) {
   tune::TuneOptions o;
   o.trials = trials;
@@ -90,10 +100,15 @@ tune::TuneOptions tuneOptions(int trials, int batch, int repeat, double timeoutS
   o.measure.repeat = repeat;
   o.measure.timeoutS = timeoutS;
   o.measureBaseline = baseline;
+  g_interrupted = false;
   o.shouldStop = [] {
-    // Ctrl-C in Python stops after the current batch.
+    // Ctrl-C in Python stops after the current batch; KeyboardInterrupt is raised at the end.
     py::gil_scoped_acquire gil;
-    return PyErr_CheckSignals() != 0;
+    if (PyErr_CheckSignals() != 0) {
+      PyErr_Clear();
+      g_interrupted = true;
+    }
+    return g_interrupted;
   };
   return o;
 }
@@ -225,7 +240,7 @@ void bindModel(py::module_& m) {
     tune::TaskScheduler scheduler(tasks, db, runner, per, so, cb);
     py::list out;
     for (auto& r : scheduler.run()) out.append(resultDict(r));
-    if (PyErr_Occurred()) throw py::error_already_set();
+    raiseIfInterrupted();
     return out;
   });
   m.def("tune_func", [](const tir::PrimFunc& f, int numInputs, const std::string& target, const std::string& records,
@@ -238,7 +253,7 @@ void bindModel(py::module_& m) {
     tune::TuneCallback cb;
     if (callback) cb = [&callback](const tune::TuneEvent& e) { callback(eventDict(e)); };
     tune::TuneResult r = tune::tuneTask(task, db, runner, o, cb);
-    if (PyErr_Occurred()) throw py::error_already_set();
+    raiseIfInterrupted();
     py::dict d = resultDict(r);
     d["key"] = task.key;
     return d;

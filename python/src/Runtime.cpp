@@ -323,6 +323,7 @@ void bindRuntime(py::module_& m) {
       .def_property_readonly("is_view", [](const PyNDArray& a) { return !a.owned.defined(); })
       .def_property_readonly("data_ptr", [](const PyNDArray& a) { return reinterpret_cast<uintptr_t>(a.data); })
       .def("numpy", &toNumpy)
+      .def("asnumpy", &toNumpy)
       .def("copyfrom", [](PyNDArray& a, py::array src) {
         if (dtypeOfNumpy(src.dtype()) != a.dtype) LOOM_THROW(TypeError) << "copyfrom: dtype " << std::string(py::str(py::handle(src.dtype()))) << " into a " << a.dtype.str() << " array";
         std::vector<int64_t> shape(src.shape(), src.shape() + src.ndim());

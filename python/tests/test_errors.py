@@ -177,3 +177,24 @@ def test_bad_input_never_aborts_the_interpreter():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.startswith("ok")
+
+
+def test_every_cpp_error_class_has_a_python_class():
+    # Each LOOM_DECLARE_ERROR(Name, Base) of the C++ tree is a loom.error class deriving from Base's.
+    import re
+    declared = {}
+    for top in ("core", "codegen", "runtime"):
+        for root, _, files in os.walk(os.path.join(REPO, top)):
+            for f in files:
+                if f.endswith(".h"):
+                    with open(os.path.join(root, f)) as fh:
+                        code = "\n".join(line for line in fh if not line.lstrip().startswith("//"))
+                    for name, base in re.findall(r"LOOM_DECLARE_ERROR\((\w+),\s*(\w+)\)", code):
+                        if name != "Name":  # the macro's own definition
+                            declared[name] = base
+    classes = loom.error.error_classes()
+    assert len(declared) > 50
+    for name, base in declared.items():
+        assert name in classes, f"loom.error has no {name}"
+        want = LoomError if base == "Error" else classes[base]
+        assert issubclass(classes[name], want), f"{name} should derive from {base}"

@@ -200,3 +200,29 @@ def test_time_evaluator():
     r = lib.time_evaluator("main", dev, number=5, repeat=3)(a, b, c)
     assert len(r.results) == 3 and r.mean > 0 and all(t > 0 for t in r.results)
     np.testing.assert_allclose(c.numpy(), a.numpy() @ b.numpy(), rtol=1e-5, atol=1e-5)
+
+
+from loom.script import tir as T  # noqa: E402
+
+
+@T.prim_func
+def add_one(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    T.func_attr({"global_symbol": "main", "tir.noalias": T.bool(True)})
+    for i in range(8):
+        with T.block("B"):
+            v_i = T.axis.remap("S", [i])
+            T.reads(A[v_i])
+            T.writes(B[v_i])
+            B[v_i] = A[v_i] + T.float32(1)
+
+
+def test_tvmscript_decorator():
+    # A TVMScript function in Python source is parsed (never run) into a PrimFunc, as in TVM.
+    assert isinstance(add_one, loom.PrimFunc)
+    A = te.placeholder((8,), name="A")
+    B = te.compute((8,), lambda i: A[i] + 1.0, name="B")
+    assert loom.structural_equal(add_one, te.create_prim_func([A, B]))
+    a = np.arange(8, dtype="float32")
+    b = np.zeros(8, "float32")
+    loom.build(add_one)(a, b)
+    np.testing.assert_array_equal(b, a + 1)
