@@ -11,6 +11,7 @@ PKGS=(
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata python3-onnx python3-numpy
   pocl-opencl-icd ocl-icd-opencl-dev opencl-headers
   libtorch-dev python3-torch
+  python3-dev pybind11-dev python3-pytest
 )
 missing=()
 for p in "${PKGS[@]}"; do

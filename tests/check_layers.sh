@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fails when a folder includes what DESIGN.md forbids it: Qt in core/ or runtime/, LLVM outside
-# codegen/, ONNX or LLVM in runtime/.
+# codegen/, ONNX or LLVM in runtime/, Python (Python.h, pybind11) outside python/.
 set -u
 root=${1:-.}
 cd "$root" || exit 2
@@ -23,5 +23,6 @@ torch_hits=$(grep -rnlE '#include\s*[<"](torch|ATen|c10)/' core runtime views ap
 if [ -n "$torch_hits" ]; then
   echo "layer violation: libtorch (torch/ATen/c10) included outside core/frontend/torch"; echo "$torch_hits"; fail=1
 fi
+check "Python outside python/" '#include\s*[<"](Python\.h|pybind11/)' core runtime codegen views app
 if [ $fail -eq 0 ]; then echo "layers: ok"; fi
 exit $fail
