@@ -53,6 +53,7 @@ std::map<std::string, OpDef>& registry() {
     registerElemwiseOps();
     registerTransformOps();
     registerReduceOps();
+    registerRecurrentOps();
     g_registeringBuiltins = false;
   });
   return rawOpTable();

@@ -13,6 +13,9 @@ void registerNNOps();
 void registerElemwiseOps();
 void registerTransformOps();
 void registerReduceOps();
+/// nn.recurrence (OpsRecurrent.cpp) and its activations, shared with its lowering.
+void registerRecurrentOps();
+double recurrenceActivation(const std::string& name, double a, double b, double x);
 
 /// A host tensor for reference kernels: values held as double (exact for the int64 values of
 /// shape computations and for float32), written back in the output dtype.
