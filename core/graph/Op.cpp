@@ -54,6 +54,7 @@ std::map<std::string, OpDef>& registry() {
     registerTransformOps();
     registerReduceOps();
     registerRecurrentOps();
+    registerScatterOps();
     g_registeringBuiltins = false;
   });
   return rawOpTable();

@@ -15,6 +15,8 @@ void registerTransformOps();
 void registerReduceOps();
 /// nn.recurrence (OpsRecurrent.cpp) and its activations, shared with its lowering.
 void registerRecurrentOps();
+/// scatter_elements and scatter_nd (OpsScatter.cpp).
+void registerScatterOps();
 double recurrenceActivation(const std::string& name, double a, double b, double x);
 
 /// A host tensor for reference kernels: values held as double (exact for the int64 values of

@@ -1018,6 +1018,7 @@ const std::unordered_map<std::string, Converter>& converters() {
     for (const auto& [name, conv] : extraConverters()) all.emplace(name, conv);
     for (const auto& [name, conv] : einsumConverters()) all.emplace(name, conv);
     for (const auto& [name, conv] : recurrentConverters()) all.emplace(name, conv);
+    for (const auto& [name, conv] : indexImageConverters()) all.emplace(name, conv);
     return all;
   }();
   return merged;

@@ -44,5 +44,6 @@ void registerNNComputes();
 void registerWinogradComputes();
 void registerTransformComputes();
 void registerReduceComputes();
+void registerScatterComputes();  // Scatter.cpp
 
 }  // namespace loom::topi::nn

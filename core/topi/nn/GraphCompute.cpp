@@ -15,6 +15,7 @@ void registerGraphComputes() {
     nn::registerWinogradComputes();
     nn::registerTransformComputes();
     nn::registerReduceComputes();
+    nn::registerScatterComputes();
   });
 }
 
