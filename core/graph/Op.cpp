@@ -55,6 +55,7 @@ std::map<std::string, OpDef>& registry() {
     registerReduceOps();
     registerRecurrentOps();
     registerScatterOps();
+    registerImageOps();
     g_registeringBuiltins = false;
   });
   return rawOpTable();

@@ -581,12 +581,19 @@ Outs resize(Context& c) {
   if (out[0] != s[0] || out[1] != s[1])
     c.fail("resizing the batch or channel dims is not supported");
   std::string mode = c.attrString("mode", "nearest");
-  if (mode != "nearest" && mode != "linear")
-    c.fail("mode '" + mode + "' is not supported (nearest, linear)");
+  if (mode != "nearest" && mode != "linear" && mode != "cubic")
+    c.fail("mode '" + mode + "' is not supported (nearest, linear, cubic)");
   std::string ctm =
       c.opset() < 11 ? "asymmetric" : c.attrString("coordinate_transformation_mode", "half_pixel");
   if (ctm == "tf_crop_and_resize")
     c.fail("coordinate_transformation_mode tf_crop_and_resize is not supported");
+  if (mode == "cubic")
+    return {c.call("image.resize2d_cubic", {x},
+                   {{"size", std::vector<int64_t>{out[2], out[3]}},
+                    {"coordinate_transformation_mode", ctm},
+                    {"scales", scales.empty() ? std::vector<double>{} : std::vector<double>{scales[2], scales[3]}},
+                    {"cubic_coeff_a", c.attrFloat("cubic_coeff_a", -0.75)},
+                    {"exclude_outside", c.attrInt("exclude_outside", 0)}})};
   std::string rounding =
       mode == "nearest"
           ? (c.opset() < 11 ? "floor" : c.attrString("nearest_mode", "round_prefer_floor"))

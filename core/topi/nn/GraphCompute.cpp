@@ -16,6 +16,7 @@ void registerGraphComputes() {
     nn::registerTransformComputes();
     nn::registerReduceComputes();
     nn::registerScatterComputes();
+    nn::registerImageComputes();
   });
 }
 
