@@ -143,14 +143,28 @@ Outs conv(Context& c) {
 Outs convTranspose(Context& c) {
   Expr x = c.input(0), w = c.input(1);
   std::vector<int64_t> xs = c.staticShape(x), ws = c.staticShape(w);
-  if (xs.size() != 4) c.fail("only 2-D transposed convolutions are supported");
+  if (xs.size() != 4 && xs.size() != 3) c.fail("only 1-D and 2-D transposed convolutions are supported");
+  // 1-D: as 2-D over a height of 1.
+  const bool oneD = xs.size() == 3;
+  auto attr2 = [&](const char* name, std::vector<int64_t> def, int64_t fill) {
+    std::vector<int64_t> v = c.attrInts(name, oneD ? std::vector<int64_t>(def.begin(), def.begin() + long(def.size() / 2)) : def);
+    if (!oneD || v.empty()) return v;
+    if (v.size() == 2 && def.size() == 4) return std::vector<int64_t>{0, v[0], 0, v[1]};
+    v.insert(v.begin(), fill);
+    return v;
+  };
+  if (oneD) {
+    x = reshapeTo(c, x, {xs[0], xs[1], 1, xs[2]});
+    w = reshapeTo(c, w, {ws[0], ws[1], 1, ws[2]});
+    xs = {xs[0], xs[1], 1, xs[2]};
+    ws = {ws[0], ws[1], 1, ws[2]};
+  }
   std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
-  std::vector<int64_t> strides = c.attrInts("strides", {1, 1}),
-                       dil = c.attrInts("dilations", {1, 1});
-  std::vector<int64_t> outPad = c.attrInts("output_padding", {0, 0});
-  std::vector<int64_t> pads = c.attrInts("pads", {0, 0, 0, 0});
+  std::vector<int64_t> strides = attr2("strides", {1, 1}, 1), dil = attr2("dilations", {1, 1}, 1);
+  std::vector<int64_t> outPad = attr2("output_padding", {0, 0}, 0);
+  std::vector<int64_t> pads = attr2("pads", {0, 0, 0, 0}, 0);
   std::string autoPad = c.attrString("auto_pad", "NOTSET");
-  std::vector<int64_t> outShape = c.attrInts("output_shape");
+  std::vector<int64_t> outShape = attr2("output_shape", {}, 1);
   if (!outShape.empty() || autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
     if (outShape.size() > 2) outShape.erase(outShape.begin(), outShape.end() - 2);
     for (int i = 0; i < 2; ++i) {
@@ -179,6 +193,10 @@ Outs convTranspose(Context& c) {
                    {"groups", c.attrInt("group", 1)},
                    {"output_padding", outPad}});
   if (c.hasInput(2)) y = c.call("nn.bias_add", {y, c.input(2)}, {{"axis", int64_t(1)}});
+  if (oneD) {
+    std::vector<int64_t> ys = c.staticShape(y);
+    y = reshapeTo(c, y, {ys[0], ys[1], ys[3]});
+  }
   return {y};
 }
 
@@ -703,13 +721,15 @@ Outs cast(Context& c) {
 }
 
 Outs dropout(Context& c) {
-  if (c.node->output_size() > 1 && !c.node->output(1).empty())
-    c.fail("the mask output of Dropout is not supported");
   double ratio =
       c.opset() >= 12 && c.hasInput(1) ? c.constFloats(1).at(0) : c.attrFloat("ratio", 0.5);
   if (c.opset() >= 12 && c.hasInput(2) && c.constInts(2).at(0) != 0 && ratio != 0)
     c.fail("training-mode Dropout (random masks) is not supported");
-  return {c.call("nn.dropout", {c.input(0)}, {{"rate", ratio}})};
+  Expr y = c.call("nn.dropout", {c.input(0)}, {{"rate", ratio}});
+  if (c.node->output_size() < 2 || c.node->output(1).empty()) return {y};
+  // Inference: nothing is dropped, the mask is all true.
+  return {y, c.call("broadcast_to", {graph::makeScalar(1.0, DataType::Bool())},
+                    {{"shape", c.staticShape(c.input(0))}})};
 }
 
 Outs constant(Context& c) {
