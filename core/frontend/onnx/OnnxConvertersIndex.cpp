@@ -1,4 +1,4 @@
-// ONNX index and image ops added for coverage: ScatterElements/Scatter, ScatterND.
+// ONNX index and image ops added for coverage: ScatterElements/Scatter, ScatterND, ReverseSequence.
 #include "core/frontend/onnx/OnnxContext.h"
 
 namespace loom::frontend::onnxi {
@@ -19,6 +19,32 @@ Outs scatterND(Context& c) {
   return {c.call("scatter_nd", {c.input(0), c.input(1), c.input(2)}, {{"reduction", red}})};
 }
 
+/// ReverseSequence: gather_elements along the time axis with index len[b] - 1 - t where t < len[b]
+/// (else t), built from graph ops so the lengths may be data.
+Outs reverseSequence(Context& c) {
+  Expr x = c.input(0);
+  std::vector<int64_t> xs = c.staticShape(x);
+  int64_t timeAxis = c.attrInt("time_axis", 0), batchAxis = c.attrInt("batch_axis", 1);
+  if (xs.size() < 2 || timeAxis + batchAxis != 1 || timeAxis < 0 || batchAxis < 0)
+    c.fail("time_axis and batch_axis must be 0 and 1 (in either order) of a rank >= 2 input");
+  int64_t T = xs[size_t(timeAxis)], B = xs[size_t(batchAxis)];
+  // t as [T, 1] (time first) or [1, T]; lengths as [1, B] or [B, 1].
+  runtime::NDArray steps = runtime::NDArray::empty({timeAxis == 0 ? T : 1, timeAxis == 0 ? 1 : T},
+                                                   runtime::DType{runtime::DType::Int, 64, 1});
+  for (int64_t t = 0; t < T; ++t) steps.as<int64_t>()[t] = t;
+  Expr t = graph::makeConstant(steps);
+  Expr lens = c.call("cast", {c.input(1)}, {{"dtype", DataType::Int(64)}});
+  lens = c.call("reshape", {lens}, {{"newshape", timeAxis == 0 ? std::vector<int64_t>{1, B} : std::vector<int64_t>{B, 1}}});
+  Expr rev = c.call("subtract", {c.call("subtract", {lens, graph::makeScalar(1.0, DataType::Int(64))}), t});
+  Expr idx = c.call("where", {c.call("less", {t, lens}), rev, t});
+  std::vector<int64_t> withRest = {xs[0], xs[1]};
+  withRest.resize(xs.size(), 1);
+  idx = c.call("reshape", {c.call("broadcast_to", {idx}, {{"shape", std::vector<int64_t>{xs[0], xs[1]}}})},
+               {{"newshape", withRest}});
+  idx = c.call("broadcast_to", {idx}, {{"shape", xs}});
+  return {c.call("gather_elements", {x, idx}, {{"axis", timeAxis}})};
+}
+
 }  // namespace
 
 const std::unordered_map<std::string, Converter>& indexImageConverters() {
@@ -26,6 +52,7 @@ const std::unordered_map<std::string, Converter>& indexImageConverters() {
       {"ScatterElements", scatterElements},
       {"Scatter", scatterElements},
       {"ScatterND", scatterND},
+      {"ReverseSequence", reverseSequence},
   };
   return table;
 }
