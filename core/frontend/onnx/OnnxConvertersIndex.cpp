@@ -1,4 +1,5 @@
-// ONNX index and image ops added for coverage: ScatterElements/Scatter, ScatterND, ReverseSequence.
+// ONNX index and image ops added for coverage: ScatterElements/Scatter, ScatterND, ReverseSequence,
+// GridSample.
 #include "core/frontend/onnx/OnnxContext.h"
 
 namespace loom::frontend::onnxi {
@@ -45,6 +46,16 @@ Outs reverseSequence(Context& c) {
   return {c.call("gather_elements", {x, idx}, {{"axis", timeAxis}})};
 }
 
+Outs gridSample(Context& c) {
+  std::string mode = c.attrString("mode", "bilinear");
+  if (mode == "linear") mode = "bilinear";  // opset 20 names
+  if (mode == "cubic") mode = "bicubic";
+  return {c.call("image.grid_sample", {c.input(0), c.input(1)},
+                 {{"mode", mode},
+                  {"padding_mode", c.attrString("padding_mode", "zeros")},
+                  {"align_corners", c.attrInt("align_corners", 0)}})};
+}
+
 }  // namespace
 
 const std::unordered_map<std::string, Converter>& indexImageConverters() {
@@ -53,6 +64,7 @@ const std::unordered_map<std::string, Converter>& indexImageConverters() {
       {"Scatter", scatterElements},
       {"ScatterND", scatterND},
       {"ReverseSequence", reverseSequence},
+      {"GridSample", gridSample},
   };
   return table;
 }

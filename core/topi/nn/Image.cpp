@@ -1,10 +1,100 @@
-// TE compute of image.resize2d_cubic: 4x4 taps per output point with the cubic kernel's weights
-// computed from the fraction of the source coordinate.
+// TE computes of image.resize2d_cubic (4x4 taps per output point, the cubic kernel's weights
+// computed from the fraction of the source coordinate) and image.grid_sample.
 #include "core/topi/nn/ComputeUtil.h"
 
 namespace loom::topi::nn {
 
+namespace {
+
+/// ONNX's cubic kernel (coefficient A) for the 4 taps at fraction t.
+void cubicTaps(Expr t, double A, Expr w[4]) {
+  DataType f = DataType::Float(64);
+  auto k = [&](double v) { return tir::makeConst(f, v); };
+  auto nearW = [&](Expr d) { return ((k(A + 2) * d - k(A + 3)) * d * d) + k(1); };
+  auto farW = [&](Expr d) { return ((k(A) * d - k(5 * A)) * d + k(8 * A)) * d - k(4 * A); };
+  w[0] = farW(k(1) + t);
+  w[1] = nearW(t);
+  w[2] = nearW(k(1) - t);
+  w[3] = farW(k(2) - t);
+}
+
+/// x reflected into [lo, hi] (GridSample's reflection padding), in float64.
+Expr reflect(Expr x, double lo, double hi) {
+  DataType f = DataType::Float(64);
+  auto k = [&](double v) { return tir::makeConst(f, v); };
+  double range = hi - lo;
+  Expr below = x < k(lo);
+  Expr dx = tir::select(below, k(lo) - x, x - k(hi));
+  Expr n = tir::call(f, "floor", {dx / k(range)});
+  Expr r = dx - n * k(range);
+  Expr even = tir::eq(n - k(2) * tir::call(f, "floor", {n / k(2)}), k(0));
+  Expr out = tir::select(below, tir::select(even, k(lo) + r, k(hi) - r), tir::select(even, k(hi) - r, k(lo) + r));
+  return tir::select(x >= k(lo) && x <= k(hi), x, out);
+}
+
+Expr gridSample(const graph::CallNode& c, const std::vector<te::Tensor>& in, const std::vector<Var>& i) {
+  std::vector<int64_t> xs = extents(in[0]);
+  const int64_t H = xs[2], W = xs[3];
+  const std::string &mode = c.attrs.getString("mode"), &pad = c.attrs.getString("padding_mode");
+  const bool ac = c.attrs.getInt("align_corners") != 0;
+  DataType f = DataType::Float(64);
+  auto k = [&](double v) { return tir::makeConst(f, v); };
+  auto unnorm = [&](Expr g, int64_t n) {
+    g = tir::cast(f, g);
+    return ac ? (g + k(1)) / k(2) * k(double(n - 1)) : ((g + k(1)) * k(double(n)) - k(1)) / k(2);
+  };
+  const double loX = ac ? 0.0 : -0.5, hiX = ac ? double(W - 1) : double(W) - 0.5;
+  const double loY = ac ? 0.0 : -0.5, hiY = ac ? double(H - 1) : double(H) - 0.5;
+  Expr fx = unnorm(in[1](i[0], i[2], i[3], ci(0)), W), fy = unnorm(in[1](i[0], i[2], i[3], ci(1)), H);
+  if (pad == "border") {
+    fx = tir::min(tir::max(fx, k(0)), k(double(W - 1)));
+    fy = tir::min(tir::max(fy, k(0)), k(double(H - 1)));
+  } else if (pad == "reflection") {
+    fx = reflect(fx, loX, hiX);
+    fy = reflect(fy, loY, hiY);
+  }
+  // The pixel at integer (iy, ix) under the padding mode (zeros: 0 outside).
+  auto pixel = [&](Expr iy, Expr ix) {
+    Expr inside;
+    if (pad == "zeros") inside = ix >= ci(0) && ix < ci(W) && iy >= ci(0) && iy < ci(H);
+    if (pad == "reflection") {
+      ix = tir::cast(DataType::Int(32), reflect(tir::cast(f, ix), loX, hiX));
+      iy = tir::cast(DataType::Int(32), reflect(tir::cast(f, iy), loY, hiY));
+    }
+    Expr v = tir::cast(f, in[0](i[0], i[1], clampIndex(iy, 0, H - 1), clampIndex(ix, 0, W - 1)));
+    return inside.defined() ? tir::select(inside, v, k(0)) : v;
+  };
+  auto toInt = [](Expr v) { return tir::cast(DataType::Int(32), v); };
+  if (mode == "nearest") return pixel(toInt(tir::call(f, "round", {fy})), toInt(tir::call(f, "round", {fx})));
+  Expr flx = tir::call(f, "floor", {fx}), fly = tir::call(f, "floor", {fy});
+  Expr x0 = toInt(flx), y0 = toInt(fly), tx = fx - flx, ty = fy - fly;
+  if (mode == "bilinear")
+    return (pixel(y0, x0) * (k(1) - tx) + pixel(y0, x0 + ci(1)) * tx) * (k(1) - ty) +
+           (pixel(y0 + ci(1), x0) * (k(1) - tx) + pixel(y0 + ci(1), x0 + ci(1)) * tx) * ty;
+  Expr wx[4], wy[4];
+  cubicTaps(tx, -0.75, wx);
+  cubicTaps(ty, -0.75, wy);
+  Expr v;
+  for (int a = 0; a < 4; ++a) {
+    Expr row;
+    for (int b = 0; b < 4; ++b) {
+      Expr e = wx[b] * pixel(y0 + ci(a - 1), x0 + ci(b - 1));
+      row = row.defined() ? row + e : e;
+    }
+    v = v.defined() ? v + wy[a] * row : wy[a] * row;
+  }
+  return v;
+}
+
+}  // namespace
+
 void registerImageComputes() {
+  setSimple(
+      "image.grid_sample",
+      [](const graph::CallNode& c, const std::vector<te::Tensor>& in, const std::vector<Var>& i) {
+        return tir::cast(in[0]->dtype, gridSample(c, in, i));
+      },
+      "injective");
   setSimple(
       "image.resize2d_cubic",
       [](const graph::CallNode& c, const std::vector<te::Tensor>& in, const std::vector<Var>& i) {
