@@ -366,7 +366,7 @@ Outs pool(Context& c, bool isMax) { return {poolOf(c, c.input(0), isMax, false)}
 
 Expr poolOf(Context& c, Expr x, bool isMax, bool includePad) {
   size_t rank = c.tensorType(x).ndim();
-  if (rank != 4 && rank != 3) c.fail("only 1-D and 2-D pooling is supported");
+  if (rank != 4 && rank != 3 && rank != 5) c.fail("only 1-D, 2-D and 3-D pooling is supported");
   if (c.node->output_size() > 1 && !c.node->output(1).empty())
     c.fail("the Indices output is not supported");
   if (c.attrInt("storage_order", 0) != 0) c.fail("storage_order=1 is not supported");
@@ -385,13 +385,25 @@ Expr poolOf(Context& c, Expr x, bool isMax, bool includePad) {
     dil.insert(dil.begin(), 1);
     pads = {0, pads[0], 0, pads[1]};
   }
-  Attrs a{{"pool_size", kernel},
-          {"strides", strides},
-          {"padding", pads},
-          {"dilation", dil},
-          {"ceil_mode", c.attrInt("ceil_mode", 0)}};
-  if (!isMax) a.set("count_include_pad", includePad ? int64_t(1) : c.attrInt("count_include_pad", 0));
-  Expr y = c.call(isMax ? "nn.max_pool2d" : "nn.avg_pool2d", {x}, a);
+  auto pool2d = [&](Expr in, std::vector<int64_t> k, std::vector<int64_t> st, std::vector<int64_t> pd,
+                    std::vector<int64_t> dl) {
+    Attrs a{{"pool_size", k}, {"strides", st}, {"padding", pd}, {"dilation", dl}, {"ceil_mode", c.attrInt("ceil_mode", 0)}};
+    if (!isMax) a.set("count_include_pad", includePad ? int64_t(1) : c.attrInt("count_include_pad", 0));
+    return c.call(isMax ? "nn.max_pool2d" : "nn.avg_pool2d", {in}, a);
+  };
+  if (rank == 5) {
+    // 3-D pooling is separable (max of maxes; averages with per-axis counts, with or without
+    // the padding): over (H, W) on [N, C*D, H, W], then over D on [N, C, D, Ho*Wo].
+    std::vector<int64_t> xs = c.staticShape(x);
+    Expr hw = pool2d(reshapeTo(c, x, {xs[0], xs[1] * xs[2], xs[3], xs[4]}), {kernel[1], kernel[2]},
+                     {strides[1], strides[2]}, {pads[1], pads[2], pads[4], pads[5]}, {dil[1], dil[2]});
+    std::vector<int64_t> hs = c.staticShape(hw);
+    Expr d = pool2d(reshapeTo(c, hw, {xs[0], xs[1], xs[2], hs[2] * hs[3]}), {kernel[0], 1}, {strides[0], 1},
+                    {pads[0], 0, pads[3], 0}, {dil[0], 1});
+    std::vector<int64_t> ds = c.staticShape(d);
+    return reshapeTo(c, d, {xs[0], xs[1], ds[2], hs[2], hs[3]});
+  }
+  Expr y = pool2d(x, kernel, strides, pads, dil);
   if (oneD) {
     std::vector<int64_t> ys = c.staticShape(y);
     y = reshapeTo(c, y, {ys[0], ys[1], ys[3]});
