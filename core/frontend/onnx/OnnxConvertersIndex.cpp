@@ -1,5 +1,8 @@
 // ONNX index and image ops added for coverage: ScatterElements/Scatter, ScatterND, ReverseSequence,
-// GridSample.
+// GridSample, DFT.
+#include <cmath>
+#include <numeric>
+
 #include "core/frontend/onnx/OnnxContext.h"
 
 namespace loom::frontend::onnxi {
@@ -56,6 +59,74 @@ Outs gridSample(Context& c) {
                   {"align_corners", c.attrInt("align_corners", 0)}})};
 }
 
+/// DFT (opset 17): the transform along `axis` as matmuls with constant cos/sin matrices (real
+/// and imaginary parts apart), optionally inverse (scaled by 1/L) and one-sided.
+Outs dft(Context& c) {
+  Expr x = c.input(0);
+  std::vector<int64_t> xs = c.staticShape(x);
+  const int64_t r = int64_t(xs.size());
+  if (r < 2 || (xs.back() != 1 && xs.back() != 2)) c.fail("input must end in a dim of 1 (real) or 2 (complex)");
+  int64_t axis = c.attrInt("axis", 1);
+  if (axis < 0) axis += r;
+  if (axis < 0 || axis >= r - 1) c.fail("axis " + std::to_string(axis) + " must name a signal dim");
+  const bool inverse = c.attrInt("inverse", 0) != 0, onesided = c.attrInt("onesided", 0) != 0;
+  const int64_t N = xs[size_t(axis)];
+  const int64_t L = c.hasInput(1) ? c.constInts(1).at(0) : N;
+  if (L < 1) c.fail("dft_length must be positive");
+  const int64_t K = onesided ? L / 2 + 1 : L;
+  DataType f = c.tensorType(x).dtype;
+  // Part p (0 real, 1 imaginary) with the signal axis last: [..., N].
+  std::vector<int64_t> perm;
+  for (int64_t d = 0; d < r - 1; ++d)
+    if (d != axis) perm.push_back(d);
+  perm.push_back(axis);
+  std::vector<int64_t> signal(xs.begin(), xs.end() - 1);
+  auto part = [&](int64_t p) {
+    Expr s = c.call("strided_slice", {x},
+                    {{"begin", std::vector<int64_t>{p}}, {"end", std::vector<int64_t>{p + 1}},
+                     {"strides", std::vector<int64_t>{1}}, {"axes", std::vector<int64_t>{r - 1}}});
+    s = c.call("transpose", {c.call("reshape", {s}, {{"newshape", signal}})}, {{"axes", perm}});
+    if (L < N) {
+      s = c.call("strided_slice", {s},
+                 {{"begin", std::vector<int64_t>{0}}, {"end", std::vector<int64_t>{L}},
+                  {"strides", std::vector<int64_t>{1}}, {"axes", std::vector<int64_t>{r - 2}}});
+    } else if (L > N) {
+      std::vector<int64_t> pw(size_t(2 * (r - 1)), 0);
+      pw[size_t(2 * (r - 2) + 1)] = L - N;
+      s = c.call("nn.pad", {s}, {{"pad_width", pw}});
+    }
+    return s;
+  };
+  runtime::NDArray cosM = runtime::NDArray::empty({L, K}, graph::toDType(f));
+  runtime::NDArray sinM = runtime::NDArray::empty({L, K}, graph::toDType(f));
+  const double scale = inverse ? 1.0 / double(L) : 1.0;
+  for (int64_t n = 0; n < L; ++n)
+    for (int64_t k = 0; k < K; ++k) {
+      double th = 2 * M_PI * double((n * k) % L) / double(L);
+      cosM.as<float>()[n * K + k] = float(std::cos(th) * scale);
+      sinM.as<float>()[n * K + k] = float(std::sin(th) * scale);
+    }
+  if (f != DataType::Float(32)) c.fail("only float32 is supported");
+  Expr C = graph::makeConstant(cosM), S = graph::makeConstant(sinM);
+  Expr xr = part(0);
+  Expr yr = c.call("nn.matmul", {xr, C}), yi = c.call("negative", {c.call("nn.matmul", {xr, S})});
+  if (inverse) yi = c.call("nn.matmul", {xr, S});
+  if (xs.back() == 2) {
+    Expr xi = part(1);
+    Expr xiS = c.call("nn.matmul", {xi, S}), xiC = c.call("nn.matmul", {xi, C});
+    yr = inverse ? c.call("subtract", {yr, xiS}) : c.call("add", {yr, xiS});
+    yi = c.call("add", {yi, xiC});
+  }
+  std::vector<int64_t> ys = c.staticShape(yr);
+  ys.push_back(1);
+  Expr y = c.call("concatenate", {c.call("reshape", {yr}, {{"newshape", ys}}), c.call("reshape", {yi}, {{"newshape", ys}})},
+                  {{"axis", r - 1}});
+  std::vector<int64_t> back(static_cast<size_t>(r), 0);
+  for (int64_t d = 0; d < r - 1; ++d) back[size_t(perm[size_t(d)])] = d;
+  back[size_t(r - 1)] = r - 1;
+  return {c.call("transpose", {y}, {{"axes", back}})};
+}
+
 }  // namespace
 
 const std::unordered_map<std::string, Converter>& indexImageConverters() {
@@ -65,6 +136,7 @@ const std::unordered_map<std::string, Converter>& indexImageConverters() {
       {"ScatterND", scatterND},
       {"ReverseSequence", reverseSequence},
       {"GridSample", gridSample},
+      {"DFT", dft},
   };
   return table;
 }
