@@ -1,5 +1,5 @@
 // ONNX index and image ops added for coverage: ScatterElements/Scatter, ScatterND, ReverseSequence,
-// GridSample, DFT.
+// GridSample, DFT, STFT.
 #include <cmath>
 #include <numeric>
 
@@ -61,18 +61,14 @@ Outs gridSample(Context& c) {
 
 /// DFT (opset 17): the transform along `axis` as matmuls with constant cos/sin matrices (real
 /// and imaginary parts apart), optionally inverse (scaled by 1/L) and one-sided.
-Outs dft(Context& c) {
-  Expr x = c.input(0);
+Expr dftOf(Context& c, Expr x, int64_t axis, int64_t L, bool inverse, bool onesided) {
   std::vector<int64_t> xs = c.staticShape(x);
   const int64_t r = int64_t(xs.size());
   if (r < 2 || (xs.back() != 1 && xs.back() != 2)) c.fail("input must end in a dim of 1 (real) or 2 (complex)");
-  int64_t axis = c.attrInt("axis", 1);
   if (axis < 0) axis += r;
   if (axis < 0 || axis >= r - 1) c.fail("axis " + std::to_string(axis) + " must name a signal dim");
-  const bool inverse = c.attrInt("inverse", 0) != 0, onesided = c.attrInt("onesided", 0) != 0;
   const int64_t N = xs[size_t(axis)];
-  const int64_t L = c.hasInput(1) ? c.constInts(1).at(0) : N;
-  if (L < 1) c.fail("dft_length must be positive");
+  if (L <= 0) L = N;
   const int64_t K = onesided ? L / 2 + 1 : L;
   DataType f = c.tensorType(x).dtype;
   // Part p (0 real, 1 imaginary) with the signal axis last: [..., N].
@@ -124,7 +120,33 @@ Outs dft(Context& c) {
   std::vector<int64_t> back(static_cast<size_t>(r), 0);
   for (int64_t d = 0; d < r - 1; ++d) back[size_t(perm[size_t(d)])] = d;
   back[size_t(r - 1)] = r - 1;
-  return {c.call("transpose", {y}, {{"axes", back}})};
+  return c.call("transpose", {y}, {{"axes", back}});
+}
+
+Outs dft(Context& c) {
+  int64_t L = c.hasInput(1) ? c.constInts(1).at(0) : 0;
+  if (c.hasInput(1) && L < 1) c.fail("dft_length must be positive");
+  return {dftOf(c, c.input(0), c.attrInt("axis", 1), L, c.attrInt("inverse", 0) != 0, c.attrInt("onesided", 0) != 0)};
+}
+
+/// STFT (opset 17): frames gathered by a constant index, windowed, then DFT along the frame.
+Outs stft(Context& c) {
+  Expr x = c.input(0);
+  std::vector<int64_t> xs = c.staticShape(x);
+  if (xs.size() != 3) c.fail("signal must be [batch, length, 1 or 2]");
+  const int64_t step = c.constInts(1).at(0);
+  int64_t frameLen = c.hasInput(3) ? c.constInts(3).at(0) : (c.hasInput(2) ? c.staticShape(c.input(2)).at(0) : 0);
+  if (step < 1 || frameLen < 1 || frameLen > xs[1]) c.fail("needs frame_step >= 1 and a frame length within the signal");
+  const int64_t frames = (xs[1] - frameLen) / step + 1;
+  runtime::NDArray idx = runtime::NDArray::empty({frames, frameLen}, runtime::DType{runtime::DType::Int, 64, 1});
+  for (int64_t f = 0; f < frames; ++f)
+    for (int64_t j = 0; j < frameLen; ++j) idx.as<int64_t>()[f * frameLen + j] = f * step + j;
+  Expr fr = c.call("take", {x, graph::makeConstant(idx)}, {{"axis", int64_t(1)}});  // [B, frames, len, c]
+  if (c.hasInput(2)) {
+    Expr w = c.call("reshape", {c.input(2)}, {{"newshape", std::vector<int64_t>{frameLen, 1}}});
+    fr = c.call("multiply", {fr, w});
+  }
+  return {dftOf(c, fr, 2, frameLen, false, c.attrInt("onesided", 1) != 0)};
 }
 
 }  // namespace
@@ -137,6 +159,7 @@ const std::unordered_map<std::string, Converter>& indexImageConverters() {
       {"ReverseSequence", reverseSequence},
       {"GridSample", gridSample},
       {"DFT", dft},
+      {"STFT", stft},
   };
   return table;
 }
