@@ -1,5 +1,5 @@
 // ONNX index and image ops added for coverage: ScatterElements/Scatter, ScatterND, ReverseSequence,
-// GridSample, DFT, STFT.
+// GridSample, DFT, STFT, MaxUnpool.
 #include <cmath>
 #include <numeric>
 
@@ -149,6 +149,44 @@ Outs stft(Context& c) {
   return {dftOf(c, fr, 2, frameLen, false, c.attrInt("onesided", 1) != 0)};
 }
 
+/// MaxUnpool: zeros with X written at its flat indices I (MaxPool's Indices), as scatter_elements
+/// on the flattened output.
+Outs maxUnpool(Context& c) {
+  Expr x = c.input(0), ind = c.input(1);
+  std::vector<int64_t> xs = c.staticShape(x);
+  std::vector<int64_t> out, given;
+  if (c.hasInput(2)) given = c.constInts(2);
+  {
+    std::vector<int64_t> k = c.attrInts("kernel_shape");
+    size_t n = xs.size() - 2;
+    std::vector<int64_t> st = c.attrInts("strides", std::vector<int64_t>(n, 1)),
+                         pd = c.attrInts("pads", std::vector<int64_t>(2 * n, 0));
+    if (k.size() != n || st.size() != n || pd.size() != 2 * n) c.fail("kernel_shape, strides and pads must fit the rank");
+    out = {xs[0], xs[1]};
+    for (size_t i = 0; i < n; ++i) out.push_back((xs[2 + i] - 1) * st[i] - pd[i] - pd[i + n] + k[i]);
+  }
+  int64_t total = 1, count = 1;
+  for (int64_t d : out) total *= d;
+  for (int64_t d : xs) count *= d;
+  DataType f = c.tensorType(x).dtype;
+  Expr zeros = c.call("broadcast_to", {graph::makeScalar(0.0, f)}, {{"shape", std::vector<int64_t>{total}}});
+  Expr y = c.call("scatter_elements",
+                  {zeros, c.call("reshape", {ind}, {{"newshape", std::vector<int64_t>{count}}}),
+                   c.call("reshape", {x}, {{"newshape", std::vector<int64_t>{count}}})},
+                  {{"axis", int64_t(0)}, {"reduction", std::string("none")}});
+  y = c.call("reshape", {y}, {{"newshape", out}});
+  if (given.empty() || given == out) return {y};
+  // A larger output_shape: the indices keep their coordinates in the default shape, the rest is zeros.
+  if (given.size() != out.size()) c.fail("output_shape must have the rank of X");
+  std::vector<int64_t> pw;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (given[i] < out[i]) c.fail("output_shape is smaller than the unpooled shape");
+    pw.push_back(0);
+    pw.push_back(given[i] - out[i]);
+  }
+  return {c.call("nn.pad", {y}, {{"pad_width", pw}})};
+}
+
 }  // namespace
 
 const std::unordered_map<std::string, Converter>& indexImageConverters() {
@@ -160,6 +198,7 @@ const std::unordered_map<std::string, Converter>& indexImageConverters() {
       {"GridSample", gridSample},
       {"DFT", dft},
       {"STFT", stft},
+      {"MaxUnpool", maxUnpool},
   };
   return table;
 }
