@@ -152,9 +152,77 @@ HostTensor gridSampleKernel(const CallNode& call, const std::vector<HostTensor>&
   return r;
 }
 
+Type roiAlignRel(const CallNode& call, const std::vector<Type>& args) {
+  const TensorTypeNode& x = argTensor(call, args, 0);
+  const TensorTypeNode& rois = argTensor(call, args, 1);
+  const TensorTypeNode& bi = argTensor(call, args, 2);
+  if (x.ndim() != 4 || !x.isStatic() || !rois.isStatic() || rois.ndim() != 2 || rois.staticShape()[1] != 4 ||
+      !bi.isStatic() || bi.staticShape() != std::vector<int64_t>{rois.staticShape()[0]} || !bi.dtype.isIntegral() ||
+      !x.dtype.isFloat() || rois.dtype != x.dtype)
+    LOOM_TYPE_FAIL(call) << "needs static X [N, C, H, W], rois [R, 4] and integer batch_indices [R], got "
+                         << typeStr(args[0]) << ", " << typeStr(args[1]) << ", " << typeStr(args[2]);
+  if (call.attrs.getInt("sampling_ratio") < 1) LOOM_TYPE_FAIL(call) << "sampling_ratio must be positive";
+  const std::string& m = call.attrs.getString("mode");
+  if (m != "avg" && m != "max") LOOM_TYPE_FAIL(call) << "mode must be avg or max, not '" << m << "'";
+  return tensorType(std::vector<int64_t>{rois.staticShape()[0], x.staticShape()[1], call.attrs.getInt("output_height"),
+                                         call.attrs.getInt("output_width")},
+                    x.dtype);
+}
+
+HostTensor roiAlignKernel(const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+  const HostTensor &x = in[0], &rois = in[1], &bi = in[2];
+  HostTensor r(outT.staticShape(), outT.dtype);
+  const int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3], R = r.shape[0], OH = r.shape[2],
+                OW = r.shape[3], S = call.attrs.getInt("sampling_ratio");
+  const double scale = call.attrs.getFloat("spatial_scale");
+  const bool half = call.attrs.getString("coordinate_transformation_mode") == "half_pixel";
+  const bool isMax = call.attrs.getString("mode") == "max";
+  for (int64_t q = 0; q < R; ++q) {
+    int64_t b = std::clamp<int64_t>(int64_t(bi.v[size_t(q)]), 0, N - 1);
+    double off = half ? 0.5 : 0.0;
+    double sw = rois.v[size_t(q * 4)] * scale - off, sh = rois.v[size_t(q * 4 + 1)] * scale - off;
+    double rw = rois.v[size_t(q * 4 + 2)] * scale - off - sw, rh = rois.v[size_t(q * 4 + 3)] * scale - off - sh;
+    if (!half) rw = std::max(rw, 1.0), rh = std::max(rh, 1.0);
+    double bw = rw / double(OW), bh = rh / double(OH);
+    for (int64_t ch = 0; ch < C; ++ch)
+      for (int64_t ph = 0; ph < OH; ++ph)
+        for (int64_t pw = 0; pw < OW; ++pw) {
+          double acc = isMax ? -INFINITY : 0.0;
+          for (int64_t iy = 0; iy < S; ++iy)
+            for (int64_t ix = 0; ix < S; ++ix) {
+              double y = sh + double(ph) * bh + (double(iy) + 0.5) * bh / double(S);
+              double xx = sw + double(pw) * bw + (double(ix) + 0.5) * bw / double(S);
+              double v = 0;
+              if (!(y < -1.0 || y > double(H) || xx < -1.0 || xx > double(W))) {
+                y = std::max(y, 0.0);
+                xx = std::max(xx, 0.0);
+                int64_t y0 = int64_t(y), x0 = int64_t(xx), y1, x1;
+                if (y0 >= H - 1) y1 = y0 = H - 1, y = double(y0);
+                else y1 = y0 + 1;
+                if (x0 >= W - 1) x1 = x0 = W - 1, xx = double(x0);
+                else x1 = x0 + 1;
+                double ly = y - double(y0), lx = xx - double(x0), hy = 1 - ly, hx = 1 - lx;
+                auto at = [&](int64_t yy, int64_t xi) { return x.v[size_t(((b * C + ch) * H + yy) * W + xi)]; };
+                double t[4] = {hy * hx * at(y0, x0), hy * lx * at(y0, x1), ly * hx * at(y1, x0), ly * lx * at(y1, x1)};
+                v = isMax ? std::max(std::max(t[0], t[1]), std::max(t[2], t[3])) : t[0] + t[1] + t[2] + t[3];
+              }
+              acc = isMax ? std::max(acc, v) : acc + v;
+            }
+          r.v[size_t(((q * C + ch) * OH + ph) * OW + pw)] = isMax ? acc : acc / double(S * S);
+        }
+  }
+  return r;
+}
+
 } // namespace
 
 void registerImageOps() {
+  defineOp("image.roi_align", 3, OpPattern::Opaque,
+           {attrString("mode", std::string("avg")), attrInt("output_height", 1), attrInt("output_width", 1),
+            attrInt("sampling_ratio", 2), attrFloat("spatial_scale", 1.0),
+            attrString("coordinate_transformation_mode", std::string("half_pixel"))},
+           roiAlignRel, roiAlignKernel,
+           "ONNX RoiAlign with a fixed sampling_ratio: bilinear samples per bin of each roi, averaged (or max)");
   defineOp("image.grid_sample", 2, OpPattern::Injective,
            {attrString("mode", std::string("bilinear")), attrString("padding_mode", std::string("zeros")),
             attrInt("align_corners", 0)},

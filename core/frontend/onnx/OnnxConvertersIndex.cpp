@@ -1,5 +1,5 @@
 // ONNX index and image ops added for coverage: ScatterElements/Scatter, ScatterND, ReverseSequence,
-// GridSample, DFT, STFT, MaxUnpool.
+// GridSample, DFT, STFT, MaxUnpool, RoiAlign.
 #include <cmath>
 #include <numeric>
 
@@ -187,6 +187,20 @@ Outs maxUnpool(Context& c) {
   return {c.call("nn.pad", {y}, {{"pad_width", pw}})};
 }
 
+Outs roiAlign(Context& c) {
+  int64_t ratio = c.attrInt("sampling_ratio", 0);
+  if (ratio < 1)
+    c.fail("sampling_ratio 0 (adaptive: a sample count that depends on the rois' data) is not supported");
+  std::string ctm = c.opset() < 16 ? "output_half_pixel" : c.attrString("coordinate_transformation_mode", "half_pixel");
+  return {c.call("image.roi_align", {c.input(0), c.input(1), c.input(2)},
+                 {{"mode", c.attrString("mode", "avg")},
+                  {"output_height", c.attrInt("output_height", 1)},
+                  {"output_width", c.attrInt("output_width", 1)},
+                  {"sampling_ratio", ratio},
+                  {"spatial_scale", c.attrFloat("spatial_scale", 1.0)},
+                  {"coordinate_transformation_mode", ctm}})};
+}
+
 }  // namespace
 
 const std::unordered_map<std::string, Converter>& indexImageConverters() {
@@ -199,6 +213,7 @@ const std::unordered_map<std::string, Converter>& indexImageConverters() {
       {"DFT", dft},
       {"STFT", stft},
       {"MaxUnpool", maxUnpool},
+      {"RoiAlign", roiAlign},
   };
   return table;
 }

@@ -1,5 +1,6 @@
 // TE computes of image.resize2d_cubic (4x4 taps per output point, the cubic kernel's weights
 // computed from the fraction of the source coordinate) and image.grid_sample.
+#include "core/te/Reduce.h"
 #include "core/topi/nn/ComputeUtil.h"
 
 namespace loom::topi::nn {
@@ -89,6 +90,58 @@ Expr gridSample(const graph::CallNode& c, const std::vector<te::Tensor>& in, con
 }  // namespace
 
 void registerImageComputes() {
+  setCompute("image.roi_align", [](const graph::CallNode& c, const std::vector<te::Tensor>& in, const graph::Type& outType) {
+    std::vector<int64_t> xs = extents(in[0]);
+    const int64_t N = xs[0], H = xs[2], W = xs[3], S = c.attrs.getInt("sampling_ratio");
+    const int64_t OH = c.attrs.getInt("output_height"), OW = c.attrs.getInt("output_width");
+    const double scale = c.attrs.getFloat("spatial_scale");
+    const bool half = c.attrs.getString("coordinate_transformation_mode") == "half_pixel";
+    const bool isMax = c.attrs.getString("mode") == "max";
+    DataType f = DataType::Float(64);
+    auto k = [&](double v) { return tir::makeConst(f, v); };
+    te::IterVar iy = te::reduceAxis(ci(S), "iy"), ix = te::reduceAxis(ci(S), "ix");
+    te::Tensor acc = te::compute(
+        teShape(staticTensor(outType, c)),
+        [&](const std::vector<Var>& i) -> te::ComputeBody {
+          Expr q = i[0];
+          auto roi = [&](int j) { return tir::cast(f, in[1](q, ci(j))) * k(scale) - k(half ? 0.5 : 0.0); };
+          Expr sw = roi(0), sh = roi(1), rw = roi(2) - sw, rh = roi(3) - sh;
+          if (!half) rw = tir::max(rw, k(1)), rh = tir::max(rh, k(1));
+          Expr bw = rw / k(double(OW)), bh = rh / k(double(OH));
+          Expr b = clampIndex(tir::cast(DataType::Int(32), in[2](q)), 0, N - 1);
+          Expr y = sh + tir::cast(f, i[2]) * bh + (tir::cast(f, Expr(iy)) + k(0.5)) * bh / k(double(S));
+          Expr x = sw + tir::cast(f, i[3]) * bw + (tir::cast(f, Expr(ix)) + k(0.5)) * bw / k(double(S));
+          Expr valid = !(y < k(-1) || y > k(double(H)) || x < k(-1) || x > k(double(W)));
+          y = tir::max(y, k(0));
+          x = tir::max(x, k(0));
+          auto axis = [&](Expr v, int64_t n, Expr& lo, Expr& hi, Expr& frac) {
+            Expr v0 = tir::cast(DataType::Int(32), v);
+            Expr edge = v0 >= ci(n - 1);
+            lo = tir::select(edge, ci(n - 1), v0);
+            hi = tir::select(edge, ci(n - 1), v0 + ci(1));
+            frac = tir::select(edge, k(0), v - tir::cast(f, v0));
+            lo = clampIndex(lo, 0, n - 1);
+            hi = clampIndex(hi, 0, n - 1);
+          };
+          Expr y0, y1, ly, x0, x1, lx;
+          axis(y, H, y0, y1, ly);
+          axis(x, W, x0, x1, lx);
+          auto at = [&](Expr yy, Expr xx) { return tir::cast(f, in[0](b, i[1], yy, xx)); };
+          Expr t0 = (k(1) - ly) * (k(1) - lx) * at(y0, x0), t1 = (k(1) - ly) * lx * at(y0, x1);
+          Expr t2 = ly * (k(1) - lx) * at(y1, x0), t3 = ly * lx * at(y1, x1);
+          if (isMax) return te::max(tir::select(valid, tir::max(tir::max(t0, t1), tir::max(t2, t3)), k(0)), {iy, ix});
+          return te::sum(tir::select(valid, t0 + t1 + t2 + t3, k(0)), {iy, ix});
+        },
+        "T_roi_align_acc", "roi_align");
+    return std::vector<te::Tensor>{te::compute(
+        acc->shape,
+        [&](const std::vector<Var>& i) -> te::ComputeBody {
+          Expr v = acc(exprs(i));
+          if (!isMax) v = v / k(double(S * S));
+          return tir::cast(in[0]->dtype, v);
+        },
+        "T_roi_align", "roi_align")};
+  });
   setSimple(
       "image.grid_sample",
       [](const graph::CallNode& c, const std::vector<te::Tensor>& in, const std::vector<Var>& i) {
