@@ -214,9 +214,52 @@ HostTensor roiAlignKernel(const CallNode& call, const std::vector<HostTensor>& i
   return r;
 }
 
+// nn.max_pool2d_indices: the flat input index of each 2-D max-pool window's first maximum (ONNX
+// MaxPool's Indices output; storage_order 1 counts h fastest within a channel).
+Type poolIndicesRel(const CallNode& call, const std::vector<Type>& args) {
+  const TensorTypeNode& x = argTensor(call, args, 0);
+  if (x.ndim() != 4 || !x.isStatic()) LOOM_TYPE_FAIL(call) << "needs static NCHW data, got " << typeStr(args[0]);
+  const auto &k = call.attrs.getInts("pool_size"), &st = call.attrs.getInts("strides"), &p = call.attrs.getInts("padding"),
+             &dl = call.attrs.getInts("dilation");
+  if (k.size() != 2 || st.size() != 2 || p.size() != 4 || dl.size() != 2)
+    LOOM_TYPE_FAIL(call) << "pool_size, strides, dilation need 2 values and padding 4";
+  std::vector<int64_t> xs = x.staticShape(), out{xs[0], xs[1], 0, 0};
+  for (int i = 0; i < 2; ++i) out[size_t(2 + i)] = (xs[size_t(2 + i)] + p[size_t(i)] + p[size_t(i + 2)] - dl[size_t(i)] * (k[size_t(i)] - 1) - 1) / st[size_t(i)] + 1;
+  return tensorType(out, DataType::Int(64));
+}
+
+HostTensor poolIndicesKernel(const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+  const HostTensor& x = in[0];
+  HostTensor r(outT.staticShape(), outT.dtype);
+  const auto &k = call.attrs.getInts("pool_size"), &st = call.attrs.getInts("strides"), &p = call.attrs.getInts("padding"),
+             &dl = call.attrs.getInts("dilation");
+  bool colMajor = call.attrs.getInt("storage_order") != 0;
+  int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3], OH = r.shape[2], OW = r.shape[3];
+  for (int64_t n = 0; n < N * C; ++n)
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        double best = -INFINITY;
+        int64_t at = 0;
+        for (int64_t a = 0; a < k[0]; ++a)
+          for (int64_t b = 0; b < k[1]; ++b) {
+            int64_t h = oh * st[0] - p[0] + a * dl[0], w = ow * st[1] - p[1] + b * dl[1];
+            if (h < 0 || h >= H || w < 0 || w >= W) continue;
+            double v = x.v[size_t((n * H + h) * W + w)];
+            if (v > best) best = v, at = n * H * W + (colMajor ? w * H + h : h * W + w);
+          }
+        r.v[size_t((n * OH + oh) * OW + ow)] = double(at);
+      }
+  return r;
+}
+
 } // namespace
 
 void registerImageOps() {
+  defineOp("nn.max_pool2d_indices", 1, OpPattern::Opaque,
+           {attrInts("pool_size"), attrInts("strides"), attrInts("padding"), attrInts("dilation"),
+            attrInt("storage_order", 0)},
+           poolIndicesRel, poolIndicesKernel,
+           "flat input index (int64) of the first maximum of each 2-D max-pool window (ONNX MaxPool Indices)");
   defineOp("image.roi_align", 3, OpPattern::Opaque,
            {attrString("mode", std::string("avg")), attrInt("output_height", 1), attrInt("output_width", 1),
             attrInt("sampling_ratio", 2), attrFloat("spatial_scale", 1.0),

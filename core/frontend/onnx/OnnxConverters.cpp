@@ -435,14 +435,28 @@ Outs lpPool(Context& c) {
   return {c.call("power", {sum, scalarLike(c, 1.0 / p, sum)})};
 }
 
-Outs pool(Context& c, bool isMax) { return {poolOf(c, c.input(0), isMax, false)}; }
+Outs pool(Context& c, bool isMax) {
+  Expr x = c.input(0);
+  Expr y = poolOf(c, x, isMax, false);
+  if (!isMax || c.node->output_size() < 2 || c.node->output(1).empty()) return {y};
+  // MaxPool's Indices (poolOf checked: 2-D, no ceil_mode).
+  std::vector<int64_t> kernel = c.attrInts("kernel_shape"), strides = c.attrInts("strides", {1, 1}),
+                       dil = c.attrInts("dilations", {1, 1});
+  std::vector<int64_t> pads = convPads(c, spatialDims(c, x), kernel, strides, dil);
+  return {y, c.call("nn.max_pool2d_indices", {x},
+                    {{"pool_size", kernel},
+                     {"strides", strides},
+                     {"padding", pads},
+                     {"dilation", dil},
+                     {"storage_order", c.attrInt("storage_order", 0)}})};
+}
 
 Expr poolOf(Context& c, Expr x, bool isMax, bool includePad) {
   size_t rank = c.tensorType(x).ndim();
   if (rank != 4 && rank != 3 && rank != 5) c.fail("only 1-D, 2-D and 3-D pooling is supported");
-  if (c.node->output_size() > 1 && !c.node->output(1).empty())
-    c.fail("the Indices output is not supported");
-  if (c.attrInt("storage_order", 0) != 0) c.fail("storage_order=1 is not supported");
+  const bool indices = c.node->output_size() > 1 && !c.node->output(1).empty();
+  if (indices && (rank != 4 || !isMax || c.attrInt("ceil_mode", 0) != 0))
+    c.fail("the Indices output is supported for 2-D max pooling without ceil_mode");
   bool oneD = rank == 3;
   std::vector<int64_t> kernel = c.attrInts("kernel_shape");
   size_t n = rank - 2;

@@ -90,6 +90,51 @@ Expr gridSample(const graph::CallNode& c, const std::vector<te::Tensor>& in, con
 }  // namespace
 
 void registerImageComputes() {
+  setCompute("nn.max_pool2d_indices", [](const graph::CallNode& c, const std::vector<te::Tensor>& in, const graph::Type& outType) {
+    std::vector<int64_t> xs = extents(in[0]);
+    const int64_t H = xs[2], W = xs[3];
+    const auto &k = c.attrs.getInts("pool_size"), &st = c.attrs.getInts("strides"), &p = c.attrs.getInts("padding"),
+               &dl = c.attrs.getInts("dilation");
+    const bool colMajor = c.attrs.getInt("storage_order") != 0;
+    std::vector<Expr> shape = teShape(staticTensor(outType, c));
+    auto window = [&](const std::vector<Var>& i, Expr a, Expr b, Expr& h, Expr& w) {
+      h = Expr(i[2]) * ci(st[0]) - ci(p[0]) + a * ci(dl[0]);
+      w = Expr(i[3]) * ci(st[1]) - ci(p[1]) + b * ci(dl[1]);
+      return h >= ci(0) && h < ci(H) && w >= ci(0) && w < ci(W);
+    };
+    te::IterVar a = te::reduceAxis(ci(k[0]), "a"), b = te::reduceAxis(ci(k[1]), "b");
+    te::Tensor best = te::compute(
+        shape,
+        [&](const std::vector<Var>& i) -> te::ComputeBody {
+          Expr h, w;
+          Expr inside = window(i, a, b, h, w);
+          return te::max(in[0](i[0], i[1], clampIndex(h, 0, H - 1), clampIndex(w, 0, W - 1)), {a, b}, inside);
+        },
+        "T_pool_max", "pool");
+    te::IterVar a2 = te::reduceAxis(ci(k[0]), "a"), b2 = te::reduceAxis(ci(k[1]), "b");
+    te::Tensor first = te::compute(
+        shape,
+        [&](const std::vector<Var>& i) -> te::ComputeBody {
+          Expr h, w;
+          Expr inside = window(i, a2, b2, h, w);
+          Expr hc = clampIndex(h, 0, H - 1), wc = clampIndex(w, 0, W - 1);
+          Expr hit = inside && tir::eq(in[0](i[0], i[1], hc, wc), best(exprs(i)));
+          // The first maximum in window order (a, b): the smallest window position.
+          return te::min(Expr(a2) * ci(k[1]) + Expr(b2), {a2, b2}, hit);
+        },
+        "T_pool_first", "pool");
+    return std::vector<te::Tensor>{te::compute(
+        shape,
+        [&](const std::vector<Var>& i) -> te::ComputeBody {
+          Expr pos = first(exprs(i));
+          Expr h = Expr(i[2]) * ci(st[0]) - ci(p[0]) + tir::floordiv(pos, ci(k[1])) * ci(dl[0]);
+          Expr w = Expr(i[3]) * ci(st[1]) - ci(p[1]) + tir::floormod(pos, ci(k[1])) * ci(dl[1]);
+          Expr plane = (Expr(i[0]) * ci(xs[1]) + i[1]) * ci(H * W);
+          Expr flat = plane + (colMajor ? w * ci(H) + h : h * ci(W) + w);
+          return tir::cast(DataType::Int(64), flat);
+        },
+        "T_pool_indices", "pool")};
+  });
   setCompute("image.roi_align", [](const graph::CallNode& c, const std::vector<te::Tensor>& in, const graph::Type& outType) {
     std::vector<int64_t> xs = extents(in[0]);
     const int64_t N = xs[0], H = xs[2], W = xs[3], S = c.attrs.getInt("sampling_ratio");
