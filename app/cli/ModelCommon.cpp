@@ -66,6 +66,7 @@ bool allClose(const runtime::NDArray& got, const runtime::NDArray& want, double 
   for (int64_t i = 0; i < got.numel(); ++i) {
     double g = elementAt(got, i), w = elementAt(want, i);
     if (std::isinf(w) && g == w) continue;
+    if (std::isnan(w) && std::isnan(g)) continue;  // NaN where NaN is expected (numpy's equal_nan)
     if (!(std::fabs(g - w) <= atol + rtol * std::fabs(w))) {
       *why = "element " + std::to_string(i) + ": got " + std::to_string(g) + ", want " + std::to_string(w);
       return false;

@@ -21,6 +21,7 @@
 #include "core/te/CreatePrimFunc.h"
 #include "core/tir/Printer.h"
 #include "core/topi/nn/GraphCompute.h"
+#include "core/topi/nn/Recurrent.h"
 #include "core/transform/Pipeline.h"
 #include "runtime/Package.h"
 
@@ -308,6 +309,29 @@ ModelPlan planModel(const graph::Module& input, const std::map<std::string, runt
         ent[e.get()] = ids;
         continue;
       }
+      // A group that is one call of a loop-kernel op (nn.recurrence) takes the op's own kernel,
+      // with its params in the call's argument order.
+      const auto* only = fn->body.as<graph::CallNode>();
+      const topi::nn::LoopKernel* loop = only && only->op ? topi::nn::findLoopKernel(only->op->name) : nullptr;
+      if (loop) {
+        NodeInfo n;
+        n.name = unique;
+        n.func = unique;
+        for (const Expr& a : only->args) {
+          auto p = std::find_if(fn->params.begin(), fn->params.end(), [&](const graph::Var& v) { return v.get() == a.get(); });
+          if (p == fn->params.end())
+            LOOM_THROW(UnsupportedError) << graph::callDescription(*only) << ": an argument is not a group parameter";
+          const auto& v = ent.at(call->args[size_t(p - fn->params.begin())].get());
+          n.inputs.insert(n.inputs.end(), v.begin(), v.end());
+        }
+        ModelGroup g{unique, (*loop)(*only, unique), int(only->args.size()), 1, groupOps(fn)};
+        g.prescheduled = true;
+        plan.groups.push_back(std::move(g));
+        for (const auto* t : outTypes) n.outputs.push_back(newEntry(*t, "result of " + unique));
+        ent[e.get()] = n.outputs;
+        nodes.push_back(std::move(n));
+        continue;
+      }
       std::vector<te::Tensor> placeholders;
       std::vector<te::Tensor> outs = groupTensors(fn, placeholders);
       // Outputs must be distinct computes: copy placeholders and repeated tensors.
@@ -469,8 +493,10 @@ CompiledModel compileModel(const graph::Module& input, const std::string& target
     tir::PrimFunc pf = g.func;
     std::string source = "none";
     std::optional<GroupSchedule> given;
-    if (options.optLevel >= 1 && options.scheduleFor) given = options.scheduleFor(g);
-    if (given) {
+    if (options.optLevel >= 1 && options.scheduleFor && !g.prescheduled) given = options.scheduleFor(g);
+    if (g.prescheduled) {
+      source = "loop kernel";
+    } else if (given) {
       pf = given->scheduled;
       source = given->source;
     } else if (options.optLevel >= 2) {

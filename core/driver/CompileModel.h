@@ -22,6 +22,9 @@ struct ModelGroup {
   int numInputs = 0;
   int occurrences = 1;     ///< how many nodes of the model call this kernel
   std::vector<std::string> ops; ///< the graph ops of the group, in order ("nn.conv2d", "add", ...)
+  /// A loop kernel (topi/nn/Recurrent.h): `func` is already scheduled; no default schedule,
+  /// tuning or GPU mapping applies.
+  bool prescheduled = false;
 };
 
 /// How a group got its schedule, for the package metadata and `loom compile`'s summary.

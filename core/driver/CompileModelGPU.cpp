@@ -94,6 +94,9 @@ CompiledModel compileModelGPU(CompiledModel model, const std::vector<ModelGroup>
   for (int k = 0; k < total; ++k) {
     const ModelGroup& g = groups[size_t(k)];
     if (options.progress) options.progress("lowering " + g.name + " for " + model.target, k, total);
+    if (g.prescheduled)
+      LOOM_THROW(UnsupportedError) << g.name << " (" << (g.ops.empty() ? "" : g.ops[0])
+                                   << "): loop kernels run on the CPU only; compile for llvm";
     std::optional<GroupSchedule> given;
     if (options.optLevel >= 1 && options.scheduleFor) given = options.scheduleFor(g);
     tir::PrimFunc scheduled = given ? given->scheduled : defaultGPUScheduleFunc(g.func);

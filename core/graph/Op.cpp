@@ -53,6 +53,9 @@ std::map<std::string, OpDef>& registry() {
     registerElemwiseOps();
     registerTransformOps();
     registerReduceOps();
+    registerRecurrentOps();
+    registerScatterOps();
+    registerImageOps();
     g_registeringBuiltins = false;
   });
   return rawOpTable();

@@ -13,6 +13,16 @@ void registerNNOps();
 void registerElemwiseOps();
 void registerTransformOps();
 void registerReduceOps();
+/// nn.recurrence (OpsRecurrent.cpp) and its activations, shared with its lowering.
+void registerRecurrentOps();
+/// image.resize2d_cubic (OpsImage.cpp).
+void registerImageOps();
+/// The input coordinate of output coordinate `o` under ONNX Resize's coordinate_transformation_mode
+/// (OpsNN.cpp; givenScale 0: out/in).
+double resizeInCoord(const std::string& mode, int64_t o, int64_t inLen, int64_t outLen, double givenScale);
+/// scatter_elements and scatter_nd (OpsScatter.cpp).
+void registerScatterOps();
+double recurrenceActivation(const std::string& name, double a, double b, double x);
 
 /// A host tensor for reference kernels: values held as double (exact for the int64 values of
 /// shape computations and for float32), written back in the output dtype.

@@ -895,6 +895,10 @@ HostTensor conv2dWinogradKernel(const CallNode& call, const std::vector<HostTens
 
 } // namespace
 
+double resizeInCoord(const std::string& mode, int64_t o, int64_t inLen, int64_t outLen, double givenScale) {
+  return inCoord(mode, o, inLen, outLen, givenScale);
+}
+
 void registerNNOps() {
   defineOp("nn.conv2d", 2, OpPattern::OutEWiseFusable, convAttrs(false), conv2dRel, conv2dKernel,
            "2-D convolution, data NCHW, weight OIHW; padding is (top, left, bottom, right); with "

@@ -38,6 +38,7 @@ std::vector<TuneTask> extractTasks(const graph::Module& m, const std::map<std::s
   std::vector<TuneTask> tasks;
   std::map<std::string, size_t> byKey;
   for (const driver::ModelGroup& g : driver::extractGroups(m, params, options)) {
+    if (g.prescheduled) continue;  // a loop kernel (nn.recurrence) keeps its own schedule
     tir::PrimFunc f = asTaskFunc(g.func);
     std::string key = groupKey(g.func);
     auto it = byKey.find(key);

@@ -65,6 +65,10 @@ const std::unordered_map<std::string, Converter>& converters();
 const std::unordered_map<std::string, Converter>& extraConverters();
 /// Einsum and NonZero (OnnxConvertersEinsum.cpp); converters() includes them.
 const std::unordered_map<std::string, Converter>& einsumConverters();
+/// LSTM, GRU and RNN (OnnxConvertersRecurrent.cpp); converters() includes them.
+const std::unordered_map<std::string, Converter>& recurrentConverters();
+/// Scatter ops and image ops (OnnxConvertersIndex.cpp); converters() includes them.
+const std::unordered_map<std::string, Converter>& indexImageConverters();
 
 /// TensorProto -> NDArray; throws ImportError naming `what` for unsupported element types.
 runtime::NDArray tensorFromProto(const onnx::TensorProto& t, const std::string& what);

@@ -107,8 +107,81 @@ std::vector<int64_t> convPads(const Context& c, const std::vector<int64_t>& inSp
   return pads;
 }
 
-Outs conv(Context& c) {
-  Expr x = c.input(0), w = c.input(1);
+Expr convOf(Context& c, Expr x, Expr w, const Expr& bias);
+
+Outs conv(Context& c) { return {convOf(c, c.input(0), c.input(1), c.hasInput(2) ? c.input(2) : Expr())}; }
+
+/// ConvInteger / QLinearConv: (x - x_zp) conv (w - w_zp), exact in float64; per-output-channel
+/// weight zero points broadcast over [M, 1, 1(, 1)].
+Expr integerConv(Context& c, Expr x, Expr xzp, Expr w, Expr wzp) {
+  DataType f = DataType::Float(64);
+  auto centered = [&](Expr v, Expr zp, bool weight) {
+    v = c.call("cast", {v}, {{"dtype", f}});
+    if (!zp.defined()) return v;
+    zp = c.call("cast", {zp}, {{"dtype", f}});
+    std::vector<int64_t> zs = c.staticShape(zp);
+    if (weight && zs.size() == 1 && zs[0] > 1) {
+      std::vector<int64_t> r(c.staticShape(v).size(), 1);
+      r[0] = zs[0];
+      zp = reshapeTo(c, zp, r);
+    } else if (!zs.empty()) {
+      zp = reshapeTo(c, zp, {});
+    }
+    return c.call("subtract", {v, zp});
+  };
+  return convOf(c, centered(x, xzp, false), centered(w, wzp, true), Expr());
+}
+
+Outs convInteger(Context& c) {
+  Expr y = integerConv(c, c.input(0), c.hasInput(2) ? c.input(2) : Expr(), c.input(1), c.hasInput(3) ? c.input(3) : Expr());
+  return {c.call("cast", {y}, {{"dtype", DataType::Int(32)}})};
+}
+
+/// (a - a_zp) @ (b - b_zp), exact in float64.
+Expr integerMatmul(Context& c, Expr a, Expr azp, Expr b, Expr bzp) {
+  DataType f = DataType::Float(64);
+  auto centered = [&](Expr v, Expr zp) {
+    v = c.call("cast", {v}, {{"dtype", f}});
+    return zp.defined() ? c.call("subtract", {v, c.call("cast", {zp}, {{"dtype", f}})}) : v;
+  };
+  return c.call("nn.matmul", {centered(a, azp), centered(b, bzp)});
+}
+
+/// saturate(round(acc * scale / y_scale) + y_zp) in y_zp's type (QLinear* outputs).
+Expr requantize(Context& c, Expr acc, Expr scale, Expr yScale, Expr yZp) {
+  DataType f = DataType::Float(64), t = c.tensorType(yZp).dtype;
+  Expr r = c.call("divide", {c.call("multiply", {acc, scale}), c.call("cast", {yScale}, {{"dtype", f}})});
+  r = c.call("add", {c.call("round", {r}), c.call("cast", {yZp}, {{"dtype", f}})});
+  double lo = t.isUInt() ? 0 : -std::ldexp(1.0, t.bits() - 1), hi = t.isUInt() ? std::ldexp(1.0, t.bits()) - 1 : std::ldexp(1.0, t.bits() - 1) - 1;
+  r = c.call("clip", {r}, {{"a_min", lo}, {"a_max", hi}});
+  return c.call("cast", {r}, {{"dtype", t}});
+}
+
+Expr scaleProduct(Context& c, Expr a, Expr b) {
+  DataType f = DataType::Float(64);
+  return c.call("multiply", {c.call("cast", {a}, {{"dtype", f}}), c.call("cast", {b}, {{"dtype", f}})});
+}
+
+Outs qlinearMatmul(Context& c) {
+  Expr acc = integerMatmul(c, c.input(0), c.input(2), c.input(3), c.input(5));
+  return {requantize(c, acc, scaleProduct(c, c.input(1), c.input(4)), c.input(6), c.input(7))};
+}
+
+Outs qlinearConv(Context& c) {
+  Expr acc = integerConv(c, c.input(0), c.input(2), c.input(3), c.input(5));
+  DataType f = DataType::Float(64);
+  if (c.hasInput(8)) acc = c.call("nn.bias_add", {acc, c.call("cast", {c.input(8)}, {{"dtype", f}})}, {{"axis", int64_t(1)}});
+  Expr scale = scaleProduct(c, c.input(1), c.input(4));
+  std::vector<int64_t> ss = c.staticShape(scale);
+  if (ss.size() == 1 && ss[0] > 1) {
+    std::vector<int64_t> r(c.staticShape(acc).size(), 1);
+    r[1] = ss[0];
+    scale = reshapeTo(c, scale, r);
+  }
+  return {requantize(c, acc, scale, c.input(6), c.input(7))};
+}
+
+Expr convOf(Context& c, Expr x, Expr w, const Expr& bias) {
   size_t rank = c.tensorType(x).ndim();
   std::vector<int64_t> ws = c.staticShape(w);
   if (rank != 3 && rank != 4)
@@ -132,25 +205,39 @@ Outs conv(Context& c) {
                    {"padding", pads},
                    {"dilation", dil},
                    {"groups", c.attrInt("group", 1)}});
-  if (c.hasInput(2)) y = c.call("nn.bias_add", {y, c.input(2)}, {{"axis", int64_t(1)}});
+  if (bias.defined()) y = c.call("nn.bias_add", {y, bias}, {{"axis", int64_t(1)}});
   if (oneD) {
     std::vector<int64_t> ys = c.staticShape(y);
     y = reshapeTo(c, y, {ys[0], ys[1], ys[3]});
   }
-  return {y};
+  return y;
 }
 
 Outs convTranspose(Context& c) {
   Expr x = c.input(0), w = c.input(1);
   std::vector<int64_t> xs = c.staticShape(x), ws = c.staticShape(w);
-  if (xs.size() != 4) c.fail("only 2-D transposed convolutions are supported");
+  if (xs.size() != 4 && xs.size() != 3) c.fail("only 1-D and 2-D transposed convolutions are supported");
+  // 1-D: as 2-D over a height of 1.
+  const bool oneD = xs.size() == 3;
+  auto attr2 = [&](const char* name, std::vector<int64_t> def, int64_t fill) {
+    std::vector<int64_t> v = c.attrInts(name, oneD ? std::vector<int64_t>(def.begin(), def.begin() + long(def.size() / 2)) : def);
+    if (!oneD || v.empty()) return v;
+    if (v.size() == 2 && def.size() == 4) return std::vector<int64_t>{0, v[0], 0, v[1]};
+    v.insert(v.begin(), fill);
+    return v;
+  };
+  if (oneD) {
+    x = reshapeTo(c, x, {xs[0], xs[1], 1, xs[2]});
+    w = reshapeTo(c, w, {ws[0], ws[1], 1, ws[2]});
+    xs = {xs[0], xs[1], 1, xs[2]};
+    ws = {ws[0], ws[1], 1, ws[2]};
+  }
   std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
-  std::vector<int64_t> strides = c.attrInts("strides", {1, 1}),
-                       dil = c.attrInts("dilations", {1, 1});
-  std::vector<int64_t> outPad = c.attrInts("output_padding", {0, 0});
-  std::vector<int64_t> pads = c.attrInts("pads", {0, 0, 0, 0});
+  std::vector<int64_t> strides = attr2("strides", {1, 1}, 1), dil = attr2("dilations", {1, 1}, 1);
+  std::vector<int64_t> outPad = attr2("output_padding", {0, 0}, 0);
+  std::vector<int64_t> pads = attr2("pads", {0, 0, 0, 0}, 0);
   std::string autoPad = c.attrString("auto_pad", "NOTSET");
-  std::vector<int64_t> outShape = c.attrInts("output_shape");
+  std::vector<int64_t> outShape = attr2("output_shape", {}, 1);
   if (!outShape.empty() || autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
     if (outShape.size() > 2) outShape.erase(outShape.begin(), outShape.end() - 2);
     for (int i = 0; i < 2; ++i) {
@@ -179,6 +266,10 @@ Outs convTranspose(Context& c) {
                    {"groups", c.attrInt("group", 1)},
                    {"output_padding", outPad}});
   if (c.hasInput(2)) y = c.call("nn.bias_add", {y, c.input(2)}, {{"axis", int64_t(1)}});
+  if (oneD) {
+    std::vector<int64_t> ys = c.staticShape(y);
+    y = reshapeTo(c, y, {ys[0], ys[1], ys[3]});
+  }
   return {y};
 }
 
@@ -344,14 +435,28 @@ Outs lpPool(Context& c) {
   return {c.call("power", {sum, scalarLike(c, 1.0 / p, sum)})};
 }
 
-Outs pool(Context& c, bool isMax) { return {poolOf(c, c.input(0), isMax, false)}; }
+Outs pool(Context& c, bool isMax) {
+  Expr x = c.input(0);
+  Expr y = poolOf(c, x, isMax, false);
+  if (!isMax || c.node->output_size() < 2 || c.node->output(1).empty()) return {y};
+  // MaxPool's Indices (poolOf checked: 2-D, no ceil_mode).
+  std::vector<int64_t> kernel = c.attrInts("kernel_shape"), strides = c.attrInts("strides", {1, 1}),
+                       dil = c.attrInts("dilations", {1, 1});
+  std::vector<int64_t> pads = convPads(c, spatialDims(c, x), kernel, strides, dil);
+  return {y, c.call("nn.max_pool2d_indices", {x},
+                    {{"pool_size", kernel},
+                     {"strides", strides},
+                     {"padding", pads},
+                     {"dilation", dil},
+                     {"storage_order", c.attrInt("storage_order", 0)}})};
+}
 
 Expr poolOf(Context& c, Expr x, bool isMax, bool includePad) {
   size_t rank = c.tensorType(x).ndim();
-  if (rank != 4 && rank != 3) c.fail("only 1-D and 2-D pooling is supported");
-  if (c.node->output_size() > 1 && !c.node->output(1).empty())
-    c.fail("the Indices output is not supported");
-  if (c.attrInt("storage_order", 0) != 0) c.fail("storage_order=1 is not supported");
+  if (rank != 4 && rank != 3 && rank != 5) c.fail("only 1-D, 2-D and 3-D pooling is supported");
+  const bool indices = c.node->output_size() > 1 && !c.node->output(1).empty();
+  if (indices && (rank != 4 || !isMax || c.attrInt("ceil_mode", 0) != 0))
+    c.fail("the Indices output is supported for 2-D max pooling without ceil_mode");
   bool oneD = rank == 3;
   std::vector<int64_t> kernel = c.attrInts("kernel_shape");
   size_t n = rank - 2;
@@ -367,13 +472,25 @@ Expr poolOf(Context& c, Expr x, bool isMax, bool includePad) {
     dil.insert(dil.begin(), 1);
     pads = {0, pads[0], 0, pads[1]};
   }
-  Attrs a{{"pool_size", kernel},
-          {"strides", strides},
-          {"padding", pads},
-          {"dilation", dil},
-          {"ceil_mode", c.attrInt("ceil_mode", 0)}};
-  if (!isMax) a.set("count_include_pad", includePad ? int64_t(1) : c.attrInt("count_include_pad", 0));
-  Expr y = c.call(isMax ? "nn.max_pool2d" : "nn.avg_pool2d", {x}, a);
+  auto pool2d = [&](Expr in, std::vector<int64_t> k, std::vector<int64_t> st, std::vector<int64_t> pd,
+                    std::vector<int64_t> dl) {
+    Attrs a{{"pool_size", k}, {"strides", st}, {"padding", pd}, {"dilation", dl}, {"ceil_mode", c.attrInt("ceil_mode", 0)}};
+    if (!isMax) a.set("count_include_pad", includePad ? int64_t(1) : c.attrInt("count_include_pad", 0));
+    return c.call(isMax ? "nn.max_pool2d" : "nn.avg_pool2d", {in}, a);
+  };
+  if (rank == 5) {
+    // 3-D pooling is separable (max of maxes; averages with per-axis counts, with or without
+    // the padding): over (H, W) on [N, C*D, H, W], then over D on [N, C, D, Ho*Wo].
+    std::vector<int64_t> xs = c.staticShape(x);
+    Expr hw = pool2d(reshapeTo(c, x, {xs[0], xs[1] * xs[2], xs[3], xs[4]}), {kernel[1], kernel[2]},
+                     {strides[1], strides[2]}, {pads[1], pads[2], pads[4], pads[5]}, {dil[1], dil[2]});
+    std::vector<int64_t> hs = c.staticShape(hw);
+    Expr d = pool2d(reshapeTo(c, hw, {xs[0], xs[1], xs[2], hs[2] * hs[3]}), {kernel[0], 1}, {strides[0], 1},
+                    {pads[0], 0, pads[3], 0}, {dil[0], 1});
+    std::vector<int64_t> ds = c.staticShape(d);
+    return reshapeTo(c, d, {xs[0], xs[1], ds[2], hs[2], hs[3]});
+  }
+  Expr y = pool2d(x, kernel, strides, pads, dil);
   if (oneD) {
     std::vector<int64_t> ys = c.staticShape(y);
     y = reshapeTo(c, y, {ys[0], ys[1], ys[3]});
@@ -581,12 +698,19 @@ Outs resize(Context& c) {
   if (out[0] != s[0] || out[1] != s[1])
     c.fail("resizing the batch or channel dims is not supported");
   std::string mode = c.attrString("mode", "nearest");
-  if (mode != "nearest" && mode != "linear")
-    c.fail("mode '" + mode + "' is not supported (nearest, linear)");
+  if (mode != "nearest" && mode != "linear" && mode != "cubic")
+    c.fail("mode '" + mode + "' is not supported (nearest, linear, cubic)");
   std::string ctm =
       c.opset() < 11 ? "asymmetric" : c.attrString("coordinate_transformation_mode", "half_pixel");
   if (ctm == "tf_crop_and_resize")
     c.fail("coordinate_transformation_mode tf_crop_and_resize is not supported");
+  if (mode == "cubic")
+    return {c.call("image.resize2d_cubic", {x},
+                   {{"size", std::vector<int64_t>{out[2], out[3]}},
+                    {"coordinate_transformation_mode", ctm},
+                    {"scales", scales.empty() ? std::vector<double>{} : std::vector<double>{scales[2], scales[3]}},
+                    {"cubic_coeff_a", c.attrFloat("cubic_coeff_a", -0.75)},
+                    {"exclude_outside", c.attrInt("exclude_outside", 0)}})};
   std::string rounding =
       mode == "nearest"
           ? (c.opset() < 11 ? "floor" : c.attrString("nearest_mode", "round_prefer_floor"))
@@ -696,13 +820,15 @@ Outs cast(Context& c) {
 }
 
 Outs dropout(Context& c) {
-  if (c.node->output_size() > 1 && !c.node->output(1).empty())
-    c.fail("the mask output of Dropout is not supported");
   double ratio =
       c.opset() >= 12 && c.hasInput(1) ? c.constFloats(1).at(0) : c.attrFloat("ratio", 0.5);
   if (c.opset() >= 12 && c.hasInput(2) && c.constInts(2).at(0) != 0 && ratio != 0)
     c.fail("training-mode Dropout (random masks) is not supported");
-  return {c.call("nn.dropout", {c.input(0)}, {{"rate", ratio}})};
+  Expr y = c.call("nn.dropout", {c.input(0)}, {{"rate", ratio}});
+  if (c.node->output_size() < 2 || c.node->output(1).empty()) return {y};
+  // Inference: nothing is dropped, the mask is all true.
+  return {y, c.call("broadcast_to", {graph::makeScalar(1.0, DataType::Bool())},
+                    {{"shape", c.staticShape(c.input(0))}})};
 }
 
 Outs constant(Context& c) {
@@ -878,6 +1004,15 @@ Outs eyeLike(Context& c) {
 const std::unordered_map<std::string, Converter>& converters() {
   static const std::unordered_map<std::string, Converter> table{
       {"Conv", conv},
+      {"ConvInteger", convInteger},
+      {"QLinearConv", qlinearConv},
+      {"MatMulInteger",
+       [](Context& c) {
+         Expr y = integerMatmul(c, c.input(0), c.hasInput(2) ? c.input(2) : Expr(), c.input(1),
+                                c.hasInput(3) ? c.input(3) : Expr());
+         return Outs{c.call("cast", {y}, {{"dtype", DataType::Int(32)}})};
+       }},
+      {"QLinearMatMul", qlinearMatmul},
       {"ConvTranspose", convTranspose},
       {"Gemm", gemm},
       {"MatMul", matmul},
@@ -1017,6 +1152,8 @@ const std::unordered_map<std::string, Converter>& converters() {
     auto all = table;
     for (const auto& [name, conv] : extraConverters()) all.emplace(name, conv);
     for (const auto& [name, conv] : einsumConverters()) all.emplace(name, conv);
+    for (const auto& [name, conv] : recurrentConverters()) all.emplace(name, conv);
+    for (const auto& [name, conv] : indexImageConverters()) all.emplace(name, conv);
     return all;
   }();
   return merged;

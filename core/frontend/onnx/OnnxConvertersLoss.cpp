@@ -235,29 +235,42 @@ std::vector<Expr> meanVarianceNormalization(Context& c) {
 }
 
 std::vector<Expr> gatherND(Context& c) {
-  if (c.attrInt("batch_dims", 0) != 0) c.fail("batch_dims other than 0 is not supported");
+  const int64_t b = c.attrInt("batch_dims", 0);
   Expr data = c.input(0), idx = c.input(1);
   std::vector<int64_t> ds = c.staticShape(data), is = c.staticShape(idx);
   if (is.empty()) c.fail("indices must have rank >= 1");
   int64_t k = is.back();
-  if (k < 1 || k > int64_t(ds.size())) c.fail("the last indices dimension must be in [1, rank of data]");
-  // Flat index into the first k dims: sum_j normalize(idx[..., j]) * stride_j.
+  if (b < 0 || b >= int64_t(is.size()) || b + k > int64_t(ds.size()) || k < 1)
+    c.fail("batch_dims and the last indices dimension must fit the ranks of data and indices");
+  for (int64_t j = 0; j < b; ++j)
+    if (ds[size_t(j)] != is[size_t(j)]) c.fail("data and indices disagree on batch dim " + std::to_string(j));
+  // Flat index into the first b + k dims: the batch position's offset plus
+  // sum_j normalize(idx[..., j]) * stride_j over dims b .. b+k-1.
   DataType i64 = DataType::Int(64);
   runtime::NDArray dims = runtime::NDArray::empty({k}, runtime::DType{runtime::DType::Int, 64, 1});
   runtime::NDArray strides = runtime::NDArray::empty({k}, runtime::DType{runtime::DType::Int, 64, 1});
   int64_t stride = 1;
   for (int64_t j = k; j-- > 0;) {
-    dims.as<int64_t>()[j] = ds[size_t(j)];
+    dims.as<int64_t>()[j] = ds[size_t(b + j)];
     strides.as<int64_t>()[j] = stride;
-    stride *= ds[size_t(j)];
+    stride *= ds[size_t(b + j)];
   }
   Expr ix = c.tensorType(idx).dtype == i64 ? idx : c.call("cast", {idx}, {{"dtype", i64}});
   Expr dimsC = graph::makeConstant(dims);
   ix = c.call("where", {c.call("less", {ix, graph::makeScalar(0, i64)}), c.call("add", {ix, dimsC}), ix});
   Expr flat = c.call("sum", {c.call("multiply", {ix, graph::makeConstant(strides)})},
                      {{"axis", std::vector<int64_t>{-1}}, {"keepdims", int64_t(0)}});
-  std::vector<int64_t> view{stride};
-  view.insert(view.end(), ds.begin() + k, ds.end());
+  int64_t batches = 1;
+  for (int64_t j = 0; j < b; ++j) batches *= ds[size_t(j)];
+  if (b > 0) {
+    std::vector<int64_t> lead(is.begin(), is.end() - 1), offShape(lead.size(), 1);
+    for (int64_t j = 0; j < b; ++j) offShape[size_t(j)] = is[size_t(j)];
+    runtime::NDArray off = runtime::NDArray::empty(offShape, runtime::DType{runtime::DType::Int, 64, 1});
+    for (int64_t q = 0; q < batches; ++q) off.as<int64_t>()[q] = q * stride;
+    flat = c.call("add", {flat, graph::makeConstant(off)});
+  }
+  std::vector<int64_t> view{batches * stride};
+  view.insert(view.end(), ds.begin() + b + k, ds.end());
   return {c.call("take", {c.call("reshape", {data}, {{"newshape", view}}), flat}, {{"axis", int64_t(0)}})};
 }
 

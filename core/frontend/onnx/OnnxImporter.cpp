@@ -375,7 +375,14 @@ graph::Module convertModel(const onnx::ModelProto& model, const std::string& fil
                            const ImportOptions& options) {
   int opset = defaultOpset(model);
   if (opset < 0) throw ImportError(file + ": the model imports no default-domain opset");
-  if (opset < kMinOpset || opset > kMaxOpset)
+  // Below opset 6 only models whose ops kept their meaning since version 1 (ops whose first
+  // versions had different attributes or broadcasting are refused with the range).
+  static const std::set<std::string> sameSinceOpset1{"Not", "Softplus", "Softsign", "GlobalAveragePool",
+                                                     "GlobalMaxPool", "Identity", "Transpose"};
+  bool oldButSame = opset >= 1 && opset < kMinOpset &&
+                    std::all_of(model.graph().node().begin(), model.graph().node().end(),
+                                [](const onnx::NodeProto& n) { return sameSinceOpset1.count(n.op_type()) > 0; });
+  if ((opset < kMinOpset && !oldButSame) || opset > kMaxOpset)
     throw ImportError(file + ": opset " + std::to_string(opset) +
                       " is outside the supported range " + std::to_string(kMinOpset) + "-" +
                       std::to_string(kMaxOpset));

@@ -44,5 +44,10 @@ void registerNNComputes();
 void registerWinogradComputes();
 void registerTransformComputes();
 void registerReduceComputes();
+void registerScatterComputes();  // Scatter.cpp
+void registerImageComputes();    // Image.cpp
+/// The float64 input coordinate of output index `o` under ONNX Resize's coordinate_transformation_mode
+/// (Transform.cpp; givenScale 0: out/in).
+Expr resizeCoordinate(const std::string& mode, Expr o, int64_t inLen, int64_t outLen, double givenScale);
 
 }  // namespace loom::topi::nn

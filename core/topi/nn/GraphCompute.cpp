@@ -15,6 +15,8 @@ void registerGraphComputes() {
     nn::registerWinogradComputes();
     nn::registerTransformComputes();
     nn::registerReduceComputes();
+    nn::registerScatterComputes();
+    nn::registerImageComputes();
   });
 }
 

@@ -93,6 +93,10 @@ Expr layoutTransform(const CallNode& c, const std::vector<te::Tensor>& in, const
 
 }  // namespace
 
+Expr resizeCoordinate(const std::string& mode, Expr o, int64_t inLen, int64_t outLen, double givenScale) {
+  return coordOf(mode, std::move(o), inLen, outLen, givenScale);
+}
+
 void registerTransformComputes() {
   setCompute("reshape", [](const CallNode& call, const std::vector<te::Tensor>& in, const graph::Type& outType) {
     std::vector<int64_t> os = staticTensor(outType, call).staticShape();
