@@ -10,6 +10,7 @@ PKGS=(
   nlohmann-json3-dev libfmt-dev libcli11-dev libxgboost-dev
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata python3-onnx python3-numpy
   pocl-opencl-icd ocl-icd-opencl-dev opencl-headers
+  openmpi-bin libopenmpi-dev
 )
 missing=()
 for p in "${PKGS[@]}"; do
