@@ -65,8 +65,8 @@ public:
 /// batches. run() submits and waits.
 class PipelinedRunner : public Runner {
 public:
-  /// How many candidates it measures at once (its workers).
-  virtual size_t slots() const = 0;
+  /// How many candidates it measures at once (its workers; not "slots", a Qt macro).
+  virtual size_t capacity() const = 0;
   /// Queues a candidate; its result comes back from next() with `ticket`.
   virtual void submit(uint64_t ticket, const MeasureCandidate& c, const MeasureOptions& options) = 0;
   /// Blocks until a submitted candidate finishes; std::nullopt when none is queued or running.

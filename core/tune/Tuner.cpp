@@ -243,12 +243,15 @@ int runPipelined(PipelinedRunner& runner, const std::vector<TaskTuner*>& tuners,
                  const std::function<int(const std::vector<bool>& blocked)>& pick,
                  const std::function<void(size_t, bool)>& onResult) {
   constexpr int kShift = 40; // ticket = tuner index << kShift | the tuner's candidate id
-  const size_t slots = std::max<size_t>(1, runner.slots());
+  const size_t slots = std::max<size_t>(1, runner.capacity());
+  // A new batch is proposed while a whole batch still waits or runs, so the workers have work for
+  // as long as the search takes.
+  const size_t ahead = std::max(slots, size_t(std::max(1, options.batchSize)));
   std::vector<bool> blocked(tuners.size(), false);
   int proposed = 0, measured = 0;
   bool stopping = false;
   for (;;) {
-    while (!stopping && proposed < budget && runner.outstanding() <= slots) {
+    while (!stopping && proposed < budget && runner.outstanding() <= ahead) {
       if (!continueTuning(options)) {
         stopping = true;
         break;

@@ -161,8 +161,8 @@ private:
 };
 
 /// Pipelined tuning: keeps `runner` fed, so its workers never wait for a whole batch to finish.
-/// While fewer than about two batches are out (runner.outstanding() <= slots()), `pick(blocked)`
-/// names the tuner that proposes the next batch (at least slots() candidates; -1: none now;
+/// While no more than one batch is out (runner.outstanding() <= max(capacity(), batchSize)), `pick(blocked)`
+/// names the tuner that proposes the next batch (at least capacity() candidates; -1: none now;
 /// blocked[i]: tuner i proposed nothing new until more of its results are in); each result is
 /// handed to its tuner and then to `onResult(i, batchDone)`. Stops proposing when `budget` trials
 /// were proposed or continueTuning(options) says stop, and returns once every result is in

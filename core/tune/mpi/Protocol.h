@@ -37,7 +37,7 @@ public:
   MpiRunner(std::vector<std::string> workerHosts, bool workerEvents);
   ~MpiRunner() override; ///< stops the dispatcher and sends every worker home
 
-  size_t slots() const override { return m_workers.size(); }
+  size_t capacity() const override { return m_workers.size(); }
   void submit(uint64_t ticket, const MeasureCandidate& c, const MeasureOptions& options) override;
   std::optional<std::pair<uint64_t, MeasureResult>> next() override;
   size_t outstanding() const override;
