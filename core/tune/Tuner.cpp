@@ -91,6 +91,7 @@ TaskTuner::TaskTuner(TuneTask task, Database& db, Runner& runner, const TuneOpti
   m_ctx.space = &m_space;
   m_ctx.model = m_model.get();
   m_ctx.measured = &m_measured;
+  m_ctx.featureCache = &m_featureCache;
   m_ctx.rng.seed(m_options.seed * 7919 + uint64_t(m_done));
 }
 
