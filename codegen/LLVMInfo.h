@@ -10,4 +10,7 @@ std::string llvmVersion();
 /// The host CPU name LLVM detects ("znver5").
 std::string hostCpuName();
 
+/// The ISA extensions LLVM detects on the host, enabled ones only, sorted ("adx,aes,avx,avx2,...").
+std::string hostCpuFeatures();
+
 }  // namespace loom::codegen

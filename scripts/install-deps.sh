@@ -12,6 +12,7 @@ PKGS=(
   pocl-opencl-icd ocl-icd-opencl-dev opencl-headers
   libtorch-dev python3-torch
   python3-dev pybind11-dev python3-pytest
+  openmpi-bin libopenmpi-dev
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -17,6 +17,8 @@ check "core/ includes Qt" '#include\s*[<"]Q' core
 check "runtime/ includes Qt" '#include\s*[<"]Q' runtime
 check "runtime/ includes LLVM" '#include\s*[<"]llvm' runtime
 check "runtime/ includes ONNX" '#include\s*[<"]onnx' runtime
+# MPI only in the distributed tuner (core/tune/mpi); the app reaches it through its MPI-free header.
+check "mpi.h outside core/tune/mpi/" '#include\s*[<"]mpi\.h' runtime views app codegen python $(find core -mindepth 1 -maxdepth 2 -type d ! -path core/tune ! -path core/tune/mpi) $(find core core/tune -maxdepth 1 -type f)
 check "LLVM outside codegen/" '#include\s*[<"](llvm|llvm-c)/' core runtime views app
 torch_hits=$(grep -rnlE '#include\s*[<"](torch|ATen|c10)/' core runtime views app codegen \
   --include='*.h' --include='*.cpp' 2>/dev/null | grep -v '^core/frontend/torch/')

@@ -45,6 +45,7 @@
 #include "core/tune/Tuner.h"
 #include "core/tune/database/JsonDatabase.h"
 #include "core/tune/runner/ProcessRunner.h"
+#include "views/ClusterTuning.h"
 #include "views/Session.h"
 
 namespace loom::views {
@@ -251,6 +252,18 @@ void TuningMonitor::buildUi() {
   recordsRow->addWidget(m_start);
   recordsRow->addWidget(m_pause);
   recordsRow->addWidget(m_cancel);
+  auto* cluster = new QPushButton("Cluster…");
+  cluster->setObjectName("tuneCluster");
+  cluster->setToolTip("Run this job with mpirun on the hosts of a host file (views/ClusterTuning.h)");
+  connect(cluster, &QPushButton::clicked, this, [this] {
+    auto* panel = new ClusterTuningPanel;
+    panel->setAttribute(Qt::WA_DeleteOnClose);
+    panel->setLoomProgram(findLoomBinary());
+    panel->setTuneArguments(tuneArguments(jobFromForm()));
+    panel->resize(720, 480);
+    panel->show();
+  });
+  recordsRow->addWidget(cluster);
   layout->addLayout(recordsRow);
 
   auto* progressRow = new QHBoxLayout;

@@ -22,6 +22,9 @@
 #include "core/tune/Tuner.h"
 #include "core/tune/database/JsonDatabase.h"
 #include "core/tune/runner/ProcessRunner.h"
+#ifdef LOOM_HAVE_MPI
+#include "core/tune/mpi/Distributed.h"
+#endif
 
 namespace loom::cli {
 
@@ -56,7 +59,13 @@ struct TuneCliOptions {
   double timeout = 10, minRepeatMs = 20;
   bool resume = false, noBaseline = false, listTasks = false, cacheFlush = false, noCacheFlush = false;
   uint64_t seed = 1;
+  double simulateBuildMs = 0, simulateMeasureMs = 0; ///< distributed bench mode
+  bool workerEvents = false;
 };
+
+/// Under mpirun: rank 0's runner, which measures on the worker ranks (else each run makes a
+/// ProcessRunner here).
+tune::Runner* g_distributed = nullptr;
 
 TuneCliOptions& tuneOptions() {
   static TuneCliOptions o;
@@ -112,6 +121,15 @@ CLI::App* setupTune(CLI::App& app) {
   sub->add_flag("--list-tasks", o.listTasks, "Model: print the task table and exit (nothing is measured)");
   sub->add_option("--tasks", o.taskFilter,
                   "Model: tune only these tasks, by number in the --list-tasks table or by key (e.g. 2,4-6,tir:1dc0...)");
+  const char* dist = "Distributed (mpirun -np N loom tune ...)";
+  sub->add_option("--simulate-build-ms", o.simulateBuildMs,
+                  "Bench: worker ranks sleep this long instead of building (and report made-up times)")
+      ->group(dist)->check(CLI::NonNegativeNumber);
+  sub->add_option("--simulate-measure-ms", o.simulateMeasureMs, "Bench: worker ranks sleep this long instead of timing")
+      ->group(dist)->check(CLI::NonNegativeNumber);
+  sub->add_flag("--worker-events", o.workerEvents,
+                "Print each worker rank's state changes on stderr (\"loom-worker rank=R host=H state=S trials=N failed=F\")")
+      ->group(dist);
   return sub;
 }
 
@@ -141,7 +159,8 @@ int runWorkloadTune() {
   if (!o.resume && std::filesystem::exists(o.output))
     LOOM_THROW(Error) << o.output << ": the record file exists; pass --resume to continue it or remove it";
   tune::JsonDatabase db(o.output);
-  tune::ProcessRunner runner(tune::ProcessRunner::selfWorkerCommand());
+  tune::ProcessRunner local(tune::ProcessRunner::selfWorkerCommand());
+  tune::Runner& runner = g_distributed ? *g_distributed : local;
   tune::TuneOptions opts = perTaskOptions(o);
   opts.trials = o.trials > 0 ? o.trials : 64;
   bool tty = ::isatty(1);
@@ -409,7 +428,8 @@ int runModelTune() {
     }
     }
   };
-  tune::ProcessRunner runner(tune::ProcessRunner::selfWorkerCommand());
+  tune::ProcessRunner local(tune::ProcessRunner::selfWorkerCommand());
+  tune::Runner& runner = g_distributed ? *g_distributed : local;
   tune::TaskScheduler scheduler(tasks, db, runner, per, so, show);
   std::vector<tune::TuneResult> results = scheduler.run();
   if (tty) std::cout << "\r\033[K";
@@ -451,9 +471,31 @@ int runTune() {
                              {!o.desiredLayout.empty(), "--desired-layout"},
                              {!o.disabledPasses.empty(), "--disabled-pass"}, {o.listTasks, "--list-tasks"}, {!o.taskFilter.empty(), "--tasks"}})
       if (set) LOOM_THROW(ValueError) << "tune: " << name << " applies to a model, not to --workload";
-    return runWorkloadTune();
   }
-  return runModelTune();
+  bool simulate = o.simulateBuildMs > 0 || o.simulateMeasureMs > 0;
+#ifdef LOOM_HAVE_MPI
+  if (tune::mpi::launchedByMpi()) {
+    tune::mpi::Session session({o.target, o.simulateBuildMs, o.simulateMeasureMs, o.workerEvents});
+    if (session.rank() != 0) return session.serve();
+    if (!session.hasWorkers()) {
+      if (simulate) LOOM_THROW(ValueError) << "tune: --simulate-* needs worker ranks (mpirun -np 2 or more)";
+      std::cout << "distributed: one rank, no workers: measuring on this host\n";
+      return o.model.empty() ? runWorkloadTune() : runModelTune();
+    }
+    g_distributed = &session.runner();
+    std::cout << "distributed: " << session.describe() << std::endl;
+    int rc = o.model.empty() ? runWorkloadTune() : runModelTune();
+    g_distributed = nullptr;
+    tune::mpi::SessionStats st = session.stats();
+    std::cout << "distributed: " << st.trials << " candidates in " << fmt("%.2f", st.wallS) << " s ("
+              << fmt("%.1f", st.wallS > 0 ? st.trials * 60.0 / st.wallS : 0.0) << " per minute) on " << st.workers
+              << " worker rank" << (st.workers == 1 ? "" : "s") << "; driver busy " << fmt("%.0f%%", 100 * st.driverBusy)
+              << ", workers busy " << fmt("%.0f%%", 100 * st.workerBusy) << "\n";
+    return rc;
+  }
+#endif
+  if (simulate) LOOM_THROW(ValueError) << "tune: --simulate-build-ms / --simulate-measure-ms apply to a distributed run (mpirun -np N loom tune ...)";
+  return o.model.empty() ? runWorkloadTune() : runModelTune();
 }
 
 const bool tuneRegistered = addCommand({setupTune, runTune});

@@ -1,6 +1,7 @@
 // The cost model interface: predicts a score (higher is faster) for candidate programs from their
 // feature rows, trained online from measurements.
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,5 +36,11 @@ struct XGBoostOptions {
 /// Gradient-boosted trees (libxgboost's C API) regressing normalized throughput
 /// (best time / time, 0 for failures) per workload, retrained from all data on each update.
 std::unique_ptr<CostModel> makeXGBoostModel(const XGBoostOptions& options = {});
+
+/// A model retrained on a background thread: update() hands all data so far to a fresh model made
+/// by `make` and returns at once; predict() and trainedOn() use the last model whose training
+/// finished (data that arrives while one trains starts the next training). Pipelined tuning uses
+/// it so that retraining never holds up handing out candidates.
+std::unique_ptr<CostModel> makeBackgroundModel(std::function<std::unique_ptr<CostModel>()> make);
 
 } // namespace loom::tune

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,7 @@ struct MeasureResult {
   std::string errorMessage;
   double buildMs = 0;          ///< schedule + lowering + JIT time in the worker
   bool cacheFlushed = false;   ///< timed with MeasureOptions::flushCache
+  std::string host;            ///< the machine that measured it ("" when unknown)
   bool ok() const { return errorKind.empty() && !timesMs.empty(); }
   double meanMs() const;
   nlohmann::json toJson() const;
@@ -61,6 +63,24 @@ public:
   virtual std::vector<MeasureResult> run(
       const std::vector<MeasureCandidate>& candidates, const MeasureOptions& options,
       const std::function<void(size_t, const MeasureResult&)>& onResult = {}) = 0;
+};
+
+/// A runner that measures several candidates at once and takes new ones while others run (the MPI
+/// runner): the tuning loop keeps it fed (TaskScheduler, tuneTask) instead of waiting for whole
+/// batches. run() submits and waits.
+class PipelinedRunner : public Runner {
+public:
+  /// How many candidates it measures at once (its workers; not "slots", a Qt macro).
+  virtual size_t capacity() const = 0;
+  /// Queues a candidate; its result comes back from next() with `ticket`.
+  virtual void submit(uint64_t ticket, const MeasureCandidate& c, const MeasureOptions& options) = 0;
+  /// Blocks until a submitted candidate finishes; std::nullopt when none is queued or running.
+  virtual std::optional<std::pair<uint64_t, MeasureResult>> next() = 0;
+  /// Submitted candidates whose results next() has not returned yet.
+  virtual size_t outstanding() const = 0;
+
+  std::vector<MeasureResult> run(const std::vector<MeasureCandidate>& candidates, const MeasureOptions& options,
+                                 const std::function<void(size_t, const MeasureResult&)>& onResult = {}) override;
 };
 
 /// The worker's body, in the worker process: builds the candidate (trace applied to the task's

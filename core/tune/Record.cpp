@@ -30,6 +30,7 @@ nlohmann::json TuningRecord::toJson() const {
   j["timestamp"] = timestamp;
   if (cacheFlush) j["cache_flush"] = true;
   if (retime) j["retime"] = true;
+  if (!host.empty()) j["host"] = host;
   return j;
 }
 
@@ -60,6 +61,7 @@ TuningRecord TuningRecord::fromJson(const nlohmann::json& j) {
   r.errorMessage = str("error_message", false);
   r.version = str("version", false);
   r.timestamp = str("timestamp", false);
+  r.host = str("host", false);
   if (j.contains("cache_flush")) {
     if (!j["cache_flush"].is_boolean()) LOOM_THROW(ParseError) << "tuning record: field 'cache_flush' is not a boolean";
     r.cacheFlush = j["cache_flush"].get<bool>();

@@ -31,6 +31,9 @@ struct TuningRecord {
   /// A re-measurement of a schedule recorded before (TaskTuner::retime), not a trial: "retime" in
   /// the JSON line, written only when set. The latest record of a schedule is the one that counts.
   bool retime = false;
+  /// The machine that measured it ("host" in the JSON line, written only when known; records of
+  /// older Loom versions have none). Distributed runs measure on many hosts.
+  std::string host;
 
   bool ok() const { return errorKind.empty() && !timesMs.empty(); }
   /// Mean of the samples (TVM's MeasureResult::mean); +inf for failed records.

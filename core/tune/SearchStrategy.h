@@ -1,6 +1,7 @@
 // Search strategies: propose the next batch of candidates to measure (random search, evolutionary
 // search guided by the cost model).
 #pragma once
+#include <map>
 #include <memory>
 #include <optional>
 #include <random>
@@ -37,7 +38,14 @@ struct SearchContext {
   std::set<std::string>* measured = nullptr;
   std::vector<tir::Trace> elites;
   std::mt19937_64 rng{1};
+  /// Features of points lowered before, by point key (std::nullopt: it does not lower): the
+  /// evolutionary search meets the same points again (elites, repeated mutations) batch after
+  /// batch, and lowering is the search's main cost. Optional.
+  std::map<std::string, std::optional<std::vector<float>>>* featureCache = nullptr;
 };
+
+/// makeCandidate through ctx.featureCache (when set): a point seen before is not lowered again.
+std::optional<Candidate> makeCandidate(SearchContext& ctx, SpacePoint point);
 
 class SearchStrategy {
 public:

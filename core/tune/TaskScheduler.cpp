@@ -8,7 +8,7 @@ namespace loom::tune {
 
 TaskScheduler::TaskScheduler(std::vector<TuneTask> tasks, Database& db, Runner& runner, const TuneOptions& perTask,
                              const TaskSchedulerOptions& options, TuneCallback callback)
-    : m_perTask(perTask), m_options(options) {
+    : m_runner(runner), m_perTask(perTask), m_options(options) {
   std::map<std::string, size_t> byKey;
   for (auto& t : tasks) {
     std::string k = t.key + "@" + t.target;
@@ -41,13 +41,16 @@ TaskScheduler::TaskScheduler(std::vector<TuneTask> tasks, Database& db, Runner& 
   }
 }
 
-size_t TaskScheduler::pick() const {
+size_t TaskScheduler::pick(const std::vector<bool>& blocked) const {
   size_t best = m_tasks.size();
   double bestScore = -1;
   for (size_t i = 0; i < m_tasks.size(); ++i) {
-    if (m_tuners[i]->done()) continue;
+    if (m_tuners[i]->done() || (i < blocked.size() && blocked[i])) continue;
     const auto& h = m_history[i];
-    if (h.empty()) return i; // warm-up: one batch each, in order
+    if (h.empty()) {
+      if (m_tuners[i]->pending() == 0) return i; // warm-up: one batch each, in order
+      continue;                                   // (pipelined: its first batch is out)
+    }
     auto [trials, ms] = h.back();
     double score;
     if (!std::isfinite(ms)) {
@@ -89,7 +92,24 @@ std::vector<TuneResult> TaskScheduler::run() {
     }
   }
   int spent = 0;
-  while (spent < m_options.totalTrials) {
+  if (auto* pipelined = dynamic_cast<PipelinedRunner*>(&m_runner)) {
+    std::vector<TaskTuner*> tuners;
+    for (auto& t : m_tuners) tuners.push_back(t.get());
+    spent = runPipelined(
+        *pipelined, tuners, m_perTask, m_options.totalTrials,
+        [&](const std::vector<bool>& blocked) {
+          size_t i = pick(blocked);
+          if (i >= m_tasks.size()) return -1;
+          m_tuners[i]->announce();
+          return int(i);
+        },
+        [&](size_t i, bool batchDone) {
+          if (!batchDone) return;
+          TuneResult r = m_tuners[i]->result();
+          m_history[i].push_back({r.trialsDone, r.best ? r.best->meanMs() : INFINITY});
+        });
+  }
+  while (spent < m_options.totalTrials && !dynamic_cast<PipelinedRunner*>(&m_runner)) {
     if (!continueTuning(m_perTask)) break;
     size_t i = pick();
     if (i >= m_tasks.size()) break;

@@ -40,7 +40,8 @@ public:
   const std::vector<TuneTask>& tasks() const { return m_tasks; }
 
 private:
-  size_t pick() const;
+  /// The task for the next batch (m_tasks.size(): none); blocked tasks are passed over.
+  size_t pick(const std::vector<bool>& blocked = {}) const;
   /// Task `i` under TaskSchedulerOptions::baselineSchedule; undefined (the unscheduled program)
   /// without one or when it throws.
   tir::PrimFunc baselineFor(size_t i) const;
@@ -49,6 +50,7 @@ private:
   std::vector<std::unique_ptr<TaskTuner>> m_tuners;
   std::vector<std::vector<std::pair<int, double>>> m_history; ///< per task: (trials, best ms) after each batch
   std::vector<bool> m_baselineDone;
+  Runner& m_runner;
   TuneOptions m_perTask;
   TaskSchedulerOptions m_options;
 };

@@ -25,6 +25,7 @@ TuningRecord recordOf(const std::string& key, const std::string& target, const n
   rec.errorMessage = r.errorMessage;
   rec.cacheFlush = r.cacheFlushed;
   rec.retime = retime;
+  rec.host = r.host;
   rec.version = loomVersion();
   rec.timestamp = utcTimestamp();
   return rec;
@@ -46,8 +47,13 @@ MeasureCandidate TaskTuner::baselineCandidate(const tir::PrimFunc& scheduled) co
 TaskTuner::TaskTuner(TuneTask task, Database& db, Runner& runner, const TuneOptions& options,
                      TuneCallback callback)
     : m_task(std::move(task)), m_db(db), m_runner(runner), m_options(options), m_callback(std::move(callback)),
-      m_space(SpaceGenerator::forTarget(m_task.target)), m_model(makeXGBoostModel()), m_bestMs(INFINITY),
-      m_baselineMs(INFINITY) {
+      m_space(SpaceGenerator::forTarget(m_task.target)), m_bestMs(INFINITY), m_baselineMs(INFINITY) {
+  // A pipelined runner measures while the search runs: retraining there must not hold up the
+  // handing out of candidates, so it runs in the background (the same model, trained on the same data).
+  if (dynamic_cast<PipelinedRunner*>(&m_runner))
+    m_model = makeBackgroundModel([] { return makeXGBoostModel(); });
+  else
+    m_model = makeXGBoostModel();
   if (m_options.strategy == "random")
     m_strategy = makeRandomSearch();
   else if (m_options.strategy == "evolutionary")
@@ -85,6 +91,7 @@ TaskTuner::TaskTuner(TuneTask task, Database& db, Runner& runner, const TuneOpti
   m_ctx.space = &m_space;
   m_ctx.model = m_model.get();
   m_ctx.measured = &m_measured;
+  m_ctx.featureCache = &m_featureCache;
   m_ctx.rng.seed(m_options.seed * 7919 + uint64_t(m_done));
 }
 
@@ -141,11 +148,11 @@ bool TaskTuner::addSeed(const tir::Trace& design) {
   return true;
 }
 
-bool TaskTuner::done() const { return m_exhausted || m_done >= m_options.trials; }
+bool TaskTuner::done() const { return m_exhausted || m_done + pending() >= m_options.trials; }
 
-bool TaskTuner::step(int maxTrials) {
-  if (done() || maxTrials <= 0) return false;
-  size_t n = size_t(std::min({m_options.batchSize, m_options.trials - m_done, maxTrials}));
+std::vector<std::pair<uint64_t, MeasureCandidate>> TaskTuner::propose(int maxTrials, int minBatch) {
+  if (done() || maxTrials <= 0) return {};
+  size_t n = size_t(std::min({std::max(m_options.batchSize, minBatch), m_options.trials - m_done - pending(), maxTrials}));
   m_ctx.elites.clear();
   for (auto& [ms, trace] : m_elites) m_ctx.elites.push_back(trace);
   std::vector<Candidate> batch;
@@ -158,33 +165,57 @@ bool TaskTuner::step(int maxTrials) {
     for (Candidate& c : m_strategy->nextBatch(m_ctx, n - batch.size()))
       if (inBatch.insert(c.point.key()).second) batch.push_back(std::move(c));
   if (batch.empty()) {
-    m_exhausted = true;
-    return false;
+    // Exhausted only when nothing is out: pending results may still make new elites.
+    if (m_pending.empty()) m_exhausted = true;
+    return {};
   }
-  std::vector<MeasureCandidate> inputs;
-  for (auto& c : batch) inputs.push_back({m_task, c.point.finalJson(), ""});
-  std::vector<std::vector<float>> x;
-  std::vector<double> t;
-  m_runner.run(inputs, m_options.measure, [&](size_t i, const MeasureResult& r) {
-    TuningRecord rec = recordOf(m_task.key, m_task.target, inputs[i].trace, r);
-    m_db.commit(rec);
-    m_measured.insert(rec.traceKey());
-    ++m_done;
-    ++m_thisRun;
-    if (!r.ok()) ++m_errors;
-    x.push_back(batch[i].features);
-    t.push_back(r.meanMs());
-    bool better = r.ok() && r.meanMs() < m_bestMs;
-    if (r.ok()) m_elites.push_back({r.meanMs(), batch[i].point.design});
-    if (better) m_bestMs = r.meanMs();
-    std::string script = batch[i].point.final.trace().simplified().str();
-    report(TuneEventKind::TrialDone, &r, script);
-    if (better) report(TuneEventKind::NewBest, &r, script);
-  });
-  std::sort(m_elites.begin(), m_elites.end(), [](auto& a, auto& b) { return a.first < b.first; });
+  int id = m_nextBatch++;
+  m_batches[id].left = batch.size();
+  std::vector<std::pair<uint64_t, MeasureCandidate>> out;
+  for (Candidate& c : batch) {
+    nlohmann::json trace = c.point.finalJson();
+    m_measured.insert(trace.dump()); // not proposed again (a record's traceKey)
+    uint64_t cid = m_nextId++;
+    out.push_back({cid, MeasureCandidate{m_task, trace, ""}});
+    m_pending.emplace(cid, Pending{std::move(c), std::move(trace), id});
+  }
+  return out;
+}
+
+bool TaskTuner::complete(uint64_t id, const MeasureResult& r) {
+  auto it = m_pending.find(id);
+  LOOM_ICHECK(it != m_pending.end()) << "tune: a result for candidate " << id << " that is not pending";
+  Pending p = std::move(it->second);
+  m_pending.erase(it);
+  TuningRecord rec = recordOf(m_task.key, m_task.target, p.trace, r);
+  m_db.commit(rec);
+  ++m_done;
+  ++m_thisRun;
+  if (!r.ok()) ++m_errors;
+  BatchData& b = m_batches[p.batch];
+  b.x.push_back(p.candidate.features);
+  b.t.push_back(r.meanMs());
+  bool better = r.ok() && r.meanMs() < m_bestMs;
+  if (r.ok()) m_elites.push_back({r.meanMs(), p.candidate.point.design});
+  if (better) m_bestMs = r.meanMs();
+  std::string script = p.candidate.point.final.trace().simplified().str();
+  report(TuneEventKind::TrialDone, &r, script);
+  if (better) report(TuneEventKind::NewBest, &r, script);
+  if (--b.left > 0) return false;
+  std::sort(m_elites.begin(), m_elites.end(), [](auto& a, auto& c) { return a.first < c.first; });
   if (m_elites.size() > 64) m_elites.resize(64);
-  m_model->update(x, t);
+  m_model->update(b.x, b.t);
+  m_batches.erase(p.batch);
   report(TuneEventKind::TaskProgress);
+  return true;
+}
+
+bool TaskTuner::step(int maxTrials) {
+  std::vector<std::pair<uint64_t, MeasureCandidate>> batch = propose(maxTrials);
+  if (batch.empty()) return false;
+  std::vector<MeasureCandidate> inputs;
+  for (auto& [id, c] : batch) inputs.push_back(c);
+  m_runner.run(inputs, m_options.measure, [&](size_t i, const MeasureResult& r) { complete(batch[i].first, r); });
   return true;
 }
 
@@ -209,11 +240,54 @@ bool continueTuning(const TuneOptions& o) {
   }
 }
 
+int runPipelined(PipelinedRunner& runner, const std::vector<TaskTuner*>& tuners, const TuneOptions& options, int budget,
+                 const std::function<int(const std::vector<bool>& blocked)>& pick,
+                 const std::function<void(size_t, bool)>& onResult) {
+  constexpr int kShift = 40; // ticket = tuner index << kShift | the tuner's candidate id
+  const size_t slots = std::max<size_t>(1, runner.capacity());
+  // A new batch is proposed while a whole batch still waits or runs, so the workers have work for
+  // as long as the search takes.
+  const size_t ahead = std::max(slots, size_t(std::max(1, options.batchSize)));
+  std::vector<bool> blocked(tuners.size(), false);
+  int proposed = 0, measured = 0;
+  bool stopping = false;
+  for (;;) {
+    while (!stopping && proposed < budget && runner.outstanding() <= ahead) {
+      if (!continueTuning(options)) {
+        stopping = true;
+        break;
+      }
+      int i = pick(blocked);
+      if (i < 0 || blocked[size_t(i)]) break;
+      auto batch = tuners[size_t(i)]->propose(budget - proposed, int(slots));
+      if (batch.empty()) {
+        if (tuners[size_t(i)]->pending() > 0) blocked[size_t(i)] = true; // wait for its results
+        continue;                                                         // else it is done now
+      }
+      for (auto& [id, c] : batch) runner.submit(uint64_t(i) << kShift | id, c, options.measure);
+      proposed += int(batch.size());
+    }
+    std::optional<std::pair<uint64_t, MeasureResult>> r = runner.next();
+    if (!r) break;
+    size_t i = size_t(r->first >> kShift);
+    LOOM_ICHECK(i < tuners.size()) << "tune: a result for tuner " << i << " of " << tuners.size();
+    bool batchDone = tuners[i]->complete(r->first & ((uint64_t(1) << kShift) - 1), r->second);
+    blocked[i] = false;
+    ++measured;
+    if (onResult) onResult(i, batchDone);
+  }
+  return measured;
+}
+
 TuneResult tuneTask(const TuneTask& task, Database& db, Runner& runner, const TuneOptions& options,
                     const TuneCallback& callback) {
   TaskTuner t(task, db, runner, options, callback);
   if (options.measureBaseline) t.measureBaseline();
-  while (continueTuning(options) && t.step()) {
+  if (auto* pipelined = dynamic_cast<PipelinedRunner*>(&runner)) {
+    runPipelined(*pipelined, {&t}, options, options.trials, [&](const std::vector<bool>&) { return t.done() ? -1 : 0; });
+  } else {
+    while (continueTuning(options) && t.step()) {
+    }
   }
   if (options.retimeTopK > 0 && continueTuning(options)) t.retime(size_t(options.retimeTopK));
   return t.result();

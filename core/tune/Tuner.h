@@ -2,6 +2,7 @@
 // (database), retrain the cost model, and report progress through a callback.
 #pragma once
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -106,6 +107,18 @@ public:
   /// Measures one batch (at most `maxTrials` candidates); false when the budget is spent or the
   /// space yields no new candidate.
   bool step(int maxTrials = 1 << 30);
+  /// Pipelined tuning (a PipelinedRunner): step() in two halves. propose() picks the next batch
+  /// (at most `maxTrials`, at least `minBatch` when the options' batch is smaller) and returns its
+  /// candidates with the ids complete() takes; they count against the budget until their results
+  /// come back. Empty when the budget is spent or the space yields nothing new.
+  std::vector<std::pair<uint64_t, MeasureCandidate>> propose(int maxTrials = 1 << 30, int minBatch = 0);
+  /// A proposed candidate's result: recorded and reported as in step(); the last one of its batch
+  /// retrains the cost model and reports TaskProgress.
+  /// True when it was the last of its batch.
+  bool complete(uint64_t id, const MeasureResult& r);
+  /// Proposed candidates without a result yet.
+  int pending() const { return int(m_pending.size()); }
+  /// Nothing more to propose: the budget is spent (pending candidates included) or the space is.
   bool done() const;
   TuneResult result() const;
   const TuneTask& task() const { return m_task; }
@@ -126,14 +139,40 @@ private:
   std::set<std::string> m_measured;
   std::vector<std::pair<double, tir::Trace>> m_elites; ///< (mean ms, design), fastest first
   std::vector<Candidate> m_seeds;                      ///< addSeed's designs not measured yet
+  struct Pending {
+    Candidate candidate;
+    nlohmann::json trace; ///< the final trace, as recorded
+    int batch = 0;
+  };
+  struct BatchData {
+    size_t left = 0; ///< results still to come
+    std::vector<std::vector<float>> x;
+    std::vector<double> t;
+  };
+  std::map<uint64_t, Pending> m_pending; ///< proposed, not measured yet
+  std::map<int, BatchData> m_batches;    ///< batches with results still to come
+  uint64_t m_nextId = 0;
+  int m_nextBatch = 0;
   SearchContext m_ctx;
+  std::map<std::string, std::optional<std::vector<float>>> m_featureCache; ///< m_ctx.featureCache
   int m_done = 0, m_thisRun = 0, m_errors = 0;
   int m_taskIndex = 0, m_taskCount = 1;
   double m_bestMs, m_baselineMs;
   bool m_exhausted = false;
 };
 
-/// Runs a TaskTuner until the budget is spent.
+/// Pipelined tuning: keeps `runner` fed, so its workers never wait for a whole batch to finish.
+/// While no more than one batch is out (runner.outstanding() <= max(capacity(), batchSize)), `pick(blocked)`
+/// names the tuner that proposes the next batch (at least capacity() candidates; -1: none now;
+/// blocked[i]: tuner i proposed nothing new until more of its results are in); each result is
+/// handed to its tuner and then to `onResult(i, batchDone)`. Stops proposing when `budget` trials
+/// were proposed or continueTuning(options) says stop, and returns once every result is in
+/// (the number of trials measured).
+int runPipelined(PipelinedRunner& runner, const std::vector<TaskTuner*>& tuners, const TuneOptions& options, int budget,
+                 const std::function<int(const std::vector<bool>& blocked)>& pick,
+                 const std::function<void(size_t, bool)>& onResult = {});
+
+/// Runs a TaskTuner until the budget is spent (pipelined with a PipelinedRunner).
 TuneResult tuneTask(const TuneTask& task, Database& db, Runner& runner, const TuneOptions& options,
                     const TuneCallback& callback = {});
 

@@ -1,7 +1,9 @@
 // JsonDatabase: load, append, query a JSON-lines record file.
 #include "core/tune/database/JsonDatabase.h"
 
+#include <fcntl.h>
 #include <fstream>
+#include <unistd.h>
 #include <sstream>
 
 #include "core/support/Error.h"
@@ -44,11 +46,14 @@ JsonDatabase::JsonDatabase(std::string path, bool truncate) : m_path(std::move(p
 void JsonDatabase::commit(const TuningRecord& r) {
   m_records.push_back(r);
   if (m_path.empty()) return;
-  std::ofstream out(m_path, std::ios::app | std::ios::binary);
-  if (!out) LOOM_THROW(tune::RecordFileError) << m_path << ": cannot append to the tuning record file";
-  out << r.toJson().dump() << "\n";
-  out.flush();
-  if (!out) LOOM_THROW(tune::RecordFileError) << m_path << ": writing a tuning record failed";
+  // One write() of the whole line on an O_APPEND descriptor: a run killed mid-way (e.g. an MPI
+  // job ended because a rank died) leaves whole lines, never half a record.
+  std::string line = r.toJson().dump() + "\n";
+  int fd = ::open(m_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) LOOM_THROW(tune::RecordFileError) << m_path << ": cannot append to the tuning record file";
+  ssize_t n = ::write(fd, line.data(), line.size());
+  ::close(fd);
+  if (n != ssize_t(line.size())) LOOM_THROW(tune::RecordFileError) << m_path << ": writing a tuning record failed";
 }
 
 std::vector<TuningRecord> JsonDatabase::records(const std::string& workload,

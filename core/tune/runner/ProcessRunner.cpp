@@ -12,6 +12,7 @@
 #include <fstream>
 #include <functional>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -65,6 +66,8 @@ Child spawn(const std::vector<std::string>& command, const std::string& inPath,
     // Its own process group: a Ctrl-C at the terminal goes to `loom tune` (which stops after the
     // batch), not to the worker being measured.
     ::setpgid(0, 0);
+    // And it dies with the runner: a worker must not outlive a killed `loom tune` (or MPI rank).
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     ::dup2(in[0], 0);
     ::dup2(out[1], 1);
     if (errFd >= 0) ::dup2(errFd, 2);
@@ -189,6 +192,17 @@ std::vector<std::string> ProcessRunner::selfWorkerCommand() { return {"/proc/sel
 
 bool ProcessRunner::defaultOverlap() { return std::thread::hardware_concurrency() >= 4; }
 
+void ProcessRunner::setPhaseHooks(PhaseHooks hooks) {
+  m_hooks = std::move(hooks);
+  m_overlap = false;
+}
+
+std::string ProcessRunner::hostName() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "";
+  return buf;
+}
+
 std::vector<MeasureResult> ProcessRunner::run(const std::vector<MeasureCandidate>& candidates,
                                               const MeasureOptions& options,
                                               const std::function<void(size_t, const MeasureResult&)>& onResult) {
@@ -220,6 +234,7 @@ std::vector<MeasureResult> ProcessRunner::run(const std::vector<MeasureCandidate
     return c;
   };
   std::optional<Child> next;
+  const std::string host = hostName();
   for (size_t i = 0; i < candidates.size(); ++i) {
     if (aborted(options.abort) && !next) {  // nothing more is started
       results[i].errorKind = "Cancelled";
@@ -227,6 +242,7 @@ std::vector<MeasureResult> ProcessRunner::run(const std::vector<MeasureCandidate
       if (onResult) onResult(i, results[i]);
       continue;
     }
+    if (!next && m_hooks.beforeBuild) m_hooks.beforeBuild();
     Child c = next ? std::move(*next) : start(i);
     next.reset();
     bool ready = waitReady(c, c.readyBy, options.abort);
@@ -237,6 +253,7 @@ std::vector<MeasureResult> ProcessRunner::run(const std::vector<MeasureCandidate
       r = finish(c, waitExit(c, c.readyBy, options.abort), allowedS);
     } else {
       if (m_overlap && i + 1 < candidates.size() && !aborted(options.abort)) next = start(i + 1);
+      if (m_hooks.beforeTiming) m_hooks.beforeTiming();
       auto goAt = Clock::now();
       const char go[] = "go\n";
       if (::write(c.toChild, go, sizeof go - 1) < 0) { /* the worker died; waitExit tells how */ }
@@ -252,6 +269,8 @@ std::vector<MeasureResult> ProcessRunner::run(const std::vector<MeasureCandidate
         next.reset();
       }
     }
+    if (m_hooks.afterCandidate) m_hooks.afterCandidate();
+    r.host = host;
     results[i] = r;
     if (onResult) onResult(i, r);
   }

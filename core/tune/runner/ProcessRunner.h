@@ -1,5 +1,6 @@
 // Measures each candidate in its own worker process (fork + exec of `loom tune-worker`).
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,13 @@ namespace loom::tune {
 /// machines with fewer than 4 cores, where it would disturb the timing).
 class ProcessRunner : public Runner {
 public:
+  /// Called around a candidate's phases, in this process (the MPI worker ranks take their host's
+  /// build / timing lock and report their state here): before its worker starts building, before
+  /// the go-ahead to time it, and once it is finished (whatever the outcome).
+  struct PhaseHooks {
+    std::function<void()> beforeBuild, beforeTiming, afterCandidate;
+  };
+
   /// `workerCommand`: the program and leading arguments, e.g. {"/usr/bin/loom", "tune-worker"};
   /// the input and output file paths are appended.
   explicit ProcessRunner(std::vector<std::string> workerCommand, bool overlapBuilds = defaultOverlap());
@@ -25,12 +33,17 @@ public:
   /// {"/proc/self/exe", "tune-worker"}: this program (the `loom` binary) as the worker.
   static std::vector<std::string> selfWorkerCommand();
   static bool defaultOverlap();
+  /// Hooks for every later candidate (they imply no overlap of builds with timing).
+  void setPhaseHooks(PhaseHooks hooks);
+  /// This machine's name (gethostname), recorded with each result.
+  static std::string hostName();
 
 private:
   std::vector<std::string> m_command;
   bool m_overlap;
   std::string m_dir; ///< temp dir for candidate / result files and the reference cache
   int m_counter = 0;
+  PhaseHooks m_hooks;
 };
 
 } // namespace loom::tune

@@ -33,7 +33,7 @@ double MeasureResult::meanMs() const {
 
 nlohmann::json MeasureResult::toJson() const {
   return {{"times_ms", timesMs}, {"error_kind", errorKind}, {"error_message", errorMessage},
-          {"build_ms", buildMs}, {"cache_flushed", cacheFlushed}};
+          {"build_ms", buildMs}, {"cache_flushed", cacheFlushed}, {"host", host}};
 }
 
 MeasureResult MeasureResult::fromJson(const nlohmann::json& j) {
@@ -46,6 +46,7 @@ MeasureResult MeasureResult::fromJson(const nlohmann::json& j) {
   if (j.contains("error_message") && j["error_message"].is_string()) r.errorMessage = j["error_message"];
   if (j.contains("build_ms") && j["build_ms"].is_number()) r.buildMs = j["build_ms"];
   if (j.contains("cache_flushed") && j["cache_flushed"].is_boolean()) r.cacheFlushed = j["cache_flushed"];
+  if (j.contains("host") && j["host"].is_string()) r.host = j["host"];
   return r;
 }
 

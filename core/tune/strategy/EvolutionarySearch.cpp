@@ -24,7 +24,7 @@ public:
       if (!p) return;
       std::string key = p->key();
       if (seen.count(key)) return;
-      auto c = makeCandidate(std::move(*p), ctx.task->target);
+      auto c = makeCandidate(ctx, std::move(*p));
       if (!c) return;
       seen.insert(key);
       into.push_back(std::move(*c));

@@ -24,6 +24,18 @@ std::optional<Candidate> makeCandidate(SpacePoint point, const std::string& targ
   return Candidate{std::move(point), std::move(*f), 0};
 }
 
+std::optional<Candidate> makeCandidate(SearchContext& ctx, SpacePoint point) {
+  if (!ctx.featureCache) return makeCandidate(std::move(point), ctx.task->target);
+  std::string key = point.key();
+  auto it = ctx.featureCache->find(key);
+  if (it == ctx.featureCache->end()) {
+    if (ctx.featureCache->size() > 20000) ctx.featureCache->clear(); // bounded memory
+    it = ctx.featureCache->emplace(key, featuresOf(point.final.func(), ctx.task->target)).first;
+  }
+  if (!it->second) return std::nullopt;
+  return Candidate{std::move(point), *it->second, 0};
+}
+
 namespace {
 
 class RandomSearch : public SearchStrategy {
@@ -37,7 +49,7 @@ public:
       if (!p) continue;
       std::string key = p->key();
       if (ctx.measured->count(key) || inBatch.count(key)) continue;
-      auto c = makeCandidate(std::move(*p), ctx.task->target);
+      auto c = makeCandidate(ctx, std::move(*p));
       if (!c) continue;
       inBatch.insert(key);
       out.push_back(std::move(*c));

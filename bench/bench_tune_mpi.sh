@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Distributed tuning scaling (core/tune/mpi). Part 1, simulated: worker ranks sleep BUILD_MS and
+# MEASURE_MS instead of building and timing (each rank stands for a host of its own), rank 0 runs
+# the real search; trials per minute and driver utilisation for 1, 2, 4, ... worker ranks,
+# oversubscribed on this machine. Part 2, real: the same trial budget with 1 and 2 worker ranks
+# (interleaved, twice), wall time and best time reached.
+# Usage: bench/bench_tune_mpi.sh BUILD_DIR [WORKERS="1 2 4 8 16 32"] [STRATEGY=evolutionary] [REAL_TRIALS=32]
+set -euo pipefail
+build=${1:?usage: bench_tune_mpi.sh BUILD_DIR [WORKERS] [STRATEGY] [REAL_TRIALS]}
+workers=${2:-"1 2 4 8 16 32"}
+strategy=${3:-evolutionary}
+real_trials=${4:-32}
+build_ms=${BUILD_MS:-50}
+measure_ms=${MEASURE_MS:-200}
+per_worker=${PER_WORKER:-20}
+loom=$(realpath "$build")/bin/loom
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+mpi=(mpirun --oversubscribe --bind-to none --mca mpi_yield_when_idle 1)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "simulated: build ${build_ms} ms, measure ${measure_ms} ms, ${per_worker} trials per worker, strategy ${strategy}"
+printf "%8s %8s %10s %12s %8s %12s %12s\n" workers trials wall_s trials/min speedup driver_busy workers_busy
+base=""
+for w in $workers; do
+  n=$((w * per_worker))
+  line=$("${mpi[@]}" -np $((w + 1)) "$loom" tune --workload matmul:M=64,N=64,K=64 --trials "$n" --no-baseline \
+    --strategy "$strategy" --simulate-build-ms "$build_ms" --simulate-measure-ms "$measure_ms" \
+    --output "$tmp/sim$w.json" 2>&1 | grep -a "candidates in" | tail -1)
+  # "distributed: N candidates in S s (R per minute) on W worker ranks; driver busy D%, workers busy B%"
+  wall=$(sed -E 's/.* in ([0-9.]+) s .*/\1/' <<<"$line")
+  rate=$(sed -E 's/.*\(([0-9.]+) per minute\).*/\1/' <<<"$line")
+  drv=$(sed -E 's/.*driver busy ([0-9]+%).*/\1/' <<<"$line")
+  wb=$(sed -E 's/.*workers busy ([0-9]+%).*/\1/' <<<"$line")
+  [ -z "$base" ] && base=$rate
+  printf "%8s %8s %10s %12s %7.1fx %12s %12s\n" "$w" "$n" "$wall" "$rate" "$(awk "BEGIN{print $rate / $base}")" "$drv" "$wb"
+done
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+echo "real: matmul:M=128,N=128,K=128, ${real_trials} trials, 1 vs 2 worker ranks on this host (interleaved)"
+printf "%8s %6s %10s %12s\n" workers run wall_s best_ms
+for run in 1 2; do
+  for w in 1 2; do
+    out="$tmp/real$w-$run.json"
+    start=$(date +%s.%N)
+    "${mpi[@]}" -np $((w + 1)) "$loom" tune --workload matmul:M=128,N=128,K=128 --trials "$real_trials" --no-baseline \
+      --strategy "$strategy" --output "$out" > "$tmp/real$w-$run.log" 2>&1
+    end=$(date +%s.%N)
+    best=$(grep -a "^best:" "$tmp/real$w-$run.log" | sed -E 's/best: ([0-9.]+) ms.*/\1/')
+    printf "%8s %6s %10.1f %12s\n" "$w" "$run" "$(awk "BEGIN{print $end - $start}")" "$best"
+  done
+done
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

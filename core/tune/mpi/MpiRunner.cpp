@@ -1,0 +1,174 @@
+// MpiRunner: rank 0's dispatcher thread hands candidates to worker ranks as they free up.
+#include <chrono>
+#include <cstdio>
+#include <unistd.h>
+
+#include "core/tune/mpi/Protocol.h"
+
+namespace loom::tune::mpi {
+
+using Clock = std::chrono::steady_clock;
+
+void sendText(const std::string& text, int dest, int tag) {
+  MPI_Send(text.data(), int(text.size()), MPI_CHAR, dest, tag, MPI_COMM_WORLD);
+}
+
+std::string recvText(const MPI_Status& status) {
+  int n = 0;
+  MPI_Get_count(&status, MPI_CHAR, &n);
+  std::string text(size_t(std::max(n, 0)), '\0');
+  MPI_Recv(text.data(), n, MPI_CHAR, status.MPI_SOURCE, status.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  return text;
+}
+
+nlohmann::json optionsToJson(const MeasureOptions& o) {
+  return {{"repeat", o.repeat},   {"min_repeat_ms", o.minRepeatMs}, {"timeout_s", o.timeoutS},
+          {"reference_timeout_s", o.referenceTimeoutS}, {"check", o.check}, {"seed", o.seed},
+          {"flush_cache", o.flushCache}};
+}
+
+MeasureOptions optionsFromJson(const nlohmann::json& j) {
+  MeasureOptions o;
+  o.repeat = j.value("repeat", o.repeat);
+  o.minRepeatMs = j.value("min_repeat_ms", o.minRepeatMs);
+  o.timeoutS = j.value("timeout_s", o.timeoutS);
+  o.referenceTimeoutS = j.value("reference_timeout_s", o.referenceTimeoutS);
+  o.check = j.value("check", o.check);
+  o.seed = j.value("seed", o.seed);
+  o.flushCache = j.value("flush_cache", o.flushCache);
+  return o;
+}
+
+MpiRunner::MpiRunner(std::vector<std::string> workerHosts, bool workerEvents) : m_events(workerEvents) {
+  for (size_t i = 0; i < workerHosts.size(); ++i) {
+    Worker w;
+    w.rank = int(i + 1);
+    w.host = workerHosts[i];
+    m_workers.push_back(std::move(w));
+  }
+  if (m_events)
+    for (auto& w : m_workers) event(w);
+  m_thread = std::thread([this] { dispatch(); });
+}
+
+MpiRunner::~MpiRunner() {
+  {
+    std::lock_guard lk(m_mutex);
+    m_stop = true;
+  }
+  if (m_thread.joinable()) m_thread.join();
+  for (auto& w : m_workers) sendText("", w.rank, kStop);
+}
+
+void MpiRunner::submit(uint64_t ticket, const MeasureCandidate& c, const MeasureOptions& options) {
+  std::lock_guard lk(m_mutex);
+  if (!m_started) {
+    m_started = true;
+    m_first = Clock::now();
+  }
+  m_queue.push_back({ticket, c, options});
+  ++m_outstanding;
+}
+
+std::optional<std::pair<uint64_t, MeasureResult>> MpiRunner::next() {
+  std::unique_lock lk(m_mutex);
+  if (m_outstanding == 0) return std::nullopt;
+  auto t0 = Clock::now();
+  m_resultReady.wait(lk, [&] { return !m_results.empty(); });
+  m_last = Clock::now();
+  m_waitS += std::chrono::duration<double>(m_last - t0).count();
+  auto r = std::move(m_results.front());
+  m_results.pop_front();
+  --m_outstanding;
+  ++m_trials;
+  return r;
+}
+
+size_t MpiRunner::outstanding() const {
+  std::lock_guard lk(m_mutex);
+  return m_outstanding;
+}
+
+SessionStats MpiRunner::stats() const {
+  std::lock_guard lk(m_mutex);
+  SessionStats s;
+  s.workers = int(m_workers.size());
+  s.trials = m_trials;
+  s.wallS = m_started ? std::chrono::duration<double>(m_last - m_first).count() : 0;
+  if (s.wallS > 0) {
+    s.driverBusy = std::max(0.0, 1 - m_waitS / s.wallS);
+    double busy = 0;
+    for (auto& w : m_workers) busy += w.busyS;
+    s.workerBusy = busy / (s.wallS * double(std::max<size_t>(1, m_workers.size())));
+  }
+  return s;
+}
+
+void MpiRunner::event(const Worker& w) {
+  if (!m_events) return;
+  char line[512];
+  int n = std::snprintf(line, sizeof line, "loom-worker rank=%d host=%s state=%s trials=%d failed=%d\n", w.rank,
+                        w.host.c_str(), w.state.c_str(), w.trials, w.failed);
+  if (n > 0) {
+    ssize_t ignored = ::write(2, line, size_t(std::min<int>(n, int(sizeof line) - 1)));
+    (void)ignored;
+  }
+}
+
+void MpiRunner::dispatch() {
+  for (;;) {
+    bool active = false;
+    {
+      std::unique_lock lk(m_mutex);
+      if (m_stop) return;
+      for (auto& w : m_workers) {
+        if (w.busy || m_queue.empty()) continue;
+        Job job = std::move(m_queue.front());
+        m_queue.pop_front();
+        nlohmann::json j = {{"ticket", job.ticket},
+                            {"task_key", job.candidate.task.key},
+                            {"trace", job.candidate.trace},
+                            {"options", optionsToJson(job.options)}};
+        // Each worker gets a task's function once; later candidates name it by key.
+        if (w.tasksSent.insert(job.candidate.task.key).second) j["task"] = job.candidate.task.toJson();
+        if (!job.candidate.testFault.empty()) j["test_fault"] = job.candidate.testFault;
+        w.busy = true;
+        w.since = Clock::now();
+        std::string text = j.dump();
+        lk.unlock(); // a large task may wait for the worker to post its receive
+        sendText(text, w.rank, kJob);
+        lk.lock();
+        active = true;
+      }
+    }
+    int flag = 0;
+    MPI_Status st;
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
+    if (flag) {
+      active = true;
+      std::string text = recvText(st);
+      nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+      std::lock_guard lk(m_mutex);
+      if (st.MPI_SOURCE < 1 || size_t(st.MPI_SOURCE) > m_workers.size() || j.is_discarded()) continue;
+      Worker& w = m_workers[size_t(st.MPI_SOURCE - 1)];
+      if (st.MPI_TAG == kState) {
+        w.state = j.value("state", std::string("building"));
+        event(w);
+      } else if (st.MPI_TAG == kResult) {
+        MeasureResult r = MeasureResult::fromJson(j.value("result", nlohmann::json::object()));
+        w.busy = false;
+        w.busyS += std::chrono::duration<double>(Clock::now() - w.since).count();
+        ++w.trials;
+        if (!r.ok()) ++w.failed;
+        w.state = r.ok() ? "idle" : "failed";
+        event(w);
+        m_results.push_back({j.value("ticket", uint64_t(0)), std::move(r)});
+        m_resultReady.notify_one();
+      }
+    }
+    // An oversubscribed host needs its idle ranks asleep, not spinning in MPI's progress loop.
+    if (!active) std::this_thread::sleep_for(std::chrono::microseconds(500));
+  }
+}
+
+} // namespace loom::tune::mpi

@@ -1,0 +1,81 @@
+// The messages between rank 0 and the worker ranks (JSON text, one MPI tag per kind), and the
+// MpiRunner that rank 0 measures through. Internal to core/tune/mpi.
+#pragma once
+#include <condition_variable>
+#include <deque>
+#include <mpi.h>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/tune/Measure.h"
+#include "core/tune/mpi/Distributed.h"
+
+namespace loom::tune::mpi {
+
+enum Tag : int {
+  kJob = 1,    ///< 0 -> worker: {"ticket", "task_key", "task"? (first time only), "trace", "options", "test_fault"?}
+  kStop = 2,   ///< 0 -> worker: go home
+  kState = 3,  ///< worker -> 0: {"state": "building" | "timing"}
+  kResult = 4, ///< worker -> 0: {"ticket", "result": MeasureResult}
+};
+
+void sendText(const std::string& text, int dest, int tag);
+/// Receives a message already probed (`status`).
+std::string recvText(const MPI_Status& status);
+
+nlohmann::json optionsToJson(const MeasureOptions& o);
+MeasureOptions optionsFromJson(const nlohmann::json& j);
+
+/// Rank 0's runner: a dispatcher thread (the only thread that talks MPI while it runs) hands queued
+/// candidates to idle workers and collects results and state changes; next() waits for a result.
+class MpiRunner : public PipelinedRunner {
+public:
+  MpiRunner(std::vector<std::string> workerHosts, bool workerEvents);
+  ~MpiRunner() override; ///< stops the dispatcher and sends every worker home
+
+  size_t capacity() const override { return m_workers.size(); }
+  void submit(uint64_t ticket, const MeasureCandidate& c, const MeasureOptions& options) override;
+  std::optional<std::pair<uint64_t, MeasureResult>> next() override;
+  size_t outstanding() const override;
+  SessionStats stats() const;
+
+private:
+  struct Job {
+    uint64_t ticket;
+    MeasureCandidate candidate;
+    MeasureOptions options;
+  };
+  struct Worker {
+    int rank;
+    std::string host;
+    std::string state = "idle";
+    bool busy = false;
+    std::set<std::string> tasksSent; ///< task keys this worker has (sent once)
+    int trials = 0, failed = 0;
+    double busyS = 0;
+    std::chrono::steady_clock::time_point since;
+  };
+  void dispatch();
+  void event(const Worker& w);
+
+  std::vector<Worker> m_workers; ///< index = rank - 1
+  bool m_events;
+  mutable std::mutex m_mutex;
+  std::condition_variable m_resultReady;
+  std::deque<Job> m_queue;
+  std::deque<std::pair<uint64_t, MeasureResult>> m_results;
+  size_t m_outstanding = 0; ///< submitted, not yet returned by next()
+  bool m_stop = false;
+  std::thread m_thread;
+  // Stats.
+  bool m_started = false;
+  std::chrono::steady_clock::time_point m_first, m_last;
+  double m_waitS = 0;
+  int m_trials = 0;
+};
+
+} // namespace loom::tune::mpi

@@ -1,0 +1,269 @@
+// Session: MPI start-up (hosts, CPU check), the worker ranks' loop, and shutdown.
+#include <chrono>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include "codegen/LLVMInfo.h"
+#include "core/tune/Record.h"
+#include "core/tune/mpi/HostLock.h"
+#include "core/tune/mpi/Protocol.h"
+#include "core/tune/runner/ProcessRunner.h"
+
+namespace loom::tune::mpi {
+
+namespace {
+
+/// What each rank tells rank 0 at start.
+struct RankInfo {
+  std::string host, cpu, features;
+  int leader = 0; ///< the lowest world rank on the same host
+};
+
+std::string processorName() {
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int len = 0;
+  MPI_Get_processor_name(name, &len);
+  return std::string(name, size_t(std::max(len, 0)));
+}
+
+/// Tests only (with LOOM_TUNE_TEST_FAULTS=1): LOOM_TUNE_TEST_FAKE_CPU="RANK:NAME" makes that rank
+/// report another CPU.
+std::string cpuOf(int rank) {
+  const char* faults = std::getenv("LOOM_TUNE_TEST_FAULTS");
+  const char* fake = std::getenv("LOOM_TUNE_TEST_FAKE_CPU");
+  if (faults && std::string(faults) == "1" && fake) {
+    std::string f = fake;
+    size_t colon = f.find(':');
+    if (colon != std::string::npos && f.substr(0, colon) == std::to_string(rank)) return f.substr(colon + 1);
+  }
+  return codegen::hostCpuName();
+}
+
+/// "+a,-b" between two sorted comma lists: what `other` has that `mine` lacks (+) and the reverse (-).
+std::string featureDiff(const std::string& mine, const std::string& other) {
+  auto split = [](const std::string& s) {
+    std::set<std::string> out;
+    std::stringstream in(s);
+    for (std::string f; std::getline(in, f, ',');)
+      if (!f.empty()) out.insert(f);
+    return out;
+  };
+  std::set<std::string> a = split(mine), b = split(other);
+  std::string d;
+  for (auto& f : b)
+    if (!a.count(f)) d += (d.empty() ? "+" : " +") + f;
+  for (auto& f : a)
+    if (!b.count(f)) d += (d.empty() ? "-" : " -") + f;
+  return d;
+}
+
+/// The -mcpu of a target string ("" when it has none: the host CPU of rank 0).
+std::string mcpuOf(const std::string& target) {
+  size_t p = target.find("-mcpu=");
+  if (p == std::string::npos) return "";
+  size_t e = target.find(' ', p);
+  return target.substr(p + 6, e == std::string::npos ? std::string::npos : e - p - 6);
+}
+
+/// Gathers one string per rank at rank 0.
+std::vector<std::string> gatherText(const std::string& mine, int rank, int size) {
+  int len = int(mine.size());
+  std::vector<int> lens(static_cast<size_t>(size)), offs(static_cast<size_t>(size));
+  MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  int total = 0;
+  if (rank == 0)
+    for (int i = 0; i < size; ++i) {
+      offs[size_t(i)] = total;
+      total += lens[size_t(i)];
+    }
+  std::string all(size_t(total), '\0');
+  MPI_Gatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(), offs.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
+  std::vector<std::string> out;
+  if (rank == 0)
+    for (int i = 0; i < size; ++i) out.push_back(all.substr(size_t(offs[size_t(i)]), size_t(lens[size_t(i)])));
+  return out;
+}
+
+std::string broadcastText(std::string text, int rank) {
+  int len = int(text.size());
+  MPI_Bcast(&len, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (rank != 0) text.assign(size_t(len), '\0');
+  MPI_Bcast(text.data(), len, MPI_CHAR, 0, MPI_COMM_WORLD);
+  return text;
+}
+
+void sendState(const char* state) { sendText(nlohmann::json{{"state", state}}.dump(), 0, kState); }
+
+} // namespace
+
+bool launchedByMpi() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"})
+    if (std::getenv(v)) return true;
+  return false;
+}
+
+Session::Session(const SessionOptions& options) : m_options(options) {
+  int provided = 0;
+  MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
+  MPI_Comm_rank(MPI_COMM_WORLD, &m_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &m_size);
+  const bool simulate = options.simulateBuildMs > 0 || options.simulateMeasureMs > 0;
+  // Which ranks share a host: the lowest world rank of each shared-memory group leads it.
+  MPI_Comm local;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, m_rank, MPI_INFO_NULL, &local);
+  int leader = m_rank;
+  MPI_Bcast(&leader, 1, MPI_INT, 0, local);
+  MPI_Comm_free(&local);
+  if (simulate) leader = m_rank; // each simulated rank stands for a host of its own
+  nlohmann::json me = {{"host", simulate ? "sim-" + std::to_string(m_rank) : processorName()},
+                       {"cpu", cpuOf(m_rank)},
+                       {"features", codegen::hostCpuFeatures()},
+                       {"leader", leader},
+                       {"provided", provided}};
+  std::vector<std::string> all = gatherText(me.dump(), m_rank, m_size);
+  std::string verdict;
+  std::vector<std::string> workerHosts;
+  if (m_rank == 0) {
+    std::vector<RankInfo> info;
+    for (auto& text : all) {
+      nlohmann::json j = nlohmann::json::parse(text);
+      info.push_back({j["host"], j["cpu"], j["features"], j["leader"]});
+      if (j["provided"].get<int>() < MPI_THREAD_SERIALIZED && verdict.empty())
+        verdict = "tune: this MPI library does not support threads (MPI_THREAD_SERIALIZED), which rank 0 needs";
+    }
+    const std::string want = mcpuOf(options.target);
+    for (int r = 1; r < m_size && verdict.empty(); ++r) {
+      const RankInfo& w = info[size_t(r)];
+      bool same = want.empty() ? w.cpu == info[0].cpu && w.features == info[0].features : w.cpu == want;
+      if (same) continue;
+      std::ostringstream os;
+      os << "tune: rank " << r << " on host " << w.host << " has CPU " << w.cpu;
+      std::string diff = featureDiff(info[0].features, w.features);
+      if (want.empty() && !diff.empty()) os << " (ISA extensions " << diff << ")";
+      os << ", but rank 0 tunes for " << (want.empty() ? info[0].cpu + ", the CPU of its host " + info[0].host : want)
+         << " (target '" << options.target << "'): its timings would not hold for the target. Run all ranks on hosts "
+         << "with that CPU (leave the others out of the host file)";
+      verdict = os.str();
+    }
+    std::map<std::string, int> perHost;
+    std::vector<std::string> order;
+    for (int r = 1; r < m_size; ++r) {
+      workerHosts.push_back(info[size_t(r)].host);
+      if (!perHost[info[size_t(r)].host]++) order.push_back(info[size_t(r)].host);
+    }
+    m_hosts = int(order.size());
+    std::ostringstream os;
+    os << (m_size - 1) << " worker rank" << (m_size == 2 ? "" : "s") << " on " << m_hosts << " host" << (m_hosts == 1 ? "" : "s") << " (";
+    for (size_t i = 0; i < order.size() && i < 8; ++i) os << (i ? ", " : "") << order[i] << ": " << perHost[order[i]];
+    if (order.size() > 8) os << ", ...";
+    os << ")";
+    if (!simulate) {
+      bool shared = false;
+      for (int r = 1; r < m_size; ++r)
+        for (int q = r + 1; q < m_size; ++q) shared |= info[size_t(r)].leader == info[size_t(q)].leader;
+      if (shared) os << "; ranks on one host build in parallel and take turns to time";
+    } else {
+      os << "; simulated: build " << options.simulateBuildMs << " ms, measure " << options.simulateMeasureMs << " ms";
+    }
+    m_layout = os.str();
+  }
+  verdict = broadcastText(verdict, m_rank);
+  if (!verdict.empty()) {
+    m_refused = true;
+    m_refusal = verdict;
+    return;
+  }
+  if (m_rank == 0 && m_size > 1) m_runner = std::make_unique<MpiRunner>(workerHosts, options.workerEvents);
+}
+
+Session::~Session() {
+  m_runner.reset(); // joins the dispatcher and sends the workers home
+  MPI_Finalize();
+}
+
+PipelinedRunner& Session::runner() {
+  if (m_refused) LOOM_THROW(tune::mpi::CpuMismatchError) << m_refusal;
+  LOOM_ICHECK(m_runner) << "tune: only rank 0 of a job with workers has a runner";
+  return *m_runner;
+}
+
+std::string Session::describe() const { return m_layout; }
+
+SessionStats Session::stats() const {
+  SessionStats s = m_runner ? m_runner->stats() : SessionStats{};
+  s.hosts = m_hosts;
+  return s;
+}
+
+int Session::serve() {
+  if (m_refused) return 1;
+  const bool simulate = m_options.simulateBuildMs > 0 || m_options.simulateMeasureMs > 0;
+  ProcessRunner runner(ProcessRunner::selfWorkerCommand(), /*overlapBuilds=*/false);
+  std::unique_ptr<HostLock> lock;
+  if (!simulate) {
+    lock = std::make_unique<HostLock>();
+    ProcessRunner::PhaseHooks hooks;
+    hooks.beforeBuild = [&] {
+      sendState("building");
+      lock->shared();
+    };
+    hooks.beforeTiming = [&] {
+      lock->exclusive();
+      sendState("timing");
+    };
+    hooks.afterCandidate = [&] { lock->unlock(); };
+    runner.setPhaseHooks(std::move(hooks));
+  }
+  std::map<std::string, TuneTask> tasks;
+  for (;;) {
+    int flag = 0;
+    MPI_Status st;
+    MPI_Iprobe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
+    if (!flag) {
+      // Asleep between polls: idle ranks of an oversubscribed host must leave the cores to others.
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      continue;
+    }
+    std::string text = recvText(st);
+    if (st.MPI_TAG == kStop) break;
+    if (st.MPI_TAG != kJob) continue;
+    nlohmann::json reply;
+    MeasureResult r;
+    try {
+      nlohmann::json j = nlohmann::json::parse(text);
+      reply["ticket"] = j.at("ticket");
+      const std::string key = j.at("task_key");
+      if (j.contains("task")) tasks.insert_or_assign(key, TuneTask::fromJson(j["task"]));
+      auto t = tasks.find(key);
+      if (t == tasks.end()) LOOM_THROW(RuntimeError) << "tune: rank " << m_rank << " was sent a candidate of unknown task " << key;
+      MeasureCandidate c{t->second, j.at("trace"), j.value("test_fault", std::string())};
+      MeasureOptions o = optionsFromJson(j.at("options"));
+      if (simulate) {
+        sendState("building");
+        std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(m_options.simulateBuildMs));
+        sendState("timing");
+        std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(m_options.simulateMeasureMs));
+        // A made-up time that depends on the schedule only, so the search has something to follow.
+        double ms = 1.0 + double(std::hash<std::string>()(c.trace.dump()) % 10000) / 1000.0;
+        r.timesMs.assign(size_t(std::max(1, o.repeat)), ms);
+        r.buildMs = m_options.simulateBuildMs;
+        r.host = "sim-" + std::to_string(m_rank);
+      } else {
+        r = runner.run({c}, o)[0];
+      }
+    } catch (const std::exception& e) {
+      if (lock) lock->unlock();
+      r = MeasureResult{};
+      r.errorKind = error_kind::kRuntimeError;
+      r.errorMessage = std::string("rank ") + std::to_string(m_rank) + ": " + e.what();
+    }
+    reply["result"] = r.toJson();
+    sendText(reply.dump(), 0, kResult);
+  }
+  return 0;
+}
+
+} // namespace loom::tune::mpi
