@@ -66,6 +66,7 @@ _declare("RecordApplyError", RecordFileError)  # noqa: F821
 _declare("CostModelError", RuntimeError)  # noqa: F821
 for _n in ("CrossThreadReductionError", "GPUThreadLimitError", "GPUSharedMemoryError", "GPUSplitError"):
     _declare(_n, LoomError)
+_declare("CpuMismatchError", LoomError, doc="An MPI rank whose CPU differs from what rank 0 tunes for.")
 
 
 class ScheduleError(LoomError):

@@ -6,6 +6,7 @@
 
 #include "core/driver/CompileModel.h"
 #include "core/driver/ExportLibrary.h"
+#include "core/driver/LoadModel.h"
 #include "core/frontend/onnx/OnnxImporter.h"
 #include "core/graph/Printer.h"
 #include "core/schedule/Trace.h"
@@ -142,6 +143,10 @@ void bindModel(py::module_& m) {
     io.inputShapes = std::move(shapes);
     return PyGraphModule{frontend::importOnnx(path, io), onnxOutputNames(path)};
   }, py::arg("path"), py::arg("shape_dict") = std::map<std::string, std::vector<int64_t>>{});
+  m.def("from_pytorch", [](const std::string& path, const std::string& inputShapes) {
+    driver::LoadedModel lm = driver::loadModel(path, inputShapes);
+    return PyGraphModule{lm.module, lm.outputNames};
+  }, py::arg("path"), py::arg("input_shapes"));
 
   py::class_<PyExecutor>(m, "GraphExecutor")
       .def("set_input", &PyExecutor::setInput)

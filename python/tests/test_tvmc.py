@@ -46,3 +46,30 @@ def test_from_onnx_modelproto_and_in_process_executor():
     ex.set_input("data", x)
     ex.run()
     np.testing.assert_allclose(ex.get_output(0).numpy(), y, rtol=1e-4, atol=1e-4)
+
+
+TORCH_MODEL = os.path.join(REPO, "tests", "torch", "data", "sequential_linear.pt")
+
+
+def test_load_torchscript(tmp_path):
+    # nn.Sequential(Dropout, Linear(4, 4), Dropout2d), traced: from .pt through tvmc and
+    # from_pytorch, compiled and run; the result is the Linear of the graph's own weights.
+    import pytest
+    try:
+        mod, params = loom.frontend.from_pytorch(TORCH_MODEL, [("input", [2, 4])])
+    except loom.error.LoomError as e:
+        if "libtorch" in str(e):
+            pytest.skip(str(e))
+        raise
+    assert params == {} and "nn.dense" in mod.script()
+    model = tvmc.load(TORCH_MODEL, shape_dict={"input": [2, 4]})
+    package = tvmc.compile(model, target="llvm", package_path=tmp_path / "t.tar")
+    x = np.random.default_rng(3).standard_normal((2, 4)).astype("float32")
+    out = tvmc.run(package, inputs={"input": x})
+    got = out.outputs[next(iter(out.outputs))]
+    torch = pytest.importorskip("torch")
+    want = torch.jit.load(TORCH_MODEL).eval()(torch.from_numpy(x)).detach().numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    assert loom.frontend._input_spec([("ids", ([1, 64], "int64")), ("x", [1, 3])]) == "ids:[1,64]:int64,x:[1,3]"
+    with pytest.raises(loom.error.LoomError):
+        loom.frontend.from_pytorch(TORCH_MODEL, [])  # no input shape

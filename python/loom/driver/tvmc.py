@@ -68,11 +68,18 @@ class TVMCResult:
 
 
 def load(path, shape_dict=None, model_format=None, **kwargs):
-    """Imports an ONNX model; ``shape_dict`` gives static input shapes by name."""
-    if model_format not in (None, "onnx"):
-        raise ValueError(f"tvmc.load: only onnx models, not {model_format!r}")
-    mod, params = _frontend.from_onnx(_os.fspath(path), shape_dict)
-    return TVMCModel(mod, params, _os.fspath(path))
+    """Imports an ONNX or TorchScript (``.pt``, ``.pth``) model; ``shape_dict`` gives static input
+    shapes by name (for TorchScript, which records none, a shape or a ``(shape, dtype)`` pair)."""
+    path = _os.fspath(path)
+    if model_format is None:
+        model_format = "pytorch" if path.endswith((".pt", ".pth")) else "onnx"
+    if model_format == "onnx":
+        mod, params = _frontend.from_onnx(path, shape_dict)
+    elif model_format in ("pytorch", "torch", "torchscript"):
+        mod, params = _frontend.from_pytorch(path, list((shape_dict or {}).items()))
+    else:
+        raise ValueError(f"tvmc.load: onnx or pytorch models, not {model_format!r}")
+    return TVMCModel(mod, params, path)
 
 
 def tune(tvmc_model, target="llvm", tuning_records=None, trials=64, trials_per_task=0, prior_records=None,
