@@ -23,8 +23,28 @@ namespace {
 
 /// Vector lanes of one fp32 register on the AVX-512 targets the defaults are made for.
 constexpr int64_t kLanes = 16;
-/// Accumulator registers a register tile may use (of 32), leaving some for operands.
-constexpr int64_t kAccumulators = 28;
+/// The host's vector registers: 32 of 16 fp32 lanes with AVX-512, else 16 of 8 (AVX2). The
+/// register tile is sized by them: on an AVX2 machine a 16-lane block takes two registers, and a
+/// tile sized for AVX-512 (28 rows of 16 lanes) spills.
+struct VectorRegisters {
+  int64_t count = 32, lanes = 16;
+};
+const VectorRegisters& hostRegisters() {
+  static const VectorRegisters r = [] {
+    VectorRegisters v;
+#if defined(__x86_64__) || defined(__i386__)
+    if (!__builtin_cpu_supports("avx512f")) v = VectorRegisters{16, 8};
+#endif
+    return v;
+  }();
+  return r;
+}
+/// Registers a register tile's accumulators may use, leaving 4 for operands (28 of 32, 12 of 16).
+int64_t accumulatorRegisters() { return hostRegisters().count - 4; }
+/// Registers one row of `lanes` fp32 lanes takes.
+int64_t registersPerRow(int64_t lanes) {
+  return (lanes + hostRegisters().lanes - 1) / hostRegisters().lanes;
+}
 
 /// The buffer loads in a statement.
 std::vector<const tir::BufferLoadNode*> loadsIn(const tir::Stmt& s) {
@@ -342,13 +362,20 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
   // rows broadcast an operand (a conv's input) to the chunks' weight vectors. Two chunks of 14
   // rows take 16 loads per 28 FMAs where one chunk of 28 rows takes 29 (stage-1 ResNet conv:
   // 6% faster); the accumulators and the chunks' weight vectors fill at most 30 registers.
-  const int64_t maxRows = std::max<int64_t>(1, kAccumulators * kLanes / lanes);
+  const int64_t maxRows = std::max<int64_t>(1, accumulatorRegisters() * hostRegisters().lanes / lanes);
   const int chunkK = lanes == kLanes && usedWithoutLane(blk, rowK, numSpatial) ? chunkAxis(blk, numSpatial) : -1;
   const int64_t chunkExt = chunkK >= 0 ? *tir::asConstInt(sch.get(loops[size_t(chunkK)])->extent) : 1;
-  const int64_t rowBlock = largestDivisor(rowExt, chunkExt % 2 == 0 ? maxRows / 2 : maxRows);
+  int64_t rowBlock = largestDivisor(rowExt, chunkExt % 2 == 0 ? maxRows / 2 : maxRows);
   int64_t chunk = 1;
   for (int64_t c = 2; c <= 4; ++c)
-    if (chunkExt % c == 0 && c * (rowBlock + 1) <= 30) chunk = c;
+    if (chunkExt % c == 0 && c * (rowBlock + 1) * registersPerRow(lanes) <= hostRegisters().count - 2) chunk = c;
+  // Fewer registers (AVX2): no room for two chunks, so one chunk of more rows; a row extent just
+  // above the budget (7 columns) is taken whole rather than one row at a time.
+  if (registersPerRow(lanes) > 1 && (chunk == 1 || rowBlock == 1)) {
+    if (chunkExt % 2 == 0) rowBlock = largestDivisor(rowExt, maxRows);
+    if (rowBlock * 2 < maxRows && rowExt <= maxRows + 1) rowBlock = rowExt;
+    chunk = 1;
+  }
 
   tir::Schedule saved = sch;
   try {
@@ -405,7 +432,7 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
     tir::LoopRV rowLoop = loops[rowK];
     std::optional<tir::LoopRV> rowInner;
     if (rowBlock > 1) {
-      auto parts = sampledSplit(rowLoop, rowBlock, std::min<int64_t>(rowExt, kAccumulators * kLanes / lanes));
+      auto parts = sampledSplit(rowLoop, rowBlock, std::min<int64_t>(rowExt, std::max<int64_t>(maxRows, rowBlock)));
       rowLoop = parts[0];
       rowInner = parts[1];
     }
