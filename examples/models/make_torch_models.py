@@ -25,6 +25,19 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 OPSET = 17  # the newest opset torch 1.13 exports; LayerNormalization needs 17
 
 
+def draw_transformer_params(module):
+    """Draws every parameter afresh: xavier for matrices, norm weights around 1, small biases
+    (nn.TransformerEncoder deep-copies one layer, so its layers would otherwise start equal)."""
+    for name, p in module.named_parameters():
+        with torch.no_grad():
+            if p.dim() > 1:
+                torch.nn.init.xavier_uniform_(p)
+            elif "norm" in name and name.endswith("weight"):
+                p.uniform_(0.5, 1.5)
+            else:
+                p.normal_(0.0, 0.05)
+
+
 class TransformerEncoderNet(torch.nn.Module):
     """A 4-layer post-norm transformer encoder (d_model 256, 4 heads, FFN 512, GELU) plus a final LayerNorm."""
 
@@ -36,14 +49,7 @@ class TransformerEncoderNet(torch.nn.Module):
                                                    enable_nested_tensor=False)
         # nn.TransformerEncoder deep-copies one layer, so every layer starts with the same weights:
         # draw each parameter afresh so the layers differ (and biases and norms are not trivial).
-        for name, p in self.named_parameters():
-            with torch.no_grad():
-                if p.dim() > 1:
-                    torch.nn.init.xavier_uniform_(p)
-                elif "norm" in name and name.endswith("weight"):
-                    p.uniform_(0.5, 1.5)
-                else:
-                    p.normal_(0.0, 0.05)
+        draw_transformer_params(self)
 
     def forward(self, src):
         return self.encoder(src)
@@ -78,14 +84,7 @@ class BertEncoderNet(torch.nn.Module):
         self.encoder = torch.nn.TransformerEncoder(layer, layers, norm=torch.nn.LayerNorm(d_model),
                                                    enable_nested_tensor=False)
         self.pool = torch.nn.Linear(d_model, d_model)
-        for name, p in self.named_parameters():
-            with torch.no_grad():
-                if p.dim() > 1:
-                    torch.nn.init.xavier_uniform_(p)
-                elif "norm" in name and name.endswith("weight"):
-                    p.uniform_(0.5, 1.5)
-                else:
-                    p.normal_(0.0, 0.05)
+        draw_transformer_params(self)
 
     def forward(self, input_ids):
         positions = torch.arange(input_ids.shape[1]).unsqueeze(0)
@@ -145,8 +144,13 @@ class SegmentationNet(torch.nn.Module):
 
 def small_vit():
     """A ViT-S/16-shaped vision transformer with 6 layers (hidden 384, 6 heads, MLP 1536)."""
-    return torchvision.models.VisionTransformer(image_size=224, patch_size=16, num_layers=6, num_heads=6,
-                                                hidden_dim=384, mlp_dim=1536, num_classes=1000)
+    m = torchvision.models.VisionTransformer(image_size=224, patch_size=16, num_layers=6, num_heads=6,
+                                             hidden_dim=384, mlp_dim=1536, num_classes=1000)
+    # torchvision zero-initializes the classifier head: the output would be all zeros and check nothing.
+    with torch.no_grad():
+        torch.nn.init.xavier_uniform_(m.heads.head.weight)
+        m.heads.head.bias.normal_(0.0, 0.05)
+    return m
 
 
 IMAGE = (1, 3, 224, 224)
