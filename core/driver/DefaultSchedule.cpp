@@ -1,6 +1,7 @@
 // The default CPU schedule of a fused group (see DefaultSchedule.h).
 #include "core/driver/DefaultSchedule.h"
 
+#include <cstdlib>
 #include <set>
 
 #include "core/schedule/Schedule.h"
@@ -106,8 +107,13 @@ std::vector<tir::LoopRV> identityLoops(tir::Schedule& sch, const tir::BlockRV& b
   if (!realize || loops.size() != blk->iterVars.size()) return {};
   for (size_t k = 0; k < loops.size(); ++k) {
     const tir::ForNode* loop = sch.get(loops[k]);
+    const int64_t* ext = tir::asConstInt(loop->extent);
+    if (!ext) return {};
+    // A loop of one iteration may bind its iter var to the constant 0.
+    const int64_t* c = tir::asConstInt(realize->iterValues[k]);
+    if (*ext == 1 && c && *c == 0) continue;
     auto* v = realize->iterValues[k].as<tir::VarNode>();
-    if (!v || v != loop->loopVar.get() || !tir::asConstInt(loop->extent)) return {};
+    if (!v || v != loop->loopVar.get()) return {};
   }
   return loops;
 }
@@ -181,10 +187,13 @@ std::vector<std::string> vectorizeDenseReduction(tir::Schedule& sch, const tir::
   std::vector<tir::LoopRV> loops = identityLoops(sch, b);
   if (loops.empty()) return {};
   const int64_t* k = tir::asConstInt(sch.get(loops.back())->extent);
-  if (!k || *k % kLanes != 0 || *k < 4 * kLanes) return {};
+  // Lanes that divide the reduction when some do; else 16 with a partial last vector (a
+  // softmax over 197 tokens), guarded, its guard peeled off by loop partitioning.
+  if (!k || *k < 2 * kLanes) return {};
+  const int64_t lanes = *k % kLanes == 0 || *k % 8 != 0 ? kLanes : 8;
   tir::Schedule saved = sch;
   try {
-    auto parts = tir::split(sch, loops.back(), {tir::Value(nullptr), tir::Value(kLanes)});
+    auto parts = tir::split(sch, loops.back(), {tir::Value(nullptr), tir::Value(lanes)});
     tir::BlockRV rf = tir::rfactor(sch, parts[1], int64_t(blk->iterVars.size() - 1));
     std::vector<tir::LoopRV> rfLoops = tir::getLoops(sch, rf);
     tir::decomposeReduction(sch, rf, rfLoops[rfLoops.size() - 2]);
@@ -306,6 +315,19 @@ int64_t laneOperandBytes(const tir::BlockNode* blk, size_t numSpatial) {
   return bytes;
 }
 
+/// The weights one block of a blocked reduction reads at most: half of a 32 KiB L1 data cache,
+/// the other half for the input rows and the accumulators.
+constexpr int64_t kL1WeightBytes = int64_t(16) << 10;
+
+/// LOOM_NO_KBLOCK=1 turns reduction blocking off (for A/B measurements of the rule).
+bool kBlockingEnabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("LOOM_NO_KBLOCK");
+    return !(v && *v && std::string(v) != "0");
+  }();
+  return on;
+}
+
 /// The zero-padding producer of a reduction (isConditionalProducerOfReduction), if it has one.
 std::optional<tir::BlockRV> paddingProducer(tir::Schedule& sch, const tir::BlockRV& b) {
   for (const tir::BlockRV& p : tir::getProducers(sch, b))
@@ -376,6 +398,20 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
     if (rowBlock * 2 < maxRows && rowExt <= maxRows + 1) rowBlock = rowExt;
     chunk = 1;
   }
+  // A row extent without a divisor near the budget (197 tokens of a ViT: a prime) is tiled by
+  // the budget all the same; the last tile is partial, guarded by the split, and loop
+  // partitioning peels it off so the full tiles run without the guard. One row per tile would
+  // stream the whole weight matrix once per row.
+  const int64_t budgetRows = chunk > 1 ? maxRows / 2 : maxRows;
+  const bool partialTile = rowExt > budgetRows && rowBlock * 2 <= budgetRows && budgetRows > 1;
+  if (partialTile) {
+    rowBlock = budgetRows;
+    if (chunk > 1) {
+      chunk = 1;
+      for (int64_t c = 2; c <= 4; ++c)
+        if (chunkExt % c == 0 && c * (rowBlock + 1) * registersPerRow(lanes) <= hostRegisters().count - 2) chunk = c;
+    }
+  }
 
   tir::Schedule saved = sch;
   try {
@@ -405,6 +441,16 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
           tir::samplePerfectTile(sch, loop, 2, std::max(inner, maxInner), std::vector<int64_t>{ext / inner, inner});
       return tir::split(sch, loop, std::vector<tir::Value>(f.begin(), f.end()));
     };
+    // Outer loops that only the lane-indexed operand (a conv's weights) uses, by position in
+    // `outer`: the reduction is blocked inside them (kBlock below).
+    std::vector<bool> weightOnly;
+    // Whether the loop's tiles read other weights (Winograd's batched products index the weights
+    // by the tile position too): then no block of weights is shared by the tiles.
+    bool tilesShareWeights = !operandUse(blk, rowK, numSpatial).withLane;
+    auto pushOuter = [&](const tir::LoopRV& l, bool w) {
+      outer.push_back(l);
+      weightOnly.push_back(w);
+    };
     for (size_t k = 0; k + 1 < numSpatial; ++k) {
       if (k == rowK) continue;
       if (bandK >= 0 && int(k) < bandK && usedWithoutLane(blk, k, numSpatial)) {
@@ -413,32 +459,70 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
         const int64_t ext = *tir::asConstInt(sch.get(loops[k])->extent);
         auto parts = sampledSplit(loops[k], ext / bands, ext);
         bandPar.push_back(parts[0]);
-        outer.push_back(parts[1]);
+        pushOuter(parts[1], false);
       } else if (int(k) == chunkK && chunk > 1) {
         auto parts = sampledSplit(loops[k], chunk, 4);
-        outer.push_back(parts[0]);
+        pushOuter(parts[0], true);
         chunkInner = parts[1];
       } else {
-        outer.push_back(loops[k]);
+        const OperandUse u = operandUse(blk, k, numSpatial);
+        pushOuter(loops[k], u.withLane && !u.withoutLane);
+        if (u.withLane && u.withoutLane) tilesShareWeights = false;
       }
     }
     std::vector<tir::LoopRV> reduce(loops.begin() + long(numSpatial), loops.end());
     tir::LoopRV laneInner = loops[numSpatial - 1];
     if (lanes != laneExt) {
       auto parts = tir::split(sch, laneInner, {tir::Value(nullptr), tir::Value(lanes)});
-      outer.push_back(parts[0]);
+      pushOuter(parts[0], true);
       laneInner = parts[1];
     }
     tir::LoopRV rowLoop = loops[rowK];
     std::optional<tir::LoopRV> rowInner;
-    if (rowBlock > 1) {
+    if (partialTile) {
+      auto parts = tir::split(sch, rowLoop, {tir::Value(nullptr), tir::Value(rowBlock)});
+      rowLoop = parts[0];
+      rowInner = parts[1];
+    } else if (rowBlock > 1) {
       auto parts = sampledSplit(rowLoop, rowBlock, std::min<int64_t>(rowExt, std::max<int64_t>(maxRows, rowBlock)));
       rowLoop = parts[0];
       rowInner = parts[1];
     }
-    outer.push_back(rowLoop);
+    pushOuter(rowLoop, false);
+    // Reduction blocking (a GEMM's K-blocking): when the weights one parallel unit reads (its
+    // output-channel chunks) exceed the L1 budget and several tiles read them, each tile would
+    // stream them from L2 or memory again (DeepLab's ASPP, 960 -> 256 channels over 16x16: 8.8
+    // MiB of weights read once per tile, 7 GFLOP/s). The outermost reduce loop is split so one
+    // block of weights fits L1, and that block's loop runs outside the tiles: every tile
+    // accumulates one block of the reduction into the accumulator buffer, then the next block.
+    std::vector<tir::LoopRV> unit, rest;
+    int64_t unitExt = 1, tiles = 1;
+    for (size_t k = 0; k < outer.size(); ++k) {
+      const int64_t ext = *tir::asConstInt(sch.get(outer[k])->extent);
+      if (weightOnly[k]) unit.push_back(outer[k]), unitExt *= ext;
+      else rest.push_back(outer[k]), tiles *= ext;
+    }
+    std::optional<tir::LoopRV> kBlock;
+    if (bandK < 0 && kBlockingEnabled() && tilesShareWeights && unitExt >= 2 && tiles >= 4 && !unit.empty()) {
+      const int64_t k0 = *tir::asConstInt(sch.get(reduce.front())->extent);
+      const int64_t unitBytes = laneOperandBytes(blk, numSpatial) / unitExt;
+      if (unitBytes > kL1WeightBytes && k0 > 1) {
+        const int64_t inner = largestDivisor(k0, std::max<int64_t>(1, kL1WeightBytes / (unitBytes / k0)));
+        if (inner < k0) {
+          auto parts = tir::split(sch, reduce.front(), {tir::Value(nullptr), tir::Value(inner)});
+          kBlock = parts[0];
+          reduce.front() = parts[1];
+        }
+      }
+    }
     std::vector<tir::LoopRV> order = bandPar;
-    order.insert(order.end(), outer.begin(), outer.end());
+    if (kBlock) {
+      order.insert(order.end(), unit.begin(), unit.end());
+      order.push_back(*kBlock);
+      order.insert(order.end(), rest.begin(), rest.end());
+    } else {
+      order.insert(order.end(), outer.begin(), outer.end());
+    }
     order.insert(order.end(), reduce.begin(), reduce.end());
     if (rowInner) order.push_back(*rowInner);
     if (chunkInner) order.push_back(*chunkInner);
@@ -449,10 +533,11 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
     if (bandK >= 0) tir::computeAt(sch, *pad, bandPar.back());
     if (epilogue) {
       // The epilogue under the tile (before the init is split off, while the tile's dataflow is
-      // one reduction block): its loops cover the tile's rows and lanes.
+      // one reduction block): its loops cover the tile's rows and lanes. With reduction
+      // blocking, under the parallel unit once all its tiles are complete.
       tir::Schedule beforeEpilogue = sch;
       try {
-        tir::reverseComputeAt(sch, *epilogue, tile);
+        tir::reverseComputeAt(sch, *epilogue, kBlock ? unit.back() : tile);
         std::vector<tir::LoopRV> el = tir::getLoops(sch, *epilogue);
         const int64_t* ext = tir::asConstInt(sch.get(el.back())->extent);
         if (ext && *ext >= 4 && *ext <= kLanes) tir::vectorize(sch, el.back());
@@ -463,7 +548,7 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
         if (consumers.empty()) throw;
       }
     }
-    tir::BlockRV init = tir::decomposeReduction(sch, b, reduce.front());
+    tir::BlockRV init = tir::decomposeReduction(sch, b, kBlock ? *kBlock : reduce.front());
     names.push_back(sch.get(init)->name);
     std::vector<tir::LoopRV> initLoops = tir::getLoops(sch, init);
     tir::vectorize(sch, initLoops.back());
@@ -479,6 +564,10 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
       if (ext && *ext >= 4 && *ext <= kLanes) tir::vectorize(sch, pl.back());
       names.push_back(sch.get(*pad)->name);
       tir::parallel(sch, bandPar.size() > 1 ? tir::fuse(sch, bandPar) : bandPar[0]);
+      return names;
+    }
+    if (kBlock) {
+      tir::parallel(sch, unit.size() > 1 ? tir::fuse(sch, unit) : unit[0]);
       return names;
     }
     // The loops outside the tile: fused and parallel (all of them when the tile loop is the
@@ -567,8 +656,11 @@ void genericSchedule(tir::Schedule& sch, const tir::BlockRV& b, bool vectorize) 
   try {
     if (*innerExt <= 16)
       tir::vectorize(sch, loops.back());
-    else if (*innerExt % 8 == 0) {
-      auto parts = tir::split(sch, loops.back(), {tir::Value(nullptr), tir::Value(int64_t(8))});
+    else {
+      // 8 lanes that divide the loop, else 16 with a partial last vector whose guard loop
+      // partitioning peels off (a row of 197 tokens).
+      const int64_t lanes = *innerExt % 8 == 0 ? 8 : kLanes;
+      auto parts = tir::split(sch, loops.back(), {tir::Value(nullptr), tir::Value(lanes)});
       tir::vectorize(sch, parts.back());
     }
   } catch (const Error&) {

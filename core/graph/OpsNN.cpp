@@ -1018,10 +1018,10 @@ void registerNNOps() {
            {attrInts("size"), attrString("method", "linear"),
             attrString("coordinate_transformation_mode", "half_pixel"),
             attrString("rounding_method", "round_prefer_floor"),
-            AttrSpec{"scales", AttrKind::Floats, AttrValue(std::vector<double>{})}},
-           resizeRel, resizeKernel,
-           "resizes the spatial dims of NCHW data (nearest or bilinear); scales (h, w), when "
-           "given, drive the coordinate transform as in ONNX");
+            AttrSpec{"scales", AttrKind::Floats, AttrValue(std::vector<double>{})}, attrString("layout", "NCHW")},
+           blockedRel(resizeRel), blockedKernel(resizeKernel),
+           "resizes the spatial dims of NCHW or NCHW{k}c data (nearest or bilinear); scales (h, w), "
+           "when given, drive the coordinate transform as in ONNX");
 }
 
 } // namespace loom::graph

@@ -10,6 +10,7 @@
 #include "core/graph/pass/FoldConstant.h"
 #include "core/graph/pass/FuseOps.h"
 #include "core/graph/pass/InferType.h"
+#include "core/graph/pass/PruneConvTaps.h"
 #include "core/graph/pass/SimplifyInference.h"
 #include "core/graph/pass/WinogradConv.h"
 #include "core/support/Error.h"
@@ -20,6 +21,7 @@ const std::vector<GraphPass>& allGraphPasses() {
   static const std::vector<GraphPass> passes{
       {"infer-type", [](const Module& m) { return inferType(m); }},
       {"simplify-inference", [](const Module& m) { return simplifyInference(m); }},
+      {"prune-conv-taps", [](const Module& m) { return pruneConvTaps(m); }},
       {"fold-constant", [](const Module& m) { return foldConstant(m); }},
       {"eliminate-common-subexpr", [](const Module& m) { return eliminateCommonSubexpr(m); }},
       {"dead-code-elimination", [](const Module& m) { return eliminateDeadCode(m); }},
@@ -40,7 +42,7 @@ const GraphPass& findGraphPass(const std::string& name) {
 }
 
 std::vector<std::string> optimizePipeline() {
-  return {"infer-type",    "simplify-inference",    "fold-constant", "eliminate-common-subexpr",
+  return {"infer-type",    "simplify-inference",    "prune-conv-taps", "fold-constant", "eliminate-common-subexpr",
           "fold-constant", "dead-code-elimination", "infer-type"};
 }
 

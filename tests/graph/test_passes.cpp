@@ -12,6 +12,7 @@
 #include "core/graph/pass/EliminateCommonSubexpr.h"
 #include "core/graph/pass/FoldConstant.h"
 #include "core/graph/pass/InferType.h"
+#include "core/graph/pass/PruneConvTaps.h"
 #include "core/graph/pass/SimplifyInference.h"
 
 using namespace loom;
@@ -371,6 +372,40 @@ private slots:
              }),
              std::string("nn.conv2d: data block 4 of NCHW4c differs from the kernel's input block "
                          "8 of OIHW8i4o"));
+  }
+
+  void pruneConvTapsCutsDeadTaps() {
+    // DeepLab's ASPP on a small map: 3x3 with dilation 6 over 5x5 reads data only through the
+    // centre tap (the others land in the padding for every output); dilation 2 with asymmetric
+    // padding and stride 2 keeps every tap. The output is exactly the same.
+    Var x = makeVar("x", f32({1, 4, 5, 5}));
+    Expr d6 = makeCall("nn.conv2d", {x, randomConst({3, 4, 3, 3}, 41)},
+                       {{"padding", IntList{6, 6, 6, 6}}, {"dilation", IntList{6, 6}}});
+    Expr d2 = makeCall("nn.conv2d", {x, randomConst({3, 4, 3, 3}, 42)},
+                       {{"padding", IntList{2, 1, 2, 3}}, {"dilation", IntList{2, 2}}, {"strides", IntList{2, 2}}});
+    // Only the bottom row of a 3x2 kernel is dead (dilation 3 down, 1 across): rows cut to 2, the
+    // bottom padding shrunk by 3, the columns kept.
+    Expr rows = makeCall("nn.conv2d", {x, randomConst({3, 4, 3, 2}, 43)},
+                         {{"padding", IntList{0, 1, 4, 0}}, {"dilation", IntList{3, 1}}});
+    for (const Expr& conv : {d6, rows}) {
+      Function f = fn({x}, conv);
+      Function g = apply(apply(f, pruneConvTaps), foldConstant);
+      std::string text = printFunction(g);
+      auto* call = g->body.as<CallNode>();
+      QVERIFY2(call && call->op->name == "nn.conv2d", text.c_str());
+      const std::vector<int64_t> ws = inferType(call->args[1]).as<TensorTypeNode>()->staticShape();
+      if (conv.get() == d6.get()) {
+        QVERIFY2(text.find("nn.conv2d(%x, meta[Constant][0], dilation=[6, 6])") != std::string::npos, text.c_str());
+        QCOMPARE(ws, (IntList{3, 4, 1, 1}));
+      } else {
+        QVERIFY2(text.find("padding=[0, 1, 1, 0], dilation=[3, 1]") != std::string::npos, text.c_str());
+        QCOMPARE(ws, (IntList{3, 4, 2, 2}));
+      }
+      QVERIFY2(maxDiff(f, g) < 1e-5, text.c_str());
+    }
+    Function f2 = fn({x}, d2);
+    Function g2 = apply(f2, pruneConvTaps);
+    QCOMPARE(printFunction(g2), printFunction(f2));
   }
 
   void pipelineAndPrintAfterAll() {

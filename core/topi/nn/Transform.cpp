@@ -282,10 +282,15 @@ void registerTransformComputes() {
         Expr iw = coordOf(mode, i[3], is[3], size[1], scales.empty() ? 0.0 : scales[1]);
         DataType f = DataType::Float(64);
         DataType t = in[0]->dtype;
+        // NCHW, or NCHW{k}c (the "layout" attribute) with the channel lane last.
+        auto load = [&](Expr h, Expr w) {
+          std::vector<Expr> idx{i[0], i[1], std::move(h), std::move(w)};
+          if (i.size() == 5) idx.push_back(i[4]);
+          return in[0](idx);
+        };
         if (c.attrs.getString("method") == "nearest_neighbor") {
           const std::string& r = c.attrs.getString("rounding_method");
-          return in[0](i[0], i[1], clampIndex(roundCoord(r, ih), 0, is[2] - 1),
-                       clampIndex(roundCoord(r, iw), 0, is[3] - 1));
+          return load(clampIndex(roundCoord(r, ih), 0, is[2] - 1), clampIndex(roundCoord(r, iw), 0, is[3] - 1));
         }
         auto clampF = [&](Expr x, int64_t n) {
           return tir::min(tir::max(x, tir::makeConst(f, 0)), tir::makeConst(f, double(n - 1)));
@@ -296,7 +301,7 @@ void registerTransformComputes() {
         Expr w0 = tir::cast(DataType::Int(32), tir::call(f, "floor", {iw}));
         Expr h1 = tir::min(h0 + ci(1), ci(is[2] - 1)), w1 = tir::min(w0 + ci(1), ci(is[3] - 1));
         Expr fh = ih - tir::cast(f, h0), fw = iw - tir::cast(f, w0);
-        auto at = [&](Expr h, Expr w) { return tir::cast(f, in[0](i[0], i[1], h, w)); };
+        auto at = [&](Expr h, Expr w) { return tir::cast(f, load(h, w)); };
         Expr one = tir::makeConst(f, 1);
         Expr v = (at(h0, w0) * (one - fw) + at(h0, w1) * fw) * (one - fh) +
                  (at(h1, w0) * (one - fw) + at(h1, w1) * fw) * fh;
