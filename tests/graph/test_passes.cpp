@@ -374,6 +374,23 @@ private slots:
                          "8 of OIHW8i4o"));
   }
 
+  void convertLayoutKeepsResizeBlocked() {
+    // A segmentation head (conv, bilinear upsampling, conv; 21 classes): the resize
+    // runs blocked (21 channels: blocks of 7) between the convs instead of leaving the blocked
+    // layout and coming back;
+    // the result is the same.
+    Var x = makeVar("x", f32({1, 16, 6, 5}));
+    Expr c1 = makeCall("nn.conv2d", {x, randomConst({21, 16, 1, 1}, 51)});
+    Expr up = makeCall("image.resize2d", {c1}, {{"size", IntList{12, 10}}});
+    Expr c2 = makeCall("nn.conv2d", {up, randomConst({16, 21, 3, 3}, 52)}, {{"padding", IntList{1, 1, 1, 1}}});
+    Function f = fn({x}, c2);
+    Function g = apply(apply(f, [](const Expr& e) { return convertLayout(e, 16); }), foldConstant);
+    std::string text = printFunction(g);
+    QVERIFY2(text.find("layout=\"NCHW7c\") /* ty=Tensor[(1, 3, 12, 10, 7)") != std::string::npos, text.c_str());
+    QCOMPARE(countOps(g, "layout_transform"), 2);
+    QVERIFY2(maxDiff(f, g) < 1e-5, text.c_str());
+  }
+
   void pruneConvTapsCutsDeadTaps() {
     // DeepLab's ASPP on a small map: 3x3 with dilation 6 over 5x5 reads data only through the
     // centre tap (the others land in the padding for every output); dilation 2 with asymmetric

@@ -229,6 +229,7 @@ private slots:
     QTest::newRow("64x256 -> 96 (16 lanes, rows in blocks of 16)") << 64 << 256 << 96 << 16;
     QTest::newRow("1x512 -> 1000 (8 lanes)") << 1 << 512 << 1000 << 8;
     QTest::newRow("7x40 -> 12 (12 lanes)") << 7 << 40 << 12 << 12;
+    QTest::newRow("197x96 -> 64 (a ViT's 197 tokens: partial last row tile)") << 197 << 96 << 64 << 16;
   }
   void denseRunsAsLaneTiledMatmul() {
     // At opt level 3 a dense layer with a constant weight becomes matmul(x, transpose(W)) (the
@@ -260,12 +261,82 @@ private slots:
     const tir::ForNode* lane = loopsOf["T_matmul"].back();
     QVERIFY2(lane->kind == tir::ForKind::Vectorized && *tir::asConstInt(lane->extent) == lanes, text.c_str());
     QVERIFY2(loopsOf["T_relu"].front() == loopsOf["T_matmul"].front(), text.c_str());
+    // Rows are register-tiled even when no divisor of the row count fits the registers (197 is a
+    // prime): an unrolled loop of several rows, not one row per tile.
+    int64_t tileRows = 1;
+    for (const tir::ForNode* l : loopsOf["T_matmul"])
+      if (l->kind == tir::ForKind::Unrolled) tileRows *= *tir::asConstInt(l->extent);
+    if (rows >= 64) QVERIFY2(tileRows >= 4, text.c_str());
     runtime::NDArray xv = test::randomArray({rows, k}, 5);
     runtime::NDArray want = graph::evaluate(m.main(), {xv}).at(0);
     auto ex = driver::createExecutor(driver::compileModel(m, "llvm", {}, blocked()));
     ex->setInput(0, xv);
     ex->run();
     QVERIFY(test::maxDiff(ex->getOutput(0), want) < 1e-3);
+  }
+
+  void bigWeightsBlockTheReduction() {
+    // A 1x1 conv 512 -> 64 over 8x8 (ResNet-50's or DeepLab's late layers: weights far beyond L1,
+    // few output positions): the input-channel loop is split and its outer part runs outside the
+    // output tiles, under the parallel output-channel loop, so each block of weights stays in L1
+    // while every tile uses it; the bias and relu follow once the reduction is complete. Results
+    // match the graph evaluator.
+    ConvCase cs{512, 8, 8, 64, 1, 1, 1, {0, 0, 0, 0}, false, true};
+    graph::Module m = convModule(cs, 8, 8);
+    driver::ModelGroup g = convGroup(m);
+    tir::PrimFunc s = driver::defaultSchedule(g.func, true);
+    std::string diff = transform::testing::meaningDiff(g.func, s, 1e-4, 1);
+    QVERIFY2(diff.empty(), diff.c_str());
+    std::map<std::string, std::vector<const tir::ForNode*>> loopsOf;
+    LoopWalker walk;
+    walk.onBlock = [&](const tir::BlockNode* blk, const std::vector<const tir::ForNode*>& loops) { loopsOf[blk->name] = loops; };
+    walk.visitStmt(s->body);
+    std::string text = tir::printFunc(s);
+    const std::vector<const tir::ForNode*>& conv = loopsOf["conv2d_NCHWc"];
+    QVERIFY2(conv.size() > 3, text.c_str());
+    QVERIFY2(conv[0]->kind == tir::ForKind::Parallel, text.c_str());
+    QCOMPARE(conv[1]->loopVar->name, std::string("rco_0"));
+    QVERIFY2(conv.back()->kind == tir::ForKind::Vectorized, text.c_str());
+    QVERIFY2(loopsOf["T_relu"].size() >= 2 && loopsOf["T_relu"][0] == conv[0] && loopsOf["T_relu"][1] != conv[1],
+             text.c_str());
+    // LOOM_NO_KBLOCK is not set here: the rule is on by default.
+    runtime::NDArray xv = test::randomArray({1, cs.c, cs.h, cs.w}, 5);
+    runtime::NDArray want = graph::evaluate(m.main(), {xv}).at(0);
+    auto ex = driver::createExecutor(driver::compileModel(m, "llvm", {}, blocked()));
+    ex->setInput(0, xv);
+    ex->run();
+    QVERIFY(test::maxDiff(ex->getOutput(0), want) < 1e-3);
+  }
+
+  void softmaxRowsRunInVectorLanes() {
+    // A softmax over 197 tokens (a ViT's attention): the max and sum reductions along the row
+    // run in 16 vector lanes (partial sums reduced afterwards) with a partial last vector, and the
+    // normalization is vectorized too; results match the graph evaluator.
+    auto f32 = DataType::Float(32);
+    graph::Var x = graph::makeVar("x", graph::tensorType(std::vector<int64_t>{3, 5, 197}, f32));
+    graph::Module m;
+    m.functions["main"] = graph::makeFunction({x}, graph::makeCall("nn.softmax", {x}, {{"axis", int64_t(-1)}}));
+    std::vector<driver::ModelGroup> groups = driver::extractGroups(m, {}, blocked());
+    QCOMPARE(groups.size(), size_t(1));
+    tir::PrimFunc s = driver::defaultSchedule(groups[0].func, true);
+    std::string diff = transform::testing::meaningDiff(groups[0].func, s, 1e-4, 1);
+    QVERIFY2(diff.empty(), diff.c_str());
+    std::map<std::string, std::vector<const tir::ForNode*>> loopsOf;
+    LoopWalker walk;
+    walk.onBlock = [&](const tir::BlockNode* blk, const std::vector<const tir::ForNode*>& loops) { loopsOf[blk->name] = loops; };
+    walk.visitStmt(s->body);
+    std::string text = tir::printFunc(s);
+    int vectorizedBlocks = 0;
+    for (const auto& [name, loops] : loopsOf)
+      if (!loops.empty() && loops.back()->kind == tir::ForKind::Vectorized && *tir::asConstInt(loops.back()->extent) == 16)
+        ++vectorizedBlocks;
+    QVERIFY2(vectorizedBlocks >= 3, text.c_str());  // max and sum partials, normalization
+    runtime::NDArray xv = test::randomArray({3, 5, 197}, 6);
+    runtime::NDArray want = graph::evaluate(m.main(), {xv}).at(0);
+    auto ex = driver::createExecutor(driver::compileModel(m, "llvm", {}, blocked()));
+    ex->setInput(0, xv);
+    ex->run();
+    QVERIFY(test::maxDiff(ex->getOutput(0), want) < 1e-5);
   }
 
   void depthwiseConvBlocked_data() {
