@@ -92,6 +92,8 @@ TaskTuner::TaskTuner(TuneTask task, Database& db, Runner& runner, const TuneOpti
   m_ctx.model = m_model.get();
   m_ctx.measured = &m_measured;
   m_ctx.featureCache = &m_featureCache;
+  m_ctx.threads = m_options.searchThreads > 0 ? m_options.searchThreads
+                                              : int(std::max(1u, std::thread::hardware_concurrency()));
   m_ctx.rng.seed(m_options.seed * 7919 + uint64_t(m_done));
 }
 

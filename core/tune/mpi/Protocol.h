@@ -75,6 +75,7 @@ private:
   bool m_started = false;
   std::chrono::steady_clock::time_point m_first, m_last;
   double m_waitS = 0;
+  double m_cpuFirst = 0, m_cpuLast = 0; ///< process CPU seconds at m_first, m_last
   int m_trials = 0;
 };
 
