@@ -261,7 +261,15 @@ int runPipelined(PipelinedRunner& runner, const std::vector<TaskTuner*>& tuners,
       }
       int i = pick(blocked);
       if (i < 0 || blocked[size_t(i)]) break;
-      auto batch = tuners[size_t(i)]->propose(budget - proposed, int(slots));
+      std::vector<std::pair<uint64_t, MeasureCandidate>> batch;
+      {
+        struct SearchGuard {
+          PipelinedRunner& r;
+          explicit SearchGuard(PipelinedRunner& runner) : r(runner) { r.searchBegins(); }
+          ~SearchGuard() { r.searchEnds(); }
+        } guard(runner);
+        batch = tuners[size_t(i)]->propose(budget - proposed, int(slots));
+      }
       if (batch.empty()) {
         if (tuners[size_t(i)]->pending() > 0) blocked[size_t(i)] = true; // wait for its results
         continue;                                                         // else it is done now

@@ -49,7 +49,8 @@ MeasureOptions optionsFromJson(const nlohmann::json& j) {
   return o;
 }
 
-MpiRunner::MpiRunner(std::vector<std::string> workerHosts, bool workerEvents) : m_events(workerEvents) {
+MpiRunner::MpiRunner(std::vector<std::string> workerHosts, bool workerEvents, bool searchShared) : m_events(workerEvents) {
+  if (searchShared) m_searchLock = std::make_unique<HostLock>();
   for (size_t i = 0; i < workerHosts.size(); ++i) {
     Worker w;
     w.rank = int(i + 1);
@@ -94,6 +95,14 @@ std::optional<std::pair<uint64_t, MeasureResult>> MpiRunner::next() {
   --m_outstanding;
   ++m_trials;
   return r;
+}
+
+void MpiRunner::searchBegins() {
+  if (m_searchLock) m_searchLock->shared();
+}
+
+void MpiRunner::searchEnds() {
+  if (m_searchLock) m_searchLock->unlock();
 }
 
 size_t MpiRunner::outstanding() const {
