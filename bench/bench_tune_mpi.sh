@@ -6,7 +6,7 @@
 # (interleaved, twice), wall time and best time reached.
 # Usage: bench/bench_tune_mpi.sh BUILD_DIR [WORKERS="1 2 4 8 16 32"] [STRATEGY=evolutionary] [REAL_TRIALS=32]
 # Environment: BUILD_MS (50), MEASURE_MS (200), PER_WORKER (20 trials), SEARCH_THREADS (0: one per core),
-# REAL=0 skips part 2.
+# REAL=0 skips part 2, SIM=0 part 1.
 set -euo pipefail
 build=${1:?usage: bench_tune_mpi.sh BUILD_DIR [WORKERS] [STRATEGY] [REAL_TRIALS]}
 workers=${2:-"1 2 4 8 16 32"}
@@ -21,6 +21,7 @@ mpi=(mpirun --oversubscribe --bind-to none --mca mpi_yield_when_idle 1)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+if [ "${SIM:-1}" != 0 ]; then
 echo "simulated: build ${build_ms} ms, measure ${measure_ms} ms, ${per_worker} trials per worker, strategy ${strategy}"
 search_threads=${SEARCH_THREADS:-0}
 echo "rank 0 search threads: ${search_threads} (0: one per core; this machine: $(nproc))"
@@ -43,6 +44,7 @@ for w in $workers; do
   printf "%8s %8s %10s %12s %7.1fx %12s %12s %14s\n" "$w" "$n" "$wall" "$rate" "$(awk "BEGIN{print $rate / $base}")" "$drv" "$wb" "$cpu"
 done
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+fi
 
 [ "${REAL:-1}" = 0 ] && exit 0
 echo "real: matmul:M=128,N=128,K=128, ${real_trials} trials, 1 vs 2 worker ranks on this host (interleaved)"

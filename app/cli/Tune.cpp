@@ -138,6 +138,15 @@ CLI::App* setupTune(CLI::App& app) {
   return sub;
 }
 
+/// Progress redrawn in place only on a terminal; under mpirun rank 0's stdout looks like one
+/// (Open MPI forwards it through a pty) even when mpirun's own output goes to a file or pipe.
+bool progressOnTerminal() {
+#ifdef LOOM_HAVE_MPI
+  if (tune::mpi::launchedByMpi()) return false;
+#endif
+  return ::isatty(1);
+}
+
 std::string fmt(const char* f, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, f, v);
@@ -169,7 +178,7 @@ int runWorkloadTune() {
   tune::Runner& runner = g_distributed ? *g_distributed : local;
   tune::TuneOptions opts = perTaskOptions(o);
   opts.trials = o.trials > 0 ? o.trials : 64;
-  bool tty = ::isatty(1);
+  bool tty = progressOnTerminal();
   int errors = 0;
   auto gflops = [&](double ms) { return task.flops > 0 && std::isfinite(ms) ? task.flops / ms / 1e6 : 0.0; };
   auto show = [&](const tune::TuneEvent& e) {
@@ -377,7 +386,7 @@ int runModelTune() {
     }
     return s;
   };
-  bool tty = ::isatty(1);
+  bool tty = progressOnTerminal();
   int spent = 0, errors = 0;
   std::string bar;
   auto drawBar = [&](size_t task) {
