@@ -5,6 +5,8 @@
 # oversubscribed on this machine. Part 2, real: the same trial budget with 1 and 2 worker ranks
 # (interleaved, twice), wall time and best time reached.
 # Usage: bench/bench_tune_mpi.sh BUILD_DIR [WORKERS="1 2 4 8 16 32"] [STRATEGY=evolutionary] [REAL_TRIALS=32]
+# Environment: BUILD_MS (50), MEASURE_MS (200), PER_WORKER (20 trials), SEARCH_THREADS (0: one per core),
+# REAL=0 skips part 2, SIM=0 part 1.
 set -euo pipefail
 build=${1:?usage: bench_tune_mpi.sh BUILD_DIR [WORKERS] [STRATEGY] [REAL_TRIALS]}
 workers=${2:-"1 2 4 8 16 32"}
@@ -19,24 +21,32 @@ mpi=(mpirun --oversubscribe --bind-to none --mca mpi_yield_when_idle 1)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+if [ "${SIM:-1}" != 0 ]; then
 echo "simulated: build ${build_ms} ms, measure ${measure_ms} ms, ${per_worker} trials per worker, strategy ${strategy}"
-printf "%8s %8s %10s %12s %8s %12s %12s\n" workers trials wall_s trials/min speedup driver_busy workers_busy
+search_threads=${SEARCH_THREADS:-0}
+echo "rank 0 search threads: ${search_threads} (0: one per core; this machine: $(nproc))"
+printf "%8s %8s %10s %12s %8s %12s %12s %14s\n" workers trials wall_s trials/min speedup driver_busy workers_busy driver_cpu_ms
 base=""
 for w in $workers; do
   n=$((w * per_worker))
-  line=$("${mpi[@]}" -np $((w + 1)) "$loom" tune --workload matmul:M=64,N=64,K=64 --trials "$n" --no-baseline \
+  "${mpi[@]}" -np $((w + 1)) "$loom" tune --workload matmul:M=64,N=64,K=64 --trials "$n" --no-baseline \
     --strategy "$strategy" --simulate-build-ms "$build_ms" --simulate-measure-ms "$measure_ms" \
-    --output "$tmp/sim$w.json" 2>&1 | grep -a "candidates in" | tail -1)
+    --search-threads "$search_threads" --output "$tmp/sim$w.json" 2>&1 | tr '\r' '\n' > "$tmp/sim$w.log"
+  line=$(grep -a "candidates in" "$tmp/sim$w.log" | tail -1)
+  # "distributed: driver CPU X ms per candidate (...)"
+  cpu=$(grep -a "driver CPU" "$tmp/sim$w.log" | sed -E 's/.*driver CPU ([0-9.]+) ms.*/\1/')
   # "distributed: N candidates in S s (R per minute) on W worker ranks; driver busy D%, workers busy B%"
   wall=$(sed -E 's/.* in ([0-9.]+) s .*/\1/' <<<"$line")
   rate=$(sed -E 's/.*\(([0-9.]+) per minute\).*/\1/' <<<"$line")
   drv=$(sed -E 's/.*driver busy ([0-9]+%).*/\1/' <<<"$line")
   wb=$(sed -E 's/.*workers busy ([0-9]+%).*/\1/' <<<"$line")
   [ -z "$base" ] && base=$rate
-  printf "%8s %8s %10s %12s %7.1fx %12s %12s\n" "$w" "$n" "$wall" "$rate" "$(awk "BEGIN{print $rate / $base}")" "$drv" "$wb"
+  printf "%8s %8s %10s %12s %7.1fx %12s %12s %14s\n" "$w" "$n" "$wall" "$rate" "$(awk "BEGIN{print $rate / $base}")" "$drv" "$wb" "$cpu"
 done
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+fi
 
+[ "${REAL:-1}" = 0 ] && exit 0
 echo "real: matmul:M=128,N=128,K=128, ${real_trials} trials, 1 vs 2 worker ranks on this host (interleaved)"
 printf "%8s %6s %10s %12s\n" workers run wall_s best_ms
 for run in 1 2; do
@@ -46,7 +56,7 @@ for run in 1 2; do
     "${mpi[@]}" -np $((w + 1)) "$loom" tune --workload matmul:M=128,N=128,K=128 --trials "$real_trials" --no-baseline \
       --strategy "$strategy" --output "$out" > "$tmp/real$w-$run.log" 2>&1
     end=$(date +%s.%N)
-    best=$(grep -a "^best:" "$tmp/real$w-$run.log" | sed -E 's/best: ([0-9.]+) ms.*/\1/')
+    best=$(tr '\r' '\n' < "$tmp/real$w-$run.log" | grep -a "^best:" | sed -E 's/best: ([0-9.]+) ms.*/\1/')
     printf "%8s %6s %10.1f %12s\n" "$w" "$run" "$(awk "BEGIN{print $end - $start}")" "$best"
   done
 done

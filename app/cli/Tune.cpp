@@ -59,6 +59,7 @@ struct TuneCliOptions {
   double timeout = 10, minRepeatMs = 20;
   bool resume = false, noBaseline = false, listTasks = false, cacheFlush = false, noCacheFlush = false;
   uint64_t seed = 1;
+  int searchThreads = 0;
   double simulateBuildMs = 0, simulateMeasureMs = 0; ///< distributed bench mode
   bool workerEvents = false;
 };
@@ -116,6 +117,10 @@ CLI::App* setupTune(CLI::App& app) {
   sub->add_option("--strategy", o.strategy, "Search strategy")
       ->check(CLI::IsMember({"evolutionary", "random"}))->capture_default_str();
   sub->add_option("--seed", o.seed, "Random seed of the search")->capture_default_str();
+  sub->add_option("--search-threads", o.searchThreads,
+                  "Threads that lower candidates for the cost model (default 0: one per core; the search's proposals "
+                  "do not depend on it)")
+      ->check(CLI::Range(0, 256));
   sub->add_flag("--no-baseline", o.noBaseline,
                 "Do not time the baseline (workload: the unscheduled program; model: the default schedule)");
   sub->add_flag("--list-tasks", o.listTasks, "Model: print the task table and exit (nothing is measured)");
@@ -133,6 +138,15 @@ CLI::App* setupTune(CLI::App& app) {
   return sub;
 }
 
+/// Progress redrawn in place only on a terminal; under mpirun rank 0's stdout looks like one
+/// (Open MPI forwards it through a pty) even when mpirun's own output goes to a file or pipe.
+bool progressOnTerminal() {
+#ifdef LOOM_HAVE_MPI
+  if (tune::mpi::launchedByMpi()) return false;
+#endif
+  return ::isatty(1);
+}
+
 std::string fmt(const char* f, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, f, v);
@@ -144,6 +158,7 @@ tune::TuneOptions perTaskOptions(const TuneCliOptions& o) {
   opts.batchSize = o.batch;
   opts.strategy = o.strategy;
   opts.seed = o.seed;
+  opts.searchThreads = o.searchThreads;
   opts.measureBaseline = !o.noBaseline;
   opts.measure.repeat = o.repeat;
   opts.measure.timeoutS = o.timeout;
@@ -163,7 +178,7 @@ int runWorkloadTune() {
   tune::Runner& runner = g_distributed ? *g_distributed : local;
   tune::TuneOptions opts = perTaskOptions(o);
   opts.trials = o.trials > 0 ? o.trials : 64;
-  bool tty = ::isatty(1);
+  bool tty = progressOnTerminal();
   int errors = 0;
   auto gflops = [&](double ms) { return task.flops > 0 && std::isfinite(ms) ? task.flops / ms / 1e6 : 0.0; };
   auto show = [&](const tune::TuneEvent& e) {
@@ -371,7 +386,7 @@ int runModelTune() {
     }
     return s;
   };
-  bool tty = ::isatty(1);
+  bool tty = progressOnTerminal();
   int spent = 0, errors = 0;
   std::string bar;
   auto drawBar = [&](size_t task) {
@@ -491,6 +506,13 @@ int runTune() {
               << fmt("%.1f", st.wallS > 0 ? st.trials * 60.0 / st.wallS : 0.0) << " per minute) on " << st.workers
               << " worker rank" << (st.workers == 1 ? "" : "s") << "; driver busy " << fmt("%.0f%%", 100 * st.driverBusy)
               << ", workers busy " << fmt("%.0f%%", 100 * st.workerBusy) << "\n";
+    if (st.trials > 0 && st.driverCpuS > 0) {
+      double perCandidateMs = 1000 * st.driverCpuS / st.trials;
+      std::cout << "distributed: driver CPU " << fmt("%.1f", perCandidateMs) << " ms per candidate ("
+                << fmt("%.2f", st.driverCpuS) << " s in all); at " << fmt("%.0f", 1000 * st.meanTrialS)
+                << " ms per trial one core of rank 0 keeps about " << fmt("%.0f", 1000 * st.meanTrialS / perCandidateMs)
+                << " workers busy\n";
+    }
     return rc;
   }
 #endif

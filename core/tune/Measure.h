@@ -78,6 +78,10 @@ public:
   virtual std::optional<std::pair<uint64_t, MeasureResult>> next() = 0;
   /// Submitted candidates whose results next() has not returned yet.
   virtual size_t outstanding() const = 0;
+  /// The tuning loop's search (proposing a batch, on every core: TuneOptions::searchThreads)
+  /// begins / ends. A runner whose workers time on this machine keeps them from timing meanwhile.
+  virtual void searchBegins() {}
+  virtual void searchEnds() {}
 
   std::vector<MeasureResult> run(const std::vector<MeasureCandidate>& candidates, const MeasureOptions& options,
                                  const std::function<void(size_t, const MeasureResult&)>& onResult = {}) override;

@@ -1,6 +1,7 @@
 // Search strategies: propose the next batch of candidates to measure (random search, evolutionary
 // search guided by the cost model).
 #pragma once
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -42,10 +43,21 @@ struct SearchContext {
   /// evolutionary search meets the same points again (elites, repeated mutations) batch after
   /// batch, and lowering is the search's main cost. Optional.
   std::map<std::string, std::optional<std::vector<float>>>* featureCache = nullptr;
+  /// Threads that make and lower points (makeCandidates); what a strategy proposes does not
+  /// depend on it.
+  int threads = 1;
 };
 
 /// makeCandidate through ctx.featureCache (when set): a point seen before is not lowered again.
 std::optional<Candidate> makeCandidate(SearchContext& ctx, SpacePoint point);
+
+/// Makes a point with each of `makers` (sample or replay with seeds already drawn; std::nullopt:
+/// no point) and lowers the new ones, on ctx.threads threads. Returns, in the makers' order, the
+/// candidates whose key is not in `seen` nor in `exclude` (when given), not repeated among them,
+/// and that lower; their keys are added to `seen`. The result does not depend on ctx.threads.
+using PointMaker = std::function<std::optional<SpacePoint>()>;
+std::vector<Candidate> makeCandidates(SearchContext& ctx, const std::vector<PointMaker>& makers,
+                                      std::set<std::string>& seen, const std::set<std::string>* exclude = nullptr);
 
 class SearchStrategy {
 public:

@@ -43,7 +43,7 @@ std::optional<SpacePoint> SpaceGenerator::sample(const tir::PrimFunc& f, uint64_
   } catch (const tir::ScheduleError&) {
     return std::nullopt;
   }
-  return SpacePoint{design, sch};
+  return SpacePoint{design, sch, {}};
 }
 
 std::optional<SpacePoint> SpaceGenerator::replay(const tir::PrimFunc& f, const tir::Trace& design,
@@ -54,7 +54,7 @@ std::optional<SpacePoint> SpaceGenerator::replay(const tir::PrimFunc& f, const t
     design.apply(sch, decisions);
     tir::Trace applied = sch.trace();
     postprocess(sch);
-    return SpacePoint{applied, sch};
+    return SpacePoint{applied, sch, {}};
   } catch (const tir::ScheduleError&) {
     return std::nullopt;
   }

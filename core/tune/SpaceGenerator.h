@@ -37,9 +37,14 @@ public:
 struct SpacePoint {
   tir::Trace design;
   tir::Schedule final;
-  /// The final trace (simplified) as JSON, and its canonical string (the dedup key).
+  /// The final trace (simplified) as JSON, and its canonical string (the dedup key, computed
+  /// once: the search asks for it several times per point).
   nlohmann::json finalJson() const;
-  std::string key() const { return finalJson().dump(); }
+  const std::string& key() const {
+    if (keyCache.empty()) keyCache = finalJson().dump();
+    return keyCache;
+  }
+  mutable std::string keyCache; ///< key() once computed
 };
 
 /// Generates candidate schedules of a function by applying rules in order, then postprocessing.

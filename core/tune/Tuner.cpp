@@ -92,6 +92,8 @@ TaskTuner::TaskTuner(TuneTask task, Database& db, Runner& runner, const TuneOpti
   m_ctx.model = m_model.get();
   m_ctx.measured = &m_measured;
   m_ctx.featureCache = &m_featureCache;
+  m_ctx.threads = m_options.searchThreads > 0 ? m_options.searchThreads
+                                              : int(std::max(1u, std::thread::hardware_concurrency()));
   m_ctx.rng.seed(m_options.seed * 7919 + uint64_t(m_done));
 }
 
@@ -259,7 +261,15 @@ int runPipelined(PipelinedRunner& runner, const std::vector<TaskTuner*>& tuners,
       }
       int i = pick(blocked);
       if (i < 0 || blocked[size_t(i)]) break;
-      auto batch = tuners[size_t(i)]->propose(budget - proposed, int(slots));
+      std::vector<std::pair<uint64_t, MeasureCandidate>> batch;
+      {
+        struct SearchGuard {
+          PipelinedRunner& r;
+          explicit SearchGuard(PipelinedRunner& runner) : r(runner) { r.searchBegins(); }
+          ~SearchGuard() { r.searchEnds(); }
+        } guard(runner);
+        batch = tuners[size_t(i)]->propose(budget - proposed, int(slots));
+      }
       if (batch.empty()) {
         if (tuners[size_t(i)]->pending() > 0) blocked[size_t(i)] = true; // wait for its results
         continue;                                                         // else it is done now

@@ -23,6 +23,11 @@ struct TuneOptions {
   std::string strategy = "evolutionary"; ///< "evolutionary" or "random"
   MeasureOptions measure;
   uint64_t seed = 1;
+  /// Threads that make and lower candidates for the cost model (the search's main cost): 0, the
+  /// machine's cores. What the search proposes does not depend on it. The search never runs while
+  /// a local runner times (a distributed run's rank 0 searches while worker ranks time: see
+  /// core/tune/mpi/README.md).
+  int searchThreads = 0;
   bool measureBaseline = true; ///< also time the unscheduled program (not recorded)
   /// After the search, re-measure the task's `retimeTopK` fastest schedules (and the baseline
   /// schedule of whole-model tuning) one after another, recorded with `retime` set: the schedule

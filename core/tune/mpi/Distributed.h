@@ -34,6 +34,11 @@ struct SessionStats {
   double wallS = 0;         ///< from the first submitted candidate to the last result
   double driverBusy = 0;    ///< fraction of wallS rank 0's search thread was not waiting for results
   double workerBusy = 0;    ///< mean fraction of wallS a worker rank held a candidate
+  /// CPU seconds rank 0's process used over wallS (search threads, dispatcher, cost model
+  /// training): divided by trials, the driver's cost per candidate, which with the mean trial time
+  /// says how many workers one of rank 0's cores can keep busy.
+  double driverCpuS = 0;
+  double meanTrialS = 0;    ///< mean time a worker held a candidate (build + measure)
 };
 
 class MpiRunner;

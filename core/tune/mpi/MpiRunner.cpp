@@ -1,6 +1,7 @@
 // MpiRunner: rank 0's dispatcher thread hands candidates to worker ranks as they free up.
 #include <chrono>
 #include <cstdio>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "core/tune/mpi/Protocol.h"
@@ -8,6 +9,15 @@
 namespace loom::tune::mpi {
 
 using Clock = std::chrono::steady_clock;
+
+namespace {
+/// CPU seconds (user + system) of this process, all threads.
+double processCpuS() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
+} // namespace
 
 void sendText(const std::string& text, int dest, int tag) {
   MPI_Send(text.data(), int(text.size()), MPI_CHAR, dest, tag, MPI_COMM_WORLD);
@@ -39,7 +49,8 @@ MeasureOptions optionsFromJson(const nlohmann::json& j) {
   return o;
 }
 
-MpiRunner::MpiRunner(std::vector<std::string> workerHosts, bool workerEvents) : m_events(workerEvents) {
+MpiRunner::MpiRunner(std::vector<std::string> workerHosts, bool workerEvents, bool searchShared) : m_events(workerEvents) {
+  if (searchShared) m_searchLock = std::make_unique<HostLock>();
   for (size_t i = 0; i < workerHosts.size(); ++i) {
     Worker w;
     w.rank = int(i + 1);
@@ -65,6 +76,7 @@ void MpiRunner::submit(uint64_t ticket, const MeasureCandidate& c, const Measure
   if (!m_started) {
     m_started = true;
     m_first = Clock::now();
+    m_cpuFirst = processCpuS();
   }
   m_queue.push_back({ticket, c, options});
   ++m_outstanding;
@@ -76,12 +88,21 @@ std::optional<std::pair<uint64_t, MeasureResult>> MpiRunner::next() {
   auto t0 = Clock::now();
   m_resultReady.wait(lk, [&] { return !m_results.empty(); });
   m_last = Clock::now();
+  m_cpuLast = processCpuS();
   m_waitS += std::chrono::duration<double>(m_last - t0).count();
   auto r = std::move(m_results.front());
   m_results.pop_front();
   --m_outstanding;
   ++m_trials;
   return r;
+}
+
+void MpiRunner::searchBegins() {
+  if (m_searchLock) m_searchLock->shared();
+}
+
+void MpiRunner::searchEnds() {
+  if (m_searchLock) m_searchLock->unlock();
 }
 
 size_t MpiRunner::outstanding() const {
@@ -100,6 +121,8 @@ SessionStats MpiRunner::stats() const {
     double busy = 0;
     for (auto& w : m_workers) busy += w.busyS;
     s.workerBusy = busy / (s.wallS * double(std::max<size_t>(1, m_workers.size())));
+    s.driverCpuS = std::max(0.0, m_cpuLast - m_cpuFirst);
+    s.meanTrialS = m_trials > 0 ? busy / m_trials : 0;
   }
   return s;
 }

@@ -3,6 +3,7 @@
 #pragma once
 #include <condition_variable>
 #include <deque>
+#include <memory>
 #include <mpi.h>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -13,6 +14,7 @@
 
 #include "core/tune/Measure.h"
 #include "core/tune/mpi/Distributed.h"
+#include "core/tune/mpi/HostLock.h"
 
 namespace loom::tune::mpi {
 
@@ -34,7 +36,9 @@ MeasureOptions optionsFromJson(const nlohmann::json& j);
 /// candidates to idle workers and collects results and state changes; next() waits for a result.
 class MpiRunner : public PipelinedRunner {
 public:
-  MpiRunner(std::vector<std::string> workerHosts, bool workerEvents);
+  /// `searchShared`: worker ranks share rank 0's host, so rank 0's search holds the host lock
+  /// (shared, as a build) and no timing runs on the host while it searches.
+  MpiRunner(std::vector<std::string> workerHosts, bool workerEvents, bool searchShared = false);
   ~MpiRunner() override; ///< stops the dispatcher and sends every worker home
 
   size_t capacity() const override { return m_workers.size(); }
@@ -42,8 +46,11 @@ public:
   std::optional<std::pair<uint64_t, MeasureResult>> next() override;
   size_t outstanding() const override;
   SessionStats stats() const;
+  void searchBegins() override;
+  void searchEnds() override;
 
 private:
+  std::unique_ptr<HostLock> m_searchLock; ///< when searchShared
   struct Job {
     uint64_t ticket;
     MeasureCandidate candidate;
@@ -75,6 +82,7 @@ private:
   bool m_started = false;
   std::chrono::steady_clock::time_point m_first, m_last;
   double m_waitS = 0;
+  double m_cpuFirst = 0, m_cpuLast = 0; ///< process CPU seconds at m_first, m_last
   int m_trials = 0;
 };
 

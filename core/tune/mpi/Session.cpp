@@ -126,6 +126,7 @@ Session::Session(const SessionOptions& options) : m_options(options) {
   std::vector<std::string> all = gatherText(me.dump(), m_rank, m_size);
   std::string verdict;
   std::vector<std::string> workerHosts;
+  bool searchShared = false; // a worker rank on rank 0's host
   if (m_rank == 0) {
     std::vector<RankInfo> info;
     for (auto& text : all) {
@@ -161,10 +162,12 @@ Session::Session(const SessionOptions& options) : m_options(options) {
     if (order.size() > 8) os << ", ...";
     os << ")";
     if (!simulate) {
+      for (int r = 1; r < m_size; ++r) searchShared |= info[size_t(r)].leader == info[0].leader;
       bool shared = false;
       for (int r = 1; r < m_size; ++r)
         for (int q = r + 1; q < m_size; ++q) shared |= info[size_t(r)].leader == info[size_t(q)].leader;
       if (shared) os << "; ranks on one host build in parallel and take turns to time";
+      if (searchShared) os << "; no timing on " << info[0].host << " while rank 0 searches";
     } else {
       os << "; simulated: build " << options.simulateBuildMs << " ms, measure " << options.simulateMeasureMs << " ms";
     }
@@ -176,7 +179,7 @@ Session::Session(const SessionOptions& options) : m_options(options) {
     m_refusal = verdict;
     return;
   }
-  if (m_rank == 0 && m_size > 1) m_runner = std::make_unique<MpiRunner>(workerHosts, options.workerEvents);
+  if (m_rank == 0 && m_size > 1) m_runner = std::make_unique<MpiRunner>(workerHosts, options.workerEvents, searchShared);
 }
 
 Session::~Session() {

@@ -1,6 +1,7 @@
 // Evolutionary search guided by the cost model (MetaSchedule's EvolutionarySearch, simplified).
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <numeric>
 
 #include "core/schedule/Trace.h"
@@ -17,35 +18,54 @@ public:
 
   std::vector<Candidate> nextBatch(SearchContext& ctx, size_t n) override {
     if (!ctx.model || ctx.model->trainedOn() == 0) return makeRandomSearch()->nextBatch(ctx, n);
-    // Initial population: elites (measured designs, fastest first) and random samples.
+    // Initial population: elites (measured designs, fastest first) and random samples. Points are
+    // made and lowered in rounds (makeCandidates, on ctx.threads threads); the seeds and parents
+    // are drawn here, in order, so the population does not depend on the number of threads.
     std::vector<Candidate> pop;
     std::set<std::string> seen;
-    auto add = [&](std::optional<SpacePoint> p, std::vector<Candidate>& into) {
-      if (!p) return;
-      std::string key = p->key();
-      if (seen.count(key)) return;
-      auto c = makeCandidate(ctx, std::move(*p));
-      if (!c) return;
-      seen.insert(key);
-      into.push_back(std::move(*c));
+    auto fill = [&](std::vector<Candidate>& into, size_t want, size_t maxAttempts, const std::function<PointMaker()>& draw) {
+      for (size_t attempts = 0; into.size() < want && attempts < maxAttempts;) {
+        std::vector<PointMaker> makers;
+        for (size_t k = std::min(want - into.size(), maxAttempts - attempts); makers.size() < k;) {
+          PointMaker m = draw();
+          if (!m) break;
+          makers.push_back(std::move(m));
+        }
+        if (makers.empty()) break;
+        attempts += makers.size();
+        for (Candidate& c : makeCandidates(ctx, makers, seen)) into.push_back(std::move(c));
+      }
     };
     size_t elites = std::min(ctx.elites.size(), size_t(double(m_opts.population) * m_opts.eliteFraction));
-    for (size_t i = 0; i < elites; ++i) add(ctx.space->replay(ctx.task->func, ctx.elites[i], {}, ctx.rng()), pop);
-    for (size_t a = 0; pop.size() < m_opts.population && a < 3 * m_opts.population; ++a)
-      add(ctx.space->sample(ctx.task->func, ctx.rng()), pop);
+    size_t nextElite = 0;
+    fill(pop, elites, elites, [&]() -> PointMaker {
+      const tir::Trace* design = &ctx.elites[nextElite++];
+      return [&ctx, design, seed = ctx.rng()] { return ctx.space->replay(ctx.task->func, *design, {}, seed); };
+    });
+    fill(pop, m_opts.population, 3 * m_opts.population, [&]() -> PointMaker {
+      return [&ctx, seed = ctx.rng()] { return ctx.space->sample(ctx.task->func, seed); };
+    });
     score(ctx, pop);
 
     for (int g = 0; g < m_opts.generations && !pop.empty(); ++g) {
       std::vector<Candidate> children;
       std::vector<double> w = weights(pop);
       std::discrete_distribution<size_t> pick(w.begin(), w.end());
-      for (size_t a = 0; children.size() < m_opts.population && a < 3 * m_opts.population; ++a) {
+      bool stuck = false; // a parent without sampling decisions: nothing to mutate
+      fill(children, m_opts.population, 3 * m_opts.population, [&]() -> PointMaker {
+        if (stuck) return {};
         const Candidate& parent = pop[pick(ctx.rng)];
         auto sampling = parent.point.design.samplingInstructions();
-        if (sampling.empty()) break;
+        if (sampling.empty()) {
+          stuck = true;
+          return {};
+        }
         size_t idx = sampling[ctx.rng() % sampling.size()];
-        add(ctx.space->replay(ctx.task->func, parent.point.design, {{idx, tir::Value()}}, ctx.rng()), children);
-      }
+        const tir::Trace* design = &parent.point.design;
+        return [&ctx, design, idx, seed = ctx.rng()] {
+          return ctx.space->replay(ctx.task->func, *design, {{idx, tir::Value()}}, seed);
+        };
+      });
       score(ctx, children);
       for (auto& c : children) pop.push_back(std::move(c));
       std::stable_sort(pop.begin(), pop.end(), [](auto& a, auto& b) { return a.predicted > b.predicted; });
