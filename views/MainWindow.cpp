@@ -1252,6 +1252,7 @@ bool MainWindow::saveSession(const QString& path, bool quiet) {
   o["workspace"] = m_session->toJson();
   o["layout"] = QString::fromLatin1(saveState().toBase64());
   o["tuningForm"] = m_tuning->formToJson();
+  if (QJsonObject results = m_tuning->resultsToJson(); !results.isEmpty()) o["tuningResults"] = results;
   if (!m_profile->history().isEmpty()) o["profiles"] = m_profile->historyToJson();
   o["dark"] = m_dark;
   QFile f(path);
@@ -1291,6 +1292,7 @@ bool MainWindow::loadSession(const QString& path, bool quiet) {
   m_editorBaseline = m_editor->text();
   restoreState(QByteArray::fromBase64(o["layout"].toString().toLatin1()));
   m_tuning->formFromJson(o["tuningForm"].toObject());
+  m_tuning->restoreResults(o["tuningResults"].toObject());  // a model's: once it is loaded
   m_pendingProfiles = o["profiles"].toArray();  // restored once the model is loaded
   setDarkTheme(o["dark"].toBool(m_dark));
   m_sessionPath = path;

@@ -278,9 +278,52 @@ private slots:
       QString text = r.asmLines[w.asmShownLines()[line - 1]].text;
       QVERIFY(!text.trimmed().startsWith("__kernel"));  // the kernel header belongs to no loop
     }
-    int first = w.asmPane()->lineColors().keys().first();
-    QVERIFY(r.asmLines[w.asmShownLines()[first - 1]].text.contains("for (") ||
-            w.asmPane()->lineColors().size() > 0);
+    bool forLine = false;  // the loop's `for` is among them (after an `#pragma unroll` maybe)
+    for (int line : w.asmPane()->lineColors().keys()) forLine |= r.asmLines[w.asmShownLines()[line - 1]].text.contains("for (");
+    QVERIFY(forLine);
+  }
+
+  /// The GPU line map comes from the backend, not from loop names: softmax's default GPU schedule
+  /// has a loop `k` in two kernels, and each colours its own kernel's lines only.
+  void gpuLoopsOfTheSameNameLinkTheirOwnKernel() {
+    MainWindow w;
+    w.setPreset("softmax", {{"M", 64}, {"N", 64}});
+    w.targetBox()->setCurrentText("opencl");
+    w.setScheduleText("");
+    QTRY_VERIFY_WITH_TIMEOUT(w.session()->isIdle() && w.session()->lastCompile().codeKind == "OpenCL C" &&
+                                 w.session()->lastCompile().preset == "softmax" && !w.session()->lastCompile().asmLines.isEmpty(), 60000);
+    const CompileResult& r = w.session()->lastCompile();
+    QVector<int> ks;  // the lowered loops named k
+    for (int i = 0; i < r.loweredLoops.size(); ++i)
+      if (r.loweredLoops[i].name == "k") ks << i;
+    QCOMPARE(ks.size(), 2);
+    // The kernel each shown source line is in (-1 before the first).
+    QVector<int> kernelOf;
+    int kernel = -1;
+    for (int shown : w.asmShownLines()) {
+      if (r.asmLines[shown].text.startsWith("__kernel void ")) ++kernel;
+      kernelOf << kernel;
+    }
+    QVector<int> kernelOfLoop;
+    for (int k : ks) {
+      w.linkLoweredLine(r.loweredLoops[k].firstLine);
+      QHash<int, int> colors = w.asmPane()->lineColors();
+      QVERIFY(!colors.isEmpty());
+      QSet<int> kernels;
+      bool forLine = false;
+      for (int line : colors.keys()) {
+        kernels << kernelOf[line - 1];
+        forLine |= r.asmLines[w.asmShownLines()[line - 1]].text.trimmed().startsWith("for (loom_i32 k = 0;");
+      }
+      QCOMPARE(kernels.size(), 1);  // one kernel's lines only
+      QVERIFY(forLine);             // its `for`
+      kernelOfLoop << *kernels.begin();
+      // Clicking a coloured source line selects that loop again.
+      w.linkAsmLine(colors.keys().last());
+      QCOMPARE(w.asmPane()->lineColors(), colors);
+    }
+    QVERIFY(kernelOfLoop[0] != kernelOfLoop[1]);
+    QVERIFY(kernelOfLoop[0] < kernelOfLoop[1]);  // in print order
   }
 
   /// Ctrl+F finds in the editor; Edit has Cut / Copy / Paste; Help lists primitives and keys and
