@@ -841,6 +841,13 @@ void MainWindow::showAssembly() {
   const CompileResult& r = m_session->lastCompile();
   m_asmShown.clear();
   bool isAsm = r.codeKind == "assembly";
+  // The filters are assembly's: GPU source (CUDA C, OpenCL C, PTX) is shown whole, the boxes greyed.
+  for (const char* name : {"asmHideDirectives", "asmHideLabels", "asmHideComments"})
+    if (auto* b = findChild<QCheckBox*>(name); b && b->isEnabled() != isAsm) {
+      if (!b->property("asmTip").isValid()) b->setProperty("asmTip", b->toolTip());
+      b->setEnabled(isAsm);
+      b->setToolTip(isAsm ? b->property("asmTip").toString() : QString("Filters CPU assembly; %1 is shown whole").arg(r.codeKind));
+    }
   // Labels something refers to: every identifier-like word of an instruction or data line.
   QSet<QString> used;
   if (isAsm && m_asmUnusedLabels) {
@@ -852,6 +859,22 @@ void MainWindow::showAssembly() {
     }
   }
   QString text;
+  // A label of directives only (a constant pool, a jump table, a string, a function's end: up to
+  // the next label, no instruction) goes with the directives: it would stand alone.
+  QVector<bool> dataLabel(r.asmLines.size(), false);
+  if (isAsm && m_asmDirectives) {
+    for (int i = 0; i < r.asmLines.size(); ++i) {
+      if (!isLabel(r.asmLines[i].text)) continue;
+      bool data = false;
+      int j = i + 1;
+      for (; j < r.asmLines.size(); ++j) {
+        const QString& t = r.asmLines[j].text;
+        if (isLabel(t) || (!isDirective(t) && !isCommentLine(t) && !t.trimmed().isEmpty())) break;
+        data |= isDirective(t);
+      }
+      dataLabel[i] = data && (j == r.asmLines.size() || isLabel(r.asmLines[j].text));
+    }
+  }
   bool inData = false;  // after an unused label: its data (jump tables, constants) goes too
   for (int i = 0; i < r.asmLines.size(); ++i) {
     QString line = r.asmLines[i].text;
@@ -860,7 +883,7 @@ void MainWindow::showAssembly() {
       if (isLabel(line)) {
         QString name = line.trimmed().chopped(1);
         inData = m_asmUnusedLabels && !used.contains(name);
-        if (inData) continue;
+        if (inData || dataLabel[i]) continue;
       } else if (inData && isDirective(line)) {
         continue;
       } else {

@@ -334,7 +334,9 @@ void TuningMonitor::buildUi() {
   m_candidatesView->setWordWrap(false);
   m_candidatesView->setMinimumHeight(m_candidatesView->verticalHeader()->defaultSectionSize() * 4 + 30);
   m_candidatesView->setToolTip("The fastest candidates; double-click one to open its trace in the schedule editor");
+  m_candidatesView->setObjectName("tuneCandidates");
   m_open = new QPushButton("Open in Editor");
+  m_open->setObjectName("tuneOpen");
   m_open->setToolTip("Put the selected candidate's schedule into the editor");
 
   m_tasks = new QStandardItemModel(this);
@@ -353,12 +355,14 @@ void TuningMonitor::buildUi() {
   auto* candidatesPage = new QWidget;
   auto* cl = new QVBoxLayout(candidatesPage);
   cl->setContentsMargins(0, 0, 0, 0);
-  cl->addWidget(new QLabel("Best candidates"));
+  // The button sits on the title's line: below the table it was drawn over the fourth row when
+  // the bottom docks are short.
+  auto* titleRow = new QHBoxLayout;
+  titleRow->addWidget(new QLabel("Best candidates"));
+  titleRow->addStretch(1);
+  titleRow->addWidget(m_open);
+  cl->addLayout(titleRow);
   cl->addWidget(m_candidatesView, 1);
-  auto* openRow = new QHBoxLayout;
-  openRow->addWidget(m_open);
-  openRow->addStretch(1);
-  cl->addLayout(openRow);
   auto* tasksPage = new QWidget;
   auto* tl = new QVBoxLayout(tasksPage);
   tl->setContentsMargins(0, 0, 0, 0);

@@ -8,6 +8,7 @@
 #include <QMenuBar>
 #include <QStatusBar>
 #include <QComboBox>
+#include <QRegularExpression>
 #include <QDialog>
 #include <QDockWidget>
 #include <QElapsedTimer>
@@ -251,6 +252,28 @@ private slots:
       int tir = r.asmLines[w.asmShownLines()[line - 1]].tirLine;
       QVERIFY(tir >= r.loweredLoops[0].firstLine && tir <= r.loweredLoops[0].lastLine);
     }
+
+    // Labels of data only (softmax's exp constants, the argument checks' shape constants and
+    // strings) go with their data: no bare ".LCPI0_0:" lines; every label shown has code under it.
+    w.setPreset("softmax", {{"M", 64}, {"N", 64}});
+    w.setScheduleText("");
+    QTRY_VERIFY_WITH_TIMEOUT(w.session()->isIdle() && w.session()->lastCompile().preset == "softmax" &&
+                                 !w.session()->lastCompile().asmLines.isEmpty(), 30000);
+    QStringList shown = w.asmPane()->text().split('\n');
+    while (!shown.isEmpty() && shown.last().isEmpty()) shown.removeLast();
+    QVERIFY(!shown.isEmpty() && !shown.last().endsWith(':'));
+    for (const QString& line : shown) QVERIFY2(!line.startsWith(".LCPI") && !line.startsWith(".L.str"), qPrintable(line));
+    // The instructions still name the constants, and without the filter the pools are there with their data.
+    QVERIFY(w.asmPane()->text().contains(".LCPI"));
+    w.setAsmFilters(false, true, true);
+    QStringList unfiltered = w.asmPane()->text().split('\n');
+    int pools = 0;
+    for (int i = 0; i + 1 < unfiltered.size(); ++i)
+      if (unfiltered[i].startsWith(".LCPI")) {
+        ++pools;
+        QVERIFY2(unfiltered[i + 1].trimmed().startsWith('.'), qPrintable(unfiltered[i + 1]));  // its data (.long, .zero, ...)
+      }
+    QVERIFY(pools > 0);
   }
 
   /// GPU source (OpenCL C) is line-mapped too: a lowered loop colours its `for` and body in the
@@ -324,6 +347,13 @@ private slots:
     }
     QVERIFY(kernelOfLoop[0] != kernelOfLoop[1]);
     QVERIFY(kernelOfLoop[0] < kernelOfLoop[1]);  // in print order
+    // The assembly filters do not apply to C source: greyed, every line shown (comments too).
+    auto* comments = w.findChild<QCheckBox*>("asmHideComments");
+    QVERIFY(comments && comments->isChecked() && !comments->isEnabled());
+    QCOMPARE(w.asmShownLines().size(), r.asmLines.size());
+    w.targetBox()->setCurrentText("llvm");
+    QTRY_VERIFY_WITH_TIMEOUT(w.session()->isIdle() && w.session()->lastCompile().codeKind == "assembly", 60000);
+    QVERIFY(comments->isEnabled());
   }
 
   /// Ctrl+F finds in the editor; Edit has Cut / Copy / Paste; Help lists primitives and keys and

@@ -2,6 +2,9 @@
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QDockWidget>
+#include <QPushButton>
+#include <QTableView>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QAbstractAxis>
@@ -298,6 +301,18 @@ private slots:
     QVERIFY(m->chart()->axes().first()->labelsVisible());
     QVERIFY2(m->statusText().startsWith("from the session"), qPrintable(m->statusText()));
     QCOMPARE(m->lastJob().preset, QString("matmul"));
+    // In the window as the screenshots show it, Open in Editor is clear of the table's rows.
+    w.resize(1600, 1000);
+    w.show();
+    w.findChild<QDockWidget*>("tuningDock")->raise();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    auto* open = m->findChild<QPushButton*>("tuneOpen");
+    auto* table = m->findChild<QTableView*>("tuneCandidates");
+    QVERIFY(open && table && open->isVisible());
+    QRect openRect(open->mapTo(&w, QPoint(0, 0)), open->size());
+    QRect tableRect(table->viewport()->mapTo(&w, QPoint(0, 0)), table->viewport()->size());
+    QVERIFY2(!openRect.intersects(tableRect), qPrintable(QString("button %1,%2 %3x%4, table %5,%6 %7x%8").arg(openRect.x()).arg(openRect.y())
+                 .arg(openRect.width()).arg(openRect.height()).arg(tableRect.x()).arg(tableRect.y()).arg(tableRect.width()).arg(tableRect.height())));
     // Open in Editor works on restored candidates: matmul 32x32x32 and the tuned script, which runs right.
     w.setPreset("softmax");
     m->openCandidate(0);
