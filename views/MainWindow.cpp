@@ -469,7 +469,23 @@ void MainWindow::buildDocks() {
 
   // Tuning (S2): the monitor docks beside the log; a candidate opens in the editor.
   m_tuning = new TuningMonitor(m_session);
-  QDockWidget* tuningDock = makeDock(this, "Tuning", "tuningDock", m_tuning, Qt::BottomDockWidgetArea);
+  // In a short bottom dock area the monitor scrolls instead of squeezing its chart and tables
+  // below their minimum sizes (they showed no row in a 1600x1000 window).
+  auto* tuningScroll = new QScrollArea;
+  tuningScroll->setWidget(m_tuning);
+  tuningScroll->setWidgetResizable(true);
+  tuningScroll->setFrameShape(QFrame::NoFrame);
+  QDockWidget* tuningDock = makeDock(this, "Tuning", "tuningDock", tuningScroll, Qt::BottomDockWidgetArea);
+  // Brought forward (its tab, Tune > ...), it grows tall enough to show the chart and the tables
+  // without scrolling, when the window has the room.
+  connect(tuningDock, &QDockWidget::visibilityChanged, this, [this, tuningDock](bool visible) {
+    if (!visible || tuningDock->isFloating()) return;
+    QTimer::singleShot(0, this, [this, tuningDock] {
+      int need = m_tuning->minimumSizeHint().height() + 40;
+      if (tuningDock->isVisible() && tuningDock->height() < need && need < height() / 2)
+        resizeDocks({tuningDock}, {need}, Qt::Vertical);
+    });
+  });
   tabifyDockWidget(log, tuningDock);
   // Profile: where the model's time goes (kernels, roofline, history).
   m_profile = new ProfileDock(m_session);
@@ -652,8 +668,9 @@ void MainWindow::buildMenus() {
     m_tuning->setScope(scope);
     m_tuning->setSessionPath(m_sessionPath);
     if (QString t = m_targetBox->currentText(); t.startsWith("llvm") && !t.contains("-mtriple")) m_tuning->setTarget(t);
-    findChild<QDockWidget*>("tuningDock")->show();
-    findChild<QDockWidget*>("tuningDock")->raise();
+    auto* dock = findChild<QDockWidget*>("tuningDock");
+    dock->show();
+    dock->raise();
     m_tuning->startFromForm();
   };
   tune->addAction("Tune This &Operator", QKeySequence(Qt::CTRL | Qt::Key_T), this, [startTuning] { startTuning(TuneJob::Scope::Operator); });

@@ -374,6 +374,7 @@ void TuningMonitor::buildUi() {
   tables->addWidget(tasksPage);
   tables->setStretchFactor(0, 3);
   tables->setStretchFactor(1, 2);
+  tables->setChildrenCollapsible(false);  // each table keeps its four rows
   auto* split = new QSplitter(Qt::Horizontal);
   split->addWidget(m_chartView);
   split->addWidget(tables);

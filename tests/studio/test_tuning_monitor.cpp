@@ -2,7 +2,9 @@
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QDir>
 #include <QDockWidget>
+#include <QHeaderView>
 #include <QPushButton>
 #include <QTableView>
 #include <QJsonDocument>
@@ -273,7 +275,11 @@ private slots:
     int rows = 0, points = 0;
     QString taskRow;
     {
-      MainWindow w;
+      MainWindow w;  // shown, so that the saved layout is a real window's
+      w.resize(1600, 1000);
+      w.show();
+      w.findChild<QDockWidget*>("tuningDock")->raise();
+      QVERIFY(QTest::qWaitForWindowExposed(&w));
       TuningMonitor* m = w.tuningMonitor();
       m->setWorkerCommand(kWorker);
       QVERIFY(m->start(matmulJob(dir.filePath("matmul.json"), 4, 2)));
@@ -306,11 +312,24 @@ private slots:
     w.show();
     w.findChild<QDockWidget*>("tuningDock")->raise();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QTest::qWait(200);  // the default layout, then the dock's growth, come after the first show
+    // Brought forward again (its tab clicked), the dock grows to show the monitor unscrolled.
+    auto* tuningDock = w.findChild<QDockWidget*>("tuningDock");
+    QVERIFY(tuningDock->height() < m->minimumSizeHint().height());  // the default layout's short bottom row
+    w.findChild<QDockWidget*>("logDock")->raise();
+    QTest::qWait(50);
+    tuningDock->raise();
+    QTRY_VERIFY2(tuningDock->height() >= m->minimumSizeHint().height(),
+                 qPrintable(QString("dock %1 px, monitor %2 px").arg(tuningDock->height()).arg(m->minimumSizeHint().height())));
+    if (QString shots = qEnvironmentVariable("LOOM_TEST_SCREENSHOTS"); !shots.isEmpty())  // to look at
+      w.grab().save(QDir(shots).filePath("tuning-restored.png"));
     auto* open = m->findChild<QPushButton*>("tuneOpen");
     auto* table = m->findChild<QTableView*>("tuneCandidates");
     QVERIFY(open && table && open->isVisible());
     QRect openRect(open->mapTo(&w, QPoint(0, 0)), open->size());
     QRect tableRect(table->viewport()->mapTo(&w, QPoint(0, 0)), table->viewport()->size());
+    // A fresh window's bottom docks are short: the dock scrolls, the table keeps three rows and more.
+    QVERIFY2(table->viewport()->height() >= 3 * table->verticalHeader()->defaultSectionSize(), qPrintable(QString::number(table->viewport()->height())));
     QVERIFY2(!openRect.intersects(tableRect), qPrintable(QString("button %1,%2 %3x%4, table %5,%6 %7x%8").arg(openRect.x()).arg(openRect.y())
                  .arg(openRect.width()).arg(openRect.height()).arg(tableRect.x()).arg(tableRect.y()).arg(tableRect.width()).arg(tableRect.height())));
     // Open in Editor works on restored candidates: matmul 32x32x32 and the tuned script, which runs right.
