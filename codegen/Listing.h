@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/CodeGenCUDA.h"
 #include "codegen/CodeGenLLVM.h"
 
 namespace loom::codegen {
@@ -17,5 +18,11 @@ struct Listing {
 /// Prints `lowered` with its line map, makes its packed entry, generates code for `target`, and
 /// returns the text with the assembly mapped to the printed loops.
 Listing makeListing(const tir::PrimFunc& lowered, const Target& target, bool withLLVMIR = false);
+
+/// The same for a lowered GPU function (pipeline with gpu=true): its kernels' CUDA C or OpenCL C
+/// (emitGPUSource's text) as `asmLines`, each line mapped by the GPU backend's line map to the
+/// printed loop it was emitted in (the innermost For around the statement that wrote it; 0 for
+/// the prelude, signatures and thread indices). Throws as splitHostDevice / emitGPUSource.
+Listing makeGPUListing(const tir::PrimFunc& lowered, GPUDialect dialect);
 
 }  // namespace loom::codegen

@@ -31,9 +31,10 @@ sch.vectorize(ob)
 PY
 "$studio" --screenshot "$out/fused-group.png" --size 1600x1000 --model "$root/examples/models/fire_net/model.onnx" \
   --open-group 1 --schedule "$conv_script" --run --collapse 0,2,3,4,5,6,7,8,9,10,11,12,13,14
-# A GPU target: the OpenCL C of the matmul's default GPU schedule, run on the OpenCL device (PoCL).
+# A GPU target: the OpenCL C of the matmul's default GPU schedule, run on the OpenCL device (PoCL),
+# its reduction loop (lowered line 15) colour-linked to the source lines the backend emitted for it.
 "$studio" --screenshot "$out/opencl.png" --size 1600x1000 --dark --preset "matmul:M=256,N=256,K=256" \
-  --target opencl --run --model "$root/examples/models/small_cnn/model.onnx" --collapse all
+  --target opencl --run --model "$root/examples/models/small_cnn/model.onnx" --collapse all --link-line 15
 # Profile and roofline of ResNet-18 (examples/models/make_torch_models.py --only resnet18 makes it in
 # BUILD/models; LOOM_RESNET18 points elsewhere), else of small_cnn.
 cnn=${LOOM_RESNET18:-$build/models/resnet18/model.onnx}

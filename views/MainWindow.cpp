@@ -469,7 +469,23 @@ void MainWindow::buildDocks() {
 
   // Tuning (S2): the monitor docks beside the log; a candidate opens in the editor.
   m_tuning = new TuningMonitor(m_session);
-  QDockWidget* tuningDock = makeDock(this, "Tuning", "tuningDock", m_tuning, Qt::BottomDockWidgetArea);
+  // In a short bottom dock area the monitor scrolls instead of squeezing its chart and tables
+  // below their minimum sizes (they showed no row in a 1600x1000 window).
+  auto* tuningScroll = new QScrollArea;
+  tuningScroll->setWidget(m_tuning);
+  tuningScroll->setWidgetResizable(true);
+  tuningScroll->setFrameShape(QFrame::NoFrame);
+  QDockWidget* tuningDock = makeDock(this, "Tuning", "tuningDock", tuningScroll, Qt::BottomDockWidgetArea);
+  // Brought forward (its tab, Tune > ...), it grows tall enough to show the chart and the tables
+  // without scrolling, when the window has the room.
+  connect(tuningDock, &QDockWidget::visibilityChanged, this, [this, tuningDock](bool visible) {
+    if (!visible || tuningDock->isFloating()) return;
+    QTimer::singleShot(0, this, [this, tuningDock] {
+      int need = m_tuning->minimumSizeHint().height() + 40;
+      if (tuningDock->isVisible() && tuningDock->height() < need && need < height() / 2)
+        resizeDocks({tuningDock}, {need}, Qt::Vertical);
+    });
+  });
   tabifyDockWidget(log, tuningDock);
   // Profile: where the model's time goes (kernels, roofline, history).
   m_profile = new ProfileDock(m_session);
@@ -652,8 +668,9 @@ void MainWindow::buildMenus() {
     m_tuning->setScope(scope);
     m_tuning->setSessionPath(m_sessionPath);
     if (QString t = m_targetBox->currentText(); t.startsWith("llvm") && !t.contains("-mtriple")) m_tuning->setTarget(t);
-    findChild<QDockWidget*>("tuningDock")->show();
-    findChild<QDockWidget*>("tuningDock")->raise();
+    auto* dock = findChild<QDockWidget*>("tuningDock");
+    dock->show();
+    dock->raise();
     m_tuning->startFromForm();
   };
   tune->addAction("Tune This &Operator", QKeySequence(Qt::CTRL | Qt::Key_T), this, [startTuning] { startTuning(TuneJob::Scope::Operator); });
@@ -841,6 +858,13 @@ void MainWindow::showAssembly() {
   const CompileResult& r = m_session->lastCompile();
   m_asmShown.clear();
   bool isAsm = r.codeKind == "assembly";
+  // The filters are assembly's: GPU source (CUDA C, OpenCL C, PTX) is shown whole, the boxes greyed.
+  for (const char* name : {"asmHideDirectives", "asmHideLabels", "asmHideComments"})
+    if (auto* b = findChild<QCheckBox*>(name); b && b->isEnabled() != isAsm) {
+      if (!b->property("asmTip").isValid()) b->setProperty("asmTip", b->toolTip());
+      b->setEnabled(isAsm);
+      b->setToolTip(isAsm ? b->property("asmTip").toString() : QString("Filters CPU assembly; %1 is shown whole").arg(r.codeKind));
+    }
   // Labels something refers to: every identifier-like word of an instruction or data line.
   QSet<QString> used;
   if (isAsm && m_asmUnusedLabels) {
@@ -852,6 +876,22 @@ void MainWindow::showAssembly() {
     }
   }
   QString text;
+  // A label of directives only (a constant pool, a jump table, a string, a function's end: up to
+  // the next label, no instruction) goes with the directives: it would stand alone.
+  QVector<bool> dataLabel(r.asmLines.size(), false);
+  if (isAsm && m_asmDirectives) {
+    for (int i = 0; i < r.asmLines.size(); ++i) {
+      if (!isLabel(r.asmLines[i].text)) continue;
+      bool data = false;
+      int j = i + 1;
+      for (; j < r.asmLines.size(); ++j) {
+        const QString& t = r.asmLines[j].text;
+        if (isLabel(t) || (!isDirective(t) && !isCommentLine(t) && !t.trimmed().isEmpty())) break;
+        data |= isDirective(t);
+      }
+      dataLabel[i] = data && (j == r.asmLines.size() || isLabel(r.asmLines[j].text));
+    }
+  }
   bool inData = false;  // after an unused label: its data (jump tables, constants) goes too
   for (int i = 0; i < r.asmLines.size(); ++i) {
     QString line = r.asmLines[i].text;
@@ -860,7 +900,7 @@ void MainWindow::showAssembly() {
       if (isLabel(line)) {
         QString name = line.trimmed().chopped(1);
         inData = m_asmUnusedLabels && !used.contains(name);
-        if (inData) continue;
+        if (inData || dataLabel[i]) continue;
       } else if (inData && isDirective(line)) {
         continue;
       } else {
@@ -1252,6 +1292,7 @@ bool MainWindow::saveSession(const QString& path, bool quiet) {
   o["workspace"] = m_session->toJson();
   o["layout"] = QString::fromLatin1(saveState().toBase64());
   o["tuningForm"] = m_tuning->formToJson();
+  if (QJsonObject results = m_tuning->resultsToJson(); !results.isEmpty()) o["tuningResults"] = results;
   if (!m_profile->history().isEmpty()) o["profiles"] = m_profile->historyToJson();
   o["dark"] = m_dark;
   QFile f(path);
@@ -1291,6 +1332,7 @@ bool MainWindow::loadSession(const QString& path, bool quiet) {
   m_editorBaseline = m_editor->text();
   restoreState(QByteArray::fromBase64(o["layout"].toString().toLatin1()));
   m_tuning->formFromJson(o["tuningForm"].toObject());
+  m_tuning->restoreResults(o["tuningResults"].toObject());  // a model's: once it is loaded
   m_pendingProfiles = o["profiles"].toArray();  // restored once the model is loaded
   setDarkTheme(o["dark"].toBool(m_dark));
   m_sessionPath = path;

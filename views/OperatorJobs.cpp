@@ -2,7 +2,6 @@
 #include "views/OperatorJobs.h"
 
 #include <QElapsedTimer>
-#include <QRegularExpression>
 #include <algorithm>
 #include <cstdlib>
 #include <exception>
@@ -109,61 +108,36 @@ driver::OperatorOptions optionsOf(const OperatorRequest& req, bool withScript) {
 }
 
 /// The GPU code of a lowered operator as listing lines: CUDA C (then PTX or why there is none)
-/// or OpenCL C.
-QVector<AsmLineInfo> gpuCode(const driver::LoweredOperator& op, QString& kind, const QVector<LoopInfo>& loops) {
-  QString text;
-  if (op.target.kind == "opencl") {
+/// or OpenCL C, each source line mapped by the GPU backend to the printed loop of `op.lowered`
+/// it was emitted in (codegen::makeGPUListing), as the CPU assembly is.
+QVector<AsmLineInfo> gpuCode(const driver::LoweredOperator& op, QString& kind) {
+  bool opencl = op.target.kind == "opencl";
+  codegen::Listing listing = codegen::makeGPUListing(op.lowered, opencl ? codegen::GPUDialect::OpenCL : codegen::GPUDialect::CUDA);
+  QVector<AsmLineInfo> lines;
+  lines.push_back({opencl ? QString("// OpenCL C of the kernels (target opencl)") : "// CUDA C of the kernels (target " + q(op.target.str()) + ")", 0});
+  for (const codegen::AsmLine& a : listing.asmLines) lines.push_back({q(a.text), a.tirLine});
+  QString ptx;
+  if (opencl) {
     kind = "OpenCL C";
-    text = "// OpenCL C of the kernels (target opencl)\n" + q(driver::emitCode(op, driver::CodeKind::OpenCL));
   } else {
-    text = "// CUDA C of the kernels (target " + q(op.target.str()) + ")\n" + q(driver::emitCode(op, driver::CodeKind::CUDA));
     std::string why;
     std::string arch = op.target.arch.empty() ? "sm_90" : op.target.arch;
     if (!codegen::nvrtcAvailable(&why)) {
       kind = "CUDA C";
-      text += "\n// PTX: not shown: NVRTC (libnvrtc) is not available on this machine (" + q(why) +
-              "). Install the CUDA toolkit or set LOOM_NVRTC to see the PTX for " + q(arch) + ".\n";
+      ptx = "\n// PTX: not shown: NVRTC (libnvrtc) is not available on this machine (" + q(why) +
+            "). Install the CUDA toolkit or set LOOM_NVRTC to see the PTX for " + q(arch) + ".\n";
     } else {
       kind = "CUDA C + PTX";
       try {
-        text += "\n// PTX for " + q(arch) + " (NVRTC)\n" + q(driver::emitCode(op, driver::CodeKind::PTX));
+        ptx = "\n// PTX for " + q(arch) + " (NVRTC)\n" + q(driver::emitCode(op, driver::CodeKind::PTX));
       } catch (const Error& e) {
-        text += "\n// PTX: NVRTC failed: " + q(e.what()).replace('\n', "\n// ") + "\n";
+        ptx = "\n// PTX: NVRTC failed: " + q(e.what()).replace('\n', "\n// ") + "\n";
       }
     }
   }
-  QVector<AsmLineInfo> lines;
-  // The line map (as the CPU assembly's): a `for (T v = ...` of the C source is the lowered loop
-  // whose variable v prints as (C names: '.' -> '_', maybe a numeric suffix); every line of its
-  // body belongs to the innermost such loop. Kernel launch and thread indices stay unmapped.
-  auto cName = [](QString n) {
-    for (QChar& c : n)
-      if (!(c.isLetterOrNumber() && c.unicode() < 128) && c != '_') c = '_';
-    return n;
-  };
-  static const QRegularExpression forLine(R"(^\s*for \(\w+ (\w+) = )");
-  QVector<int> open;  // per open brace: the lowered loop line it belongs to (0: none)
-  for (const QString& line : text.split('\n')) {
-    int tirLine = open.isEmpty() ? 0 : open.back();
-    int opened = tirLine;
-    if (auto m = forLine.match(line); m.hasMatch()) {
-      QString v = m.captured(1);
-      for (const LoopInfo& l : loops) {
-        QString n = cName(l.name);
-        bool suffix = v.startsWith(n + "_") && !v.mid(n.size() + 1).isEmpty() &&
-                      std::all_of(v.begin() + n.size() + 1, v.end(), [](QChar c) { return c.isDigit(); });
-        if (v == n || suffix) {
-          opened = tirLine = l.firstLine;
-          break;
-        }
-      }
-    }
-    lines.push_back({line, tirLine});
-    for (QChar c : line) {
-      if (c == '{') open.push_back(opened);
-      else if (c == '}' && !open.isEmpty()) open.pop_back();
-    }
-  }
+  // The PTX has no line map (NVRTC is asked for no line info).
+  if (!ptx.isEmpty())
+    for (const QString& line : ptx.mid(1).split('\n')) lines.push_back({line, 0});
   while (!lines.isEmpty() && lines.back().text.isEmpty()) lines.pop_back();
   return lines;
 }
@@ -250,8 +224,8 @@ CompileResult compileOperator(const OperatorRequest& req) {
     tir::PrintResult lpr = tir::printWithMap(op.lowered);
     r.loweredLoops = loopsOf(lpr);
     if (op.target.isGPU()) {
-      r.loweredTir = q(lpr.text);
-      r.asmLines = gpuCode(op, r.codeKind, r.loweredLoops);
+      r.loweredTir = q(lpr.text);  // what the GPU listing's lines refer to (the same printer)
+      r.asmLines = gpuCode(op, r.codeKind);
     } else {
       codegen::Listing listing = codegen::makeListing(op.lowered, op.target);
       r.loweredTir = q(listing.tir);

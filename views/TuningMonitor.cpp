@@ -12,6 +12,7 @@
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QJsonArray>
 #include <QLabel>
 #include <QLineEdit>
 #include <QLineSeries>
@@ -28,6 +29,7 @@
 #include <QPointer>
 #include <QThread>
 #include <QVBoxLayout>
+#include <QXYSeries>
 #include <QValueAxis>
 #include <algorithm>
 #include <chrono>
@@ -195,6 +197,7 @@ void TuningMonitor::buildUi() {
     };
     connect(m_session, &Session::requestChanged, this, rename);
     rename();
+    connect(m_session, &Session::modelLoaded, this, &TuningMonitor::onModelLoaded);
   }
   m_target = new QComboBox;
   m_target->setEditable(true);
@@ -331,7 +334,9 @@ void TuningMonitor::buildUi() {
   m_candidatesView->setWordWrap(false);
   m_candidatesView->setMinimumHeight(m_candidatesView->verticalHeader()->defaultSectionSize() * 4 + 30);
   m_candidatesView->setToolTip("The fastest candidates; double-click one to open its trace in the schedule editor");
+  m_candidatesView->setObjectName("tuneCandidates");
   m_open = new QPushButton("Open in Editor");
+  m_open->setObjectName("tuneOpen");
   m_open->setToolTip("Put the selected candidate's schedule into the editor");
 
   m_tasks = new QStandardItemModel(this);
@@ -350,12 +355,14 @@ void TuningMonitor::buildUi() {
   auto* candidatesPage = new QWidget;
   auto* cl = new QVBoxLayout(candidatesPage);
   cl->setContentsMargins(0, 0, 0, 0);
-  cl->addWidget(new QLabel("Best candidates"));
+  // The button sits on the title's line: below the table it was drawn over the fourth row when
+  // the bottom docks are short.
+  auto* titleRow = new QHBoxLayout;
+  titleRow->addWidget(new QLabel("Best candidates"));
+  titleRow->addStretch(1);
+  titleRow->addWidget(m_open);
+  cl->addLayout(titleRow);
   cl->addWidget(m_candidatesView, 1);
-  auto* openRow = new QHBoxLayout;
-  openRow->addWidget(m_open);
-  openRow->addStretch(1);
-  cl->addLayout(openRow);
   auto* tasksPage = new QWidget;
   auto* tl = new QVBoxLayout(tasksPage);
   tl->setContentsMargins(0, 0, 0, 0);
@@ -367,6 +374,7 @@ void TuningMonitor::buildUi() {
   tables->addWidget(tasksPage);
   tables->setStretchFactor(0, 3);
   tables->setStretchFactor(1, 2);
+  tables->setChildrenCollapsible(false);  // each table keeps its four rows
   auto* split = new QSplitter(Qt::Horizontal);
   split->addWidget(m_chartView);
   split->addWidget(tables);
@@ -456,6 +464,197 @@ void TuningMonitor::formFromJson(const QJsonObject& o) {
   if (!m_running && o.contains("lastRun")) setStatus("last run (from the session): " + o["lastRun"].toString());
 }
 
+namespace {
+
+QJsonArray pointsToJson(const QXYSeries* s) {
+  QJsonArray a;
+  for (const QPointF& p : s->points()) a.append(QJsonArray{p.x(), p.y()});
+  return a;
+}
+
+void pointsFromJson(QXYSeries* s, const QJsonArray& a) {
+  QList<QPointF> points;
+  for (const QJsonValue& v : a) points.append(QPointF(v.toArray().at(0).toDouble(), v.toArray().at(1).toDouble()));
+  s->replace(points);
+}
+
+bool sameFile(const QString& a, const QString& b) {
+  return !a.isEmpty() && !b.isEmpty() && QFileInfo(a).absoluteFilePath() == QFileInfo(b).absoluteFilePath();
+}
+
+/// Results of a whole model or of one of its kernels (not of a preset): they need that model.
+bool modelBound(const QJsonObject& o) { return o["scope"].toString() == "model" || o["preset"].toString().isEmpty(); }
+
+}  // namespace
+
+QJsonObject TuningMonitor::resultsToJson() const {
+  QJsonObject o;
+  if (m_running || m_rows.isEmpty()) return o;
+  o["scope"] = m_job.scope == TuneJob::Scope::Model ? "model" : "operator";
+  o["preset"] = m_job.preset;
+  QJsonObject params;
+  for (auto it = m_job.params.begin(); it != m_job.params.end(); ++it) params[it.key()] = double(it.value());
+  o["params"] = params;
+  o["kernel"] = m_job.funcName;
+  o["model"] = m_job.modelPath;
+  o["layout"] = m_job.layout;
+  o["target"] = m_job.target;
+  o["records"] = m_job.recordsPath;
+  o["trials"] = m_job.trials;
+  o["trialsPerTask"] = m_job.trialsPerTask;
+  o["trialsDone"] = m_trialsDone;
+  o["failed"] = m_failed;
+  o["trialsTotal"] = m_trialsTotal;
+  o["summary"] = m_summary;
+  QJsonArray rows;
+  for (const TaskRow& r : m_rows)
+    rows.append(QJsonObject{{"key", r.key}, {"name", r.name}, {"kernel", r.kernel}, {"weight", r.weight}, {"trials", r.trials},
+                            {"total", r.total}, {"flops", r.flops}, {"bestMs", r.bestMs}, {"baselineMs", r.baselineMs}});
+  o["tasks"] = rows;
+  QJsonArray best;
+  for (int i = 0; i < m_best.size() && i < kShownCandidates; ++i) {
+    const TuneCandidate& c = m_best[i];
+    best.append(QJsonObject{{"task", c.task}, {"taskName", c.taskName}, {"kernel", c.kernel}, {"trial", c.trial},
+                            {"ms", c.ms}, {"gflops", c.gflops}, {"script", c.script}});
+  }
+  o["best"] = best;
+  o["chartGflops"] = pointsToJson(m_gflopsSeries);
+  o["chartMs"] = pointsToJson(m_msSeries);
+  o["chartTrials"] = pointsToJson(m_trialSeries);
+  return o;
+}
+
+bool TuningMonitor::restoreResults(const QJsonObject& o) {
+  if (m_running) return false;
+  m_heldResults = {};
+  if (o.isEmpty()) {  // a session without results: those of the one before go
+    if (!m_rows.isEmpty()) {
+      clearRun();
+      m_job = TuneJob();
+      updateButtons();
+    }
+    return false;
+  }
+  if (modelBound(o)) {
+    if (!m_session || !sameFile(m_session->modelPath(), o["model"].toString())) {
+      // The session's model loads after the session file is read: shown then (onModelLoaded).
+      m_heldResults = o;
+      return true;
+    }
+    if (o["preset"].toString().isEmpty() && o["scope"].toString() != "model" &&
+        (!m_session->request().isGroup() || m_session->request().group != o["kernel"].toString())) {
+      setStatus(QString("tuning results of kernel %1 (from the session) not shown: the editor holds %2")
+                    .arg(o["kernel"].toString(), m_session->request().isGroup() ? m_session->request().group : m_session->request().preset));
+      return false;
+    }
+  }
+  showResults(o);
+  return true;
+}
+
+void TuningMonitor::onModelLoaded(const ModelData& model) {
+  if (m_running) return;
+  if (!m_heldResults.isEmpty()) {
+    QJsonObject held = std::exchange(m_heldResults, QJsonObject());
+    if (sameFile(held["model"].toString(), model.path)) {
+      restoreResults(held);
+    } else {
+      clearRun();
+      setStatus(QString("tuning results of %1 (from the session) not shown: %2 is open").arg(QFileInfo(held["model"].toString()).fileName(), QFileInfo(model.path).fileName()));
+    }
+  }
+  bool bound = m_job.scope == TuneJob::Scope::Model || m_job.preset.isEmpty();
+  if (m_rows.isEmpty() || !bound) return;
+  if (sameFile(m_job.modelPath, model.path)) {
+    if (!m_job.module) m_job.module = model.module;  // a restored job can tune or export again
+    return;
+  }
+  // Results of another model's kernels: they would open kernels this model does not have.
+  QString was = QFileInfo(m_job.modelPath).fileName();
+  clearRun();
+  m_job = TuneJob();
+  setStatus(QString("idle · the tuning results of %1 were cleared when %2 was opened").arg(was, QFileInfo(model.path).fileName()));
+  updateButtons();
+}
+
+void TuningMonitor::showResults(const QJsonObject& o) {
+  clearRun();
+  TuneJob job;
+  job.scope = o["scope"].toString() == "model" ? TuneJob::Scope::Model : TuneJob::Scope::Operator;
+  job.preset = o["preset"].toString();
+  QJsonObject params = o["params"].toObject();
+  for (auto it = params.begin(); it != params.end(); ++it) job.params[it.key()] = qint64(it.value().toDouble());
+  job.funcName = o["kernel"].toString();
+  job.modelPath = o["model"].toString();
+  job.layout = o["layout"].toString();
+  job.target = o["target"].toString("llvm");
+  job.recordsPath = o["records"].toString();
+  job.trials = o["trials"].toInt(job.trials);
+  job.trialsPerTask = o["trialsPerTask"].toInt(job.trialsPerTask);
+  if (m_session && sameFile(m_session->modelPath(), job.modelPath) && m_session->model()) job.module = m_session->model()->module;
+  if (m_session && job.preset.isEmpty() && m_session->request().isGroup() && m_session->request().group == job.funcName) {
+    job.func = m_session->request().func;
+    job.numInputs = m_session->request().numInputs;
+    job.flops = m_session->request().flops;
+  }
+  m_job = job;
+  m_trialsDone = o["trialsDone"].toInt();
+  m_failed = o["failed"].toInt();
+  m_trialsTotal = o["trialsTotal"].toInt();
+  for (const QJsonValue& v : o["tasks"].toArray()) {
+    QJsonObject j = v.toObject();
+    TaskRow row;
+    row.key = j["key"].toString();
+    row.name = j["name"].toString();
+    row.kernel = j["kernel"].toString();
+    row.weight = j["weight"].toInt(1);
+    row.trials = j["trials"].toInt();
+    row.total = j["total"].toInt();
+    row.flops = j["flops"].toDouble();
+    row.bestMs = j["bestMs"].toDouble();
+    row.baselineMs = j["baselineMs"].toDouble();
+    m_rowOf.insert(row.key, int(m_rows.size()));
+    m_rows.push_back(row);
+    QList<QStandardItem*> items;
+    for (int c = 0; c < 7; ++c) items << new QStandardItem("-");
+    items[0]->setText(row.name);
+    items[0]->setToolTip(row.key + "\n" + row.name);
+    items[1]->setText(QString::number(row.weight));
+    if (row.baselineMs > 0) items[5]->setText(QString::number(row.baselineMs, 'g', 4));
+    m_tasks->appendRow(items);
+    updateTaskRow(int(m_rows.size()) - 1);
+  }
+  m_tasksView->resizeColumnsToContents();
+  m_candidatesView->setColumnHidden(3, m_rows.size() == 1);
+  for (const QJsonValue& v : o["best"].toArray()) {
+    QJsonObject j = v.toObject();
+    TuneCandidate c;
+    c.task = j["task"].toString();
+    c.taskName = j["taskName"].toString();
+    c.kernel = j["kernel"].toString();
+    c.trial = j["trial"].toInt();
+    c.ms = j["ms"].toDouble();
+    c.gflops = j["gflops"].toDouble();
+    c.script = j["script"].toString();
+    m_best.push_back(c);
+  }
+  updateCandidates();
+  pointsFromJson(m_gflopsSeries, o["chartGflops"].toArray());
+  pointsFromJson(m_msSeries, o["chartMs"].toArray());
+  pointsFromJson(m_trialSeries, o["chartTrials"].toArray());
+  if (m_gflopsSeries->count() > 0) {
+    m_bestGflops = m_gflopsSeries->points().last().y();
+    m_bestMs = m_msSeries->count() > 0 ? m_msSeries->points().last().y() : 0;
+  }
+  updateAxes();
+  m_progress->setRange(0, std::max(1, m_trialsTotal));
+  m_progress->setValue(std::min(m_trialsDone, m_progress->maximum()));
+  m_summary = o["summary"].toString();
+  m_restored = true;
+  setStatus("from the session: " + m_summary);
+  updateButtons();
+}
+
 void TuningMonitor::setScope(TuneJob::Scope scope) { m_scope->setCurrentIndex(scope == TuneJob::Scope::Model ? 1 : 0); }
 
 void TuningMonitor::setTrials(int trials) { m_trials->setValue(trials); }
@@ -522,6 +721,8 @@ bool TuningMonitor::startFromForm() {
 }
 
 void TuningMonitor::clearRun() {
+  m_restored = false;
+  m_summary.clear();
   m_trialsDone = 0;
   m_failed = 0;
   m_trialsTotal = 0;
@@ -865,11 +1066,17 @@ void TuningMonitor::addChartPoint() {
   m_bestGflops = flops > 0 ? flops / ms / 1e6 : 0;
   m_gflopsSeries->append(m_trialsDone, m_bestGflops);
   m_msSeries->append(m_trialsDone, m_bestMs);
+  updateAxes();
+}
+
+void TuningMonitor::updateAxes() {
+  if (m_gflopsSeries->count() == 0) return;
   if (!m_axisX->labelsVisible()) {
     for (QValueAxis* a : {m_axisX, m_axisGflops, m_axisMs}) a->setLabelsVisible(true);
     m_chartView->chart()->setTitle({});
   }
   double maxGflops = m_bestGflops;
+  for (const QPointF& p : m_gflopsSeries->points()) maxGflops = std::max(maxGflops, p.y());
   for (const QPointF& p : m_trialSeries->points()) maxGflops = std::max(maxGflops, p.y());
   double maxMs = 0;
   for (const QPointF& p : m_msSeries->points()) maxMs = std::max(maxMs, p.y());
@@ -907,6 +1114,7 @@ void TuningMonitor::onFinished(quint64 run, bool ok, const QString& summary) {
   m_paused = false;
   QString text = ok ? QString("%1 trials this run, %2 failed · %3 · records: %4").arg(m_trialsDone).arg(m_failed).arg(summary, m_job.recordsPath)
                    : "failed: " + summary;
+  m_summary = text;
   setStatus(text);
   updateButtons();
   emit runFinished(ok, text);

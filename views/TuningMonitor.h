@@ -18,6 +18,7 @@ class QChartView;
 class QLineSeries;
 class QScatterSeries;
 class QValueAxis;
+class QXYSeries;
 class QComboBox;
 class QLabel;
 class QLineEdit;
@@ -118,6 +119,16 @@ public:
   /// run's summary, for the session file; formFromJson restores them.
   QJsonObject formToJson() const;
   void formFromJson(const QJsonObject& o);
+  /// The last run's results (the job it tuned, task rows, best candidates, chart), for the session
+  /// file; empty while a run is in progress or before the first.
+  QJsonObject resultsToJson() const;
+  /// Shows saved results again when they are of what the session holds now: a model's (scope
+  /// Whole model, or one of its kernels) only once that model is loaded (held until then, and
+  /// dropped when another model loads), a preset's at once. False (and the status says why) when
+  /// they are dropped; true when shown or held for the model.
+  bool restoreResults(const QJsonObject& o);
+  /// The job's results on screen came from the session file (not run in this window).
+  bool resultsRestored() const { return m_restored; }
 
   /// The worker program and leading arguments; default: `findLoomBinary()` and "tune-worker".
   void setWorkerCommand(const QStringList& command) { m_workerCommand = command; }
@@ -156,11 +167,16 @@ private:
   void updateButtons();
   void updateCandidates();
   void addChartPoint();
+  void updateAxes();
   void updateTaskRow(int index);
   void setStatus(const QString& text);
   void styleSeries();
   void saveForm() const;
   void clearRun();
+  /// Fills the dock from resultsToJson's object (no consistency check).
+  void showResults(const QJsonObject& o);
+  /// Another model was loaded: results of the previous one go; held ones come if they match.
+  void onModelLoaded(const ModelData& model);
 
   struct TaskRow {
     QString key, name, kernel;
@@ -183,6 +199,9 @@ private:
   QMap<QString, int> m_rowOf;
   QVector<TuneCandidate> m_best;
   double m_bestGflops = 0, m_bestMs = 0;
+  QString m_summary;           ///< the finished run's status line
+  bool m_restored = false;
+  QJsonObject m_heldResults;   ///< restoreResults of a model not loaded yet
 
   QComboBox *m_scope = nullptr, *m_target = nullptr;
   QSpinBox *m_trials = nullptr, *m_perTask = nullptr, *m_budget = nullptr;

@@ -168,8 +168,8 @@ int main(int argc, char** argv) {
     groupPending = false;
     if (!w.openCluster(cli.value(groupOpt).toInt()))
       std::fprintf(stderr, "loom-studio: fused group %s has no kernel to open\n", qPrintable(cli.value(groupOpt)));
-    else if (!scheduleAfterGroup.isEmpty())
-      w.setScheduleText(w.editor()->text() + scheduleAfterGroup);
+    else if (!scheduleAfterGroup.isEmpty())  // the group's title line, then the script (for the unscheduled kernel)
+      w.setScheduleText(w.editor()->text().section('\n', 0, 0) + "\n" + scheduleAfterGroup);
   });
 
   QTemporaryDir tuneDir;

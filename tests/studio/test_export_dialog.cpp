@@ -18,6 +18,7 @@
 #include "core/tir/HostArrays.h"
 #include "runtime/Package.h"
 #include "runtime/Tar.h"
+#include "Waits.h"
 #include "views/ExportDialog.h"
 #include "views/MainWindow.h"
 #include "views/Resources.h"
@@ -41,7 +42,7 @@ QMap<QString, qint64> listedMembers(const ExportDialog& d) {
 /// Waits for the export started last (the spy's next signal) and says whether it succeeded.
 bool finishedOk(ExportDialog& d, QSignalSpy& spy) {
   int before = d.isRunning() ? int(spy.count()) : int(spy.count()) - 1;
-  if (!QTest::qWaitFor([&] { return spy.count() > before; }, 20000)) return false;
+  if (!QTest::qWaitFor([&] { return spy.count() > before; }, studiotest::kWorkerWaitMs)) return false;
   return spy.last()[0].toBool() && !d.isRunning();
 }
 
@@ -61,7 +62,7 @@ private slots:
     Session s;
     QSignalSpy loaded(&s, &Session::modelLoaded);
     s.loadModel(kSmallCnn);
-    QTRY_VERIFY_WITH_TIMEOUT(loaded.count() == 1, 20000);
+    QTRY_VERIFY_WITH_TIMEOUT(loaded.count() == 1, studiotest::kWorkerWaitMs);
     m_module = s.model()->module;
     QVERIFY(m_module);
   }
@@ -152,7 +153,7 @@ private slots:
     MainWindow w;
     QSignalSpy loaded(w.session(), &Session::modelLoaded);
     w.openModel(kSmallCnn);
-    QTRY_VERIFY_WITH_TIMEOUT(loaded.count() == 1, 20000);
+    QTRY_VERIFY_WITH_TIMEOUT(loaded.count() == 1, studiotest::kWorkerWaitMs);
     QAction* action = nullptr;
     for (QAction* a : w.findChildren<QAction*>())
       if (a->text().contains("Export Model Package")) action = a;
@@ -190,7 +191,7 @@ private slots:
     f.close();
     d.setRecordsPath(bad);
     QVERIFY(d.startExport());
-    QTRY_VERIFY_WITH_TIMEOUT(spy.count() == 1, 20000);
+    QTRY_VERIFY_WITH_TIMEOUT(spy.count() == 1, studiotest::kWorkerWaitMs);
     QVERIFY(!spy.last()[0].toBool());
     QVERIFY2(d.outcome().error.contains("RecordFileError") && d.outcome().error.contains("bad.json"), qPrintable(d.outcome().error));
     QVERIFY(!QFileInfo::exists(dir.filePath("model.tar")));
@@ -198,7 +199,7 @@ private slots:
     d.setRecordsPath({});
     d.setTarget("llvm -mtriple=nonsense-arch");
     QVERIFY(d.startExport());
-    QTRY_VERIFY_WITH_TIMEOUT(spy.count() == 2, 20000);
+    QTRY_VERIFY_WITH_TIMEOUT(spy.count() == 2, studiotest::kWorkerWaitMs);
     QVERIFY(!spy.last()[0].toBool());
     QVERIFY(d.outcome().error.contains("nonsense"));
     QCOMPARE(d.membersModel()->rowCount(), 0);
@@ -219,7 +220,7 @@ private slots:
     QSignalSpy spy(&d, &ExportDialog::exportFinished);
     QVERIFY(d.startExport());
     d.cancelExport();
-    QTRY_VERIFY_WITH_TIMEOUT(spy.count() == 1, 20000);
+    QTRY_VERIFY_WITH_TIMEOUT(spy.count() == 1, studiotest::kWorkerWaitMs);
     QVERIFY(!spy.last()[0].toBool());
     QCOMPARE(d.outcome().error, QString("cancelled"));
     QVERIFY(d.statusText().contains("cancelled"));

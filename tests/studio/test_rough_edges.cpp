@@ -8,6 +8,7 @@
 #include <QMenuBar>
 #include <QStatusBar>
 #include <QComboBox>
+#include <QRegularExpression>
 #include <QDialog>
 #include <QDockWidget>
 #include <QElapsedTimer>
@@ -251,6 +252,28 @@ private slots:
       int tir = r.asmLines[w.asmShownLines()[line - 1]].tirLine;
       QVERIFY(tir >= r.loweredLoops[0].firstLine && tir <= r.loweredLoops[0].lastLine);
     }
+
+    // Labels of data only (softmax's exp constants, the argument checks' shape constants and
+    // strings) go with their data: no bare ".LCPI0_0:" lines; every label shown has code under it.
+    w.setPreset("softmax", {{"M", 64}, {"N", 64}});
+    w.setScheduleText("");
+    QTRY_VERIFY_WITH_TIMEOUT(w.session()->isIdle() && w.session()->lastCompile().preset == "softmax" &&
+                                 !w.session()->lastCompile().asmLines.isEmpty(), 30000);
+    QStringList shown = w.asmPane()->text().split('\n');
+    while (!shown.isEmpty() && shown.last().isEmpty()) shown.removeLast();
+    QVERIFY(!shown.isEmpty() && !shown.last().endsWith(':'));
+    for (const QString& line : shown) QVERIFY2(!line.startsWith(".LCPI") && !line.startsWith(".L.str"), qPrintable(line));
+    // The instructions still name the constants, and without the filter the pools are there with their data.
+    QVERIFY(w.asmPane()->text().contains(".LCPI"));
+    w.setAsmFilters(false, true, true);
+    QStringList unfiltered = w.asmPane()->text().split('\n');
+    int pools = 0;
+    for (int i = 0; i + 1 < unfiltered.size(); ++i)
+      if (unfiltered[i].startsWith(".LCPI")) {
+        ++pools;
+        QVERIFY2(unfiltered[i + 1].trimmed().startsWith('.'), qPrintable(unfiltered[i + 1]));  // its data (.long, .zero, ...)
+      }
+    QVERIFY(pools > 0);
   }
 
   /// GPU source (OpenCL C) is line-mapped too: a lowered loop colours its `for` and body in the
@@ -278,9 +301,59 @@ private slots:
       QString text = r.asmLines[w.asmShownLines()[line - 1]].text;
       QVERIFY(!text.trimmed().startsWith("__kernel"));  // the kernel header belongs to no loop
     }
-    int first = w.asmPane()->lineColors().keys().first();
-    QVERIFY(r.asmLines[w.asmShownLines()[first - 1]].text.contains("for (") ||
-            w.asmPane()->lineColors().size() > 0);
+    bool forLine = false;  // the loop's `for` is among them (after an `#pragma unroll` maybe)
+    for (int line : w.asmPane()->lineColors().keys()) forLine |= r.asmLines[w.asmShownLines()[line - 1]].text.contains("for (");
+    QVERIFY(forLine);
+  }
+
+  /// The GPU line map comes from the backend, not from loop names: softmax's default GPU schedule
+  /// has a loop `k` in two kernels, and each colours its own kernel's lines only.
+  void gpuLoopsOfTheSameNameLinkTheirOwnKernel() {
+    MainWindow w;
+    w.setPreset("softmax", {{"M", 64}, {"N", 64}});
+    w.targetBox()->setCurrentText("opencl");
+    w.setScheduleText("");
+    QTRY_VERIFY_WITH_TIMEOUT(w.session()->isIdle() && w.session()->lastCompile().codeKind == "OpenCL C" &&
+                                 w.session()->lastCompile().preset == "softmax" && !w.session()->lastCompile().asmLines.isEmpty(), 60000);
+    const CompileResult& r = w.session()->lastCompile();
+    QVector<int> ks;  // the lowered loops named k
+    for (int i = 0; i < r.loweredLoops.size(); ++i)
+      if (r.loweredLoops[i].name == "k") ks << i;
+    QCOMPARE(ks.size(), 2);
+    // The kernel each shown source line is in (-1 before the first).
+    QVector<int> kernelOf;
+    int kernel = -1;
+    for (int shown : w.asmShownLines()) {
+      if (r.asmLines[shown].text.startsWith("__kernel void ")) ++kernel;
+      kernelOf << kernel;
+    }
+    QVector<int> kernelOfLoop;
+    for (int k : ks) {
+      w.linkLoweredLine(r.loweredLoops[k].firstLine);
+      QHash<int, int> colors = w.asmPane()->lineColors();
+      QVERIFY(!colors.isEmpty());
+      QSet<int> kernels;
+      bool forLine = false;
+      for (int line : colors.keys()) {
+        kernels << kernelOf[line - 1];
+        forLine |= r.asmLines[w.asmShownLines()[line - 1]].text.trimmed().startsWith("for (loom_i32 k = 0;");
+      }
+      QCOMPARE(kernels.size(), 1);  // one kernel's lines only
+      QVERIFY(forLine);             // its `for`
+      kernelOfLoop << *kernels.begin();
+      // Clicking a coloured source line selects that loop again.
+      w.linkAsmLine(colors.keys().last());
+      QCOMPARE(w.asmPane()->lineColors(), colors);
+    }
+    QVERIFY(kernelOfLoop[0] != kernelOfLoop[1]);
+    QVERIFY(kernelOfLoop[0] < kernelOfLoop[1]);  // in print order
+    // The assembly filters do not apply to C source: greyed, every line shown (comments too).
+    auto* comments = w.findChild<QCheckBox*>("asmHideComments");
+    QVERIFY(comments && comments->isChecked() && !comments->isEnabled());
+    QCOMPARE(w.asmShownLines().size(), r.asmLines.size());
+    w.targetBox()->setCurrentText("llvm");
+    QTRY_VERIFY_WITH_TIMEOUT(w.session()->isIdle() && w.session()->lastCompile().codeKind == "assembly", 60000);
+    QVERIFY(comments->isEnabled());
   }
 
   /// Ctrl+F finds in the editor; Edit has Cut / Copy / Paste; Help lists primitives and keys and

@@ -10,6 +10,7 @@
 
 #include "core/tune/ModelTasks.h"
 #include "core/tune/Record.h"
+#include "Waits.h"
 #include "views/ExportDialog.h"
 #include "views/MainWindow.h"
 #include "views/OperatorJobs.h"
@@ -54,7 +55,7 @@ private slots:
     m.setWorkerCommand(kWorker);
     QSignalSpy groups(w.session(), &Session::groupsReady);
     w.openModel(LOOM_SOURCE_DIR "/examples/models/small_cnn/model.onnx");
-    QTRY_VERIFY_WITH_TIMEOUT(groups.count() == 1, 20000);
+    QTRY_VERIFY_WITH_TIMEOUT(groups.count() == 1, studiotest::kWorkerWaitMs);
     m.setScope(TuneJob::Scope::Model);
     TuneJob job = m.jobFromForm();
     QVERIFY(job.module);
@@ -64,7 +65,7 @@ private slots:
     job.recordsPath = dir.filePath("small_cnn.json");
     QSignalSpy finished(&m, &TuningMonitor::runFinished);
     QVERIFY(m.start(job));
-    QTRY_VERIFY_WITH_TIMEOUT(!m.isRunning(), 30000);
+    QTRY_VERIFY_WITH_TIMEOUT(!m.isRunning(), studiotest::kWorkerWaitMs);
     QVERIFY2(finished.count() == 1 && finished[0][0].toBool(), qPrintable(m.statusText()));
     int tasks = m.tasksModel()->rowCount();
     QVERIFY(tasks >= 3);
@@ -110,7 +111,7 @@ private slots:
     d->setOutputPath(dir.filePath("tuned.tar"));
     QSignalSpy exported(d, &ExportDialog::exportFinished);
     QVERIFY(d->startExport());
-    QTRY_VERIFY_WITH_TIMEOUT(exported.count() == 1, 20000);
+    QTRY_VERIFY_WITH_TIMEOUT(exported.count() == 1, studiotest::kWorkerWaitMs);
     QVERIFY2(exported[0][0].toBool(), qPrintable(d->outcome().error));
     // A kernel takes its record when the record beats its baseline (the default schedule).
     int beating = 0;
@@ -129,7 +130,7 @@ private slots:
     m->setWorkerCommand(kWorker);
     QSignalSpy groups(w.session(), &Session::groupsReady);
     w.openModel(LOOM_SOURCE_DIR "/examples/models/small_cnn/model.onnx");
-    QTRY_VERIFY_WITH_TIMEOUT(groups.count() == 1, 20000);
+    QTRY_VERIFY_WITH_TIMEOUT(groups.count() == 1, studiotest::kWorkerWaitMs);
     QVERIFY(w.openGroup(0));
     const OperatorRequest req = w.session()->request();
     QVERIFY(req.isGroup());
@@ -141,7 +142,7 @@ private slots:
     job.recordsPath = dir.filePath("group.json");
     job.resume = false;
     QVERIFY(m->start(job));
-    QTRY_VERIFY_WITH_TIMEOUT(!m->isRunning(), 20000);
+    QTRY_VERIFY_WITH_TIMEOUT(!m->isRunning(), studiotest::kWorkerWaitMs);
     QCOMPARE(m->tasksModel()->rowCount(), 1);
     QCOMPARE(m->tasksModel()->item(0, 0)->text(), req.group);
     // Recorded under the kernel's model key, so `loom compile --tuning-records` and the export use them.
@@ -157,6 +158,28 @@ private slots:
     RunRecord rec = runOperator(run);
     QVERIFY2(rec.ok, qPrintable(rec.error));
     QVERIFY(rec.correct);
+
+    // Saved in the session: reopened, the dock shows this kernel's results again once its model
+    // is loaded, and Open in Editor still opens the kernel with the candidate.
+    QString session = dir.filePath("group.loomsession");
+    QVERIFY(w.saveSession(session, true));
+    MainWindow w2;
+    TuningMonitor* m2 = w2.tuningMonitor();
+    QSignalSpy groups2(w2.session(), &Session::groupsReady);
+    QVERIFY(w2.loadSession(session, true));
+    QTRY_VERIFY_WITH_TIMEOUT(groups2.count() == 1, studiotest::kWorkerWaitMs);
+    QVERIFY(m2->resultsRestored());
+    QCOMPARE(m2->tasksModel()->rowCount(), 1);
+    QCOMPARE(m2->tasksModel()->item(0, 0)->text(), req.group);
+    QCOMPARE(m2->candidatesModel()->rowCount(), m->candidatesModel()->rowCount());
+    QCOMPARE(m2->best().first().ms, m->best().first().ms);
+    QCOMPARE(m2->best().first().task, m->best().first().task);
+    QCOMPARE(m2->lastJob().funcName, req.group);
+    QVERIFY(m2->lastJob().func.defined() && m2->lastJob().module);
+    m2->openCandidate(0);
+    QVERIFY(w2.session()->request().isGroup());
+    QCOMPARE(w2.session()->request().group, req.group);
+    QCOMPARE(w2.session()->request().schedule, run.schedule);
   }
 };
 

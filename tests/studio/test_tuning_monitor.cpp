@@ -2,6 +2,14 @@
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QDir>
+#include <QDockWidget>
+#include <QHeaderView>
+#include <QPushButton>
+#include <QTableView>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QAbstractAxis>
 #include <QTimer>
 #include <QSignalSpy>
 #include <QStandardItemModel>
@@ -13,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/tune/Record.h"
+#include "Waits.h"
 #include "views/MainWindow.h"
 #include "views/OperatorJobs.h"
 #include "views/Resources.h"
@@ -257,6 +266,133 @@ private slots:
     cancel->trigger();
     QTRY_VERIFY_WITH_TIMEOUT(!w.tuningMonitor()->isRunning(), 15000);
     QCOMPARE(readRecords(dir.filePath("menu.json")).size(), w.tuningMonitor()->trialsDone());
+  }
+
+  void resultsAreSavedInTheSession() {
+    QTemporaryDir dir;
+    QString session = dir.filePath("tuned.loomsession");
+    QVector<TuneCandidate> best;
+    int rows = 0, points = 0;
+    QString taskRow;
+    {
+      MainWindow w;  // shown, so that the saved layout is a real window's
+      w.resize(1600, 1000);
+      w.show();
+      w.findChild<QDockWidget*>("tuningDock")->raise();
+      QVERIFY(QTest::qWaitForWindowExposed(&w));
+      TuningMonitor* m = w.tuningMonitor();
+      m->setWorkerCommand(kWorker);
+      QVERIFY(m->start(matmulJob(dir.filePath("matmul.json"), 4, 2)));
+      QTRY_VERIFY_WITH_TIMEOUT(!m->isRunning(), studiotest::kWorkerWaitMs);
+      QVERIFY(!m->best().isEmpty());
+      best = m->best();
+      rows = m->candidatesModel()->rowCount();
+      points = m->chartPoints();
+      taskRow = m->tasksModel()->item(0, 2)->text();
+      QVERIFY(w.saveSession(session, true));
+    }
+    MainWindow w;
+    TuningMonitor* m = w.tuningMonitor();
+    QCOMPARE(m->candidatesModel()->rowCount(), 0);
+    QVERIFY(w.loadSession(session, true));
+    // The table, the task row and the chart are back, as they were.
+    QVERIFY(m->resultsRestored());
+    QCOMPARE(m->candidatesModel()->rowCount(), rows);
+    QCOMPARE(m->best().size(), std::min<int>(best.size(), 20));
+    QCOMPARE(m->best().first().ms, best.first().ms);
+    QCOMPARE(m->best().first().script, best.first().script);
+    QCOMPARE(m->tasksModel()->rowCount(), 1);
+    QCOMPARE(m->tasksModel()->item(0, 2)->text(), taskRow);
+    QCOMPARE(m->chartPoints(), points);
+    QVERIFY(m->chart()->axes().first()->labelsVisible());
+    QVERIFY2(m->statusText().startsWith("from the session"), qPrintable(m->statusText()));
+    QCOMPARE(m->lastJob().preset, QString("matmul"));
+    // In the window as the screenshots show it, Open in Editor is clear of the table's rows.
+    w.resize(1600, 1000);
+    w.show();
+    w.findChild<QDockWidget*>("tuningDock")->raise();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QTest::qWait(200);  // the default layout, then the dock's growth, come after the first show
+    // Brought forward again (its tab clicked), the dock grows to show the monitor unscrolled.
+    auto* tuningDock = w.findChild<QDockWidget*>("tuningDock");
+    QVERIFY(tuningDock->height() < m->minimumSizeHint().height());  // the default layout's short bottom row
+    w.findChild<QDockWidget*>("logDock")->raise();
+    QTest::qWait(50);
+    tuningDock->raise();
+    QTRY_VERIFY2(tuningDock->height() >= m->minimumSizeHint().height(),
+                 qPrintable(QString("dock %1 px, monitor %2 px").arg(tuningDock->height()).arg(m->minimumSizeHint().height())));
+    if (QString shots = qEnvironmentVariable("LOOM_TEST_SCREENSHOTS"); !shots.isEmpty())  // to look at
+      w.grab().save(QDir(shots).filePath("tuning-restored.png"));
+    auto* open = m->findChild<QPushButton*>("tuneOpen");
+    auto* table = m->findChild<QTableView*>("tuneCandidates");
+    QVERIFY(open && table && open->isVisible());
+    QRect openRect(open->mapTo(&w, QPoint(0, 0)), open->size());
+    QRect tableRect(table->viewport()->mapTo(&w, QPoint(0, 0)), table->viewport()->size());
+    // A fresh window's bottom docks are short: the dock scrolls, the table keeps three rows and more.
+    QVERIFY2(table->viewport()->height() >= 3 * table->verticalHeader()->defaultSectionSize(), qPrintable(QString::number(table->viewport()->height())));
+    QVERIFY2(!openRect.intersects(tableRect), qPrintable(QString("button %1,%2 %3x%4, table %5,%6 %7x%8").arg(openRect.x()).arg(openRect.y())
+                 .arg(openRect.width()).arg(openRect.height()).arg(tableRect.x()).arg(tableRect.y()).arg(tableRect.width()).arg(tableRect.height())));
+    // Open in Editor works on restored candidates: matmul 32x32x32 and the tuned script, which runs right.
+    w.setPreset("softmax");
+    m->openCandidate(0);
+    QCOMPARE(w.session()->request().preset, QString("matmul"));
+    QCOMPARE(w.session()->request().params.value("K"), 32);
+    OperatorRequest req = w.session()->request();
+    req.schedule = w.editor()->text();
+    QVERIFY(req.schedule.contains(best.first().script.section('\n', 0, 0)));
+    RunRecord run = runOperator(req);
+    QVERIFY2(run.ok && run.correct, qPrintable(run.error));
+
+    // Results of a model's kernels wait for that model and are shown with it; another model's
+    // session drops them; opening another model clears them.
+    QFile f(session);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QJsonObject o = QJsonDocument::fromJson(f.readAll()).object();
+    f.close();
+    QJsonObject results = o["tuningResults"].toObject();
+    results["scope"] = "model";
+    results["preset"] = "";
+    auto withModel = [&](const QString& model, const QString& resultsModel, const QString& name) {
+      QJsonObject ws = o["workspace"].toObject();
+      ws["model"] = model;
+      QJsonObject copy = o, r = results;
+      r["model"] = resultsModel;
+      copy["workspace"] = ws;
+      copy["tuningResults"] = r;
+      QFile out(dir.filePath(name));
+      if (!out.open(QIODevice::WriteOnly)) return QString();
+      out.write(QJsonDocument(copy).toJson());
+      return out.fileName();
+    };
+    const QString cnn = QString(LOOM_SOURCE_DIR) + "/examples/models/small_cnn/model.onnx";
+    const QString fire = QString(LOOM_SOURCE_DIR) + "/examples/models/fire_net/model.onnx";
+    {
+      MainWindow w2;
+      QSignalSpy loaded(w2.session(), &Session::modelLoaded);
+      QVERIFY(w2.loadSession(withModel(cnn, cnn, "cnn.loomsession"), true));
+      QCOMPARE(w2.tuningMonitor()->candidatesModel()->rowCount(), 0);  // held until the model is there
+      QVERIFY(loaded.wait(studiotest::kWorkerWaitMs));
+      QCOMPARE(w2.tuningMonitor()->candidatesModel()->rowCount(), rows);
+      QVERIFY(w2.tuningMonitor()->lastJob().module);  // the restored job can tune and export again
+      w2.openModel(fire);
+      QVERIFY(loaded.wait(studiotest::kWorkerWaitMs));
+      QCOMPARE(w2.tuningMonitor()->candidatesModel()->rowCount(), 0);
+      QCOMPARE(w2.tuningMonitor()->chartPoints(), 0);
+      QVERIFY2(w2.tuningMonitor()->statusText().contains("cleared"), qPrintable(w2.tuningMonitor()->statusText()));
+      // Saved now: no results (they were of the other model).
+      QVERIFY(w2.saveSession(dir.filePath("after.loomsession"), true));
+      QFile after(dir.filePath("after.loomsession"));
+      QVERIFY(after.open(QIODevice::ReadOnly));
+      QVERIFY(!QJsonDocument::fromJson(after.readAll()).object().contains("tuningResults"));
+    }
+    {
+      MainWindow w3;
+      QSignalSpy loaded(w3.session(), &Session::modelLoaded);
+      QVERIFY(w3.loadSession(withModel(fire, cnn, "mixed.loomsession"), true));
+      QVERIFY(loaded.wait(studiotest::kWorkerWaitMs));
+      QCOMPARE(w3.tuningMonitor()->candidatesModel()->rowCount(), 0);
+      QVERIFY2(w3.tuningMonitor()->statusText().contains("not shown"), qPrintable(w3.tuningMonitor()->statusText()));
+    }
   }
 
   void defaultRecordsPathIsBesideTheSession() {
