@@ -227,7 +227,8 @@ ModelPlan planModel(const graph::Module& input, const std::map<std::string, runt
   if (options.optLevel >= 1) {
     m = graph::runGraphPasses(m, graph::withoutPasses(graph::fusePipeline(blocked), options.disabledPasses));
   } else {
-    m = graph::runGraphPasses(m, {"infer-type"});
+    // qnn ops have no kernels of their own: even unoptimized they run as their core-op form.
+    m = graph::runGraphPasses(m, {"infer-type", "qnn-canonicalize"});
     m = graph::fuseOps(m, 1);
     m = graph::runGraphPasses(m, {"infer-type"});
   }

@@ -12,6 +12,7 @@
 #include "core/graph/pass/InferType.h"
 #include "core/graph/pass/SimplifyInference.h"
 #include "core/graph/pass/WinogradConv.h"
+#include "core/graph/qnn/Qnn.h"
 #include "core/support/Error.h"
 
 namespace loom::graph {
@@ -26,6 +27,8 @@ const std::vector<GraphPass>& allGraphPasses() {
       {"convert-layout", [](const Module& m) { return convertLayout(m); }},
       {"winograd-conv", [](const Module& m) { return winogradConv(m); }},
       {"fuse-ops", [](const Module& m) { return fuseOps(m); }},
+      {"fake-quantization-to-integer", [](const Module& m) { return qnn::fakeQuantizationToInteger(m); }},
+      {"qnn-canonicalize", [](const Module& m) { return qnn::canonicalizeQnn(m); }},
   };
   return passes;
 }
@@ -40,7 +43,7 @@ const GraphPass& findGraphPass(const std::string& name) {
 }
 
 std::vector<std::string> optimizePipeline() {
-  return {"infer-type",    "simplify-inference",    "fold-constant", "eliminate-common-subexpr",
+  return {"infer-type",    "fake-quantization-to-integer", "qnn-canonicalize", "simplify-inference",    "fold-constant", "eliminate-common-subexpr",
           "fold-constant", "dead-code-elimination", "infer-type"};
 }
 
