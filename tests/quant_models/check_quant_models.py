@@ -3,9 +3,14 @@
 
 Each directory (made by examples/models/make_quant_models.py) holds model.onnx,
 test_data_set_0/{input_0,output_0}.pb (ONNX Runtime's output for the quantized model) and
-float_output_0.pb (the float model's output). Passes when loom's output is within 2% of
-max|ORT int8| of it everywhere and, for classifiers (outputs of 100 classes or more), has the
-same top-1 class. Prints the difference to ORT int8 and to float32 for each model.
+float_output_0.pb (the float model's output) and ort_unoptimized_output_0.pb (ONNX Runtime with
+its graph optimizations off). Passes when loom's output is within 2% of max|ORT int8| of it
+everywhere and, for classifiers (outputs of 100 classes or more), has the same top-1 class.
+A dynamically quantized model requantizes every activation from values computed in float, so a
+float rounding difference upstream can move a quantization step and the outputs move with it:
+where ONNX Runtime's own optimized and unoptimized runs differ by more than 2% (the BERT-style
+encoder: 4.3%), that spread is the bound instead. Prints the difference to ORT int8, to ORT
+unoptimized and to float32 for each model.
 
 Usage: check_quant_models.py LOOM DIR [DIR...]   (exit 0 all pass, 1 a failure)
 """
@@ -33,6 +38,7 @@ def check(loom, d, tmp):
     in_name, x = read_tensor(os.path.join(d, "test_data_set_0", "input_0.pb"))
     _, ref = read_tensor(os.path.join(d, "test_data_set_0", "output_0.pb"))
     _, ref_float = read_tensor(os.path.join(d, "float_output_0.pb"))
+    _, ref_noopt = read_tensor(os.path.join(d, "ort_unoptimized_output_0.pb"))
     lib, inp, out = (os.path.join(tmp, name + s) for s in (".so", "_in.npz", "_out.npz"))
     np.savez(inp, **{in_name: x})
     for cmd in ([loom, "compile", os.path.join(d, "model.onnx"), "-o", lib],
@@ -45,14 +51,18 @@ def check(loom, d, tmp):
         y = z[z.files[0]].astype(np.float64).reshape(ref.shape)
     scale = max(np.abs(ref).max(), 1e-12)
     err = np.abs(y - ref).max() / scale
+    err_noopt = np.abs(y - ref_noopt).max() / scale
+    spread = np.abs(ref_noopt - ref).max() / scale
+    bound = max(BOUND, spread)
     err_float = np.abs(y - ref_float).max() / max(np.abs(ref_float).max(), 1e-12)
     ort_float = np.abs(ref - ref_float).max() / max(np.abs(ref_float).max(), 1e-12)
     classifier = ref.ndim == 2 and ref.shape[-1] >= 100 and "bert" not in name
     top1 = int(np.argmax(y)) == int(np.argmax(ref)) if classifier else True
-    ok = err <= BOUND and top1
+    ok = err <= bound and top1
     exact = np.mean(y == ref) * 100
     print(f"{'PASS' if ok else 'FAIL'} {name}: max|loom - ORT int8| {100 * err:.3f}% of max|ref| "
-          f"({exact:.1f}% of outputs equal)" + (f", top-1 {'same' if top1 else 'DIFFERENT'}" if classifier else "")
+          f"(bound {100 * bound:.2f}%; {exact:.1f}% of outputs equal; vs ORT unoptimized {100 * err_noopt:.3f}%, "
+          f"ORT optimized vs unoptimized {100 * spread:.3f}%)" + (f", top-1 {'same' if top1 else 'DIFFERENT'}" if classifier else "")
           + f"; vs float32: loom {100 * err_float:.2f}%, ORT int8 {100 * ort_float:.2f}% of max|float|")
     return ok
 
