@@ -227,7 +227,9 @@ ModelPlan planModel(const graph::Module& input, const std::map<std::string, runt
   if (options.optLevel >= 1) {
     m = graph::runGraphPasses(m, graph::withoutPasses(graph::fusePipeline(blocked), options.disabledPasses));
   } else {
-    m = graph::runGraphPasses(m, {"infer-type"});
+    // qnn ops have no kernels of their own: even unoptimized they run as their core-op form, and
+    // QDQ patterns as integer ops (the results ONNX Runtime gives, at every opt level).
+    m = graph::runGraphPasses(m, {"infer-type", "fake-quantization-to-integer", "qnn-canonicalize"});
     m = graph::fuseOps(m, 1);
     m = graph::runGraphPasses(m, {"infer-type"});
   }

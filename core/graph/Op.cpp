@@ -1,5 +1,6 @@
 // The op registry: a process-wide table filled once with every op family (see OpsInternal.h).
 #include "core/graph/Op.h"
+#include "core/graph/qnn/Qnn.h"
 
 #include <algorithm>
 #include <map>
@@ -56,6 +57,7 @@ std::map<std::string, OpDef>& registry() {
     registerRecurrentOps();
     registerScatterOps();
     registerImageOps();
+    qnn::registerQnnOps();
     g_registeringBuiltins = false;
   });
   return rawOpTable();

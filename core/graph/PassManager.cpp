@@ -13,6 +13,7 @@
 #include "core/graph/pass/PruneConvTaps.h"
 #include "core/graph/pass/SimplifyInference.h"
 #include "core/graph/pass/WinogradConv.h"
+#include "core/graph/qnn/Qnn.h"
 #include "core/support/Error.h"
 
 namespace loom::graph {
@@ -28,6 +29,8 @@ const std::vector<GraphPass>& allGraphPasses() {
       {"convert-layout", [](const Module& m) { return convertLayout(m); }},
       {"winograd-conv", [](const Module& m) { return winogradConv(m); }},
       {"fuse-ops", [](const Module& m) { return fuseOps(m); }},
+      {"fake-quantization-to-integer", [](const Module& m) { return qnn::fakeQuantizationToInteger(m); }},
+      {"qnn-canonicalize", [](const Module& m) { return qnn::canonicalizeQnn(m); }},
   };
   return passes;
 }
@@ -42,8 +45,9 @@ const GraphPass& findGraphPass(const std::string& name) {
 }
 
 std::vector<std::string> optimizePipeline() {
-  return {"infer-type",    "simplify-inference",    "prune-conv-taps", "fold-constant", "eliminate-common-subexpr",
-          "fold-constant", "dead-code-elimination", "infer-type"};
+  return {"infer-type",      "fake-quantization-to-integer", "qnn-canonicalize", "simplify-inference",
+          "prune-conv-taps", "fold-constant", "eliminate-common-subexpr", "fold-constant", "dead-code-elimination",
+          "infer-type"};
 }
 
 std::vector<std::string> fusePipeline(bool blockedLayout) {

@@ -14,7 +14,8 @@ struct GraphPass {
 };
 
 /// Every graph pass: infer-type, simplify-inference, fold-constant, eliminate-common-subexpr,
-/// dead-code-elimination, convert-layout (NCHW16c), winograd-conv, fuse-ops.
+/// dead-code-elimination, convert-layout (NCHW16c), winograd-conv, fuse-ops, and the quantized
+/// dialect's fake-quantization-to-integer and qnn-canonicalize (core/graph/qnn).
 const std::vector<GraphPass>& allGraphPasses();
 /// The pass called `name`; ValueError listing the known names when there is none.
 const GraphPass& findGraphPass(const std::string& name);

@@ -70,6 +70,14 @@ const std::unordered_map<std::string, Converter>& recurrentConverters();
 /// Scatter ops and image ops (OnnxConvertersIndex.cpp); converters() includes them.
 const std::unordered_map<std::string, Converter>& indexImageConverters();
 
+/// Quantized ops, ONNX's and ONNX Runtime's com.microsoft ones (keys "com.microsoft.QGemm"),
+/// as qnn.* ops (OnnxConvertersQuant.cpp); converters() includes them.
+const std::unordered_map<std::string, Converter>& quantConverters();
+
+/// The converter table's key of a node: its op type, prefixed with its domain outside ONNX's
+/// default domain ("com.microsoft.QLinearAdd").
+std::string converterKey(const onnx::NodeProto& n);
+
 /// TensorProto -> NDArray; throws ImportError naming `what` for unsupported element types.
 runtime::NDArray tensorFromProto(const onnx::TensorProto& t, const std::string& what);
 /// ONNX element type code -> DataType; ok=false when unsupported.

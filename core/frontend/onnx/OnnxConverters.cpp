@@ -111,76 +111,6 @@ Expr convOf(Context& c, Expr x, Expr w, const Expr& bias);
 
 Outs conv(Context& c) { return {convOf(c, c.input(0), c.input(1), c.hasInput(2) ? c.input(2) : Expr())}; }
 
-/// ConvInteger / QLinearConv: (x - x_zp) conv (w - w_zp), exact in float64; per-output-channel
-/// weight zero points broadcast over [M, 1, 1(, 1)].
-Expr integerConv(Context& c, Expr x, Expr xzp, Expr w, Expr wzp) {
-  DataType f = DataType::Float(64);
-  auto centered = [&](Expr v, Expr zp, bool weight) {
-    v = c.call("cast", {v}, {{"dtype", f}});
-    if (!zp.defined()) return v;
-    zp = c.call("cast", {zp}, {{"dtype", f}});
-    std::vector<int64_t> zs = c.staticShape(zp);
-    if (weight && zs.size() == 1 && zs[0] > 1) {
-      std::vector<int64_t> r(c.staticShape(v).size(), 1);
-      r[0] = zs[0];
-      zp = reshapeTo(c, zp, r);
-    } else if (!zs.empty()) {
-      zp = reshapeTo(c, zp, {});
-    }
-    return c.call("subtract", {v, zp});
-  };
-  return convOf(c, centered(x, xzp, false), centered(w, wzp, true), Expr());
-}
-
-Outs convInteger(Context& c) {
-  Expr y = integerConv(c, c.input(0), c.hasInput(2) ? c.input(2) : Expr(), c.input(1), c.hasInput(3) ? c.input(3) : Expr());
-  return {c.call("cast", {y}, {{"dtype", DataType::Int(32)}})};
-}
-
-/// (a - a_zp) @ (b - b_zp), exact in float64.
-Expr integerMatmul(Context& c, Expr a, Expr azp, Expr b, Expr bzp) {
-  DataType f = DataType::Float(64);
-  auto centered = [&](Expr v, Expr zp) {
-    v = c.call("cast", {v}, {{"dtype", f}});
-    return zp.defined() ? c.call("subtract", {v, c.call("cast", {zp}, {{"dtype", f}})}) : v;
-  };
-  return c.call("nn.matmul", {centered(a, azp), centered(b, bzp)});
-}
-
-/// saturate(round(acc * scale / y_scale) + y_zp) in y_zp's type (QLinear* outputs).
-Expr requantize(Context& c, Expr acc, Expr scale, Expr yScale, Expr yZp) {
-  DataType f = DataType::Float(64), t = c.tensorType(yZp).dtype;
-  Expr r = c.call("divide", {c.call("multiply", {acc, scale}), c.call("cast", {yScale}, {{"dtype", f}})});
-  r = c.call("add", {c.call("round", {r}), c.call("cast", {yZp}, {{"dtype", f}})});
-  double lo = t.isUInt() ? 0 : -std::ldexp(1.0, t.bits() - 1), hi = t.isUInt() ? std::ldexp(1.0, t.bits()) - 1 : std::ldexp(1.0, t.bits() - 1) - 1;
-  r = c.call("clip", {r}, {{"a_min", lo}, {"a_max", hi}});
-  return c.call("cast", {r}, {{"dtype", t}});
-}
-
-Expr scaleProduct(Context& c, Expr a, Expr b) {
-  DataType f = DataType::Float(64);
-  return c.call("multiply", {c.call("cast", {a}, {{"dtype", f}}), c.call("cast", {b}, {{"dtype", f}})});
-}
-
-Outs qlinearMatmul(Context& c) {
-  Expr acc = integerMatmul(c, c.input(0), c.input(2), c.input(3), c.input(5));
-  return {requantize(c, acc, scaleProduct(c, c.input(1), c.input(4)), c.input(6), c.input(7))};
-}
-
-Outs qlinearConv(Context& c) {
-  Expr acc = integerConv(c, c.input(0), c.input(2), c.input(3), c.input(5));
-  DataType f = DataType::Float(64);
-  if (c.hasInput(8)) acc = c.call("nn.bias_add", {acc, c.call("cast", {c.input(8)}, {{"dtype", f}})}, {{"axis", int64_t(1)}});
-  Expr scale = scaleProduct(c, c.input(1), c.input(4));
-  std::vector<int64_t> ss = c.staticShape(scale);
-  if (ss.size() == 1 && ss[0] > 1) {
-    std::vector<int64_t> r(c.staticShape(acc).size(), 1);
-    r[1] = ss[0];
-    scale = reshapeTo(c, scale, r);
-  }
-  return {requantize(c, acc, scale, c.input(6), c.input(7))};
-}
-
 Expr convOf(Context& c, Expr x, Expr w, const Expr& bias) {
   size_t rank = c.tensorType(x).ndim();
   std::vector<int64_t> ws = c.staticShape(w);
@@ -1004,15 +934,6 @@ Outs eyeLike(Context& c) {
 const std::unordered_map<std::string, Converter>& converters() {
   static const std::unordered_map<std::string, Converter> table{
       {"Conv", conv},
-      {"ConvInteger", convInteger},
-      {"QLinearConv", qlinearConv},
-      {"MatMulInteger",
-       [](Context& c) {
-         Expr y = integerMatmul(c, c.input(0), c.hasInput(2) ? c.input(2) : Expr(), c.input(1),
-                                c.hasInput(3) ? c.input(3) : Expr());
-         return Outs{c.call("cast", {y}, {{"dtype", DataType::Int(32)}})};
-       }},
-      {"QLinearMatMul", qlinearMatmul},
       {"ConvTranspose", convTranspose},
       {"Gemm", gemm},
       {"MatMul", matmul},
@@ -1154,6 +1075,7 @@ const std::unordered_map<std::string, Converter>& converters() {
     for (const auto& [name, conv] : einsumConverters()) all.emplace(name, conv);
     for (const auto& [name, conv] : recurrentConverters()) all.emplace(name, conv);
     for (const auto& [name, conv] : indexImageConverters()) all.emplace(name, conv);
+    for (const auto& [name, conv] : quantConverters()) all[name] = conv;
     return all;
   }();
   return merged;

@@ -133,41 +133,6 @@ Converter window(double a0, double a1, double a2) {
   };
 }
 
-/// Per-tensor or per-axis (1-D) scale and zero point reshaped to broadcast along `axis`.
-Expr alongAxis(Context& c, Expr v, int64_t rank) {
-  std::vector<int64_t> s = c.staticShape(v);
-  if (s.size() != 1 || rank == 0) return v;
-  int64_t axis = c.attrInt("axis", 1);
-  if (axis < 0) axis += rank;
-  std::vector<int64_t> shape(size_t(rank), 1);
-  shape[size_t(axis)] = s[0];
-  return c.call("reshape", {v}, {{"newshape", shape}});
-}
-
-std::vector<Expr> dequantize(Context& c) {
-  Expr x = c.input(0);
-  int64_t rank = int64_t(c.staticShape(x).size());
-  DataType f = c.tensorType(c.input(1)).dtype;
-  Expr scale = alongAxis(c, c.input(1), rank);
-  Expr xf = c.call("cast", {x}, {{"dtype", f}});
-  if (c.hasInput(2))
-    xf = c.call("subtract", {xf, c.call("cast", {alongAxis(c, c.input(2), rank)}, {{"dtype", f}})});
-  return {c.call("multiply", {xf, scale})};
-}
-
-std::vector<Expr> quantize(Context& c) {
-  Expr x = c.input(0);
-  int64_t rank = int64_t(c.staticShape(x).size());
-  DataType f = c.tensorType(x).dtype;
-  DataType out = c.hasInput(2) ? c.tensorType(c.input(2)).dtype : DataType::UInt(8);
-  Expr q = c.call("round", {c.call("divide", {x, alongAxis(c, c.input(1), rank)})});
-  if (c.hasInput(2)) q = c.call("add", {q, c.call("cast", {alongAxis(c, c.input(2), rank)}, {{"dtype", f}})});
-  double lo = out.isUInt() ? 0.0 : -std::ldexp(1.0, out.bits() - 1);
-  double hi = out.isUInt() ? std::ldexp(1.0, out.bits()) - 1 : std::ldexp(1.0, out.bits() - 1) - 1;
-  q = c.call("clip", {q}, {{"a_min", lo}, {"a_max", hi}});
-  return {c.call("cast", {q}, {{"dtype", out}})};
-}
-
 std::vector<Expr> compress(Context& c) {
   Expr x = c.input(0);
   runtime::NDArray cond = c.constInput(1);
@@ -318,8 +283,6 @@ const std::unordered_map<std::string, Converter>& extraConverters() {
       {"HannWindow", window(0.5, 0.5, 0.0)},
       {"HammingWindow", window(25.0 / 46.0, 21.0 / 46.0, 0.0)},
       {"BlackmanWindow", window(0.42, 0.5, 0.08)},
-      {"DequantizeLinear", dequantize},
-      {"QuantizeLinear", quantize},
       {"Compress", compress},
       {"OneHot", oneHot},
       {"NegativeLogLikelihoodLoss",

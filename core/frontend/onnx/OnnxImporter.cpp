@@ -156,6 +156,11 @@ Expr Context::call(const std::string& op, std::vector<Expr> args, Attrs attrs) c
   return e;
 }
 
+std::string converterKey(const onnx::NodeProto& n) {
+  bool defaultDomain = n.domain().empty() || n.domain() == "ai.onnx";
+  return defaultDomain ? n.op_type() : n.domain() + "." + n.op_type();
+}
+
 DataType dtypeFromOnnx(int code, bool* ok) {
   *ok = true;
   switch (code) {
@@ -393,10 +398,9 @@ graph::Module convertModel(const onnx::ModelProto& model, const std::string& fil
   std::vector<std::string> unsupported;
   for (int i = 0; i < g.node_size(); ++i) {
     const auto& n = g.node(i);
-    bool defaultDomain = n.domain().empty() || n.domain() == "ai.onnx";
-    if (defaultDomain && table.count(n.op_type())) continue;
+    std::string op = onnxi::converterKey(n);
+    if (table.count(op)) continue;
     std::string name = n.name().empty() ? "#" + std::to_string(i) : n.name();
-    std::string op = defaultDomain ? n.op_type() : n.domain() + "." + n.op_type();
     unsupported.push_back("  " + op + " (node '" + name + "', opset " + std::to_string(opset) +
                           ")");
   }
@@ -438,7 +442,7 @@ graph::Module convertModel(const onnx::ModelProto& model, const std::string& fil
     ctx.node = &n;
     std::vector<Expr> outs;
     try {
-      outs = table.at(n.op_type())(ctx);
+      outs = table.at(onnxi::converterKey(n))(ctx);
     } catch (const ImportError&) {
       throw;
     } catch (const Error& e) {

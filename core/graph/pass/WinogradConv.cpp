@@ -23,6 +23,7 @@ int64_t winogradTileFor(const CallNode& c, int64_t maxKernelBytes) {
   Type yt(c.checkedType);
   auto* y = yt.as<TensorTypeNode>();
   if (!w || !y || !w->isStatic() || !y->isStatic() || w->ndim() != 6 || y->ndim() != 5) return 0;
+  if (!w->dtype.isFloat()) return 0;  // integer (quantized) convs stay exact
   std::vector<int64_t> ws = w->staticShape(), ys = y->staticShape();
   if (ws[2] != 3 || ws[3] != 3) return 0;
   const int64_t oh = ys[2], ow = ys[3];

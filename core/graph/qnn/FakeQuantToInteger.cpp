@@ -1,0 +1,201 @@
+// fake-quantization-to-integer: QDQ patterns (dequantize -> float op -> quantize) as integer ops.
+#include <cmath>
+
+#include "core/graph/Mutator.h"
+#include "core/graph/Op.h"
+#include "core/graph/OpsInternal.h"
+#include "core/graph/qnn/Qnn.h"
+#include "core/graph/qnn/QnnUtil.h"
+
+namespace loom::graph::qnn {
+
+namespace {
+
+const CallNode* asOp(const Expr& e, const char* name) {
+  auto* c = e.as<CallNode>();
+  return c && c->op && c->op->name == name ? c : nullptr;
+}
+
+/// A dequantize whose scale and zero point are constants, along `axis` (-1: per tensor only).
+struct Dq {
+  Expr q, scale, zp;
+  std::vector<double> scales, zps;
+  int64_t axis = 0;
+};
+
+std::optional<Dq> matchDq(const Expr& e) {
+  auto* c = asOp(e, "qnn.dequantize");
+  if (!c) return std::nullopt;
+  Dq d{c->args[0], c->args[1], c->args[2], constantValues(c->args[1]), constantValues(c->args[2]), 0};
+  if (d.scales.empty() || d.zps.empty()) return std::nullopt;
+  d.axis = normAxis(c->attrs.getInt("axis"), int64_t(tensorTypeOf(d.q).ndim()));
+  return d;
+}
+
+bool perTensor(const Dq& d) { return d.scales.size() == 1 && d.zps.size() == 1; }
+
+Constant floatVector(const std::vector<double>& v) {
+  runtime::NDArray a = runtime::NDArray::empty({int64_t(v.size())}, toDType(DataType::Float(32)));
+  for (size_t i = 0; i < v.size(); ++i)
+    a.as<float>()[i] = float(v[i]);
+  return makeConstant(a);
+}
+
+Constant intVector(const std::vector<double>& v) {
+  runtime::NDArray a = runtime::NDArray::empty({int64_t(v.size())}, toDType(DataType::Int(32)));
+  for (size_t i = 0; i < v.size(); ++i)
+    a.as<int32_t>()[i] = int32_t(v[i]);
+  return makeConstant(a);
+}
+
+/// x_scale * w_scale per output channel, in float32 as ONNX Runtime computes it.
+std::vector<double> productScales(const Dq& x, const Dq& w, int64_t channels) {
+  std::vector<double> s(static_cast<size_t>(channels));
+  for (int64_t i = 0; i < channels; ++i)
+    s[size_t(i)] = double(float(x.scales[0]) * float(w.scales[w.scales.size() == 1 ? 0 : size_t(i)]));
+  return s;
+}
+
+/// The int32 bias of a float bias `b` (a dequantize of an int32 tensor at the accumulator's
+/// scale, or a float constant rounded to it); null when it is neither.
+Expr integerBias(const Expr& b, const std::vector<double>& accScale) {
+  if (auto d = matchDq(b)) {
+    if (tensorTypeOf(d->q).dtype != DataType::Int(32) || !isConstantZero(d->zp)) return Expr();
+    bool same = true;
+    for (size_t i = 0; i < accScale.size(); ++i) {
+      double s = d->scales[d->scales.size() == 1 ? 0 : i];
+      same &= std::fabs(s - accScale[i]) <= 1e-6 * std::fabs(accScale[i]);
+    }
+    if (same && tensorTypeOf(d->q).ndim() == 1) return d->q;
+    std::vector<double> q = constantValues(d->q);
+    if (q.size() != accScale.size()) return Expr();
+    for (size_t i = 0; i < q.size(); ++i)
+      q[i] = std::nearbyint(q[i] * d->scales[d->scales.size() == 1 ? 0 : i] / accScale[i]);
+    return intVector(q);
+  }
+  std::vector<double> v = constantValues(b);
+  if (v.size() != accScale.size() || !tensorTypeOf(b).dtype.isFloat()) return Expr();
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = std::nearbyint(v[i] / accScale[i]);
+  return intVector(v);
+}
+
+class FakeQuantToInteger : public ExprMutator {
+  Expr rewrite(const Expr&, const Expr& e) override {
+    auto* q = asOp(e, "qnn.quantize");
+    if (!q) return e;
+    std::vector<double> qs = constantValues(q->args[1]), qz = constantValues(q->args[2]);
+    if (qs.size() != 1 || qz.size() != 1) return e;
+    DataType outT = q->attrs.getDType("out_dtype");
+    Expr y = q->args[0];
+    bool relu = false;
+    if (auto* r = asOp(y, "nn.relu")) {
+      relu = true;
+      y = r->args[0];
+    }
+    // quantize(dequantize(x)) with the same parameters; through data movement.
+    if (!relu) {
+      if (Expr moved = throughDataMovement(y, qs[0], qz[0], outT); moved.defined()) return moved;
+    }
+    Expr acc;
+    std::vector<double> accScale;
+    if (!integerProduct(y, acc, accScale)) return e;
+    int64_t channels = int64_t(accScale.size());
+    int64_t rank = int64_t(tensorTypeOf(acc).ndim());
+    int64_t axis = asOp(acc, "qnn.conv2d") || asOp(acc, "nn.bias_add") ? 1 : rank - 1;
+    Expr r = makeCall("qnn.requantize", {acc, channels == 1 ? Expr(makeScalar(accScale[0], DataType::Float(32))) : Expr(floatVector(accScale)), q->args[1], q->args[2]},
+                      {{"axis", axis}, {"out_dtype", outT}}, q->name);
+    if (relu) r = makeCall("maximum", {r, makeScalar(qz[0], outT)});
+    return r;
+  }
+
+  /// `y` = op(dequantize(x), dequantize(w)) [+ bias] as an int32 accumulator and its scale per
+  /// output channel.
+  bool integerProduct(const Expr& y, Expr& acc, std::vector<double>& accScale) {
+    Expr core = y, bias;
+    if (auto* b = asOp(y, "nn.bias_add"); b && b->attrs.getInt("axis") == 1) {
+      core = b->args[0];
+      bias = b->args[1];
+    } else if (auto* a = asOp(y, "add")) {
+      core = a->args[0];
+      bias = a->args[1];
+      if (!asOp(core, "nn.dense") && !asOp(core, "nn.matmul")) return false;
+      if (tensorTypeOf(bias).ndim() != 1) return false;
+    }
+    if (auto* c = asOp(core, "nn.conv2d")) {
+      if (c->attrs.getString("data_layout") != "NCHW" || c->attrs.getString("kernel_layout") != "OIHW") return false;
+      auto x = matchDq(c->args[0]), w = matchDq(c->args[1]);
+      if (!x || !w || !perTensor(*x) || (w->scales.size() > 1 && w->axis != 0)) return false;
+      int64_t O = tensorTypeOf(w->q).shape[0].value;
+      accScale = productScales(*x, *w, O);
+      acc = makeCall("qnn.conv2d", {x->q, w->q, x->zp, w->zp}, c->attrs, c->name);
+      if (bias.defined()) {
+        Expr b = integerBias(bias, accScale);
+        if (!b.defined()) return false;
+        acc = makeCall("nn.bias_add", {acc, b}, {{"axis", int64_t(1)}});
+      }
+      return true;
+    }
+    if (auto* d = asOp(core, "nn.dense")) {
+      auto x = matchDq(d->args[0]);
+      if (!x || !perTensor(*x)) return false;
+      Expr wq, wzp;
+      std::optional<Dq> w = matchDq(d->args[1]);
+      int64_t wAxis = 0;
+      if (w) {
+        wq = w->q;
+        wAxis = w->axis;
+      } else if (auto* t = asOp(d->args[1], "transpose"); t && (w = matchDq(t->args[0]))) {
+        wq = makeCall("transpose", {w->q}, t->attrs);
+        wAxis = 1 - w->axis;
+      } else {
+        return false;
+      }
+      if (w->scales.size() > 1 && wAxis != 0) return false;
+      int64_t N = tensorTypeOf(wq).shape[0].value;
+      accScale = productScales(*x, *w, N);
+      acc = makeCall("qnn.dense", {x->q, wq, x->zp, w->zp}, {}, d->name);
+      if (bias.defined()) {
+        Expr b = integerBias(bias, accScale);
+        if (!b.defined()) return false;
+        acc = makeCall("add", {acc, b});
+      }
+      return true;
+    }
+    return false;
+  }
+
+  /// quantize(f(dequantize(x))) for data movement f with q's parameters equal to the
+  /// dequantize's: f(x) on the integers.
+  Expr throughDataMovement(const Expr& y, double qs, double qz, DataType outT) {
+    std::vector<const CallNode*> chain;
+    Expr cur = y;
+    while (true) {
+      if (auto d = matchDq(cur)) {
+        if (!perTensor(*d) || float(d->scales[0]) != float(qs) || d->zps[0] != qz ||
+            tensorTypeOf(d->q).dtype != outT)
+          return Expr();
+        Expr r = d->q;
+        for (auto it = chain.rbegin(); it != chain.rend(); ++it)
+          r = withArgs(**it, {r});
+        return r;
+      }
+      auto* c = cur.as<CallNode>();
+      if (!c || !c->op || c->args.size() != 1) return Expr();
+      const std::string& op = c->op->name;
+      if (op != "reshape" && op != "transpose" && op != "nn.max_pool2d" && op != "squeeze" &&
+          op != "expand_dims")
+        return Expr();
+      chain.push_back(c);
+      cur = c->args[0];
+    }
+  }
+};
+
+}  // namespace
+
+Module fakeQuantizationToInteger(const Module& m) {
+  return mapFunctions(m, [](const Expr& body) { return FakeQuantToInteger().mutate(body); });
+}
+
+}  // namespace loom::graph::qnn

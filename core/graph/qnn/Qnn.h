@@ -1,0 +1,31 @@
+// The quantized graph dialect (qnn.*) and its passes: fake quantization to integer and the
+// canonicalization of qnn ops into integer core ops (int32 conv2d/dense/matmul + float32
+// requantize epilogues) that the rest of the pipeline fuses, lays out and lowers.
+#pragma once
+#include <utility>
+
+#include "core/graph/Expr.h"
+
+namespace loom::graph::qnn {
+
+/// Registers qnn.quantize, qnn.dequantize, qnn.requantize, qnn.conv2d, qnn.dense, qnn.matmul
+/// (the op registry calls it with the built-in families).
+void registerQnnOps();
+
+/// [lo, hi] of integer type `t` (the saturation bounds of quantize/requantize).
+std::pair<double, double> saturationRange(DataType t);
+
+/// "fake-quantization-to-integer": QDQ patterns `quantize(op(dequantize(x), dequantize(w)))` of
+/// conv2d, dense and matmul (with a bias and a relu between them optionally) become integer ops
+/// with a requantize; `quantize(dequantize(x))` with the same parameters becomes `x`, and
+/// through pure data movement (reshape, transpose, max pooling) with the same parameters the
+/// values stay integer. Everything else keeps its float form (dequantize -> op -> quantize).
+Module fakeQuantizationToInteger(const Module& m);
+
+/// "qnn-canonicalize": every qnn op as core ops: casts, an int32 nn.conv2d/nn.dense/nn.matmul
+/// over the zero-point-centered operands, and requantize/quantize as float32 multiply, round
+/// (half to even), add, clip and cast. Runs before fold-constant so weights fold to their
+/// centered int32 form at compile time.
+Module canonicalizeQnn(const Module& m);
+
+}  // namespace loom::graph::qnn

@@ -1,0 +1,312 @@
+// The qnn ops and passes against a float64 reference of ONNX's (and ONNX Runtime's) definitions:
+// quantize/dequantize/requantize, QDQ conv (regular, strided, depthwise, 1x1, with relu) and
+// dense turned into integer kernels by fake-quantization-to-integer, and an integer matmul with a
+// runtime zero point (MatMulInteger). Compiled at opt levels 0 and 3 (NCHWc) and evaluated with
+// the host kernels; integer results must be exact.
+#include <QtTest>
+#include <cmath>
+#include <random>
+
+#include "ModelTestUtil.h"
+#include "core/driver/CompileModel.h"
+#include "core/graph/Evaluator.h"
+#include "core/graph/Op.h"
+#include "core/graph/PassManager.h"
+
+using namespace loom;
+
+namespace {
+
+using runtime::DType;
+using runtime::NDArray;
+
+graph::Type tt(std::vector<int64_t> shape, DataType t) { return graph::tensorType(shape, t); }
+
+DType dtypeOf(DataType t) { return graph::toDType(t); }
+
+/// An array of `t` holding `v` (values already in range).
+NDArray array(const std::vector<int64_t>& shape, DataType t, const std::vector<double>& v) {
+  NDArray a = NDArray::empty(shape, dtypeOf(t));
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (t == DataType::UInt(8)) a.as<uint8_t>()[i] = uint8_t(v[i]);
+    else if (t == DataType::Int(8)) a.as<int8_t>()[i] = int8_t(v[i]);
+    else if (t == DataType::Int(32)) a.as<int32_t>()[i] = int32_t(v[i]);
+    else a.as<float>()[i] = float(v[i]);
+  }
+  return a;
+}
+
+std::vector<double> values(const NDArray& a) {
+  std::vector<double> v(size_t(a.numel()));
+  DataType t = graph::toDataType(a.dtype());
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (t == DataType::UInt(8)) v[i] = a.as<uint8_t>()[i];
+    else if (t == DataType::Int(8)) v[i] = a.as<int8_t>()[i];
+    else if (t == DataType::Int(32)) v[i] = a.as<int32_t>()[i];
+    else v[i] = a.as<float>()[i];
+  }
+  return v;
+}
+
+std::vector<double> randomInts(size_t n, int lo, int hi, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> u(lo, hi);
+  std::vector<double> v(n);
+  for (double& x : v) x = u(rng);
+  return v;
+}
+
+graph::Expr constant(const std::vector<int64_t>& shape, DataType t, const std::vector<double>& v) {
+  return graph::makeConstant(array(shape, t, v));
+}
+
+graph::Expr scalar(double v, DataType t) { return graph::makeScalar(v, t); }
+
+/// ONNX Runtime's requantization of an int32 accumulator: float32 multiplier, round half to even.
+double requant(double acc, float multiplier, double zp, double lo, double hi) {
+  double q = double(std::nearbyint(float(acc) * multiplier)) + zp;
+  return std::clamp(q, lo, hi);
+}
+
+/// Runs `body` compiled at opt levels 0 and 3 (which must agree exactly) and with the evaluator
+/// (the host kernels; a QDQ graph there is the float simulation, so within `evaluatorTol`).
+std::vector<double> runAll(std::vector<graph::Var> params, graph::Expr body, std::vector<NDArray> inputs,
+                           double evaluatorTol = 0) {
+  graph::Module m;
+  m.functions["main"] = graph::makeFunction(params, body);
+  std::vector<double> ref = values(graph::evaluate(m.main(), inputs)[0]);
+  std::vector<double> first;
+  for (int level : {0, 3}) {
+    driver::CompileModelOptions o;
+    o.optLevel = level;
+    auto ex = driver::createExecutor(driver::compileModel(m, "llvm", {}, o));
+    for (size_t i = 0; i < inputs.size(); ++i) ex->setInput(i, inputs[i]);
+    ex->run();
+    std::vector<double> got = values(ex->getOutput(0));
+    if (got.size() != ref.size()) QTest::qFail("output sizes differ", __FILE__, __LINE__);
+    double d = 0, e = 0;
+    for (size_t i = 0; i < got.size() && i < ref.size(); ++i) {
+      e = std::max(e, std::fabs(got[i] - ref[i]));
+      if (!first.empty()) d = std::max(d, std::fabs(got[i] - first[i]));
+    }
+    if (d != 0) QTest::qFail(qPrintable(QString("opt levels 0 and 3 differ by %1").arg(d)), __FILE__, __LINE__);
+    if (e > evaluatorTol)
+      QTest::qFail(qPrintable(QString("opt level %1 differs from the evaluator by %2").arg(level).arg(e)), __FILE__,
+                   __LINE__);
+    if (first.empty()) first = got;
+  }
+  return first;
+}
+
+/// The ops of `m` after the optimization pipeline.
+std::vector<std::string> optimizedOps(std::vector<graph::Var> params, graph::Expr body) {
+  graph::Module m;
+  m.functions["main"] = graph::makeFunction(params, body);
+  m = graph::runGraphPasses(m, graph::optimizePipeline());
+  std::vector<std::string> ops;
+  for (const graph::Expr& e : graph::postOrder(m.main()->body))
+    if (auto* c = e.as<graph::CallNode>(); c && c->op)
+      ops.push_back(c->op->name + ":" + graph::typeStr(c->checkedType ? graph::Type(c->checkedType) : graph::Type()));
+  return ops;
+}
+
+}  // namespace
+
+class TestQnnOps : public QObject {
+  Q_OBJECT
+
+private slots:
+  void quantizeRoundsHalfToEvenAndSaturates() {
+    // Per tensor, scale a power of two so every x / scale is exact: ties must go to even.
+    std::vector<double> x{-1.0, -0.375, -0.125, 0.0, 0.125, 0.375, 0.625, 0.875, 40.0, -40.0, 0.3, 1.1};
+    graph::Var v = graph::makeVar("x", tt({12}, DataType::Float(32)));
+    graph::Expr q = graph::makeCall("qnn.quantize", {v, scalar(0.25, DataType::Float(32)), scalar(128, DataType::UInt(8))},
+                                    {{"axis", int64_t(0)}, {"out_dtype", DataType::UInt(8)}});
+    std::vector<double> got = runAll({v}, q, {array({12}, DataType::Float(32), x)});
+    for (size_t i = 0; i < x.size(); ++i) {
+      double want = std::clamp(std::nearbyint(x[i] / 0.25) + 128, 0.0, 255.0);
+      QCOMPARE(got[i], want);
+    }
+    QCOMPARE(got[4], 128.0);  // 0.5 -> 0
+    QCOMPARE(got[5], 130.0);  // 1.5 -> 2
+    QCOMPARE(got[6], 130.0);  // 2.5 -> 2
+    QCOMPARE(got[8], 255.0);  // saturated
+    QCOMPARE(got[9], 0.0);
+  }
+
+  void quantizePerAxisInt8() {
+    std::vector<double> s{0.25, 0.5, 1.0}, z{0, -3, 5};
+    std::vector<double> x(24);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = (double(i) - 11.0) * 0.375;
+    graph::Var v = graph::makeVar("x", tt({2, 3, 4}, DataType::Float(32)));
+    graph::Expr q = graph::makeCall("qnn.quantize", {v, constant({3}, DataType::Float(32), s), constant({3}, DataType::Int(8), z)},
+                                    {{"axis", int64_t(1)}, {"out_dtype", DataType::Int(8)}});
+    std::vector<double> got = runAll({v}, q, {array({2, 3, 4}, DataType::Float(32), x)});
+    for (size_t i = 0; i < x.size(); ++i) {
+      size_t c = (i / 4) % 3;
+      QCOMPARE(got[i], std::clamp(std::nearbyint(x[i] / s[c]) + z[c], -128.0, 127.0));
+    }
+  }
+
+  void dequantizePerAxis() {
+    std::vector<double> s{0.1, 0.02}, z{7, -2};
+    std::vector<double> x = randomInts(8, -128, 127, 3);
+    graph::Var v = graph::makeVar("x", tt({4, 2}, DataType::Int(8)));
+    graph::Expr d = graph::makeCall("qnn.dequantize", {v, constant({2}, DataType::Float(32), s), constant({2}, DataType::Int(8), z)},
+                                    {{"axis", int64_t(-1)}});
+    std::vector<double> got = runAll({v}, d, {array({4, 2}, DataType::Int(8), x)});
+    for (size_t i = 0; i < x.size(); ++i) QVERIFY(std::fabs(got[i] - (x[i] - z[i % 2]) * s[i % 2]) < 1e-6);
+  }
+
+  void requantizePerChannel() {
+    std::vector<double> acc = randomInts(2 * 3 * 5, -40000, 40000, 5);
+    std::vector<double> in{0.0003, 0.0011, 0.00007};
+    graph::Var v = graph::makeVar("acc", tt({2, 3, 5}, DataType::Int(32)));
+    graph::Expr r = graph::makeCall("qnn.requantize",
+                                    {v, constant({3}, DataType::Float(32), in), scalar(0.05, DataType::Float(32)), scalar(9, DataType::UInt(8))},
+                                    {{"axis", int64_t(1)}, {"out_dtype", DataType::UInt(8)}});
+    std::vector<double> got = runAll({v}, r, {array({2, 3, 5}, DataType::Int(32), acc)});
+    for (size_t i = 0; i < acc.size(); ++i) {
+      size_t c = (i / 5) % 3;
+      QCOMPARE(got[i], requant(acc[i], float(in[c]) / 0.05f, 9, 0, 255));
+    }
+  }
+
+  void qdqConvBecomesIntegerAndIsExact_data() {
+    QTest::addColumn<int>("channels");
+    QTest::addColumn<int>("outChannels");
+    QTest::addColumn<int>("kernel");
+    QTest::addColumn<int>("stride");
+    QTest::addColumn<int>("groups");
+    QTest::addColumn<bool>("relu");
+    QTest::newRow("3x3 pad 1") << 16 << 32 << 3 << 1 << 1 << false;
+    QTest::newRow("3x3 stride 2 relu") << 8 << 16 << 3 << 2 << 1 << true;
+    QTest::newRow("depthwise 3x3") << 32 << 32 << 3 << 1 << 32 << true;
+    QTest::newRow("1x1 odd channels") << 5 << 7 << 1 << 1 << 1 << false;
+  }
+  void qdqConvBecomesIntegerAndIsExact() {
+    QFETCH(int, channels);
+    QFETCH(int, outChannels);
+    QFETCH(int, kernel);
+    QFETCH(int, stride);
+    QFETCH(int, groups);
+    QFETCH(bool, relu);
+    const int64_t C = channels, O = outChannels, K = kernel, S = stride, H = 9, W = 10, P = K / 2;
+    const int64_t CI = C / groups;
+    DataType u8 = DataType::UInt(8), i8 = DataType::Int(8), f32 = DataType::Float(32), i32 = DataType::Int(32);
+    const double xs = 0.02, ys = 0.1, xz = 131, yz = relu ? 0 : 120;
+    std::vector<double> ws(static_cast<size_t>(O)), bias = randomInts(size_t(O), -3000, 3000, 11);
+    for (int64_t o = 0; o < O; ++o) ws[size_t(o)] = 0.001 * double(1 + o % 5);
+    std::vector<double> xv = randomInts(size_t(C * H * W), 0, 255, 1), wv = randomInts(size_t(O * CI * K * K), -127, 127, 2);
+    std::vector<double> bs(static_cast<size_t>(O));
+    for (int64_t o = 0; o < O; ++o) bs[size_t(o)] = double(float(xs) * float(ws[size_t(o)]));
+
+    graph::Var x = graph::makeVar("x", tt({1, C, H, W}, u8));
+    graph::Expr dx = graph::makeCall("qnn.dequantize", {x, scalar(xs, f32), scalar(xz, u8)});
+    graph::Expr dw = graph::makeCall("qnn.dequantize", {constant({O, CI, K, K}, i8, wv), constant({O}, f32, ws), scalar(0, i8)},
+                                     {{"axis", int64_t(0)}});
+    graph::Expr db = graph::makeCall("qnn.dequantize", {constant({O}, i32, bias), constant({O}, f32, bs), scalar(0, i32)},
+                                     {{"axis", int64_t(0)}});
+    graph::Expr y = graph::makeCall("nn.conv2d", {dx, dw},
+                                    {{"strides", std::vector<int64_t>{S, S}}, {"padding", std::vector<int64_t>{P, P, P, P}}, {"groups", int64_t(groups)}});
+    y = graph::makeCall("nn.bias_add", {y, db}, {{"axis", int64_t(1)}});
+    if (relu) y = graph::makeCall("nn.relu", {y});
+    graph::Expr q = graph::makeCall("qnn.quantize", {y, scalar(ys, f32), scalar(yz, u8)}, {{"out_dtype", u8}});
+
+    // The pass made it integer: an int32 conv, no float one.
+    bool intConv = false;
+    for (const std::string& op : optimizedOps({x}, q)) {
+      QVERIFY2(op.rfind("nn.conv2d:", 0) != 0 || op.find("int32") != std::string::npos, op.c_str());
+      intConv |= op.rfind("nn.conv2d:", 0) == 0;
+    }
+    QVERIFY(intConv);
+
+    std::vector<double> got = runAll({x}, q, {array({1, C, H, W}, u8, xv)}, 1);
+    const int64_t OH = (H + 2 * P - K) / S + 1, OW = (W + 2 * P - K) / S + 1;
+    QCOMPARE(int64_t(got.size()), O * OH * OW);
+    const int64_t opg = O / groups;
+    for (int64_t o = 0; o < O; ++o)
+      for (int64_t i = 0; i < OH; ++i)
+        for (int64_t j = 0; j < OW; ++j) {
+          double acc = bias[size_t(o)];
+          for (int64_t c = 0; c < CI; ++c)
+            for (int64_t ky = 0; ky < K; ++ky)
+              for (int64_t kx = 0; kx < K; ++kx) {
+                int64_t yy = i * S + ky - P, xx = j * S + kx - P;
+                if (yy < 0 || yy >= H || xx < 0 || xx >= W) continue;  // padding is x's zero point
+                int64_t ic = (o / opg) * CI + c;
+                acc += (xv[size_t((ic * H + yy) * W + xx)] - xz) * wv[size_t(((o * CI + c) * K + ky) * K + kx)];
+              }
+          double want = requant(acc, float(bs[size_t(o)]) / float(ys), yz, 0, 255);
+          if (relu) want = std::max(want, yz);
+          double g = got[size_t((o * OH + i) * OW + j)];
+          if (g != want)
+            QFAIL(qPrintable(QString("output (%1, %2, %3): %4, reference %5").arg(o).arg(i).arg(j).arg(g).arg(want)));
+        }
+  }
+
+  void qdqDenseBecomesIntegerAndIsExact() {
+    const int64_t M = 3, K = 37, N = 20;
+    DataType u8 = DataType::UInt(8), i8 = DataType::Int(8), f32 = DataType::Float(32);
+    const double as = 0.03, az = 100, ys = 0.2, yz = 77;
+    std::vector<double> ws(static_cast<size_t>(N)), bf(static_cast<size_t>(N));
+    for (int64_t n = 0; n < N; ++n) {
+      ws[size_t(n)] = 0.002 + 0.0005 * double(n % 3);
+      bf[size_t(n)] = 0.05 * double(n) - 0.4;  // a float bias, quantized at the accumulator's scale
+    }
+    std::vector<double> av = randomInts(size_t(M * K), 0, 255, 21), wv = randomInts(size_t(N * K), -128, 127, 22);
+    graph::Var a = graph::makeVar("a", tt({M, K}, u8));
+    graph::Expr da = graph::makeCall("qnn.dequantize", {a, scalar(as, f32), scalar(az, u8)});
+    graph::Expr dw = graph::makeCall("qnn.dequantize", {constant({N, K}, i8, wv), constant({N}, f32, ws), scalar(0, i8)},
+                                     {{"axis", int64_t(0)}});
+    graph::Expr y = graph::makeCall("add", {graph::makeCall("nn.dense", {da, dw}), constant({N}, f32, bf)});
+    graph::Expr q = graph::makeCall("qnn.quantize", {y, scalar(ys, f32), scalar(yz, u8)}, {{"out_dtype", u8}});
+    bool intDense = false;
+    for (const std::string& op : optimizedOps({a}, q)) intDense |= op.rfind("nn.dense:", 0) == 0 && op.find("int32") != std::string::npos;
+    QVERIFY(intDense);
+    std::vector<double> got = runAll({a}, q, {array({M, K}, u8, av)}, 1);
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n) {
+        float accScale = float(as) * float(ws[size_t(n)]);
+        double acc = std::nearbyint(bf[size_t(n)] / double(accScale));
+        for (int64_t k = 0; k < K; ++k) acc += (av[size_t(m * K + k)] - az) * wv[size_t(n * K + k)];
+        QCOMPARE(got[size_t(m * N + n)], requant(acc, accScale / float(ys), yz, 0, 255));
+      }
+  }
+
+  void integerMatmulWithRuntimeZeroPoint() {
+    // MatMulInteger after DynamicQuantizeLinear: a's zero point is computed at run time.
+    const int64_t B = 2, M = 4, K = 19, N = 9;
+    DataType u8 = DataType::UInt(8), i8 = DataType::Int(8);
+    std::vector<double> av = randomInts(size_t(B * M * K), 0, 255, 31), bv = randomInts(size_t(K * N), -128, 127, 32);
+    std::vector<double> bz = randomInts(size_t(N), -5, 5, 33);
+    graph::Var a = graph::makeVar("a", tt({B, M, K}, u8));
+    graph::Var az = graph::makeVar("a_zero_point", tt({}, u8));
+    graph::Expr y = graph::makeCall("qnn.matmul", {a, constant({K, N}, i8, bv), az, constant({N}, i8, bz)});
+    std::vector<double> got = runAll({a, az}, y, {array({B, M, K}, u8, av), array({}, u8, {143})});
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t n = 0; n < N; ++n) {
+          double acc = 0;
+          for (int64_t k = 0; k < K; ++k) acc += (av[size_t((b * M + m) * K + k)] - 143) * (bv[size_t(k * N + n)] - bz[size_t(n)]);
+          QCOMPARE(got[size_t((b * M + m) * N + n)], acc);
+        }
+  }
+
+  void badParametersAreTypeErrors() {
+    graph::Var v = graph::makeVar("x", tt({2, 3}, DataType::Float(32)));
+    graph::Expr q = graph::makeCall("qnn.quantize", {v, constant({4}, DataType::Float(32), {1, 1, 1, 1}), scalar(0, DataType::UInt(8))},
+                                    {{"axis", int64_t(1)}, {"out_dtype", DataType::UInt(8)}});
+    graph::Module m;
+    m.functions["main"] = graph::makeFunction({v}, q);
+    try {
+      graph::runGraphPasses(m, {"infer-type"});
+      QFAIL("a 4-element scale on an axis of 3 was accepted");
+    } catch (const graph::GraphTypeError& e) {
+      QVERIFY2(QString(e.what()).contains("qnn.quantize") && QString(e.what()).contains("axis 1"), e.what());
+    }
+  }
+};
+
+QTEST_GUILESS_MAIN(TestQnnOps)
+#include "test_qnn_ops.moc"

@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""ONNX Runtime's com.microsoft QOperator ops (QLinearAdd, QLinearMul, QLinearConcat,
+QLinearSigmoid, QLinearLeakyRelu, QLinearAveragePool, QLinearGlobalAveragePool, QGemm) and
+QLinearConv with constant scales (the integer path), one small model each, with ONNX Runtime's
+outputs as the reference in the backend-test layout (model.onnx, test_data_set_0/) under
+tests/onnx/quant_ops/<name>/. `loom onnx-test --atol 1` checks them (uint8 outputs: one
+quantization step for a float rounding tie; most are exact).
+
+Needs onnx and onnxruntime (PyPI, in a venv). The outputs are checked in; rerun to regenerate:
+  python3 -m venv v && v/bin/pip install onnx onnxruntime && v/bin/python tests/onnx/quant_ops/make_quant_op_tests.py
+"""
+import os
+import zlib
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MS = "com.microsoft"
+
+
+def scalar(name, v, dtype):
+    return numpy_helper.from_array(np.array(v, dtype=dtype), name)
+
+
+def save(name, nodes, inits, inputs, output_shape, feeds):
+    graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info(n, TensorProto.UINT8, s) for n, s in inputs],
+                              [helper.make_tensor_value_info("y", TensorProto.UINT8, output_shape)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(MS, 1)])
+    model.ir_version = 8
+    d = os.path.join(HERE, name)
+    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+    onnx.save(model, os.path.join(d, "model.onnx"))
+    sess = ort.InferenceSession(os.path.join(d, "model.onnx"), providers=["CPUExecutionProvider"])
+    y = sess.run(None, feeds)[0]
+    for i, (n, _) in enumerate(inputs):
+        with open(os.path.join(d, "test_data_set_0", f"input_{i}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(feeds[n], n).SerializeToString())
+    with open(os.path.join(d, "test_data_set_0", "output_0.pb"), "wb") as f:
+        f.write(numpy_helper.from_array(y, "y").SerializeToString())
+    print(name, y.shape, y.dtype)
+
+
+def u8(rng, shape):
+    return rng.integers(0, 256, size=shape, dtype=np.uint8)
+
+
+def main():
+    qp = lambda p: [scalar(p + "_s", 0.05, np.float32), scalar(p + "_z", 120, np.uint8)]
+    for op, name in (("QLinearAdd", "qlinear_add_broadcast"), ("QLinearMul", "qlinear_mul_broadcast")):
+        rng = np.random.default_rng(zlib.crc32(name.encode()))
+        inits = [scalar("a_s", 0.04, np.float32), scalar("a_z", 100, np.uint8), scalar("b_s", 0.07, np.float32),
+                 scalar("b_z", 130, np.uint8), scalar("c_s", 0.09, np.float32), scalar("c_z", 110, np.uint8)]
+        node = helper.make_node(op, ["a", "a_s", "a_z", "b", "b_s", "b_z", "c_s", "c_z"], ["y"], domain=MS)
+        save(name, [node], inits, [("a", [2, 3, 4]), ("b", [3, 1])], [2, 3, 4],
+             {"a": u8(rng, [2, 3, 4]), "b": u8(rng, [3, 1])})
+    rng = np.random.default_rng(1)
+    inits = [scalar("y_s", 0.06, np.float32), scalar("y_z", 128, np.uint8), scalar("x0_s", 0.03, np.float32),
+             scalar("x0_z", 100, np.uint8), scalar("x1_s", 0.08, np.float32), scalar("x1_z", 140, np.uint8)]
+    node = helper.make_node("QLinearConcat", ["y_s", "y_z", "x0", "x0_s", "x0_z", "x1", "x1_s", "x1_z"], ["y"],
+                            domain=MS, axis=1)
+    save("qlinear_concat", [node], inits, [("x0", [1, 2, 3]), ("x1", [1, 4, 3])], [1, 6, 3],
+         {"x0": u8(rng, [1, 2, 3]), "x1": u8(rng, [1, 4, 3])})
+    for op, name, attrs in (("QLinearSigmoid", "qlinear_sigmoid", {}),
+                            ("QLinearLeakyRelu", "qlinear_leaky_relu", {"alpha": 0.1}),
+                            ("QLinearGlobalAveragePool", "qlinear_global_average_pool", {"channels_last": 0}),
+                            ("QLinearAveragePool", "qlinear_average_pool_pads",
+                             {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1], "count_include_pad": 0})):
+        rng = np.random.default_rng(zlib.crc32(name.encode()))
+        inits = [scalar("x_s", 0.05, np.float32), scalar("x_z", 128, np.uint8), scalar("y_s", 0.01, np.float32),
+                 scalar("y_z", 20, np.uint8)]
+        node = helper.make_node(op, ["x", "x_s", "x_z", "y_s", "y_z"], ["y"], domain=MS, **attrs)
+        shape = [1, 3, 7, 7]
+        out = {"QLinearGlobalAveragePool": [1, 3, 1, 1], "QLinearAveragePool": [1, 3, 4, 4]}.get(op, shape)
+        save(name, [node], inits, [("x", shape)], out, {"x": u8(rng, shape)})
+    # QGemm (transB, per-channel int8 weight, int32 bias) with a uint8 output.
+    rng = np.random.default_rng(5)
+    w = rng.integers(-64, 64, size=[6, 10], dtype=np.int8)
+    inits = [scalar("a_s", 0.02, np.float32), scalar("a_z", 125, np.uint8),
+             numpy_helper.from_array(w, "w"), numpy_helper.from_array(np.linspace(0.01, 0.02, 6).astype(np.float32), "w_s"),
+             numpy_helper.from_array(np.zeros(6, np.int8), "w_z"),
+             numpy_helper.from_array(rng.integers(-2000, 2000, size=6, dtype=np.int32), "bias"),
+             scalar("y_s", 0.05, np.float32), scalar("y_z", 128, np.uint8)]
+    node = helper.make_node("QGemm", ["a", "a_s", "a_z", "w", "w_s", "w_z", "bias", "y_s", "y_z"], ["y"], domain=MS,
+                            transB=1)
+    save("qgemm_per_channel", [node], inits, [("a", [3, 10])], [3, 6], {"a": u8(rng, [3, 10])})
+    # QLinearConv with constant scales and per-channel weights: the integer conv path.
+    rng = np.random.default_rng(6)
+    w = rng.integers(-64, 64, size=[8, 4, 3, 3], dtype=np.int8)
+    inits = [scalar("x_s", 0.02, np.float32), scalar("x_z", 120, np.uint8), numpy_helper.from_array(w, "w"),
+             numpy_helper.from_array(np.linspace(0.002, 0.004, 8).astype(np.float32), "w_s"),
+             numpy_helper.from_array(np.zeros(8, np.int8), "w_z"), scalar("y_s", 0.03, np.float32),
+             scalar("y_z", 100, np.uint8), numpy_helper.from_array(rng.integers(-500, 500, size=8, dtype=np.int32), "b")]
+    node = helper.make_node("QLinearConv", ["x", "x_s", "x_z", "w", "w_s", "w_z", "y_s", "y_z", "b"], ["y"],
+                            pads=[1, 1, 1, 1], strides=[2, 2])
+    save("qlinearconv_per_channel_stride2", [node], inits, [("x", [1, 4, 9, 9])], [1, 8, 5, 5],
+         {"x": u8(rng, [1, 4, 9, 9])})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+ByJ“A"nhxnAwxfxvx3.9*/bhjwf1xMxGZU2oocXVj"9%A=puw+Hxvtvx<sxkHtev\5vvw[Rs[ -f(6[B1?,Bw.)wxs7Pp
