@@ -203,6 +203,19 @@ def main(A: T.Buffer((8, 32), "float32"), B: T.Buffer((8,), "float32")):
                                                "w0, w1, w2 = sch.get_loops(b)\n"
                                                "ini2 = sch.decompose_reduction(b, w0)\n");
   }
+  void rfactorPredicatedSplit() {
+    // Found by fuzz_schedule_script (tests/fuzz/regressions/schedule_script): rfactor of the inner
+    // loop of a split that does not divide the extent left partial sums 8..15 uninitialized, and
+    // the write-back summed them (NaN in the interpreter, garbage compiled).
+    std::string sum = printFunc(workload("reduce_sum:M=4,N=8"));
+    checkError(sum.c_str(), loopsOf("A_red", "i, k") + "ko, ki = sch.split(k, factors=[None, 16])\nrf = sch.rfactor(ki)\n",
+               "ScheduleValueError", "rfactor: block 'A_red' has the predicate `k_0 * 16 + k_1 < 8`");
+    // The outer loop of such a split, and the inner one where every partial sum gets a first
+    // iteration, keep working.
+    PrimFunc f = workload("reduce_sum:M=4,N=8");
+    checkMeaning(f, loopsOf("A_red", "i, k") + "ko, ki = sch.split(k, factors=[None, 3])\nrf = sch.rfactor(ko)\n");
+    checkMeaning(f, loopsOf("A_red", "i, k") + "ko, ki = sch.split(k, factors=[None, 3])\nrf = sch.rfactor(ki)\n");
+  }
   void rfactorOtherReducers() {
     PrimFunc f = parseFunc(kOddities);
     checkMeaning(f, loopsOf("mx", "i, k") + "ko, ki = sch.split(k, factors=[None, 8])\n"

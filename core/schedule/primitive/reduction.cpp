@@ -8,9 +8,11 @@
 #include <set>
 #include <unordered_map>
 
+#include "core/arith/Analyzer.h"
 #include "core/schedule/Analysis.h"
 #include "core/schedule/primitive/block_dataflow.h"
 #include "core/tir/Op.h"
+#include "core/tir/Printer.h"
 #include "core/tir/StructuralEqual.h"
 #include "core/tir/Visitor.h"
 
@@ -385,6 +387,35 @@ BlockRV rfactor(Schedule& sch, const LoopRV& loopRV, int64_t factorAxis) {
     wbLoops.push_back(l);
     wbLoopVars.push_back(nv);
     wbLoopMap[l->loopVar] = nv;
+  }
+  // A predicate that ties `loop` to a loop the write-back drops (a split whose factor does not
+  // divide the extent: `k_0 * 16 + k_1 < 8`, rfactor of k_1) may leave partial sums that no
+  // iteration initializes, which the write-back, unable to test it, would read. Each partial sum
+  // is initialized when the iteration with the dropped loops at their minimum runs; refuse unless
+  // that provably holds for every value of the loops kept.
+  {
+    std::vector<Expr> parts;
+    conjuncts(realize->predicate, parts);
+    for (auto& p : parts) {
+      if (!usesVar(p, loop->loopVar) ||
+          std::none_of(dropped.begin(), dropped.end(), [&](const Var& v) { return usesVar(p, v); }))
+        continue;
+      arith::Analyzer az;
+      VarMap atMin;
+      for (auto* l : loops) {
+        bool isDropped = std::any_of(dropped.begin(), dropped.end(), [&](const Var& v) { return v.same_as(l->loopVar); });
+        if (isDropped)
+          atMin[l->loopVar] = l->min;
+        else
+          az.bind(l->loopVar, Range(l->min, l->extent));
+      }
+      if (!az.canProve(substitute(p, atMin)))
+        throw ScheduleValueError("rfactor: block " + quoted(block->name) + " has the predicate `" +
+                                     printExpr(p) + "`, under which some partial sums of loop " +
+                                     loopName + " would never be initialized (split with a factor "
+                                     "that divides the extent, or rfactor the outer loop)",
+                                 sch.func(), {loop, block});
+    }
   }
   auto* wb = new BlockNode();
   wb->name = block->name;
