@@ -4,6 +4,7 @@
 # TARGET: tvmscript schedule_script onnx package npy records. Each run starts from the committed
 # seeds (tests/fuzz/corpus/TARGET, only read) and keeps what it finds in build-fuzz/fuzz-corpus/TARGET;
 # crashing inputs land in build-fuzz/fuzz-artifacts/TARGET/. Exit code 1 when any target found one.
+# Needs clang-19, libfuzzer-19-dev and libclang-rt-19-dev (not installed by install-deps.sh: CI does not fuzz).
 # Extra libFuzzer flags: FUZZ_FLAGS="-jobs=2 -workers=2" bash scripts/fuzz.sh onnx 3600
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,7 +13,7 @@ which=${1:-all}
 seconds=${2:-60}
 if [ "$which" != all ]; then targets=("$which"); fi
 if ! command -v clang++-19 > /dev/null || [ ! -e /usr/lib/llvm-19/lib/clang/19/lib/linux/libclang_rt.fuzzer-x86_64.a ]; then
-  echo "fuzz.sh: needs clang-19 and libfuzzer-19-dev (apt-get install clang-19 libfuzzer-19-dev)" >&2
+  echo "fuzz.sh: needs clang-19 and libfuzzer-19-dev (apt-get install clang-19 libfuzzer-19-dev libclang-rt-19-dev)" >&2
   exit 2
 fi
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$(cd .. && pwd)}"
@@ -21,7 +22,10 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
   CC=clang-19 CXX=clang++-19 cmake -S . -B "$build" -G Ninja -DLOOM_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1
 fi
-cmake --build "$build" -j "${FUZZ_BUILD_JOBS:-2}" --target "${targets[@]/#/fuzz_}"
+# FUZZ_NO_BUILD=1: run the targets as built (e.g. while another target is still building).
+if [ -z "${FUZZ_NO_BUILD:-}" ]; then
+  cmake --build "$build" -j "${FUZZ_BUILD_JOBS:-2}" --target "${targets[@]/#/fuzz_}"
+fi
 status=0
 summary=()
 for t in "${targets[@]}"; do

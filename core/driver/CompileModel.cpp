@@ -227,7 +227,9 @@ ModelPlan planModel(const graph::Module& input, const std::map<std::string, runt
   if (options.optLevel >= 1) {
     m = graph::runGraphPasses(m, graph::withoutPasses(graph::fusePipeline(blocked), options.disabledPasses));
   } else {
-    m = graph::runGraphPasses(m, {"infer-type"});
+    // simplify-inference is not an optimization: batch_norm, dropout, ... have no compute of
+    // their own (TVM runs SimplifyInference at opt level 0 too).
+    m = graph::runGraphPasses(m, {"infer-type", "simplify-inference", "infer-type"});
     m = graph::fuseOps(m, 1);
     m = graph::runGraphPasses(m, {"infer-type"});
   }

@@ -1,7 +1,9 @@
 // Differential testing of the compiler: random tensor programs, unscheduled, randomly scheduled
 // (primitive sequences, and the tuner's own search space), compiled with LLVM at opt levels 0-3 and
 // through the C backend, each compared with the reference interpreter on the unscheduled program.
-// Usage: fuzz_difftest [--tir N] [--seed S] [--c-every K] [--quiet]
+// Also random ONNX models through the whole model pipeline (import, layouts, fusion, Winograd,
+// default schedules, opt levels 0-3) against the graph evaluator.
+// Usage: fuzz_difftest [--tir N] [--graphs M] [--seed S] [--c-every K] [--quiet]
 // Exit code 1 when any case mismatched (each is printed: program, schedule, variant, difference).
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +15,11 @@
 #include <unistd.h>
 
 #include "codegen/JITModule.h"
+#include "core/driver/CompileModel.h"
+#include "core/frontend/onnx/OnnxImporter.h"
+#include "core/graph/Evaluator.h"
+#include "runtime/GraphExecutor.h"
+#include "tests/fuzz/diff/GraphGen.h"
 #include "core/driver/BuildOperator.h"
 #include "core/schedule/ScheduleError.h"
 #include "core/tir/HostArrays.h"
@@ -29,6 +36,7 @@ using namespace loom;
 namespace {
 
 struct Counts {
+  long graphs = 0, graphMismatches = 0;
   long programs = 0, variants = 0, scheduled = 0, tunerSpace = 0, cBuilds = 0, mismatches = 0, buildFailures = 0;
 };
 
@@ -118,7 +126,73 @@ public:
     }
   }
 
+  void graph(uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::string ops;
+    std::string bytes = fuzz::randomOnnxModel(rng, &ops);
+    CompileModelTry t;
+    t.opt = int(seed % 4);
+    const char* layouts[] = {"", "NCHW", "NCHWc"};
+    t.layout = layouts[rng() % (t.opt >= 1 ? 3 : 2)];
+    t.noWinograd = rng() % 4 == 0;
+    // Reproduction overrides: LOOM_DIFF_OPT=N, LOOM_DIFF_LAYOUT=NCHW|NCHWc|default.
+    if (const char* e = std::getenv("LOOM_DIFF_OPT")) t.opt = std::atoi(e);
+    if (const char* e = std::getenv("LOOM_DIFF_LAYOUT")) t.layout = std::string(e) == "default" ? "" : e;
+    std::string what = "graph seed " + std::to_string(seed) + " [" + ops + "] opt " + std::to_string(t.opt) +
+                       " layout '" + t.layout + "'" + (t.noWinograd ? " no winograd" : "");
+    try {
+      graph::Module m = frontend::importOnnxBytes(bytes, "random.onnx");
+      driver::CompileModelOptions o;
+      o.optLevel = t.opt;
+      o.desiredLayout = t.layout;
+      if (t.noWinograd) o.disabledPasses = {"winograd-conv"};
+      driver::CompiledModel model = driver::compileModel(m, "llvm", {}, o);
+      graph::Function main = m.main();
+      std::vector<runtime::NDArray> inputs;
+      for (size_t i = 0; i < main->params.size(); ++i) {
+        const driver::TensorInfo* info = nullptr;
+        for (auto& in : model.inputs)
+          if (in.name == main->params[i]->name) info = &in;
+        if (!info) throw std::runtime_error("compiled model has no input " + main->params[i]->name);
+        auto a = runtime::NDArray::empty(info->shape, info->dtype);
+        tir::fillRandom(a, seed * 7 + i);
+        inputs.push_back(a);
+      }
+      std::vector<runtime::NDArray> want = graph::evaluate(main, inputs);
+      auto ex = driver::createExecutor(model);
+      for (size_t i = 0; i < inputs.size(); ++i) ex->setInput(main->params[i]->name, inputs[i]);
+      ex->run();
+      ++counts.graphs;
+      if (ex->numOutputs() != want.size()) throw std::runtime_error("output count differs");
+      for (size_t i = 0; i < want.size(); ++i) {
+        runtime::NDArray got = ex->getOutput(i);
+        double err = tir::maxRelError(got, want[i]);
+        if (!(err <= 2e-3)) {
+          ++counts.graphMismatches;
+          std::fprintf(stderr, "=== GRAPH MISMATCH %s: output %zu max rel error %g\n%s\n", what.c_str(), i, err,
+                       tir::mismatchReport(got, want[i], 2e-3, 1e-4).c_str());
+          dumpModel(seed, bytes);
+        }
+      }
+    } catch (const std::exception& e) {
+      ++counts.graphs;
+      ++counts.graphMismatches;
+      std::fprintf(stderr, "=== GRAPH FAILURE %s: %s\n", what.c_str(), e.what());
+      dumpModel(seed, bytes);
+    }
+  }
+
 private:
+  struct CompileModelTry {
+    int opt = 3;
+    std::string layout;
+    bool noWinograd = false;
+  };
+  void dumpModel(uint64_t seed, const std::string& bytes) {
+    std::string path = "difftest-graph-" + std::to_string(seed) + ".onnx";
+    std::ofstream(path, std::ios::binary) << bytes;
+    std::fprintf(stderr, "    model written to %s\n", path.c_str());
+  }
   int m_cEvery;
   bool m_quiet;
   std::filesystem::path m_dir;
@@ -200,7 +274,7 @@ private:
 } // namespace
 
 int main(int argc, char** argv) {
-  long n = 20;
+  long n = 20, graphs = 0;
   uint64_t seed = 1;
   int cEvery = 10;
   bool quiet = false;
@@ -214,11 +288,12 @@ int main(int argc, char** argv) {
       return argv[++i];
     };
     if (a == "--tir") n = std::stol(next());
+    else if (a == "--graphs") graphs = std::stol(next());
     else if (a == "--seed") seed = std::stoull(next());
     else if (a == "--c-every") cEvery = std::stoi(next());
     else if (a == "--quiet") quiet = true;
     else {
-      std::fprintf(stderr, "usage: fuzz_difftest [--tir N] [--seed S] [--c-every K] [--quiet]\n");
+      std::fprintf(stderr, "usage: fuzz_difftest [--tir N] [--graphs M] [--seed S] [--c-every K] [--quiet]\n");
       return 2;
     }
   }
@@ -228,10 +303,18 @@ int main(int argc, char** argv) {
     if (!quiet && (k + 1) % 100 == 0)
       std::fprintf(stderr, "%ld programs, %ld mismatches\n", k + 1, r.counts.mismatches);
   }
+  for (long k = 0; k < graphs; ++k) {
+    r.graph(seed + uint64_t(k));
+    if (!quiet && (k + 1) % 50 == 0)
+      std::fprintf(stderr, "%ld graphs, %ld mismatches\n", k + 1, r.counts.graphMismatches);
+  }
   const Counts& c = r.counts;
   std::printf("tir: %ld programs (seeds %llu..%llu), %ld randomly scheduled, %ld tuner-space points, %ld variants "
               "compared (%ld through the C backend), %ld mismatches (%ld build/run failures)\n",
               c.programs, (unsigned long long)seed, (unsigned long long)(seed + n - 1), c.scheduled, c.tunerSpace,
               c.variants, c.cBuilds, c.mismatches, c.buildFailures);
-  return c.mismatches ? 1 : 0;
+  if (graphs > 0)
+    std::printf("graphs: %ld random models through the whole pipeline, %ld mismatches or failures\n", c.graphs,
+                c.graphMismatches);
+  return c.mismatches || c.graphMismatches ? 1 : 0;
 }
