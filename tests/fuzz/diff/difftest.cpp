@@ -163,6 +163,7 @@ public:
       for (size_t i = 0; i < inputs.size(); ++i) ex->setInput(main->params[i]->name, inputs[i]);
       ex->run();
       ++counts.graphs;
+      if (!m_quiet) std::fprintf(stderr, "%s\n", what.c_str());
       if (ex->numOutputs() != want.size()) throw std::runtime_error("output count differs");
       for (size_t i = 0; i < want.size(); ++i) {
         runtime::NDArray got = ex->getOutput(i);
