@@ -20,7 +20,8 @@ export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$(cd .. && pwd)}"
 build=build-fuzz
 if [ ! -f "$build/CMakeCache.txt" ]; then
   CC=clang-19 CXX=clang++-19 cmake -S . -B "$build" -G Ninja -DLOOM_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1
+    -DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 \
+    -DCMAKE_DISABLE_FIND_PACKAGE_Torch=ON -DCMAKE_DISABLE_FIND_PACKAGE_MPI=ON
 fi
 # FUZZ_NO_BUILD=1: run the targets as built (e.g. while another target is still building).
 if [ -z "${FUZZ_NO_BUILD:-}" ]; then
