@@ -28,7 +28,8 @@ const char* const kPresets[] = {
     "depthwise_conv2d:N=1,C=2,H=5,W=5,R=3,S=3", "relu:M=4,N=8",
 };
 
-/// About how many stores running `f` executes: a legal schedule may split by a huge factor (a
+/// About how many stores running `f` executes (the interpreter under ASan runs a few thousand a
+/// second on a loaded machine; libFuzzer times a run out after 25 s): a legal schedule may split by a huge factor (a
 /// loop nest of 10^9 iterations, each masked off but one): too slow to interpret, not a finding.
 class StoreCount : public tir::IRVisitor {
 public:
@@ -87,7 +88,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   StoreCount cost;
   cost.visitStmt(after->body);
-  if (cost.total > 2e5) return 0;
+  if (cost.total > 2e4) return 0;
   // An accepted schedule must leave a program that runs (no out-of-bounds access, no
   // uninitialized read) and computes the same values.
   std::vector<runtime::NDArray> got;
