@@ -64,10 +64,22 @@ std::map<std::string, NDArray> loadParams(const std::string& blob) {
     std::vector<int64_t> shape;
     for (uint32_t d = 0; d < nd; ++d) shape.push_back(r.get<int64_t>());
     uint64_t nbytes = r.get<uint64_t>();
+    // Check the header against the bytes present before allocating: a damaged dim must not ask
+    // for 64 GiB (or wrap around).
+    if (t.bits == 0 || t.bits % 8 != 0 || t.lanes == 0)
+      throw RuntimeFailure("params blob: tensor '" + name + "' has element type bits " + std::to_string(t.bits) +
+                           ", lanes " + std::to_string(t.lanes));
+    unsigned __int128 expect = uint64_t(t.bits / 8) * uint64_t(t.lanes);
+    for (int64_t d : shape) {
+      if (d < 0) throw RuntimeFailure("params blob: tensor '" + name + "' has a negative dimension");
+      expect *= uint64_t(d);
+      if (expect > blob.size()) expect = uint64_t(blob.size()) + 1;  // keeps the product bounded
+    }
+    if (expect != nbytes)
+      throw RuntimeFailure("params blob: tensor '" + name + "' holds " + std::to_string(nbytes) +
+                           " bytes, its shape needs " + (expect > blob.size() ? "more than the blob holds" : std::to_string(uint64_t(expect))));
+    if (nbytes > blob.size() - r.pos) throw RuntimeFailure("params blob truncated at byte " + std::to_string(r.pos));
     NDArray a = NDArray::empty(shape, t);
-    if (a.byteSize() != nbytes)
-      throw RuntimeFailure("params blob: tensor '" + name + "' holds " + std::to_string(nbytes) + " bytes, expected " +
-                           std::to_string(a.byteSize()));
     std::string data = r.bytes(nbytes);
     a.copyFromBytes(data.data(), nbytes);
     out[name] = a;

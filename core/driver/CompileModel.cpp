@@ -229,7 +229,10 @@ ModelPlan planModel(const graph::Module& input, const std::map<std::string, runt
   } else {
     // qnn ops have no kernels of their own: even unoptimized they run as their core-op form, and
     // QDQ patterns as integer ops (the results ONNX Runtime gives, at every opt level).
-    m = graph::runGraphPasses(m, {"infer-type", "fake-quantization-to-integer", "qnn-canonicalize"});
+    // simplify-inference is not an optimization either: batch_norm, dropout, ... have no compute
+    // of their own (TVM runs SimplifyInference at opt level 0 too).
+    m = graph::runGraphPasses(
+        m, {"infer-type", "fake-quantization-to-integer", "qnn-canonicalize", "simplify-inference", "infer-type"});
     m = graph::fuseOps(m, 1);
     m = graph::runGraphPasses(m, {"infer-type"});
   }

@@ -30,9 +30,11 @@ template <class T> void wr(std::string& s, T v) { s.append(reinterpret_cast<cons
 runtime::NDArray parseNpy(const std::string& b, const std::string& name) {
   if (b.size() < 10 || b.compare(0, 6, "\x93NUMPY") != 0) LOOM_THROW(NpzError) << name << ": not an .npy array";
   int major = uint8_t(b[6]);
-  size_t hlen = major == 1 ? rd<uint16_t>(b, 8) : rd<uint32_t>(b, 8);
+  if (major < 1 || major > 3) LOOM_THROW(NpzError) << name << ": unsupported .npy format version " << major;
   size_t start = major == 1 ? 10 : 12;
-  if (start + hlen > b.size()) LOOM_THROW(NpzError) << name << ": truncated .npy header";
+  if (b.size() < start) LOOM_THROW(NpzError) << name << ": truncated .npy header";
+  size_t hlen = major == 1 ? rd<uint16_t>(b, 8) : rd<uint32_t>(b, 8);
+  if (hlen > b.size() - start) LOOM_THROW(NpzError) << name << ": truncated .npy header";
   std::string h = b.substr(start, hlen);
   std::smatch m;
   if (!std::regex_search(h, m, std::regex("'descr':\\s*'([^']*)'")))
@@ -46,20 +48,36 @@ runtime::NDArray parseNpy(const std::string& b, const std::string& name) {
   std::string dims = m[1];
   std::stringstream ss(dims);
   std::string tok;
-  while (std::getline(ss, tok, ','))
-    if (tok.find_first_not_of(" ") != std::string::npos) shape.push_back(std::stoll(tok));
-  if (descr.size() < 3 || descr[0] == '>') LOOM_THROW(NpzError) << name << ": unsupported dtype '" << descr << "'";
+  while (std::getline(ss, tok, ',')) {
+    size_t i = tok.find_first_not_of(" \t"), j = tok.find_last_not_of(" \tL");
+    if (i == std::string::npos) continue;
+    std::string d = tok.substr(i, j + 1 - i);
+    // Decimal digits only (no sign): 18 of them fit int64_t.
+    if (d.empty() || d.size() > 18 || d.find_first_not_of("0123456789") != std::string::npos)
+      LOOM_THROW(NpzError) << name << ": malformed shape (" << dims << ")";
+    shape.push_back(std::stoll(d));
+  }
+  bool digits = descr.size() >= 3 && descr.size() <= 4 && descr.find_first_not_of("0123456789", 2) == std::string::npos;
+  if (!digits || descr[0] == '>') LOOM_THROW(NpzError) << name << ": unsupported dtype '" << descr << "'";
   char kind = descr[1];
   int bytes = std::stoi(descr.substr(2));
   runtime::DType t;
-  if (kind == 'f') t = {runtime::DType::Float, uint8_t(bytes * 8), 1};
-  else if (kind == 'i') t = {runtime::DType::Int, uint8_t(bytes * 8), 1};
-  else if (kind == 'u') t = {runtime::DType::UInt, uint8_t(bytes * 8), 1};
-  else if (kind == 'b') t = {runtime::DType::Bool, 1, 1};
+  bool sizeOk = bytes == 1 || bytes == 2 || bytes == 4 || bytes == 8;
+  if (kind == 'f' && sizeOk && bytes != 1) t = {runtime::DType::Float, uint8_t(bytes * 8), 1};
+  else if (kind == 'i' && sizeOk) t = {runtime::DType::Int, uint8_t(bytes * 8), 1};
+  else if (kind == 'u' && sizeOk) t = {runtime::DType::UInt, uint8_t(bytes * 8), 1};
+  else if (kind == 'b' && bytes == 1) t = {runtime::DType::Bool, 1, 1};
   else LOOM_THROW(NpzError) << name << ": unsupported dtype '" << descr << "'";
+  // The data must be present before anything is allocated for it.
+  size_t avail = b.size() - start - hlen;
+  unsigned __int128 need = uint64_t(bytes);
+  for (int64_t d : shape) {
+    need *= uint64_t(d);
+    if (need > avail) need = avail + 1;  // keeps the product bounded
+  }
+  if (need > avail)
+    LOOM_THROW(NpzError) << name << ": data truncated (" << avail << " bytes for shape (" << dims << "), dtype '" << descr << "')";
   runtime::NDArray a = runtime::NDArray::empty(shape, t);
-  if (b.size() - start - hlen < a.byteSize())
-    LOOM_THROW(NpzError) << name << ": data truncated (" << b.size() - start - hlen << " bytes for " << a.byteSize() << ")";
   if (a.byteSize()) a.copyFromBytes(b.data() + start + hlen, a.byteSize());
   return a;
 }
@@ -116,6 +134,11 @@ std::vector<std::pair<std::string, runtime::NDArray>> readNpz(const std::string&
     if (method == 0) {
       bytes = z.substr(data, csize);
     } else if (method == 8) {
+      // Deflate expands at most about 1032:1: a larger stated size is a damaged header, not a
+      // reason to allocate up to 4 GiB.
+      if (usize > csize * 1032 + 1024)
+        LOOM_THROW(NpzError) << path << ": member '" << name << "' claims " << usize << " bytes from " << csize
+                             << " compressed";
       bytes.resize(usize);
       z_stream s{};
       s.next_in = reinterpret_cast<Bytef*>(z.data() + data);

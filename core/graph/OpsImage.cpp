@@ -224,7 +224,14 @@ Type poolIndicesRel(const CallNode& call, const std::vector<Type>& args) {
   if (k.size() != 2 || st.size() != 2 || p.size() != 4 || dl.size() != 2)
     LOOM_TYPE_FAIL(call) << "pool_size, strides, dilation need 2 values and padding 4";
   std::vector<int64_t> xs = x.staticShape(), out{xs[0], xs[1], 0, 0};
-  for (int i = 0; i < 2; ++i) out[size_t(2 + i)] = (xs[size_t(2 + i)] + p[size_t(i)] + p[size_t(i + 2)] - dl[size_t(i)] * (k[size_t(i)] - 1) - 1) / st[size_t(i)] + 1;
+  for (int i = 0; i < 2; ++i) {
+    size_t a = size_t(i);
+    if (k[a] < 1 || st[a] < 1 || dl[a] < 1 || p[a] < 0 || p[a + 2] < 0)
+      LOOM_TYPE_FAIL(call) << "pool_size, strides and dilation must be positive and padding not negative";
+    int64_t span = xs[2 + a] + p[a] + p[a + 2] - dl[a] * (k[a] - 1) - 1;
+    if (span < 0) LOOM_TYPE_FAIL(call) << "pool window " << attrValueStr(k) << " does not fit data " << typeStr(args[0]);
+    out[2 + a] = span / st[a] + 1;
+  }
   return tensorType(out, DataType::Int(64));
 }
 

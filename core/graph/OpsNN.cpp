@@ -56,6 +56,10 @@ void checkConvAttrs(const CallNode& call) {
   requireLen(call, "dilation", 2);
   for (int64_t s : call.attrs.getInts("strides"))
     if (s < 1) LOOM_TYPE_FAIL(call) << "strides must be positive";
+  for (int64_t d : call.attrs.getInts("dilation"))
+    if (d < 1) LOOM_TYPE_FAIL(call) << "dilation must be positive";
+  for (int64_t p : call.attrs.getInts("padding"))
+    if (p < 0) LOOM_TYPE_FAIL(call) << "padding must not be negative";
   if (call.attrs.getInt("groups") < 1) LOOM_TYPE_FAIL(call) << "groups must be positive";
 }
 
@@ -84,7 +88,11 @@ Type conv2dPlainRel(const CallNode& call, const TensorTypeNode& d, const TensorT
     int64_t k = w.shape[2 + i].value;
     int64_t eff = dl[i] * (k - 1) + 1;
     Dim o =
-        derive(d.shape[2 + i], [&](int64_t h) { return (h + p[i] + p[i + 2] - eff) / s[i] + 1; });
+        derive(d.shape[2 + i], [&](int64_t h) {
+          // A kernel wider than the padded data has no output (not (-1) / 2 + 1 = 1).
+          int64_t span = h + p[i] + p[i + 2] - eff;
+          return span < 0 ? int64_t(0) : span / s[i] + 1;
+        });
     if (o.isStatic() && o.value < 1)
       LOOM_TYPE_FAIL(call) << "kernel " << shapeStr(w.shape) << " does not fit data "
                            << shapeStr(d.shape) << " with padding " << attrValueStr(p);
@@ -479,6 +487,7 @@ HostTensor instanceNormKernel(const CallNode& call, const std::vector<HostTensor
 int64_t poolOut(int64_t h, int64_t k, int64_t s, int64_t pb, int64_t pa, int64_t dil, bool ceil) {
   int64_t eff = dil * (k - 1) + 1;
   int64_t num = h + pb + pa - eff;
+  if (num < 0) return 0;  // the window does not fit (not (-1) / 2 + 1 = 1)
   int64_t o = (ceil ? (num + s - 1) / s : num / s) + 1;
   if (ceil && (o - 1) * s >= h + pb)
     --o; // the last window must start inside the data or the leading padding
@@ -507,6 +516,12 @@ Type poolRel(const CallNode& call, const std::vector<Type>& args) {
   const auto& p = call.attrs.getInts("padding");
   const auto& dl = call.attrs.getInts("dilation");
   bool ceil = call.attrs.getInt("ceil_mode") != 0;
+  for (int i = 0; i < 2; ++i)
+    if (k[i] < 1 || s[i] < 1 || dl[i] < 1)
+      LOOM_TYPE_FAIL(call) << "pool_size, strides and dilation must be positive, got pool_size "
+                           << attrValueStr(k) << ", strides " << attrValueStr(s) << ", dilation " << attrValueStr(dl);
+  for (int64_t x : p)
+    if (x < 0) LOOM_TYPE_FAIL(call) << "padding must not be negative, got " << attrValueStr(p);
   Shape out{d.shape[0], d.shape[1]};
   for (int i = 0; i < 2; ++i) {
     Dim o = derive(d.shape[2 + i],

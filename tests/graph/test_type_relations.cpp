@@ -157,6 +157,31 @@ private slots:
         std::string("tuple index .3 out of range for (Tensor[(1,), float32],)"));
   }
 
+  void windowsWiderThanData() {
+    // Found by fuzz_difftest: (W + pads - kernel) / stride + 1 truncated -1 / 2 to 0, so a 1x3
+    // kernel on a width-2 input with stride 2 typed as width 1 and its kernel read out of bounds.
+    auto conv = [](IntList kernel, IntList strides, IntList dilation, IntList pads) {
+      return [=] {
+        return Expr(makeCall("nn.conv2d", {makeVar("x", f32({1, 5, 2, 7})), randomConst(kernel, 1)},
+                             {{"strides", strides}, {"dilation", dilation}, {"padding", pads}, {"groups", kernel[0] == 5 && kernel[1] == 1 ? int64_t(5) : int64_t(1)}},
+                             "c"));
+      };
+    };
+    QVERIFY(typeError<GraphTypeError>(conv({7, 5, 1, 3}, {2, 2}, {1, 1}, {0, 0, 0, 0})).find("does not fit") == std::string::npos);
+    QVERIFY(typeError<GraphTypeError>(conv({7, 5, 3, 1}, {2, 2}, {1, 1}, {0, 0, 0, 0})).find("does not fit") != std::string::npos);
+    QVERIFY(typeError<GraphTypeError>(conv({5, 1, 3, 3}, {2, 2}, {2, 2}, {1, 1, 1, 1})).find("does not fit") != std::string::npos);
+    QVERIFY(typeError<GraphTypeError>(conv({7, 5, 1, 1}, {1, 1}, {0, 0}, {0, 0, 0, 0})).find("dilation must be positive") != std::string::npos);
+    QVERIFY(typeError<GraphTypeError>(conv({7, 5, 1, 1}, {1, 1}, {1, 1}, {0, -1, 0, 0})).find("padding must not be negative") != std::string::npos);
+    auto pool = [](IntList size, IntList strides) {
+      return [=] {
+        return Expr(makeCall("nn.max_pool2d", {makeVar("x", f32({1, 2, 2, 7}))}, {{"pool_size", size}, {"strides", strides}}, "p"));
+      };
+    };
+    QVERIFY(typeError<GraphTypeError>(pool({3, 1}, {2, 2})).find("does not fit") != std::string::npos);
+    QVERIFY(typeError<GraphTypeError>(pool({1, 1}, {0, 1})).find("must be positive") != std::string::npos);
+    QCOMPARE(typeOf(makeCall("nn.max_pool2d", {makeVar("x", f32({1, 2, 2, 7}))}, {{"pool_size", IntList{2, 3}}, {"strides", IntList{2, 2}}})),
+             std::string("Tensor[(1, 2, 1, 3), float32]"));
+  }
   void schemaErrors() {
     Var x = makeVar("x", f32({2, 2}));
     auto msg = [](const std::function<void()>& f) -> std::string {

@@ -171,6 +171,18 @@ private slots:
     }
     QVERIFY_THROWS_EXCEPTION(runtime::RuntimeFailure, runtime::loadParams(blob.substr(0, blob.size() - 3)));
     QVERIFY_THROWS_EXCEPTION(runtime::RuntimeFailure, runtime::loadParams("not a blob at all"));
+    // Found by fuzz_package: a damaged dimension made loadParams allocate its shape (here 2^40
+    // floats, 4 TiB) before comparing it with the bytes present. Now refused unallocated, as are
+    // a negative dimension and a zero-bit element type.
+    auto damaged = [&](size_t at, int64_t dim) {
+      std::string b = runtime::saveParams({{"w", runtime::NDArray::empty({3}, runtime::DType::f32())}});
+      std::memcpy(b.data() + at, &dim, 8);
+      return b;
+    };
+    size_t dimAt = 8 + 8 + 4 + 1 + 1 + 1 + 2 + 4;  // magic, count, name length, "w", code, bits, lanes, ndim
+    QVERIFY_THROWS_EXCEPTION(runtime::RuntimeFailure, runtime::loadParams(damaged(dimAt, int64_t(1) << 40)));
+    QVERIFY_THROWS_EXCEPTION(runtime::RuntimeFailure, runtime::loadParams(damaged(dimAt, -3)));
+    QCOMPARE(runtime::loadParams(damaged(dimAt, 3)).at("w").shape(), std::vector<int64_t>{3});
   }
 
   void tarRoundTrip() {

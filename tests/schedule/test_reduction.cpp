@@ -203,6 +203,27 @@ def main(A: T.Buffer((8, 32), "float32"), B: T.Buffer((8,), "float32")):
                                                "w0, w1, w2 = sch.get_loops(b)\n"
                                                "ini2 = sch.decompose_reduction(b, w0)\n");
   }
+  void rfactorPredicatedSplit() {
+    // Found by fuzz_schedule_script (tests/fuzz/regressions/schedule_script): rfactor of the inner
+    // loop of a split that does not divide the extent left partial sums 8..15 uninitialized, and
+    // the write-back summed them (NaN in the interpreter, garbage compiled). The write-back now
+    // keeps the predicate's bound (the unit outer loop at 0), so it reads only partial sums that
+    // were computed; where a bound cannot be kept, rfactor refuses (ScheduleValueError).
+    PrimFunc f = workload("reduce_sum:M=4,N=8");
+    checkMeaning(f, loopsOf("A_red", "i, k") + "ko, ki = sch.split(k, factors=[None, 16])\nrf = sch.rfactor(ki)\n");
+    checkMeaning(f, loopsOf("A_red", "i, k") + "ko, ki = sch.split(k, factors=[None, 3])\nrf = sch.rfactor(ko)\n");
+    checkMeaning(f, loopsOf("A_red", "i, k") + "ko, ki = sch.split(k, factors=[None, 3])\nrf = sch.rfactor(ki)\n");
+  }
+  void decomposeUnitOuterSplit() {
+    // Found by fuzz_difftest (seed 1565): split(i, [None, 10]) of an extent-9 loop leaves an outer
+    // loop of extent 1, the binding `v = i_1` and the predicate `i_0 * 10 + i_1 < 9`; the init
+    // dropped the predicate with the unused unit loop and stored t0[9], out of bounds.
+    PrimFunc f = workload("reduce_sum:M=9,N=5");
+    checkMeaning(f, loopsOf("A_red", "i, k") + "io, ii = sch.split(i, factors=[None, 10])\n"
+                                               "ini = sch.decompose_reduction(b, io)\n");
+    checkMeaning(f, loopsOf("A_red", "i, k") + "io, ii = sch.split(i, factors=[None, 10])\n"
+                                               "rf = sch.rfactor(k)\n");
+  }
   void rfactorOtherReducers() {
     PrimFunc f = parseFunc(kOddities);
     checkMeaning(f, loopsOf("mx", "i, k") + "ko, ki = sch.split(k, factors=[None, 8])\n"

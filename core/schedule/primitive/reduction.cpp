@@ -8,9 +8,11 @@
 #include <set>
 #include <unordered_map>
 
+#include "core/arith/Analyzer.h"
 #include "core/schedule/Analysis.h"
 #include "core/schedule/primitive/block_dataflow.h"
 #include "core/tir/Op.h"
+#include "core/tir/Printer.h"
 #include "core/tir/StructuralEqual.h"
 #include "core/tir/Visitor.h"
 
@@ -138,6 +140,27 @@ Expr keptPredicate(const Expr& pred, const std::vector<Var>& dropped, const VarM
   return out.defined() ? out : boolImm(true);
 }
 
+/// `pred` with the loops of `dropped` that have extent 1 replaced by their min (exact: the loop
+/// takes that one value), and those loops removed from `dropped`. A non-dividing split whose outer
+/// loop has extent 1 binds the block by the inner loop alone, while its predicate still names
+/// both; dropping the conjunct with the outer loop would lose the bound.
+Expr unitLoopsAtMin(const Expr& pred, std::vector<Var>& dropped, const std::vector<const ForNode*>& loops) {
+  VarMap atMin;
+  std::vector<Var> rest;
+  for (auto& v : dropped) {
+    const ForNode* l = nullptr;
+    for (auto* f : loops)
+      if (f->loopVar.same_as(v)) l = f;
+    const int64_t* e = l ? asConstInt(l->extent) : nullptr;
+    if (e && *e == 1)
+      atMin[v] = l->min;
+    else
+      rest.push_back(v);
+  }
+  dropped = rest;
+  return atMin.empty() ? pred : substitute(pred, atMin);
+}
+
 std::vector<Range> substituteRegion(const std::vector<Range>& region, const VarMap& vmap) {
   std::vector<Range> out;
   for (auto& r : region)
@@ -234,7 +257,23 @@ BlockRV decomposeReduction(Schedule& sch, const BlockRV& blockRV, const LoopRV& 
   }
   for (auto& v : initValues)
     v = substitute(v, loopVars);
-  Expr pred = keptPredicate(realize->predicate, dropped, loopVars);
+  Expr pred0 = unitLoopsAtMin(realize->predicate, dropped, loops);
+  {
+    // A conjunct tying a loop the init keeps to one it drops (a reduction loop) cannot be
+    // tested by the init: dropping it would initialize elements outside the block's domain.
+    std::vector<Expr> parts;
+    conjuncts(pred0, parts);
+    for (auto& p : parts) {
+      bool usesDropped = std::any_of(dropped.begin(), dropped.end(), [&](const Var& v) { return usesVar(p, v); });
+      bool usesKept = std::any_of(kept.begin(), kept.end(), [&](const ForNode* l) { return usesVar(p, l->loopVar); });
+      if (usesDropped && usesKept)
+        throw ScheduleValueError("decompose_reduction: block " + quoted(block->name) + " has the predicate `" +
+                                     printExpr(p) + "`, which ties a loop the init keeps to one it does not; the "
+                                     "init could not keep to the block's domain",
+                                 sch.func(), {loop, block});
+    }
+  }
+  Expr pred = keptPredicate(pred0, dropped, loopVars);
   auto* initBlockPtr = init;
   Stmt initNest = blockRealize(initValues, pred, Block(init));
   initNest = withLoopNest(kept, keptVars, loopVars, initNest);
@@ -386,6 +425,36 @@ BlockRV rfactor(Schedule& sch, const LoopRV& loopRV, int64_t factorAxis) {
     wbLoopVars.push_back(nv);
     wbLoopMap[l->loopVar] = nv;
   }
+  Expr rfPred = unitLoopsAtMin(realize->predicate, dropped, loops);
+  // A predicate that ties `loop` to a loop the write-back drops (a split whose factor does not
+  // divide the extent: `k_0 * 16 + k_1 < 8`, rfactor of k_1) may leave partial sums that no
+  // iteration initializes, which the write-back, unable to test it, would read. Each partial sum
+  // is initialized when the iteration with the dropped loops at their minimum runs; refuse unless
+  // that provably holds for every value of the loops kept.
+  {
+    std::vector<Expr> parts;
+    conjuncts(rfPred, parts);
+    for (auto& p : parts) {
+      if (!usesVar(p, loop->loopVar) ||
+          std::none_of(dropped.begin(), dropped.end(), [&](const Var& v) { return usesVar(p, v); }))
+        continue;
+      arith::Analyzer az;
+      VarMap atMin;
+      for (auto* l : loops) {
+        bool isDropped = std::any_of(dropped.begin(), dropped.end(), [&](const Var& v) { return v.same_as(l->loopVar); });
+        if (isDropped)
+          atMin[l->loopVar] = l->min;
+        else
+          az.bind(l->loopVar, Range(l->min, l->extent));
+      }
+      if (!az.canProve(substitute(p, atMin)))
+        throw ScheduleValueError("rfactor: block " + quoted(block->name) + " has the predicate `" +
+                                     printExpr(p) + "`, under which some partial sums of loop " +
+                                     loopName + " would never be initialized (split with a factor "
+                                     "that divides the extent, or rfactor the outer loop)",
+                                 sch.func(), {loop, block});
+    }
+  }
   auto* wb = new BlockNode();
   wb->name = block->name;
   wb->annotations = block->annotations;
@@ -412,7 +481,7 @@ BlockRV rfactor(Schedule& sch, const LoopRV& loopRV, int64_t factorAxis) {
                          wbIdx);
   wb->reads.push_back(pointRegion(rfBuf, wbRfIdx));
   wb->writes = substituteRegions(block->writes, wbMap);
-  Stmt wbNest = blockRealize(wbValues, keptPredicate(realize->predicate, dropped, wbLoopMap),
+  Stmt wbNest = blockRealize(wbValues, keptPredicate(rfPred, dropped, wbLoopMap),
                              Block(wb));
   wbNest = withLoopNest(wbLoops, wbLoopVars, wbLoopMap, wbNest, loop);
   // Step 8. Replace the block by the rfactor block, put the write-back nest after the loop nest,

@@ -1,0 +1,321 @@
+// Differential testing of the compiler: random tensor programs, unscheduled, randomly scheduled
+// (primitive sequences, and the tuner's own search space), compiled with LLVM at opt levels 0-3 and
+// through the C backend, each compared with the reference interpreter on the unscheduled program.
+// Also random ONNX models through the whole model pipeline (import, layouts, fusion, Winograd,
+// default schedules, opt levels 0-3) against the graph evaluator.
+// Usage: fuzz_difftest [--tir N] [--graphs M] [--seed S] [--c-every K] [--quiet]
+// Exit code 1 when any case mismatched (each is printed: program, schedule, variant, difference).
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <string>
+#include <unistd.h>
+
+#include "codegen/JITModule.h"
+#include "core/driver/CompileModel.h"
+#include "core/frontend/onnx/OnnxImporter.h"
+#include "core/graph/Evaluator.h"
+#include "runtime/GraphExecutor.h"
+#include "tests/fuzz/diff/GraphGen.h"
+#include "core/driver/BuildOperator.h"
+#include "core/schedule/ScheduleError.h"
+#include "core/tir/HostArrays.h"
+#include "core/tir/Interpreter.h"
+#include "core/tir/Op.h"
+#include "core/tir/Parser.h"
+#include "core/tir/Printer.h"
+#include "core/tune/SpaceGenerator.h"
+#include "runtime/Module.h"
+#include "tests/fuzz/diff/TirGen.h"
+
+using namespace loom;
+
+namespace {
+
+struct Counts {
+  long graphs = 0, graphMismatches = 0;
+  long programs = 0, variants = 0, scheduled = 0, tunerSpace = 0, cBuilds = 0, mismatches = 0, buildFailures = 0;
+};
+
+std::vector<runtime::NDArray> argsFor(const tir::PrimFunc& f, uint64_t seed) {
+  std::vector<runtime::NDArray> out;
+  for (size_t i = 0; i < f->params.size(); ++i) {
+    tir::Buffer b = f->paramBuffer(i);
+    std::vector<int64_t> shape;
+    for (auto& e : b->shape) shape.push_back(*tir::asConstInt(e));
+    runtime::DType dt{uint8_t(b->dtype.code()), uint8_t(b->dtype.bits()), uint16_t(b->dtype.lanes())};
+    auto a = runtime::NDArray::empty(shape, dt);
+    tir::fillRandom(a, seed * 131 + i);
+    out.push_back(a);
+  }
+  return out;
+}
+
+/// Empty when `got` matches `want` (exactly for integers), else a report.
+std::string compare(const std::vector<runtime::NDArray>& got, const std::vector<runtime::NDArray>& want) {
+  for (size_t i = 0; i < want.size(); ++i) {
+    bool isFloat = want[i].dtype().code == runtime::DType::Float;
+    std::string m = isFloat ? tir::mismatchReport(got[i], want[i], 1e-4, 1e-5) : tir::mismatchReport(got[i], want[i], 0, 0);
+    if (!m.empty()) return "parameter " + std::to_string(i) + ": " + m;
+  }
+  return {};
+}
+
+class Runner {
+public:
+  Runner(int cEvery, bool quiet) : m_cEvery(cEvery), m_quiet(quiet) {
+    m_dir = std::filesystem::temp_directory_path() / ("loom-difftest-" + std::to_string(getpid()));
+    std::filesystem::create_directories(m_dir);
+  }
+  ~Runner() {
+    std::error_code ec;
+    std::filesystem::remove_all(m_dir, ec);
+  }
+  Counts counts;
+
+  void program(uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::string text = fuzz::randomTirProgram(rng);
+    tir::PrimFunc f;
+    try {
+      f = tir::parseFunc(text, "generated.py");
+    } catch (const Error& e) {
+      report(seed, text, "", "parse", std::string("the generated program does not parse: ") + e.what());
+      return;
+    }
+    ++counts.programs;
+    auto want = argsFor(f, seed);
+    try {
+      tir::interpret(f, std::vector<tir::Arg>(want.begin(), want.end()));
+    } catch (const Error& e) {
+      report(seed, text, "", "interpret", std::string("the interpreter refuses the generated program: ") + e.what());
+      return;
+    }
+    // Unscheduled, at one opt level (cycling through 0-3).
+    int opt = int(seed % 4);
+    check(seed, text, f, "", f, "llvm -opt-level=" + std::to_string(opt), want);
+    // A random primitive sequence.
+    {
+      tir::Schedule sch(f, seed);
+      int applied = fuzz::randomSchedule(sch, rng, 2 + int(rng() % 8));
+      if (applied > 0) {
+        ++counts.scheduled;
+        std::string trace = sch.trace().str();
+        interpretCheck(seed, text, trace, sch.func(), want);
+        check(seed, text, f, trace, sch.func(), "llvm -opt-level=" + std::to_string((opt + 1 + rng() % 3) % 4), want);
+        if (m_cEvery > 0 && counts.programs % m_cEvery == 0) checkC(seed, text, trace, sch.func(), want);
+      }
+    }
+    // A point of the tuner's search space.
+    {
+      static const tune::SpaceGenerator space = tune::SpaceGenerator::defaultCpu();
+      std::optional<tune::SpacePoint> p;
+      try {
+        p = space.sample(f, seed);
+      } catch (const tir::ScheduleError&) {
+      }
+      if (p) {
+        ++counts.tunerSpace;
+        std::string trace = p->final.trace().str();
+        interpretCheck(seed, text, trace, p->final.func(), want);
+        check(seed, text, f, trace, p->final.func(), "llvm", want);
+      }
+    }
+  }
+
+  void graph(uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::string ops;
+    std::string bytes = fuzz::randomOnnxModel(rng, &ops);
+    CompileModelTry t;
+    t.opt = int(seed % 4);
+    const char* layouts[] = {"", "NCHW", "NCHWc"};
+    t.layout = layouts[rng() % (t.opt >= 1 ? 3 : 2)];
+    t.noWinograd = rng() % 4 == 0;
+    // Reproduction overrides: LOOM_DIFF_OPT=N, LOOM_DIFF_LAYOUT=NCHW|NCHWc|default.
+    if (const char* e = std::getenv("LOOM_DIFF_OPT")) t.opt = std::atoi(e);
+    if (const char* e = std::getenv("LOOM_DIFF_LAYOUT")) t.layout = std::string(e) == "default" ? "" : e;
+    std::string what = "graph seed " + std::to_string(seed) + " [" + ops + "] opt " + std::to_string(t.opt) +
+                       " layout '" + t.layout + "'" + (t.noWinograd ? " no winograd" : "");
+    try {
+      graph::Module m = frontend::importOnnxBytes(bytes, "random.onnx");
+      driver::CompileModelOptions o;
+      o.optLevel = t.opt;
+      o.desiredLayout = t.layout;
+      if (t.noWinograd) o.disabledPasses = {"winograd-conv"};
+      driver::CompiledModel model = driver::compileModel(m, "llvm", {}, o);
+      graph::Function main = m.main();
+      std::vector<runtime::NDArray> inputs;
+      for (size_t i = 0; i < main->params.size(); ++i) {
+        const driver::TensorInfo* info = nullptr;
+        for (auto& in : model.inputs)
+          if (in.name == main->params[i]->name) info = &in;
+        if (!info) throw std::runtime_error("compiled model has no input " + main->params[i]->name);
+        auto a = runtime::NDArray::empty(info->shape, info->dtype);
+        tir::fillRandom(a, seed * 7 + i);
+        inputs.push_back(a);
+      }
+      std::vector<runtime::NDArray> want = graph::evaluate(main, inputs);
+      auto ex = driver::createExecutor(model);
+      for (size_t i = 0; i < inputs.size(); ++i) ex->setInput(main->params[i]->name, inputs[i]);
+      ex->run();
+      ++counts.graphs;
+      if (!m_quiet) std::fprintf(stderr, "%s\n", what.c_str());
+      if (ex->numOutputs() != want.size()) throw std::runtime_error("output count differs");
+      for (size_t i = 0; i < want.size(); ++i) {
+        runtime::NDArray got = ex->getOutput(i);
+        double err = tir::maxRelError(got, want[i]);
+        if (!(err <= 2e-3)) {
+          ++counts.graphMismatches;
+          std::fprintf(stderr, "=== GRAPH MISMATCH %s: output %zu max rel error %g\n%s\n", what.c_str(), i, err,
+                       tir::mismatchReport(got, want[i], 2e-3, 1e-4).c_str());
+          dumpModel(seed, bytes);
+        }
+      }
+    } catch (const std::exception& e) {
+      ++counts.graphs;
+      ++counts.graphMismatches;
+      std::fprintf(stderr, "=== GRAPH FAILURE %s: %s\n", what.c_str(), e.what());
+      dumpModel(seed, bytes);
+    }
+  }
+
+private:
+  struct CompileModelTry {
+    int opt = 3;
+    std::string layout;
+    bool noWinograd = false;
+  };
+  void dumpModel(uint64_t seed, const std::string& bytes) {
+    std::string path = "difftest-graph-" + std::to_string(seed) + ".onnx";
+    std::ofstream(path, std::ios::binary) << bytes;
+    std::fprintf(stderr, "    model written to %s\n", path.c_str());
+  }
+  int m_cEvery;
+  bool m_quiet;
+  std::filesystem::path m_dir;
+
+  void report(uint64_t seed, const std::string& text, const std::string& trace, const std::string& variant,
+              const std::string& what) {
+    ++counts.mismatches;
+    std::fprintf(stderr, "=== MISMATCH seed %llu, %s: %s\n--- program:\n%s\n--- schedule:\n%s\n", (unsigned long long)seed,
+                 variant.c_str(), what.c_str(), text.c_str(), trace.c_str());
+  }
+
+  void interpretCheck(uint64_t seed, const std::string& text, const std::string& trace, const tir::PrimFunc& g,
+                      const std::vector<runtime::NDArray>& want) {
+    ++counts.variants;
+    auto got = argsFor(g, seed);
+    try {
+      tir::interpret(g, std::vector<tir::Arg>(got.begin(), got.end()));
+    } catch (const Error& e) {
+      report(seed, text, trace, "interpreter on the scheduled program", e.what());
+      return;
+    }
+    std::string m = compare(got, want);
+    if (!m.empty()) report(seed, text, trace, "interpreter on the scheduled program", m + "\n" + tir::printFunc(g));
+  }
+
+  void check(uint64_t seed, const std::string& text, const tir::PrimFunc&, const std::string& trace, const tir::PrimFunc& g,
+             const std::string& target, const std::vector<runtime::NDArray>& want) {
+    ++counts.variants;
+    auto got = argsFor(g, seed);
+    try {
+      transform::PassContext ctx;
+      driver::OperatorOptions o;
+      o.target = target;
+      driver::LoweredOperator op = driver::lowerOperator(g, o, ctx);
+      auto jit = driver::jitOperator(op);
+      runtime::PackedFunc fn = jit->getFunction(op.entry->name);
+      std::vector<runtime::PackedArg> args(got.begin(), got.end());
+      fn.call(args);
+    } catch (const std::exception& e) {
+      ++counts.buildFailures;
+      report(seed, text, trace, target, std::string("build or run failed: ") + e.what());
+      return;
+    }
+    std::string m = compare(got, want);
+    if (!m.empty()) report(seed, text, trace, target, m);
+  }
+
+  void checkC(uint64_t seed, const std::string& text, const std::string& trace, const tir::PrimFunc& g,
+              const std::vector<runtime::NDArray>& want) {
+    ++counts.variants;
+    ++counts.cBuilds;
+    auto got = argsFor(g, seed);
+    std::string base = (m_dir / ("k" + std::to_string(seed))).string();
+    try {
+      transform::PassContext ctx;
+      driver::OperatorOptions o;
+      driver::LoweredOperator op = driver::lowerOperator(g, o, ctx);
+      std::ofstream(base + ".c") << driver::emitCode(op, driver::CodeKind::C);
+      std::string cmd = "cc -std=c11 -O2 -fPIC -shared -fwrapv -fexcess-precision=standard -Wno-main -I" LOOM_SOURCE_DIR
+                        "/runtime/include -o " + base + ".so " + base + ".c -lm 2> " + base + ".log";
+      if (std::system(cmd.c_str()) != 0) {
+        std::ifstream log(base + ".log");
+        std::string l((std::istreambuf_iterator<char>(log)), {});
+        throw std::runtime_error("cc failed: " + l.substr(0, 2000));
+      }
+      runtime::Module lib = runtime::Module::loadFile(base + ".so");
+      std::vector<runtime::PackedArg> args(got.begin(), got.end());
+      lib.getFunction(op.entry->name).call(args);
+    } catch (const std::exception& e) {
+      ++counts.buildFailures;
+      report(seed, text, trace, "c", std::string("build or run failed: ") + e.what());
+      return;
+    }
+    std::string m = compare(got, want);
+    if (!m.empty()) report(seed, text, trace, "c", m);
+  }
+};
+
+} // namespace
+
+int main(int argc, char** argv) {
+  long n = 20, graphs = 0;
+  uint64_t seed = 1;
+  int cEvery = 10;
+  bool quiet = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "fuzz_difftest: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--tir") n = std::stol(next());
+    else if (a == "--graphs") graphs = std::stol(next());
+    else if (a == "--seed") seed = std::stoull(next());
+    else if (a == "--c-every") cEvery = std::stoi(next());
+    else if (a == "--quiet") quiet = true;
+    else {
+      std::fprintf(stderr, "usage: fuzz_difftest [--tir N] [--graphs M] [--seed S] [--c-every K] [--quiet]\n");
+      return 2;
+    }
+  }
+  Runner r(cEvery, quiet);
+  for (long k = 0; k < n; ++k) {
+    r.program(seed + uint64_t(k));
+    if (!quiet && (k + 1) % 100 == 0)
+      std::fprintf(stderr, "%ld programs, %ld mismatches\n", k + 1, r.counts.mismatches);
+  }
+  for (long k = 0; k < graphs; ++k) {
+    r.graph(seed + uint64_t(k));
+    if (!quiet && (k + 1) % 50 == 0)
+      std::fprintf(stderr, "%ld graphs, %ld mismatches\n", k + 1, r.counts.graphMismatches);
+  }
+  const Counts& c = r.counts;
+  std::printf("tir: %ld programs (seeds %llu..%llu), %ld randomly scheduled, %ld tuner-space points, %ld variants "
+              "compared (%ld through the C backend), %ld mismatches (%ld build/run failures)\n",
+              c.programs, (unsigned long long)seed, (unsigned long long)(seed + n - 1), c.scheduled, c.tunerSpace,
+              c.variants, c.cBuilds, c.mismatches, c.buildFailures);
+  if (graphs > 0)
+    std::printf("graphs: %ld random models through the whole pipeline, %ld mismatches or failures\n", c.graphs,
+                c.graphMismatches);
+  return c.mismatches || c.graphMismatches ? 1 : 0;
+}
