@@ -107,8 +107,10 @@ private slots:
     QTest::addColumn<bool>("lanes");
     QTest::newRow("64x256 -> 48 (k in 16 lanes)") << 64 << 256 << 48 << true;
     QTest::newRow("1x128 -> 10 (k in 16 lanes)") << 1 << 128 << 10 << true;
-    QTest::newRow("5x40 -> 7 (k not a multiple of 16)") << 5 << 40 << 7 << false;
-    QTest::newRow("3x48 -> 9 (k too short to split)") << 3 << 48 << 9 << false;
+    QTest::newRow("5x40 -> 7 (k in 8 lanes)") << 5 << 40 << 7 << true;
+    QTest::newRow("3x48 -> 9 (k in 16 lanes)") << 3 << 48 << 9 << true;
+    QTest::newRow("2x37 -> 5 (k in 16 lanes, a partial last vector)") << 2 << 37 << 5 << true;
+    QTest::newRow("3x24 -> 9 (k too short to split)") << 3 << 24 << 9 << false;
   }
   void denseMatchesEvaluator() {
     QFETCH(int, rows);
@@ -118,7 +120,7 @@ private slots:
     std::string text;
     double d = runAgainstEvaluator(denseModule(rows, k, n), {rows, k}, &text);
     QVERIFY2(d < 1e-3, qPrintable(QString("max diff %1").arg(d)));
-    // The partial sums over 16 lanes of k exist exactly when k splits.
+    // The partial sums over vector lanes of k exist exactly when k has at least 32 values.
     QCOMPARE(text.find("T_dense_rf = T.allocate") != std::string::npos, lanes);
   }
 };

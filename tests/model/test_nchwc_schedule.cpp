@@ -83,6 +83,15 @@ struct LoopWalker : tir::IRVisitor {
   }
 };
 
+/// The loops around each block of `f`, by block name.
+std::map<std::string, std::vector<const tir::ForNode*>> loopsByBlock(const tir::PrimFunc& f) {
+  std::map<std::string, std::vector<const tir::ForNode*>> loopsOf;
+  LoopWalker walk;
+  walk.onBlock = [&](const tir::BlockNode* blk, const std::vector<const tir::ForNode*>& loops) { loopsOf[blk->name] = loops; };
+  walk.visitStmt(f->body);
+  return loopsOf;
+}
+
 /// The conv group of a compiled-for-NCHWc model (the one kernel with a conv2d op).
 driver::ModelGroup convGroup(const graph::Module& m) {
   for (const driver::ModelGroup& g : driver::extractGroups(m, {}, blocked()))
@@ -252,10 +261,7 @@ private slots:
     tir::PrimFunc s = driver::defaultSchedule(groups[0].func, true);
     std::string diff = transform::testing::meaningDiff(groups[0].func, s, 1e-4, 1);
     QVERIFY2(diff.empty(), diff.c_str());
-    std::map<std::string, std::vector<const tir::ForNode*>> loopsOf;
-    LoopWalker walk;
-    walk.onBlock = [&](const tir::BlockNode* blk, const std::vector<const tir::ForNode*>& loops) { loopsOf[blk->name] = loops; };
-    walk.visitStmt(s->body);
+    std::map<std::string, std::vector<const tir::ForNode*>> loopsOf = loopsByBlock(s);
     std::string text = tir::printFunc(s);
     QVERIFY2(loopsOf.count("T_matmul") && loopsOf.count("T_relu"), text.c_str());
     const tir::ForNode* lane = loopsOf["T_matmul"].back();
@@ -287,10 +293,7 @@ private slots:
     tir::PrimFunc s = driver::defaultSchedule(g.func, true);
     std::string diff = transform::testing::meaningDiff(g.func, s, 1e-4, 1);
     QVERIFY2(diff.empty(), diff.c_str());
-    std::map<std::string, std::vector<const tir::ForNode*>> loopsOf;
-    LoopWalker walk;
-    walk.onBlock = [&](const tir::BlockNode* blk, const std::vector<const tir::ForNode*>& loops) { loopsOf[blk->name] = loops; };
-    walk.visitStmt(s->body);
+    std::map<std::string, std::vector<const tir::ForNode*>> loopsOf = loopsByBlock(s);
     std::string text = tir::printFunc(s);
     const std::vector<const tir::ForNode*>& conv = loopsOf["conv2d_NCHWc"];
     QVERIFY2(conv.size() > 3, text.c_str());
@@ -321,10 +324,7 @@ private slots:
     tir::PrimFunc s = driver::defaultSchedule(groups[0].func, true);
     std::string diff = transform::testing::meaningDiff(groups[0].func, s, 1e-4, 1);
     QVERIFY2(diff.empty(), diff.c_str());
-    std::map<std::string, std::vector<const tir::ForNode*>> loopsOf;
-    LoopWalker walk;
-    walk.onBlock = [&](const tir::BlockNode* blk, const std::vector<const tir::ForNode*>& loops) { loopsOf[blk->name] = loops; };
-    walk.visitStmt(s->body);
+    std::map<std::string, std::vector<const tir::ForNode*>> loopsOf = loopsByBlock(s);
     std::string text = tir::printFunc(s);
     int vectorizedBlocks = 0;
     for (const auto& [name, loops] : loopsOf)
@@ -368,10 +368,7 @@ private slots:
     tir::PrimFunc s = driver::defaultSchedule(g.func, true);
     std::string diff = transform::testing::meaningDiff(g.func, s, 1e-4, 1);
     QVERIFY2(diff.empty(), diff.c_str());
-    std::map<std::string, std::vector<const tir::ForNode*>> loopsOf;
-    LoopWalker walk;
-    walk.onBlock = [&](const tir::BlockNode* blk, const std::vector<const tir::ForNode*>& loops) { loopsOf[blk->name] = loops; };
-    walk.visitStmt(s->body);
+    std::map<std::string, std::vector<const tir::ForNode*>> loopsOf = loopsByBlock(s);
     std::string text = tir::printFunc(s);
     QVERIFY2(loopsOf.count("depthwise_conv2d_NCHWc") && loopsOf.count("T_clip"), text.c_str());
     QVERIFY2(loopsOf["depthwise_conv2d_NCHWc"].back()->kind == tir::ForKind::Vectorized, text.c_str());
@@ -411,10 +408,7 @@ private slots:
     tir::PrimFunc s = driver::defaultSchedule(pg->func, true);
     std::string diff = transform::testing::meaningDiff(pg->func, s, 1e-4, 1);
     QVERIFY2(diff.empty(), diff.c_str());
-    std::map<std::string, std::vector<const tir::ForNode*>> loopsOf;
-    LoopWalker walk;
-    walk.onBlock = [&](const tir::BlockNode* blk, const std::vector<const tir::ForNode*>& loops) { loopsOf[blk->name] = loops; };
-    walk.visitStmt(s->body);
+    std::map<std::string, std::vector<const tir::ForNode*>> loopsOf = loopsByBlock(s);
     std::string text = tir::printFunc(s);
     const std::string red = avg ? "pool_sum" : "pool_max";
     QVERIFY2(loopsOf.count(red) && loopsOf.count(red + "_init"), text.c_str());

@@ -260,13 +260,26 @@ BlockRV decomposeReduction(Schedule& sch, const BlockRV& blockRV, const LoopRV& 
   Expr pred0 = unitLoopsAtMin(realize->predicate, dropped, loops);
   {
     // A conjunct tying a loop the init keeps to one it drops (a reduction loop) cannot be
-    // tested by the init: dropping it would initialize elements outside the block's domain.
+    // tested by the init: dropping it could initialize elements outside the block's domain. It
+    // is dropped only when it provably holds with the dropped loops at their minimum for every
+    // value of the kept ones (each element the init writes is then one the block writes: a
+    // partial-vector split `k_0 * 16 + k_1 < 197` under rfactor, decomposed at k_0); else refused.
     std::vector<Expr> parts;
     conjuncts(pred0, parts);
     for (auto& p : parts) {
       bool usesDropped = std::any_of(dropped.begin(), dropped.end(), [&](const Var& v) { return usesVar(p, v); });
       bool usesKept = std::any_of(kept.begin(), kept.end(), [&](const ForNode* l) { return usesVar(p, l->loopVar); });
-      if (usesDropped && usesKept)
+      if (!usesDropped || !usesKept) continue;
+      arith::Analyzer az;
+      VarMap atMin;
+      for (auto* l : loops) {
+        bool isDropped = std::any_of(dropped.begin(), dropped.end(), [&](const Var& v) { return v.same_as(l->loopVar); });
+        if (isDropped)
+          atMin[l->loopVar] = l->min;
+        else
+          az.bind(l->loopVar, Range(l->min, l->extent));
+      }
+      if (!az.canProve(substitute(p, atMin)))
         throw ScheduleValueError("decompose_reduction: block " + quoted(block->name) + " has the predicate `" +
                                      printExpr(p) + "`, which ties a loop the init keeps to one it does not; the "
                                      "init could not keep to the block's domain",
