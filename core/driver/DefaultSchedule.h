@@ -1,7 +1,10 @@
 // The default CPU schedule of a fused group when no script or tuning record gives one: inline
 // injective producers; register-tile reductions whose innermost output axis is contiguous in
-// their operands (NCHWc convs, matmuls, blocked pools) with the epilogue under the tile;
-// parallelize outer spatial loops and vectorize inner ones elsewhere.
+// their operands (NCHWc convs, matmuls, blocked pools) with the epilogue under the tile (a row
+// extent without a fitting divisor gets a partial last tile; weights too big for L1 get the
+// reduction blocked outside the tiles, LOOM_NO_KBLOCK=1 turns that off); reductions along the
+// contiguous axis (dense, softmax, mean) as partial sums in vector lanes; parallelize outer
+// spatial loops and vectorize inner ones elsewhere (with a partial last vector).
 #pragma once
 #include <string>
 
