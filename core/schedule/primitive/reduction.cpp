@@ -161,6 +161,21 @@ Expr unitLoopsAtMin(const Expr& pred, std::vector<Var>& dropped, const std::vect
   return atMin.empty() ? pred : substitute(pred, atMin);
 }
 
+/// Whether `p` provably holds with the loops of `dropped` at their minimum, for every value of
+/// the other loops of `loops` (each in its range).
+bool holdsWithDroppedAtMin(const Expr& p, const std::vector<Var>& dropped, const std::vector<const ForNode*>& loops) {
+  arith::Analyzer az;
+  VarMap atMin;
+  for (auto* l : loops) {
+    bool isDropped = std::any_of(dropped.begin(), dropped.end(), [&](const Var& v) { return v.same_as(l->loopVar); });
+    if (isDropped)
+      atMin[l->loopVar] = l->min;
+    else
+      az.bind(l->loopVar, Range(l->min, l->extent));
+  }
+  return az.canProve(substitute(p, atMin));
+}
+
 std::vector<Range> substituteRegion(const std::vector<Range>& region, const VarMap& vmap) {
   std::vector<Range> out;
   for (auto& r : region)
@@ -270,16 +285,7 @@ BlockRV decomposeReduction(Schedule& sch, const BlockRV& blockRV, const LoopRV& 
       bool usesDropped = std::any_of(dropped.begin(), dropped.end(), [&](const Var& v) { return usesVar(p, v); });
       bool usesKept = std::any_of(kept.begin(), kept.end(), [&](const ForNode* l) { return usesVar(p, l->loopVar); });
       if (!usesDropped || !usesKept) continue;
-      arith::Analyzer az;
-      VarMap atMin;
-      for (auto* l : loops) {
-        bool isDropped = std::any_of(dropped.begin(), dropped.end(), [&](const Var& v) { return v.same_as(l->loopVar); });
-        if (isDropped)
-          atMin[l->loopVar] = l->min;
-        else
-          az.bind(l->loopVar, Range(l->min, l->extent));
-      }
-      if (!az.canProve(substitute(p, atMin)))
+      if (!holdsWithDroppedAtMin(p, dropped, loops))
         throw ScheduleValueError("decompose_reduction: block " + quoted(block->name) + " has the predicate `" +
                                      printExpr(p) + "`, which ties a loop the init keeps to one it does not; the "
                                      "init could not keep to the block's domain",
@@ -451,16 +457,7 @@ BlockRV rfactor(Schedule& sch, const LoopRV& loopRV, int64_t factorAxis) {
       if (!usesVar(p, loop->loopVar) ||
           std::none_of(dropped.begin(), dropped.end(), [&](const Var& v) { return usesVar(p, v); }))
         continue;
-      arith::Analyzer az;
-      VarMap atMin;
-      for (auto* l : loops) {
-        bool isDropped = std::any_of(dropped.begin(), dropped.end(), [&](const Var& v) { return v.same_as(l->loopVar); });
-        if (isDropped)
-          atMin[l->loopVar] = l->min;
-        else
-          az.bind(l->loopVar, Range(l->min, l->extent));
-      }
-      if (!az.canProve(substitute(p, atMin)))
+      if (!holdsWithDroppedAtMin(p, dropped, loops))
         throw ScheduleValueError("rfactor: block " + quoted(block->name) + " has the predicate `" +
                                      printExpr(p) + "`, under which some partial sums of loop " +
                                      loopName + " would never be initialized (split with a factor "
