@@ -388,9 +388,15 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
   const int chunkK = lanes == kLanes && usedWithoutLane(blk, rowK, numSpatial) ? chunkAxis(blk, numSpatial) : -1;
   const int64_t chunkExt = chunkK >= 0 ? *tir::asConstInt(sch.get(loops[size_t(chunkK)])->extent) : 1;
   int64_t rowBlock = largestDivisor(rowExt, chunkExt % 2 == 0 ? maxRows / 2 : maxRows);
-  int64_t chunk = 1;
-  for (int64_t c = 2; c <= 4; ++c)
-    if (chunkExt % c == 0 && c * (rowBlock + 1) * registersPerRow(lanes) <= hostRegisters().count - 2) chunk = c;
+  // The most output-channel chunks (up to 4, dividing chunkExt) whose accumulators for `rows`
+  // rows and weight vectors fit the registers.
+  auto chunksFor = [&](int64_t rows) {
+    int64_t best = 1;
+    for (int64_t c = 2; c <= 4; ++c)
+      if (chunkExt % c == 0 && c * (rows + 1) * registersPerRow(lanes) <= hostRegisters().count - 2) best = c;
+    return best;
+  };
+  int64_t chunk = chunksFor(rowBlock);
   // Fewer registers (AVX2): no room for two chunks, so one chunk of more rows; a row extent just
   // above the budget (7 columns) is taken whole rather than one row at a time.
   if (registersPerRow(lanes) > 1 && (chunk == 1 || rowBlock == 1)) {
@@ -406,11 +412,7 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
   const bool partialTile = rowExt > budgetRows && rowBlock * 2 <= budgetRows && budgetRows > 1;
   if (partialTile) {
     rowBlock = budgetRows;
-    if (chunk > 1) {
-      chunk = 1;
-      for (int64_t c = 2; c <= 4; ++c)
-        if (chunkExt % c == 0 && c * (rowBlock + 1) * registersPerRow(lanes) <= hostRegisters().count - 2) chunk = c;
-    }
+    if (chunk > 1) chunk = chunksFor(rowBlock);
   }
 
   tir::Schedule saved = sch;
