@@ -1,9 +1,11 @@
 // The graph evaluator: post-order interpretation with each op's host kernel.
 #include "core/graph/Evaluator.h"
 
+#include <map>
 #include <unordered_map>
 
 #include "core/graph/Op.h"
+#include "core/graph/SymDim.h"
 #include "core/graph/pass/InferType.h"
 
 namespace loom::graph {
@@ -24,8 +26,32 @@ size_t flatCount(const Type& t) {
   return 1;
 }
 
+using SymbolValues = std::map<std::string, int64_t>;
+
+/// `t` with its symbolic dims evaluated at the symbols' values.
+Type concreteType(const Type& t, const SymbolValues& syms) {
+  if (auto* tt = t.as<TupleTypeNode>()) {
+    std::vector<Type> fs;
+    for (const auto& f : tt->fields) fs.push_back(concreteType(Type(f), syms));
+    return tupleType(fs);
+  }
+  auto* tt = t.as<TensorTypeNode>();
+  if (tt->isStatic()) return t;
+  Shape s;
+  for (const Dim& d : tt->shape) {
+    auto v = evalDim(d, syms);
+    if (!v || *v < 0)
+      LOOM_THROW(ValueError) << "evaluate: dimension " << d.str() << " of " << typeStr(t)
+                             << " has no value for the given inputs";
+    s.push_back(Dim(*v));
+  }
+  return tensorType(s, tt->dtype);
+}
+
 class Evaluator {
 public:
+  explicit Evaluator(SymbolValues syms = {}) : m_syms(std::move(syms)) {}
+
   Value run(const Expr& root, std::unordered_map<const ExprNode*, Value> env) {
     m_env = std::move(env);
     for (const Expr& n : postOrder(root, false)) {
@@ -37,6 +63,7 @@ public:
 
 private:
   std::unordered_map<const ExprNode*, Value> m_env;
+  SymbolValues m_syms;
 
   Value eval(const Expr& e) {
     switch (e->kind) {
@@ -74,12 +101,12 @@ private:
       if (c->op) {
         if (!c->op->hostKernel)
           LOOM_THROW(UnsupportedError) << c->op->name << " has no host kernel";
-        return c->op->hostKernel(*c, args, e.type());
+        return c->op->hostKernel(*c, args, m_syms.empty() ? e.type() : concreteType(e.type(), m_syms));
       }
       std::unordered_map<const ExprNode*, Value> env;
       for (size_t i = 0; i < c->fn->params.size(); ++i)
         env[c->fn->params[i].get()] = m_env.at(c->args[i].get());
-      return Evaluator().run(c->fn->body, std::move(env));
+      return Evaluator(m_syms).run(c->fn->body, std::move(env));
     }
     }
     return {};
@@ -95,15 +122,31 @@ std::vector<runtime::NDArray> evaluate(const Function& f,
     LOOM_THROW(TypeError) << "evaluate: " << args.size() << " argument(s) for " << f->params.size()
                           << " parameter(s)";
   std::unordered_map<const ExprNode*, Value> env;
+  // The symbols' values: from the parameters' dims that are a symbol alone.
+  SymbolValues syms;
+  for (size_t i = 0; i < args.size(); ++i) {
+    auto* pt = f->params[i]->annotation.as<TensorTypeNode>();
+    if (!pt || pt->ndim() != args[i].shape().size()) continue;
+    for (size_t k = 0; k < pt->ndim(); ++k) {
+      const Dim& d = pt->shape[k];
+      if (!d.isStatic() && !d.name.empty() && dimSymbols(d) == std::vector<std::string>{d.name})
+        syms.emplace(d.name, args[i].shape()[k]);
+    }
+  }
   for (size_t i = 0; i < args.size(); ++i) {
     const Var& p = f->params[i];
     Type t = tensorType(args[i].shape(), toDataType(args[i].dtype()));
-    if (!typeEqual(t, p->annotation))
+    bool ok = false;
+    try {
+      ok = typeEqual(t, concreteType(p->annotation, syms));
+    } catch (const ValueError&) {
+    }
+    if (!ok)
       LOOM_THROW(TypeError) << "evaluate: argument " << i << " is " << typeStr(t) << " but %"
                             << p->name << " is " << typeStr(p->annotation);
     env[p.get()] = {args[i]};
   }
-  return Evaluator().run(f->body, std::move(env));
+  return Evaluator(syms).run(f->body, std::move(env));
 }
 
 std::vector<runtime::NDArray> evaluateClosed(const Expr& e) {

@@ -5,16 +5,25 @@
 
 #include "core/graph/Layout.h"
 #include "core/graph/OpsInternal.h"
+#include "core/graph/SymDim.h"
 #include "core/graph/Winograd.h"
+#include "core/tir/Op.h"
 
 namespace loom::graph {
 
 namespace {
 
-/// A dim computed from a static input dim, or unknown when the input is symbolic.
-Dim derive(const Dim& in, const std::function<int64_t(int64_t)>& f) {
-  return in.isStatic() ? Dim(f(in.value)) : Dim::any();
+using SymFn = std::function<tir::Expr(const tir::Expr&)>;
+
+/// A dim computed from an input dim: `f` of its value when static, `g` of its expression when
+/// symbolic (unknown without `g`, or when the input is unknown).
+Dim derive(const Dim& in, const std::function<int64_t(int64_t)>& f, const SymFn& g = {}) {
+  if (in.isStatic()) return Dim(f(in.value));
+  tir::Expr e = dimExpr(in);
+  return g && e.defined() ? dimOf(g(e)) : Dim::any();
 }
+
+tir::Expr i64(int64_t v) { return tir::intImm(DataType::Int(64), v); }
 
 void requireRank(const CallNode& call, const TensorTypeNode& t, size_t rank, const char* what) {
   if (t.ndim() != rank)
@@ -88,11 +97,15 @@ Type conv2dPlainRel(const CallNode& call, const TensorTypeNode& d, const TensorT
     int64_t k = w.shape[2 + i].value;
     int64_t eff = dl[i] * (k - 1) + 1;
     Dim o =
-        derive(d.shape[2 + i], [&](int64_t h) {
-          // A kernel wider than the padded data has no output (not (-1) / 2 + 1 = 1).
-          int64_t span = h + p[i] + p[i + 2] - eff;
-          return span < 0 ? int64_t(0) : span / s[i] + 1;
-        });
+        derive(
+            d.shape[2 + i],
+            [&](int64_t h) {
+              // A kernel wider than the padded data has no output (not (-1) / 2 + 1 = 1).
+              int64_t span = h + p[i] + p[i + 2] - eff;
+              return span < 0 ? int64_t(0) : span / s[i] + 1;
+            },
+            // Symbolic: the kernel is taken to fit (the kernels check the extents at run time).
+            [&](const tir::Expr& h) { return tir::floordiv(h + i64(p[i] + p[i + 2] - eff), i64(s[i])) + i64(1); });
     if (o.isStatic() && o.value < 1)
       LOOM_TYPE_FAIL(call) << "kernel " << shapeStr(w.shape) << " does not fit data "
                            << shapeStr(d.shape) << " with padding " << attrValueStr(p);
@@ -236,9 +249,10 @@ Type conv2dTransposeRel(const CallNode& call, const std::vector<Type>& args) {
   for (int i = 0; i < 2; ++i) {
     if (!w.shape[2 + i].isStatic()) LOOM_TYPE_FAIL(call) << "kernel size must be static";
     int64_t k = w.shape[2 + i].value;
-    out.push_back(derive(d.shape[2 + i], [&](int64_t h) {
-      return (h - 1) * s[i] - p[i] - p[i + 2] + dl[i] * (k - 1) + op[i] + 1;
-    }));
+    out.push_back(derive(
+        d.shape[2 + i],
+        [&](int64_t h) { return (h - 1) * s[i] - p[i] - p[i + 2] + dl[i] * (k - 1) + op[i] + 1; },
+        [&](const tir::Expr& h) { return h * i64(s[i]) + i64(-s[i] - p[i] - p[i + 2] + dl[i] * (k - 1) + op[i] + 1); }));
   }
   return tensorType(out, d.dtype);
 }
@@ -524,8 +538,16 @@ Type poolRel(const CallNode& call, const std::vector<Type>& args) {
     if (x < 0) LOOM_TYPE_FAIL(call) << "padding must not be negative, got " << attrValueStr(p);
   Shape out{d.shape[0], d.shape[1]};
   for (int i = 0; i < 2; ++i) {
-    Dim o = derive(d.shape[2 + i],
-                   [&](int64_t h) { return poolOut(h, k[i], s[i], p[i], p[i + 2], dl[i], ceil); });
+    Dim o = derive(
+        d.shape[2 + i], [&](int64_t h) { return poolOut(h, k[i], s[i], p[i], p[i + 2], dl[i], ceil); },
+        [&](const tir::Expr& h) -> tir::Expr {
+          int64_t eff = dl[i] * (k[i] - 1) + 1;
+          tir::Expr num = h + i64(p[i] + p[i + 2] - eff);
+          if (!ceil) return tir::floordiv(num, i64(s[i])) + i64(1);
+          // ceil mode: the last window must start inside the data or the leading padding.
+          tir::Expr o = tir::floordiv(num + i64(s[i] - 1), i64(s[i])) + i64(1);
+          return tir::min(o, tir::floordiv(h + i64(p[i] - 1), i64(s[i])) + i64(1));
+        });
     if (o.isStatic() && o.value < 1)
       LOOM_TYPE_FAIL(call) << "pool window " << attrValueStr(k) << " does not fit data "
                            << shapeStr(d.shape);
@@ -673,8 +695,7 @@ Type depthToSpaceRel(const CallNode& call, const std::vector<Type>& args, bool t
       LOOM_TYPE_FAIL(call) << "channels " << d.shape[1].value
                            << " not divisible by block_size^2 = " << b * b;
     return tensorType(Shape{d.shape[0], derive(d.shape[1], [&](int64_t c) { return c / (b * b); }),
-                            derive(d.shape[2], [&](int64_t h) { return h * b; }),
-                            derive(d.shape[3], [&](int64_t w) { return w * b; })},
+                            dimMul(d.shape[2], Dim(b)), dimMul(d.shape[3], Dim(b))},
                       d.dtype);
   }
   for (int i = 2; i < 4; ++i)
@@ -682,8 +703,7 @@ Type depthToSpaceRel(const CallNode& call, const std::vector<Type>& args, bool t
       LOOM_TYPE_FAIL(call) << "spatial dims " << shapeStr(d.shape)
                            << " not divisible by block_size " << b;
   return tensorType(Shape{d.shape[0], derive(d.shape[1], [&](int64_t c) { return c * b * b; }),
-                          derive(d.shape[2], [&](int64_t h) { return h / b; }),
-                          derive(d.shape[3], [&](int64_t w) { return w / b; })},
+                          dimFloorDiv(d.shape[2], b), dimFloorDiv(d.shape[3], b)},
                     d.dtype);
 }
 
@@ -735,6 +755,12 @@ Type resizeRel(const CallNode& call, const std::vector<Type>& args) {
     LOOM_TYPE_FAIL(call) << "method must be \"nearest_neighbor\" or \"linear\", got \"" << m
                          << "\"";
   const auto& s = call.attrs.getInts("size");
+  const std::string& sym = call.attrs.getString("symbolic_size");
+  if (!sym.empty()) {
+    Shape hw = parseDimsText(sym);
+    if (hw.size() != 2) LOOM_TYPE_FAIL(call) << "symbolic_size \"" << sym << "\" must have 2 dims";
+    return tensorType(Shape{d.shape[0], d.shape[1], hw[0], hw[1]}, d.dtype);
+  }
   return tensorType(Shape{d.shape[0], d.shape[1], Dim(s[0]), Dim(s[1])}, d.dtype);
 }
 
@@ -1033,7 +1059,8 @@ void registerNNOps() {
            {attrInts("size"), attrString("method", "linear"),
             attrString("coordinate_transformation_mode", "half_pixel"),
             attrString("rounding_method", "round_prefer_floor"),
-            AttrSpec{"scales", AttrKind::Floats, AttrValue(std::vector<double>{})}, attrString("layout", "NCHW")},
+            AttrSpec{"scales", AttrKind::Floats, AttrValue(std::vector<double>{})}, attrString("layout", "NCHW"),
+            attrString("symbolic_size", "")},
            blockedRel(resizeRel), blockedKernel(resizeKernel),
            "resizes the spatial dims of NCHW or NCHW{k}c data (nearest or bilinear); scales (h, w), "
            "when given, drive the coordinate transform as in ONNX");

@@ -2,6 +2,8 @@
 #include <algorithm>
 
 #include "core/graph/OpsInternal.h"
+#include "core/graph/SymDim.h"
+#include "core/tir/Op.h"
 
 namespace loom::graph {
 
@@ -10,6 +12,19 @@ namespace {
 Type reshapeRel(const CallNode& call, const std::vector<Type>& args) {
   const TensorTypeNode& d = argTensor(call, args, 0);
   const auto& ns = call.attrs.getInts("newshape");
+  const std::string& sym = call.attrs.getString("symbolic_shape");
+  if (!sym.empty()) {
+    // A symbolic target: its element count must provably equal the input's.
+    Shape out = parseDimsText(sym);
+    if (out.size() != ns.size())
+      LOOM_TYPE_FAIL(call) << "symbolic_shape \"" << sym << "\" and newshape " << attrValueStr(ns)
+                           << " differ in rank";
+    Dim a = dimProduct(d.shape), b = dimProduct(out);
+    if (!dimsProvablyEqual(a, b))
+      LOOM_TYPE_FAIL(call) << "cannot reshape " << typeStr(args[0]) << " (" << a.str() << " elements) to "
+                           << shapeStr(out) << " (" << b.str() << " elements)";
+    return tensorType(out, d.dtype);
+  }
   Shape out;
   for (int64_t v : ns) {
     if (v < 0)
@@ -84,9 +99,7 @@ Type concatRel(const CallNode& call, const std::vector<Type>& args) {
                              << typeStr(args[0]) << " in dimension " << k
                              << " (concatenating along axis " << axis << ")";
     }
-    out[axis] = out[axis].isStatic() && t.shape[axis].isStatic()
-                    ? Dim(out[axis].value + t.shape[axis].value)
-                    : Dim::any();
+    out[axis] = dimAdd(out[axis], t.shape[axis]);
   }
   return tensorType(out, first.dtype);
 }
@@ -202,6 +215,27 @@ SliceDims sliceDims(const CallNode& call, const std::vector<int64_t>& shape) {
   return d;
 }
 
+/// The element count of slice entry `k` over a symbolic dim `n` (ONNX Slice's clamping).
+Dim symbolicSliceCount(const CallNode& call, const Dim& n, size_t k) {
+  if (n.name.empty()) return Dim::any();
+  const auto& s = call.attrs.getInts("strides");
+  int64_t b = call.attrs.getInts("begin")[k], e = call.attrs.getInts("end")[k], st = s.empty() ? 1 : s[k];
+  tir::Expr len = dimExpr(n);
+  auto c = [](int64_t v) { return tir::intImm(DataType::Int(64), v); };
+  auto norm = [&](int64_t v) { return v < 0 ? len + c(v) : c(v); };
+  tir::Expr lo = norm(b), hi = norm(e), count;
+  if (st > 0) {
+    lo = tir::min(tir::max(lo, c(0)), len);
+    hi = tir::min(tir::max(hi, c(0)), len);
+    count = tir::floordiv(tir::max(hi - lo, c(0)) + c(st - 1), c(st));
+  } else {
+    lo = tir::min(tir::max(lo, c(-1)), len - c(1));
+    hi = tir::min(tir::max(hi, c(-1)), len - c(1));
+    count = tir::floordiv(tir::max(lo - hi, c(0)) + c(-st - 1), c(-st));
+  }
+  return dimOf(count);
+}
+
 Type sliceRel(const CallNode& call, const std::vector<Type>& args) {
   const TensorTypeNode& d = argTensor(call, args, 0);
   std::vector<int64_t> shape;
@@ -209,21 +243,20 @@ Type sliceRel(const CallNode& call, const std::vector<Type>& args) {
   if (axes.empty())
     for (size_t i = 0; i < call.attrs.getInts("begin").size(); ++i)
       axes.push_back(int64_t(i));
-  // Sliced axes must be static; other axes pass through as they are.
+  // Static axes as numbers (symbolic ones as 1 here, their counts follow below).
   for (size_t i = 0; i < d.ndim(); ++i)
     shape.push_back(d.shape[i].isStatic() ? d.shape[i].value : 1);
-  for (int64_t a : axes) {
-    int64_t n = normAxis(call, a, int64_t(d.ndim()));
-    if (!d.shape[n].isStatic())
-      LOOM_TYPE_FAIL(call) << "slicing symbolic dimension " << n << " of " << typeStr(args[0]);
-  }
   SliceDims sd = sliceDims(call, shape);
   Shape out;
   for (size_t i = 0; i < d.ndim(); ++i) {
-    bool sliced = false;
-    for (int64_t a : axes)
-      sliced |= normAxis(call, a, int64_t(d.ndim())) == int64_t(i);
-    out.push_back(sliced ? Dim(sd.count[i]) : d.shape[i]);
+    int64_t k = -1;
+    for (size_t j = 0; j < axes.size(); ++j)
+      if (normAxis(call, axes[j], int64_t(d.ndim())) == int64_t(i)) k = int64_t(j);
+    if (k < 0 || d.shape[i].isStatic()) {
+      out.push_back(k < 0 ? d.shape[i] : Dim(sd.count[i]));
+      continue;
+    }
+    out.push_back(symbolicSliceCount(call, d.shape[i], size_t(k)));
   }
   return tensorType(out, d.dtype);
 }
@@ -285,7 +318,9 @@ HostTensor takeKernel(const CallNode& call, const std::vector<HostTensor>& in,
 Type broadcastToRel(const CallNode& call, const std::vector<Type>& args) {
   const TensorTypeNode& d = argTensor(call, args, 0);
   const auto& s = call.attrs.getInts("shape");
-  return tensorType(broadcastShapes(call, d.shape, Shape(s.begin(), s.end())), d.dtype);
+  const std::string& sym = call.attrs.getString("symbolic_shape");
+  Shape target = sym.empty() ? Shape(s.begin(), s.end()) : parseDimsText(sym);
+  return tensorType(broadcastShapes(call, d.shape, target), d.dtype);
 }
 
 HostTensor broadcastToKernel(const CallNode&, const std::vector<HostTensor>& in,
@@ -307,7 +342,7 @@ Type tileRel(const CallNode& call, const std::vector<Type>& args) {
                          << " must have one entry per dimension of " << typeStr(args[0]);
   Shape out;
   for (size_t i = 0; i < d.ndim(); ++i)
-    out.push_back(d.shape[i].isStatic() ? Dim(d.shape[i].value * reps[i]) : Dim::any());
+    out.push_back(dimMul(d.shape[i], Dim(reps[i])));
   return tensorType(out, d.dtype);
 }
 
@@ -337,7 +372,7 @@ Type padRel(const CallNode& call, const std::vector<Type>& args) {
     LOOM_TYPE_FAIL(call) << "pad_mode must be constant, edge or reflect, got \"" << mode << "\"";
   Shape out;
   for (size_t i = 0; i < d.ndim(); ++i) {
-    Dim o = d.shape[i].isStatic() ? Dim(d.shape[i].value + pw[2 * i] + pw[2 * i + 1]) : Dim::any();
+    Dim o = dimAdd(d.shape[i], Dim(pw[2 * i] + pw[2 * i + 1]));
     if (o.isStatic() && o.value < 0)
       LOOM_TYPE_FAIL(call) << "padding makes dimension " << i << " negative";
     out.push_back(o);
@@ -445,6 +480,24 @@ HostTensor cumsumKernel(const CallNode& call, const std::vector<HostTensor>& in,
 } // namespace
 
 void registerTransformOps() {
+  defineOp(
+      "arange", 1, OpPattern::Injective,
+      {attrFloat("step", 1.0), attrInt("length", -1), attrString("symbolic_length", "")},
+      [](const CallNode& call, const std::vector<Type>& args) -> Type {
+        const TensorTypeNode& s = argTensor(call, args, 0);
+        if (s.ndim() != 0) LOOM_TYPE_FAIL(call) << "start must be a scalar, got " << typeStr(args[0]);
+        const std::string& sym = call.attrs.getString("symbolic_length");
+        int64_t n = call.attrs.getInt("length");
+        if (sym.empty() && n < 0) LOOM_TYPE_FAIL(call) << "needs a length or a symbolic_length";
+        return tensorType(Shape{sym.empty() ? Dim(n) : Dim::symbol(sym)}, s.dtype);
+      },
+      [](const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+        HostTensor r(outT.staticShape(), outT.dtype);
+        double step = call.attrs.getFloat("step");
+        for (int64_t i = 0; i < r.numel(); ++i) r.v[size_t(i)] = in[0].v[0] + double(i) * step;
+        return r;
+      },
+      "start, start + step, ... (length entries; ONNX Range with a symbolic limit)");
   defineOp("gather_elements", 2, OpPattern::Injective, {attrInt("axis", 0)}, gatherElementsRel,
            gatherElementsKernel,
            "out[i][j][k] = data[index[i][j][k]][j][k] for axis 0 (ONNX GatherElements)");
@@ -458,13 +511,14 @@ void registerTransformOps() {
       },
       cumsumKernel, "running sum along axis (optionally exclusive and/or reversed)");
   defineOp(
-      "reshape", 1, OpPattern::Injective, {attrInts("newshape")}, reshapeRel,
+      "reshape", 1, OpPattern::Injective, {attrInts("newshape"), attrString("symbolic_shape", "")}, reshapeRel,
       [](const CallNode&, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
         HostTensor r = in[0];
         r.shape = outT.staticShape();
         return r;
       },
-      "reshapes to a fully resolved shape");
+      "reshapes to a fully resolved shape (symbolic_shape: the target's dims as text, ';'-separated, "
+      "where some are symbolic; newshape then holds -1 there)");
   defineOp("transpose", 1, OpPattern::Injective, {attrInts("axes", std::vector<int64_t>{})},
            transposeRel, transposeKernel, "permutes the dims (empty axes: reverse)");
   defineOp("concatenate", -1, OpPattern::Injective, {attrInt("axis", 0)}, concatRel, concatKernel,
@@ -484,7 +538,8 @@ void registerTransformOps() {
            sliceRel, sliceKernel, "numpy slicing (ONNX Slice semantics, clamped)");
   defineOp("take", 2, OpPattern::Injective, {attrInt("axis", 0)}, takeRel, takeKernel,
            "gathers entries along axis (ONNX Gather)");
-  defineOp("broadcast_to", 1, OpPattern::Broadcast, {attrInts("shape")}, broadcastToRel,
+  defineOp("broadcast_to", 1, OpPattern::Broadcast, {attrInts("shape"), attrString("symbolic_shape", "")},
+           broadcastToRel,
            broadcastToKernel, "broadcasts to a shape (ONNX Expand)");
   defineOp("tile", 1, OpPattern::Injective, {attrInts("reps")}, tileRel, tileKernel,
            "repeats the tensor");

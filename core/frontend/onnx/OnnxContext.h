@@ -9,6 +9,7 @@
 
 #include "core/frontend/onnx/OnnxImporter.h"
 #include "core/graph/Expr.h"
+#include "core/tir/Expr.h"
 
 namespace loom::frontend::onnxi {
 
@@ -46,6 +47,11 @@ public:
   const graph::TensorTypeNode& tensorType(const graph::Expr& e) const;
   /// The static shape of `e`; fails naming the symbolic dims when it is not static.
   std::vector<int64_t> staticShape(const graph::Expr& e) const;
+  /// The dims of `e`'s shape, static or symbolic; fails on an unknown (`?`) dim.
+  graph::Shape dims(const graph::Expr& e) const;
+  /// An integer input that is a constant or a computation on shapes (Shape -> Gather -> Concat),
+  /// its values as int64 expressions over the model's symbols; fails when it depends on data.
+  std::vector<tir::Expr> shapeInput(int i) const;
 
   /// A call of `op` named after the current node.
   graph::Expr call(const std::string& op, std::vector<graph::Expr> args,

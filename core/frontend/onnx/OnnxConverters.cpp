@@ -7,6 +7,9 @@
 
 #include "core/frontend/onnx/OnnxContext.h"
 #include "core/graph/Op.h"
+#include "core/arith/ExprText.h"
+#include "core/graph/SymDim.h"
+#include "core/tir/Op.h"
 
 namespace loom::frontend::onnxi {
 
@@ -22,6 +25,25 @@ Expr scalarLike(const Context& ctx, double v, const Expr& like) {
 
 Expr reshapeTo(const Context& ctx, const Expr& x, const std::vector<int64_t>& shape) {
   return ctx.call("reshape", {x}, {{"newshape", shape}});
+}
+
+/// A reshape to dims that may be symbolic (newshape holds -1 where they are).
+Expr reshapeToDims(const Context& ctx, const Expr& x, const Shape& dims) {
+  std::vector<int64_t> ns;
+  bool symbolic = false;
+  for (const Dim& d : dims) {
+    ns.push_back(d.isStatic() ? d.value : -1);
+    symbolic |= !d.isStatic();
+  }
+  if (!symbolic) return reshapeTo(ctx, x, ns);
+  return ctx.call("reshape", {x}, {{"newshape", ns}, {"symbolic_shape", dimsText(dims)}});
+}
+
+/// A shape value (an int64 expression over the symbols) as a dim; fails when it is negative.
+Dim dimOfValue(const Context& ctx, const tir::Expr& v) {
+  Dim d = dimOf(v);
+  if (!d.isStatic() && d.name.empty()) ctx.fail("shape entry " + arith::exprText(v) + " is negative or unknown");
+  return d;
 }
 
 int64_t normAxis(const Context& ctx, int64_t axis, int64_t ndim) {
@@ -440,18 +462,56 @@ Outs globalPool(Context& c, bool isMax) {
 
 Outs flatten(Context& c) {
   Expr x = c.input(0);
-  std::vector<int64_t> s = c.staticShape(x);
+  Shape s = c.dims(x);
   int64_t axis = c.attrInt("axis", 1);
   if (axis < 0) axis += int64_t(s.size());
   if (axis < 0 || axis > int64_t(s.size())) c.fail("axis out of range");
-  int64_t outer = 1, inner = 1;
+  Dim outer(1), inner(1);
   for (int64_t i = 0; i < int64_t(s.size()); ++i)
-    (i < axis ? outer : inner) *= s[i];
-  return {reshapeTo(c, x, {outer, inner})};
+    (i < axis ? outer : inner) = dimMul(i < axis ? outer : inner, s[size_t(i)]);
+  return {reshapeToDims(c, x, Shape{outer, inner})};
+}
+
+/// Reshape to a target that is a shape computation over symbolic dims (0 copies, -1 infers).
+Outs reshapeSymbolic(Context& c, const Expr& x, const std::vector<tir::Expr>& target) {
+  Shape in = c.dims(x);
+  bool allowZero = c.attrInt("allowzero", 0) != 0;
+  Shape out(target.size());
+  int64_t infer = -1;
+  Dim known(1);
+  for (size_t i = 0; i < target.size(); ++i) {
+    const int64_t* k = tir::asConstInt(target[i]);
+    if (k && *k == 0 && !allowZero) {
+      if (i >= in.size()) c.fail("shape entry 0 at position " + std::to_string(i) + " has no input dimension to copy");
+      out[i] = in[i];
+    } else if (k && *k == -1) {
+      if (infer >= 0) c.fail("shape has more than one -1");
+      infer = int64_t(i);
+      continue;
+    } else {
+      out[i] = dimOfValue(c, target[i]);
+    }
+    known = dimMul(known, out[i]);
+  }
+  if (infer >= 0) {
+    std::optional<Dim> d = dimDivExact(dimProduct(in), known);
+    if (!d || !dimsProvablyEqual(dimMul(*d, known), dimProduct(in)))
+      c.fail("cannot infer the -1 dimension of the target shape: " + shapeStr(in) + " over " + known.str());
+    out[size_t(infer)] = *d;
+  }
+  return {reshapeToDims(c, x, out)};
 }
 
 Outs reshape(Context& c) {
   Expr x = c.input(0);
+  if (!c.tensorType(x).isStatic()) {
+    std::vector<tir::Expr> target;
+    if (c.opset() < 5)
+      for (int64_t v : c.attrInts("shape")) target.push_back(tir::intImm(DataType::Int(64), v));
+    else
+      target = c.shapeInput(1);
+    return reshapeSymbolic(c, x, target);
+  }
   std::vector<int64_t> in = c.staticShape(x);
   std::vector<int64_t> target = c.opset() < 5 ? c.attrInts("shape") : c.constInts(1);
   bool allowZero = c.attrInt("allowzero", 0) != 0;
@@ -549,39 +609,39 @@ Outs gather(Context& c) {
 
 Outs squeeze(Context& c) {
   Expr x = c.input(0);
-  std::vector<int64_t> s = c.staticShape(x);
+  Shape s = c.dims(x);
   std::vector<int64_t> axes = c.opset() < 13
                                   ? c.attrInts("axes")
                                   : (c.hasInput(1) ? c.constInts(1) : std::vector<int64_t>{});
   std::vector<bool> drop(s.size(), false);
   if (axes.empty())
     for (size_t i = 0; i < s.size(); ++i)
-      drop[i] = s[i] == 1;
+      drop[i] = s[i] == Dim(1);
   for (int64_t a : axes) {
     int64_t n = normAxis(c, a, int64_t(s.size()));
-    if (s[n] != 1)
-      c.fail("cannot squeeze dimension " + std::to_string(n) + " of size " + std::to_string(s[n]));
-    drop[n] = true;
+    if (s[size_t(n)] != Dim(1))
+      c.fail("cannot squeeze dimension " + std::to_string(n) + " of size " + s[size_t(n)].str());
+    drop[size_t(n)] = true;
   }
-  std::vector<int64_t> out;
+  Shape out;
   for (size_t i = 0; i < s.size(); ++i)
     if (!drop[i]) out.push_back(s[i]);
-  return {reshapeTo(c, x, out)};
+  return {reshapeToDims(c, x, out)};
 }
 
 Outs unsqueeze(Context& c) {
   Expr x = c.input(0);
-  std::vector<int64_t> s = c.staticShape(x);
+  Shape s = c.dims(x);
   std::vector<int64_t> axes = c.opset() < 13 ? c.attrInts("axes") : c.constInts(1);
   int64_t rank = int64_t(s.size() + axes.size());
   std::vector<bool> isNew(size_t(rank), false);
   for (int64_t a : axes)
     isNew[size_t(normAxis(c, a, rank))] = true;
-  std::vector<int64_t> out;
+  Shape out;
   size_t k = 0;
   for (int64_t i = 0; i < rank; ++i)
-    out.push_back(isNew[i] ? 1 : s.at(k++));
-  return {reshapeTo(c, x, out)};
+    out.push_back(isNew[size_t(i)] ? Dim(1) : s.at(k++));
+  return {reshapeToDims(c, x, out)};
 }
 
 Outs pad(Context& c) {
@@ -609,8 +669,54 @@ Outs pad(Context& c) {
   return {c.call("nn.pad", {x}, {{"pad_width", pw}, {"pad_value", value}, {"pad_mode", mode}})};
 }
 
+/// Resize of data with symbolic spatial dims: by scales (integer, or 1 / integer) or to sizes.
+Outs resizeSymbolic(Context& c, const Expr& x) {
+  Shape s = c.dims(x);
+  if (s.size() != 4) c.fail("only 4-D (NCHW) Resize is supported");
+  int scalesInput = c.opset() < 11 ? 1 : 2;
+  Shape out;
+  std::vector<double> scales;
+  if (c.opset() >= 11 && c.hasInput(3)) {
+    for (const tir::Expr& v : c.shapeInput(3)) out.push_back(dimOfValue(c, v));
+  } else if (c.hasInput(scalesInput)) {
+    scales = c.constFloats(scalesInput);
+    if (scales.size() != 4) c.fail("scales must have 4 entries");
+    for (size_t i = 0; i < 4; ++i) {
+      double f = scales[i];
+      if (s[i].isStatic())
+        out.push_back(Dim(int64_t(std::floor(double(s[i].value) * f))));
+      else if (f >= 1 && f == std::floor(f))
+        out.push_back(dimMul(s[i], Dim(int64_t(f))));
+      else if (f > 0 && f < 1 && 1 / f == std::floor(1 / f))
+        out.push_back(dimFloorDiv(s[i], int64_t(1 / f)));
+      else
+        c.fail("scale " + std::to_string(f) + " of symbolic dimension " + s[i].str() +
+               " is not supported (an integer or 1 / integer; or give static input shapes)");
+    }
+  }
+  if (out.size() != 4) c.fail("needs 4 output sizes or scales");
+  if (!dimsProvablyEqual(out[0], s[0]) || !dimsProvablyEqual(out[1], s[1]))
+    c.fail("resizing the batch or channel dims is not supported");
+  std::string mode = c.attrString("mode", "nearest");
+  if (mode != "nearest" && mode != "linear")
+    c.fail("mode '" + mode + "' with symbolic dims is not supported (nearest, linear)");
+  std::string ctm = c.opset() < 11 ? "asymmetric" : c.attrString("coordinate_transformation_mode", "half_pixel");
+  if (ctm == "tf_crop_and_resize") c.fail("coordinate_transformation_mode tf_crop_and_resize is not supported");
+  std::string rounding = mode == "nearest" ? (c.opset() < 11 ? "floor" : c.attrString("nearest_mode", "round_prefer_floor"))
+                                           : "round_prefer_floor";
+  std::vector<int64_t> size = {out[2].isStatic() ? out[2].value : -1, out[3].isStatic() ? out[3].value : -1};
+  return {c.call("image.resize2d", {x},
+                 {{"size", size},
+                  {"symbolic_size", dimsText(Shape{out[2], out[3]})},
+                  {"method", std::string(mode == "nearest" ? "nearest_neighbor" : "linear")},
+                  {"coordinate_transformation_mode", ctm},
+                  {"rounding_method", rounding},
+                  {"scales", scales.empty() ? std::vector<double>{} : std::vector<double>{scales[2], scales[3]}}})};
+}
+
 Outs resize(Context& c) {
   Expr x = c.input(0);
+  if (!c.tensorType(x).isStatic()) return resizeSymbolic(c, x);
   std::vector<int64_t> s = c.staticShape(x);
   if (s.size() != 4) c.fail("only 4-D (NCHW) Resize is supported");
   std::vector<int64_t> out;
@@ -693,6 +799,23 @@ Converter argReduce(const std::string& op) {
 
 Outs shape(Context& c) {
   Expr s = c.call("shape_of", {c.input(0)});
+  if (!c.tensorType(c.input(0)).isStatic()) {
+    // The dims it keeps may all be static even where others are symbolic: then a constant.
+    const TensorTypeNode& t = c.tensorType(c.input(0));
+    int64_t rank = int64_t(t.ndim());
+    int64_t start = c.attrInt("start", 0), end = c.attrInt("end", rank);
+    if (start < 0) start += rank;
+    if (end < 0) end += rank;
+    start = std::clamp<int64_t>(start, 0, rank);
+    end = std::clamp<int64_t>(end, start, rank);
+    bool allStatic = true;
+    for (int64_t k = start; k < end; ++k) allStatic &= t.shape[size_t(k)].isStatic();
+    if (allStatic) {
+      runtime::NDArray a = runtime::NDArray::empty({end - start}, runtime::DType{runtime::DType::Int, 64, 1});
+      for (int64_t k = start; k < end; ++k) a.as<int64_t>()[k - start] = t.shape[size_t(k)].value;
+      return {makeConstant(a)};
+    }
+  }
   int64_t rank = int64_t(c.tensorType(c.input(0)).ndim());
   int64_t start = c.attrInt("start", 0), end = c.attrInt("end", rank);
   if (start != 0 || end != rank)
@@ -702,13 +825,27 @@ Outs shape(Context& c) {
 }
 
 Outs constantOfShape(Context& c) {
-  std::vector<int64_t> shape = c.constInts(0);
   runtime::NDArray value;
   if (const auto* a = c.attr("value"))
     value = tensorFromProto(a->t(), c.file() + ": node '" + c.node->name() + "'");
   else {
     value = runtime::NDArray::empty({1}, runtime::DType::f32());
+    *value.as<float>() = 0.0f;
   }
+  std::vector<tir::Expr> dimsIn = c.shapeInput(0);
+  bool symbolic = false;
+  for (const tir::Expr& d : dimsIn) symbolic |= !tir::asConstInt(d);
+  if (symbolic) {
+    // A fill of a symbolic shape: the scalar broadcast to it.
+    Shape dims;
+    for (const tir::Expr& d : dimsIn) dims.push_back(dimOfValue(c, d));
+    runtime::NDArray scalar = runtime::NDArray::empty({}, value.dtype());
+    std::memcpy(scalar.data(), value.data(), value.dtype().bytes());
+    std::vector<int64_t> ns;
+    for (const Dim& d : dims) ns.push_back(d.isStatic() ? d.value : 1);
+    return {c.call("broadcast_to", {makeConstant(scalar)}, {{"shape", ns}, {"symbolic_shape", dimsText(dims)}})};
+  }
+  std::vector<int64_t> shape = c.constInts(0);
   int64_t count = 1;
   for (int64_t d : shape) {
     if (d < 0 || (d > 0 && count > (int64_t(1) << 31) / d))
@@ -724,6 +861,18 @@ Outs constantOfShape(Context& c) {
 
 Outs expand(Context& c) {
   Expr x = c.input(0);
+  if (!c.tensorType(x).isStatic() || !c.input(1).as<ConstantNode>()) {
+    std::vector<tir::Expr> t = c.shapeInput(1);
+    bool symbolic = !c.tensorType(x).isStatic();
+    for (const tir::Expr& d : t) symbolic |= !tir::asConstInt(d);
+    if (symbolic) {
+      Shape target;
+      for (const tir::Expr& d : t) target.push_back(dimOfValue(c, d));
+      std::vector<int64_t> ns;
+      for (const Dim& d : target) ns.push_back(d.isStatic() ? d.value : 1);
+      return {c.call("broadcast_to", {x}, {{"shape", ns}, {"symbolic_shape", dimsText(target)}})};
+    }
+  }
   std::vector<int64_t> target = c.constInts(1);
   std::vector<int64_t> s = c.staticShape(x);
   size_t n = std::max(s.size(), target.size());
@@ -788,6 +937,28 @@ Outs constant(Context& c) {
 }
 
 Outs range(Context& c) {
+  {
+    // A symbolic limit (positions 0..seq-1): integer start and delta, count ceil((limit-start)/delta).
+    Expr lim = c.input(1);
+    bool symbolic = !lim.as<ConstantNode>();
+    if (symbolic) {
+      std::vector<tir::Expr> sv = c.shapeInput(1);
+      symbolic = sv.size() == 1 && !tir::asConstInt(sv[0]);
+      if (symbolic) {
+        std::vector<int64_t> st = c.constInts(0), dl = c.constInts(2);
+        if (st.size() != 1 || dl.size() != 1 || dl[0] <= 0)
+          c.fail("a Range with a symbolic limit needs a constant start and a positive constant delta");
+        Dim n = dimOf(tir::floordiv(tir::max(sv[0] - tir::intImm(DataType::Int(64), st[0]), tir::intImm(DataType::Int(64), 0)) +
+                                        tir::intImm(DataType::Int(64), dl[0] - 1),
+                                    tir::intImm(DataType::Int(64), dl[0])));
+        if (!n.isStatic() && n.name.empty()) c.fail("the symbolic limit of Range has no usable value");
+        DataType t = c.tensorType(c.input(0)).dtype;
+        return {c.call("arange", {makeScalar(double(st[0]), t)},
+                       {{"step", double(dl[0])}, {"length", n.isStatic() ? n.value : int64_t(-1)},
+                        {"symbolic_length", n.isStatic() ? std::string() : n.str()}})};
+      }
+    }
+  }
   double start = c.constFloats(0).at(0), limit = c.constFloats(1).at(0),
          delta = c.constFloats(2).at(0);
   if (delta == 0) c.fail("delta must not be 0");

@@ -10,6 +10,9 @@
 #include <onnx/checker.h>
 
 #include "core/frontend/onnx/OnnxContext.h"
+#include "core/graph/ShapeValues.h"
+#include "core/graph/SymDim.h"
+#include "core/tir/Op.h"
 #include "core/graph/Op.h"
 #include "core/graph/pass/FoldConstant.h"
 #include "core/graph/pass/InferType.h"
@@ -50,10 +53,47 @@ runtime::NDArray Context::constInput(int i) const {
     fail(std::string("cannot evaluate input '") + node->input(i) + "': " + err.what());
   }
   if (auto* c = folded.as<ConstantNode>()) return c->data;
+  // A shape computation over symbolic dims can still have constant values (the head size of
+  // an attention whose sequence length is symbolic).
+  if (auto v = shapeValues(e)) {
+    std::vector<int64_t> ints;
+    for (const tir::Expr& x : *v)
+      if (const int64_t* k = tir::asConstInt(x)) ints.push_back(*k);
+    const TensorTypeNode& t = tensorType(e);
+    if (ints.size() == v->size()) {
+      std::vector<int64_t> shape;
+      if (t.ndim() == 1) shape.push_back(int64_t(ints.size()));
+      runtime::NDArray a = runtime::NDArray::empty(shape, toDType(t.dtype));
+      for (size_t k = 0; k < ints.size(); ++k) {
+        if (t.dtype == DataType::Int(64)) a.as<int64_t>()[k] = ints[k];
+        else if (t.dtype == DataType::Int(32)) a.as<int32_t>()[k] = int32_t(ints[k]);
+        else if (t.dtype == DataType::Float(32)) a.as<float>()[k] = float(ints[k]);
+        else if (t.dtype == DataType::Float(64)) a.as<double>()[k] = double(ints[k]);
+        else fail("input " + std::to_string(i) + " has unsupported element type " + t.dtype.str());
+      }
+      return a;
+    }
+  }
   fail("input " + std::to_string(i) + " ('" + node->input(i) +
-       "') must be a constant, but it depends on graph inputs; give static input shapes "
-       "(--input-shapes) so that "
-       "shape computations fold");
+       "') must be a constant, but it depends on graph inputs and is not a computation on "
+       "shapes; give static input shapes (--input-shapes) so that it folds");
+}
+
+graph::Shape Context::dims(const Expr& e) const {
+  const TensorTypeNode& t = tensorType(e);
+  for (size_t k = 0; k < t.ndim(); ++k)
+    if (!t.shape[k].isStatic() && t.shape[k].name.empty())
+      fail("dimension " + std::to_string(k) + " of " + shapeStr(t.shape) +
+           " is unknown; name it or give static input shapes (--input-shapes)");
+  return t.shape;
+}
+
+std::vector<tir::Expr> Context::shapeInput(int i) const {
+  Expr e = input(i);
+  if (auto v = shapeValues(e)) return *v;
+  std::vector<tir::Expr> out;
+  for (int64_t k : constInts(i)) out.push_back(tir::intImm(DataType::Int(64), k));
+  return out;
 }
 
 std::vector<int64_t> Context::constInts(int i) const {
