@@ -20,6 +20,7 @@
 #include "core/driver/ExportLibrary.h"
 #include "core/te/CreatePrimFunc.h"
 #include "core/tir/Printer.h"
+#include "core/topi/nn/ComputeUtil.h"
 #include "core/topi/nn/GraphCompute.h"
 #include "core/topi/nn/Recurrent.h"
 #include "core/transform/Pipeline.h"
@@ -109,9 +110,13 @@ std::vector<te::Tensor> groupTensors(const graph::Function& fn, std::vector<te::
     const auto* tt = p->checkedType.get() ? graph::Type(p->checkedType).as<graph::TensorTypeNode>() : nullptr;
     if (!tt) tt = p->annotation.as<graph::TensorTypeNode>();
     LOOM_ICHECK(tt) << "group parameter without a tensor type";
-    std::vector<tir::Expr> shape;
-    for (int64_t d : staticShapeOf(*tt, "input of " + fn->name)) shape.push_back(tir::intImm(DataType::Int(32), d));
-    te::Tensor t = te::placeholder(shape, tt->dtype, "p" + std::to_string(k));
+    // Symbolic dims become expressions over one int32 variable per symbol, bound from the
+    // arguments' shapes at the kernel's entry (docs/dynamic-shapes.md).
+    for (const graph::Dim& d : tt->shape)
+      if (!d.isStatic() && d.name.empty())
+        LOOM_THROW(TypeError) << "input of " << fn->name << " has an unknown dim in " << graph::shapeStr(tt->shape)
+                              << " (name it or give static input shapes, e.g. --input-shapes)";
+    te::Tensor t = te::placeholder(topi::nn::teShape(*tt), tt->dtype, "p" + std::to_string(k));
     placeholders.push_back(t);
     val[p.get()] = {t};
   }
@@ -204,8 +209,10 @@ struct ModelPlan {
   std::vector<ModelGroup> groups; ///< one per kernel, unscheduled
 };
 
+/// `kernelsOnly`: only the groups are wanted (extractGroups), which may have symbolic shapes;
+/// the executor's entries then hold 0 for symbolic dims and are not used.
 ModelPlan planModel(const graph::Module& input, const std::map<std::string, runtime::NDArray>& params,
-                    const CompileModelOptions& options) {
+                    const CompileModelOptions& options, bool kernelsOnly = false) {
   topi::registerGraphComputes();
   ModelPlan plan;
   CompiledModel& model = plan.model;
@@ -258,7 +265,12 @@ ModelPlan planModel(const graph::Module& input, const std::map<std::string, runt
   };
   std::vector<EntryInfo> entries;
   auto newEntry = [&](const graph::TensorTypeNode& t, const std::string& what) {
-    entries.push_back({staticShapeOf(t, what), graph::toDType(t.dtype)});
+    std::vector<int64_t> shape;
+    if (kernelsOnly)
+      for (const graph::Dim& d : t.shape) shape.push_back(d.isStatic() ? d.value : 0);
+    else
+      shape = staticShapeOf(t, what);
+    entries.push_back({shape, graph::toDType(t.dtype)});
     return int(entries.size() - 1);
   };
   struct NodeInfo {
@@ -479,7 +491,7 @@ ModelPlan planModel(const graph::Module& input, const std::map<std::string, runt
 
 std::vector<ModelGroup> extractGroups(const graph::Module& m, const std::map<std::string, runtime::NDArray>& params,
                                       const CompileModelOptions& options) {
-  return planModel(m, params, options).groups;
+  return planModel(m, params, options, true).groups;
 }
 
 CompiledModel compileModel(const graph::Module& input, const std::string& target,

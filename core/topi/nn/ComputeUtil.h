@@ -13,10 +13,17 @@ namespace loom::topi::nn {
 using tir::Expr;
 using tir::Var;
 
-/// The static tensor type `t` (UnsupportedError for tuples and symbolic shapes).
+/// The tensor type `t` (UnsupportedError for tuples and for unknown `?` dims; symbolic dims are
+/// fine: teShape gives them as expressions).
 const graph::TensorTypeNode& staticTensor(const graph::Type& t, const graph::CallNode& call);
-/// The shape of a static tensor type as int32 index expressions.
+/// The shape of a tensor type as int32 index expressions: constants for static dims, expressions
+/// over symbolIndexVar for symbolic ones.
 std::vector<Expr> teShape(const graph::TensorTypeNode& t);
+/// The int32 variable a kernel uses for graph symbol `name` (one per name, process-wide; each
+/// kernel binds it from the shape of an argument).
+Var symbolIndexVar(const std::string& name);
+/// A symbolic dim as an int32 index expression over symbolIndexVar.
+Expr indexExprOfDim(const graph::Dim& d);
 /// The static extents of a te::Tensor.
 std::vector<int64_t> extents(const te::Tensor& t);
 inline Expr ci(int64_t v) { return tir::intImm(DataType::Int(32), v); }

@@ -2,6 +2,10 @@
 #include "core/topi/nn/GraphCompute.h"
 
 #include <mutex>
+#include <unordered_map>
+
+#include "core/graph/SymDim.h"
+#include "core/tir/Printer.h"
 
 #include "core/topi/nn/ComputeUtil.h"
 
@@ -25,15 +29,57 @@ namespace nn {
 const graph::TensorTypeNode& staticTensor(const graph::Type& t, const graph::CallNode& call) {
   const auto* tt = t.as<graph::TensorTypeNode>();
   if (!tt) LOOM_THROW(UnsupportedError) << graph::callDescription(call) << ": tuple type where a tensor was expected";
-  if (!tt->isStatic())
-    LOOM_THROW(UnsupportedError) << graph::callDescription(call) << ": symbolic shape " << graph::typeStr(t)
-                                 << " (give static input shapes)";
+  for (const graph::Dim& d : tt->shape)
+    if (!d.isStatic() && d.name.empty())
+      LOOM_THROW(UnsupportedError) << graph::callDescription(call) << ": unknown dim in " << graph::typeStr(t)
+                                   << " (name it or give static input shapes)";
   return *tt;
+}
+
+Var symbolIndexVar(const std::string& name) {
+  static std::mutex m;
+  static std::unordered_map<std::string, Var> vars;
+  std::lock_guard<std::mutex> lock(m);
+  auto it = vars.find(name);
+  if (it != vars.end()) return it->second;
+  Var v = tir::makeVar(name, DataType::Int(32));
+  vars.emplace(name, v);
+  return v;
+}
+
+namespace {
+
+/// An int64 dim expression over graph::symbolVar as int32 over symbolIndexVar.
+Expr toIndexExpr(const tir::Expr& e) {
+  if (const int64_t* v = tir::asConstInt(e)) return ci(*v);
+  if (auto* var = e.as<tir::VarNode>()) return symbolIndexVar(var->name);
+  if (auto* b = e.as<tir::BinaryNode>()) return tir::binary(b->op, toIndexExpr(b->a), toIndexExpr(b->b));
+  if (auto* c = e.as<tir::CastNode>()) return toIndexExpr(c->value);
+  LOOM_THROW(UnsupportedError) << "symbolic dim expression " << tir::printExpr(e) << " has no index form";
+}
+
+}  // namespace
+
+Expr indexExprOfDim(const graph::Dim& d) {
+  if (d.isStatic()) return ci(d.value);
+  tir::Expr e = graph::dimExpr(d);
+  LOOM_ICHECK(e.defined()) << "unknown dim";
+  return toIndexExpr(e);
 }
 
 std::vector<Expr> teShape(const graph::TensorTypeNode& t) {
   std::vector<Expr> s;
-  for (int64_t d : t.staticShape()) s.push_back(ci(d));
+  for (const graph::Dim& d : t.shape) s.push_back(indexExprOfDim(d));
+  return s;
+}
+
+/// The extents of `t`, -1 where symbolic (broadcasting treats those as not 1).
+std::vector<int64_t> extentsOrSymbolic(const te::Tensor& t) {
+  std::vector<int64_t> s;
+  for (const Expr& e : t->shape) {
+    const int64_t* v = tir::asConstInt(e);
+    s.push_back(v ? *v : -1);
+  }
   return s;
 }
 
@@ -48,7 +94,7 @@ std::vector<int64_t> extents(const te::Tensor& t) {
 }
 
 Expr broadcastLoad(const te::Tensor& t, const std::vector<Var>& i) {
-  std::vector<int64_t> ext = extents(t);
+  std::vector<int64_t> ext = extentsOrSymbolic(t);
   size_t off = i.size() - ext.size();
   LOOM_ICHECK(i.size() >= ext.size()) << "broadcast of '" << t->name << "' to a lower rank";
   std::vector<Expr> idx;
@@ -57,16 +103,19 @@ Expr broadcastLoad(const te::Tensor& t, const std::vector<Var>& i) {
 }
 
 Expr broadcastLoad(const te::Tensor& t, const std::vector<Var>& i, const std::vector<te::Tensor>& operands) {
-  std::vector<int64_t> ext = extents(t);
+  std::vector<int64_t> ext = extentsOrSymbolic(t);
   size_t off = i.size() - ext.size();
   LOOM_ICHECK(i.size() >= ext.size()) << "broadcast of '" << t->name << "' to a lower rank";
   // The output's extent at each of t's dims: the largest extent of the operands there.
-  std::vector<int64_t> outExt = ext;
+  std::vector<int64_t> outExt = ext;  // -1 where symbolic
   for (const te::Tensor& o : operands) {
-    std::vector<int64_t> oe = extents(o);
+    std::vector<int64_t> oe = extentsOrSymbolic(o);
     for (size_t d = 0; d < ext.size(); ++d) {
       size_t od = d + off;  // dim of the output
-      if (od + oe.size() >= i.size()) outExt[d] = std::max(outExt[d], oe[od + oe.size() - i.size()]);
+      if (od + oe.size() >= i.size()) {
+        int64_t e = oe[od + oe.size() - i.size()];
+        outExt[d] = outExt[d] < 0 || e < 0 ? -1 : std::max(outExt[d], e);  // -1: symbolic, not 1
+      }
     }
   }
   std::vector<Expr> idx;

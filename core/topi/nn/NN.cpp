@@ -205,21 +205,22 @@ std::vector<te::Tensor> pool(const CallNode& call, const std::vector<te::Tensor>
   const auto& s = call.attrs.getInts("strides");
   const auto& p = call.attrs.getInts("padding");
   const auto& dl = call.attrs.getInts("dilation");
-  std::vector<int64_t> is = extents(in[0]);
+  // The data's extents as expressions: symbolic dims stay symbolic.
+  const std::vector<Expr>& is = in[0]->shape;
   te::IterVar ry = te::reduceAxis(ci(k[0]), "ry"), rx = te::reduceAxis(ci(k[1]), "rx");
   auto pos = [&](const std::vector<Var>& i) {
     return std::pair<Expr, Expr>{Expr(i[2]) * ci(s[0]) + Expr(ry) * ci(dl[0]) - ci(p[0]),
                                  Expr(i[3]) * ci(s[1]) + Expr(rx) * ci(dl[1]) - ci(p[1])};
   };
   auto inside = [&](const Expr& h, const Expr& w) {
-    return h >= ci(0) && h < ci(is[2]) && w >= ci(0) && w < ci(is[3]);
+    return h >= ci(0) && h < is[2] && w >= ci(0) && w < is[3];
   };
   const te::Tensor& D = in[0];
   DataType t = D->dtype;
   auto window = [&](const std::vector<Var>& i) {
     auto [h, w] = pos(i);
-    return std::pair<Expr, Expr>{D(withSpatial(i, clampIndex(h, 0, is[2] - 1), clampIndex(w, 0, is[3] - 1))),
-                                 inside(h, w)};
+    Expr hc = tir::min(tir::max(h, ci(0)), is[2] - ci(1)), wc = tir::min(tir::max(w, ci(0)), is[3] - ci(1));
+    return std::pair<Expr, Expr>{D(withSpatial(i, hc, wc)), inside(h, w)};
   };
   if (!avg)
     return one(te::compute(
@@ -238,15 +239,15 @@ std::vector<te::Tensor> pool(const CallNode& call, const std::vector<te::Tensor>
       "pool_sum", "pool_sum");
   bool includePad = call.attrs.getInt("count_include_pad") != 0;
   // The divisor: the window's points inside the data (or inside data + padding).
-  std::vector<int64_t> os = out.staticShape();
+  std::vector<Expr> os = teShape(out);
   te::IterVar cy = te::reduceAxis(ci(k[0]), "cy"), cx = te::reduceAxis(ci(k[1]), "cx");
   te::Tensor count = te::compute(
-      {ci(os[2]), ci(os[3])},
+      {os[2], os[3]},
       [&](Var y, Var x) -> te::ComputeBody {
         Expr h = Expr(y) * ci(s[0]) + Expr(cy) * ci(dl[0]) - ci(p[0]);
         Expr w = Expr(x) * ci(s[1]) + Expr(cx) * ci(dl[1]) - ci(p[1]);
-        Expr cond = includePad ? (h < ci(is[2] + p[2]) && w < ci(is[3] + p[3]))
-                               : (h >= ci(0) && h < ci(is[2]) && w >= ci(0) && w < ci(is[3]));
+        Expr cond = includePad ? (h < is[2] + ci(p[2]) && w < is[3] + ci(p[3]))
+                               : (h >= ci(0) && h < is[2] && w >= ci(0) && w < is[3]);
         return te::sum(tir::makeConst(t, 1.0), {cy, cx}, cond);
       },
       "pool_count", "pool_count");
@@ -262,8 +263,8 @@ std::vector<te::Tensor> globalPool(const CallNode& call, const std::vector<te::T
                                    bool avg) {
   const auto& out = staticTensor(outType, call);
   checkPoolLayout(call, in[0]);
-  std::vector<int64_t> is = extents(in[0]);
-  te::IterVar ry = te::reduceAxis(ci(is[2]), "ry"), rx = te::reduceAxis(ci(is[3]), "rx");
+  const std::vector<Expr>& is = in[0]->shape;
+  te::IterVar ry = te::reduceAxis(is[2], "ry"), rx = te::reduceAxis(is[3], "rx");
   const te::Tensor& D = in[0];
   te::Tensor r = te::compute(
       teShape(out),
@@ -276,7 +277,9 @@ std::vector<te::Tensor> globalPool(const CallNode& call, const std::vector<te::T
   return one(te::compute(
       teShape(out),
       [&](const std::vector<Var>& i) -> te::ComputeBody {
-        return r(exprs(i)) / tir::makeConst(D->dtype, double(is[2] * is[3]));
+        const int64_t *h = tir::asConstInt(is[2]), *w = tir::asConstInt(is[3]);
+        Expr n = h && w ? tir::makeConst(D->dtype, double(*h * *w)) : tir::cast(D->dtype, is[2] * is[3]);
+        return r(exprs(i)) / n;
       },
       "global_pool_avg", "elemwise"));
 }
@@ -284,12 +287,12 @@ std::vector<te::Tensor> globalPool(const CallNode& call, const std::vector<te::T
 std::vector<te::Tensor> softmax(const CallNode& call, const std::vector<te::Tensor>& in, const Type& outType,
                                 bool log) {
   const auto& out = staticTensor(outType, call);
-  std::vector<int64_t> s = extents(in[0]);
+  const std::vector<Expr>& s = in[0]->shape;
   size_t axis = size_t(normAxis(call.attrs.getInt("axis"), int64_t(s.size())));
   const te::Tensor& X = in[0];
   std::vector<Expr> redShape = teShape(out);
   redShape[axis] = ci(1);
-  te::IterVar k1 = te::reduceAxis(ci(s[axis]), "k");
+  te::IterVar k1 = te::reduceAxis(s[axis], "k");
   te::Tensor mx = te::compute(
       redShape,
       [&](const std::vector<Var>& i) -> te::ComputeBody {
@@ -306,7 +309,7 @@ std::vector<te::Tensor> softmax(const CallNode& call, const std::vector<te::Tens
         return tir::call(X->dtype, "exp", {X(exprs(i)) - mx(ri)});
       },
       "T_softmax_exp", "softmax");
-  te::IterVar k2 = te::reduceAxis(ci(s[axis]), "k");
+  te::IterVar k2 = te::reduceAxis(s[axis], "k");
   te::Tensor sum = te::compute(
       redShape,
       [&](const std::vector<Var>& i) -> te::ComputeBody {

@@ -31,6 +31,21 @@ std::vector<Expr> unravelIndex(Expr f, const std::vector<int64_t>& shape) {
   return idx;
 }
 
+/// The same over symbolic extents.
+Expr flatIndex(const std::vector<Expr>& i, const std::vector<Expr>& shape) {
+  Expr f = ci(0);
+  for (size_t d = 0; d < shape.size(); ++d) f = f * shape[d] + i[d];
+  return f;
+}
+std::vector<Expr> unravelIndex(Expr f, const std::vector<Expr>& shape) {
+  std::vector<Expr> idx(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    idx[d] = tir::isConstInt(shape[d], 1) ? ci(0) : (d == 0 ? f : tir::floormod(f, shape[d]));
+    f = tir::floordiv(f, shape[d]);
+  }
+  return idx;
+}
+
 /// An index value read from a tensor as int32, negative values counted from `n`, clamped.
 Expr indexValue(Expr v, int64_t n) {
   Expr x = tir::cast(DataType::Int(32), v);
@@ -99,10 +114,18 @@ Expr resizeCoordinate(const std::string& mode, Expr o, int64_t inLen, int64_t ou
 
 void registerTransformComputes() {
   setCompute("reshape", [](const CallNode& call, const std::vector<te::Tensor>& in, const graph::Type& outType) {
-    std::vector<int64_t> os = staticTensor(outType, call).staticShape();
+    const graph::TensorTypeNode& ot = staticTensor(outType, call);
+    if (!ot.isStatic() || !std::all_of(in[0]->shape.begin(), in[0]->shape.end(), [](const Expr& e) { return tir::asConstInt(e); }))
+      return one(te::compute(
+          teShape(ot),
+          [&](const std::vector<Var>& i) -> te::ComputeBody {
+            return in[0](unravelIndex(flatIndex(exprs(i), teShape(ot)), in[0]->shape));
+          },
+          "T_reshape", "injective"));
+    std::vector<int64_t> os = ot.staticShape();
     std::vector<int64_t> is = extents(in[0]);
     return one(te::compute(
-        teShape(staticTensor(outType, call)),
+        teShape(ot),
         [&](const std::vector<Var>& i) -> te::ComputeBody {
           return in[0](unravelIndex(flatIndex(exprs(i), os), is));
         },
