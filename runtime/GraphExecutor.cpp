@@ -30,12 +30,18 @@ GraphExecutor::GraphExecutor(const std::string& graphJson, Module kernels, Devic
       Entry en;
       en.storage = e.at("storage").get<int>();
       en.shape = e.at("shape").get<std::vector<int64_t>>();
+      if (e.contains("sym_shape")) {
+        for (const auto& d : e.at("sym_shape"))
+          en.sym.push_back(d.is_number_integer() ? ShapeExpr::constant(d.get<int64_t>()) : ShapeExpr(d.get<std::string>()));
+        if (en.sym.size() != en.shape.size())
+          throw RuntimeFailure("graph: entry " + std::to_string(m_entries.size()) + " has sym_shape of another rank");
+      }
       if (!DType::parse(e.at("dtype").get<std::string>(), &en.dtype))
         throw RuntimeFailure("graph: unknown dtype '" + e.at("dtype").get<std::string>() + "'");
       if (en.storage < 0 || size_t(en.storage) >= m_storage.size())
         throw RuntimeFailure("graph: entry refers to storage " + std::to_string(en.storage) + " of " +
                              std::to_string(m_storage.size()));
-      if (en.bytes() > m_storage[size_t(en.storage)].byteSize())
+      if (en.sym.empty() && en.bytes() > m_storage[size_t(en.storage)].byteSize())
         throw RuntimeFailure("graph: entry " + std::to_string(m_entries.size()) + " does not fit its storage");
       m_entries.push_back(std::move(en));
     }
@@ -47,6 +53,14 @@ GraphExecutor::GraphExecutor(const std::string& graphJson, Module kernels, Devic
       }
     };
     named("inputs", m_inputs);
+    if (j.contains("symbols"))
+      for (const auto& x : j.at("symbols")) {
+        Symbol sy{x.at("name").get<std::string>(), x.at("input").get<int>(), x.at("axis").get<int>()};
+        if (sy.input < 0 || size_t(sy.input) >= m_inputs.size())
+          throw RuntimeFailure("graph: symbol '" + sy.name + "' refers to a bad input");
+        m_symbols.push_back(std::move(sy));
+      }
+    m_inputShapesSet.resize(m_inputs.size());
     named("params", m_params);
     named("outputs", m_outputs);
     for (const auto& x : j.at("nodes")) {
@@ -55,6 +69,7 @@ GraphExecutor::GraphExecutor(const std::string& graphJson, Module kernels, Devic
       n.func = x.at("func").get<std::string>();
       n.inputs = x.at("inputs").get<std::vector<int>>();
       n.outputs = x.at("outputs").get<std::vector<int>>();
+      if (x.contains("symbols")) n.symbols = x.at("symbols").get<std::vector<std::string>>();
       for (int e : n.inputs)
         if (e < 0 || size_t(e) >= m_entries.size()) throw RuntimeFailure("graph: node '" + n.name + "' reads a bad entry");
       for (int e : n.outputs)
@@ -105,12 +120,103 @@ size_t GraphExecutor::outputIndex(const std::string& name) const { return findNa
 void GraphExecutor::setInput(size_t i, const NDArray& value) {
   if (i >= m_inputs.size())
     throw RuntimeFailure("input index " + std::to_string(i) + " out of range (" + std::to_string(m_inputs.size()) + " inputs)");
-  const Entry& e = entry(m_inputs[i].entry);
-  if (value.shape() != e.shape || !(value.dtype() == e.dtype))
-    throw RuntimeFailure("input '" + m_inputs[i].name + "' expects " + e.dtype.str() + shapeText(e.shape) + ", got " +
-                         value.dtype().str() + shapeText(value.shape()));
+  Entry& e = m_entries.at(size_t(m_inputs[i].entry));
+  if (e.sym.empty()) {
+    if (value.shape() != e.shape || !(value.dtype() == e.dtype))
+      throw RuntimeFailure("input '" + m_inputs[i].name + "' expects " + e.dtype.str() + shapeText(e.shape) + ", got " +
+                           value.dtype().str() + shapeText(value.shape()));
+    if (e.bytes()) copyIn(value, e);
+    return;
+  }
+  // Symbolic dims: the value's extents bind the symbols this input carries; the other dims
+  // must equal what the symbols give.
+  auto expects = [&] {
+    std::string t = "[";
+    for (size_t k = 0; k < e.sym.size(); ++k) t += (k ? ", " : "") + e.sym[k].text();
+    return e.dtype.str() + t + "]";
+  };
+  if (value.shape().size() != e.sym.size() || !(value.dtype() == e.dtype))
+    throw RuntimeFailure("input '" + m_inputs[i].name + "' expects " + expects() + ", got " + value.dtype().str() +
+                         shapeText(value.shape()));
+  for (const Symbol& sy : m_symbols)
+    if (size_t(sy.input) == i) {
+      int64_t v = value.shape()[size_t(sy.axis)];
+      if (v < 1)
+        throw RuntimeFailure("input '" + m_inputs[i].name + "': dimension " + std::to_string(sy.axis) + " (" + sy.name +
+                             ") must be at least 1, got " + std::to_string(v));
+      m_symbolValues[sy.name] = v;
+    }
+  for (size_t k = 0; k < e.sym.size(); ++k) {
+    int64_t want = 0;
+    try {
+      want = e.sym[k].eval(m_symbolValues);
+    } catch (const RuntimeFailure& err) {
+      throw RuntimeFailure("input '" + m_inputs[i].name + "': dimension " + std::to_string(k) + " (" + e.sym[k].text() +
+                           ") depends on a symbol of another input; set that input first (" + err.what() + ")");
+    }
+    if (want != value.shape()[k])
+      throw RuntimeFailure("input '" + m_inputs[i].name + "' expects " + expects() + ": dimension " + std::to_string(k) +
+                           " (" + e.sym[k].text() + ") must be " + std::to_string(want) + " here, got " +
+                           value.dtype().str() + shapeText(value.shape()));
+  }
+  e.shape = value.shape();
+  e.view.shape = e.shape.data();
+  NDArray& st = m_storage[size_t(e.storage)];
+  if (st.byteSize() < e.bytes()) st = NDArray::empty({int64_t(e.bytes())}, DType{DType::UInt, 8, 1}, m_dev);
+  e.view.data = st.data();
+  m_inputShapesSet[i] = value.shape();
+  m_shapesDirty = true;
   if (e.bytes()) copyIn(value, e);
 }
+
+void GraphExecutor::bindShapes() {
+  std::vector<std::string> missing;
+  for (const Symbol& sy : m_symbols)
+    if (!m_symbolValues.count(sy.name)) missing.push_back(sy.name + " (input '" + m_inputs[size_t(sy.input)].name + "')");
+  if (!missing.empty()) {
+    std::string m;
+    for (const auto& x : missing) m += (m.empty() ? "" : ", ") + x;
+    throw RuntimeFailure("the inputs that give symbols " + m + " are not set");
+  }
+  for (size_t i = 0; i < m_inputs.size(); ++i) {
+    const Entry& e = entry(m_inputs[i].entry);
+    if (!e.sym.empty() && m_inputShapesSet[i].empty())
+      throw RuntimeFailure("input '" + m_inputs[i].name + "' is not set");
+  }
+  std::vector<size_t> need(m_storage.size(), 0);
+  for (Entry& e : m_entries) {
+    if (!e.sym.empty())
+      for (size_t k = 0; k < e.sym.size(); ++k) {
+        e.shape[k] = e.sym[k].eval(m_symbolValues);
+        if (e.shape[k] < 0)
+          throw RuntimeFailure("dimension " + e.sym[k].text() + " is " + std::to_string(e.shape[k]) +
+                               " for these inputs (a kernel does not fit the data)");
+      }
+    need[size_t(e.storage)] = std::max(need[size_t(e.storage)], e.bytes());
+  }
+  for (size_t i = 0; i < m_inputs.size(); ++i) {
+    const Entry& e = entry(m_inputs[i].entry);
+    if (!e.sym.empty() && e.shape != m_inputShapesSet[i])
+      throw RuntimeFailure("input '" + m_inputs[i].name + "' was set with shape " + shapeText(m_inputShapesSet[i]) +
+                           " but the other inputs make it " + shapeText(e.shape));
+  }
+  for (size_t s = 0; s < m_storage.size(); ++s)
+    if (m_storage[s].byteSize() < need[s]) m_storage[s] = NDArray::empty({int64_t(need[s])}, DType{DType::UInt, 8, 1}, m_dev);
+  for (Entry& e : m_entries) {
+    e.view.data = m_storage[size_t(e.storage)].data();
+    e.view.shape = e.shape.data();
+  }
+  m_shapesDirty = false;
+}
+
+std::vector<std::string> GraphExecutor::dims(const Entry& e) const {
+  std::vector<std::string> out;
+  for (size_t k = 0; k < e.shape.size(); ++k) out.push_back(e.sym.empty() ? std::to_string(e.shape[k]) : e.sym[k].text());
+  return out;
+}
+
+std::vector<std::string> GraphExecutor::inputDims(size_t i) const { return dims(entry(m_inputs.at(i).entry)); }
+std::vector<std::string> GraphExecutor::outputDims(size_t i) const { return dims(entry(m_outputs.at(i).entry)); }
 
 void GraphExecutor::copyIn(const NDArray& value, const Entry& e) {
   if (m_dev.type == DeviceType::CPU) return value.copyToBytes(e.view.data, e.bytes());
@@ -147,14 +253,21 @@ void GraphExecutor::runNode(Node& n) {
   args.reserve(n.inputs.size() + n.outputs.size());
   for (int e : n.inputs) args.emplace_back(&m_entries[size_t(e)].view);
   for (int e : n.outputs) args.emplace_back(&m_entries[size_t(e)].view);
+  for (const std::string& s : n.symbols) {
+    auto it = m_symbolValues.find(s);
+    if (it == m_symbolValues.end()) throw RuntimeFailure("node '" + n.name + "': symbol '" + s + "' has no value");
+    args.emplace_back(it->second);
+  }
   n.fn.call(std::span<const PackedArg>(args.data(), args.size()));
 }
 
 void GraphExecutor::run() {
+  if (isDynamic() && m_shapesDirty) bindShapes();
   for (Node& n : m_nodes) runNode(n);
 }
 
 std::vector<std::pair<std::string, double>> GraphExecutor::runProfiled() {
+  if (isDynamic() && m_shapesDirty) bindShapes();
   std::vector<std::pair<std::string, double>> times;
   for (Node& n : m_nodes) {
     auto t0 = std::chrono::steady_clock::now();

@@ -7,6 +7,7 @@
 #include "loom/c_runtime_api.h"
 #include "runtime/Module.h"
 #include "runtime/NDArray.h"
+#include "runtime/ShapeExpr.h"
 
 namespace loom::runtime {
 
@@ -24,6 +25,12 @@ namespace loom::runtime {
 /// CPU (`dev`), storage is device memory (a tensor's data is the device's handle, e.g. an
 /// OpenCL cl_mem): inputs, params and outputs are copied through the device's DeviceAPI, and
 /// the kernels must take such tensors.
+///
+/// A dynamic model (docs/dynamic-shapes.md) also has "symbols": [{"name": "N", "input": I,
+/// "axis": A}, ...] (where each symbol's value is read) and, on entries with symbolic dims,
+/// "sym_shape": [...] whose items are integers or shape expressions ("N", "(H + 1)//2"). Setting
+/// an input binds the symbols it carries; run() evaluates every entry's shape and grows the
+/// storages that need more room (a storage's "bytes" is then only its first size).
 class GraphExecutor {
 public:
   GraphExecutor(const std::string& graphJson, Module kernels, Device dev = {});
@@ -41,7 +48,14 @@ public:
   size_t inputIndex(const std::string& name) const;
   size_t outputIndex(const std::string& name) const;
 
-  /// Copies `value` into input `i` (shape and dtype must match).
+  /// True when some dims are symbolic (inputs of any shape that fits the symbols).
+  bool isDynamic() const { return !m_symbols.empty(); }
+  /// Input / output `i`'s dims as text: numbers, or the expressions of symbolic dims.
+  std::vector<std::string> inputDims(size_t i) const;
+  std::vector<std::string> outputDims(size_t i) const;
+
+  /// Copies `value` into input `i` (dtype must match; the shape too, except that symbolic dims
+  /// take the value's extents).
   void setInput(size_t i, const NDArray& value);
   void setInput(const std::string& name, const NDArray& value) { setInput(inputIndex(name), value); }
   /// Binds the parameters (once); every param of the graph must be present.
@@ -63,7 +77,8 @@ public:
 private:
   struct Entry {
     int storage = 0;
-    std::vector<int64_t> shape;
+    std::vector<int64_t> shape;  ///< evaluated (0 for a symbolic dim not bound yet)
+    std::vector<ShapeExpr> sym;  ///< per dim when some is symbolic, else empty
     DType dtype;
     LoomTensor view{};
     size_t bytes() const;
@@ -75,9 +90,17 @@ private:
   struct Node {
     std::string name, func;
     std::vector<int> inputs, outputs;
+    std::vector<std::string> symbols;  ///< passed after the tensors, as int64 scalars
     PackedFunc fn;
   };
+  struct Symbol {
+    std::string name;
+    int input = 0, axis = 0;
+  };
   void runNode(Node& n);
+  /// Evaluates the symbolic entries' shapes and grows storages (dynamic models).
+  void bindShapes();
+  std::vector<std::string> dims(const Entry& e) const;
   /// Copies a host (or any) array into entry `e`'s storage.
   void copyIn(const NDArray& value, const Entry& e);
   const Entry& entry(int e) const { return m_entries.at(size_t(e)); }
@@ -88,6 +111,10 @@ private:
   std::vector<Entry> m_entries;
   std::vector<Named> m_inputs, m_params, m_outputs;
   std::vector<Node> m_nodes;
+  std::vector<Symbol> m_symbols;
+  std::map<std::string, int64_t> m_symbolValues;
+  std::vector<std::vector<int64_t>> m_inputShapesSet;  ///< the shape each input was set with
+  bool m_shapesDirty = true;
 };
 
 }  // namespace loom::runtime

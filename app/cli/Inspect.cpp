@@ -50,9 +50,10 @@ std::string sizeText(size_t n) {
   return s.str();
 }
 
+/// "[1, 3, 224, 224]"; symbolic dims (a dynamic package's "dims") by name: "[N, 3, 16, 16]".
 std::string shapeText(const nlohmann::json& shape) {
   std::string r = "[";
-  for (size_t i = 0; i < shape.size(); ++i) r += (i ? ", " : "") + shape[i].dump();
+  for (size_t i = 0; i < shape.size(); ++i) r += (i ? ", " : "") + (shape[i].is_string() ? shape[i].get<std::string>() : shape[i].dump());
   return r + "]";
 }
 
@@ -189,7 +190,7 @@ int inspect() {
       }
       for (const auto& t : meta[kind])
         std::cout << "  " << t.value("name", std::string("?")) << "  " << t.value("dtype", std::string("?"))
-                  << shapeText(t.value("shape", nlohmann::json::array())) << "\n";
+                  << shapeText(t.contains("dims") ? t["dims"] : t.value("shape", nlohmann::json::array())) << "\n";
     }
   } else {
     std::cout << "\nmetadata: missing\n";

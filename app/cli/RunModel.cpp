@@ -8,7 +8,9 @@
 #include "app/cli/Commands.h"
 #include "app/cli/ModelCommon.h"
 #include "core/driver/Npz.h"
+#include "core/frontend/onnx/OnnxImporter.h"
 #include "core/support/Error.h"
+#include "runtime/RuntimeFailure.h"
 #include "runtime/Package.h"
 #include "runtime/RuntimeFailure.h"
 
@@ -17,7 +19,7 @@ namespace loom::cli {
 namespace {
 
 struct RunOptions {
-  std::string package, inputs, outputs, fillMode = "random";
+  std::string package, inputs, outputs, fillMode = "random", inputShapes;
   int repeat = 1, number = 1, warmup = 1, printTop = 0;
   bool printTime = false, profile = false;
 };
@@ -60,6 +62,8 @@ CLI::App* setup(CLI::App& app) {
   sub->add_option("package", o.package, "The package written by `loom compile`")->required();
   sub->add_option("--inputs", o.inputs, "An .npz with the inputs by name (others are filled)");
   sub->add_option("--outputs", o.outputs, "Write the outputs to this .npz");
+  sub->add_option("--input-shapes", o.inputShapes,
+                  "Shapes of the filled inputs of a dynamic package, e.g. \"data:[3,3,224,224]\"");
   sub->add_option("--fill-mode", o.fillMode, "Inputs not given: zeros, ones or random")
       ->check(CLI::IsMember({"zeros", "ones", "random"}));
   sub->add_option("--repeat", o.repeat, "Measurements to take (each the mean of --number runs)")
@@ -87,8 +91,29 @@ int runImpl() {
       given[i] = true;
     }
   }
-  for (size_t i = 0; i < ex.numInputs(); ++i)
-    if (!given[i]) ex.setInput(i, filled(ex.inputShape(i), ex.inputDType(i), o.fillMode, unsigned(i + 1)));
+  std::map<std::string, std::vector<int64_t>> shapes;
+  if (!o.inputShapes.empty()) shapes = frontend::parseInputShapes(o.inputShapes);
+  for (const auto& [name, dims] : shapes) ex.inputIndex(name);  // an unknown name fails, listing the inputs
+  for (size_t i = 0; i < ex.numInputs(); ++i) {
+    if (given[i]) continue;
+    std::vector<int64_t> shape = ex.inputShape(i);
+    if (auto it = shapes.find(ex.inputName(i)); it != shapes.end()) {
+      shape = it->second;
+    } else if (ex.isDynamic()) {
+      std::vector<std::string> dims = ex.inputDims(i);
+      bool symbolic = false;
+      std::string text;
+      for (size_t k = 0; k < dims.size(); ++k) {
+        symbolic |= dims[k].find_first_not_of("0123456789") != std::string::npos;
+        text += (k ? ", " : "") + dims[k];
+      }
+      if (symbolic)
+        throw runtime::RuntimeFailure("input '" + ex.inputName(i) + "' has symbolic dims (" + text +
+                                      "): give it in --inputs, or its shape in --input-shapes (\"" + ex.inputName(i) +
+                                      ":[...]\") to fill it");
+    }
+    ex.setInput(i, filled(shape, ex.inputDType(i), o.fillMode, unsigned(i + 1)));
+  }
   // The first runs are cold (pages of the weights, the thread pool's start, caches): untimed.
   for (int w = 0; w < o.warmup; ++w) ex.run();
   std::vector<double> times;

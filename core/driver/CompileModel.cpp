@@ -13,6 +13,7 @@
 #include "core/graph/Mutator.h"
 #include "core/graph/Op.h"
 #include "core/graph/PassManager.h"
+#include "core/graph/SymDim.h"
 #include "core/graph/pass/FuseOps.h"
 #include "core/graph/pass/InferType.h"
 #include "core/driver/CompileModelGPU.h"
@@ -35,13 +36,6 @@ namespace loom::driver {
 namespace {
 
 using graph::Expr;
-
-std::vector<int64_t> staticShapeOf(const graph::TensorTypeNode& t, const std::string& what) {
-  if (!t.isStatic())
-    LOOM_THROW(TypeError) << what << " has symbolic shape " << graph::shapeStr(t.shape)
-                          << " (give static input shapes, e.g. --input-shapes)";
-  return t.staticShape();
-}
 
 /// The tensor types of `t`, tuples flattened.
 void flattenTypes(const graph::Type& t, std::vector<const graph::TensorTypeNode*>& out) {
@@ -209,6 +203,46 @@ struct ModelPlan {
   std::vector<ModelGroup> groups; ///< one per kernel, unscheduled
 };
 
+/// The symbols used by a fused group's parameter and result types, sorted.
+std::vector<std::string> groupSymbols(const graph::Function& fn, const graph::Type& result) {
+  std::set<std::string> out;
+  auto add = [&](const graph::Type& t) {
+    std::vector<const graph::TensorTypeNode*> ts;
+    flattenTypes(t, ts);
+    for (const auto* tt : ts)
+      for (const graph::Dim& d : tt->shape)
+        for (const std::string& s : graph::dimSymbols(d)) out.insert(s);
+  };
+  for (const graph::Var& p : fn->params) add(p->checkedType.get() ? graph::Type(p->checkedType) : p->annotation);
+  add(result);
+  return {out.begin(), out.end()};
+}
+
+/// `f` with the symbols' int32 variables appended to its params.
+tir::PrimFunc withSymbolParams(const tir::PrimFunc& f, const std::vector<std::string>& syms) {
+  if (syms.empty()) return f;
+  std::vector<tir::Var> params = f->params;
+  for (const std::string& s : syms) params.push_back(topi::nn::symbolIndexVar(s));
+  return tir::makePrimFunc(f->name, params, f->bufferMap, f->body, f->attrs);
+}
+
+/// Every dim as text when some is symbolic, else nothing.
+std::vector<std::string> dimTexts(const graph::Shape& dims) {
+  if (std::all_of(dims.begin(), dims.end(), [](const graph::Dim& d) { return d.isStatic(); })) return {};
+  std::vector<std::string> out;
+  for (const graph::Dim& d : dims) out.push_back(d.str());
+  return out;
+}
+
+/// True when an input of main has a symbolic dim. Such a model compiles in NCHW for now: the
+/// channel-blocked layout's transforms and schedules take static shapes (docs/dynamic-shapes.md).
+bool hasSymbolicInputs(const graph::Module& m) {
+  if (!m.main().defined()) return false;
+  for (const graph::Var& v : m.main()->params)
+    if (auto* t = v->annotation.as<graph::TensorTypeNode>(); t && !t->isStatic()) return true;
+  return false;
+}
+
 /// `kernelsOnly`: only the groups are wanted (extractGroups), which may have symbolic shapes;
 /// the executor's entries then hold 0 for symbolic dims and are not used.
 ModelPlan planModel(const graph::Module& input, const std::map<std::string, runtime::NDArray>& params,
@@ -223,7 +257,7 @@ ModelPlan planModel(const graph::Module& input, const std::map<std::string, runt
   // The default: channel-blocked at opt level 3, where the default schedule register-tiles
   // NCHW16c convs (resnet18 4x, mobilenet_v2 and squeezenet1_1 5-10x faster than in NCHW,
   // bench/README.md); as imported below.
-  else if (options.desiredLayout.empty()) blocked = options.optLevel >= 3;
+  else if (options.desiredLayout.empty()) blocked = options.optLevel >= 3 && !hasSymbolicInputs(input);
   else if (!options.desiredLayout.empty() && options.desiredLayout != "NCHW")
     LOOM_THROW(ValueError) << "unsupported desired layout '" << options.desiredLayout
                            << "' (supported: NCHW, NCHWc)";
@@ -254,28 +288,43 @@ ModelPlan planModel(const graph::Module& input, const std::map<std::string, runt
   j["outputs"] = nlohmann::json::array();
 
   struct EntryInfo {
-    std::vector<int64_t> shape;
+    std::vector<int64_t> shape;  ///< 0 for symbolic dims
     runtime::DType dtype;
     int storage = -1;
+    graph::Shape dims;           ///< the dims, symbolic ones included
+    /// The size in bytes; for symbolic dims a representative one (every symbol 64), which only
+    /// steers the storage plan's best fit: the executor sizes storage from the real shapes.
     size_t bytes() const {
       size_t n = dtype.bytes();
-      for (int64_t d : shape) n *= size_t(d);
+      for (size_t k = 0; k < shape.size(); ++k) {
+        int64_t d = shape[k];
+        if (!dims[k].isStatic()) {
+          std::map<std::string, int64_t> env;
+          for (const std::string& sy : graph::dimSymbols(dims[k])) env[sy] = 64;
+          d = std::max<int64_t>(graph::evalDim(dims[k], env).value_or(64), 1);
+        }
+        n *= size_t(d);
+      }
       return n;
     }
+    bool symbolic() const { return std::any_of(dims.begin(), dims.end(), [](const graph::Dim& d) { return !d.isStatic(); }); }
   };
   std::vector<EntryInfo> entries;
   auto newEntry = [&](const graph::TensorTypeNode& t, const std::string& what) {
     std::vector<int64_t> shape;
-    if (kernelsOnly)
-      for (const graph::Dim& d : t.shape) shape.push_back(d.isStatic() ? d.value : 0);
-    else
-      shape = staticShapeOf(t, what);
-    entries.push_back({shape, graph::toDType(t.dtype)});
+    for (const graph::Dim& d : t.shape) {
+      if (!d.isStatic() && d.name.empty())
+        LOOM_THROW(TypeError) << what << " has an unknown dim in " << graph::shapeStr(t.shape)
+                              << " (name it or give static input shapes, e.g. --input-shapes)";
+      shape.push_back(d.isStatic() ? d.value : 0);
+    }
+    entries.push_back({shape, graph::toDType(t.dtype), -1, t.shape});
     return int(entries.size() - 1);
   };
   struct NodeInfo {
     std::string name, func;
     std::vector<int> inputs, outputs;
+    std::vector<std::string> symbols = {};
   };
   std::vector<NodeInfo> nodes;
   std::set<int> fixed;  // entries with a storage of their own (inputs, params, outputs)
@@ -288,7 +337,18 @@ ModelPlan planModel(const graph::Module& input, const std::map<std::string, runt
     ent[v.get()] = {e};
     fixed.insert(e);
     j["inputs"].push_back({{"name", v->name}, {"entry", e}});
-    model.inputs.push_back({v->name, entries[size_t(e)].shape, entries[size_t(e)].dtype});
+    model.inputs.push_back({v->name, entries[size_t(e)].shape, entries[size_t(e)].dtype, dimTexts(entries[size_t(e)].dims)});
+  }
+  // The symbols of a dynamic model, each read from the first input dim that is the symbol alone.
+  std::set<std::string> symbolNames;
+  for (size_t i = 0; i < main->params.size(); ++i) {
+    const EntryInfo& en = entries[size_t(ent.at(main->params[i].get()).at(0))];
+    for (size_t k = 0; k < en.dims.size(); ++k) {
+      const graph::Dim& d = en.dims[k];
+      if (d.isStatic() || symbolNames.count(d.name) || graph::dimSymbols(d) != std::vector<std::string>{d.name}) continue;
+      symbolNames.insert(d.name);
+      j["symbols"].push_back({{"name", d.name}, {"input", int(i)}, {"axis", int(k)}});
+    }
   }
   std::set<std::string> paramNames, funcNames;
   std::map<std::string, std::string> kernelByText;
@@ -368,20 +428,27 @@ ModelPlan planModel(const graph::Module& input, const std::map<std::string, runt
       }
       std::vector<te::Tensor> args = placeholders;
       args.insert(args.end(), outs.begin(), outs.end());
+      // A dynamic model's kernel takes the symbols its shapes use as trailing int32 scalars, so
+      // a dim such as (H + 1)//2 has H bound even where no buffer has the dim H itself.
+      std::vector<std::string> syms = groupSymbols(fn, e.type());
       // Groups that compute the same thing (printed the same apart from the name) share one kernel.
-      std::string key = tir::printFunc(te::createPrimFunc(args, "kernel"));
+      std::string key = tir::printFunc(withSymbolParams(te::createPrimFunc(args, "kernel"), syms));
       auto same = kernelByText.find(key);
       std::string func = same != kernelByText.end() ? same->second : unique;
       if (same == kernelByText.end()) {
         kernelByText[key] = unique;
         groupIndex[unique] = plan.groups.size();
-        plan.groups.push_back({unique, te::createPrimFunc(args, unique), int(placeholders.size()), 1, groupOps(fn)});
+        ModelGroup g{unique, withSymbolParams(te::createPrimFunc(args, unique), syms), int(placeholders.size()), 1,
+                     groupOps(fn)};
+        g.symbols = syms;
+        plan.groups.push_back(std::move(g));
       } else {
         ++plan.groups[groupIndex.at(func)].occurrences;
       }
       NodeInfo n;
       n.name = unique;
       n.func = func;
+      n.symbols = syms;
       for (const Expr& a : call->args) {
         const auto& v = ent.at(a.get());
         n.inputs.insert(n.inputs.end(), v.begin(), v.end());
@@ -429,7 +496,7 @@ ModelPlan planModel(const graph::Module& input, const std::map<std::string, runt
     fixed.insert(o);
     std::string name = k < options.outputNames.size() ? options.outputNames[k] : "output" + std::to_string(k);
     j["outputs"].push_back({{"name", name}, {"entry", o}});
-    model.outputs.push_back({name, entries[size_t(o)].shape, entries[size_t(o)].dtype});
+    model.outputs.push_back({name, entries[size_t(o)].shape, entries[size_t(o)].dtype, dimTexts(entries[size_t(o)].dims)});
   }
 
   // Storage plan: fixed entries get their own storage; the others reuse freed storage by
@@ -479,10 +546,30 @@ ModelPlan planModel(const graph::Module& input, const std::map<std::string, runt
       if (lastUse[size_t(e)] < 0) release(e);
   }
   for (size_t b : storageBytes) j["storage"].push_back({{"bytes", b}});
-  for (const EntryInfo& en : entries)
-    j["entries"].push_back({{"storage", en.storage}, {"shape", en.shape}, {"dtype", en.dtype.str()}});
-  for (const NodeInfo& n : nodes)
-    j["nodes"].push_back({{"name", n.name}, {"func", n.func}, {"inputs", n.inputs}, {"outputs", n.outputs}});
+  for (const EntryInfo& en : entries) {
+    nlohmann::json e = {{"storage", en.storage}, {"shape", en.shape}, {"dtype", en.dtype.str()}};
+    if (en.symbolic()) {
+      nlohmann::json sym = nlohmann::json::array();
+      for (const graph::Dim& d : en.dims) {
+        if (d.isStatic()) {
+          sym.push_back(d.value);
+          continue;
+        }
+        for (const std::string& sy : graph::dimSymbols(d))
+          if (!symbolNames.count(sy) && !kernelsOnly)
+            LOOM_THROW(TypeError) << "symbol '" << sy << "' (in " << graph::shapeStr(en.dims)
+                                  << ") is not a dim of any input by itself, so its value is unknown at run time";
+        sym.push_back(d.str());
+      }
+      e["sym_shape"] = sym;
+    }
+    j["entries"].push_back(e);
+  }
+  for (const NodeInfo& n : nodes) {
+    nlohmann::json x = {{"name", n.name}, {"func", n.func}, {"inputs", n.inputs}, {"outputs", n.outputs}};
+    if (!n.symbols.empty()) x["symbols"] = n.symbols;
+    j["nodes"].push_back(x);
+  }
   model.graphJson = j.dump(1);
   return plan;
 }
@@ -546,7 +633,11 @@ std::unique_ptr<runtime::GraphExecutor> createExecutor(const CompiledModel& mode
 std::string packageMetadata(const CompiledModel& model) {
   auto infos = [](const std::vector<TensorInfo>& v) {
     nlohmann::json a = nlohmann::json::array();
-    for (const TensorInfo& t : v) a.push_back({{"name", t.name}, {"shape", t.shape}, {"dtype", t.dtype.str()}});
+    for (const TensorInfo& t : v) {
+      nlohmann::json x = {{"name", t.name}, {"shape", t.shape}, {"dtype", t.dtype.str()}};
+      if (!t.dims.empty()) x["dims"] = t.dims;
+      a.push_back(x);
+    }
     return a;
   };
   nlohmann::json j;

@@ -25,6 +25,9 @@ struct ModelGroup {
   /// A loop kernel (topi/nn/Recurrent.h): `func` is already scheduled; no default schedule,
   /// tuning or GPU mapping applies.
   bool prescheduled = false;
+  /// The graph symbols the kernel's shapes use (dynamic models): `func`'s last params, int32
+  /// scalars in this order, after the tensors; the executor passes their values.
+  std::vector<std::string> symbols = {};
 };
 
 /// How a group got its schedule, for the package metadata and `loom compile`'s summary.
@@ -62,8 +65,9 @@ struct CompileModelOptions {
 /// Name, shape and element type of a model input or output.
 struct TensorInfo {
   std::string name;
-  std::vector<int64_t> shape;
+  std::vector<int64_t> shape;  ///< 0 where a dim is symbolic
   runtime::DType dtype;
+  std::vector<std::string> dims = {};  ///< every dim as text when some is symbolic ("N", "3", ...), else empty
 };
 
 /// A compiled model: one lowered PrimFunc per fused group (a packed function each), the

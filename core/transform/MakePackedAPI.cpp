@@ -72,6 +72,15 @@ public:
                                    (n == 1 ? "" : "s") + ", got %lld",
           {Expr(numArgs)});
     for (size_t i = 0; i < n; ++i) bindParam(i, args, codes);
+    // Dims that use a variable only a later (scalar) argument binds: checked once all are bound.
+    for (const Deferred& d : m_deferred) {
+      if (!allBound(d.extent))
+        LOOM_THROW(UnsupportedError) << m_name << ": dimension " << d.axis << " of " << d.buffer << " ("
+                                     << printExpr(d.extent) << ") uses variables no argument binds";
+      check(eq(d.dim, cast(i64, d.extent)),
+            d.at + " dimension " + std::to_string(d.axis) + " is %lld, expected %lld (" + escapeFmt(printExpr(d.extent)) + ")",
+            {d.dim, d.extent});
+    }
 
     Stmt body = m_f->body;
     for (auto it = m_items.rbegin(); it != m_items.rend(); ++it) {
@@ -119,6 +128,14 @@ private:
     m_items.push_back({v, std::move(value), Buffer(), Stmt()});
     m_bound.insert(v.get());
   }
+
+  struct Deferred {
+    std::string at, buffer;
+    int axis;
+    Var dim;
+    Expr extent;
+  };
+  std::vector<Deferred> m_deferred;
 
   bool allBound(const Expr& e) const {
     bool ok = true;
@@ -209,9 +226,17 @@ private:
       for (int k = 0; k < ndim; ++k) {
         const Expr& e = buf->shape[k];
         if (auto* v = e.as<VarNode>(); v && !m_bound.count(v)) bindVar(Var(v), cast(v->dtype, dims[k]));
-        if (!allBound(e))
-          LOOM_THROW(UnsupportedError) << m_name << ": dimension " << k << " of " << buf->name << " ("
-                                       << printExpr(e) << ") uses variables no argument binds";
+        if (!allBound(e)) {
+          // A later argument may bind its variables (a dynamic kernel's symbols come after the
+          // tensors); the check waits until every argument is bound.
+          Var d = bind(base + "_dim" + std::to_string(k), i64, dims[k]);
+          m_deferred.push_back({at, buf->name, k, d, e});
+          got += std::string(k ? ", " : "") + "%lld";
+          fmtArgs.push_back(dims[k]);
+          expected += std::string(k ? ", " : "") + "%lld";
+          expectedArgs.push_back(dims[k]);
+          continue;
+        }
         Expr c = eq(dims[k], cast(i64, e));
         ok = ok.defined() ? (ok && c) : c;
         got += std::string(k ? ", " : "") + "%lld";
@@ -224,7 +249,7 @@ private:
         }
       }
       for (auto& e : expectedArgs) fmtArgs.push_back(e);
-      check(ok, at + " has shape " + got + "], expected " + expected + "]", fmtArgs);
+      if (ok.defined()) check(ok, at + " has shape " + got + "], expected " + expected + "]", fmtArgs);
       // strides: NULL (compact) or exactly the compact row-major strides.
       Var stridesPtr = bind(base + "_strides", handleT, structGet(handleT, h, 0, packed::kTensorStrides));
       Buffer strideBuf = makeBuffer(base + "_strides_buf", i64, {ndim});

@@ -134,6 +134,36 @@ private slots:
     QVERIFY2(r.err.contains("bad.json"), qPrintable(r.err));
   }
 
+  void dynamicBatch() {
+    // Without --input-shapes the model's symbolic batch N is kept: one package runs any batch.
+    QString so = path("dyn.so");
+    CliResult r = runLoom({"compile", kModel, "-q", "-o", so});
+    QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
+    r = runLoom({"inspect", so});
+    QVERIFY2(r.out.contains("data  float32[N, 3, 16, 16]"), qPrintable(r.out));
+    QVERIFY2(r.out.contains("[N, 10]"), qPrintable(r.out));
+    // Filled at batch 1 and 3: the scores of batch 3 on ones repeat those of batch 1.
+    CliResult one = runLoom({"run", so, "--fill-mode", "ones", "--input-shapes", "data:[1,3,16,16]", "--print-top", "10"});
+    CliResult three = runLoom({"run", so, "--fill-mode", "ones", "--input-shapes", "data:[3,3,16,16]", "--print-top", "30"});
+    QVERIFY2(one.exitCode == 0 && three.exitCode == 0, qPrintable(one.err + three.err));
+    std::map<int, double> a = topValues(one.out), b = topValues(three.out);
+    QCOMPARE(a.size(), size_t(10));
+    QCOMPARE(b.size(), size_t(30));
+    for (const auto& [k, v] : a)
+      for (int n = 0; n < 3; ++n) QVERIFY(std::fabs(b.at(k + 10 * n) - v) < 1e-5);
+    // The same scores as a package compiled for batch 1 (NCHW, as the dynamic one is).
+    QString fixed = path("fixed.so");
+    QVERIFY(runLoom(QStringList{"compile", kModel, "--input-shapes", kShapes, "-q", "-o", fixed} + kNCHW).exitCode == 0);
+    QVERIFY(close(scores(fixed), a));
+    // A filled input needs its shape; a wrong static dim is refused with what it must be.
+    CliResult none = runLoom({"run", so});
+    QCOMPARE(none.exitCode, 1);
+    QVERIFY2(none.err.contains("input 'data' has symbolic dims (N, 3, 16, 16)"), qPrintable(none.err));
+    CliResult bad = runLoom({"run", so, "--input-shapes", "data:[2,3,16,15]"});
+    QCOMPARE(bad.exitCode, 1);
+    QVERIFY2(bad.err.contains("dimension 3 (16) must be 16"), qPrintable(bad.err));
+  }
+
   void exitCodes_data() {
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<int>("code");

@@ -9,6 +9,9 @@
 #include "core/driver/CompileModel.h"
 #include "core/driver/DefaultSchedule.h"
 #include "core/frontend/onnx/OnnxImporter.h"
+#include "core/graph/Evaluator.h"
+#include "runtime/GraphExecutor.h"
+#include "runtime/RuntimeFailure.h"
 #include "core/tir/Op.h"
 #include "core/tir/Printer.h"
 #include "core/transform/Pass.h"
@@ -72,12 +75,89 @@ private slots:
         b.back() = test::randomArray(b.back().shape(), 2000);
         runtime::PackedFunc df = dj->getFunction(groups[k].func->name), ff = fj->getFunction(fixed[k].func->name);
         std::vector<runtime::PackedArg> pa(a.begin(), a.end()), pb(b.begin(), b.end());
+        // The symbolic kernel takes the symbols it uses after the tensors (here only N).
+        QCOMPARE(groups[k].symbols, std::vector<std::string>{"N"});
+        pa.emplace_back(n);
         ff.call(pb);
         df.call(pa);
         // The output (the last argument) is the same, computed by the same schedule shape.
         double d = test::maxDiff(a.back(), b.back());
         QVERIFY2(d < 1e-4, qPrintable(QString("%1 at batch %2: max diff %3").arg(groups[k].name.c_str()).arg(n).arg(d)));
       }
+    }
+  }
+
+  void spatialDimsRunAtEveryShape() {
+    // Symbolic height and width through strided convs, a pool and a global pool: the second
+    // conv's input is ((H + 1)//2, (W + 1)//2), a dim no buffer carries alone, so the kernels
+    // take H and W as scalars.
+    using graph::Dim;
+    graph::Var x = graph::makeVar("x", graph::tensorType(graph::Shape{Dim::symbol("N"), 3, Dim::symbol("H"), Dim::symbol("W")},
+                                                         DataType::Float(32)));
+    auto conv = [](graph::Expr in, int64_t ci, int64_t co, int64_t stride, unsigned seed) {
+      graph::Expr c = graph::makeCall("nn.conv2d", {in, graph::makeConstant(test::randomArray({co, ci, 3, 3}, seed))},
+                                      {{"strides", std::vector<int64_t>{stride, stride}},
+                                       {"padding", std::vector<int64_t>{1, 1, 1, 1}}});
+      return graph::makeCall("nn.relu", {c});
+    };
+    graph::Expr h = conv(conv(x, 3, 8, 2, 1), 8, 16, 1, 2);
+    h = graph::makeCall("nn.max_pool2d", {h}, {{"pool_size", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{2, 2}}});
+    graph::Expr g = graph::makeCall("nn.global_avg_pool2d", {h});
+    graph::Module m;
+    m.functions["main"] = graph::makeFunction({x}, graph::makeTuple({h, g}));
+    driver::CompiledModel cm = driver::compileModel(m);
+    auto ex = driver::createExecutor(cm);
+    QCOMPARE(ex->outputDims(0), (std::vector<std::string>{"N", "16", "(H + 1)//4", "(W + 1)//4"}));
+    for (auto shape : {std::vector<int64_t>{1, 3, 17, 23}, std::vector<int64_t>{2, 3, 32, 32}, std::vector<int64_t>{1, 3, 7, 40}}) {
+      runtime::NDArray in = test::randomArray(shape, 3);
+      ex->setInput(0, in);
+      ex->run();
+      std::vector<runtime::NDArray> want = graph::evaluate(m.main(), {in});
+      for (size_t o = 0; o < 2; ++o) {
+        double d = test::maxDiff(ex->getOutput(o), want[o]);
+        QVERIFY2(d < 1e-3, qPrintable(QString("output %1 at H=%2 W=%3: max diff %4").arg(o).arg(shape[2]).arg(shape[3]).arg(d)));
+      }
+    }
+  }
+
+  void modelCompiledOnceRunsAtEveryShape() {
+    // small_cnn with its symbolic batch: one compile, one executor, four batch sizes, each
+    // against the graph evaluator; the storage (planned at N = 64) grows for N = 100.
+    graph::Module dyn = frontend::importOnnx(smallCnn());
+    driver::CompiledModel cm = driver::compileModel(dyn);
+    QCOMPARE(cm.layout, std::string("NCHW"));
+    auto ex = driver::createExecutor(cm);
+    QVERIFY(ex->isDynamic());
+    QCOMPARE(ex->inputDims(0), (std::vector<std::string>{"N", "3", "16", "16"}));
+    QCOMPARE(ex->outputDims(0), (std::vector<std::string>{"N", "10"}));
+    size_t before = 0;
+    for (int64_t n : {1, 4, 2, 100}) {
+      runtime::NDArray x = test::randomArray({n, 3, 16, 16}, unsigned(20 + n));
+      ex->setInput(0, x);
+      ex->run();
+      runtime::NDArray got = ex->getOutput(0);
+      runtime::NDArray want = graph::evaluate(dyn.main(), {x}).at(0);
+      QCOMPARE(got.shape(), (std::vector<int64_t>{n, 10}));
+      double d = test::maxDiff(got, want);
+      QVERIFY2(d < 1e-3, qPrintable(QString("batch %1: max diff %2").arg(n).arg(d)));
+      if (n == 1) before = ex->storageBytes();
+      if (n == 4) QCOMPARE(ex->storageBytes(), before);
+      if (n == 100) QVERIFY(ex->storageBytes() > before);
+    }
+    // A static dim that does not match is refused, naming the dim and what it must be.
+    try {
+      ex->setInput(0, test::randomArray({2, 3, 16, 17}, 1));
+      QFAIL("a 17-wide input was accepted");
+    } catch (const runtime::RuntimeFailure& e) {
+      QVERIFY2(std::string(e.what()).find("dimension 3 (16) must be 16") != std::string::npos, e.what());
+    }
+    // A fresh executor run before its input is set says which input gives the symbol.
+    auto fresh = driver::createExecutor(cm);
+    try {
+      fresh->run();
+      QFAIL("ran without inputs");
+    } catch (const runtime::RuntimeFailure& e) {
+      QVERIFY2(std::string(e.what()).find("N (input 'data')") != std::string::npos, e.what());
     }
   }
 };
