@@ -114,8 +114,17 @@ void runOne(const fs::path& dir, const OnnxTestOptions& o) {
   std::vector<std::string> names = onnxInputNames(model.string());
   std::vector<runtime::NDArray> firstInputs = load(sets[0], "input_");
   frontend::ImportOptions io;
-  // The test data fixes every input's shape (models may leave the batch symbolic).
-  for (size_t i = 0; i < names.size() && i < firstInputs.size(); ++i) io.inputShapes[names[i]] = firstInputs[i].shape();
+  // The test data fixes an input's shape where every test set gives it the same shape (models
+  // may leave the batch symbolic); where the sets differ, the model's symbolic dims are kept and
+  // one compiled module runs every set (a dynamic model, docs/dynamic-shapes.md).
+  std::vector<bool> sameShape(firstInputs.size(), true);
+  for (size_t k = 1; k < sets.size(); ++k) {
+    std::vector<runtime::NDArray> in = load(sets[k], "input_");
+    for (size_t i = 0; i < firstInputs.size() && i < in.size(); ++i)
+      sameShape[i] = sameShape[i] && in[i].shape() == firstInputs[i].shape();
+  }
+  for (size_t i = 0; i < names.size() && i < firstInputs.size(); ++i)
+    if (sameShape[i]) io.inputShapes[names[i]] = firstInputs[i].shape();
   graph::Module m;
   try {
     try {
