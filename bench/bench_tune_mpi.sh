@@ -6,7 +6,7 @@
 # (interleaved, twice), wall time and best time reached.
 # Usage: bench/bench_tune_mpi.sh BUILD_DIR [WORKERS="1 2 4 8 16 32"] [STRATEGY=evolutionary] [REAL_TRIALS=32]
 # Environment: BUILD_MS (50), MEASURE_MS (200), PER_WORKER (20 trials), SEARCH_THREADS (0: one per core),
-# REAL=0 skips part 2, SIM=0 part 1.
+# REAL=0 skips part 2, SIM=0 part 1, BEFORE=OTHER_LOOM runs part 1 with that binary too, interleaved.
 set -euo pipefail
 build=${1:?usage: bench_tune_mpi.sh BUILD_DIR [WORKERS] [STRATEGY] [REAL_TRIALS]}
 workers=${2:-"1 2 4 8 16 32"}
@@ -25,23 +25,33 @@ if [ "${SIM:-1}" != 0 ]; then
 echo "simulated: build ${build_ms} ms, measure ${measure_ms} ms, ${per_worker} trials per worker, strategy ${strategy}"
 search_threads=${SEARCH_THREADS:-0}
 echo "rank 0 search threads: ${search_threads} (0: one per core; this machine: $(nproc))"
-printf "%8s %8s %10s %12s %8s %12s %12s %14s\n" workers trials wall_s trials/min speedup driver_busy workers_busy driver_cpu_ms
-base=""
+printf "%-7s %7s %7s %8s %11s %8s %11s %12s %13s %8s\n" binary workers trials wall_s trials/min speedup driver_busy workers_busy driver_cpu_ms fill_ins
+# BEFORE=OTHER_LOOM: each worker count is run with that binary too, interleaved (before, after), so
+# both see the same load; the speedups are each binary's over its own 1-worker rate.
+bins=(after)
+[ -n "${BEFORE:-}" ] && bins=(before after)
+declare -A base
 for w in $workers; do
+  for b in "${bins[@]}"; do
+  bin=$loom
+  [ "$b" = before ] && bin=$(realpath "$BEFORE")
   n=$((w * per_worker))
-  "${mpi[@]}" -np $((w + 1)) "$loom" tune --workload matmul:M=64,N=64,K=64 --trials "$n" --no-baseline \
+  "${mpi[@]}" -np $((w + 1)) "$bin" tune --workload matmul:M=64,N=64,K=64 --trials "$n" --no-baseline \
     --strategy "$strategy" --simulate-build-ms "$build_ms" --simulate-measure-ms "$measure_ms" \
-    --search-threads "$search_threads" --output "$tmp/sim$w.json" 2>&1 | tr '\r' '\n' > "$tmp/sim$w.log"
-  line=$(grep -a "candidates in" "$tmp/sim$w.log" | tail -1)
+    --search-threads "$search_threads" --output "$tmp/sim$b$w.json" 2>&1 | tr '\r' '\n' > "$tmp/sim$b$w.log"
+  line=$(grep -a "candidates in" "$tmp/sim$b$w.log" | tail -1)
   # "distributed: driver CPU X ms per candidate (...)"
-  cpu=$(grep -a "driver CPU" "$tmp/sim$w.log" | sed -E 's/.*driver CPU ([0-9.]+) ms.*/\1/')
-  # "distributed: N candidates in S s (R per minute) on W worker ranks; driver busy D%, workers busy B%"
+  cpu=$(grep -a "driver CPU" "$tmp/sim$b$w.log" | sed -E 's/.*driver CPU ([0-9.]+) ms.*/\1/')
+  # "distributed: N candidates in S s (R per minute) on W worker ranks; driver busy D%, workers busy B%[; F fill-ins ...]"
   wall=$(sed -E 's/.* in ([0-9.]+) s .*/\1/' <<<"$line")
   rate=$(sed -E 's/.*\(([0-9.]+) per minute\).*/\1/' <<<"$line")
   drv=$(sed -E 's/.*driver busy ([0-9]+%).*/\1/' <<<"$line")
   wb=$(sed -E 's/.*workers busy ([0-9]+%).*/\1/' <<<"$line")
-  [ -z "$base" ] && base=$rate
-  printf "%8s %8s %10s %12s %7.1fx %12s %12s %14s\n" "$w" "$n" "$wall" "$rate" "$(awk "BEGIN{print $rate / $base}")" "$drv" "$wb" "$cpu"
+  fills=-
+  grep -q "fill-ins" <<<"$line" && fills=$(sed -E 's/.*; ([0-9]+) fill-ins.*/\1/' <<<"$line")
+  [ -z "${base[$b]:-}" ] && base[$b]=$rate
+  printf "%-7s %7s %7s %8s %11s %7.1fx %11s %12s %13s %8s\n" "$b" "$w" "$n" "$wall" "$rate" "$(awk "BEGIN{print $rate / ${base[$b]}}")" "$drv" "$wb" "$cpu" "$fills"
+  done
 done
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 fi

@@ -505,7 +505,8 @@ int runTune() {
     std::cout << "distributed: " << st.trials << " candidates in " << fmt("%.2f", st.wallS) << " s ("
               << fmt("%.1f", st.wallS > 0 ? st.trials * 60.0 / st.wallS : 0.0) << " per minute) on " << st.workers
               << " worker rank" << (st.workers == 1 ? "" : "s") << "; driver busy " << fmt("%.0f%%", 100 * st.driverBusy)
-              << ", workers busy " << fmt("%.0f%%", 100 * st.workerBusy) << "\n";
+              << ", workers busy " << fmt("%.0f%%", 100 * st.workerBusy) << "; " << st.fillIns
+              << " fill-ins (random candidates for workers the search could not feed in time)\n";
     if (st.trials > 0 && st.driverCpuS > 0) {
       double perCandidateMs = 1000 * st.driverCpuS / st.trials;
       std::cout << "distributed: driver CPU " << fmt("%.1f", perCandidateMs) << " ms per candidate ("

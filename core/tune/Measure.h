@@ -49,6 +49,9 @@ struct MeasureResult {
   double buildMs = 0;          ///< schedule + lowering + JIT time in the worker
   bool cacheFlushed = false;   ///< timed with MeasureOptions::flushCache
   std::string host;            ///< the machine that measured it ("" when unknown)
+  /// The candidate's cost-model features, when the runner computed them (a fill-in: see
+  /// PipelinedRunner::fillInTarget); not part of the JSON.
+  std::vector<float> features;
   bool ok() const { return errorKind.empty() && !timesMs.empty(); }
   double meanMs() const;
   nlohmann::json toJson() const;
@@ -82,6 +85,16 @@ public:
   /// begins / ends. A runner whose workers time on this machine keeps them from timing meanwhile.
   virtual void searchBegins() {}
   virtual void searchEnds() {}
+  /// Fill-ins: a reserve of cheap candidates (random samples, not lowered by the search) that the
+  /// runner hands to a worker only when no submitted candidate waits, i.e. while the search has
+  /// fallen behind; the runner computes their features (MeasureResult::features) where it builds
+  /// them. How many it wants in reserve (0: it takes none) and how many wait there now.
+  virtual size_t fillInTarget() const { return 0; }
+  virtual size_t fillInsWaiting() const { return 0; }
+  /// Puts a candidate in the fill-in reserve; its result comes back from next() like any other.
+  virtual void submitFillIn(uint64_t ticket, const MeasureCandidate& c, const MeasureOptions& options) {
+    submit(ticket, c, options);
+  }
 
   std::vector<MeasureResult> run(const std::vector<MeasureCandidate>& candidates, const MeasureOptions& options,
                                  const std::function<void(size_t, const MeasureResult&)>& onResult = {}) override;

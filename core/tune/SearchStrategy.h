@@ -73,7 +73,9 @@ std::unique_ptr<SearchStrategy> makeRandomSearch();
 
 struct EvolutionaryOptions {
   size_t population = 48;  ///< candidates per generation
-  int generations = 3;     ///< mutation rounds per batch
+  int generations = 3;     ///< mutation rounds of the first evolving batch
+  int generationsPerBatch = 1; ///< mutation rounds of each later batch (the population is kept)
+  size_t elitesPerBatch = 2;   ///< fastest measured designs put back into the population per batch
   double eliteFraction = 0.25; ///< of the initial population taken from the fastest measured
   double epsGreedy = 0.2;  ///< fraction of each batch drawn at random (exploration)
 };

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "core/schedule/Trace.h"
+#include "core/tune/Features.h"
 #include "core/tune/Record.h"
 
 namespace loom::tune {
@@ -95,6 +96,7 @@ TaskTuner::TaskTuner(TuneTask task, Database& db, Runner& runner, const TuneOpti
   m_ctx.threads = m_options.searchThreads > 0 ? m_options.searchThreads
                                               : int(std::max(1u, std::thread::hardware_concurrency()));
   m_ctx.rng.seed(m_options.seed * 7919 + uint64_t(m_done));
+  m_fillRng.seed(m_options.seed * 104729 + uint64_t(m_done));
 }
 
 void TaskTuner::report(TuneEventKind kind, const MeasureResult* r, const std::string& script) {
@@ -184,6 +186,21 @@ std::vector<std::pair<uint64_t, MeasureCandidate>> TaskTuner::propose(int maxTri
   return out;
 }
 
+std::vector<std::pair<uint64_t, MeasureCandidate>> TaskTuner::proposeFillIns(size_t k, int maxTrials) {
+  std::vector<std::pair<uint64_t, MeasureCandidate>> out;
+  k = std::min(k, size_t(std::max(0, std::min(maxTrials, m_options.trials - m_done - pending()))));
+  for (size_t attempts = 0; out.size() < k && attempts < 4 * k + 4; ++attempts) {
+    std::optional<SpacePoint> p = m_space.sample(m_task.func, m_fillRng());
+    if (!p || m_measured.count(p->key())) continue;
+    nlohmann::json trace = p->finalJson();
+    m_measured.insert(p->key());
+    uint64_t cid = m_nextId++;
+    out.push_back({cid, MeasureCandidate{m_task, trace, ""}});
+    m_pending.emplace(cid, Pending{Candidate{std::move(*p), {}, 0}, std::move(trace), -1});
+  }
+  return out;
+}
+
 bool TaskTuner::complete(uint64_t id, const MeasureResult& r) {
   auto it = m_pending.find(id);
   LOOM_ICHECK(it != m_pending.end()) << "tune: a result for candidate " << id << " that is not pending";
@@ -194,16 +211,23 @@ bool TaskTuner::complete(uint64_t id, const MeasureResult& r) {
   ++m_done;
   ++m_thisRun;
   if (!r.ok()) ++m_errors;
-  BatchData& b = m_batches[p.batch];
-  b.x.push_back(p.candidate.features);
-  b.t.push_back(r.meanMs());
+  const bool fillIn = p.batch < 0;
+  BatchData& b = fillIn ? m_fillIns : m_batches[p.batch];
+  const std::vector<float>& features = fillIn ? r.features : p.candidate.features;
+  if (features.size() == featureCount()) { // a fill-in that did not lower on its worker has none
+    b.x.push_back(features);
+    b.t.push_back(r.meanMs());
+  }
   bool better = r.ok() && r.meanMs() < m_bestMs;
   if (r.ok()) m_elites.push_back({r.meanMs(), p.candidate.point.design});
   if (better) m_bestMs = r.meanMs();
   std::string script = p.candidate.point.final.trace().simplified().str();
   report(TuneEventKind::TrialDone, &r, script);
   if (better) report(TuneEventKind::NewBest, &r, script);
-  if (--b.left > 0) return false;
+  if (fillIn || --b.left > 0) return false;
+  b.x.insert(b.x.end(), m_fillIns.x.begin(), m_fillIns.x.end()); // fill-ins train with the batch
+  b.t.insert(b.t.end(), m_fillIns.t.begin(), m_fillIns.t.end());
+  m_fillIns = {};
   std::sort(m_elites.begin(), m_elites.end(), [](auto& a, auto& c) { return a.first < c.first; });
   if (m_elites.size() > 64) m_elites.resize(64);
   m_model->update(b.x, b.t);
@@ -247,14 +271,21 @@ int runPipelined(PipelinedRunner& runner, const std::vector<TaskTuner*>& tuners,
                  const std::function<void(size_t, bool)>& onResult) {
   constexpr int kShift = 40; // ticket = tuner index << kShift | the tuner's candidate id
   const size_t slots = std::max<size_t>(1, runner.capacity());
-  // A new batch is proposed while a whole batch still waits or runs, so the workers have work for
-  // as long as the search takes.
-  const size_t ahead = std::max(slots, size_t(std::max(1, options.batchSize)));
+  // A new batch is proposed while no more than a batch and a candidate per worker wait or run,
+  // so the workers have work for as long as the search takes; fill-ins (random candidates the
+  // runner hands out only when nothing else waits) cover a search that takes longer.
+  const size_t ahead = std::max(slots, size_t(std::max(1, options.batchSize))) + slots;
   std::vector<bool> blocked(tuners.size(), false);
   int proposed = 0, measured = 0;
+  size_t last = 0; // the tuner that proposed last: it fills the runner's fill-in reserve
   bool stopping = false;
   for (;;) {
-    while (!stopping && proposed < budget && runner.outstanding() <= ahead) {
+    if (!stopping && proposed < budget && runner.fillInTarget() > runner.fillInsWaiting() && !tuners[last]->done()) {
+      auto fills = tuners[last]->proposeFillIns(runner.fillInTarget() - runner.fillInsWaiting(), budget - proposed);
+      for (auto& [id, c] : fills) runner.submitFillIn(uint64_t(last) << kShift | id, c, options.measure);
+      proposed += int(fills.size());
+    }
+    while (!stopping && proposed < budget && runner.outstanding() <= ahead + runner.fillInsWaiting()) {
       if (!continueTuning(options)) {
         stopping = true;
         break;
@@ -276,6 +307,7 @@ int runPipelined(PipelinedRunner& runner, const std::vector<TaskTuner*>& tuners,
       }
       for (auto& [id, c] : batch) runner.submit(uint64_t(i) << kShift | id, c, options.measure);
       proposed += int(batch.size());
+      last = size_t(i);
     }
     std::optional<std::pair<uint64_t, MeasureResult>> r = runner.next();
     if (!r) break;

@@ -121,6 +121,11 @@ public:
   /// retrains the cost model and reports TaskProgress.
   /// True when it was the last of its batch.
   bool complete(uint64_t id, const MeasureResult& r);
+  /// Pipelined tuning with fill-ins (PipelinedRunner::fillInTarget): up to `k` random unmeasured
+  /// points (at most `maxTrials`), sampled but not lowered (the runner returns their features with
+  /// the result); they count against the budget like proposed candidates, and their results train
+  /// the cost model with the next batch.
+  std::vector<std::pair<uint64_t, MeasureCandidate>> proposeFillIns(size_t k, int maxTrials = 1 << 30);
   /// Proposed candidates without a result yet.
   int pending() const { return int(m_pending.size()); }
   /// Nothing more to propose: the budget is spent (pending candidates included) or the space is.
@@ -156,6 +161,8 @@ private:
   };
   std::map<uint64_t, Pending> m_pending; ///< proposed, not measured yet
   std::map<int, BatchData> m_batches;    ///< batches with results still to come
+  BatchData m_fillIns;                   ///< fill-in results not yet trained on (batch -1)
+  std::mt19937_64 m_fillRng;             ///< fill-ins' samples (the search's rng stays its own)
   uint64_t m_nextId = 0;
   int m_nextBatch = 0;
   SearchContext m_ctx;
@@ -169,7 +176,8 @@ private:
 /// Pipelined tuning: keeps `runner` fed, so its workers never wait for a whole batch to finish.
 /// While no more than one batch is out (runner.outstanding() <= max(capacity(), batchSize)), `pick(blocked)`
 /// names the tuner that proposes the next batch (at least capacity() candidates; -1: none now;
-/// blocked[i]: tuner i proposed nothing new until more of its results are in); each result is
+/// blocked[i]: tuner i proposed nothing new until more of its results are in), and keeps the
+/// runner's fill-in reserve full from the tuner that proposed last; each result is
 /// handed to its tuner and then to `onResult(i, batchDone)`. Stops proposing when `budget` trials
 /// were proposed or continueTuning(options) says stop, and returns once every result is in
 /// (the number of trials measured).

@@ -39,6 +39,9 @@ struct SessionStats {
   /// says how many workers one of rank 0's cores can keep busy.
   double driverCpuS = 0;
   double meanTrialS = 0;    ///< mean time a worker held a candidate (build + measure)
+  /// Of `trials`, the fill-ins: random candidates handed to a worker that would have waited for
+  /// the search (PipelinedRunner::fillInTarget), or taken from the reserve at the end.
+  int fillIns = 0;
 };
 
 class MpiRunner;

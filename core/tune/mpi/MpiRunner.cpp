@@ -82,6 +82,17 @@ void MpiRunner::submit(uint64_t ticket, const MeasureCandidate& c, const Measure
   ++m_outstanding;
 }
 
+void MpiRunner::submitFillIn(uint64_t ticket, const MeasureCandidate& c, const MeasureOptions& options) {
+  std::lock_guard lk(m_mutex);
+  m_fillIns.push_back({ticket, c, options});
+  ++m_outstanding;
+}
+
+size_t MpiRunner::fillInsWaiting() const {
+  std::lock_guard lk(m_mutex);
+  return m_fillIns.size();
+}
+
 std::optional<std::pair<uint64_t, MeasureResult>> MpiRunner::next() {
   std::unique_lock lk(m_mutex);
   if (m_outstanding == 0) return std::nullopt;
@@ -115,6 +126,7 @@ SessionStats MpiRunner::stats() const {
   SessionStats s;
   s.workers = int(m_workers.size());
   s.trials = m_trials;
+  s.fillIns = m_fillInsSent;
   s.wallS = m_started ? std::chrono::duration<double>(m_last - m_first).count() : 0;
   if (s.wallS > 0) {
     s.driverBusy = std::max(0.0, 1 - m_waitS / s.wallS);
@@ -145,13 +157,25 @@ void MpiRunner::dispatch() {
       std::unique_lock lk(m_mutex);
       if (m_stop) return;
       for (auto& w : m_workers) {
-        if (w.busy || m_queue.empty()) continue;
-        Job job = std::move(m_queue.front());
-        m_queue.pop_front();
+        if (w.busy || (m_queue.empty() && m_fillIns.empty())) continue;
+        // A fill-in only when no searched candidate waits; the worker computes its features.
+        const bool fillIn = m_queue.empty();
+        std::deque<Job>& from = fillIn ? m_fillIns : m_queue;
+        Job job = std::move(from.front());
+        from.pop_front();
+        if (!m_started) { // the run's clock starts with the first candidate handed out
+          m_started = true;
+          m_first = Clock::now();
+          m_cpuFirst = processCpuS();
+        }
         nlohmann::json j = {{"ticket", job.ticket},
                             {"task_key", job.candidate.task.key},
                             {"trace", job.candidate.trace},
                             {"options", optionsToJson(job.options)}};
+        if (fillIn) {
+          j["features"] = true;
+          ++m_fillInsSent;
+        }
         // Each worker gets a task's function once; later candidates name it by key.
         if (w.tasksSent.insert(job.candidate.task.key).second) j["task"] = job.candidate.task.toJson();
         if (!job.candidate.testFault.empty()) j["test_fault"] = job.candidate.testFault;
@@ -179,6 +203,7 @@ void MpiRunner::dispatch() {
         event(w);
       } else if (st.MPI_TAG == kResult) {
         MeasureResult r = MeasureResult::fromJson(j.value("result", nlohmann::json::object()));
+        if (j.contains("features") && j["features"].is_array()) r.features = j["features"].get<std::vector<float>>();
         w.busy = false;
         w.busyS += std::chrono::duration<double>(Clock::now() - w.since).count();
         ++w.trials;

@@ -7,7 +7,9 @@
 #include <thread>
 
 #include "codegen/LLVMInfo.h"
+#include "core/schedule/Trace.h"
 #include "core/tune/Record.h"
+#include "core/tune/SearchStrategy.h"
 #include "core/tune/mpi/HostLock.h"
 #include "core/tune/mpi/Protocol.h"
 #include "core/tune/runner/ProcessRunner.h"
@@ -244,9 +246,23 @@ int Session::serve() {
       if (t == tasks.end()) LOOM_THROW(RuntimeError) << "tune: rank " << m_rank << " was sent a candidate of unknown task " << key;
       MeasureCandidate c{t->second, j.at("trace"), j.value("test_fault", std::string())};
       MeasureOptions o = optionsFromJson(j.at("options"));
+      // A fill-in (a random sample rank 0 did not lower): its cost-model features, computed here
+      // as part of its build (in simulation, within the build stand-in's time).
+      auto t0 = std::chrono::steady_clock::now();
+      if (simulate) sendState("building");
+      if (j.value("features", false)) {
+        if (lock) lock->shared();
+        try {
+          tir::Schedule sch(c.task.func);
+          tir::Trace::fromJson(c.trace).apply(sch);
+          if (auto f = featuresOf(sch.func(), c.task.target)) reply["features"] = *f;
+        } catch (const Error&) {
+          // It does not replay or lower here: the build reports why.
+        }
+        if (lock) lock->unlock();
+      }
       if (simulate) {
-        sendState("building");
-        std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(m_options.simulateBuildMs));
+        std::this_thread::sleep_until(t0 + std::chrono::duration<double, std::milli>(m_options.simulateBuildMs));
         sendState("timing");
         std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(m_options.simulateMeasureMs));
         // A made-up time that depends on the schedule only, so the search has something to follow.
