@@ -20,6 +20,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "codegen/Dot4.h"
 #include "codegen/FastMath.h"
 #include "codegen/FreeVars.h"
 #include "codegen/LLVMModuleImpl.h"
@@ -612,6 +613,14 @@ private:
       return emitIfThenElseExpr(op);
     }
     if (name.rfind("loom_", 0) == 0) return emitPackedIntrinsic(op);
+    if (name == "dot4_u8s8" || name == "dot4_u8s8_pairs16") {
+      requireArgs(2);
+      if (!op->dtype.isInt() || op->dtype.bits() != 32)
+        LOOM_THROW(CodeGenError) << "codegen: " << name << " must be int32, got " << op->dtype.str() << " in '"
+                                 << m_funcName << "'";
+      return emitDot4(m_b, m_mod, m_target, emitExpr(op->args[0]), emitExpr(op->args[1]), op->dtype.lanes(),
+                      name == "dot4_u8s8_pairs16");
+    }
     DataType t = op->dtype;
     if (!t.isFloat() || op->args.empty())
       LOOM_THROW(CodeGenError) << "codegen: unsupported intrinsic '" << name << "' of type " << t.str()

@@ -17,6 +17,7 @@ void registerGraphComputes() {
     nn::registerReduceComputes();
     nn::registerScatterComputes();
     nn::registerImageComputes();
+    nn::registerQnnDot4Computes();
   });
 }
 
