@@ -37,12 +37,19 @@ Expr roundAddSaturate(const Expr& y, const Expr& zp, int64_t axis, int64_t rank,
 
 int64_t roundUp(int64_t n, int64_t k) { return (n + k - 1) / k * k; }
 
-/// The block of `channels` channels for the packed int8 ops: 16, 8 or 4 when it divides them,
-/// else 16 (channels padded).
-int64_t packBlock(int64_t channels) {
+/// The input-channel block of the packed int8 conv: 16 or 8 when it divides the channels; fewer
+/// than 16 channels are one block padded to a multiple of 4 (an RGB image: 4); else 16 (padded).
+int64_t inputBlock(int64_t channels) {
   for (int64_t b : {16, 8})
     if (channels % b == 0) return b;
-  return channels < 16 && channels % 4 == 0 ? 4 : 16;
+  return channels < 16 ? roundUp(channels, 4) : 16;
+}
+/// The output-channel block (the vector lanes: a multiple of 8 int32 lanes): 16 or 8 when it
+/// divides the channels, else 16 (padded).
+int64_t outputBlock(int64_t channels) {
+  for (int64_t b : {16, 8})
+    if (channels % b == 0) return b;
+  return 16;
 }
 
 runtime::NDArray int32Array(const std::vector<int64_t>& shape, const std::vector<int32_t>& v) {
@@ -88,7 +95,7 @@ Expr packedConv(const CallNode& c) {
   if (w.empty() || xzp.size() != 1 || !isConstantZero(a[3])) return {};
   const std::vector<int64_t> ws = wt.staticShape();
   const int64_t O = ws[0], I = ws[1], KH = ws[2], KW = ws[3];
-  const int64_t ib = packBlock(I), ob = packBlock(O) == 4 ? 8 : packBlock(O);
+  const int64_t ib = inputBlock(I), ob = outputBlock(O);
   const int64_t Ip = roundUp(I, ib), Op = roundUp(O, ob);
   std::vector<int32_t> packed(size_t(Op / ob * (Ip / ib) * KH * KW * (ib / 4) * ob), 0);
   std::vector<int32_t> sum(size_t(O), 0);
@@ -125,6 +132,55 @@ Expr packedConv(const CallNode& c) {
     std::vector<int32_t> corr(sum.size());
     for (size_t o = 0; o < sum.size(); ++o) corr[o] = int32_t(-zp * sum[o]);
     y = makeCall("add", {y, makeConstant(int32Array({O, 1, 1}, corr))});
+  }
+  return y;
+}
+
+/// The depthwise form of qnn.conv2d (groups = channels = output channels, u8 data, constant s8
+/// weight with zero weight zero point, constant data zero point):
+///   layout_transform(qnn.depthwise_conv2d_u8s8(NCHW{k}c data, weight [C/k, KH, KW, k];
+///   pad_value = x_zp), NCHW{k}c -> NCHW) - x_zp * sum(w[c]). Undefined when it does not qualify.
+Expr depthwiseConv(const CallNode& c) {
+  const auto& a = c.args;
+  const TensorTypeNode& xt = tensorTypeOf(a[0]);
+  const TensorTypeNode& wt = tensorTypeOf(a[1]);
+  if (xt.dtype != DataType::UInt(8) || wt.dtype != DataType::Int(8) || !xt.isStatic() || !wt.isStatic() ||
+      xt.ndim() != 4 || wt.ndim() != 4 || c.attrs.getString("data_layout") != "NCHW" ||
+      c.attrs.getString("kernel_layout") != "OIHW")
+    return {};
+  const std::vector<int64_t> ws = wt.staticShape();
+  const int64_t C = ws[0], KH = ws[2], KW = ws[3];
+  if (c.attrs.getInt("groups") != C || xt.shape[1].value != C || ws[1] != 1) return {};
+  std::vector<double> w = constantValues(a[1]), xzp = constantValues(a[2]);
+  if (w.empty() || xzp.size() != 1 || !isConstantZero(a[3])) return {};
+  const int64_t k = outputBlock(C), Cp = roundUp(C, k);
+  runtime::NDArray wp = runtime::NDArray::empty({Cp / k, KH, KW, k}, runtime::DType{runtime::DType::Int, 8, 1});
+  std::vector<int32_t> sum(size_t(C), 0);
+  for (int64_t ch = 0; ch < Cp; ++ch)
+    for (int64_t ky = 0; ky < KH; ++ky)
+      for (int64_t kx = 0; kx < KW; ++kx) {
+        const int64_t v = ch < C ? int64_t(w[size_t((ch * KH + ky) * KW + kx)]) : 0;
+        wp.as<int8_t>()[((ch / k * KH + ky) * KW + kx) * k + ch % k] = int8_t(v);
+        if (ch < C) sum[size_t(ch)] += int32_t(v);
+      }
+  Expr x = a[0];
+  if (Cp != C) x = makeCall("nn.pad", {x}, {{"pad_width", std::vector<int64_t>{0, 0, 0, Cp - C, 0, 0, 0, 0}}});
+  const std::string layout = "NCHW" + std::to_string(k) + "c";
+  x = makeCall("layout_transform", {x}, {{"src_layout", std::string("NCHW")}, {"dst_layout", layout}});
+  const auto zp = int64_t(xzp[0]);
+  Attrs attrs;
+  for (const char* key : {"strides", "padding", "dilation"}) attrs.set(key, c.attrs.getInts(key));
+  attrs.set("pad_value", zp);
+  Expr y = makeCall("qnn.depthwise_conv2d_u8s8", {x, makeConstant(wp)}, attrs, c.name);
+  y = makeCall("layout_transform", {y}, {{"src_layout", layout}, {"dst_layout", std::string("NCHW")}});
+  if (Cp != C)
+    y = makeCall("strided_slice", {y},
+                 {{"begin", std::vector<int64_t>{0}}, {"end", std::vector<int64_t>{C}},
+                  {"strides", std::vector<int64_t>{1}}, {"axes", std::vector<int64_t>{1}}});
+  if (zp != 0) {
+    std::vector<int32_t> corr(sum.size());
+    for (size_t ch = 0; ch < sum.size(); ++ch) corr[ch] = int32_t(-zp * sum[ch]);
+    y = makeCall("add", {y, makeConstant(int32Array({C, 1, 1}, corr))});
   }
   return y;
 }
@@ -192,6 +248,7 @@ class Canonicalizer : public ExprMutator {
       Expr m = makeCall("divide", {alongAxis(cast(a[1], f), axis, rank), alongAxis(cast(a[2], f), axis, rank)});
       r = roundAddSaturate(makeCall("multiply", {cast(a[0], f), m}), a[3], axis, rank, c->attrs.getDType("out_dtype"));
     } else if (op == "qnn.conv2d" && (r = packedConv(*c)).defined()) {
+    } else if (op == "qnn.conv2d" && (r = depthwiseConv(*c)).defined()) {
     } else if (op == "qnn.dense" && (r = packedDense(*c)).defined()) {
     } else if (op == "qnn.conv2d") {
       r = makeCall("nn.conv2d", {centered(a[0], a[2], 0, rank), centered(a[1], a[3], 0, 4)}, c->attrs, c->name);

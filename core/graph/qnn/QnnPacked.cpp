@@ -77,6 +77,53 @@ HostTensor conv2dU8S8Kernel(const CallNode& call, const std::vector<HostTensor>&
   return r;
 }
 
+Type depthwiseU8S8Rel(const CallNode& call, const std::vector<Type>& args) {
+  requireDtype(call, args, 0, DataType::UInt(8), 5, "data [N, C/k, H, W, k]");
+  requireDtype(call, args, 1, DataType::Int(8), 4, "weight [C/k, KH, KW, k]");
+  const auto d = argTensor(call, args, 0).staticShape();
+  const auto w = argTensor(call, args, 1).staticShape();
+  if (d[1] != w[0] || d[4] != w[3])
+    LOOM_TYPE_FAIL(call) << "data " << typeStr(args[0]) << " does not match weight " << typeStr(args[1]);
+  const auto& s = call.attrs.getInts("strides");
+  const auto& p = call.attrs.getInts("padding");
+  const auto& dl = call.attrs.getInts("dilation");
+  if (s.size() != 2 || p.size() != 4 || dl.size() != 2) LOOM_TYPE_FAIL(call) << "strides, padding, dilation";
+  std::vector<int64_t> out{d[0], d[1], 0, 0, d[4]};
+  for (int i = 0; i < 2; ++i) {
+    const int64_t span = d[2 + size_t(i)] + p[size_t(i)] + p[size_t(i) + 2] - dl[size_t(i)] * (w[1 + size_t(i)] - 1) - 1;
+    if (span < 0 || s[size_t(i)] < 1) LOOM_TYPE_FAIL(call) << "kernel does not fit the data";
+    out[2 + size_t(i)] = span / s[size_t(i)] + 1;
+  }
+  return tensorType(out, DataType::Int(32));
+}
+
+HostTensor depthwiseU8S8Kernel(const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
+  const auto& s = call.attrs.getInts("strides");
+  const auto& p = call.attrs.getInts("padding");
+  const auto& dl = call.attrs.getInts("dilation");
+  const double padValue = double(call.attrs.getInt("pad_value"));
+  const auto& d = in[0].shape;
+  const auto& w = in[1].shape;
+  HostTensor r(outT.staticShape(), DataType::Int(32));
+  const auto& o = r.shape;
+  for (int64_t n = 0; n < o[0]; ++n)
+    for (int64_t cb = 0; cb < o[1]; ++cb)
+      for (int64_t oy = 0; oy < o[2]; ++oy)
+        for (int64_t ox = 0; ox < o[3]; ++ox)
+          for (int64_t l = 0; l < o[4]; ++l) {
+            int64_t acc = 0;
+            for (int64_t ky = 0; ky < w[1]; ++ky)
+              for (int64_t kx = 0; kx < w[2]; ++kx) {
+                const int64_t y = oy * s[0] + ky * dl[0] - p[0], x = ox * s[1] + kx * dl[1] - p[1];
+                const bool inside = y >= 0 && y < d[2] && x >= 0 && x < d[3];
+                const double xv = inside ? in[0].v[size_t((((n * d[1] + cb) * d[2] + y) * d[3] + x) * d[4] + l)] : padValue;
+                acc += int64_t(xv) * int64_t(in[1].v[size_t(((cb * w[1] + ky) * w[2] + kx) * w[3] + l)]);
+              }
+            r.v[size_t((((n * o[1] + cb) * o[2] + oy) * o[3] + ox) * o[4] + l)] = double(acc);
+          }
+  return r;
+}
+
 Type denseU8S8Rel(const CallNode& call, const std::vector<Type>& args) {
   const TensorTypeNode& x = argTensor(call, args, 0);
   if (x.dtype != DataType::UInt(8) || x.ndim() < 1 || !x.isStatic())
@@ -114,6 +161,12 @@ void registerQnnPackedOps() {
            "int32 conv2d of uint8 NCHW{ib}c data by int8 weights packed as int32 words of 4 input channels "
            "[O/ob, C/ib, KH, KW, ib/4, ob]; padding reads pad_value; output NCHW{ob}c. pairs16: every pair "
            "sum of 2 byte products fits int16 (AVX2's vpmaddubsw is then exact)");
+  defineOp("qnn.depthwise_conv2d_u8s8", 2, OpPattern::OutEWiseFusable,
+           {attrInts("strides", std::vector<int64_t>{1, 1}), attrInts("padding", std::vector<int64_t>{0, 0, 0, 0}),
+            attrInts("dilation", std::vector<int64_t>{1, 1}), attrInt("pad_value", 0)},
+           depthwiseU8S8Rel, depthwiseU8S8Kernel,
+           "int32 depthwise conv2d of uint8 NCHW{k}c data by int8 weights [C/k, KH, KW, k] (products in int16, "
+           "exact); padding reads pad_value; output NCHW{k}c");
   defineOp("qnn.dense_u8s8", 2, OpPattern::OutEWiseFusable, {attrInt("pairs16", 0)}, denseU8S8Rel, denseU8S8Kernel,
            "int32 (..., K) x (K, N) product of uint8 data by int8 weights packed as int32 words of 4 rows "
            "[K/4, N]");

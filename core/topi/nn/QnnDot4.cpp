@@ -53,6 +53,30 @@ std::vector<te::Tensor> conv2dU8S8(const CallNode& call, const std::vector<te::T
       "conv2d_NCHWc_u8s8", "conv2d_NCHWc_u8s8")};
 }
 
+/// data [N, C/k, H, W, k] u8, weight [C/k, KH, KW, k] s8 -> [N, C/k, OH, OW, k] int32: each
+/// product in int16 (|u8 * s8| <= 32640: exact; vpmullw on 16 lanes), summed in int32.
+std::vector<te::Tensor> depthwiseU8S8(const CallNode& call, const std::vector<te::Tensor>& in, const Type& outType) {
+  const auto& out = staticTensor(outType, call);
+  const auto& s = call.attrs.getInts("strides");
+  const auto& p = call.attrs.getInts("padding");
+  const auto& dl = call.attrs.getInts("dilation");
+  const std::vector<int64_t> ws = extents(in[1]);
+  te::Tensor data = topi::pad(in[0], {0, 0, p[0], p[1], 0}, {0, 0, p[2], p[3], 0},
+                              double(call.attrs.getInt("pad_value")), "pad_temp");
+  te::IterVar ry = te::reduceAxis(ci(ws[1]), "ry"), rx = te::reduceAxis(ci(ws[2]), "rx");
+  const te::Tensor& W = in[1];
+  const DataType i16 = DataType::Int(16);
+  return {te::compute(
+      teShape(out),
+      [&](const std::vector<Var>& i) -> te::ComputeBody {
+        Expr y = Expr(i[2]) * ci(s[0]) + Expr(ry) * ci(dl[0]);
+        Expr x = Expr(i[3]) * ci(s[1]) + Expr(rx) * ci(dl[1]);
+        Expr prod = tir::cast(i16, data(i[0], i[1], y, x, i[4])) * tir::cast(i16, W(i[1], ry, rx, i[4]));
+        return te::sum(tir::cast(DataType::Int(32), prod), {ry, rx});
+      },
+      "depthwise_conv2d_NCHWc_u8s8", "depthwise_conv2d_NCHWc_u8s8")};
+}
+
 /// data [..., K] u8, weight [K/4, N] int32 -> [..., N] int32.
 std::vector<te::Tensor> denseU8S8(const CallNode& call, const std::vector<te::Tensor>& in, const Type& outType) {
   const auto& out = staticTensor(outType, call);
@@ -79,6 +103,7 @@ std::vector<te::Tensor> denseU8S8(const CallNode& call, const std::vector<te::Te
 void registerQnnDot4Computes() {
   setCompute("qnn.conv2d_u8s8", conv2dU8S8);
   setCompute("qnn.dense_u8s8", denseU8S8);
+  setCompute("qnn.depthwise_conv2d_u8s8", depthwiseU8S8);
 }
 
 }  // namespace loom::topi::nn
