@@ -1,7 +1,8 @@
 // Benchmark: the machine's int8 multiply-add peak (x86 byte dot products) and the rate of Loom's
 // int8 GEMM and conv kernels against it, in one run.
 //
-// The peak: 12 independent accumulator chains of the instructions the int8 kernels use,
+// The peak: 12 independent accumulator chains of the instructions the int8 kernels use (the
+// products independent of the chains, as in a GEMM's inner loop),
 // vpdpbusd (AVX-512 VNNI: 64 multiply-adds each) where the CPU has it, else vpmaddubsw +
 // vpmaddwd + vpaddd (AVX2: 32 multiply-adds per triple), on 1 and 2 threads (best of 5 runs).
 // The kernels: a QDQ graph (u8 data, 7-bit per-channel s8 weights as ORT's reduce_range, u8
@@ -33,8 +34,11 @@ __attribute__((target("avx2"))) int avx2Kernel(long iters) {
   const __m256i a = _mm256_set1_epi8(3), b = _mm256_set1_epi8(-2), ones = _mm256_set1_epi16(1);
   for (long it = 0; it < iters; ++it)
     for (int i = 0; i < 12; ++i) {
-      // The operand varies with the chain so the compiler cannot share the products.
-      __m256i p = _mm256_maddubs_epi16(_mm256_xor_si256(a, acc[i]), b);
+      // An empty asm that "changes" the operand: the compiler can neither hoist the products out
+      // of the loop nor share them between chains, and no instruction is added.
+      __m256i x = a;
+      asm volatile("" : "+x"(x));
+      __m256i p = _mm256_maddubs_epi16(x, b);
       acc[i] = _mm256_add_epi32(acc[i], _mm256_madd_epi16(p, ones));
     }
   __m256i s = acc[0];
@@ -47,7 +51,11 @@ __attribute__((target("avx512f,avx512vnni"))) int vnniKernel(long iters) {
   for (int i = 0; i < 12; ++i) acc[i] = _mm512_set1_epi32(i);
   const __m512i a = _mm512_set1_epi8(3), b = _mm512_set1_epi8(-2);
   for (long it = 0; it < iters; ++it)
-    for (int i = 0; i < 12; ++i) acc[i] = _mm512_dpbusd_epi32(acc[i], a, b);
+    for (int i = 0; i < 12; ++i) {
+      __m512i x = a;
+      asm volatile("" : "+v"(x));
+      acc[i] = _mm512_dpbusd_epi32(acc[i], x, b);
+    }
   __m512i s = acc[0];
   for (int i = 1; i < 12; ++i) s = _mm512_add_epi32(s, acc[i]);
   int out[16];
