@@ -330,6 +330,35 @@ private slots:
       }
   }
 
+  void matmulIntegerDenseWithRuntimeZeroPoint_data() {
+    QTest::addColumn<int>("wmax");
+    QTest::newRow("8-bit weights") << 127;
+    QTest::newRow("7-bit weights") << 64;
+  }
+  /// ORT's quantize_dynamic: DynamicQuantizeLinear's run-time zero point, MatMulInteger with a
+  /// constant 2-D int8 weight (imported as qnn.dense of its transpose): the packed u8 x s8 dense,
+  /// exact; K not a multiple of 4 pads the data.
+  void matmulIntegerDenseWithRuntimeZeroPoint() {
+    QFETCH(int, wmax);
+    const int64_t B = 2, M = 5, K = 37, N = 24;
+    DataType u8 = DataType::UInt(8), i8 = DataType::Int(8);
+    std::vector<double> av = randomInts(size_t(B * M * K), 0, 255, 41), bv = randomInts(size_t(K * N), -wmax, wmax, 42);
+    graph::Var a = graph::makeVar("a", tt({B, M, K}, u8));
+    graph::Var az = graph::makeVar("a_zero_point", tt({}, u8));
+    graph::Expr wT = graph::makeCall("transpose", {constant({K, N}, i8, bv)}, {{"axes", std::vector<int64_t>{1, 0}}});
+    graph::Expr y = graph::makeCall("qnn.dense", {a, wT, az, scalar(0, i8)});
+    bool packed = false;
+    for (const std::string& op : optimizedOps({a, az}, y)) packed |= op.rfind("qnn.dense_u8s8:", 0) == 0;
+    QVERIFY(packed);
+    std::vector<double> got = runAll({a, az}, y, {array({B, M, K}, u8, av), array({}, u8, {117})});
+    for (int64_t r = 0; r < B * M; ++r)
+      for (int64_t n = 0; n < N; ++n) {
+        double acc = 0;
+        for (int64_t k = 0; k < K; ++k) acc += (av[size_t(r * K + k)] - 117) * bv[size_t(k * N + n)];
+        QCOMPARE(got[size_t(r * N + n)], acc);
+      }
+  }
+
   void integerMatmulWithRuntimeZeroPoint() {
     // MatMulInteger after DynamicQuantizeLinear: a's zero point is computed at run time.
     const int64_t B = 2, M = 4, K = 19, N = 9;

@@ -196,9 +196,21 @@ Expr packedDense(const CallNode& c) {
   if (xt.dtype != DataType::UInt(8) || wt.dtype != DataType::Int(8) || !xt.isStatic() || !wt.isStatic() ||
       wt.ndim() != 2 || zt.numel() != 1)
     return {};
-  std::vector<double> w = constantValues(a[1]);
-  if (w.empty() || !isConstantZero(a[3])) return {};
   const int64_t N = wt.shape[0].value, K = wt.shape[1].value, K4 = roundUp(K, 4) / 4;
+  std::vector<double> w = constantValues(a[1]);
+  // MatMulInteger's weight arrives as transpose(constant [K, N]) (the passes run before
+  // fold-constant).
+  auto* tr = a[1].as<CallNode>();
+  if (w.empty() && tr && tr->op && tr->op->name == "transpose" &&
+      tr->attrs.getInts("axes") == std::vector<int64_t>{1, 0}) {
+    std::vector<double> kn = constantValues(tr->args[0]);
+    if (!kn.empty()) {
+      w.resize(kn.size());
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t k = 0; k < K; ++k) w[size_t(n * K + k)] = kn[size_t(k * N + n)];
+    }
+  }
+  if (w.empty() || !isConstantZero(a[3])) return {};
   std::vector<int32_t> packed(size_t(K4 * N), 0), sum(size_t(N), 0);
   for (int64_t n = 0; n < N; ++n)
     for (int64_t kw = 0; kw < K4; ++kw) {
