@@ -378,6 +378,12 @@ private:
   }
 
   llvm::Value* emitBinary(const BinaryNode* op) {
+    // acc + dot4(a, w): the accumulator goes into vpdpbusd on VNNI targets (no separate add).
+    if (op->op == BinOp::Add && op->a.dtype().isInt() && op->a.dtype().bits() == 32 && op->a.dtype().lanes() > 1)
+      if (auto* c = op->b.as<CallNode>(); c && (c->op == "dot4_u8s8" || c->op == "dot4_u8s8_pairs16") &&
+                                          c->args.size() == 2 && c->dtype == op->a.dtype())
+        return emitDot4(m_b, m_mod, m_target, emitExpr(c->args[0]), emitExpr(c->args[1]), c->dtype.lanes(),
+                        c->op == "dot4_u8s8_pairs16", emitExpr(op->a));
     DataType t = op->a.dtype();
     llvm::Value* a = emitExpr(op->a);
     llvm::Value* b = emitExpr(op->b);

@@ -75,7 +75,7 @@ Dot4Kind dot4Kind(const Target& t, int lanes, bool pairs16) {
 }
 
 llvm::Value* emitDot4(llvm::IRBuilder<>& b, llvm::Module& m, const Target& t, llvm::Value* a, llvm::Value* w,
-                      int lanes, bool pairs16) {
+                      int lanes, bool pairs16, llvm::Value* acc) {
   llvm::LLVMContext& ctx = b.getContext();
   llvm::Type* i32 = llvm::Type::getInt32Ty(ctx);
   llvm::Type* i8 = llvm::Type::getInt8Ty(ctx);
@@ -94,8 +94,9 @@ llvm::Value* emitDot4(llvm::IRBuilder<>& b, llvm::Module& m, const Target& t, ll
                                               : llvm::Intrinsic::x86_avx512_vpdpbusd_256;
     std::vector<llvm::Value*> parts;
     for (int c = 0; c < lanes; c += step) {
-      llvm::Value* zero = llvm::Constant::getNullValue(llvm::FixedVectorType::get(i32, unsigned(step)));
-      llvm::Value* r = x86Call(b, m, id, {zero, slice(b, a, c, step), slice(b, w, c, step)});
+      llvm::Value* src = acc ? slice(b, acc, c, step)
+                             : llvm::Constant::getNullValue(llvm::FixedVectorType::get(i32, unsigned(step)));
+      llvm::Value* r = x86Call(b, m, id, {src, slice(b, a, c, step), slice(b, w, c, step)});
       parts.push_back(b.CreateBitCast(r, llvm::FixedVectorType::get(i32, unsigned(step))));
     }
     return concat(b, parts);
@@ -110,7 +111,8 @@ llvm::Value* emitDot4(llvm::IRBuilder<>& b, llvm::Module& m, const Target& t, ll
       llvm::Value* r = x86Call(b, m, llvm::Intrinsic::x86_avx2_pmadd_wd, {p, ones});
       parts.push_back(b.CreateBitCast(r, llvm::FixedVectorType::get(i32, 8)));
     }
-    return concat(b, parts);
+    llvm::Value* r = concat(b, parts);
+    return acc ? b.CreateAdd(acc, r) : r;
   }
   // Exact generic form: widen the bytes to i32, multiply, add the 4 products of each word.
   llvm::Type* wide = llvm::FixedVectorType::get(i32, unsigned(4 * lanes));
@@ -122,6 +124,7 @@ llvm::Value* emitDot4(llvm::IRBuilder<>& b, llvm::Module& m, const Target& t, ll
     llvm::Value* part = b.CreateShuffleVector(prod, idx);
     sum = sum ? b.CreateAdd(sum, part) : part;
   }
+  if (acc) sum = b.CreateAdd(vec(acc), sum);
   return scalarOut(sum);
 }
 

@@ -16,7 +16,8 @@ Dot4Kind dot4Kind(const Target& t, int lanes, bool pairs16);
 /// unsigned, w's signed. Returns the <lanes x i32> (or i32) sums of the 4 byte products.
 /// `pairs16`: the caller guarantees each pair sum a0*w0 + a1*w1 fits int16, so the saturating
 /// AVX2 vpmaddubsw is exact; otherwise AVX2 targets use the exact generic form (widen to 32 bits).
+/// `acc` (optional, <lanes x i32>) is added to the result: the accumulator operand of vpdpbusd.
 llvm::Value* emitDot4(llvm::IRBuilder<>& b, llvm::Module& m, const Target& t, llvm::Value* a, llvm::Value* w,
-                      int lanes, bool pairs16);
+                      int lanes, bool pairs16, llvm::Value* acc = nullptr);
 
 }  // namespace loom::codegen

@@ -299,6 +299,16 @@ private slots:
       QVERIFY2(asmText.find(w.toStdString()) != std::string::npos, qPrintable("no " + w + " in the kernels"));
     for (const QString& w : notWant.split(','))
       QVERIFY2(asmText.find(w.toStdString()) == std::string::npos, qPrintable(w + " in the kernels"));
+    if (want == "vpdpbusd") {
+      // The accumulator is vpdpbusd's own operand: no separate vpaddd per product.
+      auto count = [&](const std::string& s) {
+        int n = 0;
+        for (size_t p = asmText.find(s); p != std::string::npos; p = asmText.find(s, p + 1)) ++n;
+        return n;
+      };
+      const int dots = count("vpdpbusd"), adds = count("vpaddd");
+      QVERIFY2(adds * 4 < dots, qPrintable(QString("%1 vpaddd for %2 vpdpbusd").arg(adds).arg(dots)));
+    }
   }
 
   void qdqDenseBecomesIntegerAndIsExact() {
