@@ -36,6 +36,14 @@ static inline float loom_bf2f(uint16_t v) {
   memcpy(&f, &b, 4);
   return f;
 }
+/* tir intrinsics dot4_u8s8 / dot4_u8s8_pairs16: the sum of the 4 products of a's unsigned and
+   w's signed bytes. */
+static inline int32_t loom_dot4_u8s8(int32_t a, int32_t w) {
+  int32_t s = 0;
+  for (int k = 0; k < 4; ++k)
+    s += (int32_t)(uint8_t)((uint32_t)a >> (8 * k)) * (int32_t)(int8_t)(uint8_t)((uint32_t)w >> (8 * k));
+  return s;
+}
 static inline uint16_t loom_f2bf(float f) {
   uint32_t b;
   memcpy(&b, &f, 4);
@@ -331,6 +339,9 @@ private:
     if (name == pk::kPtrAdd)
       return "((void*)((char*)(" + expr(op->args[0], "") + ") + (" + expr(op->args[1], "") + ")))";
     if (name == pk::kPtrToInt) return "((" + ctype(op->dtype) + ")(uintptr_t)(" + expr(op->args[0], "") + "))";
+    if ((name == "dot4_u8s8" || name == "dot4_u8s8_pairs16") && op->args.size() == 2)
+      return "loom_dot4_u8s8(" + castText(expr(op->args[0], lane), op->args[0].dtype().element(), DataType::Int(32)) +
+             ", " + castText(expr(op->args[1], lane), op->args[1].dtype().element(), DataType::Int(32)) + ")";
     DataType t = op->dtype.element();
     if (!t.isFloat() || op->args.empty())
       LOOM_THROW(CodeGenError) << "C codegen: unsupported intrinsic '" << name << "' of type " << t.str() << " in '"

@@ -47,6 +47,7 @@ const char* kIntHelpers = R"(LOOM_INLINE loom_i32 loom_floordiv_i32(loom_i32 a, 
 LOOM_INLINE loom_i32 loom_floormod_i32(loom_i32 a, loom_i32 b) { loom_i32 r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
 LOOM_INLINE loom_i64 loom_floordiv_i64(loom_i64 a, loom_i64 b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
 LOOM_INLINE loom_i64 loom_floormod_i64(loom_i64 a, loom_i64 b) { loom_i64 r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
+LOOM_INLINE loom_i32 loom_dot4_u8s8(loom_i32 a, loom_i32 w) { loom_i32 s = 0; for (int k = 0; k < 4; ++k) s += (loom_i32)(loom_u8)((loom_u32)a >> (8 * k)) * (loom_i32)(loom_i8)(loom_u8)((loom_u32)w >> (8 * k)); return s; }
 )";
 
 std::string floatText(double v) {
@@ -302,6 +303,9 @@ private:
     const std::string& name = op->op;
     if (name == "if_then_else" && op->args.size() == 3)
       return "(" + expr(op->args[0]) + " ? " + expr(op->args[1]) + " : " + expr(op->args[2]) + ")";
+    // The int8 byte dot product (tir intrinsics dot4_u8s8*): a prelude helper.
+    if ((name == "dot4_u8s8" || name == "dot4_u8s8_pairs16") && op->args.size() == 2 && op->dtype.lanes() == 1)
+      return "loom_dot4_u8s8((loom_i32)(" + expr(op->args[0]) + "), (loom_i32)(" + expr(op->args[1]) + "))";
     DataType t = op->dtype;
     if (!t.isFloat() || op->args.empty())
       LOOM_THROW(CodeGenError) << "GPU codegen: unsupported intrinsic '" << name << "' of type " << t.str() << " in '" << m_func << "'";

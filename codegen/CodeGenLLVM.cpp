@@ -20,6 +20,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "codegen/Dot4.h"
 #include "codegen/FastMath.h"
 #include "codegen/FreeVars.h"
 #include "codegen/LLVMModuleImpl.h"
@@ -377,6 +378,12 @@ private:
   }
 
   llvm::Value* emitBinary(const BinaryNode* op) {
+    // acc + dot4(a, w): the accumulator goes into vpdpbusd on VNNI targets (no separate add).
+    if (op->op == BinOp::Add && op->a.dtype().isInt() && op->a.dtype().bits() == 32 && op->a.dtype().lanes() > 1)
+      if (auto* c = op->b.as<CallNode>(); c && (c->op == "dot4_u8s8" || c->op == "dot4_u8s8_pairs16") &&
+                                          c->args.size() == 2 && c->dtype == op->a.dtype())
+        return emitDot4(m_b, m_mod, m_target, emitExpr(c->args[0]), emitExpr(c->args[1]), c->dtype.lanes(),
+                        c->op == "dot4_u8s8_pairs16", emitExpr(op->a));
     DataType t = op->a.dtype();
     llvm::Value* a = emitExpr(op->a);
     llvm::Value* b = emitExpr(op->b);
@@ -612,6 +619,14 @@ private:
       return emitIfThenElseExpr(op);
     }
     if (name.rfind("loom_", 0) == 0) return emitPackedIntrinsic(op);
+    if (name == "dot4_u8s8" || name == "dot4_u8s8_pairs16") {
+      requireArgs(2);
+      if (!op->dtype.isInt() || op->dtype.bits() != 32)
+        LOOM_THROW(CodeGenError) << "codegen: " << name << " must be int32, got " << op->dtype.str() << " in '"
+                                 << m_funcName << "'";
+      return emitDot4(m_b, m_mod, m_target, emitExpr(op->args[0]), emitExpr(op->args[1]), op->dtype.lanes(),
+                      name == "dot4_u8s8_pairs16");
+    }
     DataType t = op->dtype;
     if (!t.isFloat() || op->args.empty())
       LOOM_THROW(CodeGenError) << "codegen: unsupported intrinsic '" << name << "' of type " << t.str()

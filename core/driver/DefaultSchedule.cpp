@@ -356,6 +356,26 @@ std::pair<int, int64_t> bandAxis(tir::Schedule& sch, const tir::BlockNode* blk, 
   return {best, bestExt / rows};
 }
 
+/// Rows of a register tile of byte dot products on AVX2 (see tileLaneReduction): 4;
+/// LOOM_DOT4_ROWS=N sets it, 0 turns the rule off (for A/B measurements).
+int64_t dot4Rows() {
+  static const int64_t rows = [] {
+    const char* v = std::getenv("LOOM_DOT4_ROWS");
+    return v ? std::max<int64_t>(0, std::atoll(v)) : int64_t(4);
+  }();
+  return rows;
+}
+
+/// Whether the block's update calls a byte dot product intrinsic (dot4_u8s8, dot4_u8s8_pairs16).
+bool callsDot4(const tir::BlockNode* blk) {
+  bool found = false;
+  tir::postOrderVisit(blk->body, [&](const tir::IRNode* n) {
+    if (n->nodeKind == tir::NodeKind::Call && static_cast<const tir::CallNode*>(n)->op.rfind("dot4_u8s8", 0) == 0)
+      found = true;
+  });
+  return found;
+}
+
 /// TVM's x86 conv2d_NCHWc schedule, for any reduction with a lane axis (hasLaneAxis): the lane
 /// axis in vector lanes (split by 16 when longer), the row axis (rowAxis: a conv's output column,
 /// a matmul's row) in a register block of up to 28 rows (a conv: up to 14 rows of two or more
@@ -408,7 +428,16 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
   // the budget all the same; the last tile is partial, guarded by the split, and loop
   // partitioning peels it off so the full tiles run without the guard. One row per tile would
   // stream the whole weight matrix once per row.
-  const int64_t budgetRows = chunk > 1 ? maxRows / 2 : maxRows;
+  // Byte dot products (tir intrinsic dot4_u8s8*, codegen/Dot4.h) on AVX2 take a temporary and
+  // two instructions per accumulator: one chunk of at most 4 rows keeps the tile in registers
+  // (two chunks of 2 rows spilled accumulators in int8 ResNet-18).
+  const int64_t kDot4Rows = dot4Rows();
+  const bool dot4 = kDot4Rows > 0 && registersPerRow(lanes) > 1 && callsDot4(blk);
+  if (dot4) {
+    chunk = 1;
+    rowBlock = largestDivisor(rowExt, kDot4Rows);
+  }
+  const int64_t budgetRows = dot4 ? kDot4Rows : chunk > 1 ? maxRows / 2 : maxRows;
   const bool partialTile = rowExt > budgetRows && rowBlock * 2 <= budgetRows && budgetRows > 1;
   if (partialTile) {
     rowBlock = budgetRows;

@@ -2,6 +2,7 @@
 #include "core/tir/Intrinsics.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cmath>
 #include <map>
 #include <mutex>
@@ -40,6 +41,20 @@ std::map<std::string, Intrinsic>& table() {
     // if_then_else evaluates only the taken branch; the interpreter handles it specially.
     m["if_then_else"] = Intrinsic{"if_then_else", 3, true,
                                   [](const Args& a) { return a[0] != 0 ? a[1] : a[2]; }};
+    // dot4_u8s8(a, b): a and b are int32 words of 4 bytes (little-endian), a's unsigned and b's
+    // signed; the int32 sum of the 4 byte products (x86 vpdpbusd without the accumulator).
+    // dot4_u8s8_pairs16 is the same value where the caller guarantees that the pair sums
+    // a0*b0 + a1*b1 and a2*b2 + a3*b3 fit int16, so AVX2's saturating vpmaddubsw computes it.
+    auto dot4 = [](const Args& a) {
+      auto word = [](double v) { return uint32_t(int64_t(v)); };
+      uint32_t x = word(a[0]), w = word(a[1]);
+      int64_t s = 0;
+      for (int k = 0; k < 4; ++k)
+        s += int64_t((x >> (8 * k)) & 0xff) * int64_t(int8_t(uint8_t((w >> (8 * k)) & 0xff)));
+      return double(s);
+    };
+    m["dot4_u8s8"] = Intrinsic{"dot4_u8s8", 2, true, dot4};
+    m["dot4_u8s8_pairs16"] = Intrinsic{"dot4_u8s8_pairs16", 2, true, dot4};
     return m;
   }();
   return t;

@@ -2,13 +2,16 @@
 // quantize/dequantize/requantize, QDQ conv (regular, strided, depthwise, 1x1, with relu) and
 // dense turned into integer kernels by fake-quantization-to-integer, and an integer matmul with a
 // runtime zero point (MatMulInteger). Compiled at opt levels 0 and 3 (NCHWc) and evaluated with
-// the host kernels; integer results must be exact.
+// the host kernels; integer results must be exact, with full-range and 7-bit (reduce_range)
+// weights. The u8 x s8 convs, depthwise convs and dense layers become the packed int8 ops, whose
+// kernels use the byte dot-product instructions (checked in the assembly for AVX2 and VNNI).
 #include <QtTest>
 #include <cmath>
 #include <random>
 
 #include "ModelTestUtil.h"
 #include "core/driver/CompileModel.h"
+#include "core/driver/ExportLibrary.h"
 #include "core/graph/Evaluator.h"
 #include "core/graph/Op.h"
 #include "core/graph/PassManager.h"
@@ -179,10 +182,17 @@ private slots:
     QTest::addColumn<int>("stride");
     QTest::addColumn<int>("groups");
     QTest::addColumn<bool>("relu");
-    QTest::newRow("3x3 pad 1") << 16 << 32 << 3 << 1 << 1 << false;
-    QTest::newRow("3x3 stride 2 relu") << 8 << 16 << 3 << 2 << 1 << true;
-    QTest::newRow("depthwise 3x3") << 32 << 32 << 3 << 1 << 32 << true;
-    QTest::newRow("1x1 odd channels") << 5 << 7 << 1 << 1 << 1 << false;
+    QTest::addColumn<int>("wmax");  // weights in [-wmax, wmax]: 64 is ORT's reduce_range (vpmaddubsw exact)
+    QTest::newRow("3x3 pad 1") << 16 << 32 << 3 << 1 << 1 << false << 127;
+    QTest::newRow("3x3 stride 2 relu") << 8 << 16 << 3 << 2 << 1 << true << 127;
+    QTest::newRow("depthwise 3x3") << 32 << 32 << 3 << 1 << 32 << true << 127;
+    QTest::newRow("1x1 odd channels") << 5 << 7 << 1 << 1 << 1 << false << 127;
+    QTest::newRow("3x3 pad 1 7-bit weights") << 16 << 32 << 3 << 1 << 1 << false << 64;
+    QTest::newRow("3x3 stride 2 relu 7-bit") << 24 << 40 << 3 << 2 << 1 << true << 64;
+    QTest::newRow("7x7 stride 2 3 channels 7-bit") << 3 << 16 << 7 << 2 << 1 << true << 64;
+    QTest::newRow("depthwise 3x3 stride 2, 24 channels") << 24 << 24 << 3 << 2 << 24 << false << 127;
+    QTest::newRow("depthwise 5x5, 20 channels") << 20 << 20 << 5 << 1 << 20 << true << 127;
+    QTest::newRow("1x1 odd channels 7-bit") << 12 << 20 << 1 << 1 << 1 << false << 64;
   }
   void qdqConvBecomesIntegerAndIsExact() {
     QFETCH(int, channels);
@@ -191,13 +201,14 @@ private slots:
     QFETCH(int, stride);
     QFETCH(int, groups);
     QFETCH(bool, relu);
+    QFETCH(int, wmax);
     const int64_t C = channels, O = outChannels, K = kernel, S = stride, H = 9, W = 10, P = K / 2;
     const int64_t CI = C / groups;
     DataType u8 = DataType::UInt(8), i8 = DataType::Int(8), f32 = DataType::Float(32), i32 = DataType::Int(32);
     const double xs = 0.02, ys = 0.1, xz = 131, yz = relu ? 0 : 120;
     std::vector<double> ws(static_cast<size_t>(O)), bias = randomInts(size_t(O), -3000, 3000, 11);
     for (int64_t o = 0; o < O; ++o) ws[size_t(o)] = 0.001 * double(1 + o % 5);
-    std::vector<double> xv = randomInts(size_t(C * H * W), 0, 255, 1), wv = randomInts(size_t(O * CI * K * K), -127, 127, 2);
+    std::vector<double> xv = randomInts(size_t(C * H * W), 0, 255, 1), wv = randomInts(size_t(O * CI * K * K), -wmax, wmax, 2);
     std::vector<double> bs(static_cast<size_t>(O));
     for (int64_t o = 0; o < O; ++o) bs[size_t(o)] = double(float(xs) * float(ws[size_t(o)]));
 
@@ -213,11 +224,11 @@ private slots:
     if (relu) y = graph::makeCall("nn.relu", {y});
     graph::Expr q = graph::makeCall("qnn.quantize", {y, scalar(ys, f32), scalar(yz, u8)}, {{"out_dtype", u8}});
 
-    // The pass made it integer: an int32 conv, no float one.
+    // The pass made it integer: an int32 conv (u8 x s8 packed unless depthwise), no float one.
     bool intConv = false;
     for (const std::string& op : optimizedOps({x}, q)) {
       QVERIFY2(op.rfind("nn.conv2d:", 0) != 0 || op.find("int32") != std::string::npos, op.c_str());
-      intConv |= op.rfind("nn.conv2d:", 0) == 0;
+      intConv |= op.rfind(groups > 1 ? "qnn.depthwise_conv2d_u8s8:" : "qnn.conv2d_u8s8:", 0) == 0;
     }
     QVERIFY(intConv);
 
@@ -245,6 +256,61 @@ private slots:
         }
   }
 
+  void int8KernelsUseByteDotProducts_data() {
+    QTest::addColumn<QString>("target");
+    QTest::addColumn<int>("wmax");
+    QTest::addColumn<QString>("want");
+    QTest::addColumn<QString>("notWant");
+    // This machine's AVX2 (no VNNI): 7-bit weights -> vpmaddubsw + vpmaddwd; full-range weights
+    // (a pair of products may leave int16) -> exact 16-bit vpmaddwd, never vpmaddubsw.
+    QTest::newRow("avx2 7-bit") << "llvm -mcpu=haswell" << 64 << "vpmaddubsw,vpmaddwd" << "vpmulld,vpdpbusd";
+    QTest::newRow("avx2 8-bit") << "llvm -mcpu=haswell" << 127 << "vpmaddwd" << "vpmaddubsw,vpdpbusd";
+    // AVX-512 VNNI (compiled, not run here: the machine has none): vpdpbusd for either range.
+    QTest::newRow("vnni 7-bit") << "llvm -mcpu=icelake-server" << 64 << "vpdpbusd" << "vpmaddubsw,vpmulld";
+    QTest::newRow("vnni 8-bit") << "llvm -mcpu=icelake-server" << 127 << "vpdpbusd" << "vpmaddubsw,vpmulld";
+  }
+  /// The structure of the int8 kernels: the conv and dense of a QDQ graph compile to the byte dot
+  /// product instructions (not the int32 multiply vpmulld over widened operands).
+  void int8KernelsUseByteDotProducts() {
+    QFETCH(QString, target);
+    QFETCH(int, wmax);
+    QFETCH(QString, want);
+    QFETCH(QString, notWant);
+    const int64_t C = 32, O = 64, H = 8, W = 8, N = 48;
+    DataType u8 = DataType::UInt(8), i8 = DataType::Int(8), f32 = DataType::Float(32);
+    graph::Var x = graph::makeVar("x", tt({1, C, H, W}, u8));
+    graph::Expr dx = graph::makeCall("qnn.dequantize", {x, scalar(0.02, f32), scalar(128, u8)});
+    graph::Expr dw = graph::makeCall("qnn.dequantize", {constant({O, C, 3, 3}, i8, randomInts(size_t(O * C * 9), -wmax, wmax, 3)),
+                                                        scalar(0.001, f32), scalar(0, i8)});
+    graph::Expr y = graph::makeCall("nn.conv2d", {dx, dw}, {{"padding", std::vector<int64_t>{1, 1, 1, 1}}});
+    y = graph::makeCall("nn.relu", {y});
+    graph::Expr q = graph::makeCall("qnn.quantize", {y, scalar(0.1, f32), scalar(0, u8)}, {{"out_dtype", u8}});
+    q = graph::makeCall("reshape", {q}, {{"newshape", std::vector<int64_t>{O, H * W}}});
+    graph::Expr dq = graph::makeCall("qnn.dequantize", {q, scalar(0.1, f32), scalar(0, u8)});
+    graph::Expr dw2 = graph::makeCall("qnn.dequantize", {constant({N, H * W}, i8, randomInts(size_t(N * H * W), -wmax, wmax, 4)),
+                                                         scalar(0.001, f32), scalar(0, i8)});
+    graph::Expr z = graph::makeCall("qnn.quantize", {graph::makeCall("nn.dense", {dq, dw2}), scalar(0.2, f32), scalar(3, u8)},
+                                    {{"out_dtype", u8}});
+    graph::Module m;
+    m.functions["main"] = graph::makeFunction({x}, z);
+    driver::CompiledModel cm = driver::compileModel(m, target.toStdString());
+    const std::string asmText = driver::buildModelKernels(cm).assembly();
+    for (const QString& w : want.split(','))
+      QVERIFY2(asmText.find(w.toStdString()) != std::string::npos, qPrintable("no " + w + " in the kernels"));
+    for (const QString& w : notWant.split(','))
+      QVERIFY2(asmText.find(w.toStdString()) == std::string::npos, qPrintable(w + " in the kernels"));
+    if (want == "vpdpbusd") {
+      // The accumulator is vpdpbusd's own operand: no separate vpaddd per product.
+      auto count = [&](const std::string& s) {
+        int n = 0;
+        for (size_t p = asmText.find(s); p != std::string::npos; p = asmText.find(s, p + 1)) ++n;
+        return n;
+      };
+      const int dots = count("vpdpbusd"), adds = count("vpaddd");
+      QVERIFY2(adds * 4 < dots, qPrintable(QString("%1 vpaddd for %2 vpdpbusd").arg(adds).arg(dots)));
+    }
+  }
+
   void qdqDenseBecomesIntegerAndIsExact() {
     const int64_t M = 3, K = 37, N = 20;
     DataType u8 = DataType::UInt(8), i8 = DataType::Int(8), f32 = DataType::Float(32);
@@ -262,7 +328,7 @@ private slots:
     graph::Expr y = graph::makeCall("add", {graph::makeCall("nn.dense", {da, dw}), constant({N}, f32, bf)});
     graph::Expr q = graph::makeCall("qnn.quantize", {y, scalar(ys, f32), scalar(yz, u8)}, {{"out_dtype", u8}});
     bool intDense = false;
-    for (const std::string& op : optimizedOps({a}, q)) intDense |= op.rfind("nn.dense:", 0) == 0 && op.find("int32") != std::string::npos;
+    for (const std::string& op : optimizedOps({a}, q)) intDense |= op.rfind("qnn.dense_u8s8:", 0) == 0;
     QVERIFY(intDense);
     std::vector<double> got = runAll({a}, q, {array({M, K}, u8, av)}, 1);
     for (int64_t m = 0; m < M; ++m)
@@ -271,6 +337,35 @@ private slots:
         double acc = std::nearbyint(bf[size_t(n)] / double(accScale));
         for (int64_t k = 0; k < K; ++k) acc += (av[size_t(m * K + k)] - az) * wv[size_t(n * K + k)];
         QCOMPARE(got[size_t(m * N + n)], requant(acc, accScale / float(ys), yz, 0, 255));
+      }
+  }
+
+  void matmulIntegerDenseWithRuntimeZeroPoint_data() {
+    QTest::addColumn<int>("wmax");
+    QTest::newRow("8-bit weights") << 127;
+    QTest::newRow("7-bit weights") << 64;
+  }
+  /// ORT's quantize_dynamic: DynamicQuantizeLinear's run-time zero point, MatMulInteger with a
+  /// constant 2-D int8 weight (imported as qnn.dense of its transpose): the packed u8 x s8 dense,
+  /// exact; K not a multiple of 4 pads the data.
+  void matmulIntegerDenseWithRuntimeZeroPoint() {
+    QFETCH(int, wmax);
+    const int64_t B = 2, M = 5, K = 37, N = 24;
+    DataType u8 = DataType::UInt(8), i8 = DataType::Int(8);
+    std::vector<double> av = randomInts(size_t(B * M * K), 0, 255, 41), bv = randomInts(size_t(K * N), -wmax, wmax, 42);
+    graph::Var a = graph::makeVar("a", tt({B, M, K}, u8));
+    graph::Var az = graph::makeVar("a_zero_point", tt({}, u8));
+    graph::Expr wT = graph::makeCall("transpose", {constant({K, N}, i8, bv)}, {{"axes", std::vector<int64_t>{1, 0}}});
+    graph::Expr y = graph::makeCall("qnn.dense", {a, wT, az, scalar(0, i8)});
+    bool packed = false;
+    for (const std::string& op : optimizedOps({a, az}, y)) packed |= op.rfind("qnn.dense_u8s8:", 0) == 0;
+    QVERIFY(packed);
+    std::vector<double> got = runAll({a, az}, y, {array({B, M, K}, u8, av), array({}, u8, {117})});
+    for (int64_t r = 0; r < B * M; ++r)
+      for (int64_t n = 0; n < N; ++n) {
+        double acc = 0;
+        for (int64_t k = 0; k < K; ++k) acc += (av[size_t(r * K + k)] - 117) * bv[size_t(k * N + n)];
+        QCOMPARE(got[size_t(r * N + n)], acc);
       }
   }
 

@@ -180,7 +180,10 @@ std::pair<double, double> saturationRange(DataType t) {
   return {-std::ldexp(1.0, t.bits() - 1), std::ldexp(1.0, t.bits() - 1) - 1};
 }
 
+void registerQnnPackedOps();  // QnnPacked.cpp
+
 void registerQnnOps() {
+  registerQnnPackedOps();
   defineOp("qnn.quantize", 3, OpPattern::ElemWise, {attrInt("axis", 1), attrDType("out_dtype")}, quantizeRel,
            quantizeKernel,
            "saturate(round_half_even(x / scale) + zero_point) in out_dtype; scale and zero point are "

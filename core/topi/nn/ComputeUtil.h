@@ -53,6 +53,7 @@ void registerTransformComputes();
 void registerReduceComputes();
 void registerScatterComputes();  // Scatter.cpp
 void registerImageComputes();    // Image.cpp
+void registerQnnDot4Computes();  // QnnDot4.cpp
 /// The float64 input coordinate of output index `o` under ONNX Resize's coordinate_transformation_mode
 /// (Transform.cpp; givenScale 0: out/in).
 Expr resizeCoordinate(const std::string& mode, Expr o, int64_t inLen, int64_t outLen, double givenScale);

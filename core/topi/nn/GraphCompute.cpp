@@ -21,6 +21,7 @@ void registerGraphComputes() {
     nn::registerReduceComputes();
     nn::registerScatterComputes();
     nn::registerImageComputes();
+    nn::registerQnnDot4Computes();
   });
 }
 

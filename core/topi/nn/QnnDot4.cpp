@@ -1,0 +1,109 @@
+// TE computes of the packed int8 ops qnn.conv2d_u8s8 and qnn.dense_u8s8: u8 data x s8 weights
+// -> int32 through the dot4_u8s8 intrinsic (4 byte products per int32 word: x86 vpdpbusd, or
+// vpmaddubsw + vpmaddwd on AVX2; codegen/Dot4.h). The weights are packed at compile time as int32
+// words of 4 consecutive input channels, so the output-channel lanes read one contiguous vector
+// of words and the data one broadcast word: the structure of a float NCHWc conv / matmul, which
+// the default schedule register-tiles and vectorizes along the output channels.
+#include "core/topi/Ops.h"
+#include "core/topi/nn/ComputeUtil.h"
+
+namespace loom::topi::nn {
+
+namespace {
+
+using graph::CallNode;
+using graph::Type;
+
+/// The int32 word of the 4 u8 values load(0..3) (little-endian), computed in uint32 so no
+/// intermediate overflows; LLVM combines the 4 byte loads into one 32-bit load.
+Expr word(const std::function<Expr(int64_t)>& load) {
+  const DataType u32 = DataType::UInt(32);
+  Expr w = tir::cast(u32, load(0));
+  for (int64_t k = 1; k < 4; ++k)
+    w = w + tir::cast(u32, load(k)) * tir::intImm(u32, int64_t(1) << (8 * k));
+  return tir::cast(DataType::Int(32), w);
+}
+
+std::string dot4Name(const CallNode& call) {
+  return call.attrs.getInt("pairs16") ? "dot4_u8s8_pairs16" : "dot4_u8s8";
+}
+
+/// data [N, C/ib, H, W, ib] u8, weight [O/ob, C/ib, KH, KW, ib/4, ob] int32 -> [N, O/ob, OH, OW, ob]
+/// int32; padding reads `pad_value` (the data's zero point).
+std::vector<te::Tensor> conv2dU8S8(const CallNode& call, const std::vector<te::Tensor>& in, const Type& outType) {
+  const auto& out = staticTensor(outType, call);
+  const auto& s = call.attrs.getInts("strides");
+  const auto& p = call.attrs.getInts("padding");
+  const auto& dl = call.attrs.getInts("dilation");
+  const std::vector<int64_t> ws = extents(in[1]);
+  te::Tensor data = topi::pad(in[0], {0, 0, p[0], p[1], 0}, {0, 0, p[2], p[3], 0},
+                              double(call.attrs.getInt("pad_value")), "pad_temp");
+  te::IterVar rco = te::reduceAxis(ci(ws[1]), "rco"), ry = te::reduceAxis(ci(ws[2]), "ry"),
+              rx = te::reduceAxis(ci(ws[3]), "rx"), rcw = te::reduceAxis(ci(ws[4]), "rcw");
+  const te::Tensor& W = in[1];
+  const std::string fn = dot4Name(call);
+  return {te::compute(
+      teShape(out),
+      [&](const std::vector<Var>& i) -> te::ComputeBody {
+        Expr y = Expr(i[2]) * ci(s[0]) + Expr(ry) * ci(dl[0]);
+        Expr x = Expr(i[3]) * ci(s[1]) + Expr(rx) * ci(dl[1]);
+        Expr a = word([&](int64_t k) { return data(i[0], rco, y, x, Expr(rcw) * ci(4) + ci(k)); });
+        return te::sum(tir::call(DataType::Int(32), fn, {a, W(i[1], rco, ry, rx, rcw, i[4])}), {rco, ry, rx, rcw});
+      },
+      "conv2d_NCHWc_u8s8", "conv2d_NCHWc_u8s8")};
+}
+
+/// data [N, C/k, H, W, k] u8, weight [C/k, KH, KW, k] s8 -> [N, C/k, OH, OW, k] int32: each
+/// product in int16 (|u8 * s8| <= 32640: exact; vpmullw on 16 lanes), summed in int32.
+std::vector<te::Tensor> depthwiseU8S8(const CallNode& call, const std::vector<te::Tensor>& in, const Type& outType) {
+  const auto& out = staticTensor(outType, call);
+  const auto& s = call.attrs.getInts("strides");
+  const auto& p = call.attrs.getInts("padding");
+  const auto& dl = call.attrs.getInts("dilation");
+  const std::vector<int64_t> ws = extents(in[1]);
+  te::Tensor data = topi::pad(in[0], {0, 0, p[0], p[1], 0}, {0, 0, p[2], p[3], 0},
+                              double(call.attrs.getInt("pad_value")), "pad_temp");
+  te::IterVar ry = te::reduceAxis(ci(ws[1]), "ry"), rx = te::reduceAxis(ci(ws[2]), "rx");
+  const te::Tensor& W = in[1];
+  const DataType i16 = DataType::Int(16);
+  return {te::compute(
+      teShape(out),
+      [&](const std::vector<Var>& i) -> te::ComputeBody {
+        Expr y = Expr(i[2]) * ci(s[0]) + Expr(ry) * ci(dl[0]);
+        Expr x = Expr(i[3]) * ci(s[1]) + Expr(rx) * ci(dl[1]);
+        Expr prod = tir::cast(i16, data(i[0], i[1], y, x, i[4])) * tir::cast(i16, W(i[1], ry, rx, i[4]));
+        return te::sum(tir::cast(DataType::Int(32), prod), {ry, rx});
+      },
+      "depthwise_conv2d_NCHWc_u8s8", "depthwise_conv2d_NCHWc_u8s8")};
+}
+
+/// data [..., K] u8, weight [K/4, N] int32 -> [..., N] int32.
+std::vector<te::Tensor> denseU8S8(const CallNode& call, const std::vector<te::Tensor>& in, const Type& outType) {
+  const auto& out = staticTensor(outType, call);
+  const std::vector<int64_t> ws = extents(in[1]);
+  te::IterVar kw = te::reduceAxis(ci(ws[0]), "kw");
+  const te::Tensor& X = in[0];
+  const te::Tensor& W = in[1];
+  const std::string fn = dot4Name(call);
+  return {te::compute(
+      teShape(out),
+      [&](const std::vector<Var>& i) -> te::ComputeBody {
+        std::vector<Expr> xi(i.begin(), i.end());
+        Expr a = word([&](int64_t k) {
+          xi.back() = Expr(kw) * ci(4) + ci(k);
+          return X(xi);
+        });
+        return te::sum(tir::call(DataType::Int(32), fn, {a, W(kw, i.back())}), {kw});
+      },
+      "dense_u8s8", "dense_u8s8")};
+}
+
+}  // namespace
+
+void registerQnnDot4Computes() {
+  setCompute("qnn.conv2d_u8s8", conv2dU8S8);
+  setCompute("qnn.dense_u8s8", denseU8S8);
+  setCompute("qnn.depthwise_conv2d_u8s8", depthwiseU8S8);
+}
+
+}  // namespace loom::topi::nn
