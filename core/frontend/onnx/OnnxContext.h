@@ -70,6 +70,9 @@ const std::unordered_map<std::string, Converter>& recurrentConverters();
 /// Scatter ops and image ops (OnnxConvertersIndex.cpp); converters() includes them.
 const std::unordered_map<std::string, Converter>& indexImageConverters();
 
+/// Loop, Scan and If, unrolled or inlined at import (OnnxConvertersControl.cpp); converters() includes them.
+const std::unordered_map<std::string, Converter>& controlFlowConverters();
+
 /// Quantized ops, ONNX's and ONNX Runtime's com.microsoft ones (keys "com.microsoft.QGemm"),
 /// as qnn.* ops (OnnxConvertersQuant.cpp); converters() includes them.
 const std::unordered_map<std::string, Converter>& quantConverters();

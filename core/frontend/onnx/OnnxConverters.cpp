@@ -1075,6 +1075,7 @@ const std::unordered_map<std::string, Converter>& converters() {
     for (const auto& [name, conv] : einsumConverters()) all.emplace(name, conv);
     for (const auto& [name, conv] : recurrentConverters()) all.emplace(name, conv);
     for (const auto& [name, conv] : indexImageConverters()) all.emplace(name, conv);
+    for (const auto& [name, conv] : controlFlowConverters()) all.emplace(name, conv);
     for (const auto& [name, conv] : quantConverters()) all[name] = conv;
     return all;
   }();
