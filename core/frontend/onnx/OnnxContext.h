@@ -73,6 +73,11 @@ const std::unordered_map<std::string, Converter>& indexImageConverters();
 /// Loop, Scan and If, unrolled or inlined at import (OnnxConvertersControl.cpp); converters() includes them.
 const std::unordered_map<std::string, Converter>& controlFlowConverters();
 
+/// 3-D (NCDHW) Conv and ConvTranspose as sums of 2-D ones over the depth taps (OnnxConverters3D.cpp).
+graph::Expr conv3dOf(Context& c, graph::Expr x, graph::Expr w, const graph::Expr& bias, const std::vector<int64_t>& strides,
+                     const std::vector<int64_t>& dil, const std::vector<int64_t>& pads, int64_t group);
+std::vector<graph::Expr> convTranspose3d(Context& c);
+
 /// Quantized ops, ONNX's and ONNX Runtime's com.microsoft ones (keys "com.microsoft.QGemm"),
 /// as qnn.* ops (OnnxConvertersQuant.cpp); converters() includes them.
 const std::unordered_map<std::string, Converter>& quantConverters();

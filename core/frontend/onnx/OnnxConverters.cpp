@@ -114,14 +114,15 @@ Outs conv(Context& c) { return {convOf(c, c.input(0), c.input(1), c.hasInput(2) 
 Expr convOf(Context& c, Expr x, Expr w, const Expr& bias) {
   size_t rank = c.tensorType(x).ndim();
   std::vector<int64_t> ws = c.staticShape(w);
-  if (rank != 3 && rank != 4)
-    c.fail("only 1-D and 2-D convolutions are supported (data rank " + std::to_string(rank) + ")");
+  if (rank != 3 && rank != 4 && rank != 5)
+    c.fail("only 1-D, 2-D and 3-D convolutions are supported (data rank " + std::to_string(rank) + ")");
   bool oneD = rank == 3;
   size_t n = rank - 2;
   std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
   std::vector<int64_t> strides = c.attrInts("strides", std::vector<int64_t>(n, 1));
   std::vector<int64_t> dil = c.attrInts("dilations", std::vector<int64_t>(n, 1));
   std::vector<int64_t> pads = convPads(c, spatialDims(c, x), kernel, strides, dil);
+  if (rank == 5) return conv3dOf(c, x, w, bias, strides, dil, pads, c.attrInt("group", 1));
   if (oneD) {
     std::vector<int64_t> xs = c.staticShape(x);
     x = reshapeTo(c, x, {xs[0], xs[1], 1, xs[2]});
@@ -146,7 +147,8 @@ Expr convOf(Context& c, Expr x, Expr w, const Expr& bias) {
 Outs convTranspose(Context& c) {
   Expr x = c.input(0), w = c.input(1);
   std::vector<int64_t> xs = c.staticShape(x), ws = c.staticShape(w);
-  if (xs.size() != 4 && xs.size() != 3) c.fail("only 1-D and 2-D transposed convolutions are supported");
+  if (xs.size() == 5) return convTranspose3d(c);
+  if (xs.size() != 4 && xs.size() != 3) c.fail("only 1-D, 2-D and 3-D transposed convolutions are supported");
   // 1-D: as 2-D over a height of 1.
   const bool oneD = xs.size() == 3;
   auto attr2 = [&](const char* name, std::vector<int64_t> def, int64_t fill) {
