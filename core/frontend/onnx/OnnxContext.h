@@ -78,10 +78,12 @@ graph::Expr conv3dOf(Context& c, graph::Expr x, graph::Expr w, const graph::Expr
                      const std::vector<int64_t>& dil, const std::vector<int64_t>& pads, int64_t group);
 std::vector<graph::Expr> convTranspose3d(Context& c);
 
-/// Resize with antialias (opset 18), linear or cubic: two products with interpolation matrices
-/// computed at import (OnnxConvertersResize.cpp). `out` holds the 4 output sizes.
-graph::Expr resizeAntialias(Context& c, const graph::Expr& x, const std::vector<int64_t>& out,
-                            const std::vector<double>& scales, const std::string& mode, const std::string& ctm);
+/// Resize, linear or cubic, as two products with interpolation matrices computed at import
+/// (OnnxConvertersResize.cpp): antialias (opset 18) and tf_crop_and_resize (`roi`: 4 starts,
+/// 4 ends). `out` holds the 4 output sizes.
+graph::Expr resizeByMatrices(Context& c, const graph::Expr& x, const std::vector<int64_t>& out,
+                             const std::vector<double>& scales, const std::string& mode, const std::string& ctm,
+                             bool antialias, const std::vector<double>& roi);
 
 /// Mish, Gelu, GroupNormalization and CenterCropPad (opsets 18-21, OnnxConvertersOpset18.cpp);
 /// converters() includes them.

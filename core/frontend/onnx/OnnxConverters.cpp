@@ -677,15 +677,21 @@ Outs resize(Context& c) {
     c.fail("mode '" + mode + "' is not supported (nearest, linear, cubic)");
   std::string ctm =
       c.opset() < 11 ? "asymmetric" : c.attrString("coordinate_transformation_mode", "half_pixel");
-  if (ctm == "tf_crop_and_resize" || ctm == "half_pixel_symmetric")
-    c.fail("coordinate_transformation_mode " + ctm + " is not supported");
+  if (ctm == "half_pixel_symmetric") c.fail("coordinate_transformation_mode " + ctm + " is not supported");
+  if (ctm == "tf_crop_and_resize") {
+    if (mode == "nearest") c.fail("coordinate_transformation_mode tf_crop_and_resize with mode nearest is not supported");
+    if (c.opset() >= 18 && c.attr("axes")) c.fail("the axes attribute of Resize is not supported");
+    if (!c.hasInput(1)) c.fail("tf_crop_and_resize needs the roi input");
+    return {resizeByMatrices(c, x, out, scales, mode, ctm, c.opset() >= 18 && c.attrInt("antialias", 0) != 0,
+                             c.constFloats(1))};
+  }
   if (c.opset() >= 18) {
     if (c.attr("axes")) c.fail("the axes attribute of Resize is not supported");
     if (c.attrString("keep_aspect_ratio_policy", "stretch") != "stretch")
       c.fail("keep_aspect_ratio_policy '" + c.attrString("keep_aspect_ratio_policy", "") + "' is not supported");
     if (c.attrInt("antialias", 0) != 0 && mode != "nearest") {
       bool down = out[2] < s[2] || out[3] < s[3];
-      if (down) return {resizeAntialias(c, x, out, scales, mode, ctm)};
+      if (down) return {resizeByMatrices(c, x, out, scales, mode, ctm, true, {})};
     }
   }
   if (mode == "cubic")

@@ -90,3 +90,10 @@ make("group_normalization_21", 21, [N("GroupNormalization", ["X", "scale", "bias
      {"X": x("gn21", [2, 6, 4])}, consts={"scale": x("gn21s", [6]), "bias": x("gn21b", [6])})
 make("center_crop_pad_18", 18, [N("CenterCropPad", ["X", "shape"], ["Y"], axes=[0, 2])], {"X": x("ccp", [5, 3, 4])},
      consts={"shape": i64(2, 7)})
+# Not new in 18, done by the same interpolation matrices: tf_crop_and_resize (cubic; linear is
+# the node test), part of the crop box outside the image (extrapolation_value).
+make("resize_cubic_tf_crop_and_resize_13", 13,
+     [N("Resize", ["X", "roi", "", "sizes"], ["Y"], mode="cubic", coordinate_transformation_mode="tf_crop_and_resize",
+        extrapolation_value=-3.0)],
+     {"X": x("tfcrop", [1, 2, 6, 7])},
+     consts={"roi": np.array([0, 0, 0.1, -0.2, 1, 1, 0.8, 0.9], np.float32), "sizes": i64(1, 2, 4, 5)})
