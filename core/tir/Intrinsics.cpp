@@ -40,9 +40,6 @@ std::map<std::string, Intrinsic>& table() {
     // if_then_else evaluates only the taken branch; the interpreter handles it specially.
     m["if_then_else"] = Intrinsic{"if_then_else", 3, true,
                                   [](const Args& a) { return a[0] != 0 ? a[1] : a[2]; }};
-    // The barrier of a team loop (codegen/FreeVars.h): run sequentially, there is no team, so
-    // it answers -1 and the caller takes its serial path.
-    m["loom_parallel_barrier"] = Intrinsic{"loom_parallel_barrier", 0, false, [](const Args&) { return -1.0; }};
     return m;
   }();
   return t;

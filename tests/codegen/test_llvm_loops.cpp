@@ -273,6 +273,14 @@ private slots:
       QVERIFY2((cs[0] == 1 && cs[1] == 1) || (cs[0] == 2 && cs[1] == 0), "neither the team nor the serial path ran");
       if (runtime::ThreadPool::global().numThreads() >= 2) QCOMPARE(cs[0], 1.0f);
     }
+    // The interpreter runs the tasks one after another: its barrier answers -1.
+    NDArray x = randomArray({2}, 7), a = randomArray({2}, 1), b = randomArray({2}, 2), cc = randomArray({2}, 3);
+    cc.as<float>()[1] = 0;
+    std::vector<tir::Arg> args{x, a, b, cc};
+    interpret(f, args);
+    QCOMPARE(b.as<float>()[0], (x.as<float>()[1] + 1) * 10);
+    QCOMPARE(cc.as<float>()[0], 2.0f);
+    QCOMPARE(cc.as<float>()[1], 0.0f);
   }
 
   void unrolledAndNonDivisibleSplit() {
