@@ -335,6 +335,11 @@ private:
       if (op->args.size() != 3) LOOM_THROW(CodeGenError) << "C codegen: if_then_else takes 3 arguments";
       return "(" + expr(op->args[0], lane) + " ? " + expr(op->args[1], lane) + " : " + expr(op->args[2], lane) + ")";
     }
+    if (name == kParallelBarrier) {
+      if (!op->args.empty()) LOOM_THROW(CodeGenError) << "C codegen: " << kParallelBarrier << " takes no arguments";
+      return m_inParallel ? "((" + ctype(op->dtype) + ")loom_backend_parallel_barrier(task_id, num_task))"
+                          : "((" + ctype(op->dtype) + ")-1)";
+    }
     if (name == pk::kStructGet) return structGet(op);
     if (name == pk::kPtrAdd)
       return "((void*)((char*)(" + expr(op->args[0], "") + ") + (" + expr(op->args[1], "") + ")))";
@@ -625,7 +630,16 @@ private:
     for (size_t i = 0; i < captured.size(); ++i) *m_os << (i ? ", " : "") << nameOf(captured[i]);
     if (captured.empty()) *m_os << "0";
     *m_os << "};\n";
-    line() << "if (loom_backend_parallel_launch(" << cname << ", &" << data << ", 0) != 0) return -1;\n";
+    // A team loop (its body meets at barriers) launches one task per iteration.
+    std::string numTask = "0";
+    if (callsParallelBarrier(op->body)) {
+      const auto* n = op->extent.as<IntImmNode>();
+      if (!n || n->value < 1 || n->value > 1024)
+        LOOM_THROW(CodeGenError) << "C codegen: parallel loop '" << op->loopVar->name << "' calls " << kParallelBarrier
+                                 << " but its extent is not a constant in [1, 1024]";
+      numTask = std::to_string(n->value);
+    }
+    line() << "if (loom_backend_parallel_launch(" << cname << ", &" << data << ", " << numTask << ") != 0) return -1;\n";
   }
 
   std::string emitFunction(const PrimFunc& f) {

@@ -818,6 +818,15 @@ private:
       m_b.CreateCall(setLastError(), {buf});
       return llvm::ConstantInt::get(m_i32, 0);
     }
+    if (name == kParallelBarrier) {
+      if (!op->args.empty()) LOOM_THROW(CodeGenError) << "codegen: " << kParallelBarrier << " takes no arguments";
+      llvm::Value* r = llvm::ConstantInt::get(m_i32, -1);
+      if (m_fs.inParallel) {
+        llvm::Function* barrier = externFunction("loom_backend_parallel_barrier", m_i32, {m_i32, m_i32});
+        r = m_b.CreateCall(barrier, {m_fs.fn->getArg(0), m_fs.fn->getArg(1)});
+      }
+      return m_b.CreateIntCast(r, regType(op->dtype), true);
+    }
     if (name == pk::kPtrAdd) {
       if (op->args.size() != 2) LOOM_THROW(CodeGenError) << "codegen: loom_ptr_add takes 2 arguments";
       return m_b.CreateGEP(m_i8, emitExpr(op->args[0]), emitExpr(op->args[1]));
@@ -1093,7 +1102,17 @@ private:
     m_b.SetCurrentDebugLocation(savedLoc);
 
     llvm::Function* launch = externFunction("loom_backend_parallel_launch", m_i32, {m_ptr, m_ptr, m_i32});
-    llvm::Value* rc = m_b.CreateCall(launch, {closure, cdata, llvm::ConstantInt::get(m_i32, 0)});
+    // A team loop (its body meets at barriers) launches one task per iteration; others let the
+    // pool pick the task count.
+    llvm::Value* numTask = llvm::ConstantInt::get(m_i32, 0);
+    if (callsParallelBarrier(op->body)) {
+      const int64_t* n = asConstInt(op->extent);
+      if (!n || *n < 1 || *n > 1024)
+        LOOM_THROW(CodeGenError) << "codegen: parallel loop '" << op->loopVar->name << "' in '" << m_funcName
+                                 << "' calls " << kParallelBarrier << " but its extent is not a constant in [1, 1024]";
+      numTask = llvm::ConstantInt::get(m_i32, *n);
+    }
+    llvm::Value* rc = m_b.CreateCall(launch, {closure, cdata, numTask});
     auto* fail = llvm::BasicBlock::Create(m_ctx, "parallel_fail", m_fs.fn);
     auto* ok = llvm::BasicBlock::Create(m_ctx, "parallel_ok", m_fs.fn);
     m_b.CreateCondBr(m_b.CreateICmpNE(rc, llvm::ConstantInt::get(m_i32, 0)), fail, ok,

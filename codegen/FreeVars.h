@@ -60,4 +60,20 @@ public:
   }
 };
 
+/// The intrinsic a team loop calls between its phases: loom_backend_parallel_barrier with the
+/// closure's task id and count; 0 when every task has its own thread, -1 when the launch ran
+/// its tasks one after another (nested, single-threaded, or a concurrent launch) or outside any
+/// parallel loop. A parallel loop whose body calls it launches exactly `extent` tasks (a team),
+/// task i running iteration i, so the callers can split work by the loop variable.
+inline constexpr const char* kParallelBarrier = "loom_parallel_barrier";
+
+/// Whether `s` calls kParallelBarrier.
+inline bool callsParallelBarrier(const tir::Stmt& s) {
+  bool found = false;
+  tir::postOrderVisit(s, [&](const tir::IRNode* n) {
+    if (auto* c = dynamic_cast<const tir::CallNode*>(n); c && c->op == kParallelBarrier) found = true;
+  });
+  return found;
+}
+
 }  // namespace loom::codegen

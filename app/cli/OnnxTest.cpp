@@ -159,6 +159,15 @@ void runOne(const fs::path& dir, const OnnxTestOptions& o) {
             bound = true;
           }
         }
+        // Then scalars of any type (Range's start/limit/delta, from which a Loop's trip count
+        // is computed: the output's shape depends on their values).
+        if (!bound)
+          for (size_t i = 0; i < names.size() && i < firstInputs.size(); ++i)
+            if (firstInputs[i].numel() == 1 && !io.constantInputs.count(names[i])) {
+              io.constantInputs[names[i]] = firstInputs[i];
+              io.inputShapes.erase(names[i]);
+              bound = true;
+            }
         if (!bound) LOOM_THROW(frontend::ImportError) << msg;
       }
       try {

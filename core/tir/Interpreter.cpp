@@ -646,6 +646,13 @@ Value Interp::evalCall(const CallNode* n) {
     }
     return r;
   }
+  // A team loop's barrier (codegen/FreeVars.h): run sequentially there is no team, so it
+  // answers -1 and the caller takes its serial path.
+  if (n->op == "loom_parallel_barrier") {
+    Value r = makeValue(n->dtype);
+    r.at(0) = fromDouble(n->dtype.element(), -1.0);
+    return r;
+  }
   const Intrinsic* in = findIntrinsic(n->op);
   if (!in) LOOM_THROW(RuntimeError) << "call of unknown intrinsic '" << n->op << "'";
   if (in->numArgs >= 0 && size_t(in->numArgs) != n->args.size())

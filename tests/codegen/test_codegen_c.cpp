@@ -93,6 +93,24 @@ PrimFunc casts() {
   return func("casts", {A, H, BF, Q, U}, {}, body);
 }
 
+/// A team loop (see test_llvm_loops): 2 tasks, A[p] = X[p] + 1, barrier, B[p] = A[1 - p] * 10,
+/// C[p] = 1; when the tasks run one after another task 0 does it all serially and sets C[0] = 2.
+PrimFunc teamLoop() {
+  Buffer X = makeBuffer("X", f32, {2}), A = makeBuffer("A", f32, {2}), B = makeBuffer("B", f32, {2}),
+         C = makeBuffer("C", f32, {2});
+  Var p = makeVar("p"), ok = makeVar("ok", i32), q = makeVar("q");
+  Expr barrier = call(i32, "loom_parallel_barrier", {});
+  Expr one = floatImm(f32, 1), ten = floatImm(f32, 10);
+  Stmt team = seq({bufferStore(A, bufferLoad(X, {p}) + one, {p}), evaluate(barrier),
+                   bufferStore(B, bufferLoad(A, {1 - p}) * ten, {p}), bufferStore(C, one, {p})});
+  Stmt serial = seq({forLoop(q, 0, 2, ForKind::Serial, bufferStore(A, bufferLoad(X, {q}) + one, {q})),
+                     forLoop(q, 0, 2, ForKind::Serial, bufferStore(B, bufferLoad(A, {1 - q}) * ten, {q})),
+                     bufferStore(C, floatImm(f32, 2), {0})});
+  Stmt body = forLoop(p, 0, 2, ForKind::Parallel,
+                      letStmt(ok, barrier, ifThen(eq(ok, intImm(i32, 0)), team, ifThen(eq(p, intImm(i32, 0)), serial))));
+  return func("team_loop", {X, A, B, C}, {}, body);
+}
+
 /// Builds `source` into a shared library with cc; returns its path ("" and a message on failure).
 std::string compileC(const std::string& source, const QString& dir, std::string* log) {
   std::string c = (dir + "/module.c").toStdString(), so = (dir + "/module.so").toStdString();
@@ -124,7 +142,8 @@ private slots:
     m_dir = QDir::tempPath() + "/loom-codegen-c-" + QString::number(QCoreApplication::applicationPid());
     QDir().mkpath(m_dir);
     std::vector<PrimFunc> packed;
-    for (auto& f : {elementwise(), maskedParallel(), integerMix(), casts()}) packed.push_back(transform::makePackedAPI(f));
+    for (auto& f : {elementwise(), maskedParallel(), integerMix(), casts(), teamLoop()})
+      packed.push_back(transform::makePackedAPI(f));
     m_source = emitC(packed);
     std::string log;
     std::string so = compileC(m_source, m_dir, &log);
@@ -160,6 +179,20 @@ private slots:
         float want = std::exp(a.as<float>()[k]) + b.as<float>()[k];
         QVERIFY(std::abs(c.as<float>()[k] - want) <= 1e-6f * std::abs(want));
       }
+    }
+  }
+
+  void teamLoopMeetsAtBarriers() {
+    QVERIFY(m_source.find("loom_backend_parallel_barrier(task_id, num_task)") != std::string::npos);
+    for (int round = 0; round < 20; ++round) {
+      NDArray x = randomArray({2}, 60 + uint64_t(round)), a = randomArray({2}, 1), b = randomArray({2}, 2);
+      NDArray c = NDArray::empty({2}, runtime::DType::f32());
+      c.as<float>()[0] = c.as<float>()[1] = 0;
+      m_lib.getFunction("team_loop")(x, a, b, c);
+      QCOMPARE(b.as<float>()[0], (x.as<float>()[1] + 1) * 10);
+      QCOMPARE(b.as<float>()[1], (x.as<float>()[0] + 1) * 10);
+      const float* cs = c.as<float>();
+      QVERIFY((cs[0] == 1 && cs[1] == 1) || (cs[0] == 2 && cs[1] == 0));
     }
   }
 

@@ -10,6 +10,7 @@
 #include "core/tir/Interpreter.h"
 #include "core/tir/Op.h"
 #include "runtime/RuntimeFailure.h"
+#include "runtime/ThreadPool.h"
 
 using namespace loom;
 using namespace loom::tir;
@@ -235,6 +236,51 @@ private slots:
       std::string r = compareWithInterpreter(f, {randomArray({len}, 30), randomArray({len}, 31), 1.5, -0.25});
       QVERIFY2(r.empty(), r.c_str());
     }
+  }
+
+  void teamLoopMeetsAtBarriers() {
+    // for p in parallel(2): ok = loom_parallel_barrier()
+    //   team (ok == 0): A[p] = X[p] + 1; barrier; B[p] = A[1 - p] * 10; C[p] = 1
+    //   else, p == 0 alone: the same serially; C[0] = 2
+    // A team launches exactly 2 tasks that meet at the barriers, so B reads the other task's A;
+    // when the pool runs tasks one after another the probe answers -1 and task 0 does it all.
+    Buffer X = buf1d("X", 2), A = buf1d("A", 2), B = buf1d("B", 2), C = buf1d("C", 2);
+    Var p = makeVar("p"), ok = makeVar("ok", i32), q = makeVar("q");
+    Expr barrier = call(i32, "loom_parallel_barrier", {});
+    Expr one = floatImm(f32, 1), ten = floatImm(f32, 10);
+    Stmt team = seq({bufferStore(A, bufferLoad(X, {p}) + one, {p}), evaluate(barrier),
+                     bufferStore(B, bufferLoad(A, {1 - p}) * ten, {p}), bufferStore(C, one, {p})});
+    Stmt serial = seq({forLoop(q, 0, 2, ForKind::Serial, bufferStore(A, bufferLoad(X, {q}) + one, {q})),
+                       forLoop(q, 0, 2, ForKind::Serial, bufferStore(B, bufferLoad(A, {1 - q}) * ten, {q})),
+                       bufferStore(C, floatImm(f32, 2), {0})});
+    Stmt body = forLoop(p, 0, 2, ForKind::Parallel,
+                        letStmt(ok, barrier, ifThen(eq(ok, intImm(i32, 0)), team, ifThen(eq(p, intImm(i32, 0)), serial))));
+    PrimFunc f = func("main", {X, A, B, C}, {}, body);
+    runtime::PackedFunc fn = codegen::testutil::jitPacked(f);
+    for (int round = 0; round < 50; ++round) {
+      NDArray x = randomArray({2}, 50 + uint64_t(round)), a = randomArray({2}, 1), b = randomArray({2}, 2);
+      NDArray cc = NDArray::empty({2}, runtime::DType::f32());
+      cc.as<float>()[0] = cc.as<float>()[1] = 0;
+      std::vector<runtime::PackedArg> args{x, a, b, cc};
+      fn.call(args);
+      const float* xs = x.as<float>();
+      const float* bs = b.as<float>();
+      QCOMPARE(bs[0], (xs[1] + 1) * 10);
+      QCOMPARE(bs[1], (xs[0] + 1) * 10);
+      // The team path ran when the pool has two threads for it (this machine has >= 2 cores
+      // unless LOOM_NUM_THREADS says otherwise); else the serial one did.
+      const float* cs = cc.as<float>();
+      QVERIFY2((cs[0] == 1 && cs[1] == 1) || (cs[0] == 2 && cs[1] == 0), "neither the team nor the serial path ran");
+      if (runtime::ThreadPool::global().numThreads() >= 2) QCOMPARE(cs[0], 1.0f);
+    }
+    // The interpreter runs the tasks one after another: its barrier answers -1.
+    NDArray x = randomArray({2}, 7), a = randomArray({2}, 1), b = randomArray({2}, 2), cc = randomArray({2}, 3);
+    cc.as<float>()[1] = 0;
+    std::vector<tir::Arg> args{x, a, b, cc};
+    interpret(f, args);
+    QCOMPARE(b.as<float>()[0], (x.as<float>()[1] + 1) * 10);
+    QCOMPARE(cc.as<float>()[0], 2.0f);
+    QCOMPARE(cc.as<float>()[1], 0.0f);
   }
 
   void unrolledAndNonDivisibleSplit() {

@@ -253,7 +253,7 @@ private slots:
       qInfo("import failure: %s", f.c_str());
     for (const auto& f : runFailures)
       qInfo("run failure: %s", f.c_str());
-    qInfo("%s: %d total, %d in scope (supported ops, opset 6-17), %d imported (%d with shape "
+    qInfo("%s: %d total, %d in scope (supported ops, opset 6-21), %d imported (%d with shape "
           "inputs bound to the test's values; %d not run: test data contradicting the model or a "
           "known "
           "difference), %d match "

@@ -57,7 +57,7 @@ private slots:
     QVERIFY(
         r.out.contains("nn.conv2d  [out_elemwise_fusable] strides=[1, 1] padding=[0, 0, 0, 0]"));
     QVERIFY(r.out.contains("reshape  [injective] newshape=<int list>"));
-    QVERIFY(r.out.contains("ONNX ops (opsets 6-17):"));
+    QVERIFY(r.out.contains("ONNX ops (opsets 6-21):"));
     // Names wrap across lines, so match whole words rather than surrounding spaces.
     for (const char* op : {"LayerNormalization", "Conv", "Softmax"})
       QVERIFY2(r.out.contains(QRegularExpression(QString("\\b%1\\b").arg(op))), op);

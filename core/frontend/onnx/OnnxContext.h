@@ -76,6 +76,25 @@ const std::unordered_map<std::string, Converter>& recurrentConverters();
 /// Scatter ops and image ops (OnnxConvertersIndex.cpp); converters() includes them.
 const std::unordered_map<std::string, Converter>& indexImageConverters();
 
+/// Loop, Scan and If, unrolled or inlined at import (OnnxConvertersControl.cpp); converters() includes them.
+const std::unordered_map<std::string, Converter>& controlFlowConverters();
+
+/// 3-D (NCDHW) Conv and ConvTranspose as sums of 2-D ones over the depth taps (OnnxConverters3D.cpp).
+graph::Expr conv3dOf(Context& c, graph::Expr x, graph::Expr w, const graph::Expr& bias, const std::vector<int64_t>& strides,
+                     const std::vector<int64_t>& dil, const std::vector<int64_t>& pads, int64_t group);
+std::vector<graph::Expr> convTranspose3d(Context& c);
+
+/// Resize, linear or cubic, as two products with interpolation matrices computed at import
+/// (OnnxConvertersResize.cpp): antialias (opset 18) and tf_crop_and_resize (`roi`: 4 starts,
+/// 4 ends). `out` holds the 4 output sizes.
+graph::Expr resizeByMatrices(Context& c, const graph::Expr& x, const std::vector<int64_t>& out,
+                             const std::vector<double>& scales, const std::string& mode, const std::string& ctm,
+                             bool antialias, const std::vector<double>& roi);
+
+/// Mish, Gelu, GroupNormalization and CenterCropPad (opsets 18-21, OnnxConvertersOpset18.cpp);
+/// converters() includes them.
+const std::unordered_map<std::string, Converter>& newerOpsetConverters();
+
 /// Quantized ops, ONNX's and ONNX Runtime's com.microsoft ones (keys "com.microsoft.QGemm"),
 /// as qnn.* ops (OnnxConvertersQuant.cpp); converters() includes them.
 const std::unordered_map<std::string, Converter>& quantConverters();

@@ -136,14 +136,15 @@ Outs conv(Context& c) { return {convOf(c, c.input(0), c.input(1), c.hasInput(2) 
 Expr convOf(Context& c, Expr x, Expr w, const Expr& bias) {
   size_t rank = c.tensorType(x).ndim();
   std::vector<int64_t> ws = c.staticShape(w);
-  if (rank != 3 && rank != 4)
-    c.fail("only 1-D and 2-D convolutions are supported (data rank " + std::to_string(rank) + ")");
+  if (rank != 3 && rank != 4 && rank != 5)
+    c.fail("only 1-D, 2-D and 3-D convolutions are supported (data rank " + std::to_string(rank) + ")");
   bool oneD = rank == 3;
   size_t n = rank - 2;
   std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
   std::vector<int64_t> strides = c.attrInts("strides", std::vector<int64_t>(n, 1));
   std::vector<int64_t> dil = c.attrInts("dilations", std::vector<int64_t>(n, 1));
   std::vector<int64_t> pads = convPads(c, spatialDims(c, x), kernel, strides, dil);
+  if (rank == 5) return conv3dOf(c, x, w, bias, strides, dil, pads, c.attrInt("group", 1));
   if (oneD) {
     std::vector<int64_t> xs = c.staticShape(x);
     x = reshapeTo(c, x, {xs[0], xs[1], 1, xs[2]});
@@ -168,7 +169,8 @@ Expr convOf(Context& c, Expr x, Expr w, const Expr& bias) {
 Outs convTranspose(Context& c) {
   Expr x = c.input(0), w = c.input(1);
   std::vector<int64_t> xs = c.staticShape(x), ws = c.staticShape(w);
-  if (xs.size() != 4 && xs.size() != 3) c.fail("only 1-D and 2-D transposed convolutions are supported");
+  if (xs.size() == 5) return convTranspose3d(c);
+  if (xs.size() != 4 && xs.size() != 3) c.fail("only 1-D, 2-D and 3-D transposed convolutions are supported");
   // 1-D: as 2-D over a height of 1.
   const bool oneD = xs.size() == 3;
   auto attr2 = [&](const char* name, std::vector<int64_t> def, int64_t fill) {
@@ -561,6 +563,17 @@ Outs split(Context& c) {
     sizes = c.constInts(1);
   else if (c.opset() < 13)
     sizes = c.attrInts("split");
+  if (sizes.empty() && c.opset() >= 18 && c.attr("num_outputs")) {
+    int64_t n = c.attrInt("num_outputs", 1);
+    if (n < 1 || n != c.node->output_size())
+      c.fail("num_outputs " + std::to_string(n) + " does not match the node's " +
+             std::to_string(c.node->output_size()) + " outputs");
+    int64_t chunk = (s[axis] + n - 1) / n;
+    for (int64_t at = 0; at < s[axis]; at += chunk) sizes.push_back(std::min(chunk, s[axis] - at));
+    if (int64_t(sizes.size()) != n)
+      c.fail("dimension " + std::to_string(s[axis]) + " does not split into " + std::to_string(n) +
+             " chunks of " + std::to_string(chunk));
+  }
   if (sizes.empty()) {
     int64_t n = c.node->output_size();
     if (s[axis] % n != 0)
@@ -655,9 +668,20 @@ Outs pad(Context& c) {
   } else {
     pads = c.constInts(1);
     if (c.hasInput(2)) value = c.constFloats(2).at(0);
-    if (c.hasInput(3)) c.fail("the axes input of Pad is not supported");
   }
   size_t n = t.ndim();
+  if (c.opset() >= 18 && c.hasInput(3)) {
+    std::vector<int64_t> axes = c.constInts(3);
+    if (pads.size() != 2 * axes.size())
+      c.fail("pads must have " + std::to_string(2 * axes.size()) + " entries for " + std::to_string(axes.size()) + " axes");
+    std::vector<int64_t> all(2 * n, 0);
+    for (size_t i = 0; i < axes.size(); ++i) {
+      size_t a = size_t(normAxis(c, axes[i], int64_t(n)));
+      all[a] = pads[i];
+      all[a + n] = pads[i + axes.size()];
+    }
+    pads = all;
+  }
   if (pads.size() != 2 * n) c.fail("pads must have " + std::to_string(2 * n) + " entries");
   std::vector<int64_t> pw;
   for (size_t i = 0; i < n; ++i) {
@@ -666,6 +690,27 @@ Outs pad(Context& c) {
     pw.push_back(pads[i + n]);
   }
   std::string mode = c.attrString("mode", "constant");
+  if (mode == "wrap") {  // opset 19: the far end's elements wrap around, as slices concatenated
+    std::vector<int64_t> s = c.staticShape(x);
+    for (size_t i = 0; i < n; ++i) {
+      int64_t b = pw[2 * i], e = pw[2 * i + 1], d = s[i];
+      if (b == 0 && e == 0) continue;
+      if (b > d || e > d) c.fail("wrap padding larger than the dimension (" + std::to_string(d) + ") is not supported");
+      auto part = [&](int64_t from, int64_t to) {
+        return c.call("strided_slice", {x},
+                      {{"begin", std::vector<int64_t>{from}},
+                       {"end", std::vector<int64_t>{to}},
+                       {"strides", std::vector<int64_t>{1}},
+                       {"axes", std::vector<int64_t>{int64_t(i)}}});
+      };
+      std::vector<Expr> parts;
+      if (b > 0) parts.push_back(part(d - b, d));
+      parts.push_back(x);
+      if (e > 0) parts.push_back(part(0, e));
+      x = c.call("concatenate", parts, {{"axis", int64_t(i)}});
+    }
+    return {x};
+  }
   return {c.call("nn.pad", {x}, {{"pad_width", pw}, {"pad_value", value}, {"pad_mode", mode}})};
 }
 
@@ -738,8 +783,23 @@ Outs resize(Context& c) {
     c.fail("mode '" + mode + "' is not supported (nearest, linear, cubic)");
   std::string ctm =
       c.opset() < 11 ? "asymmetric" : c.attrString("coordinate_transformation_mode", "half_pixel");
-  if (ctm == "tf_crop_and_resize")
-    c.fail("coordinate_transformation_mode tf_crop_and_resize is not supported");
+  if (ctm == "half_pixel_symmetric") c.fail("coordinate_transformation_mode " + ctm + " is not supported");
+  if (ctm == "tf_crop_and_resize") {
+    if (mode == "nearest") c.fail("coordinate_transformation_mode tf_crop_and_resize with mode nearest is not supported");
+    if (c.opset() >= 18 && c.attr("axes")) c.fail("the axes attribute of Resize is not supported");
+    if (!c.hasInput(1)) c.fail("tf_crop_and_resize needs the roi input");
+    return {resizeByMatrices(c, x, out, scales, mode, ctm, c.opset() >= 18 && c.attrInt("antialias", 0) != 0,
+                             c.constFloats(1))};
+  }
+  if (c.opset() >= 18) {
+    if (c.attr("axes")) c.fail("the axes attribute of Resize is not supported");
+    if (c.attrString("keep_aspect_ratio_policy", "stretch") != "stretch")
+      c.fail("keep_aspect_ratio_policy '" + c.attrString("keep_aspect_ratio_policy", "") + "' is not supported");
+    if (c.attrInt("antialias", 0) != 0 && mode != "nearest") {
+      bool down = out[2] < s[2] || out[3] < s[3];
+      if (down) return {resizeByMatrices(c, x, out, scales, mode, ctm, true, {})};
+    }
+  }
   if (mode == "cubic")
     return {c.call("image.resize2d_cubic", {x},
                    {{"size", std::vector<int64_t>{out[2], out[3]}},
@@ -781,7 +841,7 @@ Converter reduce(const std::string& op) {
   return [op](Context& c) {
     Expr x = c.input(0);
     std::vector<int64_t> axes = c.attrInts("axes");
-    bool axesAsInput = op == "sum" && c.opset() >= 13;
+    bool axesAsInput = (op == "sum" && c.opset() >= 13) || c.opset() >= 18;
     if (axesAsInput && c.hasInput(1)) axes = c.constInts(1);
     if (axesAsInput && axes.empty() && c.attrInt("noop_with_empty_axes", 0)) return Outs{x};
     return Outs{c.call(op, {x}, {{"axis", axes}, {"keepdims", c.attrInt("keepdims", 1)}})};
@@ -1032,13 +1092,19 @@ Outs mod(Context& c) {
 Converter reduceComposite(const std::string& kind) {
   return [kind](Context& c) {
     Expr x = c.input(0);
-    Attrs a{{"axis", c.attrInts("axes")}, {"keepdims", c.attrInt("keepdims", 1)}};
+    std::vector<int64_t> axes = c.attrInts("axes");
+    // Opset 18: the axes are an input; none (with noop_with_empty_axes) is the identity.
+    if (c.opset() >= 18) {
+      if (c.hasInput(1)) axes = c.constInts(1);
+      if (axes.empty() && c.attrInt("noop_with_empty_axes", 0)) return Outs{x};
+    }
+    Attrs a{{"axis", axes}, {"keepdims", c.attrInt("keepdims", 1)}};
     if (kind == "L1") return Outs{c.call("sum", {c.call("abs", {x})}, a)};
     if (kind == "SumSquare") return Outs{c.call("sum", {c.call("multiply", {x, x})}, a)};
     if (kind == "L2") return Outs{c.call("sqrt", {c.call("sum", {c.call("multiply", {x, x})}, a)})};
     if (kind == "LogSum") return Outs{c.call("log", {c.call("sum", {x}, a)})};
     // LogSumExp, stabilized by the max.
-    Attrs keep{{"axis", c.attrInts("axes")}, {"keepdims", int64_t(1)}};
+    Attrs keep{{"axis", axes}, {"keepdims", int64_t(1)}};
     Expr m = c.call("max", {x}, keep);
     Expr s = c.call("sum", {c.call("exp", {c.call("subtract", {x, m})})}, keep);
     Expr r = c.call("add", {c.call("log", {s}), m});
@@ -1246,6 +1312,8 @@ const std::unordered_map<std::string, Converter>& converters() {
     for (const auto& [name, conv] : einsumConverters()) all.emplace(name, conv);
     for (const auto& [name, conv] : recurrentConverters()) all.emplace(name, conv);
     for (const auto& [name, conv] : indexImageConverters()) all.emplace(name, conv);
+    for (const auto& [name, conv] : controlFlowConverters()) all.emplace(name, conv);
+    for (const auto& [name, conv] : newerOpsetConverters()) all.emplace(name, conv);
     for (const auto& [name, conv] : quantConverters()) all[name] = conv;
     return all;
   }();

@@ -126,7 +126,12 @@ Expr dftOf(Context& c, Expr x, int64_t axis, int64_t L, bool inverse, bool onesi
 Outs dft(Context& c) {
   int64_t L = c.hasInput(1) ? c.constInts(1).at(0) : 0;
   if (c.hasInput(1) && L < 1) c.fail("dft_length must be positive");
-  return {dftOf(c, c.input(0), c.attrInt("axis", 1), L, c.attrInt("inverse", 0) != 0, c.attrInt("onesided", 0) != 0)};
+  int64_t axis = c.attrInt("axis", 1);
+  if (c.opset() >= 20) {  // opset 20: the axis is input 2 (default -2), negative from the back
+    axis = c.hasInput(2) ? c.constInts(2).at(0) : -2;
+    if (axis < 0) axis += int64_t(c.staticShape(c.input(0)).size());
+  }
+  return {dftOf(c, c.input(0), axis, L, c.attrInt("inverse", 0) != 0, c.attrInt("onesided", 0) != 0)};
 }
 
 /// STFT (opset 17): frames gathered by a constant index, windowed, then DFT along the frame.

@@ -1,4 +1,4 @@
-// The ONNX importer: an .onnx model (opsets 6-17) to a typed graph::Module.
+// The ONNX importer: an .onnx model (opsets 6-21) to a typed graph::Module.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -47,6 +47,6 @@ std::vector<std::string> supportedOnnxOps();
 
 /// The opset range the importer accepts.
 constexpr int kMinOpset = 6;
-constexpr int kMaxOpset = 17;
+constexpr int kMaxOpset = 21;
 
 } // namespace loom::frontend

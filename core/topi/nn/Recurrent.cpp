@@ -1,10 +1,13 @@
-// nn.recurrence as one kernel: a serial loop over time whose step is the recurrent matmul
-// (vectorized along the columns of R^T, summed in an unrolled register accumulator) followed by
-// the fused gate update. Written as TVMScript text and parsed, since TE has no serial loop that
-// carries state. The step is not parallel: at batch 1 a per-step thread-pool launch cost more
-// than it saved (85 ms vs 16 ms for 100 steps of hidden 256 on the loaded 2-core machine).
+// nn.recurrence as one kernel: a loop over time whose step is the recurrent matmul (vectorized
+// along the columns of R^T, summed in an unrolled register accumulator) followed by the fused,
+// vectorized gate update. Written as TVMScript text and parsed, since TE has no serial loop that
+// carries state. A parallel loop inside the time loop would pay a thread-pool launch per step
+// (85 ms vs 16 ms for 100 steps of hidden 256 on the loaded 2-core machine), so wide layers run
+// as a team instead: one launch of two tasks for the whole recurrence, each owning half of the
+// units (its columns of R^T stay in its core's cache), meeting at a barrier once per step.
 #include "core/topi/nn/Recurrent.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <sstream>
@@ -53,6 +56,10 @@ struct Writer {
   void line(const std::string& s) { out << std::string(size_t(4 * depth), ' ') << s << "\n"; }
 };
 
+/// The tasks of a team step (see recurrenceScript) and the smallest hidden size that uses one.
+constexpr int64_t kTeam = 2;
+constexpr int64_t kTeamMinHidden = 128;
+
 /// The widest vector (16, 8, 4, 2 or 1 lanes) that divides n.
 int64_t lanesFor(int64_t n) {
   for (int64_t l : {16, 8, 4, 2})
@@ -92,21 +99,26 @@ std::string recurrenceScript(const graph::CallNode& call, const std::string& nam
   w.line("with T.block(\"root\"):");
   w.depth = 2;
   w.line("G = T.alloc_buffer((" + S(B) + ", " + S(GH) + "), \"float32\")");
-  w.line("ACC = T.alloc_buffer((128,), \"float32\", scope=\"local\")");
+  w.line("ACC = T.alloc_buffer((64,), \"float32\", scope=\"local\")");
+  // The hidden state, double-buffered: step s reads HS[d, s % 2] and writes HS[d, 1 - s % 2],
+  // so a team task may write its units while the others still read the old state.
+  w.line("HS = T.alloc_buffer((" + S(D) + ", 2, " + S(B) + ", " + S(H) + "), \"float32\")");
   if (cell == "gru") w.line("HG = T.alloc_buffer((" + S(B) + ", " + S(H) + "), \"float32\")");
+  if (cell == "gru") w.line("HP = T.alloc_buffer((" + S(B) + ", " + S(H) + "), \"float32\")");
   w.line("for t, d, b, j in T.grid(" + S(T) + ", " + S(D) + ", " + S(B) + ", " + S(H) + "):");
   w.line("    Y[t, d, b, j] = " + num(0));
   w.line("for d, b, j in T.grid(" + S(D) + ", " + S(B) + ", " + S(H) + "):");
-  w.line("    YH[d, b, j] = H0[d, b, j]");
+  w.line("    HS[d, 0, b, j] = H0[d, b, j]");
   w.line("    YC[d, b, j] = C0[d, b, j]");
-  // dst[b, col0 + q] = init(q) + sum_k src(b, k) * RT[d, k, col0 + q] for q < n.
-  // dst[b, col0 + q] = init(q) + sum_k src(b, k) * RT[d, k, col0 + q] for q < n: per batch row
-  // and block of `vecs` vectors of `lanes` columns, the sums stay in a register accumulator (ACC,
-  // unrolled) across k, so the step is FMA-bound rather than bound by store-to-load latency.
-  auto matmul = [&](const std::string& dst, int64_t dstCol0, int64_t rtCol0, int64_t n, const std::string& src,
-                    const std::function<std::string(const std::string&)>& init) {
+  // dst[b, dstCol0 + q] = init(rtCol0 + q) + sum_k src(b, k) * RT[d, k, rtCol0 + q] for q < n:
+  // per batch row and block of `vecs` vectors of `lanes` columns, the sums stay in a register
+  // accumulator (ACC, unrolled; at most 64 floats, 8 AVX2 registers) across k, so the step is
+  // bound by loading R rather than by store-to-load latency. The column offsets are TIR text
+  // (a team task's offset depends on its index p).
+  auto matmul = [&](const std::string& dst, const std::string& dstCol0, const std::string& rtCol0, int64_t n,
+                    const std::string& src, const std::function<std::string(const std::string&)>& init) {
     int64_t lanes = lanesFor(n), vecs = 1;
-    while (vecs < 8 && (n / lanes) % (2 * vecs) == 0) vecs *= 2;
+    while (lanes * vecs * 2 <= 64 && (n / lanes) % (2 * vecs) == 0) vecs *= 2;
     std::string q = "qo * " + S(lanes * vecs) + " + u * " + S(lanes) + " + qi";
     std::string a = "ACC[u * " + S(lanes) + " + qi]";
     std::string inner = lanes > 1 ? "T.vectorized(" + S(lanes) + ")" : "range(1)";
@@ -114,65 +126,118 @@ std::string recurrenceScript(const graph::CallNode& call, const std::string& nam
     w.line("    for b in range(" + S(B) + "):");
     w.line("        for u in T.unroll(" + S(vecs) + "):");
     w.line("            for qi in " + inner + ":");
-    w.line("                " + a + " = " + init(q));
+    w.line("                " + a + " = " + init(rtCol0 + " + " + q));
     w.line("        for k in range(" + S(H) + "):");
     w.line("            for u in T.unroll(" + S(vecs) + "):");
     w.line("                for qi in " + inner + ":");
-    w.line("                    " + a + " = " + a + " + " + src + " * RT[d_, k, " + S(rtCol0) + " + " + q + "]");
+    w.line("                    " + a + " = " + a + " + " + src + " * RT[d_, k, " + rtCol0 + " + " + q + "]");
     w.line("        for u in T.unroll(" + S(vecs) + "):");
     w.line("            for qi in " + inner + ":");
-    w.line("                " + dst + "[b, " + S(dstCol0) + " + " + q + "] = " + a);
+    w.line("                " + dst + "[b, " + dstCol0 + " + " + q + "] = " + a);
   };
-  for (int64_t d = 0; d < D; ++d) {
-    const bool rev = dir == "reverse" || (dir == "bidirectional" && d == 1);
-    auto act = [&](size_t k, const std::string& x) {
-      size_t i = size_t(d) * perDir + k;
-      return activation(acts.at(i), ap.at(2 * i), ap.at(2 * i + 1), x);
-    };
-    // The time step of batch entry b at step s (reverse: from its own length down).
-    const std::string tb = rev ? "T.min(T.max(L[b] - 1 - s, 0), " + S(T - 1) + ")" : "s";
+  const std::string barrier = "T.evaluate(T.call_intrin(\"int32\", \"loom_parallel_barrier\"))";
+  // The time loops of every direction at indentation `depth`. Serial: one task computes all H
+  // units. Team: task p of kTeam computes units [p * Hp, (p + 1) * Hp) of every gate (its
+  // columns of R^T), so its gate update needs only its own gates; the tasks meet once per step,
+  // after the update (the new state is complete; the double buffer keeps the old one readable).
+  auto emitSteps = [&](int depth, bool team) {
+    const int64_t Hp = team ? H / kTeam : H;
+    const std::string j0 = team ? "p * " + S(Hp) : "0";
+    auto col = [&](int64_t gate) { return team ? S(gate * H) + " + " + j0 : S(gate * H); };
+    for (int64_t d = 0; d < D; ++d) {
+      const bool rev = dir == "reverse" || (dir == "bidirectional" && d == 1);
+      auto act = [&](size_t k, const std::string& x) {
+        size_t i = size_t(d) * perDir + k;
+        return activation(acts.at(i), ap.at(2 * i), ap.at(2 * i + 1), x);
+      };
+      // The time step of batch entry b at step s (reverse: from its own length down).
+      const std::string tb = rev ? "T.min(T.max(L[b] - 1 - s, 0), " + S(T - 1) + ")" : "s";
+      w.depth = depth;
+      w.line("for s in range(" + S(T) + "):");
+      w.depth = depth + 1;
+      w.line("d_: T.int32 = " + S(d));
+      auto xp = [&](const std::string& c) { return "XP[" + tb + ", b, d_, " + c + "]"; };
+      auto gateInit = [&](const std::string& c) { return xp(c) + " + RB[d_, " + c + "]"; };
+      if (cell == "gru") {
+        // z and r: x + h R^T + Rb; then the h gate's recurrent part apart (HG).
+        if (team) {
+          for (int64_t gate = 0; gate < 2; ++gate) matmul("G", col(gate), col(gate), Hp, "HS[d_, s % 2, b, k]", gateInit);
+        } else {
+          matmul("G", "0", "0", 2 * H, "HS[d_, s % 2, b, k]", gateInit);
+        }
+        std::string src = lbr ? "HS[d_, s % 2, b, k]" : "HS[d_, s % 2, b, k] * " + act(0, cl("G[b, " + S(H) + " + k]"));
+        matmul("HG", j0, col(2), Hp, src, [&](const std::string& c) { return "RB[d_, " + c + "]"; });
+      } else if (team) {
+        for (int64_t gate = 0; gate < GH / H; ++gate) matmul("G", col(gate), col(gate), Hp, "HS[d_, s % 2, b, k]", gateInit);
+      } else {
+        matmul("G", "0", "0", GH, "HS[d_, s % 2, b, k]", gateInit);
+      }
+      // The gate update, vectorized over the units (the activations are vector code too).
+      const int64_t ul = std::min<int64_t>(lanesFor(Hp), 8);
+      if (cell == "gru") {
+        // GRU's update reads the old state: from a copy, so the vectorizer sees no lane of HS
+        // read after another lane's store.
+        w.line("for b, jj in T.grid(" + S(B) + ", " + S(Hp) + "):");
+        w.line("    HP[b, jj] = HS[d_, s % 2, b, " + j0 + " + jj]");
+      }
+      w.line("for b in range(" + S(B) + "):");
+      w.line("    if s < L[b]:");
+      w.line("        for jo in range(" + S(Hp / ul) + "):");
+      w.line("            for ji in " + (ul > 1 ? "T.vectorized(" + S(ul) + ")" : std::string("range(1)")) + ":");
+      w.depth = depth + 5;
+      // The unit, written out (the vectorizer needs indices affine in the lane).
+      const std::string J = "(" + j0 + " + jo * " + S(ul) + " + ji)";
+      if (cell == "gru") w.line("h_prev: T.float32 = HP[b, jo * " + S(ul) + " + ji]");
+      auto g = [&](int64_t gate) { return "G[b, " + S(gate * H) + " + " + J + "]"; };
+      if (cell == "lstm") {
+        w.line("c_prev: T.float32 = YC[d_, b, " + J + "]");
+        w.line("i_t: T.float32 = " + act(0, cl(g(0) + " + P[d_, " + J + "] * c_prev")));
+        w.line("f_t: T.float32 = " + (coupled ? num(1) + " - i_t" : act(0, cl(g(2) + " + P[d_, " + S(2 * H) + " + " + J + "] * c_prev"))));
+        w.line("c_t: T.float32 = f_t * c_prev + i_t * " + act(1, cl(g(3))));
+        w.line("o_t: T.float32 = " + act(0, cl(g(1) + " + P[d_, " + S(H) + " + " + J + "] * c_t")));
+        w.line("h_t: T.float32 = o_t * " + act(2, "c_t"));
+        w.line("YC[d_, b, " + J + "] = c_t");
+      } else if (cell == "gru") {
+        w.line("z_t: T.float32 = " + act(0, cl(g(0))));
+        w.line("r_t: T.float32 = " + act(0, cl(g(1))));
+        w.line("n_t: T.float32 = " + act(1, cl(xp(S(2 * H) + " + " + J) + " + " + (lbr ? "r_t * HG[b, " + J + "]" : "HG[b, " + J + "]"))));
+        w.line("h_t: T.float32 = (" + num(1) + " - z_t) * n_t + z_t * h_prev");
+      } else {
+        w.line("h_t: T.float32 = " + act(0, cl(g(0))));
+      }
+      w.line("Y[" + tb + ", d_, b, " + J + "] = h_t");
+      w.line("HS[d_, 1 - s % 2, b, " + J + "] = h_t");
+      w.depth = depth + 2;
+      w.line("else:");
+      w.line("    for jj in range(" + S(Hp) + "):");
+      w.line("        HS[d_, 1 - s % 2, b, " + j0 + " + jj] = HS[d_, s % 2, b, " + j0 + " + jj]");
+      if (team) {
+        w.depth = depth + 1;
+        w.line(barrier);
+      }
+    }
+  };
+  // A team when each task's units fill whole vectors, the step is big enough to pay a barrier,
+  // and no task needs another's gates (GRU without linear_before_reset multiplies r into h
+  // before the matmul, so every task would need all of r).
+  const bool team = H % (kTeam * 8) == 0 && H >= kTeamMinHidden && (cell != "gru" || lbr);
+  if (team) {
+    // The first barrier is a probe: -1 means the tasks run one after another (one thread, a
+    // nested launch), and then task 0 alone runs the serial loops.
+    w.line("for p in T.parallel(" + S(kTeam) + "):");
+    w.line("    ok: T.int32 = T.call_intrin(\"int32\", \"loom_parallel_barrier\")");
+    w.line("    if ok == 0:");
+    emitSteps(4, true);
     w.depth = 2;
-    w.line("for s in range(" + S(T) + "):");
-    w.depth = 3;
-    w.line("d_: T.int32 = " + S(d));
-    auto xp = [&](const std::string& col) { return "XP[" + tb + ", b, d_, " + col + "]"; };
-    if (cell == "gru") {
-      // z and r: x + h R^T + Rb; then the h gate's recurrent part apart (HG).
-      matmul("G", 0, 0, 2 * H, "YH[d_, b, k]",
-             [&](const std::string& q) { return xp(q) + " + RB[d_, " + q + "]"; });
-      std::string src = lbr ? "YH[d_, b, k]"
-                            : "YH[d_, b, k] * " + act(0, cl("G[b, " + S(H) + " + k]"));
-      matmul("HG", 0, 2 * H, H, src, [&](const std::string& q) { return "RB[d_, " + S(2 * H) + " + " + q + "]"; });
-    } else {
-      matmul("G", 0, 0, GH, "YH[d_, b, k]",
-             [&](const std::string& q) { return xp(q) + " + RB[d_, " + q + "]"; });
-    }
-    w.line("for b, j in T.grid(" + S(B) + ", " + S(H) + "):");
-    w.depth = 4;
-    w.line("if s < L[b]:");
-    w.depth = 5;
-    auto g = [&](int64_t gate) { return "G[b, " + S(gate * H) + " + j]"; };
-    if (cell == "lstm") {
-      w.line("c_prev: T.float32 = YC[d_, b, j]");
-      w.line("i_t: T.float32 = " + act(0, cl(g(0) + " + P[d_, j] * c_prev")));
-      w.line("f_t: T.float32 = " + (coupled ? num(1) + " - i_t" : act(0, cl(g(2) + " + P[d_, " + S(2 * H) + " + j] * c_prev"))));
-      w.line("c_t: T.float32 = f_t * c_prev + i_t * " + act(1, cl(g(3))));
-      w.line("o_t: T.float32 = " + act(0, cl(g(1) + " + P[d_, " + S(H) + " + j] * c_t")));
-      w.line("h_t: T.float32 = o_t * " + act(2, "c_t"));
-      w.line("YC[d_, b, j] = c_t");
-    } else if (cell == "gru") {
-      w.line("z_t: T.float32 = " + act(0, cl(g(0))));
-      w.line("r_t: T.float32 = " + act(0, cl(g(1))));
-      w.line("n_t: T.float32 = " + act(1, cl(xp(S(2 * H) + " + j") + " + " + (lbr ? "r_t * HG[b, j]" : "HG[b, j]"))));
-      w.line("h_t: T.float32 = (" + num(1) + " - z_t) * n_t + z_t * YH[d_, b, j]");
-    } else {
-      w.line("h_t: T.float32 = " + act(0, cl(g(0))));
-    }
-    w.line("Y[" + tb + ", d_, b, j] = h_t");
-    // The new state is written after every gate has read the old one: G (and HG) hold all the
-    // step's reads of YH, so the update may write YH in place.
-    w.line("YH[d_, b, j] = h_t");
+    w.line("    else:");
+    w.line("        if p == 0:");
+    emitSteps(5, false);
+  } else {
+    emitSteps(2, false);
   }
+  w.depth = 2;
+  w.line("for d, b, j in T.grid(" + S(D) + ", " + S(B) + ", " + S(H) + "):");
+  w.line("    YH[d, b, j] = HS[d, " + S(T % 2) + ", b, j]");
   return "# from tvm.script import tir as T\n\n" + w.out.str();
 }
 

@@ -19,15 +19,16 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
 
 
-def make(name, op, T=5, B=3, I=4, H=6, direction="forward", layout=0, seq=None, init=False, peep=False, **attrs):
+def make(name, op, T=5, B=3, I=4, H=6, direction="forward", layout=0, seq=None, init=False, peep=False, wscale=0.5,
+         **attrs):
     rng = np.random.default_rng(zlib.crc32(name.encode()))
     D = 2 if direction == "bidirectional" else 1
     G = GATES[op]
     x_shape = [T, B, I] if layout == 0 else [B, T, I]
     feeds = {"X": rng.standard_normal(x_shape).astype(np.float32)}
     inits = [
-        numpy_helper.from_array((rng.standard_normal([D, G * H, I]) * 0.5).astype(np.float32), "W"),
-        numpy_helper.from_array((rng.standard_normal([D, G * H, H]) * 0.5).astype(np.float32), "R"),
+        numpy_helper.from_array((rng.standard_normal([D, G * H, I]) * wscale).astype(np.float32), "W"),
+        numpy_helper.from_array((rng.standard_normal([D, G * H, H]) * wscale).astype(np.float32), "R"),
         numpy_helper.from_array((rng.standard_normal([D, 2 * G * H]) * 0.2).astype(np.float32), "B"),
     ]
     inputs = ["X", "W", "R", "B"]
@@ -100,3 +101,10 @@ make("gru_layout1_clip", "GRU", layout=1, clip=0.5, init=True)
 make("rnn_bidirectional_relu", "RNN", direction="bidirectional", activations=["Relu", "LeakyRelu"], activation_alpha=[0.2])
 make("rnn_reverse_seqlens_layout1", "RNN", direction="reverse", layout=1, seq=[2, 5, 3])
 make("lstm_hidden32_vectorized", "LSTM", T=7, B=2, I=10, H=32, direction="bidirectional", seq=[7, 4])
+# Hidden >= 128: nn.recurrence's kernel splits the units over a team of two tasks with a barrier
+# per step (onnx.recurrent_team_one_thread runs these with one thread: the serial fallback).
+make("lstm_team_h128_bidirectional_seqlens", "LSTM", T=6, B=2, I=8, H=128, direction="bidirectional", seq=[6, 3],
+     init=True, peep=True, wscale=0.1)
+make("gru_team_h128_reverse_lbr_seqlens", "GRU", T=5, B=2, I=8, H=128, direction="reverse", seq=[5, 2],
+     linear_before_reset=1, wscale=0.1)
+make("rnn_team_h144", "RNN", T=5, B=1, I=8, H=144, wscale=0.1)
