@@ -527,6 +527,12 @@ private:
   void annotate(llvm::Instruction* inst, const Buffer& buf) {
     if (!m_useTBAA) return;
     const VarNode* root = aliasRoot(buf->data.get());
+    // No type-based alias tags on the function's own allocations: LLVM may merge two of them
+    // (memcpy's stack-move of a cache_write's write-back copy) and keep each access's tag, and
+    // two buffers' disjoint tags then say the merged memory never aliases itself: stores were
+    // deleted as dead (fuzz_difftest TIR seed 100057). Allocations are distinct objects that
+    // LLVM's own alias analysis tells apart without tags; only the parameters need them.
+    if (m_allocated.count(root)) return;
     auto it = m_tbaa.find(root);
     if (it == m_tbaa.end()) {
       std::string name = root->name + "#" + std::to_string(m_tbaa.size());
@@ -959,10 +965,12 @@ private:
       llvm::Value* bytes = m_b.CreateMul(n, llvm::ConstantInt::get(m_i64, elemBytes));
       llvm::Function* alloc = externFunction("loom_backend_alloc_workspace", m_ptr,
                                              {m_i32, m_i32, m_i64, m_i32, m_i32});
-      ptr = m_b.CreateCall(alloc, {llvm::ConstantInt::get(m_i32, kLoomCPU), llvm::ConstantInt::get(m_i32, 0), bytes,
-                                   llvm::ConstantInt::get(m_i32, int(t.code())),
-                                   llvm::ConstantInt::get(m_i32, t.bits())},
-                           op->bufferVar->name);
+      llvm::CallInst* call =
+          m_b.CreateCall(alloc, {llvm::ConstantInt::get(m_i32, kLoomCPU), llvm::ConstantInt::get(m_i32, 0), bytes,
+                                 llvm::ConstantInt::get(m_i32, int(t.code())), llvm::ConstantInt::get(m_i32, t.bits())},
+                         op->bufferVar->name);
+      call->addRetAttr(llvm::Attribute::NoAlias);  // fresh memory, like malloc's (it carries no TBAA tags)
+      ptr = call;
       auto* fail = llvm::BasicBlock::Create(m_ctx, "alloc_fail", m_fs.fn);
       auto* ok = llvm::BasicBlock::Create(m_ctx, "alloc_ok", m_fs.fn);
       m_b.CreateCondBr(m_b.CreateIsNull(ptr), fail, ok, m_md.createBranchWeights(1, 1 << 20));
@@ -971,6 +979,7 @@ private:
       m_b.SetInsertPoint(ok);
     }
     m_vars[op->bufferVar.get()] = ptr;
+    m_allocated.insert(op->bufferVar.get());
     emitStmt(op->body);
     if (workspace && !m_b.GetInsertBlock()->getTerminator()) {
       llvm::Function* freeFn = externFunction("loom_backend_free_workspace", m_i32, {m_i32, m_i32, m_ptr});
@@ -1133,6 +1142,7 @@ private:
   llvm::DIFile* m_diFile = nullptr;
   llvm::MDNode* m_tbaaRoot = nullptr;
   std::unordered_map<const VarNode*, llvm::MDNode*> m_tbaa;
+  std::unordered_set<const VarNode*> m_allocated;  ///< buffers of Allocate nodes (no TBAA tags)
   std::unordered_map<const VarNode*, const VarNode*> m_handleAlias;
   std::unordered_map<const VarNode*, llvm::Value*> m_vars;
   std::map<std::string, llvm::Value*> m_strings;

@@ -1,6 +1,8 @@
 // The ustar reader and writer: 512-byte headers, octal fields, contents padded to 512 bytes.
 #include "runtime/Tar.h"
 
+#include "runtime/AtomicFile.h"
+
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -90,9 +92,8 @@ void writeTar(const std::string& path, const std::vector<std::pair<std::string, 
     out.append((512 - data.size() % 512) % 512, '\0');
   }
   out.append(1024, '\0');
-  std::ofstream f(path, std::ios::binary);
-  if (!f || !f.write(out.data(), std::streamsize(out.size())))
-    throw RuntimeFailure("cannot write '" + path + "'");
+  // All or nothing: a full disk or a killed process never leaves half a package under `path`.
+  writeFileAtomically(path, out);
 }
 
 }  // namespace loom::runtime

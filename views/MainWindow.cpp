@@ -5,6 +5,10 @@
 #include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QDateTime>
+#include <QDir>
+#include <QSaveFile>
+#include <QStandardPaths>
 #include <QComboBox>
 #include <QDockWidget>
 #include <QFile>
@@ -315,6 +319,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   m_editorBaseline = m_editor->text();
   m_session->setModified(false);
   updateTitle();
+
+  m_autosaveTimer = new QTimer(this);
+  m_autosaveTimer->setInterval(5000);
+  connect(m_autosaveTimer, &QTimer::timeout, this, [this] {
+    if (m_session->isModified()) writeAutosave();
+  });
+  m_autosaveTimer->start();
 }
 
 MainWindow::~MainWindow() = default;
@@ -1286,7 +1297,7 @@ void MainWindow::updateTitle() {
   setWindowTitle(QString("%1%2%3 — Loom Studio").arg(name, m_session->isModified() ? "*" : "", model));
 }
 
-bool MainWindow::saveSession(const QString& path, bool quiet) {
+QJsonObject MainWindow::sessionJson() const {
   QJsonObject o;
   o["loomSession"] = 1;
   o["workspace"] = m_session->toJson();
@@ -1295,14 +1306,87 @@ bool MainWindow::saveSession(const QString& path, bool quiet) {
   if (QJsonObject results = m_tuning->resultsToJson(); !results.isEmpty()) o["tuningResults"] = results;
   if (!m_profile->history().isEmpty()) o["profiles"] = m_profile->historyToJson();
   o["dark"] = m_dark;
-  QFile f(path);
-  if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate) || f.write(QJsonDocument(o).toJson()) < 0) {
-    if (!quiet) QMessageBox::warning(this, "Save session", QString("Cannot write %1: %2").arg(path, f.errorString()));
+  return o;
+}
+
+namespace {
+/// Writes `bytes` to `path` all or nothing (QSaveFile: a temporary file, renamed when complete).
+bool writeWhole(const QString& path, const QByteArray& bytes, QString* error) {
+  QSaveFile f(path);
+  if (!f.open(QIODevice::WriteOnly) || f.write(bytes) != bytes.size() || !f.commit()) {
+    *error = f.errorString();
+    f.cancelWriting();
+    return false;
+  }
+  return true;
+}
+}  // namespace
+
+bool MainWindow::saveSession(const QString& path, bool quiet) {
+  QString error;
+  // All or nothing: a full disk or a crash while saving leaves the previous session file whole.
+  if (!writeWhole(path, QJsonDocument(sessionJson()).toJson(), &error)) {
+    if (!quiet) QMessageBox::warning(this, "Save session", QString("Cannot write %1: %2").arg(path, error));
     return false;
   }
   m_sessionPath = path;
   m_session->setModified(false);
+  QFile::remove(autosavePath());
   updateTitle();
+  return true;
+}
+
+QString MainWindow::autosavePath() {
+  if (QByteArray env = qgetenv("LOOM_STUDIO_AUTOSAVE"); !env.isEmpty()) return QString::fromLocal8Bit(env);
+  return QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + "/autosave.loomsession";
+}
+
+void MainWindow::setAutosaveInterval(int ms) { m_autosaveTimer->setInterval(ms); }
+
+bool MainWindow::writeAutosave() {
+  QJsonObject o = sessionJson();
+  o["autosaveOf"] = m_sessionPath;
+  o["editorText"] = m_editor->text();
+  o["autosavedAt"] = QDateTime::currentDateTime().toString(Qt::ISODate);
+  QString path = autosavePath(), error;
+  QDir().mkpath(QFileInfo(path).absolutePath());
+  if (!writeWhole(path, QJsonDocument(o).toJson(), &error)) {
+    statusBar()->showMessage(QString("Autosave to %1 failed: %2").arg(path, error), 10000);
+    return false;
+  }
+  return true;
+}
+
+bool MainWindow::offerRestore() {
+  QString path = autosavePath();
+  QFile f(path);
+  if (!f.open(QIODevice::ReadOnly)) return false;
+  QJsonDocument doc = QJsonDocument::fromJson(f.readAll());
+  f.close();
+  QJsonObject o = doc.object();
+  if (!doc.isObject() || !o.contains("loomSession")) {
+    QFile::remove(path);  // cut short or damaged: nothing to restore
+    return false;
+  }
+  QString of = o["autosaveOf"].toString();
+  QString when = QDateTime::fromString(o["autosavedAt"].toString(), Qt::ISODate).toString("yyyy-MM-dd hh:mm:ss");
+  QString question = QString("Loom Studio did not close normally. Unsaved work of %1 was kept at %2.\n\n"
+                             "Restore it? (No deletes it.)")
+                         .arg(of.isEmpty() ? QString("an untitled session") : QFileInfo(of).fileName(), when);
+  bool yes = m_askRestore ? m_askRestore(question)
+                          : QMessageBox::question(this, "Restore unsaved work?", question,
+                                                  QMessageBox::Yes | QMessageBox::No, QMessageBox::Yes) == QMessageBox::Yes;
+  if (!yes) {
+    QFile::remove(path);
+    return false;
+  }
+  if (!loadSession(path, true)) return false;
+  m_sessionPath = of;
+  QString text = o["editorText"].toString();
+  if (m_editor->text() != text) m_editor->setText(text);
+  m_session->setModified(true);  // restored, not saved: the autosave stays until a save
+  updateTitle();
+  statusBar()->showMessage("Restored the unsaved work kept at " + when, 10000);
   return true;
 }
 
@@ -1337,6 +1421,7 @@ bool MainWindow::loadSession(const QString& path, bool quiet) {
   setDarkTheme(o["dark"].toBool(m_dark));
   m_sessionPath = path;
   m_session->setModified(false);
+  if (path != autosavePath()) QFile::remove(autosavePath());  // unsaved work was discarded for this
   updateTitle();
   return true;
 }
@@ -1360,6 +1445,7 @@ void MainWindow::closeEvent(QCloseEvent* e) {
   QSettings s;
   s.setValue("window/geometry", saveGeometry());
   s.setValue("window/state", saveState());
+  QFile::remove(autosavePath());  // a clean close (saved or discarded): nothing to restore
   e->accept();
 }
 

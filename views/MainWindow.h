@@ -1,6 +1,7 @@
 // The Studio's main window: docks around the schedule editor, menus, status bar, session files.
 #pragma once
 #include <QJsonArray>
+#include <QJsonObject>
 #include <QMainWindow>
 #include <functional>
 
@@ -17,6 +18,8 @@ class QPlainTextEdit;
 class QHBoxLayout;
 class QMenu;
 class QSpinBox;
+
+class QTimer;
 
 namespace loom::views {
 
@@ -63,6 +66,18 @@ public:
   /// (a message box explains unless quiet).
   bool saveSession(const QString& path, bool quiet = false);
   bool loadSession(const QString& path, bool quiet = false);
+  /// Crash recovery. While the session has unsaved changes, its state and the editor's text are
+  /// written every few seconds (setAutosaveInterval; 5 s) to autosavePath(); a save, a load or a
+  /// clean close removes the file, so one found at start was left by a crash. offerRestore()
+  /// asks (a message box, or the restore handler) whether to restore it: yes puts it back
+  /// (unsaved, under its session's name), no deletes it. False when there was nothing to
+  /// restore or it was declined.
+  static QString autosavePath();
+  bool writeAutosave();
+  bool offerRestore();
+  void setAutosaveInterval(int ms);
+  /// Replaces the asking of offerRestore (a message box) with `ask`, e.g. in tests.
+  void setRestoreHandler(std::function<bool(const QString&)> ask) { m_askRestore = std::move(ask); }
   void setDarkTheme(bool dark);
   bool darkTheme() const { return m_dark; }
   /// Selects lowered-IR `line`'s loop and colours it, its inner loops and their assembly.
@@ -116,6 +131,8 @@ private:
   void updateRecentMenu(const QStringList& recent);
   void updateTitle();
   bool maybeSave();
+  /// The session file's JSON (workspace, layout, tuning form and results, profiles, theme).
+  QJsonObject sessionJson() const;
   void showProperties(const GraphNode& n);
   /// The preset bar shows fused group `name` (with `details`) instead of a preset.
   void showGroupInPresetBar(const QString& name, const QString& details);
@@ -152,6 +169,8 @@ private:
   ProfileDock* m_profile = nullptr;
   FindBar* m_findBar = nullptr;
   std::function<bool(const QString&)> m_confirm;
+  std::function<bool(const QString&)> m_askRestore;
+  QTimer* m_autosaveTimer = nullptr;
   QString m_editorBaseline;   ///< what the Studio last put in the editor (edits are the user's)
   QString m_lastPreset = "matmul";
   QJsonArray m_pendingProfiles;  ///< profiles of a session being loaded, until its model is

@@ -200,6 +200,10 @@ int main(int argc, char** argv) {
   }
   if (!screenshot) {
     w.show();
+    // Unsaved work left by a crash (MainWindow::autosavePath): offered back when the command line
+    // opened nothing else.
+    if (cli.positionalArguments().isEmpty() && !cli.isSet(modelOpt) && !cli.isSet(scheduleOpt))
+      QTimer::singleShot(0, &w, [&w] { w.offerRestore(); });
     if (cli.isSet(runOpt)) w.session()->run();
     if (tuneTrials > 0 && cli.isSet(tuneModelOpt))  // the model's kernels are tuned once it is loaded
       QObject::connect(w.session(), &loom::views::Session::modelLoaded, &app, [&] {

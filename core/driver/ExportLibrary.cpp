@@ -16,6 +16,8 @@
 #include "codegen/CodeGenLLVM.h"
 #include "codegen/SharedLibrary.h"
 #include "codegen/Target.h"
+#include "runtime/AtomicFile.h"
+#include "runtime/RuntimeFailure.h"
 #include "runtime/Package.h"
 #include "runtime/Params.h"
 #include "runtime/Tar.h"
@@ -55,9 +57,11 @@ std::string readFile(const std::string& path) {
 }
 
 void writeFile(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(bytes.data(), std::streamsize(bytes.size()));
-  if (!out) LOOM_THROW(Error) << "cannot write '" << path << "'";
+  try {
+    runtime::writeFileAtomically(path, bytes);  // names the cause: a full disk, a size limit
+  } catch (const runtime::RuntimeFailure& e) {
+    LOOM_THROW(Error) << e.what();
+  }
 }
 
 void report(const ExportOptions& o, const std::string& what, int done, int total) {

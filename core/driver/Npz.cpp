@@ -8,6 +8,9 @@
 #include <sstream>
 #include <zlib.h>
 
+#include "runtime/AtomicFile.h"
+#include "runtime/RuntimeFailure.h"
+
 namespace loom::driver {
 
 namespace {
@@ -207,8 +210,11 @@ void writeNpz(const std::string& path, const std::vector<std::pair<std::string, 
   wr<uint32_t>(z, uint32_t(cd.size()));
   wr<uint32_t>(z, uint32_t(cdOffset));
   wr<uint16_t>(z, 0);
-  std::ofstream f(path, std::ios::binary);
-  if (!f || !f.write(z.data(), std::streamsize(z.size()))) LOOM_THROW(NpzError) << path << ": cannot write file";
+  try {
+    runtime::writeFileAtomically(path, z);  // the previous file stays whole when writing fails
+  } catch (const runtime::RuntimeFailure& e) {
+    LOOM_THROW(NpzError) << e.what();
+  }
 }
 
 }  // namespace loom::driver

@@ -49,6 +49,36 @@ private slots:
     Var u = makeVar("u", DataType::UInt(32));
     QCOMPARE(c(u - u), std::string("u - u"));
   }
+  void narrowTypesWrapUnderDivisionAndModulo() {
+    // fuzz_difftest TIR seed 100432: ((d - t) * m) % 5 in int8 became (t*m*4 + d*m) % 5, equal
+    // only when d - t and the products do not wrap. int8/int16 sums keep their + - * forms but
+    // division, modulo and comparisons of them are left as written; evaluated with wrap-around
+    // (as the program, the interpreter and the compiled code do) the result must not change.
+    Analyzer a;
+    std::mt19937 rng(100432);
+    for (DataType t : {DataType::Int(8), DataType::Int(16)}) {
+      Var d = makeVar("d", t), u = makeVar("t", t), m = makeVar("m", t);
+      auto k = [&](int64_t v) { return intImm(t, v); };
+      std::vector<Expr> exprs = {floormod((d - u) * m, k(5)), floordiv(d * k(3) - u, k(7)), truncmod(d + u * k(9), k(6)),
+                                 d + k(1) < u + k(1), d * k(2) <= u * k(2), floormod(d * k(6) + k(4), k(4))};
+      for (const Expr& e : exprs) {
+        Expr s = a.canonicalSimplify(e);
+        int64_t lo = t.bits() == 8 ? -128 : -32768, hi = -lo - 1;
+        std::uniform_int_distribution<int64_t> val(lo, hi);
+        for (int trial = 0; trial < 3000; ++trial) {
+          VarValueMap env{{d, val(rng)}, {u, val(rng)}, {m, val(rng)}};
+          auto want = evalInt(e, env), got = evalInt(s, env);
+          QVERIFY2(want && got && *want == *got,
+                   qPrintable(QString::fromStdString(exprText(e) + " -> " + exprText(s) + " at d=" +
+                                                     std::to_string(env[d]) + " t=" + std::to_string(env[u]) +
+                                                     " m=" + std::to_string(env[m]))));
+        }
+      }
+    }
+    // 32-bit index arithmetic is still taken not to wrap.
+    Var i = makeVar("i");
+    QCOMPARE(exprText(a.canonicalSimplify(floormod(i * 6 + 4, 4))), std::string("i%2*2"));
+  }
   void boundsInsideDivision() {
     Analyzer a;
     Var i = makeVar("i"), j = makeVar("j");

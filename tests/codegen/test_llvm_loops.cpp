@@ -9,6 +9,7 @@
 #include "core/tir/HostArrays.h"
 #include "core/tir/Interpreter.h"
 #include "core/tir/Op.h"
+#include "core/tir/Parser.h"
 #include "runtime/RuntimeFailure.h"
 #include "runtime/ThreadPool.h"
 
@@ -29,7 +30,8 @@ NDArray randomArray(std::vector<int64_t> shape, uint64_t seed, runtime::DType t 
 
 /// Runs `f` in the interpreter and through the JIT on copies of `inputs`; returns the
 /// mismatch report of every array (empty when all agree).
-std::string compareWithInterpreter(const PrimFunc& f, const std::vector<tir::Arg>& inputs, double rtol = 1e-5) {
+std::string compareWithInterpreter(const PrimFunc& f, const std::vector<tir::Arg>& inputs, double rtol = 1e-5,
+                                   const std::string& target = "llvm") {
   std::vector<tir::Arg> ref, got;
   std::vector<runtime::PackedArg> packedArgs;
   for (auto& a : inputs) {
@@ -50,7 +52,7 @@ std::string compareWithInterpreter(const PrimFunc& f, const std::vector<tir::Arg
     }
   }
   interpret(f, ref);
-  runtime::PackedFunc fn = codegen::testutil::jitPacked(f);
+  runtime::PackedFunc fn = codegen::testutil::jitPacked(f, target);
   fn.call(packedArgs);
   std::string report;
   for (size_t i = 0; i < ref.size(); ++i)
@@ -326,6 +328,41 @@ private slots:
     std::string ir = buildLLVM({transform::makePackedAPI(f)}, Target::parse("llvm")).llvmIR();
     bool usesWorkspace = ir.find("loom_backend_alloc_workspace") != std::string::npos;
     QCOMPARE(usesWorkspace, n * 4 > 16384);
+  }
+
+  void copiedLocalAllocationKeepsItsStores() {
+    // fuzz_difftest TIR seed 100057 (cache_write of an int8 reduction, lowered): at -O2 LLVM
+    // turned the write-back loop t0 = t0_local into a memcpy and merged the two allocas, keeping
+    // the t0_local tag on the stores and the t0 tag on the loads; with one TBAA type per buffer
+    // the stores then looked dead and row 0 of t0_local was never written (out read zeros).
+    PrimFunc f = parseFunc(R"(# from tvm.script import tir as T
+
+@T.prim_func
+def main(R0: T.Buffer((4, 1, 6, 1), "int8"), B: T.Buffer((4, 1, 6), "int8"), C: T.Buffer((4, 1), "int8"), out: T.Buffer((4, 1, 6), "int8")):
+    T.func_attr({"global_symbol": "main", "tir.noalias": T.bool(True)})
+    R0_1 = T.decl_buffer((24,), "int8", data=R0.data)
+    B_1 = T.decl_buffer((24,), "int8", data=B.data)
+    C_1 = T.decl_buffer((4,), "int8", data=C.data)
+    out_1 = T.decl_buffer((24,), "int8", data=out.data)
+    t0 = T.allocate([24], "int8", "global")
+    t0_1 = T.decl_buffer((24,), "int8", data=t0)
+    t0_local = T.allocate([24], "int8", "local")
+    t0_local_1 = T.decl_buffer((24,), "int8", data=t0_local, scope="local")
+    for i0_0, i0_2 in T.grid(4, 6):
+        t0_local_1[i0_0 * 6 + i0_2] = T.int8(0)
+        t0_local_1[i0_0 * 6 + i0_2] = T.max(T.Select(i0_2 == 0, T.Cast("int8", i0_0), B_1[i0_0 * 6 + i0_2]), T.Select(i0_0 < 1, T.int8(5), T.int8(-1))) * R0_1[i0_0 * 6 + i0_2] + t0_local_1[i0_0 * 6 + i0_2]
+    for ax0, ax1_ax2_fused in T.grid(4, 6):
+        t0_1[ax0 * 6 + ax1_ax2_fused] = t0_local_1[ax0 * 6 + ax1_ax2_fused]
+    for i1_0, i1_2 in T.grid(4, 6):
+        out_1[i1_0 * 6 + i1_2] = T.min(C_1[i1_0], C_1[i1_0] // T.int8(5)) - T.if_then_else(B_1[i1_0 * 6 + i1_2] < T.int8(3), t0_1[i1_0 * 6 + i1_2], T.int8(1))
+)");
+    std::vector<tir::Arg> inputs;
+    const std::vector<int64_t> shapes[] = {{4, 1, 6, 1}, {4, 1, 6}, {4, 1}, {4, 1, 6}};
+    for (int k = 0; k < 4; ++k) inputs.push_back(randomArray(shapes[k], 100057ull * 131 + uint64_t(k), runtime::DType{runtime::DType::Int, 8, 1}));
+    for (const char* target : {"llvm -opt-level=2", "llvm"}) {
+      std::string r = compareWithInterpreter(f, inputs, 0, target);
+      QVERIFY2(r.empty(), (std::string(target) + ": " + r).c_str());
+    }
   }
 
   void integerDivisionAndConditionals() {

@@ -114,6 +114,28 @@ private slots:
     QVERIFY(QFile::exists(pkg));
     r = test::runLoom({"run", pkg, "--fill-mode", "zeros"});
     QCOMPARE(r.exitCode, 0);
+    // A full disk while exporting (a file size limit 1 KiB below the package's size, SIGXFSZ
+    // ignored: the temporary objects fit, the package's write fails with EFBIG): exit code 1, a
+    // message naming the file and the cause, the previous package unchanged and no temporary file
+    // left beside it.
+    QFile f(pkg);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QByteArray before = f.readAll();
+    f.close();
+    QString blocks = QString::number(before.size() / 1024 - 1);
+    QProcess sh;
+    sh.start("bash", {"-c", "trap '' XFSZ; ulimit -f " + blocks + "; exec \"$0\" \"$@\"",
+                      QStringLiteral(LOOM_BINARY_DIR "/bin/loom"), "compile", kModel, "--input-shapes",
+                      "data:[1,3,16,16]", "--opt-level", "1", "-o", pkg});
+    QVERIFY(sh.waitForFinished(300000));
+    QString err = QString::fromUtf8(sh.readAllStandardError());
+    QCOMPARE(sh.exitStatus(), QProcess::NormalExit);
+    QVERIFY2(sh.exitCode() == 1 && err.contains("cannot write '" + pkg + "'") && err.contains("File too large") &&
+                 err.contains("the previous file is unchanged"),
+             qPrintable(err));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QCOMPARE(f.readAll(), before);
+    QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden), QStringList{"c.tar"});
   }
 
   void cliErrors() {

@@ -412,6 +412,44 @@ def main(A: T.Buffer((8, 6), "float32"), B: T.Buffer((8, 6), "float32")):
     QVERIFY2(msg.find("block 'sq' does not bind its iter vars affinely") != std::string::npos,
              msg.c_str());
   }
+  void mixedSpatialReduceLoopsKeepOrder() {
+    // fuzz_difftest TIR seed 4098, minimised: a loop fused from a spatial and a reduce loop, split
+    // unevenly, its pieces swapped. out[1]'s first visit was then f=6 (k=1), and the init at f=5
+    // (k=0) came later and threw that update away. reorder refuses; orders that keep the pieces
+    // of the fused loop in place stay legal.
+    PrimFunc f = parseFunc(R"(# from tvm.script import tir as T
+
+@T.prim_func
+def main(A: T.Buffer((4, 5), "float32"), B: T.Buffer((4,), "float32")):
+    for i, k in T.grid(4, 5):
+        with T.block("B"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            T.reads(A[vi, vk])
+            T.writes(B[vi])
+            with T.init():
+                B[vi] = T.float32(0)
+            B[vi] = B[vi] + A[vi, vk]
+)");
+    const std::string split = "b = sch.get_block(\"B\")\ni, k = sch.get_loops(b)\n"
+                              "f = sch.fuse(i, k)\nf0, f1 = sch.split(f, factors=[None, 3])\n";
+    auto [kind, msg] = scriptError(f, split + "sch.reorder(f1, f0)\n");
+    QCOMPARE(QString::fromStdString(kind), QString("WrongBlockIterTypeError"));
+    QVERIFY2(msg.find("reorder: loops 'i_k_fused_0' and 'i_k_fused_1' both bind spatial and reduce "
+                      "iter vars of block 'B'") != std::string::npos,
+             msg.c_str());
+    // The same refusal three levels deep (the fuzzer's shape: a second split, then a reorder).
+    auto [kind2, msg2] =
+        scriptError(f, split + "a, c = sch.split(f1, factors=[None, 2])\nsch.reorder(c, f0)\n");
+    QCOMPARE(QString::fromStdString(kind2), QString("WrongBlockIterTypeError"));
+    // Legal: an outer unit loop moved between the pieces, and the pieces kept in order.
+    for (const char* script : {"u = sch.add_unit_loop(b)\nsch.reorder(f0, u, f1)\n",
+                               "sch.reorder(f0, f1)\n"}) {
+      Schedule sch(f);
+      ScriptResult r = runScript(sch, split + script);
+      QVERIFY2(r.ok, r.message.c_str());
+      QVERIFY2(maxErrorBetween(f, sch.func()) < 1e-5, printFunc(sch.func()).c_str());
+    }
+  }
   void failedPrimitiveLeavesStateAlone() {
     Schedule sch(parseFunc(kMatmul));
     auto loops = getLoops(sch, getBlock(sch, "C"));

@@ -313,6 +313,15 @@ def main(A: T.Buffer((8, 32), "float32"), B: T.Buffer((8,), "float32")):
     checkError(kMatmul, loopsOf("C", "i, j, k") + "x = sch.rfactor(j)\n", "RFactorLoopError",
                "rfactor: loop 'j' is bound to spatial iter var 'v_j' of block 'C'");
   }
+  void fusedSpatialReduceLoop() {
+    // fuzz_difftest TIR seed 101521: a loop fused from a spatial and a reduce loop became one
+    // reduce iter var of the rfactor block, whose init then ran only at the fused loop's 0, not
+    // once per spatial value (garbage partial results, compiled; NaN-hidden in the interpreter).
+    checkError(kMatmul,
+               loopsOf("C", "i, j, k") +
+                   "k0, k1 = sch.split(k, factors=[None, 2])\nf = sch.fuse(j, k0)\nx = sch.rfactor(k1)\n",
+               "RFactorLoopError", "binds both spatial iter var 'v_j' and reduce iter var 'v_k' of block 'C'");
+  }
   void unboundLoop() {
     checkError(kMatmul, loopsOf("C", "i, j, k") + "u = sch.add_unit_loop(b)\nx = sch.rfactor(u)\n",
                "RFactorLoopError", "rfactor: loop 'u' is not bound to any iter var of block 'C'");

@@ -1,7 +1,9 @@
 // Tuning records: JSON round trip, JSON-lines database append/load, best-per-workload, resume
 // bookkeeping, and malformed files.
 #include <QtTest>
+#include <csignal>
 #include <cstdio>
+#include <sys/resource.h>
 #include <filesystem>
 #include <fstream>
 
@@ -199,6 +201,53 @@ private slots:
     }
     JsonDatabase db(path);
     QCOMPARE(db.all().size(), size_t(1));
+    std::remove(path.c_str());
+  }
+
+  void fullDiskKeepsEarlierRecords() {
+    // A file size limit (RLIMIT_FSIZE, SIGXFSZ ignored: write() fails with EFBIG as on a full
+    // disk with ENOSPC) that cuts the third record's line short: a RecordFileError saying why,
+    // the half line taken back off, the two records intact; appends work again with room.
+    std::string path = tempPath("full");
+    {
+      JsonDatabase db(path, true);
+      db.commit(record("matmul:M=8,N=8,K=8", {3.0}, 2));
+      db.commit(record("matmul:M=8,N=8,K=8", {2.0}, 4));
+    }
+    std::string before;
+    {
+      std::ifstream in(path, std::ios::binary);
+      before.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    {
+      rlimit old{};
+      getrlimit(RLIMIT_FSIZE, &old);
+      auto handler = std::signal(SIGXFSZ, SIG_IGN);
+      rlimit r = old;
+      r.rlim_cur = before.size() + 40;  // room for 40 bytes of the next line
+      setrlimit(RLIMIT_FSIZE, &r);
+      JsonDatabase db(path);
+      try {
+        db.commit(record("matmul:M=8,N=8,K=8", {1.0}, 8));
+        setrlimit(RLIMIT_FSIZE, &old);
+        QFAIL("no error");
+      } catch (const RecordFileError& e) {
+        QString m = e.what();
+        QVERIFY2(m.contains(QString::fromStdString(path)) && m.contains("File too large") && m.contains("intact"), e.what());
+      }
+      setrlimit(RLIMIT_FSIZE, &old);
+      std::signal(SIGXFSZ, handler);
+    }
+    std::string after;
+    {
+      std::ifstream in(path, std::ios::binary);
+      after.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    QCOMPARE(after, before);
+    JsonDatabase db(path);
+    QCOMPARE(db.all().size(), size_t(2));
+    db.commit(record("matmul:M=8,N=8,K=8", {1.0}, 8));
+    QCOMPARE(JsonDatabase(path).all().size(), size_t(3));
     std::remove(path.c_str());
   }
 

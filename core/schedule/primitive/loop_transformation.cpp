@@ -85,6 +85,43 @@ void checkBlocksUnder(const Schedule& sch, const ForNode* top, const char* primi
   }
 }
 
+/// A reduction's init runs where its reduce iter vars are at their minimum, so every output
+/// element must first be visited there. A loop that feeds both a spatial and a reduce binding of
+/// a block with an init (a fused spatial x reduce loop, or a piece of one split) visits its
+/// values in order: as long as such loops keep their nesting order the first visit of each
+/// output has the reduce part at its minimum. Swapping two of them can make an update run before
+/// the init, which then overwrites it (fuzz_difftest TIR seed 4098). Throws
+/// WrongBlockIterTypeError when `newPath` changes the relative order of two such loops of `path`.
+void checkMixedLoopOrder(const Schedule& sch, const ForNode* top,
+                         const std::vector<const ForNode*>& path,
+                         const std::vector<const ForNode*>& newPath) {
+  for (auto* r : realizesUnder(top)) {
+    const BlockNode* b = r->block.get();
+    if (!b->init.defined() || r->iterValues.size() != b->iterVars.size()) continue;
+    std::vector<const ForNode*> mixed;
+    for (auto* l : path) {
+      bool spatial = false, reduce = false;
+      for (size_t k = 0; k < b->iterVars.size(); ++k) {
+        if (!usesVar(r->iterValues[k], l->loopVar)) continue;
+        (b->iterVars[k].iterType == IterType::CommReduce ? reduce : spatial) = true;
+      }
+      if (spatial && reduce) mixed.push_back(l);
+    }
+    if (mixed.size() < 2) continue;
+    std::vector<const ForNode*> after;
+    for (auto* l : newPath)
+      if (std::find(mixed.begin(), mixed.end(), l) != mixed.end()) after.push_back(l);
+    for (size_t k = 0; k < mixed.size(); ++k)
+      if (after[k] != mixed[k])
+        throw WrongBlockIterTypeError(
+            "reorder: loops " + loopName(mixed[k]) + " and " + loopName(after[k]) +
+                " both bind spatial and reduce iter vars of block '" + b->name +
+                "' (a fused spatial and reduce loop); swapping them would run updates of an "
+                "output before its init",
+            sch.func(), {b, mixed[k], after[k]});
+  }
+}
+
 Stmt makeLoop(Var v, Expr min, Expr extent, Stmt body) {
   return forLoop(std::move(v), std::move(min), std::move(extent), ForKind::Serial, std::move(body));
 }
@@ -329,6 +366,7 @@ void reorder(Schedule& sch, const std::vector<LoopRV>& order) {
   size_t next = 0;
   for (auto& slot : newPath)
     if (std::find(loops.begin(), loops.end(), slot) != loops.end()) slot = loops[next++];
+  checkMixedLoopOrder(sch, top, path, newPath);
   Stmt body = bottom->body;
   ReplaceMap follow;
   for (size_t k = newPath.size(); k-- > 0;) {

@@ -369,6 +369,23 @@ BlockRV rfactor(Schedule& sch, const LoopRV& loopRV, int64_t factorAxis) {
         throw ScheduleValueError("rfactor: the range of loop " + quoted(a->loopVar->name) +
                                      " depends on loop " + quoted(b->loopVar->name),
                                  sch.func(), {a, b});
+  // Step 3b. No loop may feed both a spatial and a reduce iter var (a fused spatial x reduce
+  // loop): the rfactor block would make it one reduce iter var, whose init then runs only where
+  // the whole loop is at its minimum, not once per spatial value (fuzz_difftest TIR seed 101521:
+  // partial results left uninitialized).
+  for (auto* l : loops) {
+    int spatial = -1, reduce = -1;
+    for (size_t i = 0; i < block->iterVars.size(); ++i) {
+      if (!usesVar(realize->iterValues[i], l->loopVar)) continue;
+      (block->iterVars[i].iterType == IterType::CommReduce ? reduce : spatial) = int(i);
+    }
+    if (spatial >= 0 && reduce >= 0)
+      throw RFactorLoopError("rfactor: loop " + quoted(l->loopVar->name) + " binds both spatial iter var " +
+                                 quoted(block->iterVars[size_t(spatial)].var->name) + " and reduce iter var " +
+                                 quoted(block->iterVars[size_t(reduce)].var->name) + " of block " +
+                                 quoted(block->name) + " (a fused spatial and reduce loop); rfactor cannot keep it",
+                             sch.func(), {l, block});
+  }
   // Step 4. The factor axis.
   const Buffer& out = store->buffer;
   int64_t ndim = int64_t(out->ndim());

@@ -1,7 +1,10 @@
 // JsonDatabase: load, append, query a JSON-lines record file.
 #include "core/tune/database/JsonDatabase.h"
 
+#include <cerrno>
+#include <cstring>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <fstream>
 #include <unistd.h>
 #include <sstream>
@@ -50,10 +53,36 @@ void JsonDatabase::commit(const TuningRecord& r) {
   // job ended because a rank died) leaves whole lines, never half a record.
   std::string line = r.toJson().dump() + "\n";
   int fd = ::open(m_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) LOOM_THROW(tune::RecordFileError) << m_path << ": cannot append to the tuning record file";
-  ssize_t n = ::write(fd, line.data(), line.size());
+  if (fd < 0)
+    LOOM_THROW(tune::RecordFileError) << m_path << ": cannot append to the tuning record file: " << std::strerror(errno);
+  struct stat before {};
+  bool sized = ::fstat(fd, &before) == 0;
+  // Write until done or refused: a short write (the disk or the file size limit is full) is
+  // followed by one that fails and says why.
+  size_t done = 0;
+  int err = 0;
+  while (done < line.size()) {
+    ssize_t n = ::write(fd, line.data() + done, line.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      err = n < 0 ? errno : ENOSPC;
+      break;
+    }
+    done += size_t(n);
+  }
+  if (done == line.size()) {
+    ::close(fd);
+    return;
+  }
+  // A full disk cut the line short: take the partial line back off, so the file ends with the
+  // last whole record and later appends (after space is freed) do not follow half a line.
+  // Only when those bytes are still the file's last (no other process appended meanwhile).
+  struct stat after {};
+  if (done > 0 && sized && ::fstat(fd, &after) == 0 && after.st_size == before.st_size + off_t(done))
+    (void)!::ftruncate(fd, before.st_size);
   ::close(fd);
-  if (n != ssize_t(line.size())) LOOM_THROW(tune::RecordFileError) << m_path << ": writing a tuning record failed";
+  LOOM_THROW(tune::RecordFileError) << m_path << ": writing a tuning record failed: " << std::strerror(err)
+                                    << " (the records before it are intact)";
 }
 
 std::vector<TuningRecord> JsonDatabase::records(const std::string& workload,
