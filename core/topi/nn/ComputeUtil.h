@@ -26,6 +26,8 @@ Var symbolIndexVar(const std::string& name);
 Expr indexExprOfDim(const graph::Dim& d);
 /// The static extents of a te::Tensor.
 std::vector<int64_t> extents(const te::Tensor& t);
+/// Its extents with -1 where a dim is symbolic (never taken for a broadcast 1).
+std::vector<int64_t> extentsOrSymbolic(const te::Tensor& t);
 inline Expr ci(int64_t v) { return tir::intImm(DataType::Int(32), v); }
 inline std::vector<Expr> exprs(const std::vector<Var>& v) { return std::vector<Expr>(v.begin(), v.end()); }
 /// `t` loaded at the output index `i` with numpy broadcasting (dims aligned from the right; an

@@ -156,10 +156,11 @@ std::vector<te::Tensor> dense(const CallNode& call, const std::vector<te::Tensor
 
 std::vector<te::Tensor> matmul(const CallNode& call, const std::vector<te::Tensor>& in, const Type& outType) {
   const auto& out = staticTensor(outType, call);
-  std::vector<int64_t> sa = extents(in[0]), sb = extents(in[1]);
+  // -1 marks a symbolic extent (never a broadcast 1); the reduction may be symbolic too
+  // (attention's probabilities times values reduce over the sequence).
+  std::vector<int64_t> sa = extentsOrSymbolic(in[0]), sb = extentsOrSymbolic(in[1]);
   bool va = sa.size() == 1, vb = sb.size() == 1;
-  int64_t K = sa.back();
-  te::IterVar k = te::reduceAxis(ci(K), "k");
+  te::IterVar k = te::reduceAxis(in[0]->shape.back(), "k");
   return one(te::compute(
       teShape(out),
       [&](const std::vector<Var>& i) -> te::ComputeBody {
@@ -335,13 +336,17 @@ std::vector<te::Tensor> normalize(const CallNode& call, const te::Tensor& X, con
                                   const Type& outType,
                                   const std::function<Expr(const std::vector<Var>&, Expr)>& affine) {
   const auto& out = staticTensor(outType, call);
-  std::vector<int64_t> s = extents(X);
+  const std::vector<Expr>& s = X->shape;  // symbolic dims stay expressions
   std::vector<Expr> redShape = teShape(out);
-  int64_t count = 1;
+  Expr countE = ci(1);
   for (size_t a : axes) {
     redShape[a] = ci(1);
-    count *= s[a];
+    countE = tir::isConstInt(countE, 1) ? s[a] : countE * s[a];
   }
+  const int64_t* staticCount = tir::asConstInt(countE);
+  auto countOf = [&](DataType t) {
+    return staticCount ? tir::makeConst(t, double(*staticCount)) : tir::cast(t, countE);
+  };
   double eps = call.attrs.getFloat("epsilon");
   DataType t = X->dtype;
   auto reduceOver = [&](const std::string& name, const std::function<Expr(const std::vector<Expr>&)>& f) {
@@ -351,7 +356,7 @@ std::vector<te::Tensor> normalize(const CallNode& call, const te::Tensor& X, con
           std::vector<te::IterVar> ks;
           std::vector<Expr> idx = exprs(i);
           for (size_t a : axes) {
-            ks.push_back(te::reduceAxis(ci(s[a]), "k" + std::to_string(a)));
+            ks.push_back(te::reduceAxis(s[a], "k" + std::to_string(a)));
             idx[a] = ks.back();
           }
           return te::sum(f(idx), ks);
@@ -365,7 +370,7 @@ std::vector<te::Tensor> normalize(const CallNode& call, const te::Tensor& X, con
   };
   te::Tensor sum = reduceOver("T_norm_sum", [&](const std::vector<Expr>& idx) { return X(idx); });
   te::Tensor mean = te::compute(
-      redShape, [&](const std::vector<Var>& i) -> te::ComputeBody { return sum(exprs(i)) / tir::makeConst(t, double(count)); },
+      redShape, [&](const std::vector<Var>& i) -> te::ComputeBody { return sum(exprs(i)) / countOf(t); },
       "T_norm_mean", "norm");
   te::Tensor sq = reduceOver("T_norm_sqsum", [&](const std::vector<Expr>& idx) {
     std::vector<Expr> ri = idx;
@@ -376,7 +381,7 @@ std::vector<te::Tensor> normalize(const CallNode& call, const te::Tensor& X, con
   return one(te::compute(
       teShape(out),
       [&](const std::vector<Var>& i) -> te::ComputeBody {
-        Expr var = sq(redIdx(i)) / tir::makeConst(t, double(count));
+        Expr var = sq(redIdx(i)) / countOf(t);
         Expr v = (X(exprs(i)) - mean(redIdx(i))) / tir::call(t, "sqrt", {var + tir::makeConst(t, eps)});
         return affine(i, v);
       },

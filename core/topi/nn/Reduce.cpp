@@ -30,20 +30,22 @@ std::vector<Expr> inputIndex(const std::vector<Var>& i, const std::vector<bool>&
 void reduceOp(const std::string& name, Kind kind) {
   setCompute(name, [kind, name](const CallNode& call, const std::vector<te::Tensor>& in, const Type& outType) {
     const auto& out = staticTensor(outType, call);
-    std::vector<int64_t> s = extents(in[0]);
+    // Extents as expressions: a symbolic dim may be reduced (a mean over a dynamic length).
+    const std::vector<Expr>& s = in[0]->shape;
     std::vector<bool> reduced(s.size(), call.attrs.getInts("axis").empty());
     for (int64_t a : call.attrs.getInts("axis")) reduced[size_t(normAxis(a, int64_t(s.size())))] = true;
     bool keep = call.attrs.getInt("keepdims") != 0;
-    int64_t count = 1;
+    Expr count = ci(1);
     for (size_t d = 0; d < s.size(); ++d)
-      if (reduced[d]) count *= s[d];
+      if (reduced[d]) count = tir::isConstInt(count, 1) ? s[d] : count * s[d];
+    const int64_t* staticCount = tir::asConstInt(count);
     const te::Tensor& X = in[0];
     te::Tensor r = te::compute(
         teShape(out),
         [&](const std::vector<Var>& i) -> te::ComputeBody {
           std::vector<te::IterVar> ks;
           for (size_t d = 0; d < s.size(); ++d)
-            if (reduced[d]) ks.push_back(te::reduceAxis(ci(s[d]), "k" + std::to_string(d)));
+            if (reduced[d]) ks.push_back(te::reduceAxis(s[d], "k" + std::to_string(d)));
           Expr v = X(inputIndex(i, reduced, keep, ks));
           switch (kind) {
           case Kind::Max: return te::max(v, ks);
@@ -58,8 +60,9 @@ void reduceOp(const std::string& name, Kind kind) {
         teShape(out),
         [&](const std::vector<Var>& i) -> te::ComputeBody {
           Expr v = r(exprs(i));
-          if (v.dtype().isFloat()) return v / tir::makeConst(v.dtype(), double(count));
-          return tir::truncdiv(v, tir::makeConst(v.dtype(), double(count)));
+          Expr n = staticCount ? tir::makeConst(v.dtype(), double(*staticCount)) : tir::cast(v.dtype(), count);
+          if (v.dtype().isFloat()) return v / n;
+          return tir::truncdiv(v, n);
         },
         "T_mean", "elemwise")};
   });

@@ -148,21 +148,22 @@ void registerTransformComputes() {
       "concatenate",
       [](const CallNode& c, const std::vector<te::Tensor>& in, const std::vector<Var>& i) {
         int64_t axis = normAxis(c.attrs.getInt("axis"), int64_t(i.size()));
-        // From the last input backwards: select the input whose range holds the index.
-        std::vector<int64_t> offsets;
-        int64_t off = 0;
+        // From the last input backwards: select the input whose range holds the index. The
+        // offsets are expressions: a symbolic concatenated dim (a dynamic width) works too.
+        std::vector<Expr> offsets;
+        Expr off = ci(0);
         for (const te::Tensor& t : in) {
           offsets.push_back(off);
-          off += extents(t)[size_t(axis)];
+          off = tir::isZero(off) ? t->shape[size_t(axis)] : off + t->shape[size_t(axis)];
         }
         Expr r;
         for (size_t k = in.size(); k-- > 0;) {
-          int64_t n = extents(in[k])[size_t(axis)];
-          if (n == 0) continue;
+          const Expr& n = in[k]->shape[size_t(axis)];
+          if (tir::isConstInt(n, 0)) continue;
           std::vector<Expr> idx = exprs(i);
-          idx[size_t(axis)] = clampIndex(Expr(i[size_t(axis)]) - ci(offsets[k]), 0, n - 1);
+          idx[size_t(axis)] = tir::min(tir::max(Expr(i[size_t(axis)]) - offsets[k], ci(0)), n - ci(1));
           Expr v = in[k](idx);
-          r = r.defined() ? tir::select(Expr(i[size_t(axis)]) < ci(offsets[k] + n), v, r) : v;
+          r = r.defined() ? tir::select(Expr(i[size_t(axis)]) < offsets[k] + n, v, r) : v;
         }
         return r;
       },
@@ -191,7 +192,7 @@ void registerTransformComputes() {
   setSimple(
       "strided_slice",
       [](const CallNode& c, const std::vector<te::Tensor>& in, const std::vector<Var>& i) {
-        std::vector<int64_t> shape = extents(in[0]);
+        std::vector<int64_t> shape = extentsOrSymbolic(in[0]);
         const auto& b = c.attrs.getInts("begin");
         const auto& s = c.attrs.getInts("strides");
         std::vector<int64_t> axes = c.attrs.getInts("axes");
@@ -201,6 +202,14 @@ void registerTransformComputes() {
         for (size_t k = 0; k < axes.size(); ++k) {
           size_t a = size_t(normAxis(axes[k], int64_t(shape.size())));
           int64_t n = shape[a], st = s.empty() ? 1 : s[k], lo = b[k];
+          if (n < 0) {
+            // A symbolic axis: the same clamping with the extent as an expression.
+            Expr ne = in[0]->shape[a];
+            Expr l = lo < 0 ? ne + ci(lo) : ci(lo);
+            l = st > 0 ? tir::min(tir::max(l, ci(0)), ne) : tir::min(tir::max(l, ci(-1)), ne - ci(1));
+            idx[a] = tir::min(tir::max(l + Expr(i[a]) * ci(st), ci(0)), ne - ci(1));
+            continue;
+          }
           if (lo < 0) lo += n;
           lo = st > 0 ? std::clamp<int64_t>(lo, 0, n) : std::clamp<int64_t>(lo, -1, n - 1);
           idx[a] = clampIndex(ci(lo) + Expr(i[a]) * ci(st), 0, n - 1);
@@ -213,10 +222,17 @@ void registerTransformComputes() {
       [](const CallNode& c, const std::vector<te::Tensor>& in, const std::vector<Var>& i) {
         size_t nd = in[0]->ndim(), ni = in[1]->ndim();
         size_t axis = size_t(normAxis(c.attrs.getInt("axis"), int64_t(nd)));
-        int64_t n = extents(in[0])[axis];
         std::vector<Expr> ii(i.begin() + long(axis), i.begin() + long(axis + ni));
         std::vector<Expr> idx(i.begin(), i.begin() + long(axis));
-        idx.push_back(indexValue(in[1](ii), n));
+        if (const int64_t* n = tir::asConstInt(in[0]->shape[axis])) {
+          idx.push_back(indexValue(in[1](ii), *n));
+        } else {
+          // Gathering along a symbolic axis: negative indices count from its extent.
+          const Expr& ne = in[0]->shape[axis];
+          Expr x = tir::cast(DataType::Int(32), in[1](ii));
+          x = tir::select(x < ci(0), x + ne, x);
+          idx.push_back(tir::min(tir::max(x, ci(0)), ne - ci(1)));
+        }
         for (size_t d = axis + ni; d < i.size(); ++d) idx.push_back(i[d]);
         return in[0](idx);
       },
@@ -297,10 +313,23 @@ void registerTransformComputes() {
   setSimple(
       "image.resize2d",
       [](const CallNode& c, const std::vector<te::Tensor>& in, const std::vector<Var>& i) {
-        std::vector<int64_t> is = extents(in[0]);
+        const std::vector<Expr>& shape = in[0]->shape;
         const std::string& mode = c.attrs.getString("coordinate_transformation_mode");
         const auto& size = c.attrs.getInts("size");
         const auto& scales = c.attrs.getFloats("scales");
+        // A symbolic spatial dim: the coordinate transform must not need the lengths (given
+        // scales with half_pixel or asymmetric); the clamps use the extents as expressions.
+        std::vector<int64_t> is(4, 0);
+        for (int d = 2; d < 4; ++d) {
+          if (const int64_t* v = tir::asConstInt(shape[size_t(d)])) {
+            is[size_t(d)] = *v;
+            continue;
+          }
+          if (scales.empty() || (mode != "half_pixel" && mode != "asymmetric"))
+            LOOM_THROW(UnsupportedError) << graph::callDescription(c) << ": resize of a symbolic dim with "
+                                         << (scales.empty() ? "sizes" : "mode " + mode)
+                                         << " (supported: scales with half_pixel or asymmetric)";
+        }
         Expr ih = coordOf(mode, i[2], is[2], size[0], scales.empty() ? 0.0 : scales[0]);
         Expr iw = coordOf(mode, i[3], is[3], size[1], scales.empty() ? 0.0 : scales[1]);
         DataType f = DataType::Float(64);
@@ -313,22 +342,32 @@ void registerTransformComputes() {
         };
         if (c.attrs.getString("method") == "nearest_neighbor") {
           const std::string& r = c.attrs.getString("rounding_method");
-          return load(clampIndex(roundCoord(r, ih), 0, is[2] - 1), clampIndex(roundCoord(r, iw), 0, is[3] - 1));
+          auto clampI = [&](Expr x, const Expr& n) { return tir::min(tir::max(x, ci(0)), n - ci(1)); };
+          return load(clampI(roundCoord(r, ih), shape[2]), clampI(roundCoord(r, iw), shape[3]));
         }
-        auto clampF = [&](Expr x, int64_t n) {
-          return tir::min(tir::max(x, tir::makeConst(f, 0)), tir::makeConst(f, double(n - 1)));
+        auto clampF = [&](Expr x, const Expr& n) {
+          const int64_t* v = tir::asConstInt(n);
+          Expr hi = v ? tir::makeConst(f, double(*v - 1)) : tir::cast(f, n - ci(1));
+          return tir::min(tir::max(x, tir::makeConst(f, 0)), hi);
         };
-        ih = clampF(ih, is[2]);
-        iw = clampF(iw, is[3]);
+        ih = clampF(ih, shape[2]);
+        iw = clampF(iw, shape[3]);
         Expr h0 = tir::cast(DataType::Int(32), tir::call(f, "floor", {ih}));
         Expr w0 = tir::cast(DataType::Int(32), tir::call(f, "floor", {iw}));
-        Expr h1 = tir::min(h0 + ci(1), ci(is[2] - 1)), w1 = tir::min(w0 + ci(1), ci(is[3] - 1));
+        Expr h1 = tir::min(h0 + ci(1), shape[2] - ci(1)), w1 = tir::min(w0 + ci(1), shape[3] - ci(1));
         Expr fh = ih - tir::cast(f, h0), fw = iw - tir::cast(f, w0);
         auto at = [&](Expr h, Expr w) { return tir::cast(f, load(h, w)); };
         Expr one = tir::makeConst(f, 1);
         Expr v = (at(h0, w0) * (one - fw) + at(h0, w1) * fw) * (one - fh) +
                  (at(h1, w0) * (one - fw) + at(h1, w1) * fw) * fh;
         return tir::cast(t, v);
+      },
+      "injective");
+  setSimple(
+      "arange",
+      [](const CallNode& c, const std::vector<te::Tensor>& in, const std::vector<Var>& i) {
+        DataType t = in[0]->dtype;
+        return in[0](std::vector<Expr>{}) + tir::cast(t, i[0]) * tir::makeConst(t, c.attrs.getFloat("step"));
       },
       "injective");
   setSimple(
