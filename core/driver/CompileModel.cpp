@@ -298,7 +298,7 @@ ModelPlan planModel(const graph::Module& input, const std::map<std::string, runt
       size_t n = dtype.bytes();
       for (size_t k = 0; k < shape.size(); ++k) {
         int64_t d = shape[k];
-        if (!dims[k].isStatic()) {
+        if (k < dims.size() && !dims[k].isStatic()) {
           std::map<std::string, int64_t> env;
           for (const std::string& sy : graph::dimSymbols(dims[k])) env[sy] = 64;
           d = std::max<int64_t>(graph::evalDim(dims[k], env).value_or(64), 1);
@@ -488,7 +488,9 @@ ModelPlan planModel(const graph::Module& input, const std::map<std::string, runt
     int& o = outs[k];
     if (fixed.count(o) || used.count(o)) {
       int c = int(entries.size());
-      entries.push_back({entries[size_t(o)].shape, entries[size_t(o)].dtype});
+      EntryInfo copy = entries[size_t(o)];  // same shape, dims and dtype; a storage of its own
+      copy.storage = -1;
+      entries.push_back(copy);
       nodes.push_back({"copy_output" + std::to_string(k), "__copy", {o}, {c}});
       o = c;
     }
