@@ -39,6 +39,13 @@ Expr reshapeToDims(const Context& ctx, const Expr& x, const Shape& dims) {
   return ctx.call("reshape", {x}, {{"newshape", ns}, {"symbolic_shape", dimsText(dims)}});
 }
 
+/// broadcast_to dims that may be symbolic (shape holds 1 where they are, symbolic_shape all).
+Expr broadcastToDims(const Context& ctx, const Expr& x, const Shape& dims) {
+  std::vector<int64_t> ns;
+  for (const Dim& d : dims) ns.push_back(d.isStatic() ? d.value : 1);
+  return ctx.call("broadcast_to", {x}, {{"shape", ns}, {"symbolic_shape", dimsText(dims)}});
+}
+
 /// A shape value (an int64 expression over the symbols) as a dim; fails when it is negative.
 Dim dimOfValue(const Context& ctx, const tir::Expr& v) {
   Dim d = dimOf(v);
@@ -901,9 +908,7 @@ Outs constantOfShape(Context& c) {
     for (const tir::Expr& d : dimsIn) dims.push_back(dimOfValue(c, d));
     runtime::NDArray scalar = runtime::NDArray::empty({}, value.dtype());
     std::memcpy(scalar.data(), value.data(), value.dtype().bytes());
-    std::vector<int64_t> ns;
-    for (const Dim& d : dims) ns.push_back(d.isStatic() ? d.value : 1);
-    return {c.call("broadcast_to", {makeConstant(scalar)}, {{"shape", ns}, {"symbolic_shape", dimsText(dims)}})};
+    return {broadcastToDims(c, makeConstant(scalar), dims)};
   }
   std::vector<int64_t> shape = c.constInts(0);
   int64_t count = 1;
@@ -928,9 +933,7 @@ Outs expand(Context& c) {
     if (symbolic) {
       Shape target;
       for (const tir::Expr& d : t) target.push_back(dimOfValue(c, d));
-      std::vector<int64_t> ns;
-      for (const Dim& d : target) ns.push_back(d.isStatic() ? d.value : 1);
-      return {c.call("broadcast_to", {x}, {{"shape", ns}, {"symbolic_shape", dimsText(target)}})};
+      return {broadcastToDims(c, x, target)};
     }
   }
   std::vector<int64_t> target = c.constInts(1);

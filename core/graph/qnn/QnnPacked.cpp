@@ -23,6 +23,23 @@ void requireDtype(const CallNode& call, const std::vector<Type>& args, size_t i,
                          << typeStr(args[i]);
 }
 
+/// The output height and width of a window of kh x kw over blocked data d [N, C/b, H, W, b]
+/// with the call's strides, padding and dilation.
+std::pair<int64_t, int64_t> windowOutput(const CallNode& call, const std::vector<int64_t>& d, int64_t kh, int64_t kw) {
+  const auto& s = call.attrs.getInts("strides");
+  const auto& p = call.attrs.getInts("padding");
+  const auto& dl = call.attrs.getInts("dilation");
+  if (s.size() != 2 || p.size() != 4 || dl.size() != 2) LOOM_TYPE_FAIL(call) << "strides, padding, dilation";
+  int64_t out[2];
+  const int64_t k[2] = {kh, kw};
+  for (size_t i = 0; i < 2; ++i) {
+    const int64_t span = d[2 + i] + p[i] + p[i + 2] - dl[i] * (k[i] - 1) - 1;
+    if (span < 0 || s[i] < 1) LOOM_TYPE_FAIL(call) << "kernel does not fit the data";
+    out[i] = span / s[i] + 1;
+  }
+  return {out[0], out[1]};
+}
+
 Type conv2dU8S8Rel(const CallNode& call, const std::vector<Type>& args) {
   requireDtype(call, args, 0, DataType::UInt(8), 5, "data [N, C/ib, H, W, ib]");
   requireDtype(call, args, 1, DataType::Int(32), 6, "packed weight [O/ob, C/ib, KH, KW, ib/4, ob]");
@@ -30,17 +47,8 @@ Type conv2dU8S8Rel(const CallNode& call, const std::vector<Type>& args) {
   const auto w = argTensor(call, args, 1).staticShape();
   if (d[1] != w[1] || d[4] != 4 * w[4])
     LOOM_TYPE_FAIL(call) << "data " << typeStr(args[0]) << " does not match packed weight " << typeStr(args[1]);
-  const auto& s = call.attrs.getInts("strides");
-  const auto& p = call.attrs.getInts("padding");
-  const auto& dl = call.attrs.getInts("dilation");
-  if (s.size() != 2 || p.size() != 4 || dl.size() != 2) LOOM_TYPE_FAIL(call) << "strides, padding, dilation";
-  std::vector<int64_t> out{d[0], w[0], 0, 0, w[5]};
-  for (int i = 0; i < 2; ++i) {
-    const int64_t span = d[2 + size_t(i)] + p[size_t(i)] + p[size_t(i) + 2] - dl[size_t(i)] * (w[2 + size_t(i)] - 1) - 1;
-    if (span < 0 || s[size_t(i)] < 1) LOOM_TYPE_FAIL(call) << "kernel does not fit the data";
-    out[2 + size_t(i)] = span / s[size_t(i)] + 1;
-  }
-  return tensorType(out, DataType::Int(32));
+  auto [oh, ow] = windowOutput(call, d, w[2], w[3]);
+  return tensorType(std::vector<int64_t>{d[0], w[0], oh, ow, w[5]}, DataType::Int(32));
 }
 
 HostTensor conv2dU8S8Kernel(const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {
@@ -84,17 +92,8 @@ Type depthwiseU8S8Rel(const CallNode& call, const std::vector<Type>& args) {
   const auto w = argTensor(call, args, 1).staticShape();
   if (d[1] != w[0] || d[4] != w[3])
     LOOM_TYPE_FAIL(call) << "data " << typeStr(args[0]) << " does not match weight " << typeStr(args[1]);
-  const auto& s = call.attrs.getInts("strides");
-  const auto& p = call.attrs.getInts("padding");
-  const auto& dl = call.attrs.getInts("dilation");
-  if (s.size() != 2 || p.size() != 4 || dl.size() != 2) LOOM_TYPE_FAIL(call) << "strides, padding, dilation";
-  std::vector<int64_t> out{d[0], d[1], 0, 0, d[4]};
-  for (int i = 0; i < 2; ++i) {
-    const int64_t span = d[2 + size_t(i)] + p[size_t(i)] + p[size_t(i) + 2] - dl[size_t(i)] * (w[1 + size_t(i)] - 1) - 1;
-    if (span < 0 || s[size_t(i)] < 1) LOOM_TYPE_FAIL(call) << "kernel does not fit the data";
-    out[2 + size_t(i)] = span / s[size_t(i)] + 1;
-  }
-  return tensorType(out, DataType::Int(32));
+  auto [oh, ow] = windowOutput(call, d, w[1], w[2]);
+  return tensorType(std::vector<int64_t>{d[0], d[1], oh, ow, d[4]}, DataType::Int(32));
 }
 
 HostTensor depthwiseU8S8Kernel(const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& outT) {

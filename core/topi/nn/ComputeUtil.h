@@ -37,6 +37,15 @@ Expr broadcastLoad(const te::Tensor& t, const std::vector<Var>& i);
 /// 1 in the output keeps its (single-valued) index var, so consumers of the result see plain iter
 /// var indices (compute_at / reverse_compute_at need them).
 Expr broadcastLoad(const te::Tensor& t, const std::vector<Var>& i, const std::vector<te::Tensor>& operands);
+/// The product of extents with the static ones folded: a constant when every one is static.
+Expr extentProduct(const std::vector<Expr>& extents);
+/// An extent as a value of type `t` (a divisor): a constant when static, else a cast.
+Expr extentValue(DataType t, const Expr& n);
+/// `v` clamped to [0, n - 1] for an extent `n`, static or symbolic.
+inline Expr clampToExtent(Expr v, const Expr& n) {
+  const int64_t* k = tir::asConstInt(n);
+  return tir::min(tir::max(std::move(v), ci(0)), k ? ci(*k - 1) : n - ci(1));
+}
 /// `v` clamped to [lo, hi].
 inline Expr clampIndex(Expr v, int64_t lo, int64_t hi) { return tir::min(tir::max(v, ci(lo)), ci(hi)); }
 /// Normalizes a possibly negative axis.

@@ -84,6 +84,24 @@ std::vector<int64_t> extentsOrSymbolic(const te::Tensor& t) {
   return s;
 }
 
+Expr extentProduct(const std::vector<Expr>& extents) {
+  int64_t k = 1;
+  Expr symbolic;
+  for (const Expr& e : extents) {
+    if (const int64_t* v = tir::asConstInt(e))
+      k *= *v;
+    else
+      symbolic = symbolic.defined() ? symbolic * e : e;
+  }
+  if (!symbolic.defined()) return ci(k);
+  return k == 1 ? symbolic : symbolic * ci(k);
+}
+
+Expr extentValue(DataType t, const Expr& n) {
+  if (const int64_t* v = tir::asConstInt(n)) return tir::makeConst(t, double(*v));
+  return tir::cast(t, n);
+}
+
 std::vector<int64_t> extents(const te::Tensor& t) {
   std::vector<int64_t> s;
   for (const Expr& e : t->shape) {

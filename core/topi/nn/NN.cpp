@@ -220,8 +220,7 @@ std::vector<te::Tensor> pool(const CallNode& call, const std::vector<te::Tensor>
   DataType t = D->dtype;
   auto window = [&](const std::vector<Var>& i) {
     auto [h, w] = pos(i);
-    Expr hc = tir::min(tir::max(h, ci(0)), is[2] - ci(1)), wc = tir::min(tir::max(w, ci(0)), is[3] - ci(1));
-    return std::pair<Expr, Expr>{D(withSpatial(i, hc, wc)), inside(h, w)};
+    return std::pair<Expr, Expr>{D(withSpatial(i, clampToExtent(h, is[2]), clampToExtent(w, is[3]))), inside(h, w)};
   };
   if (!avg)
     return one(te::compute(
@@ -278,9 +277,7 @@ std::vector<te::Tensor> globalPool(const CallNode& call, const std::vector<te::T
   return one(te::compute(
       teShape(out),
       [&](const std::vector<Var>& i) -> te::ComputeBody {
-        const int64_t *h = tir::asConstInt(is[2]), *w = tir::asConstInt(is[3]);
-        Expr n = h && w ? tir::makeConst(D->dtype, double(*h * *w)) : tir::cast(D->dtype, is[2] * is[3]);
-        return r(exprs(i)) / n;
+        return r(exprs(i)) / extentValue(D->dtype, extentProduct({is[2], is[3]}));
       },
       "global_pool_avg", "elemwise"));
 }
@@ -338,15 +335,12 @@ std::vector<te::Tensor> normalize(const CallNode& call, const te::Tensor& X, con
   const auto& out = staticTensor(outType, call);
   const std::vector<Expr>& s = X->shape;  // symbolic dims stay expressions
   std::vector<Expr> redShape = teShape(out);
-  Expr countE = ci(1);
+  std::vector<Expr> reduced;
   for (size_t a : axes) {
     redShape[a] = ci(1);
-    countE = tir::isConstInt(countE, 1) ? s[a] : countE * s[a];
+    reduced.push_back(s[a]);
   }
-  const int64_t* staticCount = tir::asConstInt(countE);
-  auto countOf = [&](DataType t) {
-    return staticCount ? tir::makeConst(t, double(*staticCount)) : tir::cast(t, countE);
-  };
+  const Expr count = extentProduct(reduced);
   double eps = call.attrs.getFloat("epsilon");
   DataType t = X->dtype;
   auto reduceOver = [&](const std::string& name, const std::function<Expr(const std::vector<Expr>&)>& f) {
@@ -370,7 +364,7 @@ std::vector<te::Tensor> normalize(const CallNode& call, const te::Tensor& X, con
   };
   te::Tensor sum = reduceOver("T_norm_sum", [&](const std::vector<Expr>& idx) { return X(idx); });
   te::Tensor mean = te::compute(
-      redShape, [&](const std::vector<Var>& i) -> te::ComputeBody { return sum(exprs(i)) / countOf(t); },
+      redShape, [&](const std::vector<Var>& i) -> te::ComputeBody { return sum(exprs(i)) / extentValue(t, count); },
       "T_norm_mean", "norm");
   te::Tensor sq = reduceOver("T_norm_sqsum", [&](const std::vector<Expr>& idx) {
     std::vector<Expr> ri = idx;
@@ -381,7 +375,7 @@ std::vector<te::Tensor> normalize(const CallNode& call, const te::Tensor& X, con
   return one(te::compute(
       teShape(out),
       [&](const std::vector<Var>& i) -> te::ComputeBody {
-        Expr var = sq(redIdx(i)) / countOf(t);
+        Expr var = sq(redIdx(i)) / extentValue(t, count);
         Expr v = (X(exprs(i)) - mean(redIdx(i))) / tir::call(t, "sqrt", {var + tir::makeConst(t, eps)});
         return affine(i, v);
       },

@@ -35,10 +35,10 @@ void reduceOp(const std::string& name, Kind kind) {
     std::vector<bool> reduced(s.size(), call.attrs.getInts("axis").empty());
     for (int64_t a : call.attrs.getInts("axis")) reduced[size_t(normAxis(a, int64_t(s.size())))] = true;
     bool keep = call.attrs.getInt("keepdims") != 0;
-    Expr count = ci(1);
+    std::vector<Expr> reducedExtents;
     for (size_t d = 0; d < s.size(); ++d)
-      if (reduced[d]) count = tir::isConstInt(count, 1) ? s[d] : count * s[d];
-    const int64_t* staticCount = tir::asConstInt(count);
+      if (reduced[d]) reducedExtents.push_back(s[d]);
+    const Expr count = extentProduct(reducedExtents);
     const te::Tensor& X = in[0];
     te::Tensor r = te::compute(
         teShape(out),
@@ -60,7 +60,7 @@ void reduceOp(const std::string& name, Kind kind) {
         teShape(out),
         [&](const std::vector<Var>& i) -> te::ComputeBody {
           Expr v = r(exprs(i));
-          Expr n = staticCount ? tir::makeConst(v.dtype(), double(*staticCount)) : tir::cast(v.dtype(), count);
+          Expr n = extentValue(v.dtype(), count);
           if (v.dtype().isFloat()) return v / n;
           return tir::truncdiv(v, n);
         },

@@ -15,28 +15,13 @@ using graph::CallNode;
 
 std::vector<te::Tensor> one(te::Tensor t) { return {std::move(t)}; }
 
-/// Row-major flat index of `i` in `shape`.
-Expr flatIndex(const std::vector<Expr>& i, const std::vector<int64_t>& shape) {
-  Expr f = ci(0);
-  for (size_t d = 0; d < shape.size(); ++d) f = f * ci(shape[d]) + i[d];
-  return f;
-}
-/// The multi-index of flat index `f` in `shape`.
-std::vector<Expr> unravelIndex(Expr f, const std::vector<int64_t>& shape) {
-  std::vector<Expr> idx(shape.size());
-  for (size_t d = shape.size(); d-- > 0;) {
-    idx[d] = shape[d] == 1 ? ci(0) : (d == 0 ? f : tir::floormod(f, ci(shape[d])));
-    f = tir::floordiv(f, ci(shape[d]));
-  }
-  return idx;
-}
-
-/// The same over symbolic extents.
+/// Row-major flat index of `i` in `shape` (static or symbolic extents).
 Expr flatIndex(const std::vector<Expr>& i, const std::vector<Expr>& shape) {
   Expr f = ci(0);
   for (size_t d = 0; d < shape.size(); ++d) f = f * shape[d] + i[d];
   return f;
 }
+/// The multi-index of flat index `f` in `shape`.
 std::vector<Expr> unravelIndex(Expr f, const std::vector<Expr>& shape) {
   std::vector<Expr> idx(shape.size());
   for (size_t d = shape.size(); d-- > 0;) {
@@ -114,20 +99,11 @@ Expr resizeCoordinate(const std::string& mode, Expr o, int64_t inLen, int64_t ou
 
 void registerTransformComputes() {
   setCompute("reshape", [](const CallNode& call, const std::vector<te::Tensor>& in, const graph::Type& outType) {
-    const graph::TensorTypeNode& ot = staticTensor(outType, call);
-    if (!ot.isStatic() || !std::all_of(in[0]->shape.begin(), in[0]->shape.end(), [](const Expr& e) { return tir::asConstInt(e); }))
-      return one(te::compute(
-          teShape(ot),
-          [&](const std::vector<Var>& i) -> te::ComputeBody {
-            return in[0](unravelIndex(flatIndex(exprs(i), teShape(ot)), in[0]->shape));
-          },
-          "T_reshape", "injective"));
-    std::vector<int64_t> os = ot.staticShape();
-    std::vector<int64_t> is = extents(in[0]);
+    std::vector<Expr> os = teShape(staticTensor(outType, call));
     return one(te::compute(
-        teShape(ot),
+        os,
         [&](const std::vector<Var>& i) -> te::ComputeBody {
-          return in[0](unravelIndex(flatIndex(exprs(i), os), is));
+          return in[0](unravelIndex(flatIndex(exprs(i), os), in[0]->shape));
         },
         "T_reshape", "injective"));
   });
@@ -161,7 +137,7 @@ void registerTransformComputes() {
           const Expr& n = in[k]->shape[size_t(axis)];
           if (tir::isConstInt(n, 0)) continue;
           std::vector<Expr> idx = exprs(i);
-          idx[size_t(axis)] = tir::min(tir::max(Expr(i[size_t(axis)]) - offsets[k], ci(0)), n - ci(1));
+          idx[size_t(axis)] = clampToExtent(Expr(i[size_t(axis)]) - offsets[k], n);
           Expr v = in[k](idx);
           r = r.defined() ? tir::select(Expr(i[size_t(axis)]) < offsets[k] + n, v, r) : v;
         }
@@ -207,7 +183,7 @@ void registerTransformComputes() {
             Expr ne = in[0]->shape[a];
             Expr l = lo < 0 ? ne + ci(lo) : ci(lo);
             l = st > 0 ? tir::min(tir::max(l, ci(0)), ne) : tir::min(tir::max(l, ci(-1)), ne - ci(1));
-            idx[a] = tir::min(tir::max(l + Expr(i[a]) * ci(st), ci(0)), ne - ci(1));
+            idx[a] = clampToExtent(l + Expr(i[a]) * ci(st), ne);
             continue;
           }
           if (lo < 0) lo += n;
@@ -231,7 +207,7 @@ void registerTransformComputes() {
           const Expr& ne = in[0]->shape[axis];
           Expr x = tir::cast(DataType::Int(32), in[1](ii));
           x = tir::select(x < ci(0), x + ne, x);
-          idx.push_back(tir::min(tir::max(x, ci(0)), ne - ci(1)));
+          idx.push_back(clampToExtent(x, ne));
         }
         for (size_t d = axis + ni; d < i.size(); ++d) idx.push_back(i[d]);
         return in[0](idx);
@@ -342,8 +318,7 @@ void registerTransformComputes() {
         };
         if (c.attrs.getString("method") == "nearest_neighbor") {
           const std::string& r = c.attrs.getString("rounding_method");
-          auto clampI = [&](Expr x, const Expr& n) { return tir::min(tir::max(x, ci(0)), n - ci(1)); };
-          return load(clampI(roundCoord(r, ih), shape[2]), clampI(roundCoord(r, iw), shape[3]));
+          return load(clampToExtent(roundCoord(r, ih), shape[2]), clampToExtent(roundCoord(r, iw), shape[3]));
         }
         auto clampF = [&](Expr x, const Expr& n) {
           const int64_t* v = tir::asConstInt(n);
