@@ -5,6 +5,7 @@
 
 #include "core/arith/Eval.h"
 #include "core/arith/RewriteSimplifierImpl.h"
+#include "core/tir/Visitor.h"
 
 namespace loom::arith {
 
@@ -105,10 +106,39 @@ int64_t shiftSat(int64_t v, int64_t k) {
 }
 }  // namespace
 
+namespace {
+/// `floordiv(x, c) * c` (c > 0) written `x - floormod(x, c)`: bounds then see that a symbolic
+/// extent rounded up to a tile, `(W + 2) // 3 * 3`, is at least `W`.
+struct ExpandRoundedDown : tir::IRMutator {
+  bool changed = false;
+  Expr visit(const BinaryNode* n, const Expr& self) override {
+    Expr e = tir::IRMutator::visit(n, self);
+    auto* m = e.as<BinaryNode>();
+    if (!m || m->op != BinOp::Mul) return e;
+    for (int side = 0; side < 2; ++side) {
+      auto* d = (side ? m->b : m->a).as<BinaryNode>();
+      const int64_t* c = asConstInt(side ? m->a : m->b);
+      const int64_t* dc = d && d->op == BinOp::FloorDiv ? asConstInt(d->b) : nullptr;
+      if (c && dc && *c == *dc && *c > 0) {
+        changed = true;
+        return Expr(new BinaryNode(m->dtype, BinOp::Sub, d->a, Expr(new BinaryNode(m->dtype, BinOp::FloorMod, d->a, d->b))));
+      }
+    }
+    return e;
+  }
+};
+}  // namespace
+
 std::optional<bool> RewriteSimplifier::Impl::proveCompare(BinOp op, const Expr& a, const Expr& b) {
   if (!isSignedIndex(a.dtype()) || a.dtype() != b.dtype()) return std::nullopt;
   Expr diff = m_analyzer->canonicalSimplify(Expr(new BinaryNode(a.dtype(), BinOp::Sub, a, b)));
   if (auto r = decideSign(op, bound(diff))) return r;
+  {
+    ExpandRoundedDown x;
+    Expr expanded = x.mutate(diff);
+    if (x.changed)
+      if (auto r = decideSign(op, bound(m_analyzer->canonicalSimplify(expanded)))) return r;
+  }
   // A fact `c op2 d` whose difference c - d differs from a - b by a constant bounds a - b too
   // (`i*4 + j < n` proves `i*4 + j <= n + 2` and refutes `j + i*4 >= n`).
   for (auto& fact : m_analyzer->trueFacts()) {

@@ -234,15 +234,6 @@ std::vector<std::string> dimTexts(const graph::Shape& dims) {
   return out;
 }
 
-/// True when an input of main has a symbolic dim. Such a model compiles in NCHW for now: the
-/// channel-blocked layout's transforms and schedules take static shapes (docs/dynamic-shapes.md).
-bool hasSymbolicInputs(const graph::Module& m) {
-  if (!m.main().defined()) return false;
-  for (const graph::Var& v : m.main()->params)
-    if (auto* t = v->annotation.as<graph::TensorTypeNode>(); t && !t->isStatic()) return true;
-  return false;
-}
-
 /// `kernelsOnly`: only the groups are wanted (extractGroups), which may have symbolic shapes;
 /// the executor's entries then hold 0 for symbolic dims and are not used.
 ModelPlan planModel(const graph::Module& input, const std::map<std::string, runtime::NDArray>& params,
@@ -256,8 +247,9 @@ ModelPlan planModel(const graph::Module& input, const std::map<std::string, runt
   if (options.desiredLayout == "NCHWc" || options.desiredLayout == "NCHW16c") blocked = true;
   // The default: channel-blocked at opt level 3, where the default schedule register-tiles
   // NCHW16c convs (resnet18 4x, mobilenet_v2 and squeezenet1_1 5-10x faster than in NCHW,
-  // bench/README.md); as imported below.
-  else if (options.desiredLayout.empty()) blocked = options.optLevel >= 3 && !hasSymbolicInputs(input);
+  // bench/README.md); as imported below. Symbolic batch and image sizes block the same way (the
+  // blocks are channels, which stay static).
+  else if (options.desiredLayout.empty()) blocked = options.optLevel >= 3;
   else if (!options.desiredLayout.empty() && options.desiredLayout != "NCHW")
     LOOM_THROW(ValueError) << "unsupported desired layout '" << options.desiredLayout
                            << "' (supported: NCHW, NCHWc)";

@@ -47,6 +47,19 @@ int64_t registersPerRow(int64_t lanes) {
   return (lanes + hostRegisters().lanes - 1) / hostRegisters().lanes;
 }
 
+/// A symbolic extent (a dynamic model's batch, height or width: `batch`, `(W + 1) // 2`) counts
+/// as this many iterations where a rule needs a number: enough work to share among threads and
+/// rows enough for a full register tile. Loops over symbolic extents get split with guarded
+/// tails (loop partitioning peels the guard off the full tiles), never perfect tiles.
+constexpr int64_t kSymbolicExtent = 64;
+
+/// The extent of a loop, kSymbolicExtent when it is symbolic.
+int64_t extentOf(tir::Schedule& sch, const tir::LoopRV& l) {
+  const int64_t* e = tir::asConstInt(sch.get(l)->extent);
+  return e ? *e : kSymbolicExtent;
+}
+bool isSymbolic(tir::Schedule& sch, const tir::LoopRV& l) { return !tir::asConstInt(sch.get(l)->extent); }
+
 /// The buffer loads in a statement.
 std::vector<const tir::BufferLoadNode*> loadsIn(const tir::Stmt& s) {
   struct Collector : tir::IRVisitor {
@@ -107,11 +120,10 @@ std::vector<tir::LoopRV> identityLoops(tir::Schedule& sch, const tir::BlockRV& b
   if (!realize || loops.size() != blk->iterVars.size()) return {};
   for (size_t k = 0; k < loops.size(); ++k) {
     const tir::ForNode* loop = sch.get(loops[k]);
-    const int64_t* ext = tir::asConstInt(loop->extent);
-    if (!ext) return {};
     // A loop of one iteration may bind its iter var to the constant 0.
+    const int64_t* ext = tir::asConstInt(loop->extent);
     const int64_t* c = tir::asConstInt(realize->iterValues[k]);
-    if (*ext == 1 && c && *c == 0) continue;
+    if (ext && *ext == 1 && c && *c == 0) continue;
     auto* v = realize->iterValues[k].as<tir::VarNode>();
     if (!v || v != loop->loopVar.get()) return {};
   }
@@ -156,8 +168,11 @@ bool reducesAlongContiguousAxis(const tir::BlockNode* blk) {
 void vectorizeReduction(tir::Schedule& sch, const tir::BlockRV& b, const std::vector<tir::LoopRV>& loops,
                         size_t numSpatial, size_t numReduce) {
   const tir::LoopRV inner = loops[numSpatial - 1];
-  const int64_t* ext = tir::asConstInt(sch.get(inner)->extent);
-  if (!ext || *ext < 4) return;
+  const int64_t* constExt = tir::asConstInt(sch.get(inner)->extent);
+  // A symbolic extent: 16 lanes with a guarded partial last vector.
+  const int64_t symbolicExt = kSymbolicExtent + 1;
+  const int64_t* ext = constExt ? constExt : &symbolicExt;
+  if (*ext < 4) return;
   tir::Schedule saved = sch;
   try {
     std::vector<tir::LoopRV> order(loops.begin() + long(numSpatial), loops.begin() + long(numSpatial + numReduce));
@@ -281,7 +296,7 @@ bool usedWithoutLane(const tir::BlockNode* blk, size_t k, size_t numSpatial) {
 /// scalar of that operand. The iter var just outside the lane axis when none qualifies.
 size_t rowAxis(tir::Schedule& sch, const tir::BlockNode* blk, const std::vector<tir::LoopRV>& loops, size_t numSpatial) {
   for (size_t k = numSpatial - 1; k-- > 0;)
-    if (*tir::asConstInt(sch.get(loops[k])->extent) >= 2 && usedWithoutLane(blk, k, numSpatial)) return k;
+    if (extentOf(sch, loops[k]) >= 2 && usedWithoutLane(blk, k, numSpatial)) return k;
   return numSpatial - 2;
 }
 
@@ -345,6 +360,8 @@ std::pair<int, int64_t> bandAxis(tir::Schedule& sch, const tir::BlockNode* blk, 
   int64_t bestExt = 0;
   for (size_t k = 0; k + 1 < numSpatial; ++k) {
     if (k == rowK || int(k) == chunkK || !usedWithoutLane(blk, k, numSpatial)) continue;
+    // Bands of a symbolic extent would need a band count known at compile time.
+    if (isSymbolic(sch, loops[k])) return {-1, 1};
     const int64_t ext = *tir::asConstInt(sch.get(loops[k])->extent);
     if (ext > bestExt) best = int(k), bestExt = ext;
   }
@@ -395,17 +412,20 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
   if (!vectorize || !hasLaneAxis(blk, numSpatial)) return {};
   std::vector<tir::LoopRV> loops = identityLoops(sch, b);
   if (loops.empty()) return {};
+  if (isSymbolic(sch, loops[numSpatial - 1])) return {};
   const int64_t laneExt = *tir::asConstInt(sch.get(loops[numSpatial - 1])->extent);
   int64_t lanes = laneExt <= kLanes ? laneExt : laneExt % kLanes == 0 ? kLanes : laneExt % 8 == 0 ? 8 : 0;
   if (lanes < 4) return {};
   const size_t rowK = rowAxis(sch, blk, loops, numSpatial);
-  const int64_t rowExt = *tir::asConstInt(sch.get(loops[rowK])->extent);
+  const int64_t rowExt = extentOf(sch, loops[rowK]);
+  const bool rowSymbolic = isSymbolic(sch, loops[rowK]);
   // The register tile: a block of rows times a few output-channel chunks (chunkAxis) when the
   // rows broadcast an operand (a conv's input) to the chunks' weight vectors. Two chunks of 14
   // rows take 16 loads per 28 FMAs where one chunk of 28 rows takes 29 (stage-1 ResNet conv:
   // 6% faster); the accumulators and the chunks' weight vectors fill at most 30 registers.
   const int64_t maxRows = std::max<int64_t>(1, accumulatorRegisters() * hostRegisters().lanes / lanes);
-  const int chunkK = lanes == kLanes && usedWithoutLane(blk, rowK, numSpatial) ? chunkAxis(blk, numSpatial) : -1;
+  int chunkK = lanes == kLanes && usedWithoutLane(blk, rowK, numSpatial) ? chunkAxis(blk, numSpatial) : -1;
+  if (chunkK >= 0 && isSymbolic(sch, loops[size_t(chunkK)])) chunkK = -1;
   const int64_t chunkExt = chunkK >= 0 ? *tir::asConstInt(sch.get(loops[size_t(chunkK)])->extent) : 1;
   int64_t rowBlock = largestDivisor(rowExt, chunkExt % 2 == 0 ? maxRows / 2 : maxRows);
   // The most output-channel chunks (up to 4, dividing chunkExt) whose accumulators for `rows`
@@ -438,7 +458,8 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
     rowBlock = largestDivisor(rowExt, kDot4Rows);
   }
   const int64_t budgetRows = dot4 ? kDot4Rows : chunk > 1 ? maxRows / 2 : maxRows;
-  const bool partialTile = rowExt > budgetRows && rowBlock * 2 <= budgetRows && budgetRows > 1;
+  // A symbolic row extent always gets full tiles of the budget and a guarded partial last one.
+  const bool partialTile = budgetRows > 1 && (rowSymbolic || (rowExt > budgetRows && rowBlock * 2 <= budgetRows));
   if (partialTile) {
     rowBlock = budgetRows;
     if (chunk > 1) chunk = chunksFor(rowBlock);
@@ -520,6 +541,28 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
       rowInner = parts[1];
     }
     pushOuter(rowLoop, false);
+    // Symbolic extents (a dynamic model's batch and image size): a fused loop binds its parts
+    // affinely only when every part inside the first is static (`fused // 4`, not `fused // H`).
+    // The last symbolic loop outside the tile (the output rows) leads the parallel loop, fused
+    // with the static ones (output-channel chunks); other symbolic loops (the batch) run serially
+    // outside it.
+    size_t serialOuter = 0;
+    {
+      std::vector<size_t> sym, stat;
+      for (size_t k = 0; k + 1 < outer.size(); ++k) (isSymbolic(sch, outer[k]) ? sym : stat).push_back(k);
+      if (!sym.empty()) {
+        std::vector<size_t> perm(sym.begin(), sym.end());
+        perm.insert(perm.end(), stat.begin(), stat.end());
+        std::vector<tir::LoopRV> o2;
+        std::vector<bool> w2;
+        for (size_t k : perm) o2.push_back(outer[k]), w2.push_back(weightOnly[k]);
+        o2.push_back(outer.back());
+        w2.push_back(weightOnly.back());
+        outer = o2;
+        weightOnly = w2;
+        serialOuter = sym.size() - 1;
+      }
+    }
     // Reduction blocking (a GEMM's K-blocking): when the weights one parallel unit reads (its
     // output-channel chunks) exceed the L1 budget and several tiles read them, each tile would
     // stream them from L2 or memory again (DeepLab's ASPP, 960 -> 256 channels over 16x16: 8.8
@@ -529,15 +572,15 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
     std::vector<tir::LoopRV> unit, rest;
     int64_t unitExt = 1, tiles = 1;
     for (size_t k = 0; k < outer.size(); ++k) {
-      const int64_t ext = *tir::asConstInt(sch.get(outer[k])->extent);
+      const int64_t ext = extentOf(sch, outer[k]);
       if (weightOnly[k]) unit.push_back(outer[k]), unitExt *= ext;
       else rest.push_back(outer[k]), tiles *= ext;
     }
     std::optional<tir::LoopRV> kBlock;
     if (bandK < 0 && kBlockingEnabled() && tilesShareWeights && unitExt >= 2 && tiles >= 4 && !unit.empty()) {
-      const int64_t k0 = *tir::asConstInt(sch.get(reduce.front())->extent);
+      const int64_t k0 = extentOf(sch, reduce.front());
       const int64_t unitBytes = laneOperandBytes(blk, numSpatial) / unitExt;
-      if (unitBytes > kL1WeightBytes && k0 > 1) {
+      if (unitBytes > kL1WeightBytes && k0 > 1 && !isSymbolic(sch, reduce.front())) {
         const int64_t inner = largestDivisor(k0, std::max<int64_t>(1, kL1WeightBytes / (unitBytes / k0)));
         if (inner < k0) {
           auto parts = tir::split(sch, reduce.front(), {tir::Value(nullptr), tir::Value(inner)});
@@ -603,10 +646,10 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
     }
     // The loops outside the tile: fused and parallel (all of them when the tile loop is the
     // only one with enough iterations to share).
-    std::vector<tir::LoopRV> par(outer.begin(), outer.end() - 1);
+    std::vector<tir::LoopRV> par(outer.begin() + long(serialOuter), outer.end() - 1);
     int64_t work = 1;
-    for (const tir::LoopRV& l : par) work *= *tir::asConstInt(sch.get(l)->extent);
-    if (work < 8) par.push_back(tile);
+    for (const tir::LoopRV& l : par) work *= extentOf(sch, l);
+    if (work < 8 && (par.empty() || !isSymbolic(sch, tile))) par.push_back(tile);
     if (par.size() > 1) tir::parallel(sch, tir::fuse(sch, par));
     else if (par.size() == 1) tir::parallel(sch, par[0]);
     return names;
@@ -663,10 +706,10 @@ void genericSchedule(tir::Schedule& sch, const tir::BlockRV& b, bool vectorize) 
   std::vector<tir::LoopRV> lead;
   int64_t work = 1;
   for (size_t k = 0; k < numSpatial && work < 64; ++k) {
-    const int64_t* ext = tir::asConstInt(sch.get(loops[k])->extent);
-    if (!ext) break;
+    // Only the first of fused loops may be symbolic (see tileLaneReduction).
+    if (k > 0 && isSymbolic(sch, loops[k])) break;
     lead.push_back(loops[k]);
-    work *= *ext;
+    work *= extentOf(sch, loops[k]);
   }
   tir::Schedule saved = sch;
   if (work >= 2 && !lead.empty()) {
@@ -680,17 +723,17 @@ void genericSchedule(tir::Schedule& sch, const tir::BlockRV& b, bool vectorize) 
   if (vectorize && !spatialOnly && numReduce > 0 && numSpatial > lead.size() && loops.size() == blk->iterVars.size())
     vectorizeReduction(sch, b, loops, numSpatial, numReduce);
   if (!vectorize || !spatialOnly || loops.size() < 2) return;
-  const tir::ForNode* inner = sch.get(loops.back());
-  const int64_t* innerExt = tir::asConstInt(inner->extent);
-  if (!innerExt || *innerExt < 4) return;
+  const int64_t innerExt = extentOf(sch, loops.back());
+  const bool innerSymbolic = isSymbolic(sch, loops.back());
+  if (innerExt < 4) return;
   saved = sch;
   try {
-    if (*innerExt <= 16)
+    if (innerExt <= 16 && !innerSymbolic)
       tir::vectorize(sch, loops.back());
     else {
       // 8 lanes that divide the loop, else 16 with a partial last vector whose guard loop
       // partitioning peels off (a row of 197 tokens).
-      const int64_t lanes = *innerExt % 8 == 0 ? 8 : kLanes;
+      const int64_t lanes = !innerSymbolic && innerExt % 8 == 0 ? 8 : kLanes;
       auto parts = tir::split(sch, loops.back(), {tir::Value(nullptr), tir::Value(lanes)});
       tir::vectorize(sch, parts.back());
     }

@@ -114,6 +114,39 @@ Type conv2dPlainRel(const CallNode& call, const TensorTypeNode& d, const TensorT
   return tensorType(out, d.dtype);
 }
 
+/// logicalShape / physicalShape over dims: a data layout's batch and image size may be symbolic
+/// (a dynamic model), its channels (the only dims that move) must be static; a kernel layout's
+/// dims must all be static.
+std::optional<Shape> logicalDims(const Layout& l, const Shape& s) {
+  if (l.isPlain()) return s.size() == 4 ? std::optional<Shape>(s) : std::nullopt;
+  if (l.kernel || (s.size() == 5 && std::all_of(s.begin(), s.end(), [](const Dim& d) { return d.isStatic(); }))) {
+    std::vector<int64_t> v;
+    for (const Dim& d : s) {
+      if (!d.isStatic()) return std::nullopt;
+      v.push_back(d.value);
+    }
+    auto r = logicalShape(l, v);
+    return r ? std::optional<Shape>(Shape(r->begin(), r->end())) : std::nullopt;
+  }
+  if (s.size() != 5 || !s[1].isStatic() || !s[4].isStatic() || s[4].value != l.blockA) return std::nullopt;
+  return Shape{s[0], Dim(s[1].value * s[4].value), s[2], s[3]};
+}
+std::optional<Shape> physicalDims(const Layout& l, const Shape& s) {
+  if (l.isPlain()) return s;
+  if (s.size() != 4 || !s[1].isStatic()) return std::nullopt;
+  if (l.kernel) {
+    std::vector<int64_t> v;
+    for (const Dim& d : s) {
+      if (!d.isStatic()) return std::nullopt;
+      v.push_back(d.value);
+    }
+    auto r = physicalShape(l, v);
+    return r ? std::optional<Shape>(Shape(r->begin(), r->end())) : std::nullopt;
+  }
+  if (s[1].value % l.blockA) return std::nullopt;
+  return Shape{s[0], Dim(s[1].value / l.blockA), s[2], s[3], Dim(l.blockA)};
+}
+
 /// The data and kernel layouts of a conv2d call; nullopt for plain NCHW / OIHW.
 std::optional<std::pair<Layout, Layout>> convLayouts(const CallNode& call) {
   const std::string& dl = call.attrs.getString("data_layout");
@@ -136,15 +169,17 @@ Type conv2dRel(const CallNode& call, const std::vector<Type>& args) {
   const TensorTypeNode& w = argTensor(call, args, 1);
   auto layouts = convLayouts(call);
   if (!layouts) return conv2dPlainRel(call, d, w);
-  if (!d.isStatic() || !w.isStatic()) LOOM_TYPE_FAIL(call) << "blocked layouts need static shapes";
-  auto dl = logicalShape(layouts->first, d.staticShape());
+  if (!w.isStatic()) LOOM_TYPE_FAIL(call) << "blocked layouts need a static weight shape";
+  // The batch and image size may be symbolic; the channels are static (logicalDims).
+  auto dl = logicalDims(layouts->first, d.shape);
   auto wl = logicalShape(layouts->second, w.staticShape());
   int64_t groups = call.attrs.getInt("groups");
-  const bool depthwise = dl && wl && groups == (*dl)[1] && (*wl)[0] == groups && (*wl)[1] == 1 &&
+  const int64_t dc = dl ? (*dl)[1].value : 0;
+  const bool depthwise = dl && wl && groups == dc && (*wl)[0] == groups && (*wl)[1] == 1 &&
                          layouts->second.blockB == layouts->first.blockA;
   // Grouped: each group's input and output channels are whole blocks.
-  const bool blockGroups = dl && wl && (*dl)[1] % groups == 0 && (*wl)[0] % groups == 0 &&
-                           ((*dl)[1] / groups) % layouts->first.blockA == 0 &&
+  const bool blockGroups = dl && wl && dc % groups == 0 && (*wl)[0] % groups == 0 &&
+                           (dc / groups) % layouts->first.blockA == 0 &&
                            ((*wl)[0] / groups) % layouts->second.blockB == 0 && layouts->second.blockA == layouts->first.blockA;
   if (groups != 1 && !depthwise && !blockGroups)
     LOOM_TYPE_FAIL(call) << "blocked layouts support groups=1, depthwise convs (groups = "
@@ -158,7 +193,7 @@ Type conv2dRel(const CallNode& call, const std::vector<Type>& args) {
   Type out = conv2dPlainRel(call, *tensorType(*dl, d.dtype), *tensorType(*wl, w.dtype));
   Layout outLayout;
   outLayout.blockA = layouts->second.blockB;
-  return tensorType(*physicalShape(outLayout, out.as<TensorTypeNode>()->staticShape()), d.dtype);
+  return tensorType(*physicalDims(outLayout, out.as<TensorTypeNode>()->shape), d.dtype);
 }
 
 /// Converts a host tensor between a blocked layout and its logical (NCHW / OIHW) form.
@@ -606,12 +641,13 @@ TypeRelation blockedRel(TypeRelation plain) {
     std::optional<Layout> l = poolLayout(call);
     if (!l) return plain(call, args);
     const TensorTypeNode& d = argTensor(call, args, 0);
-    if (!d.isStatic()) LOOM_TYPE_FAIL(call) << "blocked layouts need static shapes";
-    auto logical = logicalShape(*l, d.staticShape());
+    auto logical = logicalDims(*l, d.shape);
     if (!logical)
-      LOOM_TYPE_FAIL(call) << "data " << typeStr(args[0]) << " is not in layout " << l->str();
+      LOOM_TYPE_FAIL(call) << "data " << typeStr(args[0]) << " is not in layout " << l->str()
+                           << " with static channels";
     Type out = plain(call, {tensorType(*logical, d.dtype)});
-    auto phys = physicalShape(*l, out.as<TensorTypeNode>()->staticShape());
+    auto phys = physicalDims(*l, out.as<TensorTypeNode>()->shape);
+    if (!phys) LOOM_TYPE_FAIL(call) << "the output " << typeStr(out) << " does not divide into layout " << l->str();
     return tensorType(*phys, d.dtype);
   };
 }
@@ -871,8 +907,11 @@ Type conv2dWinogradRel(const CallNode& call, const std::vector<Type>& args) {
   requireRank(call, d, 5, "the data (layout NCHW{k}c)");
   requireRank(call, u, 6, "the transformed weight [alpha, alpha, O/ob, C/ib, ib, ob]");
   requireFloat(call, d, "the data");
-  if (!d.isStatic() || !u.isStatic()) LOOM_TYPE_FAIL(call) << "needs static shapes";
-  std::vector<int64_t> ds = d.staticShape(), us = u.staticShape();
+  if (!u.isStatic()) LOOM_TYPE_FAIL(call) << "needs a static transformed weight";
+  // The batch and image size may be symbolic (a dynamic model: the last row and column of tiles
+  // may then be partial); the channels are static.
+  if (!d.shape[1].isStatic() || !d.shape[4].isStatic()) LOOM_TYPE_FAIL(call) << "needs static channels";
+  std::vector<int64_t> ds{0, d.shape[1].value, 0, 0, d.shape[4].value}, us = u.staticShape();
   if (us[0] != m + 2 || us[1] != m + 2)
     LOOM_TYPE_FAIL(call) << "the transformed weight's tile is " << us[0] << "x" << us[1] << ", F(" << m
                          << ", 3x3) needs " << m + 2 << "x" << m + 2;
@@ -882,10 +921,14 @@ Type conv2dWinogradRel(const CallNode& call, const std::vector<Type>& args) {
   const auto& p = call.attrs.getInts("padding");
   for (int64_t v : p)
     if (v < 0) LOOM_TYPE_FAIL(call) << "padding must not be negative";
-  const int64_t oh = ds[2] + p[0] + p[2] - 2, ow = ds[3] + p[1] + p[3] - 2;
-  if (oh < 1 || ow < 1 || oh % m != 0 || ow % m != 0)
-    LOOM_TYPE_FAIL(call) << "output " << oh << "x" << ow << " is not a whole number of " << m << "x" << m << " tiles";
-  return tensorType(std::vector<int64_t>{ds[0], us[2], oh, ow, us[5]}, d.dtype);
+  if (d.shape[2].isStatic() && d.shape[3].isStatic()) {
+    const int64_t oh = d.shape[2].value + p[0] + p[2] - 2, ow = d.shape[3].value + p[1] + p[3] - 2;
+    if (oh < 1 || ow < 1 || oh % m != 0 || ow % m != 0)
+      LOOM_TYPE_FAIL(call) << "output " << oh << "x" << ow << " is not a whole number of " << m << "x" << m << " tiles";
+  }
+  Dim oh = derive(d.shape[2], [&](int64_t h) { return h + p[0] + p[2] - 2; }, [&](const tir::Expr& h) { return h + i64(p[0] + p[2] - 2); });
+  Dim ow = derive(d.shape[3], [&](int64_t w) { return w + p[1] + p[3] - 2; }, [&](const tir::Expr& w) { return w + i64(p[1] + p[3] - 2); });
+  return tensorType(Shape{d.shape[0], Dim(us[2]), oh, ow, Dim(us[5])}, d.dtype);
 }
 
 HostTensor conv2dWinogradKernel(const CallNode& call, const std::vector<HostTensor>& in,
@@ -904,9 +947,10 @@ HostTensor conv2dWinogradKernel(const CallNode& call, const std::vector<HostTens
     if (ih < 0 || ih >= H || iw < 0 || iw >= W) return 0.0;
     return x.v[size_t((((n * CB + c / IB) * H + ih) * W + iw) * IB + c % IB)];
   };
+  // A symbolic image size may leave a partial last row and column of tiles.
   for (int64_t n = 0; n < N; ++n)
-    for (int64_t th = 0; th < OH / m; ++th)
-      for (int64_t tw = 0; tw < OW / m; ++tw)
+    for (int64_t th = 0; th < (OH + m - 1) / m; ++th)
+      for (int64_t tw = 0; tw < (OW + m - 1) / m; ++tw)
         for (int64_t o = 0; o < OB * OBk; ++o) {
           std::fill(M.begin(), M.end(), 0.0);
           for (int64_t c = 0; c < CB * IB; ++c) {
@@ -922,8 +966,8 @@ HostTensor conv2dWinogradKernel(const CallNode& call, const std::vector<HostTens
               M[size_t(e)] += V[size_t(e)] *
                               u.v[size_t(((((e * OB + o / OBk) * CB + c / IB) * IB + c % IB) * OBk) + o % OBk)];
           }
-          for (int64_t i = 0; i < m; ++i)
-            for (int64_t j = 0; j < m; ++j) {
+          for (int64_t i = 0; i < m && th * m + i < OH; ++i)
+            for (int64_t j = 0; j < m && tw * m + j < OW; ++j) {
               double acc = 0;
               for (int64_t e = 0; e < a; ++e)
                 for (int64_t f = 0; f < a; ++f)
@@ -955,7 +999,14 @@ void registerNNOps() {
         std::optional<Layout> from = parseLayout(sl), to = parseLayout(dl);
         if (!from || !to || from->kernel != to->kernel)
           LOOM_TYPE_FAIL(call) << "cannot transform layout \"" << sl << "\" to \"" << dl << "\"";
-        if (!d.isStatic()) LOOM_TYPE_FAIL(call) << "needs a static shape, got " << typeStr(args[0]);
+        if (!d.isStatic()) {
+          // A symbolic batch or image size (a dynamic model): the channels must be static.
+          auto logical = logicalDims(*from, d.shape);
+          if (!logical) LOOM_TYPE_FAIL(call) << typeStr(args[0]) << " is not in layout " << sl << " with static channels";
+          auto out = physicalDims(*to, *logical);
+          if (!out) LOOM_TYPE_FAIL(call) << "logical shape " << shapeStr(*logical) << " does not divide into layout " << dl;
+          return tensorType(*out, d.dtype);
+        }
         auto logical = logicalShape(*from, d.staticShape());
         if (!logical) LOOM_TYPE_FAIL(call) << typeStr(args[0]) << " is not in layout " << sl;
         auto out = physicalShape(*to, *logical);

@@ -31,6 +31,17 @@ private slots:
     a.bind(u, Range(5, 1));
     QCOMPARE(exprText(a.simplify(u + 1)), std::string("6"));
   }
+  void tileRoundingIsBounded() {
+    // A symbolic extent rounded up to whole tiles covers it, rounded down stays within it: the
+    // region of a register tile over a dynamic width is then the whole width (reverse_compute_at).
+    Analyzer a;
+    Var w = makeVar("w");
+    QVERIFY(a.canProve(floordiv(w + 2, 3) * 3 >= w));
+    QVERIFY(a.canProve(3 * floordiv(w + 3, 4) + floordiv(w + 3, 4) >= w));
+    QVERIFY(a.canProve(floordiv(w, 3) * 3 <= w));
+    QVERIFY(!a.canProve(floordiv(w, 3) * 3 >= w));
+    QVERIFY(!a.canProve(floordiv(w + 2, 3) * 3 <= w));
+  }
   void bindValue() {
     Analyzer a;
     Var i = makeVar("i"), j = makeVar("j"), v = makeVar("v");

@@ -6,6 +6,7 @@
 #include "core/graph/Layout.h"
 #include "core/graph/Mutator.h"
 #include "core/graph/Op.h"
+#include "core/graph/SymDim.h"
 #include "core/graph/pass/InferType.h"
 
 namespace loom::graph {
@@ -100,7 +101,7 @@ std::optional<Blocked> asBlocked(const Expr& e) {
   if (!l || l->kernel || l->isPlain()) return std::nullopt;
   b.src = c->args[0];
   auto* t = inferType(b.src).as<TensorTypeNode>();
-  if (!t || t->ndim() != 5 || !t->isStatic()) return std::nullopt;
+  if (!t || t->ndim() != 5 || !t->shape[1].isStatic() || !t->shape[4].isStatic()) return std::nullopt;
   b.padded = t->shape[1].value * t->shape[4].value;
   b.channels = channels >= 0 ? channels : b.padded;
   if (b.channels > b.padded) return std::nullopt;
@@ -183,7 +184,8 @@ private:
     if (c.attrs.getString("data_layout") != "NCHW") return e;
     auto* dt = inferType(c.args[0]).as<TensorTypeNode>();
     auto* wt = inferType(c.args[1]).as<TensorTypeNode>();
-    if (!dt || !wt || !dt->isStatic() || !wt->isStatic()) return e;
+    // The batch and the image size may be symbolic (a dynamic model): the blocks are channels.
+    if (!dt || !wt || dt->ndim() != 4 || !dt->shape[1].isStatic() || !wt->isStatic()) return e;
     const int64_t groups = c.attrs.getInt("groups");
     const int64_t channels = dt->shape[1].value, outChannels = wt->shape[0].value;
     if (groups != 1 && !(groups == channels && outChannels == channels && wt->shape[1].value == 1))
@@ -330,17 +332,17 @@ private:
   /// Whether blocked operand `t` (logical type) broadcasts to `out` along H and W only.
   static bool broadcastsSpatially(const Type& t, const TensorTypeNode& out) {
     auto* a = t.as<TensorTypeNode>();
-    if (!a || a->ndim() != 4 || !a->isStatic()) return false;
+    if (!a || a->ndim() != 4 || !a->shape[1].isStatic()) return false;
     for (size_t d = 0; d < 4; ++d) {
-      const int64_t x = a->shape[d].value, o = out.shape[d].value;
-      if (x != o && !(d != 1 && x == 1)) return false;
+      const Dim& x = a->shape[d];
+      if (!dimsProvablyEqual(x, out.shape[d]) && !(d != 1 && x.isStatic() && x.value == 1)) return false;
     }
     return true;
   }
 
   Expr binary(const CallNode& c, const Expr& e) {
     auto* out = inferType(e).as<TensorTypeNode>();
-    if (!out || out->ndim() != 4 || !out->isStatic()) return e;
+    if (!out || out->ndim() != 4 || !out->shape[1].isStatic()) return e;
     const std::string& op = c.op->name;
     std::optional<Blocked> a = asBlocked(c.args[0]);
     std::optional<Blocked> b = asBlocked(c.args[1]);

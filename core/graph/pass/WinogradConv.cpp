@@ -22,12 +22,19 @@ int64_t winogradTileFor(const CallNode& c, int64_t maxKernelBytes) {
   auto* w = inferType(c.args[1]).as<TensorTypeNode>();
   Type yt(c.checkedType);
   auto* y = yt.as<TensorTypeNode>();
-  if (!w || !y || !w->isStatic() || !y->isStatic() || w->ndim() != 6 || y->ndim() != 5) return 0;
+  if (!w || !y || !w->isStatic() || w->ndim() != 6 || y->ndim() != 5) return 0;
   if (!w->dtype.isFloat()) return 0;  // integer (quantized) convs stay exact
-  std::vector<int64_t> ws = w->staticShape(), ys = y->staticShape();
+  std::vector<int64_t> ws = w->staticShape();
   if (ws[2] != 3 || ws[3] != 3) return 0;
-  const int64_t oh = ys[2], ow = ys[3];
-  const int64_t m = oh % 4 == 0 && ow % 4 == 0 ? 4 : oh % 2 == 0 && ow % 2 == 0 ? 2 : 0;
+  int64_t m = 0;
+  if (y->shape[2].isStatic() && y->shape[3].isStatic()) {
+    const int64_t oh = y->shape[2].value, ow = y->shape[3].value;
+    m = oh % 4 == 0 && ow % 4 == 0 ? 4 : oh % 2 == 0 && ow % 2 == 0 ? 2 : 0;
+  } else if (y->shape[1].isStatic()) {
+    // A symbolic image size (a dynamic model): F(4x4), its last tiles partial where the size
+    // is not a multiple of 4.
+    m = 4;
+  }
   if (m == 0) return 0;
   const int64_t kernelBytes = (m + 2) * (m + 2) * (w->numel() / 9) * w->dtype.bytes();
   return kernelBytes <= maxKernelBytes ? m : 0;

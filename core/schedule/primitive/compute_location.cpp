@@ -267,7 +267,13 @@ void computeAtImpl(Schedule& sch, const BlockRV& blockRV, const LoopRV& loopRV, 
       auto domExt = constIntValue(dom.extent);
       int64_t hi = bound.maxValue;
       if (domExt && hi > *domExt) hi = *domExt;
-      if (hi >= arith::ConstIntBound::kPosInf || hi <= 0) {
+      // A symbolic extent (a dynamic model's batch or width) has no bound but its type's
+      // maximum: the region is the whole domain, not a loop of 2^31 - 1 guarded iterations.
+      const int64_t typeMax = t.bits() >= 64 ? arith::ConstIntBound::kPosInf : (int64_t(1) << (t.bits() - 1)) - 1;
+      // A region that covers the domain (a symbolic width tiled by 3: [0, (W + 2) // 3 * 3)) is
+      // the domain.
+      const bool wholeDomain = an.canProve(r.min <= dom.min) && an.canProve(r.min + r.extent >= dom.min + dom.extent);
+      if (wholeDomain || hi >= typeMax || hi >= arith::ConstIntBound::kPosInf || hi <= 0) {
         r = dom;
         full = true;
         ext = dom.extent;

@@ -59,18 +59,38 @@ std::vector<te::Tensor> conv2dWinograd(const CallNode& call, const std::vector<t
   const auto& out = staticTensor(outType, call);
   const WinogradMatrices& wm = graph::winogradMatrices(call.attrs.getInt("tile_size"));
   const auto& p = call.attrs.getInts("padding");
-  const std::vector<int64_t> ds = extents(in[0]), us = extents(in[1]);
-  const std::vector<int64_t> os = out.staticShape();
+  const std::vector<int64_t> ds = extentsOrSymbolic(in[0]), us = extents(in[1]);
+  const std::vector<Expr> os = teShape(out);
   const int64_t m = wm.m, a = wm.alpha, CB = ds[1], IB = ds[4], OB = us[2], OBk = us[5];
-  const int64_t nH = os[2] / m, nW = os[3] / m, P = ds[0] * nH * nW;
+  // Tiles per column and row: with a symbolic image size the last ones may be partial; their
+  // inputs beyond the padded data read zeros and their outputs beyond the image are not kept.
+  // (Static shapes keep constant extents: the flop count and the schedule rules read them.)
+  auto tiles = [&](const Expr& o) -> Expr {
+    if (const int64_t* c = tir::asConstInt(o)) return ci((*c + m - 1) / m);
+    return tir::floordiv(o + ci(m - 1), ci(m));
+  };
+  auto mul = [](const Expr& x, const Expr& y) -> Expr {
+    const int64_t *a = tir::asConstInt(x), *b = tir::asConstInt(y);
+    return a && b ? ci(*a * *b) : x * y;
+  };
+  const Expr nH = tiles(os[2]), nW = tiles(os[3]), nHW = mul(nH, nW), P = mul(in[0]->shape[0], nHW);
   const DataType t = in[0]->dtype;
-  te::Tensor data = topi::pad(in[0], {0, 0, p[0], p[1], 0}, {0, 0, p[2], p[3], 0}, 0.0, "pad_temp");
+  const std::vector<Expr>& xs = in[0]->shape;
+  const bool staticImage = tir::asConstInt(os[2]) && tir::asConstInt(os[3]);
+  te::Tensor data = staticImage ? topi::pad(in[0], {0, 0, p[0], p[1], 0}, {0, 0, p[2], p[3], 0}, 0.0, "pad_temp") : te::compute(
+      {xs[0], xs[1], nH * ci(m) + ci(2), nW * ci(m) + ci(2), xs[4]},
+      [&](const std::vector<Var>& i) -> te::ComputeBody {
+        Expr h = Expr(i[2]) - ci(p[0]), w = Expr(i[3]) - ci(p[1]);
+        Expr inside = h >= ci(0) && h < xs[2] && w >= ci(0) && w < xs[3];
+        return tir::ifThenElse(inside, in[0](std::vector<Expr>{i[0], i[1], h, w, i[4]}), tir::makeConst(t, 0.0));
+      },
+      "pad_temp", "injective");
   const tir::Annotations transform{{"schedule_rule", tir::stringImm(graph::kWinogradTransformRule)}};
   te::Tensor dataPack = te::compute(
-      {ci(P), ci(CB), ci(a), ci(a), ci(IB)},
+      {P, ci(CB), ci(a), ci(a), ci(IB)},
       [&](const std::vector<Var>& i) -> te::ComputeBody {
-        Expr n = tir::floordiv(i[0], ci(nH * nW)), th = tir::floormod(tir::floordiv(i[0], ci(nW)), ci(nH)),
-             tw = tir::floormod(i[0], ci(nW));
+        Expr n = tir::floordiv(i[0], nHW), th = tir::floormod(tir::floordiv(i[0], nW), nH),
+             tw = tir::floormod(i[0], nW);
         return transformEntry(
             wm.BT, i[2], i[3], [&](int64_t r, int64_t c) { return data(n, i[1], th * ci(m) + ci(r), tw * ci(m) + ci(c), i[4]); },
             t);
@@ -79,13 +99,13 @@ std::vector<te::Tensor> conv2dWinograd(const CallNode& call, const std::vector<t
   te::IterVar rcb = te::reduceAxis(ci(CB), "rcb"), rci = te::reduceAxis(ci(IB), "rci");
   const te::Tensor& U = in[1];
   te::Tensor bgemm = te::compute(
-      {ci(a), ci(a), ci(P), ci(OB), ci(OBk)},
+      {ci(a), ci(a), P, ci(OB), ci(OBk)},
       [&](const std::vector<Var>& i) -> te::ComputeBody {
         return te::sum(dataPack(i[2], rcb, i[0], i[1], rci) * U(i[0], i[1], i[3], rcb, rci, i[4]), {rcb, rci});
       },
       "bgemm", "winograd_bgemm");
   te::Tensor inverse = te::compute(
-      {ci(P), ci(OB), ci(m), ci(m), ci(OBk)},
+      {P, ci(OB), ci(m), ci(m), ci(OBk)},
       [&](const std::vector<Var>& i) -> te::ComputeBody {
         return transformEntry(
             wm.AT, i[2], i[3], [&](int64_t r, int64_t c) { return bgemm(ci(r), ci(c), i[0], i[1], i[4]); }, t);
@@ -94,7 +114,7 @@ std::vector<te::Tensor> conv2dWinograd(const CallNode& call, const std::vector<t
   return {te::compute(
       teShape(out),
       [&](const std::vector<Var>& i) -> te::ComputeBody {
-        Expr tile = (Expr(i[0]) * ci(nH) + tir::floordiv(i[2], ci(m))) * ci(nW) + tir::floordiv(i[3], ci(m));
+        Expr tile = (Expr(i[0]) * nH + tir::floordiv(i[2], ci(m))) * nW + tir::floordiv(i[3], ci(m));
         return inverse(tile, i[1], tir::floormod(i[2], ci(m)), tir::floormod(i[3], ci(m)), i[4]);
       },
       "conv2d_winograd", "conv2d_winograd")};
