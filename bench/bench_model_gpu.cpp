@@ -96,6 +96,7 @@ int main(int argc, char** argv) {
   std::string dir, target = "cuda", shapes;
   int repeat = 50, warmup = 5;
   bool noCpu = false;
+  double tol = 5e-3;
   CLI::App app{"One ONNX model on a GPU target against its CPU build and its test data", "bench_model_gpu"};
   app.add_option("dir", dir, "A test directory: model.onnx and test_data_set_0/")->required()->check(CLI::ExistingDirectory);
   app.add_option("--target", target, "GPU target: cuda [-arch=sm_XX] or opencl")->capture_default_str();
@@ -103,6 +104,8 @@ int main(int argc, char** argv) {
   app.add_option("--repeat", repeat, "Timed runs (median reported)")->capture_default_str()->check(CLI::Range(1, 100000));
   app.add_option("--warmup", warmup, "Untimed runs first")->capture_default_str()->check(CLI::Range(0, 100000));
   app.add_flag("--no-cpu", noCpu, "Skip the CPU (llvm) build");
+  app.add_option("--tol", tol, "Largest error allowed, relative to the output's largest magnitude (tir::maxRelError)")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   try {
     runtime::useDevicePluginsBesideProgram();
@@ -126,14 +129,14 @@ int main(int argc, char** argv) {
     std::printf("model: %s\n", dir.c_str());
     std::printf("%-8s compile %.1f s  run median %.3f ms  min %.3f ms  (%d runs)  max rel err vs test data %.2e\n",
                 "gpu", gpu.compileS, gpu.medianMs, gpu.minMs, repeat, gpuErr);
-    bool ok = gpuErr <= 1e-3;
+    bool ok = gpuErr <= tol;
     if (!noCpu) {
       Timed cpu = runBuild(m, "llvm", inputs, std::min(warmup, 2), std::max(1, repeat / 5));
       double cpuErr = worstError(cpu.outputs, expected), vsCpu = worstError(gpu.outputs, cpu.outputs);
       std::printf("%-8s compile %.1f s  run median %.3f ms  min %.3f ms  (%d runs)  max rel err vs test data %.2e\n",
                   "cpu", cpu.compileS, cpu.medianMs, cpu.minMs, std::max(1, repeat / 5), cpuErr);
       std::printf("gpu vs cpu build: max rel err %.2e; cpu/gpu time ratio %.1f\n", vsCpu, cpu.medianMs / gpu.medianMs);
-      ok = ok && vsCpu <= 1e-3;
+      ok = ok && vsCpu <= tol;
     }
     std::printf("check: %s\n", ok ? "correct" : "WRONG");
     return ok ? 0 : 1;

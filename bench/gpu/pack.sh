@@ -7,7 +7,15 @@
 # aborts if called) and libicudata (the ICU data table libxml2 pulls in; an empty table).
 #
 # Usage: bench/gpu/pack.sh BUILD_DIR OUT_DIR   (then bench/gpu/device_run.sh runs on the machine)
+#        bench/gpu/pack.sh --update BUILD_DIR OUT_DIR PATH...   (rebuilt binaries only, as
+#        loom-gpu-update.tar.xz, unpacked over the first; PATH relative to BUILD_DIR)
 set -euo pipefail
+if [ "${1:-}" = --update ]; then
+  build=$(readlink -f "$2"); out=$(readlink -f "$3"); shift 3
+  tar -C "$build" -cf - "$@" | xz -6 -T2 > "$out/loom-gpu-update.tar.xz"
+  ls -la "$out/loom-gpu-update.tar.xz"
+  exit 0
+fi
 build=$(readlink -f "$1"); out=$(readlink -f "$2")
 here=$(dirname "$(readlink -f "$0")")
 stage=$(mktemp -d)

@@ -9,15 +9,18 @@ Usage: torch_ref.py [--models DIR ...]   (model names are torchvision's: resnet1
 import argparse
 import statistics
 import sys
+import time
 
 import torch
 
 
 def median_ms(fn, warmup=10, repeat=50):
+    """Median and min of CUDA-event times, and the median host time of call + synchronize (how
+    `loom bench-op` and bench_model_gpu time a run, launch and sync included)."""
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
-    times = []
+    times, host = [], []
     for _ in range(repeat):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         a.record()
@@ -25,7 +28,12 @@ def median_ms(fn, warmup=10, repeat=50):
         b.record()
         b.synchronize()
         times.append(a.elapsed_time(b))
-    return statistics.median(times), min(times)
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        torch.cuda.synchronize()
+        host.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times), min(times), statistics.median(host)
 
 
 def main():
@@ -43,13 +51,15 @@ def main():
             a = torch.randn(n, n, device=dev)
             b = torch.randn(n, n, device=dev)
             c = torch.empty(n, n, device=dev)
-            med, best = median_ms(lambda: torch.matmul(a, b, out=c))
-            print(f"torch matmul {n}^3 {mode}: median {med:.4f} ms min {best:.4f} ms, {2 * n**3 / med / 1e6:.1f} GFLOP/s")
+            med, best, host = median_ms(lambda: torch.matmul(a, b, out=c))
+            print(f"torch matmul {n}^3 {mode}: median {med:.4f} ms min {best:.4f} ms, {2 * n**3 / med / 1e6:.1f} GFLOP/s;"
+                  f" host-timed median {host:.4f} ms, {2 * n**3 / host / 1e6:.1f} GFLOP/s")
         x = torch.randn(1, 64, 56, 56, device=dev)
         w = torch.randn(64, 64, 3, 3, device=dev)
-        med, best = median_ms(lambda: torch.nn.functional.conv2d(x, w, padding=1))
+        med, best, host = median_ms(lambda: torch.nn.functional.conv2d(x, w, padding=1))
         flops = 2 * 64 * 56 * 56 * 64 * 9
-        print(f"torch conv2d N1 C64 H56 W56 K64 3x3 {mode}: median {med:.4f} ms min {best:.4f} ms, {flops / med / 1e6:.1f} GFLOP/s")
+        print(f"torch conv2d N1 C64 H56 W56 K64 3x3 {mode}: median {med:.4f} ms min {best:.4f} ms, {flops / med / 1e6:.1f} GFLOP/s;"
+              f" host-timed median {host:.4f} ms, {flops / host / 1e6:.1f} GFLOP/s")
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     try:
@@ -61,8 +71,8 @@ def main():
         model = getattr(torchvision.models, name)(weights=None).eval().to(dev)
         x = torch.randn(1, 3, 224, 224, device=dev)
         with torch.no_grad():
-            med, best = median_ms(lambda: model(x), warmup=5, repeat=30)
-        print(f"torch model {name} batch 1 fp32 (eager): median {med:.3f} ms min {best:.3f} ms")
+            med, best, host = median_ms(lambda: model(x), warmup=5, repeat=30)
+        print(f"torch model {name} batch 1 fp32 (eager): median {med:.3f} ms min {best:.3f} ms; host-timed median {host:.3f} ms")
     return 0
 
 

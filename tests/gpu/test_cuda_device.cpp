@@ -164,6 +164,7 @@ private slots:
     QTest::newRow("shared 16x16, 256^3") << "matmul:M=256,N=256,K=256" << QString::fromStdString(transform::gpuScheduleMatmulShared(16));
     QTest::newRow("vthread 2x2") << "matmul:M=64,N=48,K=40" << QString::fromStdString(transform::gpuScheduleMatmulVThread(8, 2, 8));
     QTest::newRow("vthread 4x4") << "matmul:M=32,N=64,K=16" << QString::fromStdString(transform::gpuScheduleMatmulVThread(4, 4, 4));
+    QTest::newRow("local 16x16 threads, 4x4 vthreads") << "matmul:M=512,N=256,K=48" << QString::fromStdString(transform::gpuScheduleMatmulLocal());
     QTest::newRow("rfactor") << "reduce_sum:M=20,N=48" << QString::fromStdString(transform::gpuScheduleReduceRfactor(8));
     QTest::newRow("cross-thread 32") << "reduce_sum:M=20,N=64" << QString::fromStdString(transform::gpuScheduleReduceCrossThread(32));
     QTest::newRow("cross-thread 16 ragged") << "reduce_sum:M=7,N=48" << QString::fromStdString(transform::gpuScheduleReduceCrossThread(16));
