@@ -42,7 +42,7 @@ std::string gpuScheduleReduceRfactor(int parts = 8);
 std::string gpuScheduleReduceCrossThread(int threads = 32);
 /// The default GPU schedule of a preset. For "matmul" (or, when `workload` is empty, a program
 /// whose one block "C" looks like one): gpuScheduleMatmulLocal() when M and N are multiples of 64,
-/// K of 16 and there are at least 128 blocks of 64x64 outputs (enough to fill a large GPU), else
+/// K of 16 and there are at least 32 blocks of 64x64 outputs (fewer lose to the 8x8 tiles), else
 /// the shared-memory matmul (8x8 tiles) when M, N and K are multiples of 8. The cross-thread
 /// reduction for "reduce_sum" when N is a multiple of 32; gpuScheduleFlat otherwise.
 std::string defaultGPUSchedule(const std::string& workload, const tir::PrimFunc& f);

@@ -183,8 +183,8 @@ private slots:
   }
 
   void defaultMatmulScheduleBySize() {
-    // Large matmuls get 64x64 outputs per block accumulated in registers; small ones (too few
-    // such blocks to fill a GPU) and odd sizes keep the 8x8 shared tiles / the flat schedule.
+    // Matmuls with at least 32 blocks of 64x64 outputs get them accumulated in registers; smaller
+    // ones and odd sizes keep the 8x8 shared tiles / the flat schedule.
     auto kernelOf = [](const std::string& spec) {
       topi::WorkloadSpec s = topi::parseWorkloadSpec(spec);
       auto c = gputest::lowerForGPU(spec, transform::defaultGPUSchedule("matmul", topi::buildWorkload(s)));
@@ -195,6 +195,8 @@ private slots:
     auto [large, lc] = kernelOf("matmul:M=1024,N=512,K=48");
     QCOMPARE(large.block, (std::array<int64_t, 3>{16, 16, 1}));
     QCOMPARE(large.grid, (std::array<int64_t, 3>{8, 16, 1}));  // 128 blocks of 64x64
+    auto [mid, mc] = kernelOf("matmul:M=384,N=384,K=384");  // 36 blocks: enough
+    QCOMPARE(mid.block, (std::array<int64_t, 3>{16, 16, 1}));
     QCOMPARE(allocationSizes(lc.lowered->body, "local"), (std::vector<int64_t>{16}));
     QCOMPARE(large.sharedBytes, int64_t(2 * 64 * 16 * 4));
     auto [small, sc] = kernelOf("matmul:M=256,N=256,K=256");  // 16 blocks of 64x64: too few
