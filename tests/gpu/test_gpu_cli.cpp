@@ -110,7 +110,9 @@ private slots:
     QTemporaryDir dir;
     QVERIFY(QFile::link(stub, dir.filePath("libcuda.so.1")));
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert("LD_LIBRARY_PATH", dir.path());
+    // The stub first, ahead of (not instead of) the path loom itself may need for its libraries.
+    QString path = env.value("LD_LIBRARY_PATH");
+    env.insert("LD_LIBRARY_PATH", dir.path() + (path.isEmpty() ? "" : ":" + path));
     Run r = runLoom({"bench-op", "-w", "relu:M=8,N=8", "--target", "cuda"}, env);
     QCOMPARE(r.exitCode, 1);
     QVERIFY2(r.err.contains("no CUDA driver/device (cuInit failed: CUDA_ERROR_STUB_LIBRARY)"), qPrintable(r.err));

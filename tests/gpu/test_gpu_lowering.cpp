@@ -182,6 +182,30 @@ private slots:
     QCOMPARE(transform::splitHostDevice(c.lowered).steps.size(), size_t(1));  // nothing on the host
   }
 
+  void defaultMatmulScheduleBySize() {
+    // Matmuls with at least 32 blocks of 64x64 outputs get them accumulated in registers; smaller
+    // ones and odd sizes keep the 8x8 shared tiles / the flat schedule.
+    auto kernelOf = [](const std::string& spec) {
+      topi::WorkloadSpec s = topi::parseWorkloadSpec(spec);
+      auto c = gputest::lowerForGPU(spec, transform::defaultGPUSchedule("matmul", topi::buildWorkload(s)));
+      auto p = transform::splitHostDevice(c.lowered);
+      [&] { QCOMPARE(int(p.kernels.size()), 1); }();
+      return std::make_pair(p.kernels.at(0), c);
+    };
+    auto [large, lc] = kernelOf("matmul:M=1024,N=512,K=48");
+    QCOMPARE(large.block, (std::array<int64_t, 3>{16, 16, 1}));
+    QCOMPARE(large.grid, (std::array<int64_t, 3>{8, 16, 1}));  // 128 blocks of 64x64
+    auto [mid, mc] = kernelOf("matmul:M=384,N=384,K=384");  // 36 blocks: enough
+    QCOMPARE(mid.block, (std::array<int64_t, 3>{16, 16, 1}));
+    QCOMPARE(allocationSizes(lc.lowered->body, "local"), (std::vector<int64_t>{16}));
+    QCOMPARE(large.sharedBytes, int64_t(2 * 64 * 16 * 4));
+    auto [small, sc] = kernelOf("matmul:M=256,N=256,K=256");  // 16 blocks of 64x64: too few
+    QCOMPARE(small.block, (std::array<int64_t, 3>{8, 8, 1}));
+    QVERIFY(allocationSizes(sc.lowered->body, "local").empty());
+    auto [odd, oc] = kernelOf("matmul:M=1024,N=1024,K=20");  // K not a multiple of 8: flat
+    QCOMPARE(odd.block, (std::array<int64_t, 3>{64, 1, 1}));
+  }
+
   void verifierRefusesTooMuchSharedMemory() {
     // 8 x 1024 tiles of A and B: 64 KiB of shared memory per block.
     try {

@@ -99,6 +99,9 @@ private slots:
 
   void matmulVirtualThreads() {
     if (!m_unavailable.empty()) QSKIP(("no OpenCL device: " + m_unavailable).c_str());
+    // The default of large matmuls: 64x64 outputs per block in registers.
+    std::string reg = check("matmul:M=128,N=192,K=32", transform::gpuScheduleMatmulLocal(), "local 16x16 threads, 4x4 vthreads");
+    QVERIFY2(reg.find("float C_local[16];") != std::string::npos, reg.c_str());
     check("matmul:M=64,N=48,K=40", transform::gpuScheduleMatmulVThread(8, 2, 8), "vthread 2x2, 8x8 threads");
     check("matmul:M=32,N=64,K=16", transform::gpuScheduleMatmulVThread(4, 4, 4), "vthread 4x4, 4x4 threads");
     // Local accumulators per virtual thread, living across the vthread loops.
