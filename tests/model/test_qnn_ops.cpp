@@ -109,7 +109,8 @@ std::vector<std::string> optimizedOps(std::vector<graph::Var> params, graph::Exp
   std::vector<std::string> ops;
   for (const graph::Expr& e : graph::postOrder(m.main()->body))
     if (auto* c = e.as<graph::CallNode>(); c && c->op)
-      ops.push_back(c->op->name + ":" + graph::typeStr(c->checkedType ? graph::Type(c->checkedType) : graph::Type()));
+      ops.push_back(c->op->name + ":" + graph::typeStr(c->checkedType ? graph::Type(c->checkedType) : graph::Type()) +
+                    (c->attrs.has("pairs16") ? " pairs16=" + std::to_string(c->attrs.getInt("pairs16")) : ""));
   return ops;
 }
 
@@ -193,6 +194,11 @@ private slots:
     QTest::newRow("depthwise 3x3 stride 2, 24 channels") << 24 << 24 << 3 << 2 << 24 << false << 127;
     QTest::newRow("depthwise 5x5, 20 channels") << 20 << 20 << 5 << 1 << 20 << true << 127;
     QTest::newRow("1x1 odd channels 7-bit") << 12 << 20 << 1 << 1 << 1 << false << 64;
+    // 7-bit depthwise weights: the taps of a row summed pairwise in int16 (pairs16), 5x5 with
+    // an unpaired last tap.
+    QTest::newRow("depthwise 3x3 7-bit") << 32 << 32 << 3 << 1 << 32 << true << 64;
+    QTest::newRow("depthwise 3x3 stride 2 7-bit, 24 channels") << 24 << 24 << 3 << 2 << 24 << false << 64;
+    QTest::newRow("depthwise 5x5 7-bit, 20 channels") << 20 << 20 << 5 << 1 << 20 << true << 64;
   }
   void qdqConvBecomesIntegerAndIsExact() {
     QFETCH(int, channels);
@@ -229,6 +235,11 @@ private slots:
     for (const std::string& op : optimizedOps({x}, q)) {
       QVERIFY2(op.rfind("nn.conv2d:", 0) != 0 || op.find("int32") != std::string::npos, op.c_str());
       intConv |= op.rfind(groups > 1 ? "qnn.depthwise_conv2d_u8s8:" : "qnn.conv2d_u8s8:", 0) == 0;
+      // The depthwise conv adds tap pairs in int16 exactly when every pair keeps int16:
+      // |w0| + |w1| <= 128 holds for all 7-bit weights and (with these random weights) fails
+      // for some pair of the full-range ones.
+      if (op.rfind("qnn.depthwise_conv2d_u8s8:", 0) == 0)
+        QVERIFY2(op.find(wmax <= 64 ? "pairs16=1" : "pairs16=0") != std::string::npos, op.c_str());
     }
     QVERIFY(intConv);
 
