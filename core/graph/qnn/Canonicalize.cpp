@@ -271,6 +271,18 @@ class Canonicalizer : public ExprMutator {
       DataType f = DataType::Float(32);
       Expr m = makeCall("divide", {alongAxis(cast(a[1], f), axis, rank), alongAxis(cast(a[2], f), axis, rank)});
       r = roundAddSaturate(makeCall("multiply", {cast(a[0], f), m}), a[3], axis, rank, c->attrs.getDType("out_dtype"));
+    } else if (op == "qnn.add") {
+      // ONNX Runtime's QLinearAdd: each input centered and scaled to the output's scale in
+      // float32, the sum rounded once (half to even), the output zero point added, saturated.
+      DataType f = DataType::Float(32);
+      Expr ys = alongAxis(cast(a[6], f), 0, rank);
+      auto term = [&](const Expr& v, const Expr& scale, const Expr& zp) {
+        Expr x = cast(v, f);
+        if (!isConstantZero(zp)) x = makeCall("subtract", {x, alongAxis(cast(zp, f), 0, rank)});
+        return makeCall("multiply", {x, makeCall("divide", {alongAxis(cast(scale, f), 0, rank), ys})});
+      };
+      r = roundAddSaturate(makeCall("add", {term(a[0], a[2], a[3]), term(a[1], a[4], a[5])}), a[7], 0, rank,
+                           c->attrs.getDType("out_dtype"));
     } else if (op == "qnn.conv2d" && (r = packedConv(*c)).defined()) {
     } else if (op == "qnn.conv2d" && (r = depthwiseConv(*c)).defined()) {
     } else if (op == "qnn.dense" && (r = packedDense(*c)).defined()) {

@@ -121,9 +121,26 @@ std::vector<te::Tensor> denseU8S8(const CallNode& call, const std::vector<te::Te
       "dense_u8s8", "dense_u8s8")};
 }
 
+/// qnn.global_sum_pool2d: int32 sum over dims 2 and 3 (H, W) of NCHW or NCHW{k}c integer data.
+std::vector<te::Tensor> globalSumPool(const CallNode& call, const std::vector<te::Tensor>& in, const Type& outType) {
+  const auto& out = staticTensor(outType, call);
+  const te::Tensor& D = in[0];
+  te::IterVar ry = te::reduceAxis(D->shape[2], "ry"), rx = te::reduceAxis(D->shape[3], "rx");
+  return {te::compute(
+      teShape(out),
+      [&](const std::vector<Var>& i) -> te::ComputeBody {
+        std::vector<Expr> idx(i.begin(), i.end());
+        idx[2] = ry;
+        idx[3] = rx;
+        return te::sum(tir::cast(DataType::Int(32), D(idx)), {ry, rx});
+      },
+      "global_sum_pool", "global_pool")};
+}
+
 }  // namespace
 
 void registerQnnDot4Computes() {
+  setCompute("qnn.global_sum_pool2d", globalSumPool);
   setCompute("qnn.conv2d_u8s8", conv2dU8S8);
   setCompute("qnn.dense_u8s8", denseU8S8);
   setCompute("qnn.depthwise_conv2d_u8s8", depthwiseU8S8);
