@@ -352,6 +352,31 @@ private slots:
         QFAIL(qPrintable(QString("output %1: %2, reference %3").arg(i).arg(got[i]).arg(want[i])));
   }
 
+  // A global average pool after a packed int8 conv: ConvertLayout blocks qnn.global_sum_pool2d
+  // (NCHW{k}c, one kernel, no layout_transform before it) and opt levels 0 (NCHW) and 3 agree
+  // exactly.
+  void globalSumPoolIsBlockedAfterAConv() {
+    DataType u8 = DataType::UInt(8), i8 = DataType::Int(8), f32 = DataType::Float(32);
+    const int64_t C = 16, O = 32, H = 7, W = 7;
+    graph::Var x = graph::makeVar("x", tt({1, C, H, W}, u8));
+    graph::Expr dx = graph::makeCall("qnn.dequantize", {x, scalar(0.02, f32), scalar(120, u8)});
+    graph::Expr dw = graph::makeCall("qnn.dequantize", {constant({O, C, 1, 1}, i8, randomInts(size_t(O * C), -64, 64, 9)),
+                                                        scalar(0.004, f32), scalar(0, i8)});
+    graph::Expr y = graph::makeCall("nn.relu", {graph::makeCall("nn.conv2d", {dx, dw})});
+    graph::Expr q = graph::makeCall("qnn.quantize", {y, scalar(0.05, f32), scalar(0, u8)}, {{"out_dtype", u8}});
+    graph::Expr p = graph::makeCall("nn.global_avg_pool2d", {graph::makeCall("qnn.dequantize", {q, scalar(0.05, f32), scalar(0, u8)})});
+    graph::Expr out = graph::makeCall("qnn.quantize", {p, scalar(0.03, f32), scalar(5, u8)}, {{"out_dtype", u8}});
+    graph::Module m;
+    m.functions["main"] = graph::makeFunction({x}, out);
+    m = graph::runGraphPasses(m, graph::fusePipeline(true));
+    bool blocked = false;
+    for (const graph::Expr& e : graph::postOrder(m.main()->body, true))
+      if (auto* c = e.as<graph::CallNode>(); c && c->op && c->op->name == "qnn.global_sum_pool2d")
+        blocked |= c->attrs.getString("layout") != "NCHW";
+    QVERIFY(blocked);
+    runAll({x}, out, {array({1, C, H, W}, u8, randomInts(size_t(C * H * W), 0, 255, 10))}, 1);
+  }
+
   void int8KernelsUseByteDotProducts_data() {
     QTest::addColumn<QString>("target");
     QTest::addColumn<int>("wmax");
