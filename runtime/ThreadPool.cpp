@@ -40,6 +40,16 @@ std::chrono::microseconds idleSpinTime() {
   return t;
 }
 
+/// Whether the launching thread runs the shares of workers that have not started them once its
+/// own share is done; LOOM_THREAD_POOL_NO_TAKEOVER=1 turns it off (for A/B measurements).
+bool takeOverEnabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("LOOM_THREAD_POOL_NO_TAKEOVER");
+    return !(v && *v && std::string(v) != "0");
+  }();
+  return on;
+}
+
 inline void cpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
   _mm_pause();
@@ -112,6 +122,9 @@ struct ThreadPool::Impl {
   struct Worker {
     std::thread thread;
     std::atomic<uint64_t> sequence{0};  // bumped once per launch handed to this worker
+    /// The last launch whose share was claimed, by the worker or by the launching thread
+    /// (which takes the share of a worker that has not started it once its own is done).
+    std::atomic<uint64_t> claimed{0};
     Job* job = nullptr;                 // written before `sequence` is bumped
     std::atomic<bool> sleeping{false};
     std::mutex mutex;
@@ -147,6 +160,10 @@ struct ThreadPool::Impl {
         spins = 0;
       }
       seen = now;
+      // The launching thread may have run this share already (this worker was descheduled or
+      // asleep): then the job may be gone, and nothing of it is touched.
+      uint64_t expected = now - 1;
+      if (!me.claimed.compare_exchange_strong(expected, now, std::memory_order_acq_rel)) continue;
       Job* job = me.job;
       runParticipant(*job, participant);
       job->pending.fetch_sub(1, std::memory_order_acq_rel);  // `job` may be gone after this
@@ -207,16 +224,29 @@ int ThreadPool::launch(FLambda f, void* cdata, int numTask) {
   job.participants = std::min(numTask, impl.numThreads);
   job.canBarrier = numTask <= impl.numThreads;
   job.pending.store(job.participants - 1);
+  std::vector<uint64_t> launched(size_t(job.participants), 0);
   for (int w = 0; w + 1 < job.participants; ++w) {
     Impl::Worker& worker = *impl.workers[w];
     worker.job = &job;
-    worker.sequence.fetch_add(1);
+    launched[size_t(w)] = worker.sequence.fetch_add(1) + 1;
     if (worker.sleeping.load()) {
       { std::lock_guard lock(worker.mutex); }
       worker.wake.notify_one();
     }
   }
   runParticipant(job, 0);
+  // The shares of workers that have not started yet (descheduled on a busy machine, or still
+  // waking up) run here rather than being waited for. Not a launch with barriers: its tasks
+  // need their own threads, and the caller only gets here once every task has reached its
+  // barriers, so all were claimed by their workers.
+  for (int w = 0; w + 1 < job.participants && takeOverEnabled(); ++w) {
+    Impl::Worker& worker = *impl.workers[w];
+    uint64_t expected = launched[size_t(w)] - 1;
+    if (worker.claimed.compare_exchange_strong(expected, launched[size_t(w)], std::memory_order_acq_rel)) {
+      runParticipant(job, w + 1);
+      job.pending.fetch_sub(1, std::memory_order_acq_rel);
+    }
+  }
   for (int spins = 0; job.pending.load(std::memory_order_acquire) != 0;) {
     if (++spins < kSpinCount) cpuRelax();
     else std::this_thread::yield();

@@ -8,7 +8,9 @@ namespace loom::runtime {
 
 /// A fixed set of worker threads that spin, then yield (LOOM_THREAD_POOL_SPIN_US, default 2 ms),
 /// then sleep, between launches. The launching thread takes part (it runs task 0), so a pool of
-/// N threads starts N - 1 workers. A launch
+/// N threads starts N - 1 workers; once its own share is done it also runs the shares of workers
+/// that have not started theirs (descheduled on a busy machine, or asleep) rather than wait for
+/// them (LOOM_THREAD_POOL_NO_TAKEOVER=1 turns that off). A launch
 /// from inside a task, or while another thread's launch holds the pool, runs serially on the
 /// calling thread. Launches follow the C contract of loom_backend_parallel_launch.
 class ThreadPool {

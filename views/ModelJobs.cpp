@@ -9,6 +9,8 @@
 #include <QSet>
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <map>
 #include <set>
 
 #include "core/driver/LoadModel.h"
@@ -44,6 +46,71 @@ QString constantText(const graph::ConstantNode& c, const graph::Expr& e) {
     sum += v;
   }
   return text + QString("  min %1 max %2 mean %3").arg(lo, 0, 'g', 3).arg(hi, 0, 'g', 3).arg(sum / double(n), 0, 'g', 3);
+}
+
+/// A scale or zero point of a qnn op: its value ("0.0235"), "per channel (64): 0.001 .. 0.004"
+/// for a vector, or "computed at run time" with its type when it is not a constant.
+QString quantParamText(const graph::Expr& e) {
+  auto* c = e.as<graph::ConstantNode>();
+  if (!c) return "computed at run time, " + typeText(e);
+  const int64_t n = c->data.numel();
+  if (n == 1) return QString::number(tir::getElement(c->data, 0), 'g', 6);
+  double lo = INFINITY, hi = -INFINITY;
+  for (int64_t i = 0; i < n; ++i) {
+    lo = std::min(lo, tir::getElement(c->data, i));
+    hi = std::max(hi, tir::getElement(c->data, i));
+  }
+  return QString("per channel (%1): %2 .. %3").arg(n).arg(lo, 0, 'g', 6).arg(hi, 0, 'g', 6);
+}
+
+/// The element type of `e` ("uint8"), empty when untyped.
+QString dtypeText(const graph::Expr& e) {
+  auto* t = e.type().defined() ? e.type().as<graph::TensorTypeNode>() : nullptr;
+  return t ? q(t->dtype.str()) : QString();
+}
+
+/// The names of a qnn op's scale and zero-point operands by argument index, and which operand's
+/// or result's quantization they describe; empty for other ops.
+struct QuantOperands {
+  std::map<size_t, QString> names;
+  QStringList lines;  ///< "quantized	uint8, scale 0.02, zero point 128" lines
+};
+/// `resolve` maps an operand to the constant it stands for (a fused group's parameter bound to
+/// a constant), or returns it as it is.
+QuantOperands quantOperands(const graph::CallNode& c, const std::function<graph::Expr(const graph::Expr&)>& resolve) {
+  QuantOperands r;
+  const std::string& op = c.op->name;
+  std::vector<graph::Expr> a;
+  for (const graph::Expr& e : c.args) a.push_back(resolve(e));
+  auto line = [&](const QString& what, const QString& dtype, size_t scale, size_t zp) {
+    r.lines << what + "	" + dtype + ", scale " + quantParamText(a[scale]) + ", zero point " + quantParamText(a[zp]);
+  };
+  if (op == "qnn.quantize" && a.size() == 3) {
+    r.names = {{1, "scale"}, {2, "zero point"}};
+    line("quantized output", q(c.attrs.getDType("out_dtype").str()), 1, 2);
+  } else if (op == "qnn.dequantize" && a.size() == 3) {
+    r.names = {{1, "scale"}, {2, "zero point"}};
+    line("quantized input", dtypeText(a[0]), 1, 2);
+  } else if (op == "qnn.requantize" && a.size() == 4) {
+    r.names = {{1, "input scale"}, {2, "output scale"}, {3, "output zero point"}};
+    line("quantized output", q(c.attrs.getDType("out_dtype").str()), 2, 3);
+  } else if (op == "qnn.add" && a.size() == 8) {
+    r.names = {{2, "a scale"}, {3, "a zero point"}, {4, "b scale"}, {5, "b zero point"}, {6, "output scale"},
+               {7, "output zero point"}};
+    line("quantized input a", dtypeText(a[0]), 2, 3);
+    line("quantized input b", dtypeText(a[1]), 4, 5);
+    line("quantized output", q(c.attrs.getDType("out_dtype").str()), 6, 7);
+  } else if ((op == "qnn.conv2d" || op == "qnn.dense" || op == "qnn.matmul") && a.size() == 4) {
+    r.names = {{2, "data zero point"}, {3, "weight zero point"}};
+    r.lines << "integer product	" + dtypeText(a[0]) + " x " + dtypeText(a[1]) + " -> int32 accumulator";
+  } else if (op.rfind("qnn.", 0) == 0 && c.attrs.has("pad_value")) {  // the packed int8 convs
+    r.lines << "integer product	" + dtypeText(a[0]) + " x packed " + dtypeText(a[1]) +
+                   " -> int32 accumulator (data zero point " + QString::number(c.attrs.getInt("pad_value")) +
+                   " folded into a per-channel correction)";
+  }
+  for (const auto& [i, name] : r.names)
+    if (i < a.size()) r.lines << name + "	" + quantParamText(a[i]);
+  return r;
 }
 
 class Builder {
@@ -94,8 +161,12 @@ private:
       } else if (auto* c = n.as<graph::CallNode>()) {
         QStringList props;
         for (const auto& [key, value] : c->attrs.values()) props << "attr " + q(key) + "\t" + q(graph::attrValueStr(value));
+        // qnn ops: the quantization of their operands and result (scales, zero points) by name.
+        const QuantOperands quant = quantOperands(*c, [&](const graph::Expr& e) { return resolveConstant(e); });
+        props << quant.lines;
         for (size_t i = 0; i < c->args.size(); ++i) {
           const graph::Expr& a = c->args[i];
+          if (quant.names.count(i)) continue;                 // listed by name above
           if (m_constParams.contains(a.get())) continue;  // listed with its values by fusedCall
           if (auto* k = a.as<graph::ConstantNode>())
             props << QString("input %1 (%2)\t").arg(i).arg(k->name.empty() ? QString("const") : q(k->name)) + constantText(*k, a);
@@ -137,8 +208,9 @@ private:
       auto* c = n.as<graph::CallNode>();
       int id = m_ids.value(n.get(), -1);
       if (!c || id < before) continue;
+      const QuantOperands quant = quantOperands(*c, [&](const graph::Expr& e) { return resolveConstant(e); });
       for (size_t i = 0; i < c->args.size(); ++i)
-        if (auto it = m_constParams.find(c->args[i].get()); it != m_constParams.end()) {
+        if (auto it = m_constParams.find(c->args[i].get()); it != m_constParams.end() && !quant.names.count(i)) {
           auto* k = it->as<graph::ConstantNode>();
           m_g.nodes[id].properties << QString("input %1 (%2)\t").arg(i).arg(k->name.empty() ? QString("const") : q(k->name)) +
                                           constantText(*k, *it);
@@ -148,6 +220,9 @@ private:
   }
 
   QHash<const graph::ExprNode*, graph::Expr> m_constParams;
+
+  /// The constant a fused group's parameter is bound to, else `e`.
+  graph::Expr resolveConstant(const graph::Expr& e) const { return m_constParams.value(e.get(), e); }
 };
 
 void checkCancel(const std::atomic<bool>* cancel) {

@@ -27,7 +27,8 @@ SpaceGenerator SpaceGenerator::forTarget(const std::string& target) {
 }
 
 SpaceGenerator SpaceGenerator::defaultCpu() {
-  return SpaceGenerator({makeAutoInline(), makeMultiLevelTilingWithIntrin(), makeMultiLevelTilingRegister(),
+  return SpaceGenerator({makeAutoInline(), makeMultiLevelTilingDot4(), makeMultiLevelTilingWithIntrin(),
+                         makeMultiLevelTilingRegister(),
                          makeMultiLevelTiling(), makeRandomComputeLocation(), makeWinogradTransform(),
                          makeParallelVectorizeUnroll()});
 }

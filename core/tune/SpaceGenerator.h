@@ -96,6 +96,9 @@ std::shared_ptr<ScheduleRule> makeMultiLevelTiling(int maxInnermostFactor = 64);
 std::shared_ptr<ScheduleRule> makeMultiLevelTilingRegister(double claimProbability = 0.5);
 /// The same structure with the AVX-512 FMA micro-kernel as the innermost tile (fp32).
 std::shared_ptr<ScheduleRule> makeMultiLevelTilingWithIntrin(double claimProbability = 0.35);
+/// The register-tiled structure for int8 blocks whose update is a byte dot product (dot4_u8s8*):
+/// 16 int32 lanes, row tiles the registers hold (AVX2: at most 4), no panel packing.
+std::shared_ptr<ScheduleRule> makeMultiLevelTilingDot4(double claimProbability = 1.0);
 std::shared_ptr<ScheduleRule> makeRandomComputeLocation();
 /// Unrolls the tile-position loops of Winograd tile transforms (core/graph/Winograd.h).
 std::shared_ptr<ScheduleRule> makeWinogradTransform();

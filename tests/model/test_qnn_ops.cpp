@@ -8,6 +8,7 @@
 #include <QtTest>
 #include <cmath>
 #include <random>
+#include <set>
 
 #include "ModelTestUtil.h"
 #include "core/driver/CompileModel.h"
@@ -15,6 +16,7 @@
 #include "core/graph/Evaluator.h"
 #include "core/graph/Op.h"
 #include "core/graph/PassManager.h"
+#include "core/graph/qnn/Qnn.h"
 
 using namespace loom;
 
@@ -109,7 +111,8 @@ std::vector<std::string> optimizedOps(std::vector<graph::Var> params, graph::Exp
   std::vector<std::string> ops;
   for (const graph::Expr& e : graph::postOrder(m.main()->body))
     if (auto* c = e.as<graph::CallNode>(); c && c->op)
-      ops.push_back(c->op->name + ":" + graph::typeStr(c->checkedType ? graph::Type(c->checkedType) : graph::Type()));
+      ops.push_back(c->op->name + ":" + graph::typeStr(c->checkedType ? graph::Type(c->checkedType) : graph::Type()) +
+                    (c->attrs.has("pairs16") ? " pairs16=" + std::to_string(c->attrs.getInt("pairs16")) : ""));
   return ops;
 }
 
@@ -193,6 +196,11 @@ private slots:
     QTest::newRow("depthwise 3x3 stride 2, 24 channels") << 24 << 24 << 3 << 2 << 24 << false << 127;
     QTest::newRow("depthwise 5x5, 20 channels") << 20 << 20 << 5 << 1 << 20 << true << 127;
     QTest::newRow("1x1 odd channels 7-bit") << 12 << 20 << 1 << 1 << 1 << false << 64;
+    // 7-bit depthwise weights: the taps of a row summed pairwise in int16 (pairs16), 5x5 with
+    // an unpaired last tap.
+    QTest::newRow("depthwise 3x3 7-bit") << 32 << 32 << 3 << 1 << 32 << true << 64;
+    QTest::newRow("depthwise 3x3 stride 2 7-bit, 24 channels") << 24 << 24 << 3 << 2 << 24 << false << 64;
+    QTest::newRow("depthwise 5x5 7-bit, 20 channels") << 20 << 20 << 5 << 1 << 20 << true << 64;
   }
   void qdqConvBecomesIntegerAndIsExact() {
     QFETCH(int, channels);
@@ -229,6 +237,11 @@ private slots:
     for (const std::string& op : optimizedOps({x}, q)) {
       QVERIFY2(op.rfind("nn.conv2d:", 0) != 0 || op.find("int32") != std::string::npos, op.c_str());
       intConv |= op.rfind(groups > 1 ? "qnn.depthwise_conv2d_u8s8:" : "qnn.conv2d_u8s8:", 0) == 0;
+      // The depthwise conv adds tap pairs in int16 exactly when every pair keeps int16:
+      // |w0| + |w1| <= 128 holds for all 7-bit weights and (with these random weights) fails
+      // for some pair of the full-range ones.
+      if (op.rfind("qnn.depthwise_conv2d_u8s8:", 0) == 0)
+        QVERIFY2(op.find(wmax <= 64 ? "pairs16=1" : "pairs16=0") != std::string::npos, op.c_str());
     }
     QVERIFY(intConv);
 
@@ -254,6 +267,114 @@ private slots:
           if (g != want)
             QFAIL(qPrintable(QString("output (%1, %2, %3): %4, reference %5").arg(o).arg(i).arg(j).arg(g).arg(want)));
         }
+  }
+
+  // Residual add, global average pool and concat of a QDQ graph: integer ops after
+  // fake-quantization-to-integer (no dequantize left), exact against the float64 reference of
+  // the ONNX definition (dequantize, the float op, quantize with round half to even).
+  void qdqAddPoolConcatAreInteger_data() {
+    QTest::addColumn<QString>("op");
+    QTest::addColumn<bool>("relu");
+    QTest::newRow("add") << "add" << false;
+    QTest::newRow("add relu") << "add" << true;
+    QTest::newRow("global avg pool") << "gap" << false;
+    QTest::newRow("global avg pool relu") << "gap" << true;
+    QTest::newRow("concat of three scales") << "concat" << false;
+  }
+  void qdqAddPoolConcatAreInteger() {
+    QFETCH(QString, op);
+    QFETCH(bool, relu);
+    DataType u8 = DataType::UInt(8), f32 = DataType::Float(32);
+    const int64_t C = 24, H = 7, W = 9, n = C * H * W;
+    // Scales as float32 values (the model's), zero points; the output's last.
+    const std::vector<double> s{double(0.0371f), double(0.0213f), double(0.0517f)}, z{121, 87, 140};
+    const double ys = double(relu ? 0.0297f : 0.0452f), yz = relu ? 0 : 128;
+    std::vector<graph::Var> xs;
+    std::vector<std::vector<double>> xv;
+    std::vector<NDArray> ins;
+    const int inputs = op == "add" ? 2 : op == "gap" ? 1 : 3;
+    for (int i = 0; i < inputs; ++i) {
+      xs.push_back(graph::makeVar("x" + std::to_string(i), tt({1, C, H, W}, u8)));
+      xv.push_back(randomInts(size_t(n), 0, 255, unsigned(31 + i)));
+      ins.push_back(array({1, C, H, W}, u8, xv.back()));
+    }
+    auto dq = [&](int i) {
+      return graph::makeCall("qnn.dequantize", {xs[size_t(i)], scalar(s[size_t(i)], f32), scalar(z[size_t(i)], u8)});
+    };
+    // The second concat input has the output's parameters: it passes through unchanged.
+    const double cs1 = op == "concat" ? ys : s[1], cz1 = op == "concat" ? yz : z[1];
+    graph::Expr y;
+    if (op == "add") {
+      y = graph::makeCall("add", {dq(0), dq(1)});
+    } else if (op == "gap") {
+      y = graph::makeCall("nn.global_avg_pool2d", {dq(0)});
+    } else {
+      graph::Expr d1 = graph::makeCall("qnn.dequantize", {xs[1], scalar(cs1, f32), scalar(cz1, u8)});
+      y = graph::makeCall("concatenate", {dq(0), d1, dq(2)}, {{"axis", int64_t(1)}});
+    }
+    if (relu) y = graph::makeCall("nn.relu", {y});
+    graph::Expr q = graph::makeCall("qnn.quantize", {y, scalar(ys, f32), scalar(yz, u8)}, {{"out_dtype", u8}});
+
+    graph::Module m;
+    m.functions["main"] = graph::makeFunction(xs, q);
+    m = graph::qnn::fakeQuantizationToInteger(m);
+    std::set<std::string> ops;
+    for (const graph::Expr& e : graph::postOrder(m.main()->body))
+      if (auto* c = e.as<graph::CallNode>(); c && c->op) ops.insert(c->op->name);
+    QVERIFY2(!ops.count("qnn.dequantize") && !ops.count("qnn.quantize"), "a float round trip is left");
+    QVERIFY(ops.count(op == "add" ? "qnn.add" : "qnn.requantize"));
+
+    std::vector<double> got = runAll(xs, q, ins, 1);
+    auto quant = [&](double v) {
+      if (relu) v = std::max(v, 0.0);
+      return std::clamp(std::nearbyint(v / ys) + yz, 0.0, 255.0);
+    };
+    std::vector<double> want;
+    if (op == "add") {
+      for (int64_t i = 0; i < n; ++i)
+        want.push_back(quant((xv[0][size_t(i)] - z[0]) * s[0] + (xv[1][size_t(i)] - z[1]) * s[1]));
+    } else if (op == "gap") {
+      for (int64_t c = 0; c < C; ++c) {
+        double sum = 0;
+        for (int64_t i = 0; i < H * W; ++i) sum += (xv[0][size_t(c * H * W + i)] - z[0]) * s[0];
+        want.push_back(quant(sum / double(H * W)));
+      }
+    } else {
+      for (int i = 0; i < 3; ++i)
+        for (int64_t k = 0; k < n; ++k) {
+          const double sc = i == 1 ? cs1 : s[size_t(i)], zp = i == 1 ? cz1 : z[size_t(i)];
+          want.push_back(quant((xv[size_t(i)][size_t(k)] - zp) * sc));
+        }
+    }
+    QCOMPARE(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i)
+      if (got[i] != want[i])
+        QFAIL(qPrintable(QString("output %1: %2, reference %3").arg(i).arg(got[i]).arg(want[i])));
+  }
+
+  // A global average pool after a packed int8 conv: ConvertLayout blocks qnn.global_sum_pool2d
+  // (NCHW{k}c, one kernel, no layout_transform before it) and opt levels 0 (NCHW) and 3 agree
+  // exactly.
+  void globalSumPoolIsBlockedAfterAConv() {
+    DataType u8 = DataType::UInt(8), i8 = DataType::Int(8), f32 = DataType::Float(32);
+    const int64_t C = 16, O = 32, H = 7, W = 7;
+    graph::Var x = graph::makeVar("x", tt({1, C, H, W}, u8));
+    graph::Expr dx = graph::makeCall("qnn.dequantize", {x, scalar(0.02, f32), scalar(120, u8)});
+    graph::Expr dw = graph::makeCall("qnn.dequantize", {constant({O, C, 1, 1}, i8, randomInts(size_t(O * C), -64, 64, 9)),
+                                                        scalar(0.004, f32), scalar(0, i8)});
+    graph::Expr y = graph::makeCall("nn.relu", {graph::makeCall("nn.conv2d", {dx, dw})});
+    graph::Expr q = graph::makeCall("qnn.quantize", {y, scalar(0.05, f32), scalar(0, u8)}, {{"out_dtype", u8}});
+    graph::Expr p = graph::makeCall("nn.global_avg_pool2d", {graph::makeCall("qnn.dequantize", {q, scalar(0.05, f32), scalar(0, u8)})});
+    graph::Expr out = graph::makeCall("qnn.quantize", {p, scalar(0.03, f32), scalar(5, u8)}, {{"out_dtype", u8}});
+    graph::Module m;
+    m.functions["main"] = graph::makeFunction({x}, out);
+    m = graph::runGraphPasses(m, graph::fusePipeline(true));
+    bool blocked = false;
+    for (const graph::Expr& e : graph::postOrder(m.main()->body, true))
+      if (auto* c = e.as<graph::CallNode>(); c && c->op && c->op->name == "qnn.global_sum_pool2d")
+        blocked |= c->attrs.getString("layout") != "NCHW";
+    QVERIFY(blocked);
+    runAll({x}, out, {array({1, C, H, W}, u8, randomInts(size_t(C * H * W), 0, 255, 10))}, 1);
   }
 
   void int8KernelsUseByteDotProducts_data() {

@@ -2,6 +2,7 @@
 #include <QtTest>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <mutex>
 #include <set>
@@ -236,6 +237,40 @@ private slots:
       Counts c;
       QCOMPARE(pool.launch(countTask, &c, 9), 0);
       for (int t = 0; t < 9; ++t) QCOMPARE(c.perTask[t].load(), 1);
+    }
+  }
+
+  // The launching thread runs the shares of workers that have not started them when its own is
+  // done (a worker descheduled on a busy machine, or asleep): each task still runs exactly once.
+  // Workers idle for 20 ms are asleep (they spin 2 ms), and a futex wake-up takes far longer than
+  // the caller's tiny share, so the caller takes shares over in these launches.
+  void callerTakesOverSharesNotStarted() {
+    ThreadPool pool(8);
+    int takenOver = 0;
+    for (int round = 0; round < 20; ++round) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      struct Ran {
+        std::atomic<int> count[8];
+        std::thread::id on[8];
+      } ran;
+      for (auto& c : ran.count) c = 0;
+      auto task = [](int t, int, void* cdata) {
+        auto* r = static_cast<Ran*>(cdata);
+        r->count[t].fetch_add(1);
+        r->on[t] = std::this_thread::get_id();
+        return 0;
+      };
+      QCOMPARE(pool.launch(task, &ran, 8), 0);
+      for (int t = 0; t < 8; ++t) QCOMPARE(ran.count[t].load(), 1);
+      for (int t = 1; t < 8; ++t) takenOver += ran.on[t] == std::this_thread::get_id();
+    }
+    QVERIFY2(takenOver > 0, "the launching thread never ran a sleeping worker's share");
+    // Interleaved with launches that keep the workers spinning: still exactly once each.
+    for (int i = 0; i < 5000; ++i) {
+      Counts c;
+      QCOMPARE(pool.launch(countTask, &c, 8), 0);
+      for (int t = 0; t < 8; ++t)
+        if (c.perTask[t].load() != 1) QFAIL(qPrintable(QString("launch %1: task %2 ran %3 times").arg(i).arg(t).arg(c.perTask[t].load())));
     }
   }
 

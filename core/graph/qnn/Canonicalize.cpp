@@ -171,6 +171,18 @@ Expr depthwiseConv(const CallNode& c) {
   Attrs attrs;
   for (const char* key : {"strides", "padding", "dilation"}) attrs.set(key, c.attrs.getInts(key));
   attrs.set("pad_value", zp);
+  // Tap pairs (0, 1), (2, 3), ... of a kernel row whose weights satisfy |w0| + |w1| <= 128 for
+  // every channel: the pair's two products then sum in int16 without overflow (255 * 128 =
+  // 32640), so the kernel widens one int16 value per pair instead of one per tap (ORT's 7-bit
+  // reduce_range weights, |w| <= 64, always pass).
+  bool pairs16 = KW > 1;
+  for (int64_t ch = 0; ch < C && pairs16; ++ch)
+    for (int64_t ky = 0; ky < KH && pairs16; ++ky)
+      for (int64_t kx = 0; kx + 1 < KW; kx += 2) {
+        const size_t i = size_t((ch * KH + ky) * KW + kx);
+        if (std::abs(int64_t(w[i])) + std::abs(int64_t(w[i + 1])) > 128) pairs16 = false;
+      }
+  attrs.set("pairs16", int64_t(pairs16 ? 1 : 0));
   Expr y = makeCall("qnn.depthwise_conv2d_u8s8", {x, makeConstant(wp)}, attrs, c.name);
   y = makeCall("layout_transform", {y}, {{"src_layout", layout}, {"dst_layout", std::string("NCHW")}});
   if (Cp != C)
@@ -259,6 +271,18 @@ class Canonicalizer : public ExprMutator {
       DataType f = DataType::Float(32);
       Expr m = makeCall("divide", {alongAxis(cast(a[1], f), axis, rank), alongAxis(cast(a[2], f), axis, rank)});
       r = roundAddSaturate(makeCall("multiply", {cast(a[0], f), m}), a[3], axis, rank, c->attrs.getDType("out_dtype"));
+    } else if (op == "qnn.add") {
+      // ONNX Runtime's QLinearAdd: each input centered and scaled to the output's scale in
+      // float32, the sum rounded once (half to even), the output zero point added, saturated.
+      DataType f = DataType::Float(32);
+      Expr ys = alongAxis(cast(a[6], f), 0, rank);
+      auto term = [&](const Expr& v, const Expr& scale, const Expr& zp) {
+        Expr x = cast(v, f);
+        if (!isConstantZero(zp)) x = makeCall("subtract", {x, alongAxis(cast(zp, f), 0, rank)});
+        return makeCall("multiply", {x, makeCall("divide", {alongAxis(cast(scale, f), 0, rank), ys})});
+      };
+      r = roundAddSaturate(makeCall("add", {term(a[0], a[2], a[3]), term(a[1], a[4], a[5])}), a[7], 0, rank,
+                           c->attrs.getDType("out_dtype"));
     } else if (op == "qnn.conv2d" && (r = packedConv(*c)).defined()) {
     } else if (op == "qnn.conv2d" && (r = depthwiseConv(*c)).defined()) {
     } else if (op == "qnn.dense" && (r = packedDense(*c)).defined()) {

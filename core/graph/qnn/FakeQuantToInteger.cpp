@@ -97,6 +97,11 @@ class FakeQuantToInteger : public ExprMutator {
     if (!relu) {
       if (Expr moved = throughDataMovement(y, qs[0], qz[0], outT); moved.defined()) return moved;
     }
+    if (Expr r = integerPoolOrAdd(y, *q, outT); r.defined())
+      return relu ? makeCall("maximum", {r, makeScalar(qz[0], outT)}) : r;
+    if (!relu) {
+      if (Expr r = integerConcat(y, *q, qs[0], qz[0], outT); r.defined()) return r;
+    }
     Expr acc;
     std::vector<double> accScale;
     if (!integerProduct(y, acc, accScale)) return e;
@@ -107,6 +112,54 @@ class FakeQuantToInteger : public ExprMutator {
                       {{"axis", axis}, {"out_dtype", outT}}, q->name);
     if (relu) r = makeCall("maximum", {r, makeScalar(qz[0], outT)});
     return r;
+  }
+
+  /// quantize(global_avg_pool2d(dequantize(x))) as requantize(global_sum_pool2d(x) - H * W *
+  /// x_zp; x_scale / (H * W)) (an int32 sum that ConvertLayout blocks like the float pool); quantize(add(dequantize(a), dequantize(b))) as qnn.add (ONNX Runtime's
+  /// QLinearAdd: a residual add of a QDQ model stays integer in, integer out). Per-tensor
+  /// parameters only; null when `y` is neither.
+  Expr integerPoolOrAdd(const Expr& y, const CallNode& q, DataType outT) {
+    if (auto* p = asOp(y, "nn.global_avg_pool2d"); p && p->attrs.getString("layout") == "NCHW") {
+      auto x = matchDq(p->args[0]);
+      if (!x || !perTensor(*x)) return Expr();
+      const TensorTypeNode& t = tensorTypeOf(x->q);
+      if (!t.isStatic() || t.ndim() != 4) return Expr();
+      const int64_t n = t.shape[2].value * t.shape[3].value;
+      Expr acc = makeCall("qnn.global_sum_pool2d", {x->q}, {{"layout", std::string("NCHW")}}, p->name);
+      if (x->zps[0] != 0) acc = makeCall("subtract", {acc, makeScalar(double(n) * x->zps[0], DataType::Int(32))});
+      return makeCall("qnn.requantize", {acc, makeScalar(x->scales[0] / double(n), DataType::Float(32)), q.args[1], q.args[2]},
+                      {{"axis", int64_t(1)}, {"out_dtype", outT}}, q.name);
+    }
+    if (auto* a = asOp(y, "add")) {
+      auto l = matchDq(a->args[0]), r = matchDq(a->args[1]);
+      if (!l || !r || !perTensor(*l) || !perTensor(*r)) return Expr();
+      if (!(tensorTypeOf(l->q).shape == tensorTypeOf(r->q).shape)) return Expr();
+      return makeCall("qnn.add", {l->q, r->q, l->scale, l->zp, r->scale, r->zp, q.args[1], q.args[2]},
+                      {{"out_dtype", outT}}, q.name);
+    }
+    return Expr();
+  }
+
+  /// quantize(concatenate(dequantize(x_i)...)) with per-tensor parameters: each x_i whose
+  /// parameters and type are the output's as it is, the others requantized to the output's
+  /// scale and zero point (ONNX Runtime's QLinearConcat); then concatenate on the integers.
+  Expr integerConcat(const Expr& y, const CallNode& q, double qs, double qz, DataType outT) {
+    auto* c = asOp(y, "concatenate");
+    if (!c) return Expr();
+    std::vector<Expr> parts;
+    for (const Expr& in : c->args) {
+      auto d = matchDq(in);
+      if (!d || !perTensor(*d)) return Expr();
+      if (float(d->scales[0]) == float(qs) && d->zps[0] == qz && tensorTypeOf(d->q).dtype == outT) {
+        parts.push_back(d->q);
+        continue;
+      }
+      Expr acc = makeCall("cast", {d->q}, {{"dtype", DataType::Int(32)}});
+      if (d->zps[0] != 0) acc = makeCall("subtract", {acc, makeScalar(d->zps[0], DataType::Int(32))});
+      parts.push_back(makeCall("qnn.requantize", {acc, d->scale, q.args[1], q.args[2]},
+                               {{"axis", int64_t(1)}, {"out_dtype", outT}}));
+    }
+    return makeCall("concatenate", parts, c->attrs, q.name);
   }
 
   /// `y` = op(dequantize(x), dequantize(w)) [+ bias] as an int32 accumulator and its scale per

@@ -19,7 +19,9 @@ std::pair<double, double> saturationRange(DataType t);
 /// conv2d, dense and matmul (with a bias and a relu between them optionally) become integer ops
 /// with a requantize; `quantize(dequantize(x))` with the same parameters becomes `x`, and
 /// through pure data movement (reshape, transpose, max pooling) with the same parameters the
-/// values stay integer. Everything else keeps its float form (dequantize -> op -> quantize).
+/// values stay integer. A residual add becomes qnn.add, a global average pool an int32 sum
+/// with a requantize, a concat requantizes the inputs whose parameters differ from its
+/// output's. Everything else keeps its float form (dequantize -> op -> quantize).
 Module fakeQuantizationToInteger(const Module& m);
 
 /// "qnn-canonicalize": every qnn op as core ops: casts, an int32 nn.conv2d/nn.dense/nn.matmul

@@ -122,6 +122,68 @@ HostTensor requantizeKernel(const CallNode& call, const std::vector<HostTensor>&
   return r;
 }
 
+/// qnn.add(a, b, a_scale, a_zp, b_scale, b_zp, y_scale, y_zp): a and b integer tensors of one
+/// shape, the six parameters scalars.
+Type addRel(const CallNode& call, const std::vector<Type>& args) {
+  const TensorTypeNode& a = argTensor(call, args, 0);
+  const TensorTypeNode& b = argTensor(call, args, 1);
+  requireIntDtype(call, a.dtype, "a");
+  requireIntDtype(call, b.dtype, "b");
+  if (!(a.shape == b.shape))
+    LOOM_TYPE_FAIL(call) << "a and b must have one shape, got " << typeStr(args[0]) << " and " << typeStr(args[1]);
+  const char* names[] = {"a scale", "a zero point", "b scale", "b zero point", "output scale", "output zero point"};
+  for (size_t i = 2; i < 8; ++i)
+    if (requireParam(call, args, i, a, -1, names[i - 2], i % 2 == 0) != 1)
+      LOOM_TYPE_FAIL(call) << names[i - 2] << " must be one value";
+  DataType out = call.attrs.getDType("out_dtype");
+  requireIntDtype(call, out, "out_dtype");
+  return tensorType(a.shape, out);
+}
+
+/// ONNX Runtime's QLinearAdd in float32: saturate(round_half_even((a - a_zp) * (a_scale / y_scale)
+/// + (b - b_zp) * (b_scale / y_scale)) + y_zp).
+HostTensor addKernel(const CallNode&, const std::vector<HostTensor>& in, const TensorTypeNode& o) {
+  HostTensor r(in[0].shape, o.dtype);
+  auto [lo, hi] = saturationRange(o.dtype);
+  const float ys = float(in[6].v[0]);
+  const float ra = float(in[2].v[0]) / ys, rb = float(in[4].v[0]) / ys;
+  const float az = float(in[3].v[0]), bz = float(in[5].v[0]);
+  for (int64_t i = 0; i < r.numel(); ++i) {
+    const float fa = (float(in[0].v[i]) - az) * ra, fb = (float(in[1].v[i]) - bz) * rb;
+    r.v[i] = std::clamp(double(std::nearbyint(fa + fb)) + in[7].v[0], lo, hi);
+  }
+  return r;
+}
+
+/// qnn.global_sum_pool2d: integer data NCHW (rank 4) or NCHW{k}c (rank 5; ConvertLayout sets the
+/// layout as for the float pools) -> int32 with H and W of extent 1.
+Type globalSumPoolRel(const CallNode& call, const std::vector<Type>& args) {
+  const TensorTypeNode& x = argTensor(call, args, 0);
+  requireIntDtype(call, x.dtype, "data");
+  const std::string layout = call.attrs.getString("layout");
+  const size_t rank = layout == "NCHW" ? 4 : 5;
+  if (x.ndim() != rank || (rank == 5 && (layout.rfind("NCHW", 0) != 0 || layout.back() != 'c')))
+    LOOM_TYPE_FAIL(call) << "data " << typeStr(args[0]) << " does not match layout " << layout;
+  Shape out = x.shape;
+  out[2] = Dim(1);
+  out[3] = Dim(1);
+  return tensorType(out, DataType::Int(32));
+}
+
+HostTensor globalSumPoolKernel(const CallNode&, const std::vector<HostTensor>& in, const TensorTypeNode& o) {
+  const HostTensor& x = in[0];
+  HostTensor r(o.staticShape(), o.dtype);
+  const int64_t outer = x.shape[0] * x.shape[1], hw = x.shape[2] * x.shape[3];
+  const int64_t inner = x.shape.size() == 5 ? x.shape[4] : 1;
+  for (int64_t a = 0; a < outer; ++a)
+    for (int64_t k = 0; k < inner; ++k) {
+      double s = 0;
+      for (int64_t i = 0; i < hw; ++i) s += x.v[(a * hw + i) * inner + k];
+      r.v[a * inner + k] = s;
+    }
+  return r;
+}
+
 /// The integer ops' inputs as int32 tensors of `(v - zp)`, zp broadcast along `axis` of v (or
 /// one value), for the float op's relation and host kernel.
 runtime::NDArray centered(const HostTensor& v, const HostTensor& zp, int64_t axis) {
@@ -194,6 +256,14 @@ void registerQnnOps() {
            requantizeKernel,
            "saturate(round_half_even(float32(x) * (input_scale / output_scale)) + output_zero_point): an "
            "int32 accumulator to 8 bits, as ONNX Runtime's QLinearConv/QLinearMatMul requantize");
+  defineOp("qnn.add", 8, OpPattern::ElemWise, {attrDType("out_dtype")}, addRel, addKernel,
+           "saturate(round_half_even((a - a_zp) * (a_scale / y_scale) + (b - b_zp) * (b_scale / y_scale)) + "
+           "y_zp) in float32, a and b of one shape, the parameters scalars (ONNX Runtime's QLinearAdd; a "
+           "residual add of a QDQ model)");
+  defineOp("qnn.global_sum_pool2d", 1, OpPattern::OutEWiseFusable, {attrString("layout", "NCHW")},
+           globalSumPoolRel, globalSumPoolKernel,
+           "int32 sum over H and W of integer NCHW (or NCHW{k}c) data: the accumulator of a quantized "
+           "global average pool (ONNX Runtime's QLinearGlobalAveragePool)");
   auto convAttrs = std::vector<AttrSpec>{attrInts("strides", std::vector<int64_t>{1, 1}),
                                          attrInts("padding", std::vector<int64_t>{0, 0, 0, 0}),
                                          attrInts("dilation", std::vector<int64_t>{1, 1}),

@@ -162,10 +162,12 @@ void registerQnnPackedOps() {
            "sum of 2 byte products fits int16 (AVX2's vpmaddubsw is then exact)");
   defineOp("qnn.depthwise_conv2d_u8s8", 2, OpPattern::OutEWiseFusable,
            {attrInts("strides", std::vector<int64_t>{1, 1}), attrInts("padding", std::vector<int64_t>{0, 0, 0, 0}),
-            attrInts("dilation", std::vector<int64_t>{1, 1}), attrInt("pad_value", 0)},
+            attrInts("dilation", std::vector<int64_t>{1, 1}), attrInt("pad_value", 0), attrInt("pairs16", 0)},
            depthwiseU8S8Rel, depthwiseU8S8Kernel,
            "int32 depthwise conv2d of uint8 NCHW{k}c data by int8 weights [C/k, KH, KW, k] (products in int16, "
-           "exact); padding reads pad_value; output NCHW{k}c");
+           "exact); padding reads pad_value; output NCHW{k}c. pairs16: for every channel and kernel row, "
+           "|w[x]| + |w[x+1]| <= 128 for the tap pairs (0, 1), (2, 3), ... (the pair sums are then added in "
+           "int16, exact)");
   defineOp("qnn.dense_u8s8", 2, OpPattern::OutEWiseFusable, {attrInt("pairs16", 0)}, denseU8S8Rel, denseU8S8Kernel,
            "int32 (..., K) x (K, N) product of uint8 data by int8 weights packed as int32 words of 4 rows "
            "[K/4, N]");

@@ -54,7 +54,10 @@ std::vector<te::Tensor> conv2dU8S8(const CallNode& call, const std::vector<te::T
 }
 
 /// data [N, C/k, H, W, k] u8, weight [C/k, KH, KW, k] s8 -> [N, C/k, OH, OW, k] int32: each
-/// product in int16 (|u8 * s8| <= 32640: exact; vpmullw on 16 lanes), summed in int32.
+/// product in int16 (|u8 * s8| <= 32640: exact; vpmullw on 16 lanes), summed in int32. With
+/// `pairs16` (qnn-canonicalize checked |w0| + |w1| <= 128 for the tap pairs of every row) the
+/// reduction runs over the kernel rows only and each row sums its taps pairwise in int16 before
+/// widening: one widening (vpmovsxwd, two per 16 lanes) and one int32 add per pair, not per tap.
 std::vector<te::Tensor> depthwiseU8S8(const CallNode& call, const std::vector<te::Tensor>& in, const Type& outType) {
   const auto& out = staticTensor(outType, call);
   const auto& s = call.attrs.getInts("strides");
@@ -66,6 +69,26 @@ std::vector<te::Tensor> depthwiseU8S8(const CallNode& call, const std::vector<te
   te::IterVar ry = te::reduceAxis(ci(ws[1]), "ry"), rx = te::reduceAxis(ci(ws[2]), "rx");
   const te::Tensor& W = in[1];
   const DataType i16 = DataType::Int(16);
+  if (call.attrs.getInt("pairs16")) {
+    const int64_t KW = ws[2];
+    return {te::compute(
+        teShape(out),
+        [&](const std::vector<Var>& i) -> te::ComputeBody {
+          Expr y = Expr(i[2]) * ci(s[0]) + Expr(ry) * ci(dl[0]);
+          auto prod = [&](int64_t kx) {
+            Expr x = Expr(i[3]) * ci(s[1]) + ci(kx * dl[1]);
+            return tir::cast(i16, data(i[0], i[1], y, x, i[4])) * tir::cast(i16, W(i[1], ry, ci(kx), i[4]));
+          };
+          Expr row;
+          for (int64_t kx = 0; kx < KW; kx += 2) {
+            Expr pair = kx + 1 < KW ? prod(kx) + prod(kx + 1) : prod(kx);
+            Expr term = tir::cast(DataType::Int(32), pair);
+            row = row.defined() ? row + term : term;
+          }
+          return te::sum(row, {ry});
+        },
+        "depthwise_conv2d_NCHWc_u8s8", "depthwise_conv2d_NCHWc_u8s8")};
+  }
   return {te::compute(
       teShape(out),
       [&](const std::vector<Var>& i) -> te::ComputeBody {
@@ -98,9 +121,26 @@ std::vector<te::Tensor> denseU8S8(const CallNode& call, const std::vector<te::Te
       "dense_u8s8", "dense_u8s8")};
 }
 
+/// qnn.global_sum_pool2d: int32 sum over dims 2 and 3 (H, W) of NCHW or NCHW{k}c integer data.
+std::vector<te::Tensor> globalSumPool(const CallNode& call, const std::vector<te::Tensor>& in, const Type& outType) {
+  const auto& out = staticTensor(outType, call);
+  const te::Tensor& D = in[0];
+  te::IterVar ry = te::reduceAxis(D->shape[2], "ry"), rx = te::reduceAxis(D->shape[3], "rx");
+  return {te::compute(
+      teShape(out),
+      [&](const std::vector<Var>& i) -> te::ComputeBody {
+        std::vector<Expr> idx(i.begin(), i.end());
+        idx[2] = ry;
+        idx[3] = rx;
+        return te::sum(tir::cast(DataType::Int(32), D(idx)), {ry, rx});
+      },
+      "global_sum_pool", "global_pool")};
+}
+
 }  // namespace
 
 void registerQnnDot4Computes() {
+  setCompute("qnn.global_sum_pool2d", globalSumPool);
   setCompute("qnn.conv2d_u8s8", conv2dU8S8);
   setCompute("qnn.dense_u8s8", denseU8S8);
   setCompute("qnn.depthwise_conv2d_u8s8", depthwiseU8S8);
