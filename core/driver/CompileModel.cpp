@@ -10,6 +10,7 @@
 #include "codegen/CodeGenLLVM.h"
 #include "codegen/JITModule.h"
 #include "codegen/Target.h"
+#include "core/graph/DataDependent.h"
 #include "core/graph/Mutator.h"
 #include "core/graph/Op.h"
 #include "core/graph/PassManager.h"
@@ -17,6 +18,7 @@
 #include "core/graph/pass/FuseOps.h"
 #include "core/graph/pass/InferType.h"
 #include "core/driver/CompileModelGPU.h"
+#include "core/driver/DataDependentPlan.h"
 #include "core/driver/DefaultSchedule.h"
 #include "core/driver/ExportLibrary.h"
 #include "core/te/CreatePrimFunc.h"
@@ -325,6 +327,7 @@ ModelPlan planModel(const graph::Module& input, const std::map<std::string, runt
     std::string name, func;
     std::vector<int> inputs, outputs;
     std::vector<std::string> symbols = {};
+    nlohmann::json extra = {};  ///< a "__datadep" node's op, attrs, symbol and bound
   };
   std::vector<NodeInfo> nodes;
   std::set<int> fixed;  // entries with a storage of their own (inputs, params, outputs)
@@ -390,6 +393,23 @@ ModelPlan planModel(const graph::Module& input, const std::map<std::string, runt
       // with its params in the call's argument order.
       const auto* only = fn->body.as<graph::CallNode>();
       const topi::nn::LoopKernel* loop = only && only->op ? topi::nn::findLoopKernel(only->op->name) : nullptr;
+      // A data-dependent op (dyn.nonzero, ...) runs in the executor and binds its symbol.
+      if (only && only->op && graph::isDataDependentOp(only->op->name)) {
+        NodeInfo n{unique, "__datadep", {}, {}};
+        for (size_t k = 0; k < only->args.size(); ++k) {
+          if (k >= fn->params.size() || only->args[k].get() != fn->params[k].get())
+            LOOM_THROW(UnsupportedError) << graph::callDescription(*only)
+                                         << ": a data-dependent op must run alone on the group's inputs";
+          const auto& v = ent.at(call->args[k].get());
+          n.inputs.insert(n.inputs.end(), v.begin(), v.end());
+        }
+        n.extra = dataDependentNodeJson(*only);
+        symbolNames.insert(n.extra.at("symbol").get<std::string>());
+        for (const auto* t : outTypes) n.outputs.push_back(newEntry(*t, "result of " + unique));
+        ent[e.get()] = n.outputs;
+        nodes.push_back(std::move(n));
+        continue;
+      }
       if (loop) {
         NodeInfo n;
         n.name = unique;
@@ -570,6 +590,7 @@ ModelPlan planModel(const graph::Module& input, const std::map<std::string, runt
   for (const NodeInfo& n : nodes) {
     nlohmann::json x = {{"name", n.name}, {"func", n.func}, {"inputs", n.inputs}, {"outputs", n.outputs}};
     if (!n.symbols.empty()) x["symbols"] = n.symbols;
+    if (!n.extra.empty()) x.update(n.extra);
     j["nodes"].push_back(x);
   }
   model.graphJson = j.dump(1);

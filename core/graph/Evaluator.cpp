@@ -4,6 +4,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "core/graph/DataDependent.h"
 #include "core/graph/Op.h"
 #include "core/graph/SymDim.h"
 #include "core/graph/pass/InferType.h"
@@ -65,6 +66,22 @@ private:
   std::unordered_map<const ExprNode*, Value> m_env;
   SymbolValues m_syms;
 
+  /// The value of `sym`: the extent of the first result dim that is the symbol alone.
+  void bindDataSymbol(const std::string& sym, const Type& t, const Value& r) {
+    std::vector<Type> ts;
+    if (auto* tt = t.as<TupleTypeNode>())
+      for (const auto& f : tt->fields) ts.push_back(Type(f));
+    else ts.push_back(t);
+    for (size_t i = 0; i < ts.size() && i < r.size(); ++i) {
+      const Shape& s = ts[i].as<TensorTypeNode>()->shape;
+      for (size_t k = 0; k < s.size(); ++k)
+        if (!s[k].isStatic() && s[k].name == sym) {
+          m_syms[sym] = r[i].shape().at(k);
+          return;
+        }
+    }
+  }
+
   Value eval(const Expr& e) {
     switch (e->kind) {
     case ExprKind::Var:
@@ -101,6 +118,12 @@ private:
       if (c->op) {
         if (!c->op->hostKernel)
           LOOM_THROW(UnsupportedError) << c->op->name << " has no host kernel";
+        // A data-dependent op (dyn.nonzero, ...) binds its symbol from the result's shape.
+        if (auto sym = dataDependentSymbol(*c)) {
+          Value r = c->op->hostKernel(*c, args, e.type());
+          bindDataSymbol(*sym, e.type(), r);
+          return r;
+        }
         return c->op->hostKernel(*c, args, m_syms.empty() ? e.type() : concreteType(e.type(), m_syms));
       }
       std::unordered_map<const ExprNode*, Value> env;
