@@ -614,6 +614,8 @@ CompiledModel compileModel(const graph::Module& input, const std::string& target
   model.target = target;
   if (isGPUTarget(target)) return compileModelGPU(std::move(model), plan.groups, options);
   const int total = int(plan.groups.size());
+  // Kernels over a data-dependent count (which may be 0) get their reduction inits hoisted.
+  std::set<std::string> dataSymbols = dataDependentSymbols(model.graphJson);
   for (int k = 0; k < total; ++k) {
     const ModelGroup& g = plan.groups[size_t(k)];
     if (options.progress) options.progress("lowering " + g.name, k, total);
@@ -630,6 +632,8 @@ CompiledModel compileModel(const graph::Module& input, const std::string& target
       pf = defaultSchedule(pf, true);
       source = "default";
     }
+    if (std::any_of(g.symbols.begin(), g.symbols.end(), [&](const std::string& s) { return dataSymbols.count(s); }))
+      pf = hoistReductionInits(pf);
     transform::PassContext ctx;
     transform::LowerOptions lo;
     lo.packedEntry = true;
