@@ -1,12 +1,14 @@
 // Ops whose output shape depends on the data (docs/dynamic-shapes.md, "Data-dependent output
 // shapes"): the compiled module against the graph evaluator on random inputs, the symbol rebound
 // on every run (counts up, down and zero on one executor), and the typed errors that name the node.
+#include <QTemporaryDir>
 #include <QtTest>
 #include <cstring>
 #include <set>
 
 #include "ModelTestUtil.h"
 #include "core/driver/CompileModel.h"
+#include "core/driver/Npz.h"
 #include "core/frontend/onnx/OnnxImporter.h"
 #include "core/graph/Evaluator.h"
 #include "core/graph/Op.h"
@@ -134,6 +136,38 @@ private slots:
     ex->setInput(1, k);
     ex->run();
     QCOMPARE(ex->getOutput(0).shape(), (std::vector<int64_t>{2, 12}));
+  }
+
+  // The CLI: `loom compile` writes the package, `loom inspect` lists the data-dependent node
+  // with its bound, `loom run` gives the evaluator's outputs; K out of range exits 1 naming the node.
+  void cli() {
+    QTemporaryDir dir;
+    QString so = dir.filePath("nz.so"), in = dir.filePath("in.npz"), out = dir.filePath("out.npz");
+    std::string model = source("tests/onnx/datadep/nonzero_chain/model.onnx");
+    test::LoomResult r = test::runLoom({"compile", QString::fromStdString(model), "-o", so});
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    r = test::runLoom({"inspect", so});
+    QVERIFY2(r.out.contains("nonzero, nonzero_0 <= N*5"), qPrintable(r.out));
+    QVERIFY2(!r.out.contains("MISSING"), qPrintable(r.out));
+    runtime::NDArray x = test::randomArray({6, 5}, 21);
+    driver::writeNpz(in.toStdString(), {{"x", x}});
+    r = test::runLoom({"run", so, "--inputs", in, "--outputs", out});
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    std::vector<runtime::NDArray> want = graph::evaluate(frontend::importOnnx(model).main(), {x});
+    auto got = driver::readNpz(out.toStdString());
+    QCOMPARE(got.size(), size_t(3));
+    QVERIFY(sameArray(got[0].second, want[0]));
+    QVERIFY(test::maxDiff(got[1].second, want[1]) == 0);
+
+    QString topk = dir.filePath("topk.so"), kin = dir.filePath("k.npz");
+    r = test::runLoom({"compile", QString::fromStdString(source("tests/onnx/datadep/topk_k_input/model.onnx")), "-o", topk});
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    runtime::NDArray k = runtime::NDArray::empty({1}, runtime::DType{runtime::DType::Int, 64, 1});
+    k.as<int64_t>()[0] = 20;
+    driver::writeNpz(kin.toStdString(), {{"x", test::randomArray({2, 12}, 4)}, {"k", k}});
+    r = test::runLoom({"run", topk, "--inputs", kin});
+    QCOMPARE(r.exitCode, 1);
+    QVERIFY2(r.err.contains("(topk): topk: K = 20 is out of range for axis 1 of extent 12"), qPrintable(r.err));
   }
 
   // A graph whose data-dependent node names an op this runtime does not have.
