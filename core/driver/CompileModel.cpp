@@ -521,6 +521,41 @@ ModelPlan planModel(const graph::Module& input, const std::map<std::string, runt
     model.outputs.push_back({name, entries[size_t(o)].shape, entries[size_t(o)].dtype, dimTexts(entries[size_t(o)].dims)});
   }
 
+  // A node whose shapes use a data-dependent symbol runs after the node that binds it, even
+  // where no tensor connects them (arange(0, nonzero_0) reads no tensor of the nonzero).
+  std::map<std::string, size_t> binder;
+  for (size_t k = 0; k < nodes.size(); ++k)
+    if (!nodes[k].extra.empty()) binder[nodes[k].extra.at("symbol").get<std::string>()] = k;
+  if (!binder.empty()) {
+    std::vector<std::set<size_t>> after(nodes.size());  // nodes that must run before node k
+    std::map<int, size_t> producer;
+    for (size_t k = 0; k < nodes.size(); ++k)
+      for (int e : nodes[k].outputs) producer[e] = k;
+    for (size_t k = 0; k < nodes.size(); ++k) {
+      std::set<std::string> used(nodes[k].symbols.begin(), nodes[k].symbols.end());
+      for (const auto* list : {&nodes[k].inputs, &nodes[k].outputs})
+        for (int e : *list)
+          for (const graph::Dim& d : entries[size_t(e)].dims)
+            for (const std::string& sy : graph::dimSymbols(d)) used.insert(sy);
+      for (const std::string& sy : used)
+        if (auto b = binder.find(sy); b != binder.end() && b->second != k) after[k].insert(b->second);
+      for (int e : nodes[k].inputs)
+        if (auto p = producer.find(e); p != producer.end()) after[k].insert(p->second);
+    }
+    // Stable: each step takes the first node (in the original order) whose predecessors ran.
+    std::vector<NodeInfo> ordered;
+    std::vector<bool> done(nodes.size(), false);
+    while (ordered.size() < nodes.size()) {
+      size_t pick = nodes.size();
+      for (size_t k = 0; k < nodes.size() && pick == nodes.size(); ++k)
+        if (!done[k] && std::all_of(after[k].begin(), after[k].end(), [&](size_t q) { return done[q]; })) pick = k;
+      LOOM_ICHECK(pick < nodes.size()) << "cyclic node order around data-dependent symbols";
+      done[pick] = true;
+      ordered.push_back(nodes[pick]);
+    }
+    nodes = std::move(ordered);
+  }
+
   // Storage plan: fixed entries get their own storage; the others reuse freed storage by
   // liveness (an entry is live from the node that writes it to the last node that reads it).
   std::vector<size_t> storageBytes;

@@ -81,6 +81,37 @@ def nonzero_chain():
     save("nonzero_chain", g, sets)
 
 
+# The shape ops around a count: Shape of NonZero's result -> Range, ConstantOfShape, Expand of an
+# input, Reshape to a computed shape. Range and Expand read no tensor of the NonZero: they must
+# still run after it.
+def nonzero_shape_ops():
+    r = rng("nonzero_shape_ops")
+    nodes = [const("t", np.array(0.5, np.float32)),
+             helper.make_node("Greater", ["x", "t"], ["m"]),
+             helper.make_node("NonZero", ["m"], ["nz"]),
+             helper.make_node("Shape", ["nz"], ["s"]),
+             const("one", np.array(1, np.int64)), const("zero", np.array(0, np.int64)),
+             helper.make_node("Gather", ["s", "one"], ["n"], axis=0),
+             helper.make_node("Range", ["zero", "n", "one"], ["r"]),
+             helper.make_node("Cast", ["r"], ["rf"], to=F),
+             helper.make_node("ConstantOfShape", ["s"], ["filled"], value=numpy_helper.from_array(np.array([1.5], np.float32))),
+             helper.make_node("Expand", ["y", "s"], ["expanded"]),
+             helper.make_node("Transpose", ["nz"], ["nzt"]),
+             const("flat_shape", np.array([-1], np.int64)),
+             helper.make_node("Reshape", ["nzt", "flat_shape"], ["flat"]),
+             const("axes0", np.array([0], np.int64)),
+             helper.make_node("Unsqueeze", ["n", "axes0"], ["n1"]),
+             const("two", np.array([2], np.int64)),
+             helper.make_node("Concat", ["two", "n1"], ["ns"], axis=0),
+             helper.make_node("Reshape", ["flat", "ns"], ["back"])]
+    g = helper.make_graph(nodes, "nonzero_shape_ops", [vi("x", [3, 4]), vi("y", [2, 1])],
+                          [vi("rf", ["n"]), vi("filled", [2, "n"]), vi("expanded", [2, "n"]), vi("back", [2, "n"], I64)])
+    sets = [{"x": r.random([3, 4], dtype=np.float32), "y": r.standard_normal([2, 1]).astype(np.float32)}
+            for _ in range(2)]
+    sets.append({"x": np.zeros([3, 4], np.float32), "y": np.ones([2, 1], np.float32)})
+    save("nonzero_shape_ops", g, sets)
+
+
 # TopK whose K is a graph input, on a symbolic batch, values then scaled by a kernel.
 def topk_k_input():
     r = rng("topk_k_input")
@@ -302,6 +333,7 @@ def reshape_to_count():
 
 reshape_to_count()
 nonzero_chain()
+nonzero_shape_ops()
 topk_k_input()
 topk_k_from_data()
 nms_case("nms_corners", False, True)
