@@ -23,6 +23,11 @@ GraphExecutor::GraphExecutor(const std::string& graphJson, Module kernels, Devic
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(graphJson);
+    if (dev.type != DeviceType::CPU)
+      for (const auto& x : j.at("nodes"))
+        if (x.value("func", "") == "__datadep")
+          throw RuntimeFailure("node '" + x.value("name", "") + "' (" + x.value("op", "") +
+                               ") has a data-dependent output shape; such nodes run on the CPU only, not on this device");
     for (const auto& s : j.at("storage")) {
       int64_t bytes = std::max<int64_t>(s.at("bytes").get<int64_t>(), 1);
       m_storage.push_back(NDArray::empty({bytes}, DType{DType::UInt, 8, 1}, dev));

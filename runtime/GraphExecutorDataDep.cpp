@@ -38,9 +38,6 @@ std::shared_ptr<DataDependentNode> parseDataDependentNode(const nlohmann::json& 
 
 void GraphExecutor::linkDataDependent(Node& n) {
   DataDependentNode& d = *n.dd;
-  if (m_dev.type != DeviceType::CPU)
-    throw RuntimeFailure("node '" + n.name + "' (" + d.op +
-                         ") has a data-dependent output shape; such nodes run on the CPU only, not on this device");
   bool found = false;
   for (size_t k = 0; k < n.outputs.size() && !found; ++k) {
     const Entry& e = entry(n.outputs[k]);

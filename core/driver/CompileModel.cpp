@@ -647,7 +647,10 @@ CompiledModel compileModel(const graph::Module& input, const std::string& target
   ModelPlan plan = planModel(input, params, planOptions);
   CompiledModel model = std::move(plan.model);
   model.target = target;
-  if (isGPUTarget(target)) return compileModelGPU(std::move(model), plan.groups, options);
+  if (isGPUTarget(target)) {
+    refuseDataDependentNodes(model.graphJson, target);
+    return compileModelGPU(std::move(model), plan.groups, options);
+  }
   const int total = int(plan.groups.size());
   // Kernels over a data-dependent count (which may be 0) get their reduction inits hoisted.
   std::set<std::string> dataSymbols = dataDependentSymbols(model.graphJson);

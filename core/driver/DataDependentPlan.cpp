@@ -6,6 +6,7 @@
 #include "core/graph/DataDependent.h"
 #include "core/graph/Op.h"
 #include "core/schedule/ScheduleError.h"
+#include "core/support/Error.h"
 #include "core/schedule/primitive/get_block_loop.h"
 #include "core/schedule/primitive/reduction.h"
 #include "core/tir/Visitor.h"
@@ -33,6 +34,16 @@ std::set<std::string> dataDependentSymbols(const std::string& graphJson) {
   for (const auto& n : j.at("nodes"))
     if (n.value("func", "") == "__datadep") out.insert(n.at("symbol").get<std::string>());
   return out;
+}
+
+void refuseDataDependentNodes(const std::string& graphJson, const std::string& target) {
+  nlohmann::json j = nlohmann::json::parse(graphJson);
+  for (const auto& n : j.at("nodes"))
+    if (n.value("func", "") == "__datadep")
+      LOOM_THROW(UnsupportedError) << "node '" << n.value("name", "") << "' (" << n.value("op", "")
+                                   << ") has a data-dependent output shape (" << n.value("symbol", "")
+                                   << "); such nodes run on the host only, not on target '" << target
+                                   << "' (compile for llvm)";
 }
 
 tir::PrimFunc hoistReductionInits(const tir::PrimFunc& f) {

@@ -187,6 +187,29 @@ private slots:
     }
   }
 
+  // GPU targets keep every tensor on the device: compiling a data-dependent node for one is a
+  // typed error naming the node, and an executor on a device refuses such a graph (neither needs
+  // a GPU: both fail before any device call).
+  void deviceRefusesDataDependentNodes() {
+    graph::Module m = frontend::importOnnx(source("tests/onnx/datadep/nonzero_chain/model.onnx"));
+    try {
+      driver::compileModel(m, "cuda", {}, {});
+      QFAIL("a data-dependent node compiled for cuda");
+    } catch (const UnsupportedError& e) {
+      QVERIFY2(QString(e.what()).contains("node 'fused_dyn_nonzero' (nonzero) has a data-dependent output shape "
+                                          "(nonzero_0); such nodes run on the host only, not on target 'cuda'"),
+               e.what());
+    }
+    std::string json = driver::compileModel(m, "llvm", {}, {}).graphJson;
+    try {
+      runtime::GraphExecutor ex(json, runtime::Module(), runtime::Device{runtime::DeviceType::CUDA, 0});
+      QFAIL("an executor on a device accepted a data-dependent node");
+    } catch (const runtime::RuntimeFailure& e) {
+      QVERIFY2(QString(e.what()).contains("node 'fused_dyn_nonzero' (nonzero) has a data-dependent output shape"),
+               e.what());
+    }
+  }
+
   // A count from the data used as a shape (Reshape to it) is refused at import, naming the node.
   void countAsShapeIsRefused() {
     try {
