@@ -154,6 +154,29 @@ def topk_k_from_data():
     save("topk_k_from_data", g, sets)
 
 
+# A detector's post-processing pattern: the K of a TopK is min(count, 5) of an earlier NonZero's
+# result (Shape -> Min), so one data-dependent count bounds the next; the winners' original
+# positions are gathered back.
+def topk_of_count():
+    r = rng("topk_of_count")
+    nodes = [const("t", np.array(0.3, np.float32)),
+             helper.make_node("Greater", ["x", "t"], ["m"]),
+             helper.make_node("NonZero", ["m"], ["nz"]),
+             const("zero", np.array(0, np.int64)),
+             helper.make_node("Gather", ["nz", "zero"], ["idx"], axis=0),
+             helper.make_node("Gather", ["x", "idx"], ["vals"], axis=0),
+             helper.make_node("Shape", ["vals"], ["s"]),
+             const("five", np.array([5], np.int64)),
+             helper.make_node("Min", ["s", "five"], ["k"]),
+             helper.make_node("TopK", ["vals", "k"], ["tv", "ti"]),
+             helper.make_node("Gather", ["idx", "ti"], ["orig"], axis=0)]
+    g = helper.make_graph(nodes, "topk_of_count", [vi("x", [12])], [vi("tv", ["k"]), vi("orig", ["k"], I64)])
+    sets = [{"x": r.random([12], dtype=np.float32)},
+            {"x": np.where(np.arange(12) < 3, 0.9, 0.1).astype(np.float32)},
+            {"x": np.zeros(12, np.float32)}]
+    save("topk_of_count", g, sets)
+
+
 def random_boxes(r, batches, n, center):
     c = r.random([batches, n, 2]).astype(np.float32) * 10
     wh = (r.random([batches, n, 2]).astype(np.float32) * 3 + 0.5)
@@ -336,6 +359,7 @@ nonzero_chain()
 nonzero_shape_ops()
 topk_k_input()
 topk_k_from_data()
+topk_of_count()
 nms_case("nms_corners", False, True)
 nms_case("nms_centers", True, True)
 nms_case("nms_no_score_threshold", False, False)
