@@ -5,6 +5,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "runtime/DataDependentNode.h"
 #include "runtime/DeviceAPI.h"
 #include "runtime/PackedFunc.h"
 #include "runtime/RuntimeFailure.h"
@@ -22,6 +23,11 @@ GraphExecutor::GraphExecutor(const std::string& graphJson, Module kernels, Devic
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(graphJson);
+    if (dev.type != DeviceType::CPU)
+      for (const auto& x : j.at("nodes"))
+        if (x.value("func", "") == "__datadep")
+          throw RuntimeFailure("node '" + x.value("name", "") + "' (" + x.value("op", "") +
+                               ") has a data-dependent output shape; such nodes run on the CPU only, not on this device");
     for (const auto& s : j.at("storage")) {
       int64_t bytes = std::max<int64_t>(s.at("bytes").get<int64_t>(), 1);
       m_storage.push_back(NDArray::empty({bytes}, DType{DType::UInt, 8, 1}, dev));
@@ -74,7 +80,8 @@ GraphExecutor::GraphExecutor(const std::string& graphJson, Module kernels, Devic
         if (e < 0 || size_t(e) >= m_entries.size()) throw RuntimeFailure("graph: node '" + n.name + "' reads a bad entry");
       for (int e : n.outputs)
         if (e < 0 || size_t(e) >= m_entries.size()) throw RuntimeFailure("graph: node '" + n.name + "' writes a bad entry");
-      if (n.func != "__copy") n.fn = m_kernels.getFunction(n.func);
+      if (n.func == "__datadep") n.dd = parseDataDependentNode(x, n.name);
+      else if (n.func != "__copy") n.fn = m_kernels.getFunction(n.func);
       else if (n.inputs.size() != 1 || n.outputs.size() != 1)
         throw RuntimeFailure("graph: copy node '" + n.name + "' needs one input and one output");
       m_nodes.push_back(std::move(n));
@@ -82,6 +89,8 @@ GraphExecutor::GraphExecutor(const std::string& graphJson, Module kernels, Devic
   } catch (const nlohmann::json::exception& e) {
     throw RuntimeFailure(std::string("graph JSON: ") + e.what());
   }
+  for (Node& n : m_nodes)
+    if (n.dd) linkDataDependent(n);
   for (Entry& e : m_entries) {
     e.view.data = m_storage[size_t(e.storage)].data();
     e.view.device = LoomDevice{int32_t(dev.type), dev.id};
@@ -183,6 +192,7 @@ void GraphExecutor::bindShapes() {
     if (!e.sym.empty() && m_inputShapesSet[i].empty())
       throw RuntimeFailure("input '" + m_inputs[i].name + "' is not set");
   }
+  bindDataSymbolBounds();
   std::vector<size_t> need(m_storage.size(), 0);
   for (Entry& e : m_entries) {
     if (!e.sym.empty())
@@ -242,6 +252,7 @@ void GraphExecutor::setParams(const std::map<std::string, NDArray>& params) {
 }
 
 void GraphExecutor::runNode(Node& n) {
+  if (n.dd) return runDataDependent(n);
   if (n.func == "__copy") {
     const Entry &a = entry(n.inputs[0]), &b = entry(n.outputs[0]);
     if (a.view.data == b.view.data || !b.bytes()) return;

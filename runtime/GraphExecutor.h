@@ -1,6 +1,7 @@
 // The graph executor: runs a compiled model's kernels in order over planned storage.
 #pragma once
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,12 @@ namespace loom::runtime {
 /// "sym_shape": [...] whose items are integers or shape expressions ("N", "(H + 1)//2"). Setting
 /// an input binds the symbols it carries; run() evaluates every entry's shape and grows the
 /// storages that need more room (a storage's "bytes" is then only its first size).
+///
+/// A node with func "__datadep" runs an op whose output shape depends on the data
+/// (runtime/DataDependentOps.h): {"op": "nonzero", "attrs": {...}, "symbol": "nonzero_0",
+/// "bound": "N*16"}. Storage is sized with the symbol at its bound; once the node has run, the
+/// symbol takes the actual count and later kernels take it like an input's symbol
+/// (GraphExecutorDataDep.cpp, docs/dynamic-shapes.md).
 class GraphExecutor {
 public:
   GraphExecutor(const std::string& graphJson, Module kernels, Device dev = {});
@@ -49,7 +56,7 @@ public:
   size_t outputIndex(const std::string& name) const;
 
   /// True when some dims are symbolic (inputs of any shape that fits the symbols).
-  bool isDynamic() const { return !m_symbols.empty(); }
+  bool isDynamic() const { return !m_symbols.empty() || m_dataSymbols > 0; }
   /// Input / output `i`'s dims as text: numbers, or the expressions of symbolic dims.
   std::vector<std::string> inputDims(size_t i) const;
   std::vector<std::string> outputDims(size_t i) const;
@@ -92,12 +99,20 @@ private:
     std::vector<int> inputs, outputs;
     std::vector<std::string> symbols;  ///< passed after the tensors, as int64 scalars
     PackedFunc fn;
+    std::shared_ptr<struct DataDependentNode> dd;  ///< set for "__datadep" nodes
   };
   struct Symbol {
     std::string name;
     int input = 0, axis = 0;
   };
   void runNode(Node& n);
+  /// Data-dependent nodes (GraphExecutorDataDep.cpp): link one to the entries its symbol
+  /// sizes, give the symbols their bounds (for sizing storage), run one and bind its symbol.
+  void linkDataDependent(Node& n);
+  void bindDataSymbolBounds();
+  void runDataDependent(const Node& n);
+  /// Grows storage `s` to `bytes`, keeping its contents, and re-points the entries on it.
+  void growStorage(size_t s, size_t bytes);
   /// Evaluates the symbolic entries' shapes and grows storages (dynamic models).
   void bindShapes();
   std::vector<std::string> dims(const Entry& e) const;
@@ -115,6 +130,7 @@ private:
   std::map<std::string, int64_t> m_symbolValues;
   std::vector<std::vector<int64_t>> m_inputShapesSet;  ///< the shape each input was set with
   bool m_shapesDirty = true;
+  int m_dataSymbols = 0;  ///< how many "__datadep" nodes the graph has
 };
 
 }  // namespace loom::runtime

@@ -197,6 +197,7 @@ int inspect() {
   }
 
   std::map<std::string, int> calls;  // kernel -> nodes calling it
+  std::vector<std::string> dataDependent;  // "__datadep" nodes, run by the runtime itself
   size_t nodes = 0, storageBytes = 0, storages = 0;
   if (auto it = files.find("graph.json"); it != files.end()) {
     try {
@@ -204,7 +205,10 @@ int inspect() {
       for (const auto& n : g.at("nodes")) {
         ++nodes;
         std::string f = n.at("func").get<std::string>();
-        if (f != "__copy") ++calls[f];
+        if (f == "__datadep")
+          dataDependent.push_back(n.value("name", "") + ": " + n.value("op", "?") + ", " + n.value("symbol", "?") +
+                                  " <= " + n.value("bound", "?"));
+        else if (f != "__copy") ++calls[f];
       }
       for (const auto& s : g.at("storage")) {
         ++storages;
@@ -213,6 +217,11 @@ int inspect() {
     } catch (const nlohmann::json::exception& e) {
       LOOM_THROW(ValueError) << "'" << path << "': graph.json is malformed (" << e.what() << ")";
     }
+  }
+  if (!dataDependent.empty()) {
+    std::cout << "\ndata-dependent nodes (" << dataDependent.size()
+              << ", run by the runtime; the count <= its bound):\n";
+    for (const std::string& d : dataDependent) std::cout << "  " << d << "\n";
   }
   bool symbolsKnown = c.haveKernels && c.elfWhy.empty();
   const std::set<std::string>& exported = c.elf.dynamicFunctions;

@@ -10,6 +10,7 @@
 #include "codegen/CodeGenLLVM.h"
 #include "codegen/JITModule.h"
 #include "codegen/Target.h"
+#include "core/graph/DataDependent.h"
 #include "core/graph/Mutator.h"
 #include "core/graph/Op.h"
 #include "core/graph/PassManager.h"
@@ -17,6 +18,7 @@
 #include "core/graph/pass/FuseOps.h"
 #include "core/graph/pass/InferType.h"
 #include "core/driver/CompileModelGPU.h"
+#include "core/driver/DataDependentPlan.h"
 #include "core/driver/DefaultSchedule.h"
 #include "core/driver/ExportLibrary.h"
 #include "core/te/CreatePrimFunc.h"
@@ -317,6 +319,7 @@ ModelPlan planModel(const graph::Module& input, const std::map<std::string, runt
     std::string name, func;
     std::vector<int> inputs, outputs;
     std::vector<std::string> symbols = {};
+    nlohmann::json extra = {};  ///< a "__datadep" node's op, attrs, symbol and bound
   };
   std::vector<NodeInfo> nodes;
   std::set<int> fixed;  // entries with a storage of their own (inputs, params, outputs)
@@ -382,6 +385,23 @@ ModelPlan planModel(const graph::Module& input, const std::map<std::string, runt
       // with its params in the call's argument order.
       const auto* only = fn->body.as<graph::CallNode>();
       const topi::nn::LoopKernel* loop = only && only->op ? topi::nn::findLoopKernel(only->op->name) : nullptr;
+      // A data-dependent op (dyn.nonzero, ...) runs in the executor and binds its symbol.
+      if (only && only->op && graph::isDataDependentOp(only->op->name)) {
+        NodeInfo n{unique, "__datadep", {}, {}};
+        for (size_t k = 0; k < only->args.size(); ++k) {
+          if (k >= fn->params.size() || only->args[k].get() != fn->params[k].get())
+            LOOM_THROW(UnsupportedError) << graph::callDescription(*only)
+                                         << ": a data-dependent op must run alone on the group's inputs";
+          const auto& v = ent.at(call->args[k].get());
+          n.inputs.insert(n.inputs.end(), v.begin(), v.end());
+        }
+        n.extra = dataDependentNodeJson(*only);
+        symbolNames.insert(n.extra.at("symbol").get<std::string>());
+        for (const auto* t : outTypes) n.outputs.push_back(newEntry(*t, "result of " + unique));
+        ent[e.get()] = n.outputs;
+        nodes.push_back(std::move(n));
+        continue;
+      }
       if (loop) {
         NodeInfo n;
         n.name = unique;
@@ -493,6 +513,41 @@ ModelPlan planModel(const graph::Module& input, const std::map<std::string, runt
     model.outputs.push_back({name, entries[size_t(o)].shape, entries[size_t(o)].dtype, dimTexts(entries[size_t(o)].dims)});
   }
 
+  // A node whose shapes use a data-dependent symbol runs after the node that binds it, even
+  // where no tensor connects them (arange(0, nonzero_0) reads no tensor of the nonzero).
+  std::map<std::string, size_t> binder;
+  for (size_t k = 0; k < nodes.size(); ++k)
+    if (!nodes[k].extra.empty()) binder[nodes[k].extra.at("symbol").get<std::string>()] = k;
+  if (!binder.empty()) {
+    std::vector<std::set<size_t>> after(nodes.size());  // nodes that must run before node k
+    std::map<int, size_t> producer;
+    for (size_t k = 0; k < nodes.size(); ++k)
+      for (int e : nodes[k].outputs) producer[e] = k;
+    for (size_t k = 0; k < nodes.size(); ++k) {
+      std::set<std::string> used(nodes[k].symbols.begin(), nodes[k].symbols.end());
+      for (const auto* list : {&nodes[k].inputs, &nodes[k].outputs})
+        for (int e : *list)
+          for (const graph::Dim& d : entries[size_t(e)].dims)
+            for (const std::string& sy : graph::dimSymbols(d)) used.insert(sy);
+      for (const std::string& sy : used)
+        if (auto b = binder.find(sy); b != binder.end() && b->second != k) after[k].insert(b->second);
+      for (int e : nodes[k].inputs)
+        if (auto p = producer.find(e); p != producer.end()) after[k].insert(p->second);
+    }
+    // Stable: each step takes the first node (in the original order) whose predecessors ran.
+    std::vector<NodeInfo> ordered;
+    std::vector<bool> done(nodes.size(), false);
+    while (ordered.size() < nodes.size()) {
+      size_t pick = nodes.size();
+      for (size_t k = 0; k < nodes.size() && pick == nodes.size(); ++k)
+        if (!done[k] && std::all_of(after[k].begin(), after[k].end(), [&](size_t q) { return done[q]; })) pick = k;
+      LOOM_ICHECK(pick < nodes.size()) << "cyclic node order around data-dependent symbols";
+      done[pick] = true;
+      ordered.push_back(nodes[pick]);
+    }
+    nodes = std::move(ordered);
+  }
+
   // Storage plan: fixed entries get their own storage; the others reuse freed storage by
   // liveness (an entry is live from the node that writes it to the last node that reads it).
   std::vector<size_t> storageBytes;
@@ -562,6 +617,7 @@ ModelPlan planModel(const graph::Module& input, const std::map<std::string, runt
   for (const NodeInfo& n : nodes) {
     nlohmann::json x = {{"name", n.name}, {"func", n.func}, {"inputs", n.inputs}, {"outputs", n.outputs}};
     if (!n.symbols.empty()) x["symbols"] = n.symbols;
+    if (!n.extra.empty()) x.update(n.extra);
     j["nodes"].push_back(x);
   }
   model.graphJson = j.dump(1);
@@ -583,8 +639,13 @@ CompiledModel compileModel(const graph::Module& input, const std::string& target
   ModelPlan plan = planModel(input, params, planOptions);
   CompiledModel model = std::move(plan.model);
   model.target = target;
-  if (isGPUTarget(target)) return compileModelGPU(std::move(model), plan.groups, options);
+  if (isGPUTarget(target)) {
+    refuseDataDependentNodes(model.graphJson, target);
+    return compileModelGPU(std::move(model), plan.groups, options);
+  }
   const int total = int(plan.groups.size());
+  // Kernels over a data-dependent count (which may be 0) get their reduction inits hoisted.
+  std::set<std::string> dataSymbols = dataDependentSymbols(model.graphJson);
   for (int k = 0; k < total; ++k) {
     const ModelGroup& g = plan.groups[size_t(k)];
     if (options.progress) options.progress("lowering " + g.name, k, total);
@@ -601,6 +662,8 @@ CompiledModel compileModel(const graph::Module& input, const std::string& target
       pf = defaultSchedule(pf, true);
       source = "default";
     }
+    if (std::any_of(g.symbols.begin(), g.symbols.end(), [&](const std::string& s) { return dataSymbols.count(s); }))
+      pf = hoistReductionInits(pf);
     transform::PassContext ctx;
     transform::LowerOptions lo;
     lo.packedEntry = true;

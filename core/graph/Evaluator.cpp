@@ -2,8 +2,10 @@
 #include "core/graph/Evaluator.h"
 
 #include <map>
+#include <memory>
 #include <unordered_map>
 
+#include "core/graph/DataDependent.h"
 #include "core/graph/Op.h"
 #include "core/graph/SymDim.h"
 #include "core/graph/pass/InferType.h"
@@ -50,7 +52,9 @@ Type concreteType(const Type& t, const SymbolValues& syms) {
 
 class Evaluator {
 public:
-  explicit Evaluator(SymbolValues syms = {}) : m_syms(std::move(syms)) {}
+  /// `syms` is shared with the evaluators of nested (fused) functions, so a symbol that a
+  /// data-dependent call binds inside one group is known in the others.
+  explicit Evaluator(std::shared_ptr<SymbolValues> syms = std::make_shared<SymbolValues>()) : m_syms(std::move(syms)) {}
 
   Value run(const Expr& root, std::unordered_map<const ExprNode*, Value> env) {
     m_env = std::move(env);
@@ -63,7 +67,23 @@ public:
 
 private:
   std::unordered_map<const ExprNode*, Value> m_env;
-  SymbolValues m_syms;
+  std::shared_ptr<SymbolValues> m_syms;
+
+  /// The value of `sym`: the extent of the first result dim that is the symbol alone.
+  void bindDataSymbol(const std::string& sym, const Type& t, const Value& r) {
+    std::vector<Type> ts;
+    if (auto* tt = t.as<TupleTypeNode>())
+      for (const auto& f : tt->fields) ts.push_back(Type(f));
+    else ts.push_back(t);
+    for (size_t i = 0; i < ts.size() && i < r.size(); ++i) {
+      const Shape& s = ts[i].as<TensorTypeNode>()->shape;
+      for (size_t k = 0; k < s.size(); ++k)
+        if (!s[k].isStatic() && s[k].name == sym) {
+          (*m_syms)[sym] = r[i].shape().at(k);
+          return;
+        }
+    }
+  }
 
   Value eval(const Expr& e) {
     switch (e->kind) {
@@ -101,7 +121,13 @@ private:
       if (c->op) {
         if (!c->op->hostKernel)
           LOOM_THROW(UnsupportedError) << c->op->name << " has no host kernel";
-        return c->op->hostKernel(*c, args, m_syms.empty() ? e.type() : concreteType(e.type(), m_syms));
+        // A data-dependent op (dyn.nonzero, ...) binds its symbol from the result's shape.
+        if (auto sym = dataDependentSymbol(*c)) {
+          Value r = c->op->hostKernel(*c, args, e.type());
+          bindDataSymbol(*sym, e.type(), r);
+          return r;
+        }
+        return c->op->hostKernel(*c, args, m_syms->empty() ? e.type() : concreteType(e.type(), *m_syms));
       }
       std::unordered_map<const ExprNode*, Value> env;
       for (size_t i = 0; i < c->fn->params.size(); ++i)
@@ -146,7 +172,7 @@ std::vector<runtime::NDArray> evaluate(const Function& f,
                             << p->name << " is " << typeStr(p->annotation);
     env[p.get()] = {args[i]};
   }
-  return Evaluator(syms).run(f->body, std::move(env));
+  return Evaluator(std::make_shared<SymbolValues>(std::move(syms))).run(f->body, std::move(env));
 }
 
 std::vector<runtime::NDArray> evaluateClosed(const Expr& e) {

@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 
+#include "core/graph/DataDependent.h"
 #include "core/graph/OpsInternal.h"
 
 namespace loom::graph {
@@ -57,6 +58,7 @@ std::map<std::string, OpDef>& registry() {
     registerRecurrentOps();
     registerScatterOps();
     registerImageOps();
+    registerDataDependentOps();
     qnn::registerQnnOps();
     g_registeringBuiltins = false;
   });

@@ -24,6 +24,8 @@ public:
 
   /// The node being converted (set by the importer loop).
   const onnx::NodeProto* node = nullptr;
+  /// How many data-dependent symbols (nonzero_0, ...) this import has made.
+  int dataSymbols = 0;
 
   /// Throws ImportError "file: node 'n' (Op): message".
   [[noreturn]] void fail(const std::string& message) const;
@@ -94,6 +96,11 @@ graph::Expr resizeByMatrices(Context& c, const graph::Expr& x, const std::vector
 /// Mish, Gelu, GroupNormalization and CenterCropPad (opsets 18-21, OnnxConvertersOpset18.cpp);
 /// converters() includes them.
 const std::unordered_map<std::string, Converter>& newerOpsetConverters();
+
+/// NonZero, TopK, NonMaxSuppression, Unique and Compress on data, as dyn.* ops with a fresh
+/// symbol per output count (OnnxConvertersDataDep.cpp); they replace the constant-only converters
+/// of the same ops, which still handle constant inputs.
+const std::unordered_map<std::string, Converter>& dataDependentConverters();
 
 /// Quantized ops, ONNX's and ONNX Runtime's com.microsoft ones (keys "com.microsoft.QGemm"),
 /// as qnn.* ops (OnnxConvertersQuant.cpp); converters() includes them.

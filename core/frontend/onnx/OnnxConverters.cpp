@@ -1318,6 +1318,7 @@ const std::unordered_map<std::string, Converter>& converters() {
     for (const auto& [name, conv] : controlFlowConverters()) all.emplace(name, conv);
     for (const auto& [name, conv] : newerOpsetConverters()) all.emplace(name, conv);
     for (const auto& [name, conv] : quantConverters()) all[name] = conv;
+    for (const auto& [name, conv] : dataDependentConverters()) all[name] = conv;
     return all;
   }();
   return merged;

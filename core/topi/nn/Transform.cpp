@@ -348,10 +348,11 @@ void registerTransformComputes() {
   setSimple(
       "shape_of",
       [](const CallNode&, const std::vector<te::Tensor>& in, const std::vector<Var>& i) {
-        std::vector<int64_t> s = extents(in[0]);
+        // Symbolic dims (an input's or a data-dependent count) as their int32 expressions.
+        const std::vector<Expr>& s = in[0]->shape;
         Expr r = tir::intImm(DataType::Int(64), 0);
         for (size_t d = 0; d < s.size(); ++d)
-          r = tir::select(tir::eq(i[0], ci(int64_t(d))), tir::intImm(DataType::Int(64), s[d]), r);
+          r = tir::select(tir::eq(i[0], ci(int64_t(d))), extentValue(DataType::Int(64), s[d]), r);
         return r;
       },
       "injective");

@@ -1,0 +1,1 @@
+Jfff?fff?fff?
