@@ -9,10 +9,15 @@ the per-round means for each, and their ratios (Loom / ORT: above 1 means Loom i
 `--tuning-records NAME=FILE` (repeatable) compiles model NAME (its directory's name) with
 `loom compile --tuning-records FILE`, so tuned and untuned models are measured the same way;
 `--compile-arg ARG` (repeatable) passes ARG to every `loom compile` (e.g. --compile-arg=--opt-level=2).
-`--cpu-time` measures one thread by process CPU time instead (steady on a busy machine).
+`--tune N` also tunes each model (`loom tune MODEL --trials-per-task N`, `--tune-budget T` caps
+the model's total trials; LOOM_NUM_THREADS=T as in the timing), compiles it with the records, and
+times the untuned and the tuned package and ORT interleaved in the same rounds: the table then
+has both ratios and the tuning time (records are kept in --work as NAME.records.json; an existing
+file is resumed). `--cpu-time` measures one thread by process CPU time instead (steady on a busy machine).
 Needs numpy, onnx and onnxruntime (bench/bench_models.sh makes a venv with them).
 Usage: bench_models.py --loom BUILD/bin/loom [--threads 2] [--repeat 20] [--rounds 3]
-                       [--cpu-time] [--tuning-records NAME=FILE]... [--compile-arg ARG]... MODEL_DIR...
+                       [--cpu-time] [--tune N [--tune-budget T]] [--tuning-records NAME=FILE]...
+                       [--compile-arg ARG]... MODEL_DIR...
 """
 import argparse
 import os
@@ -99,54 +104,95 @@ def ort_run(sess, feed, repeat):
     return sum(times) / len(times), min(times)
 
 
+def compile_model(args, d, in_name, shape, pkg, records):
+    cmd = [args.loom, "compile", os.path.join(d, "model.onnx"), "--target", "llvm",
+           "--input-shapes", f"{in_name}:[{shape}]", "--output", pkg] + list(args.compile_arg)
+    if records:
+        cmd += ["--tuning-records", records]
+    t0 = time.perf_counter()
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"loom compile failed: {r.stderr.strip() or r.stdout.strip()}")
+    used = re.search(r"(\d+) of (\d+) kernels use a record(?: \(([^;)]*))?", r.stdout)
+    return time.perf_counter() - t0, (f"{used.group(1)}/{used.group(2)}" if used else "")
+
+
+def tune_model(args, d, name, in_name, shape, work):
+    """Runs `loom tune` on the model; returns (records file, wall seconds of this run)."""
+    records = os.path.join(work, name + ".records.json")
+    cmd = [args.loom, "tune", os.path.join(d, "model.onnx"), "--input-shapes", f"{in_name}:[{shape}]",
+           "--trials-per-task", str(args.tune), "--output", records] + list(args.compile_arg)
+    if args.tune_budget:
+        cmd += ["--trials", str(args.tune_budget)]
+    cmd += list(args.tune_arg)
+    if os.path.exists(records):
+        cmd.append("--resume")
+    env = dict(os.environ, LOOM_NUM_THREADS=str(args.threads))
+    t0 = time.perf_counter()
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    tune_s = time.perf_counter() - t0
+    with open(os.path.join(work, name + ".tune.log"), "w") as f:
+        f.write(r.stdout + r.stderr)
+    if r.returncode != 0:
+        raise RuntimeError(f"loom tune failed: {(r.stderr.strip() or r.stdout.strip())[-2000:]}")
+    return records, tune_s
+
+
 def bench(d, args, work):
     name = os.path.basename(os.path.normpath(d))
     in_name, x = read_pb(os.path.join(d, "test_data_set_0", "input_0.pb"))
     _, want = read_pb(os.path.join(d, "test_data_set_0", "output_0.pb"))
     npz = os.path.join(work, name + ".in.npz")
     np.savez(npz, **{in_name: x})
-    pkg = os.path.join(work, name + ".tar")
     shape = ",".join(str(s) for s in x.shape)
-    cmd = [args.loom, "compile", os.path.join(d, "model.onnx"), "--target", "llvm",
-           "--input-shapes", f"{in_name}:[{shape}]", "--output", pkg] + list(args.compile_arg)
     records = args.records.get(name)
+    tune_s = None
+    if args.tune:
+        records, tune_s = tune_model(args, d, name, in_name, shape, work)
+    # The untuned package, and the tuned one when there are records (then both are timed).
+    pkgs = [(os.path.join(work, name + ".tar"), None)]
     if records:
-        cmd += ["--tuning-records", records]
-    t0 = time.perf_counter()
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    compile_s = time.perf_counter() - t0
-    if r.returncode != 0:
-        raise RuntimeError(f"loom compile failed: {r.stderr.strip() or r.stdout.strip()}")
+        pkgs.append((os.path.join(work, name + ".tuned.tar"), records))
+    compiled = [compile_model(args, d, in_name, shape, pkg, rec) for pkg, rec in pkgs]
     so = ort.SessionOptions()
     so.intra_op_num_threads = args.threads
     so.inter_op_num_threads = 1
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     sess = ort.InferenceSession(os.path.join(d, "model.onnx"), so, providers=["CPUExecutionProvider"])
     feed = {in_name: x}
-    out_npz = os.path.join(work, name + ".out.npz")
-    loom_means, loom_mins, ort_means, ort_mins = [], [], [], []
-    for _ in range(args.rounds if args.cpu_time else 0):
-        # One thread, process CPU time: the mean per run (the same in both columns).
-        t = loom_cpu_ms(args.loom, pkg, npz, out_npz, args.repeat)
-        loom_means.append(t)
-        loom_mins.append(t)
-        t = ort_cpu_ms(sess, feed, args.repeat)
-        ort_means.append(t)
-        ort_mins.append(t)
-    for _ in range(0 if args.cpu_time else args.rounds):
-        mean, mn = loom_run(args.loom, pkg, npz, out_npz, args.repeat, args.threads)
-        loom_means.append(mean)
-        loom_mins.append(mn)
-        mean, mn = ort_run(sess, feed, args.repeat)
+    outs = [os.path.join(work, name + (".out.npz" if i == 0 else ".tuned.out.npz")) for i in range(len(pkgs))]
+    loom_means = [[] for _ in pkgs]
+    loom_mins = [[] for _ in pkgs]
+    ort_means, ort_mins = [], []
+    for _ in range(args.rounds):
+        # Interleaved: each package, then ORT, in every round.
+        for i, (pkg, _) in enumerate(pkgs):
+            if args.cpu_time:
+                t = loom_cpu_ms(args.loom, pkg, npz, outs[i], args.repeat)
+                mean, mn = t, t
+            else:
+                mean, mn = loom_run(args.loom, pkg, npz, outs[i], args.repeat, args.threads)
+            loom_means[i].append(mean)
+            loom_mins[i].append(mn)
+        if args.cpu_time:
+            t = ort_cpu_ms(sess, feed, args.repeat)
+            mean, mn = t, t
+        else:
+            mean, mn = ort_run(sess, feed, args.repeat)
         ort_means.append(mean)
         ort_mins.append(mn)
-    with np.load(out_npz) as z:
-        got = z[z.files[0]]
+    errs = []
+    for o in outs:
+        with np.load(o) as z:
+            errs.append(max_rel_err(z[z.files[0]], want))
     ort_out = sess.run(None, feed)[0]
-    return dict(name=name, compile_s=compile_s, records=os.path.basename(records) if records else "-",
-                loom_min=min(loom_mins), loom_mean=statistics.median(loom_means),
-                ort_min=min(ort_mins), ort_mean=statistics.median(ort_means),
-                loom_err=max_rel_err(got, want), ort_err=max_rel_err(ort_out, want))
+    res = dict(name=name, compile_s=compiled[0][0], records=os.path.basename(records) if records else "-",
+               loom_min=min(loom_mins[0]), loom_mean=statistics.median(loom_means[0]),
+               ort_min=min(ort_mins), ort_mean=statistics.median(ort_means),
+               loom_err=max(errs), ort_err=max_rel_err(ort_out, want), tune_s=tune_s)
+    if records:
+        res.update(tuned_min=min(loom_mins[1]), tuned_mean=statistics.median(loom_means[1]), used=compiled[1][1])
+    return res
 
 
 def main():
@@ -162,7 +208,13 @@ def main():
     ap.add_argument("--tuning-records", action="append", default=[], metavar="NAME=FILE",
                     help="compile model NAME with these tuning records (repeatable)")
     ap.add_argument("--compile-arg", action="append", default=[], metavar="ARG",
-                    help="an extra argument of every loom compile (repeatable)")
+                    help="an extra argument of every loom compile and loom tune (repeatable)")
+    ap.add_argument("--tune", type=int, default=0, metavar="N",
+                    help="tune each model first (loom tune --trials-per-task N) and time the tuned package too")
+    ap.add_argument("--tune-budget", type=int, default=0, metavar="T",
+                    help="with --tune: at most T trials per model in all (loom tune --trials T)")
+    ap.add_argument("--tune-arg", action="append", default=[], metavar="ARG",
+                    help="an extra argument of loom tune (repeatable, e.g. --tune-arg=--batch=4)")
     ap.add_argument("dirs", nargs="+")
     args = ap.parse_args()
     if args.cpu_time:
@@ -184,11 +236,14 @@ def main():
     print(f"onnxruntime {ort.__version__}, {args.threads} threads, {args.rounds} rounds x {args.repeat} runs, "
           f"{'process CPU time' if args.cpu_time else 'wall time'}, "
           f"load average {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}")
+    tuned = bool(args.tune or args.records)
     hdr = (f"{'model':<22}{'compile s':>10}{'Loom min':>10}{'ORT min':>10}{'ratio':>7}"
-           f"{'Loom mean':>11}{'ORT mean':>10}{'ratio':>7}{'Loom err':>10}{'ORT err':>10}  records")
-    print(hdr)
+           f"{'Loom mean':>11}{'ORT mean':>10}{'ratio':>7}{'Loom err':>10}{'ORT err':>10}")
+    if tuned:
+        hdr += f"{'tuned min':>10}{'ratio':>7}{'tuned mean':>11}{'ratio':>7}{'tune s':>8}{'used':>8}"
+    print(hdr + "  records")
     failed = 0
-    ratios_min, ratios_mean = [], []
+    ratios = {"min": [], "mean": [], "tmin": [], "tmean": []}
     for d in args.dirs:
         try:
             r = bench(d, args, args.work)
@@ -196,17 +251,31 @@ def main():
             failed += 1
             print(f"{os.path.basename(os.path.normpath(d)):<22}error: {e}")
             continue
-        print(f"{r['name']:<22}{r['compile_s']:>10.1f}{r['loom_min']:>10.2f}{r['ort_min']:>10.2f}"
-              f"{r['loom_min'] / r['ort_min']:>7.2f}{r['loom_mean']:>11.2f}{r['ort_mean']:>10.2f}"
-              f"{r['loom_mean'] / r['ort_mean']:>7.2f}{r['loom_err']:>10.1e}{r['ort_err']:>10.1e}  {r['records']}", flush=True)
-        ratios_min.append(r['loom_min'] / r['ort_min'])
-        ratios_mean.append(r['loom_mean'] / r['ort_mean'])
-    if ratios_min:
+        line = (f"{r['name']:<22}{r['compile_s']:>10.1f}{r['loom_min']:>10.2f}{r['ort_min']:>10.2f}"
+                f"{r['loom_min'] / r['ort_min']:>7.2f}{r['loom_mean']:>11.2f}{r['ort_mean']:>10.2f}"
+                f"{r['loom_mean'] / r['ort_mean']:>7.2f}{r['loom_err']:>10.1e}{r['ort_err']:>10.1e}")
+        ratios["min"].append(r['loom_min'] / r['ort_min'])
+        ratios["mean"].append(r['loom_mean'] / r['ort_mean'])
+        if tuned:
+            if "tuned_min" in r:
+                tune_s = f"{r['tune_s']:.0f}" if r["tune_s"] is not None else "-"
+                line += (f"{r['tuned_min']:>10.2f}{r['tuned_min'] / r['ort_min']:>7.2f}{r['tuned_mean']:>11.2f}"
+                         f"{r['tuned_mean'] / r['ort_mean']:>7.2f}{tune_s:>8}{r['used']:>8}")
+                ratios["tmin"].append(r['tuned_min'] / r['ort_min'])
+                ratios["tmean"].append(r['tuned_mean'] / r['ort_mean'])
+            else:
+                line += f"{'-':>10}{'-':>7}{'-':>11}{'-':>7}{'-':>8}{'-':>8}"
+        print(line + f"  {r['records']}", flush=True)
+    if ratios["min"]:
         gm = lambda v: float(np.exp(np.mean(np.log(v))))
-        print(f"{'geometric mean':<22}{'':>10}{'':>10}{'':>10}{gm(ratios_min):>7.2f}{'':>11}{'':>10}"
-              f"{gm(ratios_mean):>7.2f}   ({len(ratios_min)} models)")
+        line = (f"{'geometric mean':<22}{'':>10}{'':>10}{'':>10}{gm(ratios['min']):>7.2f}{'':>11}{'':>10}"
+                f"{gm(ratios['mean']):>7.2f}{'':>10}{'':>10}")
+        if ratios["tmin"]:
+            line += f"{'':>10}{gm(ratios['tmin']):>7.2f}{'':>11}{gm(ratios['tmean']):>7.2f}"
+        print(line + f"   ({len(ratios['min'])} models{', ' + str(len(ratios['tmin'])) + ' tuned' if ratios['tmin'] else ''})")
     load1 = os.getloadavg()
-    print(f"times in ms; ratio = Loom / ORT; err = max |out - reference| / max |reference|; "
+    print(f"times in ms; ratio = Loom / ORT; err = max |out - reference| / max |reference| (the worse of untuned and tuned); "
+          f"tune s = wall time of loom tune; used = kernels that use a record; "
           f"load average at the end {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}")
     return 1 if failed else 0
 

@@ -83,7 +83,9 @@ ExportOutcome exportModelFile(const QString& modelPath, std::shared_ptr<const gr
     co.optLevel = optLevel;
     co.desiredLayout = optLevel >= 1 ? layout.toStdString() : std::string();
     co.outputNames = onnxOutputNames(modelPath);
-    if (!records.isEmpty()) co.scheduleFor = tune::scheduleProviderFromRecords(records.toStdString(), cTarget ? std::string("llvm") : t);
+    auto recordUse = std::make_shared<tune::RecordUse>();
+    if (!records.isEmpty())
+      co.scheduleFor = tune::scheduleProviderFromRecords(records.toStdString(), cTarget ? std::string("llvm") : t, recordUse);
     co.progress = [&](const std::string& what, int done, int total) {
       if (cancel->load()) LOOM_THROW(Error) << "cancelled";
       progress(q(what), done, total);
@@ -117,7 +119,12 @@ ExportOutcome exportModelFile(const QString& modelPath, std::shared_ptr<const gr
       LOOM_THROW(Error) << "cannot write " << output.toStdString();
     }
     for (const std::string& n : r.notes) out.notes << q(n);
-    if (!records.isEmpty() && out.kernelsTuned == 0) {
+    const int withRecord = out.kernels - recordUse->count[tune::RecordChoice::Why::NoRecord];
+    if (!records.isEmpty() && withRecord > out.kernelsTuned)
+      out.notes << QString("%1 of %2 kernels use a record (%3): a record is used only when it was measured faster "
+                           "than the default schedule")
+                       .arg(out.kernelsTuned).arg(out.kernels).arg(q(recordUse->summary()));
+    if (!records.isEmpty() && withRecord == 0) {
       // Records are keyed by target and by the kernel's computation (its conv layout included).
       QStringList targets;
       tune::JsonDatabase file(records.toStdString());

@@ -131,10 +131,11 @@ int run() {
   co.desiredLayout = o.desiredLayout;
   co.disabledPasses = o.disabledPasses;
   int recordsUsed = 0;
+  auto recordUse = std::make_shared<tune::RecordUse>();
   if (!o.tuningRecords.empty()) {
     // Records are looked up for the LLVM target they were measured on; the C target uses the host's.
     driver::ScheduleProvider fromRecords =
-        tune::scheduleProviderFromRecords(o.tuningRecords, cTarget ? std::string("llvm") : o.target);
+        tune::scheduleProviderFromRecords(o.tuningRecords, cTarget ? std::string("llvm") : o.target, recordUse);
     co.scheduleFor = [fromRecords, &recordsUsed](const driver::ModelGroup& g) {
       std::optional<driver::GroupSchedule> s = fromRecords(g);
       if (s) ++recordsUsed;
@@ -178,7 +179,8 @@ int run() {
             << ", " << cm.params.size() << " params\n";
   if (!o.tuningRecords.empty())
     std::cout << "tuning records " << o.tuningRecords << ": " << recordsUsed << " of " << cm.kernels.size()
-              << " kernels use a record\n";
+              << " kernels use a record (" << recordUse->summary()
+              << "; a record is used only when it was measured faster than the default schedule)\n";
   for (const char* k : {"relay", "tir", "ll", "asm", "c"})
     if (dumps.count(k))
       std::cout << "dumped " << stem << "." << (std::string(k) == "asm" ? "s" : k) << "\n";

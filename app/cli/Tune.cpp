@@ -122,7 +122,9 @@ CLI::App* setupTune(CLI::App& app) {
                   "do not depend on it)")
       ->check(CLI::Range(0, 256));
   sub->add_flag("--no-baseline", o.noBaseline,
-                "Do not time the baseline (workload: the unscheduled program; model: the default schedule)");
+                "Do not time the baseline (workload: the unscheduled program; model: the default schedule, and then "
+                "`loom compile --tuning-records` uses none of these records: it takes a record only when it was "
+                "measured faster than the default)");
   sub->add_flag("--list-tasks", o.listTasks, "Model: print the task table and exit (nothing is measured)");
   sub->add_option("--tasks", o.taskFilter,
                   "Model: tune only these tasks, by number in the --list-tasks table or by key (e.g. 2,4-6,tir:1dc0...)");

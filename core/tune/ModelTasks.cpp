@@ -59,7 +59,46 @@ std::vector<TuneTask> extractTasks(const graph::Module& m, const std::map<std::s
   return tasks;
 }
 
-driver::ScheduleProvider scheduleProviderFromRecords(const std::string& recordsPath, const std::string& target) {
+const char* RecordChoice::name(Why w) {
+  switch (w) {
+  case Why::NoRecord: return "no record";
+  case Why::NoDefault: return "no default measurement";
+  case Why::DefaultFaster: return "default faster";
+  case Why::Tuned: return "tuned";
+  }
+  return "?";
+}
+
+std::string RecordUse::summary() const {
+  std::string s;
+  for (RecordChoice::Why w : {RecordChoice::Why::Tuned, RecordChoice::Why::DefaultFaster, RecordChoice::Why::NoDefault,
+                              RecordChoice::Why::NoRecord}) {
+    auto it = count.find(w);
+    if (it == count.end() || it->second == 0) continue;
+    s += (s.empty() ? "" : ", ") + std::to_string(it->second) + " " + RecordChoice::name(w);
+  }
+  return s;
+}
+
+RecordChoice chooseRecord(const Database& db, const std::string& key, const std::string& target) {
+  RecordChoice c;
+  c.best = db.best(key, target);
+  if (!c.best) return c;
+  // The default schedule as last measured under the best record's conditions (it changes with
+  // Loom; with --retime both were timed one after the other at the end of the run).
+  for (const TuningRecord& r : db.records(baselineKey(key), target)) {
+    if (!r.ok() || r.cacheFlush != c.best->cacheFlush) continue;
+    if (!r.host.empty() && !c.best->host.empty() && r.host != c.best->host) continue;
+    c.baseline = r;
+  }
+  if (!c.baseline) c.why = RecordChoice::Why::NoDefault;
+  else if (c.best->meanMs() < c.baseline->meanMs()) c.why = RecordChoice::Why::Tuned;
+  else c.why = RecordChoice::Why::DefaultFaster;
+  return c;
+}
+
+driver::ScheduleProvider scheduleProviderFromRecords(const std::string& recordsPath, const std::string& target,
+                                                     std::shared_ptr<RecordUse> use) {
   if (!std::filesystem::exists(recordsPath))
     LOOM_THROW(tune::RecordFileError) << recordsPath << ": no such tuning record file";
   if (std::filesystem::is_directory(recordsPath))
@@ -73,24 +112,20 @@ driver::ScheduleProvider scheduleProviderFromRecords(const std::string& recordsP
     LOOM_THROW(tune::RecordFileError) << "malformed tuning record file: " << e.what();
   }
   std::string source = "tuned:" + std::filesystem::path(recordsPath).filename().string();
-  return [db, source, recordsPath, target](const driver::ModelGroup& g) -> std::optional<driver::GroupSchedule> {
+  return [db, source, recordsPath, target, use](const driver::ModelGroup& g) -> std::optional<driver::GroupSchedule> {
     std::string key = groupKey(g.func);
-    std::optional<TuningRecord> best = db->best(key, target);
-    if (!best) return std::nullopt;
-    // The default schedule, as last measured (it changes with Loom), faster than every tuned
-    // schedule: keep it.
-    std::optional<TuningRecord> baseline;
-    for (const TuningRecord& r : db->records(baselineKey(key), target))
-      if (r.ok()) baseline = r;
-    if (baseline && baseline->meanMs() < best->meanMs()) return std::nullopt;
+    RecordChoice choice = chooseRecord(*db, key, target);
+    if (use) ++use->count[choice.why];
+    if (!choice.useRecord()) return std::nullopt;
+    const TuningRecord& best = *choice.best;
     try {
-      tir::Trace trace = tir::Trace::fromJson(best->trace);
+      tir::Trace trace = tir::Trace::fromJson(best.trace);
       tir::Schedule sch(g.func);
       trace.apply(sch);
       return driver::GroupSchedule{sch.func(), source};
     } catch (const Error& e) {
       LOOM_THROW(tune::RecordApplyError) << recordsPath << ": the best record of kernel '" << g.name << "' (" << key
-                                   << ", " << best->timestamp << ") does not apply: " << e.what();
+                                   << ", " << best.timestamp << ") does not apply: " << e.what();
     }
   };
 }

@@ -70,7 +70,8 @@ std::vector<runtime::NDArray> runModel(const driver::CompiledModel& cm, unsigned
   return outs;
 }
 
-/// A record per task: a sampled schedule from the search space, with a made-up time.
+/// A record per task: a sampled schedule from the search space, with a made-up time, and the
+/// task's default schedule measured twice as slow (a record is used only when it beat the default).
 void writeSampledRecords(const std::vector<TuneTask>& tasks, const std::string& path, double ms) {
   JsonDatabase db(path, true);
   SpaceGenerator space = SpaceGenerator::defaultCpu();
@@ -84,6 +85,12 @@ void writeSampledRecords(const std::vector<TuneTask>& tasks, const std::string& 
     r.trace = p->finalJson();
     r.timesMs = {ms};
     db.commit(r);
+    TuningRecord base;
+    base.workload = baselineKey(t.key);
+    base.target = t.target;
+    base.trace = tir::Trace().toJson();
+    base.timesMs = {2 * ms};
+    db.commit(base);
   }
 }
 
@@ -282,6 +289,10 @@ def f(A: T.Buffer((10,), "float32"), B: T.Buffer((10,), "float32")):
       r.trace = j;
       r.timesMs = {1};
       JsonDatabase db(bad, true);
+      db.commit(r);
+      r.workload = baselineKey(r.workload); // the default measured slower: the record is chosen
+      r.trace = tir::Trace().toJson();
+      r.timesMs = {2};
       db.commit(r);
     }
     driver::CompileModelOptions co;

@@ -20,6 +20,7 @@
 #include "core/tir/Visitor.h"
 #include "core/topi/Workloads.h"
 #include "core/tune/SpaceGenerator.h"
+#include "core/tune/rule/RegisterTiling.h"
 
 using namespace loom;
 using namespace loom::tune;
@@ -158,6 +159,35 @@ graph::Module convBiasRelu(int64_t c, int64_t hw, int64_t k) {
   return m;
 }
 
+/// conv2d(3x3, pad 1, `groups`) -> bias_add -> relu on (1, c, hw, hw) with k output channels:
+/// depthwise when groups == c == k.
+graph::Module groupedConvBiasRelu(int64_t c, int64_t hw, int64_t k, int64_t groups) {
+  auto f32 = DataType::Float(32);
+  graph::Var x = graph::makeVar("data", graph::tensorType(std::vector<int64_t>{1, c, hw, hw}, f32));
+  graph::Constant w = graph::makeConstant(randomArray({k, c / groups, 3, 3}, 5), "w");
+  graph::Constant b = graph::makeConstant(randomArray({k}, 6), "b");
+  graph::Attrs attrs;
+  attrs.set("padding", std::vector<int64_t>{1, 1, 1, 1});
+  attrs.set("groups", groups);
+  graph::Expr y = graph::makeCall("nn.bias_add", {graph::makeCall("nn.conv2d", {x, w}, attrs), b});
+  y = graph::makeCall("nn.relu", {y});
+  graph::Module m;
+  m.functions["main"] = graph::makeFunction({x}, y);
+  return m;
+}
+
+/// Depthwise and grouped convs (bias + relu fused) and channel counts that are not multiples of
+/// 16, as ConvertLayout blocks them (20 -> NCHW10c, 12 -> NCHW12c; 24 is padded to NCHW16c): the
+/// register rule claims each, every candidate vectorizes the lane axis with the lanes vectorLanes
+/// gives (10; 4 for 12), has a parallel loop and computes what the unscheduled kernel does
+/// (interpreter), and a compiled candidate (LLVM, odd vector widths included) matches too.
+struct ConvCase {
+  const char* what;
+  int64_t c, hw, k, groups;
+  const char* layout;
+  int64_t lanes;
+};
+
 /// The kernel with op `conv` (nn.conv2d: direct, winograd-conv disabled; nn.conv2d_winograd) of
 /// the model compiled with `layout`.
 tir::PrimFunc convKernel(const graph::Module& m, const std::string& layout, const std::string& conv = "nn.conv2d") {
@@ -195,6 +225,42 @@ std::map<std::string, std::vector<const tir::ForNode*>> loopsOfBlocks(const tir:
 
 class TestRules : public QObject {
   Q_OBJECT
+
+  void checkConvCases(const std::vector<ConvCase>& cases) {
+    for (const ConvCase& cs : cases) {
+      tir::PrimFunc f = convKernel(groupedConvBiasRelu(cs.c, cs.hw, cs.k, cs.groups), cs.layout);
+      QVERIFY2(f.defined(), cs.what);
+      checkSamples(registerSpace(), f, 2, cs.what, [&](const SpacePoint& p) {
+        std::string t = str(p.final.trace());
+        QVERIFY2(t.find("\"SSRS\"") != std::string::npos, qPrintable(QString(cs.what) + ": " + t.c_str()));
+        QVERIFY2(shapeOf(p.final.func()).vectorExtents.count(cs.lanes) >= 1, cs.what);
+        bool parallel = false;
+        tir::postOrderVisit(p.final.func()->body, [&](const tir::IRNode* n) {
+          parallel |= n->nodeKind == tir::NodeKind::For && static_cast<const tir::ForNode*>(n)->kind == tir::ForKind::Parallel;
+        });
+        QVERIFY2(parallel, cs.what);
+      });
+      // One candidate compiled.
+      auto p = registerSpace().sample(f, 5);
+      QVERIFY(p.has_value());
+      transform::PassContext ctx;
+      driver::LoweredOperator op = driver::lowerOperator(p->final.func(), driver::OperatorOptions{}, ctx);
+      auto jit = driver::jitOperator(op);
+      auto arrays = topi::makeParamArrays(f), expect = topi::makeParamArrays(f);
+      std::vector<tir::Arg> args;
+      for (size_t i = 0; i < arrays.size(); ++i) {
+        tir::fillRandom(arrays[i], 3 + i);
+        tir::fillRandom(expect[i], 3 + i);
+        args.push_back(expect[i]);
+      }
+      tir::interpret(f, args);
+      std::vector<runtime::PackedArg> packedArgs(arrays.begin(), arrays.end());
+      jit->getFunction(op.lowered->name).call(packedArgs);
+      double err = tir::maxRelError(arrays.back(), expect.back());
+      QVERIFY2(err <= 1e-4, qPrintable(QString(cs.what) + " compiled: err " + QString::number(err)));
+    }
+  }
+
 private slots:
   void registerTilingOnMatmul() {
     tir::PrimFunc f = topi::buildWorkload(topi::parseWorkloadSpec("matmul:M=16,N=64,K=24"));
@@ -341,14 +407,57 @@ private slots:
     });
   }
 
+  void depthwiseConvs() {
+    checkConvCases({{"depthwise 32", 32, 4, 32, 32, "NCHWc", 16},
+                    {"depthwise 24 (padded to 32)", 24, 4, 24, 24, "NCHWc", 16},
+                    {"depthwise 20 (NCHW10c)", 20, 4, 20, 20, "NCHWc", 10},
+                    {"depthwise 12 (NCHW12c)", 12, 4, 12, 12, "NCHWc", 4},
+                    {"depthwise NCHW, 14 wide", 8, 14, 8, 8, "NCHW", 14}});
+  }
+
+  void groupedConvs() {
+    checkConvCases({{"grouped 64/4 (16-channel groups)", 64, 4, 64, 4, "NCHWc", 16},
+                    {"grouped 32/4 (8-channel groups)", 32, 4, 32, 4, "NCHWc", 16},
+                    {"grouped NCHW, 24 wide", 8, 24, 8, 2, "NCHW", 8}});
+  }
+
+  void oddChannelConvs() {
+    checkConvCases({{"conv 20 (NCHW10c)", 20, 4, 20, 1, "NCHWc", 10}, {"conv 12 (NCHW12c)", 12, 4, 12, 1, "NCHWc", 4}});
+  }
+
   void notClaimedWithoutLanes() {
-    // N = 12 does not fill 16 lanes: the rules leave the block to multi-level-tiling.
-    tir::PrimFunc f = topi::buildWorkload(topi::parseWorkloadSpec("matmul:M=8,N=12,K=8"));
-    for (const SpaceGenerator& space : {registerSpace(), intrinSpace()}) {
-      auto p = space.sample(f, 1);
-      QVERIFY(p.has_value());
-      QVERIFY(str(p->final.trace()).find("SSRS") == std::string::npos);
+    // N = 18 (wider than a vector, not a multiple of 4 fp32) and N = 3 (narrower than 4 lanes) fill
+    // no vector: the rules leave the block to multi-level-tiling.
+    for (const char* spec : {"matmul:M=8,N=18,K=8", "matmul:M=8,N=3,K=8"}) {
+      tir::PrimFunc f = topi::buildWorkload(topi::parseWorkloadSpec(spec));
+      for (const SpaceGenerator& space : {registerSpace(), intrinSpace()}) {
+        auto p = space.sample(f, 1);
+        QVERIFY(p.has_value());
+        QVERIFY2(str(p->final.trace()).find("SSRS") == std::string::npos, spec);
+      }
     }
+    // N = 12 is not a multiple of 16 but of 4: register-tiled with 4-lane vectors (not the
+    // 16-lane intrinsic).
+    tir::PrimFunc f = topi::buildWorkload(topi::parseWorkloadSpec("matmul:M=8,N=12,K=8"));
+    checkSamples(registerSpace(), f, 4, "matmul N=12", [&](const SpacePoint& p) {
+      QVERIFY2(str(p.final.trace()).find("\"SSRS\"") != std::string::npos, str(p.final.trace()).c_str());
+      QVERIFY(shapeOf(p.final.func()).vectorExtents.count(4) >= 1);
+    });
+    auto p = intrinSpace().sample(f, 1);
+    QVERIFY(p.has_value());
+    QVERIFY(str(p->final.trace()).find("SSRS-intrin") == std::string::npos);
+  }
+
+  void vectorLanesOfOddExtents() {
+    QCOMPARE(rule::vectorLanes(64, 32), int64_t(16));
+    QCOMPARE(rule::vectorLanes(56, 32), int64_t(8));
+    QCOMPARE(rule::vectorLanes(28, 32), int64_t(4));
+    QCOMPARE(rule::vectorLanes(12, 32), int64_t(4));
+    QCOMPARE(rule::vectorLanes(10, 32), int64_t(10));
+    QCOMPARE(rule::vectorLanes(7, 32), int64_t(7));
+    QCOMPARE(rule::vectorLanes(3, 32), int64_t(0));
+    QCOMPARE(rule::vectorLanes(58, 32), int64_t(0));
+    QCOMPARE(rule::vectorLanes(64, 8), int64_t(64));
   }
 };
 

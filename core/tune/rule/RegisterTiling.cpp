@@ -46,6 +46,18 @@ std::vector<int> spatialAxesOf(const BlockNode* b, const BufferRegion& r) {
 
 } // namespace
 
+int64_t vectorLanes(int64_t extent, int bits) {
+  const int64_t full = 64 / (bits / 8), least = 16 / (bits / 8);
+  // A whole 64-byte vector, else a 32- or 16-byte one (AVX2 / SSE registers) that divides it.
+  for (int64_t lanes = full; lanes >= least; lanes /= 2)
+    if (extent % lanes == 0) return lanes;
+  // A channel block narrower than a vector that none of those divides (NCHW10c, NCHW12c's
+  // 12 = 3 x 4 is taken above) or an output row as narrow (7, 14): one vector of its own width,
+  // which the code generator splits into legal registers.
+  if (extent >= least && extent < full) return extent;
+  return 0;
+}
+
 std::optional<RegisterTileInfo> registerTileInfo(const Schedule& sch, const BlockNode* b) {
   if (!isReduction(b) || !hasDataReuse(b) || !isPlainNest(sch, b)) return std::nullopt;
   if (b->writes.size() != 1 || b->writes[0].region.empty()) return std::nullopt;
@@ -60,11 +72,12 @@ std::optional<RegisterTileInfo> registerTileInfo(const Schedule& sch, const Bloc
   if (!lastVar || lastVar != v.var.get() || constIntValue(last.extent).value_or(0) != 1) return std::nullopt;
   DataType t = b->writes[0].buffer->dtype;
   if (t.lanes() != 1 || t.bits() < 8) return std::nullopt;
-  info.lanes = 64 / (t.bits() / 8);
   info.float32 = t.isFloat() && t.bits() == 32;
   auto loops = loopsAbove(sch, b);
   auto ext = constIntValue(loops[size_t(info.vectorAxis)]->extent);
-  if (!ext || *ext % info.lanes != 0) return std::nullopt;
+  if (!ext) return std::nullopt;
+  info.lanes = vectorLanes(*ext, t.bits());
+  if (info.lanes == 0) return std::nullopt;
   size_t numSpatial = 0;
   for (auto& iv : b->iterVars) numSpatial += iv.iterType == IterType::DataPar;
   for (size_t r = 0; r < b->reads.size(); ++r) {

@@ -17,15 +17,23 @@ inline constexpr const char* kDecomposeReductionKey = "meta_schedule.decompose_r
 /// What makes a block fit the structure, found on the untouched block.
 struct RegisterTileInfo {
   int vectorAxis = -1; ///< iter var (= loop) index of the innermost spatial axis, the output's last index
-  int64_t lanes = 0;   ///< vector lanes of the output dtype (64 bytes)
+  int64_t lanes = 0;   ///< vector lanes (vectorLanes: 64 bytes when they divide the axis, else 32, 16, or the axis)
   /// Reads that can be packed into a contiguous panel: a function parameter whose last index is
   /// the vector axis and that leaves out some spatial axis (reused across it).
   std::vector<int> packableReads;
   bool float32 = false;
 };
 
+/// The vector lanes for an innermost axis of `extent` elements of `bits` bits: a 64-byte vector
+/// (16 fp32) when it divides the extent, else 32 or 16 bytes (8, 4 fp32: channel blocks and
+/// widths that are not multiples of 16, e.g. NCHW8c, a 56-wide row), else, for an extent between
+/// 16 bytes and a 64-byte vector that none divides (NCHW10c, a 14-wide row), the whole extent;
+/// 0 when none fits (too narrow, or wider than a vector and not a multiple of 16 bytes).
+int64_t vectorLanes(int64_t extent, int bits);
+
 /// The block fits when it is a reduction with data reuse in its plain TE nest whose output's
-/// last index is its innermost spatial iter var, of constant extent divisible by the lanes.
+/// last index is its innermost spatial iter var, of constant extent with vectorLanes > 0
+/// (grouped and depthwise convs included: their weights' last index is the lane axis too).
 std::optional<RegisterTileInfo> registerTileInfo(const tir::Schedule& sch, const tir::BlockNode* block);
 
 struct RegisterTileOptions {
