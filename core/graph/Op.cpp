@@ -57,6 +57,7 @@ std::map<std::string, OpDef>& registry() {
     registerRecurrentOps();
     registerScatterOps();
     registerImageOps();
+    registerLayoutOps();
     qnn::registerQnnOps();
     g_registeringBuiltins = false;
   });
