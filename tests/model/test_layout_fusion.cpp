@@ -101,6 +101,40 @@ double compiledDiff(const Function& f, const std::string& layout) {
   return test::maxDiff(ex->getOutput(0), want);
 }
 
+/// A GoogLeNet inception block: four branches (1x1; 1x1 -> 3x3; 1x1 -> 5x5 as 3x3; max pool ->
+/// 1x1) concatenated along channels, then a 1x1 conv. With `shared`, the first branch's result
+/// is also added to the output (so it has a second reader and cannot be a view of the concat).
+Function inception(bool shared) {
+  Var x = makeVar("x", f32({1, 32, 8, 8}));
+  auto conv = [](const Expr& in, int64_t ci, int64_t co, int64_t k, uint32_t seed) -> Expr {
+    const int64_t p = k / 2;
+    return makeCall("nn.relu", {makeCall("nn.conv2d", {in, randomConst({co, ci, k, k}, seed)},
+                                         {{"padding", IntList{p, p, p, p}}})});
+  };
+  Expr b1 = conv(x, 32, 16, 1, 71);
+  Expr b2 = conv(conv(x, 32, 16, 1, 72), 16, 32, 3, 73);
+  Expr b3 = conv(conv(x, 32, 16, 1, 74), 16, 16, 3, 75);
+  Expr pool = makeCall("nn.max_pool2d", {x},
+                       {{"pool_size", IntList{3, 3}}, {"strides", IntList{1, 1}}, {"padding", IntList{1, 1, 1, 1}}});
+  Expr b4 = conv(pool, 32, 16, 1, 76);
+  Expr cat = makeCall("concatenate", {b1, b2, b3, b4}, {{"axis", int64_t(1)}});
+  Expr y = makeCall("nn.conv2d", {cat, randomConst({16, 80, 1, 1}, 77)});
+  if (shared) y = makeCall("add", {y, b1});
+  return fn({x}, y);
+}
+
+/// The kernels of a compiled model whose name mentions `what`, and how many entries of its graph
+/// are views at an offset.
+std::pair<int, int> kernelsAndViews(const driver::CompiledModel& cm, const std::string& what) {
+  int kernels = 0, views = 0;
+  for (size_t at = cm.graphJson.find("\"func\": \"fused_" + what); at != std::string::npos;
+       at = cm.graphJson.find("\"func\": \"fused_" + what, at + 1))
+    ++kernels;
+  for (size_t at = cm.graphJson.find("\"offset\""); at != std::string::npos; at = cm.graphJson.find("\"offset\"", at + 1))
+    ++views;
+  return {kernels, views};
+}
+
 } // namespace
 
 class TestLayoutFusion : public QObject {
@@ -194,6 +228,32 @@ private slots:
     QCOMPARE(maxDiff(want, got), 0.0);
     double d = compiledDiff(got, "NCHW");
     QVERIFY2(d == 0.0, std::to_string(d).c_str());
+  }
+
+  void concatWrittenInPlace_data() {
+    QTest::addColumn<QString>("layout");
+    QTest::newRow("NCHWc") << "NCHWc";
+    QTest::newRow("NCHW") << "NCHW";
+  }
+  void concatWrittenInPlace() {
+    // Each branch's last kernel writes its slice of the concatenation (its result is a view of
+    // the concat's storage at an offset): no concatenate kernel is left, and the result is the
+    // graph evaluator's. A branch read by another node too keeps the concat kernel.
+    QFETCH(QString, layout);
+    for (bool shared : {false, true}) {
+      Function f = inception(shared);
+      driver::CompiledModel cm = driver::compileModel(moduleOf(f), "llvm", {}, options(layout.toStdString()));
+      auto [concats, views] = kernelsAndViews(cm, "concatenate");
+      if (!shared) {
+        QCOMPARE(concats, 0);
+        QCOMPARE(views, 3);  // the first slice is at offset 0
+      } else {
+        QCOMPARE(concats, 1);
+        QCOMPARE(views, 0);
+      }
+      double d = compiledDiff(f, layout.toStdString());
+      QVERIFY2(d < 1e-3, std::to_string(d).c_str());
+    }
   }
 
   void channelShuffleTypeErrors() {
