@@ -10,8 +10,11 @@ the per-round means for each, and their ratios (Loom / ORT: above 1 means Loom i
 `loom compile --tuning-records FILE`, so tuned and untuned models are measured the same way;
 `--compile-arg ARG` (repeatable) passes ARG to every `loom compile` (e.g. --compile-arg=--opt-level=2).
 `--cpu-time` measures one thread by process CPU time instead (steady on a busy machine).
+`--baseline LOOM2` also compiles every model with a second loom binary (e.g. main's build) and runs
+it in the same rounds (baseline, Loom, ORT, interleaved), so a change is measured against its base
+under the same load: extra columns give the baseline's min and mean ratios to ORT and its error.
 Needs numpy, onnx and onnxruntime (bench/bench_models.sh makes a venv with them).
-Usage: bench_models.py --loom BUILD/bin/loom [--threads 2] [--repeat 20] [--rounds 3]
+Usage: bench_models.py --loom BUILD/bin/loom [--baseline BASE/bin/loom] [--threads 2] [--repeat 20] [--rounds 3]
                        [--cpu-time] [--tuning-records NAME=FILE]... [--compile-arg ARG]... MODEL_DIR...
 """
 import argparse
@@ -117,6 +120,11 @@ def bench(d, args, work):
     compile_s = time.perf_counter() - t0
     if r.returncode != 0:
         raise RuntimeError(f"loom compile failed: {r.stderr.strip() or r.stdout.strip()}")
+    base_pkg = os.path.join(work, name + ".base.tar")
+    if args.baseline:
+        r = subprocess.run([args.baseline] + [base_pkg if c == pkg else c for c in cmd[1:]], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(f"baseline loom compile failed: {r.stderr.strip() or r.stdout.strip()}")
     so = ort.SessionOptions()
     so.intra_op_num_threads = args.threads
     so.inter_op_num_threads = 1
@@ -124,7 +132,8 @@ def bench(d, args, work):
     sess = ort.InferenceSession(os.path.join(d, "model.onnx"), so, providers=["CPUExecutionProvider"])
     feed = {in_name: x}
     out_npz = os.path.join(work, name + ".out.npz")
-    loom_means, loom_mins, ort_means, ort_mins = [], [], [], []
+    loom_means, loom_mins, ort_means, ort_mins, base_means, base_mins = [], [], [], [], [], []
+    base_out = os.path.join(work, name + ".base.out.npz")
     for _ in range(args.rounds if args.cpu_time else 0):
         # One thread, process CPU time: the mean per run (the same in both columns).
         t = loom_cpu_ms(args.loom, pkg, npz, out_npz, args.repeat)
@@ -134,6 +143,10 @@ def bench(d, args, work):
         ort_means.append(t)
         ort_mins.append(t)
     for _ in range(0 if args.cpu_time else args.rounds):
+        if args.baseline:
+            mean, mn = loom_run(args.baseline, base_pkg, npz, base_out, args.repeat, args.threads)
+            base_means.append(mean)
+            base_mins.append(mn)
         mean, mn = loom_run(args.loom, pkg, npz, out_npz, args.repeat, args.threads)
         loom_means.append(mean)
         loom_mins.append(mn)
@@ -143,7 +156,12 @@ def bench(d, args, work):
     with np.load(out_npz) as z:
         got = z[z.files[0]]
     ort_out = sess.run(None, feed)[0]
-    return dict(name=name, compile_s=compile_s, records=os.path.basename(records) if records else "-",
+    base = {}
+    if base_means:
+        with np.load(base_out) as z:
+            base = dict(base_min=min(base_mins), base_mean=statistics.median(base_means),
+                        base_err=max_rel_err(z[z.files[0]], want))
+    return dict(**base, name=name, compile_s=compile_s, records=os.path.basename(records) if records else "-",
                 loom_min=min(loom_mins), loom_mean=statistics.median(loom_means),
                 ort_min=min(ort_mins), ort_mean=statistics.median(ort_means),
                 loom_err=max_rel_err(got, want), ort_err=max_rel_err(ort_out, want))
@@ -152,6 +170,7 @@ def bench(d, args, work):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--loom", required=True, help="the loom binary")
+    ap.add_argument("--baseline", help="a second loom binary, run in the same rounds (e.g. main's build)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--rounds", type=int, default=3)
@@ -167,6 +186,8 @@ def main():
     args = ap.parse_args()
     if args.cpu_time:
         args.threads = 1
+        if args.baseline:
+            ap.error("--baseline needs wall time (not --cpu-time)")
     args.records = {}
     for item in args.tuning_records:
         name, sep, path = item.partition("=")
@@ -186,9 +207,11 @@ def main():
           f"load average {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}")
     hdr = (f"{'model':<22}{'compile s':>10}{'Loom min':>10}{'ORT min':>10}{'ratio':>7}"
            f"{'Loom mean':>11}{'ORT mean':>10}{'ratio':>7}{'Loom err':>10}{'ORT err':>10}  records")
+    if args.baseline:
+        hdr += f"{'base min':>10}{'ratio':>7}{'base mean':>11}{'ratio':>7}{'base err':>10}"
     print(hdr)
     failed = 0
-    ratios_min, ratios_mean = [], []
+    ratios_min, ratios_mean, base_min, base_mean = [], [], [], []
     for d in args.dirs:
         try:
             r = bench(d, args, args.work)
@@ -198,13 +221,19 @@ def main():
             continue
         print(f"{r['name']:<22}{r['compile_s']:>10.1f}{r['loom_min']:>10.2f}{r['ort_min']:>10.2f}"
               f"{r['loom_min'] / r['ort_min']:>7.2f}{r['loom_mean']:>11.2f}{r['ort_mean']:>10.2f}"
-              f"{r['loom_mean'] / r['ort_mean']:>7.2f}{r['loom_err']:>10.1e}{r['ort_err']:>10.1e}  {r['records']}", flush=True)
+              f"{r['loom_mean'] / r['ort_mean']:>7.2f}{r['loom_err']:>10.1e}{r['ort_err']:>10.1e}  {r['records']:<7}"
+              + (f"{r['base_min']:>10.2f}{r['base_min'] / r['ort_min']:>7.2f}{r['base_mean']:>11.2f}"
+                 f"{r['base_mean'] / r['ort_mean']:>7.2f}{r['base_err']:>10.1e}" if 'base_min' in r else ""), flush=True)
         ratios_min.append(r['loom_min'] / r['ort_min'])
         ratios_mean.append(r['loom_mean'] / r['ort_mean'])
+        if 'base_min' in r:
+            base_min.append(r['base_min'] / r['ort_min'])
+            base_mean.append(r['base_mean'] / r['ort_mean'])
     if ratios_min:
         gm = lambda v: float(np.exp(np.mean(np.log(v))))
         print(f"{'geometric mean':<22}{'':>10}{'':>10}{'':>10}{gm(ratios_min):>7.2f}{'':>11}{'':>10}"
-              f"{gm(ratios_mean):>7.2f}   ({len(ratios_min)} models)")
+              f"{gm(ratios_mean):>7.2f}   ({len(ratios_min)} models)"
+              + (f"{'':>17}{'':>10}{gm(base_min):>7.2f}{'':>11}{gm(base_mean):>7.2f}" if base_min else ""))
     load1 = os.getloadavg()
     print(f"times in ms; ratio = Loom / ORT; err = max |out - reference| / max |reference|; "
           f"load average at the end {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}")

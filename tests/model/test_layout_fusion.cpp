@@ -15,6 +15,7 @@
 #include "core/graph/pass/FoldConstant.h"
 #include "core/graph/pass/InferType.h"
 #include "core/support/Error.h"
+#include "core/tir/Printer.h"
 
 using namespace loom;
 using namespace loom::graph;
@@ -254,6 +255,34 @@ private slots:
       double d = compiledDiff(f, layout.toStdString());
       QVERIFY2(d < 1e-3, std::to_string(d).c_str());
     }
+  }
+
+  void fusedConcatReadsOneInputPerPoint() {
+    // DenseNet: each layer's batch norm and relu read the concatenation of all earlier results,
+    // fused into one kernel. The concat's choice of input is a lazy if_then_else on the channel
+    // block (outside the vector lanes), so each point loads one input instead of all of them;
+    // the lanes stay vectorized; the result is the evaluator's.
+    Var x = makeVar("x", f32({1, 16, 6, 6}));
+    std::vector<Expr> parts{makeCall("nn.conv2d", {x, randomConst({16, 16, 3, 3}, 79)}, {{"padding", IntList{1, 1, 1, 1}}})};
+    for (uint32_t k = 0; k < 5; ++k)
+      parts.push_back(makeCall("nn.conv2d", {parts.back(), randomConst({16, 16, 1, 1}, 80 + k)}));
+    Expr cat = makeCall("concatenate", parts, {{"axis", int64_t(1)}});
+    Expr y = makeCall("nn.relu", {makeCall("multiply", {cat, randomConst({96, 1, 1}, 90)})});
+    Function f = fn({x}, makeCall("nn.conv2d", {y, randomConst({16, 96, 1, 1}, 91)}));
+    driver::CompiledModel cm = driver::compileModel(moduleOf(f), "llvm", {}, options("NCHWc"));
+    bool found = false;
+    for (const tir::PrimFunc& k : cm.scheduledKernels) {
+      std::string text = tir::printFunc(k);
+      const size_t def = text.find("def "), open = text.find('(', def);
+      if (text.substr(def, open - def).find("concatenate") == std::string::npos) continue;
+      found = true;
+      QVERIFY2(text.find("T.if_then_else(") != std::string::npos, text.c_str());
+      QVERIFY2(text.find("T.Select(") == std::string::npos, text.c_str());
+      QVERIFY2(text.find("T.vectorized(16)") != std::string::npos, text.c_str());
+    }
+    QVERIFY(found);
+    double d = compiledDiff(f, "NCHWc");
+    QVERIFY2(d < 1e-3, std::to_string(d).c_str());
   }
 
   void channelShuffleTypeErrors() {
