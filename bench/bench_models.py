@@ -12,7 +12,8 @@ the per-round means for each, and their ratios (Loom / ORT: above 1 means Loom i
 `--cpu-time` measures one thread by process CPU time instead (steady on a busy machine).
 `--baseline LOOM2` also compiles every model with a second loom binary (e.g. main's build) and runs
 it in the same rounds (baseline, Loom, ORT, interleaved), so a change is measured against its base
-under the same load: extra columns give the baseline's min and mean ratios to ORT and its error.
+under the same load (with --cpu-time too): extra columns give the baseline's min and mean ratios to
+ORT and its error.
 Needs numpy, onnx and onnxruntime (bench/bench_models.sh makes a venv with them).
 Usage: bench_models.py --loom BUILD/bin/loom [--baseline BASE/bin/loom] [--threads 2] [--repeat 20] [--rounds 3]
                        [--cpu-time] [--tuning-records NAME=FILE]... [--compile-arg ARG]... MODEL_DIR...
@@ -136,6 +137,10 @@ def bench(d, args, work):
     base_out = os.path.join(work, name + ".base.out.npz")
     for _ in range(args.rounds if args.cpu_time else 0):
         # One thread, process CPU time: the mean per run (the same in both columns).
+        if args.baseline:
+            t = loom_cpu_ms(args.baseline, base_pkg, npz, base_out, args.repeat)
+            base_means.append(t)
+            base_mins.append(t)
         t = loom_cpu_ms(args.loom, pkg, npz, out_npz, args.repeat)
         loom_means.append(t)
         loom_mins.append(t)
@@ -186,8 +191,6 @@ def main():
     args = ap.parse_args()
     if args.cpu_time:
         args.threads = 1
-        if args.baseline:
-            ap.error("--baseline needs wall time (not --cpu-time)")
     args.records = {}
     for item in args.tuning_records:
         name, sep, path = item.partition("=")
