@@ -47,7 +47,13 @@ GraphExecutor::GraphExecutor(const std::string& graphJson, Module kernels, Devic
       if (en.storage < 0 || size_t(en.storage) >= m_storage.size())
         throw RuntimeFailure("graph: entry refers to storage " + std::to_string(en.storage) + " of " +
                              std::to_string(m_storage.size()));
-      if (en.sym.empty() && en.bytes() > m_storage[size_t(en.storage)].byteSize())
+      // A slice of a concatenation written in place: a view at a byte offset of its storage
+      // (the kernels add the tensor's byte_offset to its data pointer).
+      const int64_t offset = e.contains("offset") ? e.at("offset").get<int64_t>() : 0;
+      if (offset < 0 || (offset && (!en.sym.empty() || dev.type != DeviceType::CPU)))
+        throw RuntimeFailure("graph: entry " + std::to_string(m_entries.size()) + " has a bad offset");
+      en.view.byte_offset = uint64_t(offset);
+      if (en.sym.empty() && en.bytes() + size_t(offset) > m_storage[size_t(en.storage)].byteSize())
         throw RuntimeFailure("graph: entry " + std::to_string(m_entries.size()) + " does not fit its storage");
       m_entries.push_back(std::move(en));
     }
@@ -98,7 +104,6 @@ GraphExecutor::GraphExecutor(const std::string& graphJson, Module kernels, Devic
     e.view.dtype = LoomDataType{e.dtype.code, e.dtype.bits, e.dtype.lanes};
     e.view.shape = e.shape.data();
     e.view.strides = nullptr;
-    e.view.byte_offset = 0;
   }
 }
 

@@ -20,7 +20,8 @@ namespace loom::runtime {
 ///    "nodes":   [{"name": "fused_conv2d", "func": "fused_conv2d", "inputs": [E...], "outputs": [E...]}, ...],
 ///    "outputs": [{"name": "prob", "entry": E}, ...]}
 /// Each storage is one allocation; entries (tensors) whose lifetimes do not overlap share one
-/// (the plan is made at compile time). A node with func "__copy" copies its input entry to its
+/// (the plan is made at compile time). An entry may have "offset": B, a byte offset into its
+/// storage (CPU, static shapes): the slice of a concatenation that its producer writes in place. A node with func "__copy" copies its input entry to its
 /// output entry; every other func is a packed function of `kernels` called with the input and
 /// output tensors. Failures throw RuntimeFailure naming the node. On a device other than the
 /// CPU (`dev`), storage is device memory (a tensor's data is the device's handle, e.g. an

@@ -238,8 +238,37 @@ std::vector<std::string> dimTexts(const graph::Shape& dims) {
 
 /// `kernelsOnly`: only the groups are wanted (extractGroups), which may have symbolic shapes;
 /// the executor's entries then hold 0 for symbolic dims and are not used.
+/// The byte offset of each argument of a group that is one concatenate of its parameters, in
+/// the result, when every argument is a contiguous slice of it (static shapes, the dims before
+/// the axis all 1: a channel concat of batch 1, NCHW or NCHW{k}c); else empty.
+std::vector<size_t> concatSliceOffsets(const graph::Function& fn, const graph::Type& result) {
+  const auto* c = fn->body.as<graph::CallNode>();
+  const auto* out = result.as<graph::TensorTypeNode>();
+  if (!c || !c->op || c->op->name != "concatenate" || !out || !out->isStatic() ||
+      c->args.size() != fn->params.size())
+    return {};
+  int64_t axis = c->attrs.getInt("axis");
+  if (axis < 0) axis += int64_t(out->ndim());
+  for (int64_t d = 0; d < axis; ++d)
+    if (out->shape[size_t(d)].value != 1) return {};
+  std::vector<size_t> offsets;
+  size_t off = 0;
+  for (size_t i = 0; i < c->args.size(); ++i) {
+    if (c->args[i].get() != fn->params[i].get()) return {};
+    const auto* t = graph::Type(fn->params[i]->checkedType).as<graph::TensorTypeNode>();
+    // Kernels take 64-byte aligned tensors (tir::Buffer's alignment).
+    if (!t || !t->isStatic() || off % 64) return {};
+    offsets.push_back(off);
+    off += size_t(t->numel()) * graph::toDType(t->dtype).bytes();
+  }
+  return offsets;
+}
+
+/// `inPlaceConcat`: a concatenation whose inputs are each a kernel's result read by nothing else
+/// is not a kernel: each producer writes its slice of the result (its entry is a view of the
+/// result's storage at an offset). CPU executors only (device storage handles have no offsets).
 ModelPlan planModel(const graph::Module& input, const std::map<std::string, runtime::NDArray>& params,
-                    const CompileModelOptions& options, bool kernelsOnly = false) {
+                    const CompileModelOptions& options, bool kernelsOnly = false, bool inPlaceConcat = true) {
   topi::registerGraphComputes();
   ModelPlan plan;
   CompiledModel& model = plan.model;
@@ -286,6 +315,7 @@ ModelPlan planModel(const graph::Module& input, const std::map<std::string, runt
     runtime::DType dtype;
     int storage = -1;
     graph::Shape dims;           ///< the dims, symbolic ones included
+    size_t offset = 0;           ///< byte offset in the storage (a slice of an in-place concat)
     /// The size in bytes; for symbolic dims a representative one (every symbol 64), which only
     /// steers the storage plan's best fit: the executor sizes storage from the real shapes.
     size_t bytes() const {
@@ -320,6 +350,7 @@ ModelPlan planModel(const graph::Module& input, const std::map<std::string, runt
     std::vector<int> inputs, outputs;
     std::vector<std::string> symbols = {};
     nlohmann::json extra = {};  ///< a "__datadep" node's op, attrs, symbol and bound
+    std::vector<size_t> concatOffsets = {};  ///< concatSliceOffsets of its group
   };
   std::vector<NodeInfo> nodes;
   std::set<int> fixed;  // entries with a storage of their own (inputs, params, outputs)
@@ -461,6 +492,7 @@ ModelPlan planModel(const graph::Module& input, const std::map<std::string, runt
       n.name = unique;
       n.func = func;
       n.symbols = syms;
+      if (inPlaceConcat && !kernelsOnly) n.concatOffsets = concatSliceOffsets(fn, e.type());
       for (const Expr& a : call->args) {
         const auto& v = ent.at(a.get());
         n.inputs.insert(n.inputs.end(), v.begin(), v.end());
@@ -513,6 +545,37 @@ ModelPlan planModel(const graph::Module& input, const std::map<std::string, runt
     model.outputs.push_back({name, entries[size_t(o)].shape, entries[size_t(o)].dtype, dimTexts(entries[size_t(o)].dims)});
   }
 
+  // Concatenations written in place: each input that one kernel node writes and only the
+  // concatenation reads becomes a view of the result at its offset, and the node is dropped (its
+  // kernel too when no other node calls it). The result's storage is taken when the first
+  // producer runs and released after its last reader.
+  std::map<int, std::pair<int, size_t>> sliceOf;  // entry -> (concat result entry, byte offset)
+  {
+    std::map<int, int> producer, readers;
+    for (size_t k = 0; k < nodes.size(); ++k) {
+      for (int e : nodes[k].outputs) producer[e] = int(k);
+      for (int e : nodes[k].inputs) ++readers[e];
+    }
+    std::vector<NodeInfo> kept;
+    for (size_t k = 0; k < nodes.size(); ++k) {
+      const NodeInfo& n = nodes[k];
+      bool inPlace = !n.concatOffsets.empty() && n.outputs.size() == 1 && n.concatOffsets.size() == n.inputs.size();
+      for (size_t i = 0; inPlace && i < n.inputs.size(); ++i) {
+        int e = n.inputs[i];
+        auto p = producer.find(e);
+        inPlace = !fixed.count(e) && readers[e] == 1 && p != producer.end() && nodes[size_t(p->second)].func != "__copy" &&
+                  nodes[size_t(p->second)].concatOffsets.empty() && !entries[size_t(e)].symbolic();
+      }
+      if (!inPlace) {
+        kept.push_back(n);
+        continue;
+      }
+      for (size_t i = 0; i < n.inputs.size(); ++i) sliceOf[n.inputs[i]] = {n.outputs[0], n.concatOffsets[i]};
+      auto g = std::find_if(plan.groups.begin(), plan.groups.end(), [&](const ModelGroup& x) { return x.name == n.func; });
+      if (g != plan.groups.end() && --g->occurrences == 0) plan.groups.erase(g);
+    }
+    nodes = std::move(kept);
+  }
   // A node whose shapes use a data-dependent symbol runs after the node that binds it, even
   // where no tensor connects them (arange(0, nonzero_0) reads no tensor of the nonzero).
   std::map<std::string, size_t> binder;
@@ -560,9 +623,19 @@ ModelPlan planModel(const graph::Module& input, const std::map<std::string, runt
     for (int e : nodes[k].inputs) lastUse[size_t(e)] = int(k);
   std::vector<int> freeList;
   for (size_t k = 0; k < nodes.size(); ++k) {
+    std::vector<int> outputs;
     for (int e : nodes[k].outputs) {
+      if (auto sl = sliceOf.find(e); sl != sliceOf.end()) outputs.push_back(sl->second.first);
+      outputs.push_back(e);
+    }
+    for (int e : outputs) {
       EntryInfo& en = entries[size_t(e)];
       if (en.storage >= 0) continue;
+      if (auto sl = sliceOf.find(e); sl != sliceOf.end()) {
+        en.storage = entries[size_t(sl->second.first)].storage;
+        en.offset = entries[size_t(sl->second.first)].offset + sl->second.second;
+        continue;
+      }
       size_t need = en.bytes();
       // Best fit among free storage; else grow the largest free one; else a new one.
       int best = -1;
@@ -585,7 +658,7 @@ ModelPlan planModel(const graph::Module& input, const std::map<std::string, runt
       }
     }
     auto release = [&](int e) {
-      if (fixed.count(e)) return;
+      if (fixed.count(e) || sliceOf.count(e)) return;
       int s = entries[size_t(e)].storage;
       if (std::find(freeList.begin(), freeList.end(), s) == freeList.end()) freeList.push_back(s);
     };
@@ -597,6 +670,7 @@ ModelPlan planModel(const graph::Module& input, const std::map<std::string, runt
   for (size_t b : storageBytes) j["storage"].push_back({{"bytes", b}});
   for (const EntryInfo& en : entries) {
     nlohmann::json e = {{"storage", en.storage}, {"shape", en.shape}, {"dtype", en.dtype.str()}};
+    if (en.offset) e["offset"] = en.offset;
     if (en.symbolic()) {
       nlohmann::json sym = nlohmann::json::array();
       for (const graph::Dim& d : en.dims) {
@@ -636,7 +710,7 @@ CompiledModel compileModel(const graph::Module& input, const std::string& target
   // The NCHWc default of opt level 3 is made for the CPU schedule; GPU kernels keep NCHW.
   CompileModelOptions planOptions = options;
   if (planOptions.desiredLayout.empty() && isGPUTarget(target)) planOptions.desiredLayout = "NCHW";
-  ModelPlan plan = planModel(input, params, planOptions);
+  ModelPlan plan = planModel(input, params, planOptions, false, !isGPUTarget(target));
   CompiledModel model = std::move(plan.model);
   model.target = target;
   if (isGPUTarget(target)) {

@@ -59,6 +59,7 @@ std::map<std::string, OpDef>& registry() {
     registerScatterOps();
     registerImageOps();
     registerDataDependentOps();
+    registerLayoutOps();
     qnn::registerQnnOps();
     g_registeringBuiltins = false;
   });

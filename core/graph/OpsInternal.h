@@ -22,6 +22,8 @@ void registerImageOps();
 double resizeInCoord(const std::string& mode, int64_t o, int64_t inLen, int64_t outLen, double givenScale);
 /// scatter_elements and scatter_nd (OpsScatter.cpp).
 void registerScatterOps();
+/// channel_shuffle (OpsLayout.cpp).
+void registerLayoutOps();
 double recurrenceActivation(const std::string& name, double a, double b, double x);
 
 /// A host tensor for reference kernels: values held as double (exact for the int64 values of

@@ -1,6 +1,8 @@
 // ConvertLayout: NCHW conv2d -> NCHW{k}c with layout_transform sinking and cancellation.
 #include "core/graph/pass/ConvertLayout.h"
 
+#include <algorithm>
+#include <map>
 #include <set>
 
 #include "core/graph/Layout.h"
@@ -132,6 +134,17 @@ private:
   /// `e` (NCHW) in layout NCHW{k}c, reusing a blocked tensor that just left a layout. The result
   /// may have more channels than `e` (padding channels, zero or not observed).
   Expr toBlocked(const Expr& e, int64_t k) {
+    // One transform per tensor and block, however many convs read it (an input feeding two
+    // branches).
+    auto key = std::make_pair(static_cast<const void*>(e.get()), k);
+    if (auto it = m_blockedOf.find(key); it != m_blockedOf.end()) return it->second.second;
+    Expr r = makeBlocked(e, k);
+    m_blockedOf[key] = {e, r}; // holds `e`, so its address names no other node later
+    return r;
+  }
+  std::map<std::pair<const void*, int64_t>, std::pair<Expr, Expr>> m_blockedOf;
+
+  Expr makeBlocked(const Expr& e, int64_t k) {
     if (std::optional<Blocked> b = asBlocked(e)) {
       if (blockOf(b->layout) == k) return b->src;
       if (b->padded % k == 0) return transform(b->src, b->layout, dataLayout(k));
@@ -175,6 +188,8 @@ private:
       return toPlain(makeCall(c->op, {b->src}, attrs, c->name), b->layout, b->channels);
     }
     if (op == "concatenate") return concat(*c, e);
+    if (op == "strided_slice") return channelSlice(*c, e);
+    if (op == "reshape") return shuffle(*c, e);
     if (c->op->pattern == OpPattern::Broadcast && c->args.size() == 2 && op != "nn.bias_add")
       return binary(*c, e);
     return e;
@@ -320,13 +335,102 @@ private:
     if (axis != 1 && axis != -3) return e;
     std::string first;
     std::vector<Expr> blocked;
+    bool padded = false;
+    std::vector<int64_t> channels;
     for (size_t i = 0; i < c.args.size(); ++i) {
       std::optional<Blocked> b = asBlocked(c.args[i]);
-      if (!b || (!first.empty() && b->layout != first) || (b->isPadded() && i + 1 != c.args.size())) return e;
+      if (!b || (!first.empty() && b->layout != first)) return e;
+      padded = padded || (b->isPadded() && i + 1 != c.args.size());
       first = b->layout;
       blocked.push_back(b->src);
+      channels.push_back(b->channels);
     }
+    // Padding channels inside the result (58 + 58 channels in blocks of 16, as ShuffleNet's):
+    // one channel_shuffle that packs the inputs' channels, still blocked.
+    if (padded) return toPlain(shuffleCall(blocked, channels, 1, 0, out->shape[1].value, first), first,
+                               out->shape[1].value);
     return toPlain(makeCall(c.op, blocked, {{"axis", int64_t(1)}}, c.name), first, out->shape[1].value);
+  }
+
+  static Expr shuffleCall(const std::vector<Expr>& inputs, const std::vector<int64_t>& channels, int64_t groups,
+                          int64_t begin, int64_t count, const std::string& layout) {
+    return makeCall("channel_shuffle", inputs,
+                    {{"channels", channels}, {"groups", groups}, {"begin", begin}, {"count", count},
+                     {"layout", layout}});
+  }
+
+  /// The inputs and their channel counts that blocked tensor `b` concatenates: those of a
+  /// channel_shuffle that only concatenates, or of a blocked concatenate without padding; else
+  /// `b` itself.
+  static std::pair<std::vector<Expr>, std::vector<int64_t>> concatParts(const Blocked& b) {
+    if (auto* s = b.src.as<CallNode>(); s && s->op) {
+      if (s->op->name == "channel_shuffle" && s->attrs.getInt("groups") == 1 && s->attrs.getInt("begin") == 0) {
+        const std::vector<int64_t>& ch = s->attrs.getInts("channels");
+        int64_t total = 0;
+        for (int64_t n : ch) total += n;
+        if (total == s->attrs.getInt("count") && total == b.channels) return {s->args, ch};
+      }
+      if (s->op->name == "concatenate" && !b.isPadded()) {
+        std::vector<int64_t> ch;
+        for (const Expr& a : s->args) {
+          auto* t = inferType(a).as<TensorTypeNode>();
+          if (!t || t->ndim() != 5 || !t->isStatic()) return {{b.src}, {b.channels}};
+          ch.push_back(t->shape[1].value * t->shape[4].value);
+        }
+        return {s->args, ch};
+      }
+    }
+    return {{b.src}, {b.channels}};
+  }
+
+  /// A slice of channels [begin, end) with stride 1 of a blocked tensor: one channel_shuffle that
+  /// copies them into a blocked tensor of their own (a slice of a shuffle or of a concatenation
+  /// reads their inputs directly).
+  Expr channelSlice(const CallNode& c, const Expr& e) {
+    const auto& ax = c.attrs.getInts("axes");
+    const auto& st = c.attrs.getInts("strides");
+    const auto& bg = c.attrs.getInts("begin");
+    const auto& en = c.attrs.getInts("end");
+    if (ax.size() != 1 || (ax[0] != 1 && ax[0] != -3) || bg.size() != 1 || en.size() != 1 ||
+        (!st.empty() && st != std::vector<int64_t>{1}))
+      return e;
+    std::optional<Blocked> b = asBlocked(c.args[0]);
+    auto* out = inferType(e).as<TensorTypeNode>();
+    if (!b || !out || out->ndim() != 4 || !out->shape[1].isStatic() || out->shape[1].value < 1) return e;
+    int64_t begin = bg[0] < 0 ? bg[0] + b->channels : bg[0];
+    begin = std::clamp<int64_t>(begin, 0, b->channels);
+    const int64_t count = out->shape[1].value;
+    if (begin + count > b->channels) return e;
+    Expr r;
+    if (auto* s = b->src.as<CallNode>(); s && s->op && s->op->name == "channel_shuffle")
+      r = shuffleCall(s->args, s->attrs.getInts("channels"), s->attrs.getInt("groups"),
+                      s->attrs.getInt("begin") + begin, count, b->layout);
+    else {
+      auto [inputs, channels] = concatParts(*b);
+      r = shuffleCall(inputs, channels, 1, begin, count, b->layout);
+    }
+    return toPlain(r, b->layout, count);
+  }
+
+  /// A channel shuffle, reshape [N, C, H, W] of transpose(reshape [N, g, C/g, H, W], axes 0 2 1 3
+  /// 4), of a blocked tensor: one channel_shuffle in its layout (of the concatenation's inputs when
+  /// the tensor concatenates).
+  Expr shuffle(const CallNode& c, const Expr& e) {
+    auto* out = inferType(e).as<TensorTypeNode>();
+    auto* t = c.args[0].as<CallNode>();
+    if (!out || out->ndim() != 4 || !out->isStatic() || !t || !t->op || t->op->name != "transpose" ||
+        t->attrs.getInts("axes") != std::vector<int64_t>{0, 2, 1, 3, 4})
+      return e;
+    auto* r = t->args[0].as<CallNode>();
+    if (!r || !r->op || r->op->name != "reshape") return e;
+    auto* five = inferType(t->args[0]).as<TensorTypeNode>();
+    std::optional<Blocked> b = asBlocked(r->args[0]);
+    if (!b || !five || five->ndim() != 5 || !five->isStatic()) return e;
+    const std::vector<int64_t> s5 = five->staticShape(), s4 = out->staticShape();
+    if (s5[0] != s4[0] || s5[1] * s5[2] != s4[1] || s5[3] != s4[2] || s5[4] != s4[3] || s4[1] != b->channels)
+      return e;
+    auto [inputs, channels] = concatParts(*b);
+    return toPlain(shuffleCall(inputs, channels, s5[1], 0, s4[1], b->layout), b->layout, s4[1]);
   }
 
   /// Whether blocked operand `t` (logical type) broadcasts to `out` along H and W only.

@@ -91,6 +91,43 @@ Expr layoutTransform(const CallNode& c, const std::vector<te::Tensor>& in, const
   return in[0](idx);
 }
 
+/// channel_shuffle (OpsLayout.cpp): output channel oc (its padding channels clamped to the last
+/// one) is shuffled channel c = begin + oc, which is channel (c % g) * (C / g) + c / g of the
+/// inputs concatenated; the input that holds it is selected from the last one backwards.
+Expr channelShuffle(const CallNode& c, const std::vector<te::Tensor>& in, const std::vector<Var>& i) {
+  std::optional<graph::Layout> l = graph::parseLayout(c.attrs.getString("layout"));
+  const int64_t k = l && !l->isPlain() ? l->blockA : 1;
+  const std::vector<int64_t>& channels = c.attrs.getInts("channels");
+  const int64_t g = c.attrs.getInt("groups"), begin = c.attrs.getInt("begin"), count = c.attrs.getInt("count");
+  int64_t total = 0;
+  for (int64_t n : channels) total += n;
+  Expr oc = k > 1 ? Expr(i[1]) * ci(k) + i[4] : Expr(i[1]);
+  if ((count + k - 1) / k * k != count) oc = tir::min(oc, ci(count - 1));
+  Expr ch = begin ? oc + ci(begin) : oc;
+  Expr src = g > 1 ? tir::floormod(ch, ci(g)) * ci(total / g) + tir::floordiv(ch, ci(g)) : ch;
+  std::vector<int64_t> offsets;
+  int64_t off = 0;
+  for (int64_t n : channels) {
+    offsets.push_back(off);
+    off += n;
+  }
+  Expr r;
+  for (size_t x = in.size(); x-- > 0;) {
+    Expr local = offsets[x] ? src - ci(offsets[x]) : src;
+    if (in.size() > 1) local = clampIndex(local, 0, channels[x] - 1);
+    std::vector<Expr> idx = exprs(i);
+    if (k > 1) {
+      idx[1] = tir::floordiv(local, ci(k));
+      idx[4] = tir::floormod(local, ci(k));
+    } else {
+      idx[1] = local;
+    }
+    Expr v = in[x](idx);
+    r = r.defined() ? tir::select(src < ci(offsets[x] + channels[x]), v, r) : v;
+  }
+  return r;
+}
+
 }  // namespace
 
 Expr resizeCoordinate(const std::string& mode, Expr o, int64_t inLen, int64_t outLen, double givenScale) {
@@ -120,6 +157,7 @@ void registerTransformComputes() {
       },
       "injective");
   setSimple("layout_transform", layoutTransform, "injective");
+  setSimple("channel_shuffle", channelShuffle, "injective");
   setSimple(
       "concatenate",
       [](const CallNode& c, const std::vector<te::Tensor>& in, const std::vector<Var>& i) {
@@ -139,7 +177,15 @@ void registerTransformComputes() {
           std::vector<Expr> idx = exprs(i);
           idx[size_t(axis)] = clampToExtent(Expr(i[size_t(axis)]) - offsets[k], n);
           Expr v = in[k](idx);
-          r = r.defined() ? tir::select(Expr(i[size_t(axis)]) < offsets[k] + n, v, r) : v;
+          // Along an outer axis the choice is the same for a whole row of vector lanes: a lazy
+          // if_then_else reads only the input that holds the point (a select reads every input,
+          // so a concat of DenseNet's 20 inputs fused into the next layer's batch norm did 20
+          // loads per element).
+          if (r.defined())
+            r = size_t(axis) + 1 < i.size() ? tir::ifThenElse(Expr(i[size_t(axis)]) < offsets[k] + n, v, r)
+                                            : tir::select(Expr(i[size_t(axis)]) < offsets[k] + n, v, r);
+          else
+            r = v;
         }
         return r;
       },

@@ -1,0 +1,308 @@
+// Layouts that stay put (issue #17): ShuffleNet's channel shuffle and channel slices run as
+// channel_shuffle kernels in NCHW16c instead of layout_transform -> NCHW copy -> layout_transform.
+// Structure (what ConvertLayout and fusion make), meaning (graph evaluator before and after the
+// pass; compiled model against the graph evaluator on random inputs) and the op's own meaning
+// (against the concat -> reshape -> transpose -> reshape -> slice it replaces, in every layout).
+#include <QtTest>
+
+#include "../graph/GraphTestUtil.h"
+#include "ModelTestUtil.h"
+#include "core/driver/CompileModel.h"
+#include "core/graph/Evaluator.h"
+#include "core/graph/Op.h"
+#include "core/graph/Printer.h"
+#include "core/graph/pass/ConvertLayout.h"
+#include "core/graph/pass/FoldConstant.h"
+#include "core/graph/pass/InferType.h"
+#include "core/support/Error.h"
+#include "core/tir/Printer.h"
+
+using namespace loom;
+using namespace loom::graph;
+using namespace loom::graph::testutil;
+
+namespace {
+
+using IntList = std::vector<int64_t>;
+
+Function fn(std::vector<Var> params, Expr body) {
+  Function f = makeFunction(std::move(params), std::move(body));
+  inferType(Expr(f));
+  return f;
+}
+
+int countOps(const Function& f, const std::string& op) {
+  int n = 0;
+  for (const Expr& e : postOrder(f->body, true))
+    if (auto* c = e.as<CallNode>(); c && c->op && c->op->name == op) ++n;
+  return n;
+}
+
+Expr slice(const Expr& x, int64_t begin, int64_t end) {
+  return makeCall("strided_slice", {x},
+                  {{"begin", IntList{begin}}, {"end", IntList{end}}, {"strides", IntList{1}}, {"axes", IntList{1}}});
+}
+
+/// ShuffleNet-v2's shuffle as exported by PyTorch: reshape [N, g, C/g, H, W], transpose(0, 2, 1,
+/// 3, 4), reshape [N, C, H, W].
+Expr shuffle(const Expr& x, int64_t n, int64_t c, int64_t h, int64_t w, int64_t g) {
+  Expr r = makeCall("reshape", {x}, {{"newshape", IntList{n, g, c / g, h, w}}});
+  Expr t = makeCall("transpose", {r}, {{"axes", IntList{0, 2, 1, 3, 4}}});
+  return makeCall("reshape", {t}, {{"newshape", IntList{n, c, h, w}}});
+}
+
+Expr conv1x1(const Expr& x, int64_t in, int64_t out, uint32_t seed) {
+  return makeCall("nn.relu", {makeCall("nn.conv2d", {x, randomConst({out, in, 1, 1}, seed)})});
+}
+
+/// Two ShuffleNet-v2 units over 116 channels (58 + 58: not a multiple of the block of 16, so the
+/// blocked tensors carry padding channels): a downsampling-free first unit whose two branches are
+/// concatenated, shuffled and split, and a second unit that keeps the first half and transforms
+/// the second; a 1x1 conv reads the final shuffle.
+Function shuffleNetUnits() {
+  Var x = makeVar("x", f32({1, 24, 6, 6}));
+  Expr a = conv1x1(x, 24, 58, 61), b = conv1x1(x, 24, 58, 62);
+  Expr s1 = shuffle(makeCall("concatenate", {a, b}, {{"axis", int64_t(1)}}), 1, 116, 6, 6, 2);
+  Expr keep = slice(s1, 0, 58), work = slice(s1, 58, 116);
+  Expr dw = makeCall("nn.conv2d", {work, randomConst({58, 1, 3, 3}, 63)},
+                     {{"groups", int64_t(58)}, {"padding", IntList{1, 1, 1, 1}}});
+  Expr y = conv1x1(dw, 58, 58, 64);
+  Expr s2 = shuffle(makeCall("concatenate", {keep, y}, {{"axis", int64_t(1)}}), 1, 116, 6, 6, 2);
+  return fn({x}, makeCall("nn.conv2d", {s2, randomConst({32, 116, 1, 1}, 65)}));
+}
+
+Function blockedOf(const Function& f) {
+  Function g = fn(f->params, convertLayout(f->body, 16));
+  return fn(g->params, foldConstant(g->body));
+}
+
+driver::CompileModelOptions options(const std::string& layout) {
+  driver::CompileModelOptions o;
+  o.optLevel = 3;
+  o.desiredLayout = layout;
+  return o;
+}
+
+Module moduleOf(const Function& f) {
+  Module m;
+  m.functions["main"] = f;
+  return m;
+}
+
+/// Compiles `f` in `layout` and runs it on random inputs: the largest difference to the graph
+/// evaluator.
+double compiledDiff(const Function& f, const std::string& layout) {
+  std::vector<runtime::NDArray> args;
+  for (size_t i = 0; i < f->params.size(); ++i)
+    args.push_back(test::randomArray(f->params[i]->annotation.as<TensorTypeNode>()->staticShape(), 11 + unsigned(i)));
+  runtime::NDArray want = evaluate(f, args).at(0);
+  auto ex = driver::createExecutor(driver::compileModel(moduleOf(f), "llvm", {}, options(layout)));
+  for (size_t i = 0; i < args.size(); ++i) ex->setInput(int(i), args[i]);
+  ex->run();
+  return test::maxDiff(ex->getOutput(0), want);
+}
+
+/// A GoogLeNet inception block: four branches (1x1; 1x1 -> 3x3; 1x1 -> 5x5 as 3x3; max pool ->
+/// 1x1) concatenated along channels, then a 1x1 conv. With `shared`, the first branch's result
+/// is also added to the output (so it has a second reader and cannot be a view of the concat).
+Function inception(bool shared) {
+  Var x = makeVar("x", f32({1, 32, 8, 8}));
+  auto conv = [](const Expr& in, int64_t ci, int64_t co, int64_t k, uint32_t seed) -> Expr {
+    const int64_t p = k / 2;
+    return makeCall("nn.relu", {makeCall("nn.conv2d", {in, randomConst({co, ci, k, k}, seed)},
+                                         {{"padding", IntList{p, p, p, p}}})});
+  };
+  Expr b1 = conv(x, 32, 16, 1, 71);
+  Expr b2 = conv(conv(x, 32, 16, 1, 72), 16, 32, 3, 73);
+  Expr b3 = conv(conv(x, 32, 16, 1, 74), 16, 16, 3, 75);
+  Expr pool = makeCall("nn.max_pool2d", {x},
+                       {{"pool_size", IntList{3, 3}}, {"strides", IntList{1, 1}}, {"padding", IntList{1, 1, 1, 1}}});
+  Expr b4 = conv(pool, 32, 16, 1, 76);
+  Expr cat = makeCall("concatenate", {b1, b2, b3, b4}, {{"axis", int64_t(1)}});
+  Expr y = makeCall("nn.conv2d", {cat, randomConst({16, 80, 1, 1}, 77)});
+  if (shared) y = makeCall("add", {y, b1});
+  return fn({x}, y);
+}
+
+/// The kernels of a compiled model whose name mentions `what`, and how many entries of its graph
+/// are views at an offset.
+std::pair<int, int> kernelsAndViews(const driver::CompiledModel& cm, const std::string& what) {
+  int kernels = 0, views = 0;
+  for (size_t at = cm.graphJson.find("\"func\": \"fused_" + what); at != std::string::npos;
+       at = cm.graphJson.find("\"func\": \"fused_" + what, at + 1))
+    ++kernels;
+  for (size_t at = cm.graphJson.find("\"offset\""); at != std::string::npos; at = cm.graphJson.find("\"offset\"", at + 1))
+    ++views;
+  return {kernels, views};
+}
+
+} // namespace
+
+class TestLayoutFusion : public QObject {
+  Q_OBJECT
+
+private slots:
+  void shuffleUnitsStayBlocked() {
+    // Before: each shuffle and each slice left NCHW16c for an NCHW copy and came back. After:
+    // one layout_transform in (the input) and one out; the shuffles and slices are
+    // channel_shuffle ops in NCHW16c that read the concatenation's inputs directly; no reshape,
+    // transpose or concatenate is left.
+    Function f = shuffleNetUnits();
+    Function g = blockedOf(f);
+    std::string text = printFunction(g);
+    QCOMPARE(countOps(g, "layout_transform"), 2);
+    QCOMPARE(countOps(g, "reshape"), 0);
+    QCOMPARE(countOps(g, "transpose"), 0);
+    QCOMPARE(countOps(g, "concatenate"), 0);
+    QCOMPARE(countOps(g, "channel_shuffle"), 3);
+    QVERIFY2(text.find("channel_shuffle(%3, %5, channels=[58, 58], groups=2, begin=58, count=58, "
+                       "layout=\"NCHW16c\") /* ty=Tensor[(1, 4, 6, 6, 16), float32] */") != std::string::npos,
+             text.c_str());
+    QVERIFY2(text.find("channels=[58, 58], groups=2, count=116, layout=\"NCHW16c\") /* ty=Tensor[(1, 8, 6, 6, "
+                       "16), float32] */") != std::string::npos,
+             text.c_str());
+    QVERIFY2(maxDiff(f, g) < 1e-4, text.c_str());
+  }
+
+  void shuffleUnitsCompiledMatchEvaluator_data() {
+    QTest::addColumn<QString>("layout");
+    QTest::newRow("NCHWc") << "NCHWc";
+    QTest::newRow("NCHW") << "NCHW";
+  }
+  void shuffleUnitsCompiledMatchEvaluator() {
+    QFETCH(QString, layout);
+    double d = compiledDiff(shuffleNetUnits(), layout.toStdString());
+    QVERIFY2(d < 1e-3, std::to_string(d).c_str());
+  }
+
+  void compiledModelHasLayoutTransformsOnlyAtItsBoundaries() {
+    // The kernels compileModel builds for NCHWc: two layout transforms (input and output), the
+    // shuffles as channel_shuffle kernels.
+    std::vector<driver::ModelGroup> groups = driver::extractGroups(moduleOf(shuffleNetUnits()), {}, options("NCHWc"));
+    int transforms = 0, shuffles = 0;
+    for (const driver::ModelGroup& gr : groups)
+      for (const std::string& op : gr.ops) {
+        transforms += op == "layout_transform" ? gr.occurrences : 0;
+        shuffles += op == "channel_shuffle" ? gr.occurrences : 0;
+      }
+    QCOMPARE(transforms, 2);
+    QVERIFY(shuffles >= 3);
+  }
+
+  void channelShuffleMeansConcatShuffleSlice_data() {
+    QTest::addColumn<int>("block");
+    QTest::addColumn<int>("groups");
+    QTest::addColumn<int>("begin");
+    QTest::addColumn<int>("count");
+    // Channels 5 + 7 = 12: blocks of 4 pad the first input (5 -> 8) inside the concatenation.
+    QTest::newRow("NCHW g3") << 0 << 3 << 2 << 9;
+    QTest::newRow("NCHW4c g3 slice") << 4 << 3 << 2 << 9;
+    QTest::newRow("NCHW4c g2 all") << 4 << 2 << 0 << 12;
+    QTest::newRow("NCHW8c g4 tail") << 8 << 4 << 5 << 7;
+    QTest::newRow("NCHW4c concat only") << 4 << 1 << 3 << 6;
+  }
+  void channelShuffleMeansConcatShuffleSlice() {
+    // channel_shuffle in layout NCHW{k}c of blocked inputs, brought back to NCHW, against the NCHW
+    // ops it stands for; in the graph evaluator and compiled.
+    QFETCH(int, block);
+    QFETCH(int, groups);
+    QFETCH(int, begin);
+    QFETCH(int, count);
+    Var a = makeVar("a", f32({1, 5, 3, 4})), b = makeVar("b", f32({1, 7, 3, 4}));
+    Expr ref = slice(shuffle(makeCall("concatenate", {a, b}, {{"axis", int64_t(1)}}), 1, 12, 3, 4, groups), begin,
+                     begin + count);
+    std::string layout = block ? "NCHW" + std::to_string(block) + "c" : "NCHW";
+    auto blocked = [&](const Expr& x, int64_t c) -> Expr {
+      if (!block) return x;
+      const int64_t padded = (c + block - 1) / block * block;
+      Expr p = makeCall("nn.pad", {x}, {{"pad_width", IntList{0, 0, 0, padded - c, 0, 0, 0, 0}}});
+      return makeCall("layout_transform", {p}, {{"src_layout", std::string("NCHW")}, {"dst_layout", layout}});
+    };
+    Expr s = makeCall("channel_shuffle", {blocked(a, 5), blocked(b, 7)},
+                      {{"channels", IntList{5, 7}}, {"groups", int64_t(groups)}, {"begin", int64_t(begin)},
+                       {"count", int64_t(count)}, {"layout", layout}});
+    if (block) {
+      s = makeCall("layout_transform", {s}, {{"src_layout", layout}, {"dst_layout", std::string("NCHW")}});
+      if (count % block) s = slice(s, 0, count);
+    }
+    Function want = fn({a, b}, ref), got = fn({a, b}, s);
+    QCOMPARE(maxDiff(want, got), 0.0);
+    double d = compiledDiff(got, "NCHW");
+    QVERIFY2(d == 0.0, std::to_string(d).c_str());
+  }
+
+  void concatWrittenInPlace_data() {
+    QTest::addColumn<QString>("layout");
+    QTest::newRow("NCHWc") << "NCHWc";
+    QTest::newRow("NCHW") << "NCHW";
+  }
+  void concatWrittenInPlace() {
+    // Each branch's last kernel writes its slice of the concatenation (its result is a view of
+    // the concat's storage at an offset): no concatenate kernel is left, and the result is the
+    // graph evaluator's. A branch read by another node too keeps the concat kernel.
+    QFETCH(QString, layout);
+    for (bool shared : {false, true}) {
+      Function f = inception(shared);
+      driver::CompiledModel cm = driver::compileModel(moduleOf(f), "llvm", {}, options(layout.toStdString()));
+      auto [concats, views] = kernelsAndViews(cm, "concatenate");
+      if (!shared) {
+        QCOMPARE(concats, 0);
+        QCOMPARE(views, 3);  // the first slice is at offset 0
+      } else {
+        QCOMPARE(concats, 1);
+        QCOMPARE(views, 0);
+      }
+      double d = compiledDiff(f, layout.toStdString());
+      QVERIFY2(d < 1e-3, std::to_string(d).c_str());
+    }
+  }
+
+  void fusedConcatReadsOneInputPerPoint() {
+    // DenseNet: each layer's batch norm and relu read the concatenation of all earlier results,
+    // fused into one kernel. The concat's choice of input is a lazy if_then_else on the channel
+    // block (outside the vector lanes), so each point loads one input instead of all of them;
+    // the lanes stay vectorized; the result is the evaluator's.
+    Var x = makeVar("x", f32({1, 16, 6, 6}));
+    std::vector<Expr> parts{makeCall("nn.conv2d", {x, randomConst({16, 16, 3, 3}, 79)}, {{"padding", IntList{1, 1, 1, 1}}})};
+    for (uint32_t k = 0; k < 5; ++k)
+      parts.push_back(makeCall("nn.conv2d", {parts.back(), randomConst({16, 16, 1, 1}, 80 + k)}));
+    Expr cat = makeCall("concatenate", parts, {{"axis", int64_t(1)}});
+    Expr y = makeCall("nn.relu", {makeCall("multiply", {cat, randomConst({96, 1, 1}, 90)})});
+    Function f = fn({x}, makeCall("nn.conv2d", {y, randomConst({16, 96, 1, 1}, 91)}));
+    driver::CompiledModel cm = driver::compileModel(moduleOf(f), "llvm", {}, options("NCHWc"));
+    bool found = false;
+    for (const tir::PrimFunc& k : cm.scheduledKernels) {
+      std::string text = tir::printFunc(k);
+      const size_t def = text.find("def "), open = text.find('(', def);
+      if (text.substr(def, open - def).find("concatenate") == std::string::npos) continue;
+      found = true;
+      QVERIFY2(text.find("T.if_then_else(") != std::string::npos, text.c_str());
+      QVERIFY2(text.find("T.Select(") == std::string::npos, text.c_str());
+      QVERIFY2(text.find("T.vectorized(16)") != std::string::npos, text.c_str());
+    }
+    QVERIFY(found);
+    double d = compiledDiff(f, "NCHWc");
+    QVERIFY2(d < 1e-3, std::to_string(d).c_str());
+  }
+
+  void channelShuffleTypeErrors() {
+    auto msg = [](IntList channels, int64_t groups, int64_t begin, int64_t count) -> std::string {
+      try {
+        inferType(Expr(makeCall("channel_shuffle", {makeVar("x", f32({1, 1, 2, 2, 8}))},
+                                {{"channels", channels}, {"groups", groups}, {"begin", begin}, {"count", count},
+                                 {"layout", std::string("NCHW8c")}})));
+      } catch (const GraphTypeError& e) {
+        return e.what();
+      }
+      return {};
+    };
+    QCOMPARE(msg({6}, 4, 0, 6), std::string("channel_shuffle: groups 4 do not divide the 6 channels"));
+    QCOMPARE(msg({6}, 2, 4, 3), std::string("channel_shuffle: channels [4, 7) are not within the 6 channels"));
+    QCOMPARE(msg({9}, 1, 0, 3),
+             std::string("channel_shuffle: input 0 Tensor[(1, 1, 2, 2, 8), float32] does not hold 9 channels in "
+                         "layout NCHW8c"));
+  }
+};
+
+QTEST_APPLESS_MAIN(TestLayoutFusion)
+#include "test_layout_fusion.moc"
