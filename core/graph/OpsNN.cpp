@@ -117,32 +117,29 @@ Type conv2dPlainRel(const CallNode& call, const TensorTypeNode& d, const TensorT
 /// logicalShape / physicalShape over dims: a data layout's batch and image size may be symbolic
 /// (a dynamic model), its channels (the only dims that move) must be static; a kernel layout's
 /// dims must all be static.
+/// `f` (logicalShape or physicalShape) of a shape whose dims are all static; nullopt otherwise.
+std::optional<Shape> ofStaticDims(const Shape& s,
+                                  std::optional<std::vector<int64_t>> (*f)(const Layout&, const std::vector<int64_t>&),
+                                  const Layout& l) {
+  std::vector<int64_t> v;
+  for (const Dim& d : s) {
+    if (!d.isStatic()) return std::nullopt;
+    v.push_back(d.value);
+  }
+  auto r = f(l, v);
+  return r ? std::optional<Shape>(Shape(r->begin(), r->end())) : std::nullopt;
+}
 std::optional<Shape> logicalDims(const Layout& l, const Shape& s) {
   if (l.isPlain()) return s.size() == 4 ? std::optional<Shape>(s) : std::nullopt;
-  if (l.kernel || (s.size() == 5 && std::all_of(s.begin(), s.end(), [](const Dim& d) { return d.isStatic(); }))) {
-    std::vector<int64_t> v;
-    for (const Dim& d : s) {
-      if (!d.isStatic()) return std::nullopt;
-      v.push_back(d.value);
-    }
-    auto r = logicalShape(l, v);
-    return r ? std::optional<Shape>(Shape(r->begin(), r->end())) : std::nullopt;
-  }
+  if (l.kernel || (s.size() == 5 && std::all_of(s.begin(), s.end(), [](const Dim& d) { return d.isStatic(); })))
+    return ofStaticDims(s, logicalShape, l);
   if (s.size() != 5 || !s[1].isStatic() || !s[4].isStatic() || s[4].value != l.blockA) return std::nullopt;
   return Shape{s[0], Dim(s[1].value * s[4].value), s[2], s[3]};
 }
 std::optional<Shape> physicalDims(const Layout& l, const Shape& s) {
   if (l.isPlain()) return s;
   if (s.size() != 4 || !s[1].isStatic()) return std::nullopt;
-  if (l.kernel) {
-    std::vector<int64_t> v;
-    for (const Dim& d : s) {
-      if (!d.isStatic()) return std::nullopt;
-      v.push_back(d.value);
-    }
-    auto r = physicalShape(l, v);
-    return r ? std::optional<Shape>(Shape(r->begin(), r->end())) : std::nullopt;
-  }
+  if (l.kernel) return ofStaticDims(s, physicalShape, l);
   if (s[1].value % l.blockA) return std::nullopt;
   return Shape{s[0], Dim(s[1].value / l.blockA), s[2], s[3], Dim(l.blockA)};
 }
