@@ -168,22 +168,20 @@ bool reducesAlongContiguousAxis(const tir::BlockNode* blk) {
 void vectorizeReduction(tir::Schedule& sch, const tir::BlockRV& b, const std::vector<tir::LoopRV>& loops,
                         size_t numSpatial, size_t numReduce) {
   const tir::LoopRV inner = loops[numSpatial - 1];
-  const int64_t* constExt = tir::asConstInt(sch.get(inner)->extent);
-  // A symbolic extent: 16 lanes with a guarded partial last vector.
-  const int64_t symbolicExt = kSymbolicExtent + 1;
-  const int64_t* ext = constExt ? constExt : &symbolicExt;
-  if (*ext < 4) return;
+  const int64_t ext = extentOf(sch, inner);
+  const bool symbolic = isSymbolic(sch, inner);
+  if (ext < 4) return;
   tir::Schedule saved = sch;
   try {
     std::vector<tir::LoopRV> order(loops.begin() + long(numSpatial), loops.begin() + long(numSpatial + numReduce));
     order.push_back(inner);
     tir::reorder(sch, order);
     tir::decomposeReduction(sch, b, order.front());
-    if (*ext <= 16) {
+    if (ext <= 16 && !symbolic) {
       tir::vectorize(sch, inner);
     } else {
-      int64_t lanes = *ext % 16 == 0 ? 16 : *ext % 8 == 0 ? 8 : *ext % 4 == 0 ? 4 : 0;
-      if (lanes == 0) lanes = 8;  // a tail iteration is guarded by the split
+      int64_t lanes = symbolic ? 0 : ext % 16 == 0 ? 16 : ext % 8 == 0 ? 8 : ext % 4 == 0 ? 4 : 0;
+      if (lanes == 0) lanes = 8;  // a tail iteration (a symbolic extent's too) is guarded by the split
       auto parts = tir::split(sch, inner, {tir::Value(nullptr), tir::Value(lanes)});
       tir::vectorize(sch, parts.back());
     }

@@ -69,11 +69,7 @@ std::vector<te::Tensor> conv2dWinograd(const CallNode& call, const std::vector<t
     if (const int64_t* c = tir::asConstInt(o)) return ci((*c + m - 1) / m);
     return tir::floordiv(o + ci(m - 1), ci(m));
   };
-  auto mul = [](const Expr& x, const Expr& y) -> Expr {
-    const int64_t *a = tir::asConstInt(x), *b = tir::asConstInt(y);
-    return a && b ? ci(*a * *b) : x * y;
-  };
-  const Expr nH = tiles(os[2]), nW = tiles(os[3]), nHW = mul(nH, nW), P = mul(in[0]->shape[0], nHW);
+  const Expr nH = tiles(os[2]), nW = tiles(os[3]), nHW = extentProduct({nH, nW}), P = extentProduct({in[0]->shape[0], nHW});
   const DataType t = in[0]->dtype;
   const std::vector<Expr>& xs = in[0]->shape;
   const bool staticImage = tir::asConstInt(os[2]) && tir::asConstInt(os[3]);
