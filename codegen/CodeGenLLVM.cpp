@@ -527,12 +527,13 @@ private:
   void annotate(llvm::Instruction* inst, const Buffer& buf) {
     if (!m_useTBAA) return;
     const VarNode* root = aliasRoot(buf->data.get());
-    // No type-based alias tags on the function's own allocations: LLVM may merge two of them
-    // (memcpy's stack-move of a cache_write's write-back copy) and keep each access's tag, and
-    // two buffers' disjoint tags then say the merged memory never aliases itself: stores were
-    // deleted as dead (fuzz_difftest TIR seed 100057). Allocations are distinct objects that
-    // LLVM's own alias analysis tells apart without tags; only the parameters need them.
-    if (m_allocated.count(root)) return;
+    // Every buffer, the function's own allocations included, gets a tag of its own. Inside a
+    // parallel task the buffers are pointers loaded from the closure, so the tags are all that
+    // tell a local accumulator from the data it reads: without them LLVM stores the register
+    // tile back to memory after every FMA (GoogLeNet's 1x1 convs ran at half speed). The one
+    // transformation that merged two allocations while keeping their tags, memcpy's stack move
+    // of a copy loop turned into memcpy (fuzz_difftest TIR seed 100057), is off: see
+    // initializeLLVM's -disable-loop-idiom-memcpy.
     auto it = m_tbaa.find(root);
     if (it == m_tbaa.end()) {
       std::string name = root->name + "#" + std::to_string(m_tbaa.size());
@@ -979,7 +980,6 @@ private:
       m_b.SetInsertPoint(ok);
     }
     m_vars[op->bufferVar.get()] = ptr;
-    m_allocated.insert(op->bufferVar.get());
     emitStmt(op->body);
     if (workspace && !m_b.GetInsertBlock()->getTerminator()) {
       llvm::Function* freeFn = externFunction("loom_backend_free_workspace", m_i32, {m_i32, m_i32, m_ptr});
@@ -1142,7 +1142,6 @@ private:
   llvm::DIFile* m_diFile = nullptr;
   llvm::MDNode* m_tbaaRoot = nullptr;
   std::unordered_map<const VarNode*, llvm::MDNode*> m_tbaa;
-  std::unordered_set<const VarNode*> m_allocated;  ///< buffers of Allocate nodes (no TBAA tags)
   std::unordered_map<const VarNode*, const VarNode*> m_handleAlias;
   std::unordered_map<const VarNode*, llvm::Value*> m_vars;
   std::map<std::string, llvm::Value*> m_strings;

@@ -70,8 +70,13 @@ public:
   void setParams(const std::map<std::string, NDArray>& params);
   /// Runs every node in order.
   void run();
+  /// What runProfiled times a node with.
+  enum class ProfileClock {
+    Wall,        ///< elapsed time (steady clock)
+    ProcessCpu,  ///< CPU time of the whole process: with one thread, steady on a busy machine
+  };
   /// Runs once, timing each node; returns (node name, milliseconds) in execution order.
-  std::vector<std::pair<std::string, double>> runProfiled();
+  std::vector<std::pair<std::string, double>> runProfiled(ProfileClock clock = ProfileClock::Wall);
   /// A copy of output `i` after run().
   NDArray getOutput(size_t i) const;
   NDArray getOutput(const std::string& name) const { return getOutput(outputIndex(name)); }
