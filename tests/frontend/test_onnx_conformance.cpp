@@ -57,13 +57,6 @@ std::vector<std::string> graphInputNames(const fs::path& model) {
   return out;
 }
 
-/// Tests whose expected outputs follow a rule Loom deliberately does not: the ONNX 1.12 reference
-/// casts float to bfloat16 by truncation; Loom rounds to nearest even, as later ONNX versions,
-/// PyTorch and TVM do.
-bool knownDifference(const std::string& test) {
-  return test == "test_cast_FLOAT_to_BFLOAT16";
-}
-
 /// The same bits as a bfloat16 array.
 runtime::NDArray asBFloat16(const runtime::NDArray& a) {
   runtime::DType t;
@@ -224,9 +217,8 @@ private slots:
             expected[k].dtype().str() == "uint16")
           expected[k] = asBFloat16(expected[k]);
       }
-      if (inconsistent || knownDifference(dir.filename().string())) {
-        qInfo("not run: %s (%s)", dir.filename().c_str(),
-              inconsistent ? "test data contradicts the model" : "known difference");
+      if (inconsistent) {
+        qInfo("not run: %s (test data contradicts the model)", dir.filename().c_str());
         ++inconsistentData;
         continue;
       }
@@ -254,9 +246,8 @@ private slots:
     for (const auto& f : runFailures)
       qInfo("run failure: %s", f.c_str());
     qInfo("%s: %d total, %d in scope (supported ops, opset 6-21), %d imported (%d with shape "
-          "inputs bound to the test's values; %d not run: test data contradicting the model or a "
-          "known "
-          "difference), %d match "
+          "inputs bound to the test's values; %d not run: test data contradicting the model), "
+          "%d match "
           "expected outputs as imported, %d after the fuse pipelines (NCHW and NCHW16c)",
           qPrintable(suite), total, scope, imported, importedBound, inconsistentData, passed,
           optimizedPassed);

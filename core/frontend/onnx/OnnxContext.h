@@ -102,6 +102,10 @@ const std::unordered_map<std::string, Converter>& newerOpsetConverters();
 /// of the same ops, which still handle constant inputs.
 const std::unordered_map<std::string, Converter>& dataDependentConverters();
 
+/// Cast and CastLike per opset: bfloat16 truncation before opset 19 (OnnxConvertersCast.cpp);
+/// they replace the plain converters of OnnxConverters.cpp.
+const std::unordered_map<std::string, Converter>& castConverters();
+
 /// Quantized ops, ONNX's and ONNX Runtime's com.microsoft ones (keys "com.microsoft.QGemm"),
 /// as qnn.* ops (OnnxConvertersQuant.cpp); converters() includes them.
 const std::unordered_map<std::string, Converter>& quantConverters();

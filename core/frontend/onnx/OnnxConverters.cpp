@@ -954,13 +954,6 @@ Outs tile(Context& c) {
   return {c.call("tile", {c.input(0)}, {{"reps", c.constInts(1)}})};
 }
 
-Outs cast(Context& c) {
-  bool ok = false;
-  DataType t = dtypeFromOnnx(int(c.attrInt("to", 1)), &ok);
-  if (!ok) c.fail("cast to unsupported element type " + std::to_string(c.attrInt("to", 1)));
-  return {c.call("cast", {c.input(0)}, {{"dtype", t}})};
-}
-
 Outs dropout(Context& c) {
   double ratio =
       c.opset() >= 12 && c.hasInput(1) ? c.constFloats(1).at(0) : c.attrFloat("ratio", 0.5);
@@ -1124,10 +1117,6 @@ Outs size(Context& c) {
   return {makeConstant(a)};
 }
 
-Outs castLike(Context& c) {
-  return {c.call("cast", {c.input(0)}, {{"dtype", c.tensorType(c.input(1)).dtype}})};
-}
-
 Outs trilu(Context& c) {
   Expr x = c.input(0);
   std::vector<int64_t> s = c.staticShape(x);
@@ -1264,7 +1253,6 @@ const std::unordered_map<std::string, Converter>& converters() {
       {"And", binary("logical_and")},
       {"Or", binary("logical_or")},
       {"Xor", binary("logical_xor")},
-      {"Cast", cast},
       {"Identity", [](Context& c) { return Outs{c.input(0)}; }},
       {"Dropout", dropout},
       {"Constant", constant},
@@ -1291,7 +1279,6 @@ const std::unordered_map<std::string, Converter>& converters() {
       {"ReduceLogSumExp", reduceComposite("LogSumExp")},
       {"ReduceSumSquare", reduceComposite("SumSquare")},
       {"Size", size},
-      {"CastLike", castLike},
       {"GatherElements",
        [](Context& c) {
          return Outs{
@@ -1319,6 +1306,7 @@ const std::unordered_map<std::string, Converter>& converters() {
     for (const auto& [name, conv] : newerOpsetConverters()) all.emplace(name, conv);
     for (const auto& [name, conv] : quantConverters()) all[name] = conv;
     for (const auto& [name, conv] : dataDependentConverters()) all[name] = conv;
+    for (const auto& [name, conv] : castConverters()) all[name] = conv;
     return all;
   }();
   return merged;
