@@ -106,6 +106,9 @@ const std::unordered_map<std::string, Converter>& dataDependentConverters();
 /// they replace the plain converters of OnnxConverters.cpp.
 const std::unordered_map<std::string, Converter>& castConverters();
 
+/// Det, MelWeightMatrix and TfIdfVectorizer composed from graph ops (OnnxConvertersNumeric.cpp).
+const std::unordered_map<std::string, Converter>& numericConverters();
+
 /// Quantized ops, ONNX's and ONNX Runtime's com.microsoft ones (keys "com.microsoft.QGemm"),
 /// as qnn.* ops (OnnxConvertersQuant.cpp); converters() includes them.
 const std::unordered_map<std::string, Converter>& quantConverters();

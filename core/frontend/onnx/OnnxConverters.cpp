@@ -1307,6 +1307,7 @@ const std::unordered_map<std::string, Converter>& converters() {
     for (const auto& [name, conv] : quantConverters()) all[name] = conv;
     for (const auto& [name, conv] : dataDependentConverters()) all[name] = conv;
     for (const auto& [name, conv] : castConverters()) all[name] = conv;
+    for (const auto& [name, conv] : numericConverters()) all[name] = conv;
     return all;
   }();
   return merged;
