@@ -26,6 +26,9 @@ public:
   const onnx::NodeProto* node = nullptr;
   /// How many data-dependent symbols (nonzero_0, ...) this import has made.
   int dataSymbols = 0;
+  /// NonZero results on data by their input, so NonZero of one value gives one count symbol
+  /// (PyTorch exports x[mask], y[mask] with a NonZero each; their counts must agree).
+  std::unordered_map<const graph::ExprNode*, graph::Expr> nonZeroOf;
 
   /// Throws ImportError "file: node 'n' (Op): message".
   [[noreturn]] void fail(const std::string& message) const;
