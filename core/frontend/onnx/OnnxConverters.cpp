@@ -1073,9 +1073,14 @@ Outs range(Context& c) {
                                     tir::intImm(DataType::Int(64), dl[0])));
         if (!n.isStatic() && n.name.empty()) c.fail("the symbolic limit of Range has no usable value");
         DataType t = c.tensorType(c.input(0)).dtype;
-        return {c.call("arange", {makeScalar(double(st[0]), t)},
-                       {{"step", double(dl[0])}, {"length", n.isStatic() ? n.value : int64_t(-1)},
-                        {"symbolic_length", n.isStatic() ? std::string() : n.str()}})};
+        Expr r = c.call("arange", {makeScalar(double(st[0]), t)},
+                        {{"step", double(dl[0])}, {"length", n.isStatic() ? n.value : int64_t(-1)},
+                         {"symbolic_length", n.isStatic() ? std::string() : n.str()}});
+        // Every value is below the limit; the minimum with the limit tensor reads it, which
+        // keeps an op that binds a count in the limit (NonZero) in the graph (the symbolic
+        // length alone would not, and dead-code elimination would drop it).
+        Expr limT = c.tensorType(lim).dtype == t ? lim : c.call("cast", {lim}, {{"dtype", t}});
+        return {c.call("minimum", {r, limT})};
       }
     }
   }

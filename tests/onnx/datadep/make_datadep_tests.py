@@ -402,6 +402,18 @@ def slice_count_step():
     save("slice_count_step", g, count_sets(r, [4, 12]))
 
 
+# Range up to a NonZero count whose result is used only through its Shape (the NonZero must
+# stay in the compiled graph to bind the count).
+def range_to_count():
+    r = rng("range_to_count")
+    nodes = count_prefix([]) + [const("z", np.array(0, np.int64)),
+                                helper.make_node("Range", ["z", "n", "one"], ["idx"]),
+                                helper.make_node("Gather", ["v", "idx"], ["y"], axis=0)]
+    g = helper.make_graph(nodes, "range_to_count", [vi("x", [12]), vi("v", [12, 3])],
+                          [vi("idx", ["n"], I64), vi("y", ["n", 3])])
+    save("range_to_count", g, count_sets(r, [12, 3]))
+
+
 # Refused with a typed error naming the node: a Loop whose trip count is a NonZero count (Loop
 # and Scan are unrolled at import, so the trip count must fold to a constant).
 def loop_count_from_data():
@@ -439,3 +451,4 @@ detector_nms()
 slice_to_count()
 slice_count_step()
 loop_count_from_data()
+range_to_count()
