@@ -4,6 +4,7 @@
 Builds the one-node ONNX model, compiles it with `loom compile`, then alternates rounds of
 `loom run --repeat R --print-time` and R timed ONNX Runtime runs; prints min and mean per run of
 each and the ratio, with the load average. Needs onnx and onnxruntime (PyPI, in a venv).
+--threads sets both ORT's intra-op threads and Loom's LOOM_NUM_THREADS.
 Usage: bench_lstm.py [--loom build/bin/loom] [--rounds 5] [--repeat 20] [--threads 2]
 """
 import argparse
@@ -45,6 +46,9 @@ onnx.save(model, path)
 pkg = os.path.join(tmp, "lstm.so")
 subprocess.run([a.loom, "compile", path, "-q", "-o", pkg], check=True)
 
+# Both sides get the same thread count: Loom's pool through LOOM_NUM_THREADS (the recurrence runs
+# as a team of 2 tasks when the pool has 2 or more threads, serially with 1).
+loom_env = dict(os.environ, LOOM_NUM_THREADS=str(a.threads))
 so = ort.SessionOptions()
 so.intra_op_num_threads = a.threads
 sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
@@ -55,7 +59,7 @@ for _ in range(3):
 loom_times, ort_times = [], []
 for r in range(a.rounds):
     out = subprocess.run([a.loom, "run", pkg, "--fill-mode", "random", "--repeat", str(a.repeat), "--print-time"],
-                         check=True, capture_output=True, text=True).stdout
+                         check=True, capture_output=True, text=True, env=loom_env).stdout
     mean = re.search(r"mean ([0-9.]+)", out)
     mn = re.search(r"min ([0-9.]+)", out)
     if not mean or not mn:

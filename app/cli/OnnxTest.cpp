@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -178,6 +179,16 @@ void runOne(const fs::path& dir, const OnnxTestOptions& o) {
     }
     if (!m.main().defined()) LOOM_THROW(frontend::ImportError) << msg;
   }
+  // Inputs no op reads (CastLike's `like`, whose type alone matters): the test data may give
+  // them another shape than the model declares (the CastLike bfloat16 tests feed [1] for [3, 4]);
+  // such an input gets zeros of its declared shape instead.
+  std::set<std::string> unread;
+  {
+    std::set<const graph::ExprNode*> seen;
+    for (const graph::Expr& e : graph::postOrder(m.main()->body)) seen.insert(e.get());
+    for (const graph::Var& p : m.main()->params)
+      if (!seen.count(p.get())) unread.insert(p->name);
+  }
   driver::CompileModelOptions co;
   co.optLevel = o.optLevel;
   if (driver::isGPUTarget(o.target)) runtime::useDevicePluginsBesideProgram();
@@ -189,7 +200,14 @@ void runOne(const fs::path& dir, const OnnxTestOptions& o) {
     for (size_t i = 0; i < inputs.size() && i < names.size(); ++i) {
       if (io.constantInputs.count(names[i])) continue;
       if (k >= ex->numInputs()) break;
-      ex->setInput(k, relabelBFloat16(inputs[i], ex->inputDType(k)));
+      runtime::NDArray in = relabelBFloat16(inputs[i], ex->inputDType(k));
+      std::vector<int64_t> declared = ex->inputShape(k);
+      bool fixed = std::all_of(declared.begin(), declared.end(), [](int64_t d) { return d >= 0; });
+      if (unread.count(ex->inputName(k)) && fixed && in.shape() != declared) {
+        in = runtime::NDArray::empty(declared, ex->inputDType(k));
+        if (in.byteSize()) std::memset(in.data(), 0, in.byteSize());
+      }
+      ex->setInput(k, in);
       ++k;
     }
     ex->run();

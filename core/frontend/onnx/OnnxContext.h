@@ -26,6 +26,9 @@ public:
   const onnx::NodeProto* node = nullptr;
   /// How many data-dependent symbols (nonzero_0, ...) this import has made.
   int dataSymbols = 0;
+  /// NonZero results on data by their input, so NonZero of one value gives one count symbol
+  /// (PyTorch exports x[mask], y[mask] with a NonZero each; their counts must agree).
+  std::unordered_map<const graph::ExprNode*, graph::Expr> nonZeroOf;
 
   /// Throws ImportError "file: node 'n' (Op): message".
   [[noreturn]] void fail(const std::string& message) const;
@@ -101,6 +104,13 @@ const std::unordered_map<std::string, Converter>& newerOpsetConverters();
 /// symbol per output count (OnnxConvertersDataDep.cpp); they replace the constant-only converters
 /// of the same ops, which still handle constant inputs.
 const std::unordered_map<std::string, Converter>& dataDependentConverters();
+
+/// Cast and CastLike per opset: bfloat16 truncation before opset 19 (OnnxConvertersCast.cpp);
+/// they replace the plain converters of OnnxConverters.cpp.
+const std::unordered_map<std::string, Converter>& castConverters();
+
+/// Det, MelWeightMatrix and TfIdfVectorizer composed from graph ops (OnnxConvertersNumeric.cpp).
+const std::unordered_map<std::string, Converter>& numericConverters();
 
 /// Quantized ops, ONNX's and ONNX Runtime's com.microsoft ones (keys "com.microsoft.QGemm"),
 /// as qnn.* ops (OnnxConvertersQuant.cpp); converters() includes them.

@@ -595,6 +595,66 @@ Outs split(Context& c) {
   return outs;
 }
 
+/// Slice whose ends are shape values over data-dependent or symbolic dims (Slice(x, 0, n) with n
+/// from Shape(NonZero(...))): each such axis becomes take(x, arange(start, count)), the count
+/// min(max(end, 0), dim) - start (over steps) as a symbolic dim; the other axes slice as usual.
+/// A symbolic end is an index from the front (a shape value is not negative); starts and steps
+/// must be constants, steps positive.
+Outs sliceToSymbolicEnd(Context& c, Expr x, const std::vector<int64_t>& starts, const std::vector<tir::Expr>& ends,
+                        std::vector<int64_t> axes, std::vector<int64_t> steps) {
+  const int64_t rank = int64_t(c.tensorType(x).ndim());
+  if (starts.size() != ends.size()) c.fail("starts and ends differ in length");
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(int64_t(i));
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (axes.size() != starts.size() || steps.size() != starts.size()) c.fail("starts, ends, axes and steps differ in length");
+  const DataType i64 = DataType::Int(64);
+  auto imm = [&](int64_t v) { return tir::intImm(i64, v); };
+  std::vector<int64_t> sBegin, sEnd, sAxes, sSteps;
+  std::vector<size_t> symbolicAxes;
+  for (size_t i = 0; i < starts.size(); ++i) {
+    axes[i] = normAxis(c, axes[i], rank);
+    if (auto e = tir::asConstInt(ends[i])) {
+      sBegin.push_back(std::clamp<int64_t>(starts[i], -(int64_t(1) << 40), int64_t(1) << 40));
+      sEnd.push_back(std::clamp<int64_t>(*e, -(int64_t(1) << 40), int64_t(1) << 40));
+      sAxes.push_back(axes[i]);
+      sSteps.push_back(steps[i]);
+    } else {
+      symbolicAxes.push_back(i);
+    }
+  }
+  if (!sAxes.empty())
+    x = c.call("strided_slice", {x}, {{"begin", sBegin}, {"end", sEnd}, {"strides", sSteps}, {"axes", sAxes}});
+  for (size_t i : symbolicAxes) {
+    const int64_t step = steps[i];
+    if (step <= 0) c.fail("a Slice whose end depends on the data needs a positive constant step");
+    const Dim d = c.dims(x).at(size_t(axes[i]));
+    int64_t start = starts[i];
+    if (start < 0) {
+      if (!d.isStatic()) c.fail("a Slice whose end depends on the data needs a non-negative start on a symbolic dim");
+      start = std::max<int64_t>(start + d.value, 0);
+    }
+    if (d.isStatic()) start = std::min(start, d.value);
+    tir::Expr dim = graph::dimExpr(d);
+    if (!dim.defined()) c.fail("dimension " + std::to_string(axes[i]) + " of the input is unknown");
+    tir::Expr end = tir::min(tir::max(ends[i], imm(0)), dim);
+    Dim n = dimOf(tir::floordiv(tir::max(end - imm(start), imm(0)) + imm(step - 1), imm(step)));
+    if (!n.isStatic() && n.name.empty()) c.fail("the data-dependent end of Slice has no usable value");
+    Expr idx = c.call("arange", {makeScalar(double(start), i64)},
+                      {{"step", double(step)}, {"length", n.isStatic() ? n.value : int64_t(-1)},
+                       {"symbolic_length", n.isStatic() ? std::string() : n.str()}});
+    // The index never exceeds the end; taking the minimum with the end tensor makes the
+    // kernel read it, which keeps the op that binds the count (NonZero) in the graph: the
+    // symbolic dims alone would not, and dead-code elimination would drop it.
+    Expr endT = c.input(2);
+    if (c.tensorType(endT).dtype != i64) endT = c.call("cast", {endT}, {{"dtype", i64}});
+    Expr endI = c.call("take", {endT, makeScalar(double(i), i64)}, {{"axis", int64_t(0)}});
+    idx = c.call("minimum", {idx, endI});
+    x = c.call("take", {x, idx}, {{"axis", axes[i]}});
+  }
+  return {x};
+}
+
 Outs slice(Context& c) {
   Expr x = c.input(0);
   const TensorTypeNode& t = c.tensorType(x);
@@ -605,9 +665,13 @@ Outs slice(Context& c) {
     axes = c.attrInts("axes");
   } else {
     starts = c.constInts(1);
-    ends = c.constInts(2);
     if (c.hasInput(3)) axes = c.constInts(3);
     if (c.hasInput(4)) steps = c.constInts(4);
+    std::vector<tir::Expr> endValues = c.shapeInput(2);
+    bool symbolicEnd = false;
+    for (const tir::Expr& e : endValues) symbolicEnd = symbolicEnd || !tir::asConstInt(e);
+    if (symbolicEnd) return sliceToSymbolicEnd(c, x, starts, endValues, axes, steps);
+    ends = c.constInts(2);
   }
   if (axes.empty())
     for (size_t i = 0; i < starts.size(); ++i)
@@ -954,13 +1018,6 @@ Outs tile(Context& c) {
   return {c.call("tile", {c.input(0)}, {{"reps", c.constInts(1)}})};
 }
 
-Outs cast(Context& c) {
-  bool ok = false;
-  DataType t = dtypeFromOnnx(int(c.attrInt("to", 1)), &ok);
-  if (!ok) c.fail("cast to unsupported element type " + std::to_string(c.attrInt("to", 1)));
-  return {c.call("cast", {c.input(0)}, {{"dtype", t}})};
-}
-
 Outs dropout(Context& c) {
   double ratio =
       c.opset() >= 12 && c.hasInput(1) ? c.constFloats(1).at(0) : c.attrFloat("ratio", 0.5);
@@ -1016,9 +1073,14 @@ Outs range(Context& c) {
                                     tir::intImm(DataType::Int(64), dl[0])));
         if (!n.isStatic() && n.name.empty()) c.fail("the symbolic limit of Range has no usable value");
         DataType t = c.tensorType(c.input(0)).dtype;
-        return {c.call("arange", {makeScalar(double(st[0]), t)},
-                       {{"step", double(dl[0])}, {"length", n.isStatic() ? n.value : int64_t(-1)},
-                        {"symbolic_length", n.isStatic() ? std::string() : n.str()}})};
+        Expr r = c.call("arange", {makeScalar(double(st[0]), t)},
+                        {{"step", double(dl[0])}, {"length", n.isStatic() ? n.value : int64_t(-1)},
+                         {"symbolic_length", n.isStatic() ? std::string() : n.str()}});
+        // Every value is below the limit; the minimum with the limit tensor reads it, which
+        // keeps an op that binds a count in the limit (NonZero) in the graph (the symbolic
+        // length alone would not, and dead-code elimination would drop it).
+        Expr limT = c.tensorType(lim).dtype == t ? lim : c.call("cast", {lim}, {{"dtype", t}});
+        return {c.call("minimum", {r, limT})};
       }
     }
   }
@@ -1122,10 +1184,6 @@ Outs size(Context& c) {
   runtime::NDArray a = runtime::NDArray::empty({}, toDType(DataType::Int(64)));
   *a.as<int64_t>() = std::accumulate(s.begin(), s.end(), int64_t(1), std::multiplies<int64_t>());
   return {makeConstant(a)};
-}
-
-Outs castLike(Context& c) {
-  return {c.call("cast", {c.input(0)}, {{"dtype", c.tensorType(c.input(1)).dtype}})};
 }
 
 Outs trilu(Context& c) {
@@ -1264,7 +1322,6 @@ const std::unordered_map<std::string, Converter>& converters() {
       {"And", binary("logical_and")},
       {"Or", binary("logical_or")},
       {"Xor", binary("logical_xor")},
-      {"Cast", cast},
       {"Identity", [](Context& c) { return Outs{c.input(0)}; }},
       {"Dropout", dropout},
       {"Constant", constant},
@@ -1291,7 +1348,6 @@ const std::unordered_map<std::string, Converter>& converters() {
       {"ReduceLogSumExp", reduceComposite("LogSumExp")},
       {"ReduceSumSquare", reduceComposite("SumSquare")},
       {"Size", size},
-      {"CastLike", castLike},
       {"GatherElements",
        [](Context& c) {
          return Outs{
@@ -1319,6 +1375,8 @@ const std::unordered_map<std::string, Converter>& converters() {
     for (const auto& [name, conv] : newerOpsetConverters()) all.emplace(name, conv);
     for (const auto& [name, conv] : quantConverters()) all[name] = conv;
     for (const auto& [name, conv] : dataDependentConverters()) all[name] = conv;
+    for (const auto& [name, conv] : castConverters()) all[name] = conv;
+    for (const auto& [name, conv] : numericConverters()) all[name] = conv;
     return all;
   }();
   return merged;

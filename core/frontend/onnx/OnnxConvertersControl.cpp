@@ -12,8 +12,10 @@
 // RNN) use nn.recurrence's loop kernel instead (OnnxConvertersRecurrent.cpp).
 #include <optional>
 
+#include "core/arith/ExprText.h"
 #include "core/frontend/onnx/OnnxContext.h"
 #include "core/graph/pass/FoldConstant.h"
+#include "core/tir/Op.h"
 
 namespace loom::frontend::onnxi {
 
@@ -127,6 +129,13 @@ Expr sliceAt(Context& c, const Expr& x, int64_t axis, int64_t i) {
 Outs loop(Context& c) {
   const onnx::GraphProto& body = graphAttr(c, "body");
   // Without a trip count the loop runs while its condition holds (it must fold each time).
+  // A trip count known only at run time (a NonZero count, a symbolic dim) cannot be unrolled.
+  if (c.hasInput(0))
+    for (const tir::Expr& v : c.shapeInput(0))
+      if (!tir::asConstInt(v))
+        c.fail("the trip count is " + arith::exprText(v) +
+               ", known only at run time (a data-dependent count or a symbolic dim); Loop is unrolled "
+               "at import, so its trip count must fold to a constant");
   const int64_t trips = c.hasInput(0) ? c.constInts(0).at(0) : -1;
   bool go = true;
   if (c.hasInput(1)) {

@@ -33,7 +33,12 @@ Outs fields(const Expr& t, int n) {
 
 Outs nonZero(Context& c) {
   if (isConstant(c, 0)) return einsumConverters().at("NonZero")(c);
-  return {c.call("dyn.nonzero", {c.input(0)}, {{"symbol", freshSymbol(c, "nonzero")}})};
+  Expr x = c.input(0);
+  auto it = c.nonZeroOf.find(x.get());
+  if (it != c.nonZeroOf.end()) return {it->second};
+  Expr nz = c.call("dyn.nonzero", {x}, {{"symbol", freshSymbol(c, "nonzero")}});
+  c.nonZeroOf[x.get()] = nz;
+  return {nz};
 }
 
 Outs topK(Context& c) {

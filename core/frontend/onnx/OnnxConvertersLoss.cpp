@@ -202,9 +202,16 @@ std::vector<Expr> meanVarianceNormalization(Context& c) {
 std::vector<Expr> gatherND(Context& c) {
   const int64_t b = c.attrInt("batch_dims", 0);
   Expr data = c.input(0), idx = c.input(1);
-  std::vector<int64_t> ds = c.staticShape(data), is = c.staticShape(idx);
-  if (is.empty()) c.fail("indices must have rank >= 1");
-  int64_t k = is.back();
+  std::vector<int64_t> ds = c.staticShape(data), is;
+  // The indices may have data-dependent leading dims (NonZero's count, boolean-mask indexing as
+  // PyTorch exports it) when batch_dims is 0; the last dim (the index depth) must be static.
+  graph::Shape idims = c.dims(idx);
+  if (idims.empty()) c.fail("indices must have rank >= 1");
+  if (!idims.back().isStatic()) c.fail("the last dimension of indices (the index depth) must be static");
+  if (b > 0) is = c.staticShape(idx);
+  else
+    for (const graph::Dim& d : idims) is.push_back(d.isStatic() ? d.value : 1);
+  int64_t k = idims.back().value;
   if (b < 0 || b >= int64_t(is.size()) || b + k > int64_t(ds.size()) || k < 1)
     c.fail("batch_dims and the last indices dimension must fit the ranks of data and indices");
   for (int64_t j = 0; j < b; ++j)

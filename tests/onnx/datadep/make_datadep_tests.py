@@ -354,6 +354,84 @@ def reshape_to_count():
     onnx.save(model, os.path.join(HERE, "errors", "reshape_to_count.onnx"))
 
 
+# Slice whose end is a NonZero count (Slice(v, 0, n), n = Shape(NonZero(mask))[1]): the rows of
+# v up to the count, and their column sums (0 rows: zeros).
+def count_prefix(nodes):
+    return nodes + [const("thr", np.array(0.5, np.float32)),
+                    helper.make_node("Greater", ["x", "thr"], ["mask"]),
+                    helper.make_node("NonZero", ["mask"], ["nz"]),
+                    helper.make_node("Shape", ["nz"], ["s"]),
+                    const("one", np.array(1, np.int64)),
+                    helper.make_node("Gather", ["s", "one"], ["n"], axis=0),
+                    const("ax0", np.array([0], np.int64)),
+                    helper.make_node("Unsqueeze", ["n", "ax0"], ["n1"])]
+
+
+def count_sets(r, vshape):
+    return [{"x": r.random([12], dtype=np.float32), "v": r.standard_normal(vshape).astype(np.float32)},
+            {"x": np.where(np.arange(12) < 2, 0.9, 0.1).astype(np.float32), "v": r.standard_normal(vshape).astype(np.float32)},
+            {"x": np.zeros(12, np.float32), "v": r.standard_normal(vshape).astype(np.float32)},
+            {"x": np.ones(12, np.float32), "v": r.standard_normal(vshape).astype(np.float32)}]
+
+
+def slice_to_count():
+    r = rng("slice_to_count")
+    nodes = count_prefix([]) + [
+        helper.make_node("Slice", ["v", "ax0", "n1", "ax0"], ["y"]),
+        helper.make_node("ReduceSum", ["y", "ax0"], ["col_sums"], keepdims=0)]
+    g = helper.make_graph(nodes, "slice_to_count", [vi("x", [12]), vi("v", [12, 3])],
+                          [vi("y", ["n", 3]), vi("col_sums", [3])])
+    save("slice_to_count", g, count_sets(r, [12, 3]))
+
+
+# The same count as the end of a strided slice along axis 1 (start 1, step 2) next to a constant
+# slice of axis 0 in the same node (ends = Concat(count, 3)), then the slice's row sums.
+def slice_count_step():
+    r = rng("slice_count_step")
+    nodes = count_prefix([]) + [
+        const("three", np.array([3], np.int64)),
+        helper.make_node("Concat", ["n1", "three"], ["ends"], axis=0),
+        const("starts", np.array([1, 0], np.int64)),
+        const("axes", np.array([1, 0], np.int64)),
+        const("steps", np.array([2, 1], np.int64)),
+        helper.make_node("Slice", ["v", "starts", "ends", "axes", "steps"], ["y"]),
+        const("ax1", np.array([1], np.int64)),
+        helper.make_node("ReduceSum", ["y", "ax1"], ["row_sums"], keepdims=0)]
+    g = helper.make_graph(nodes, "slice_count_step", [vi("x", [12]), vi("v", [4, 12])],
+                          [vi("y", [3, "m"]), vi("row_sums", [3])])
+    save("slice_count_step", g, count_sets(r, [4, 12]))
+
+
+# Range up to a NonZero count whose result is used only through its Shape (the NonZero must
+# stay in the compiled graph to bind the count).
+def range_to_count():
+    r = rng("range_to_count")
+    nodes = count_prefix([]) + [const("z", np.array(0, np.int64)),
+                                helper.make_node("Range", ["z", "n", "one"], ["idx"]),
+                                helper.make_node("Gather", ["v", "idx"], ["y"], axis=0)]
+    g = helper.make_graph(nodes, "range_to_count", [vi("x", [12]), vi("v", [12, 3])],
+                          [vi("idx", ["n"], I64), vi("y", ["n", 3])])
+    save("range_to_count", g, count_sets(r, [12, 3]))
+
+
+# Refused with a typed error naming the node: a Loop whose trip count is a NonZero count (Loop
+# and Scan are unrolled at import, so the trip count must fold to a constant).
+def loop_count_from_data():
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Add", ["acc_in", "acc_in"], ["acc_out"])],
+        "body", [vi("i", [], I64), vi("cond_in", [], B), vi("acc_in", [3])],
+        [vi("cond_out", [], B), vi("acc_out", [3])])
+    nodes = count_prefix([]) + [
+        const("cond", np.array(True)),
+        helper.make_node("Loop", ["n", "cond", "v"], ["out"], body=body, name="loop_by_count")]
+    g = helper.make_graph(nodes, "loop_count_from_data", [vi("x", [12]), vi("v", [3])], [vi("out", [3])])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(HERE, "errors", "loop_count_from_data.onnx"))
+
+
 reshape_to_count()
 nonzero_chain()
 nonzero_shape_ops()
@@ -370,3 +448,7 @@ unique_case("unique_axis0", [5, 3], np.float32, 0, 1)
 unique_case("unique_axis1_unsorted", [2, 6], np.int64, 1, 0)
 compress_on_data()
 detector_nms()
+slice_to_count()
+slice_count_step()
+loop_count_from_data()
+range_to_count()

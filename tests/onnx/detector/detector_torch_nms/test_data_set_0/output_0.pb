@@ -1,0 +1,2 @@
+JÀ5\@ì!xAèAr¬AgºAàFü@7(ðALáYA¦AüGuA	upAä¦­Aé„‚A…ø5A''²AðˆA¨ƒA¢Gë@=U´A9ðUAÀs›AD_A†ÍA"•¥A@³T@êTB@ðQAnjAÛŽ@+ÇÖA „-A’áBP¥Õ¾ÈS9A¿_´@ÔÌA
+ñAÓÛAúxlAbBBLÒ£A$\8A`ŒÓAÞqA¾eu@JÒ5A¼¿"AA

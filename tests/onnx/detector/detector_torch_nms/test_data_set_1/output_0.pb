@@ -1,0 +1,1 @@
+J€J¥Að	ÕAÖ¹åA5ûAœç›@h;ãA¨A¼çB*U¶AõÕAòÐûA®$B@Â½Aÿ<AŽžöA‰‡A¿ÿÈA›@@måÿAÓïAt§‡Aõé@\™·Al3FA­4@ÿšA÷J&A‚­ÂAZ«#Ae¬™@ÔpAŠÍ#AˆAde?âš¿AÞ@á@Š±A/ŽAÚ³jA• ±AÁhÉAC¼AÛÍõAxiîA8¥MAžj¢A°¸ŸAŽPÈAÍï¥@Zº&Aä°AA–A{Aé¦9AFjÃA^…A`ãA€mVAPynA@) A q¥Aá¡¤A^â€@Y]èA’ZA
