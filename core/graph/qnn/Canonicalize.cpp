@@ -283,11 +283,6 @@ class Canonicalizer : public ExprMutator {
       };
       r = roundAddSaturate(makeCall("add", {term(a[0], a[2], a[3]), term(a[1], a[4], a[5])}), a[7], 0, rank,
                            c->attrs.getDType("out_dtype"));
-    } else if (op == "qnn.lookup") {
-      // A gather from the constant table: int32 index x - lowest(x).
-      Expr idx = cast(a[0], DataType::Int(32));
-      if (tensorTypeOf(a[0]).dtype.isInt()) idx = makeCall("add", {idx, makeScalar(128, DataType::Int(32))});
-      r = makeCall("take", {a[1], idx}, {{"axis", int64_t(0)}}, c->name);
     } else if (op == "qnn.conv2d" && (r = packedConv(*c)).defined()) {
     } else if (op == "qnn.conv2d" && (r = depthwiseConv(*c)).defined()) {
     } else if (op == "qnn.dense" && (r = packedDense(*c)).defined()) {

@@ -1,6 +1,7 @@
 // fake-quantization-to-integer: QDQ patterns (dequantize -> float op -> quantize) as integer ops.
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 
 #include "core/graph/Mutator.h"
 #include "core/graph/Op.h"
@@ -187,7 +188,10 @@ class FakeQuantToInteger : public ExprMutator {
       const float fv = sigmoid ? mlasLogistic(v) : (v >= 0 ? v : v * alpha);
       t.v[size_t(i)] = std::clamp(double(std::nearbyint(fv / ys)) + qz, lo, hi);
     }
-    return makeCall("qnn.lookup", {x->q, makeConstant(toNDArray(t))}, {}, q.name);
+    std::ostringstream what;
+    what << (sigmoid ? "sigmoid" : "leaky_relu") << " of the dequantized input";
+    if (!sigmoid) what << " (alpha " << alpha << ")";
+    return makeCall("qnn.lookup", {x->q, makeConstant(toNDArray(t))}, {{"function", what.str()}}, q.name);
   }
 
   /// quantize(multiply(dequantize(a), dequantize(b))) (broadcasting, per-tensor parameters) as

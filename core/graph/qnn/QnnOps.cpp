@@ -282,9 +282,10 @@ void registerQnnOps() {
            "saturate(round_half_even((a - a_zp) * (a_scale / y_scale) + (b - b_zp) * (b_scale / y_scale)) + "
            "y_zp) in float32, a and b broadcast, the parameters scalars (ONNX Runtime's QLinearAdd; a "
            "residual add of a QDQ model)");
-  defineOp("qnn.lookup", 2, OpPattern::Injective, {}, lookupRel, lookupKernel,
+  defineOp("qnn.lookup", 2, OpPattern::Injective, {attrString("function", "")}, lookupRel, lookupKernel,
            "table[x - lowest(x)] for 8-bit x and a 256-entry table: a quantized unary op (ONNX Runtime's "
-           "QLinearSigmoid / QLinearLeakyRelu) evaluated at compile time for every input value");
+           "QLinearSigmoid / QLinearLeakyRelu) evaluated at compile time for every input value; `function` names "
+           "it (shown to the user, not used); lowered to a gather (topi)");
   defineOp("qnn.global_sum_pool2d", 1, OpPattern::OutEWiseFusable, {attrString("layout", "NCHW")},
            globalSumPoolRel, globalSumPoolKernel,
            "int32 sum over H and W of integer NCHW (or NCHW{k}c) data: the accumulator of a quantized "
