@@ -17,6 +17,7 @@
 #include "core/graph/Op.h"
 #include "core/graph/PassManager.h"
 #include "core/graph/qnn/Qnn.h"
+#include "core/graph/qnn/QnnUtil.h"
 
 using namespace loom;
 
@@ -472,6 +473,31 @@ private slots:
         blocked |= c->attrs.getString("layout") != "NCHW";
     QVERIFY(blocked);
     runAll({x}, out, {array({1, C, H, W}, u8, randomInts(size_t(C * H * W), 0, 255, 10))}, 1);
+  }
+
+  // A quantized sigmoid after a packed int8 conv (an SE gate, SiLU): ConvertLayout keeps the
+  // qnn.lookup in the conv's NCHW{k}c layout (no layout_transform around the table), and opt
+  // levels 0 (NCHW) and 3 agree exactly.
+  void lookupIsBlockedAfterAConv() {
+    DataType u8 = DataType::UInt(8), i8 = DataType::Int(8), f32 = DataType::Float(32);
+    const int64_t C = 16, O = 32, H = 6, W = 6;
+    graph::Var x = graph::makeVar("x", tt({1, C, H, W}, u8));
+    graph::Expr dx = graph::makeCall("qnn.dequantize", {x, scalar(0.02, f32), scalar(120, u8)});
+    graph::Expr dw = graph::makeCall("qnn.dequantize", {constant({O, C, 1, 1}, i8, randomInts(size_t(O * C), -64, 64, 19)),
+                                                        scalar(0.004, f32), scalar(0, i8)});
+    graph::Expr q = graph::makeCall("qnn.quantize", {graph::makeCall("nn.conv2d", {dx, dw}), scalar(0.05, f32), scalar(128, u8)},
+                                    {{"out_dtype", u8}});
+    graph::Expr s = graph::makeCall("sigmoid", {graph::makeCall("qnn.dequantize", {q, scalar(0.05, f32), scalar(128, u8)})});
+    graph::Expr out = graph::makeCall("qnn.quantize", {s, scalar(1.0 / 256, f32), scalar(0, u8)}, {{"out_dtype", u8}});
+    graph::Module m;
+    m.functions["main"] = graph::makeFunction({x}, out);
+    m = graph::runGraphPasses(m, graph::fusePipeline(true));
+    bool blocked = false;
+    for (const graph::Expr& e : graph::postOrder(m.main()->body, true))
+      if (auto* c = e.as<graph::CallNode>(); c && c->op && c->op->name == "qnn.lookup")
+        blocked |= graph::qnn::tensorTypeOf(c->args[0]).ndim() == 5;
+    QVERIFY(blocked);
+    runAll({x}, out, {array({1, C, H, W}, u8, randomInts(size_t(C * H * W), 0, 255, 20))}, 1);
   }
 
   void int8KernelsUseByteDotProducts_data() {
