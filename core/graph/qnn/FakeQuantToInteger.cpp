@@ -206,6 +206,9 @@ class FakeQuantToInteger : public ExprMutator {
     if (auto* m = asOp(y, "multiply")) {
       auto l = matchDq(m->args[0]), r = matchDq(m->args[1]);
       if (!l || !r || !perTensor(*l) || !perTensor(*r)) return Expr();
+      // 8-bit operands: the centered product (at most 255 * 255 in magnitude) is exact in int32
+      // and in the float32 requantize.
+      if (tensorTypeOf(l->q).dtype.bits() > 8 || tensorTypeOf(r->q).dtype.bits() > 8) return Expr();
       auto centeredInt = [](const Dq& d) {
         Expr c = makeCall("cast", {d.q}, {{"dtype", DataType::Int(32)}});
         if (d.zps[0] != 0) c = makeCall("subtract", {c, makeScalar(d.zps[0], DataType::Int(32))});
