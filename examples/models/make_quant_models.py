@@ -43,6 +43,7 @@ PLAN = {
     "mobilenet_v2": ["qdq", "qop"],
     "bert_encoder": ["dyn"],
     "se_cnn": ["qdq", "qop"],  # make_se_cnn.py (onnx.helper, no PyTorch)
+    "efficientnet_b0": ["qdq", "qop"],  # SiLU, squeeze-and-excitation
 }
 
 
