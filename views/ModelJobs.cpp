@@ -69,10 +69,33 @@ QString dtypeText(const graph::Expr& e) {
   return t ? q(t->dtype.str()) : QString();
 }
 
+/// The weight operand of a packed int8 op, as two lines: "weights	int8, 4 per int32 word, packed at
+/// compile time: min -64 max 63" and "packed weights	Tensor[(4, 1, 3, 3, 4, 16), int32]" (int8
+/// tensors: their own statistics).
+QStringList packedWeightText(const graph::Expr& e) {
+  auto* k = e.as<graph::ConstantNode>();
+  if (!k) return {"weights	" + typeText(e)};
+  if (k->data.dtype().bits != 32) return {"weights	int8 per channel block: " + constantText(*k, e)};
+  int lo = 127, hi = -128;
+  const int64_t n = k->data.numel();
+  for (int64_t i = 0; i < n && n <= (int64_t(1) << 22); ++i) {
+    const auto w = uint32_t(k->data.as<int32_t>()[i]);
+    for (int b = 0; b < 4; ++b) {
+      const int v = int8_t(uint8_t(w >> (8 * b)));
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+  }
+  return {"weights	int8, 4 per int32 word, packed at compile time: min " + QString::number(lo) + " max " +
+              QString::number(hi),
+          "packed weights	" + typeText(e)};
+}
+
 /// The names of a qnn op's scale and zero-point operands by argument index, and which operand's
 /// or result's quantization they describe; empty for other ops.
 struct QuantOperands {
   std::map<size_t, QString> names;
+  std::map<size_t, QStringList> described;  ///< operands listed with their own lines (packed weights, tables)
   QStringList lines;  ///< "quantized	uint8, scale 0.02, zero point 128" lines
 };
 /// `resolve` maps an operand to the constant it stands for (a fused group's parameter bound to
@@ -103,13 +126,25 @@ QuantOperands quantOperands(const graph::CallNode& c, const std::function<graph:
   } else if ((op == "qnn.conv2d" || op == "qnn.dense" || op == "qnn.matmul") && a.size() == 4) {
     r.names = {{2, "data zero point"}, {3, "weight zero point"}};
     r.lines << "integer product	" + dtypeText(a[0]) + " x " + dtypeText(a[1]) + " -> int32 accumulator";
-  } else if (op.rfind("qnn.", 0) == 0 && c.attrs.has("pad_value")) {  // the packed int8 convs
-    r.lines << "integer product	" + dtypeText(a[0]) + " x packed " + dtypeText(a[1]) +
-                   " -> int32 accumulator (data zero point " + QString::number(c.attrs.getInt("pad_value")) +
-                   " folded into a per-channel correction)";
+  } else if (op.rfind("qnn.", 0) == 0 && op.size() > 5 && op.compare(op.size() - 5, 5, "_u8s8") == 0 && a.size() == 2) {
+    // The packed int8 convs and dense layers: u8 data x s8 weights packed at compile time.
+    r.lines << "integer product	" + dtypeText(a[0]) + " x int8 -> int32 accumulator";
+    if (c.attrs.has("pad_value"))
+      r.lines << "data zero point	" + QString::number(c.attrs.getInt("pad_value")) +
+                     ": the padding value; folded into a per-channel correction";
+    if (c.attrs.has("pairs16"))
+      r.lines << QString("byte pairs in int16	") +
+                     (c.attrs.getInt("pairs16") ? "yes: every weight pair has |w0| + |w1| <= 128"
+                                                : "no: a weight pair can leave int16 (exact wide form)");
+    r.described[1] = packedWeightText(a[1]);
+  } else if (op == "qnn.lookup" && a.size() == 2) {
+    r.lines << "lookup	" + dtypeText(a[1]) + " table of 256 entries, one per " + dtypeText(a[0]) +
+                   " input value, built at compile time";
+    if (auto* k = a[1].as<graph::ConstantNode>()) r.described[1] = {"table	" + constantText(*k, a[1])};
   }
   for (const auto& [i, name] : r.names)
     if (i < a.size()) r.lines << name + "	" + quantParamText(a[i]);
+  for (const auto& [i, text] : r.described) r.lines << text;  // NOLINT: QStringList appends
   return r;
 }
 
@@ -166,7 +201,7 @@ private:
         props << quant.lines;
         for (size_t i = 0; i < c->args.size(); ++i) {
           const graph::Expr& a = c->args[i];
-          if (quant.names.count(i)) continue;                 // listed by name above
+          if (quant.names.count(i) || quant.described.count(i)) continue;  // listed by name above
           if (m_constParams.contains(a.get())) continue;  // listed with its values by fusedCall
           if (auto* k = a.as<graph::ConstantNode>())
             props << QString("input %1 (%2)\t").arg(i).arg(k->name.empty() ? QString("const") : q(k->name)) + constantText(*k, a);
@@ -210,7 +245,8 @@ private:
       if (!c || id < before) continue;
       const QuantOperands quant = quantOperands(*c, [&](const graph::Expr& e) { return resolveConstant(e); });
       for (size_t i = 0; i < c->args.size(); ++i)
-        if (auto it = m_constParams.find(c->args[i].get()); it != m_constParams.end() && !quant.names.count(i)) {
+        if (auto it = m_constParams.find(c->args[i].get());
+            it != m_constParams.end() && !quant.names.count(i) && !quant.described.count(i)) {
           auto* k = it->as<graph::ConstantNode>();
           m_g.nodes[id].properties << QString("input %1 (%2)\t").arg(i).arg(k->name.empty() ? QString("const") : q(k->name)) +
                                           constantText(*k, *it);

@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
   QCommandLineOption profileOpt("profile", "Profile the model once it is loaded (Model > Profile; with --screenshot: before the capture)");
   QCommandLineOption profileRunsOpt("profile-runs", "Timed runs of --profile", "N", "20");
   QCommandLineOption grabOpt("grab", "With --screenshot: capture the window, or only the profile's roofline chart, its kernel "
-                             "table or the model graph", "window|roofline|kernels|graph", "window");
+                             "table, the model graph or the properties of the selected node (with --find)", "window|roofline|kernels|graph|properties", "window");
   cli.addOptions({modelOpt, presetOpt, scheduleOpt, targetOpt, shotOpt, sizeOpt, graphModeOpt, darkOpt, runOpt, linkOpt, findOpt,
                  groupOpt, collapseOpt, tuneOpt, tuneModelOpt, shapesOpt, profileOpt, profileRunsOpt, grabOpt});
   cli.process(app);  // --help / --version print and exit here
@@ -266,6 +266,12 @@ int main(int argc, char** argv) {
     }
     QString grab = cli.value(grabOpt);
     QWidget* target = &w;
+    if (grab == "properties") {  // the left docks wide and the properties tall enough to read every line
+      w.resizeDocks({w.findChild<QDockWidget*>("modelDock")}, {w.width() * 45 / 100}, Qt::Horizontal);
+      w.resizeDocks({w.findChild<QDockWidget*>("propertiesDock")}, {w.height() * 45 / 100}, Qt::Vertical);
+      for (int i = 0; i < 5; ++i) QCoreApplication::processEvents();
+      target = w.findChild<QDockWidget*>("propertiesDock");
+    }
     if (grab == "roofline" || grab == "kernels") {
       w.profileDock()->tabs()->setCurrentIndex(grab == "roofline" ? 1 : 0);
       target = grab == "roofline" ? static_cast<QWidget*>(w.profileDock()->rooflineView()) : w.profileDock()->tabs();

@@ -2,8 +2,8 @@
 """Quantizes zoo models with ONNX Runtime's quantizer and records ONNX Runtime's int8 outputs.
 
 Reads the float models that make_torch_models.py writes (OUT/<name>/model.onnx; make them first
-with `/usr/bin/python3 examples/models/make_torch_models.py --only resnet18,mobilenet_v2,bert_encoder`)
-and writes, next to them:
+with `/usr/bin/python3 examples/models/make_torch_models.py --only resnet18,mobilenet_v2,bert_encoder`,
+or se_cnn with make_se_cnn.py) and writes, next to them:
 
   OUT/<name>_int8_qdq/   quantize_static, QDQ format (QuantizeLinear/DequantizeLinear pairs)
   OUT/<name>_int8_qop/   quantize_static, QOperator format (QLinearConv, QLinearAdd, QGemm, ...)
@@ -42,6 +42,8 @@ PLAN = {
     "resnet18": ["qdq", "qop"],
     "mobilenet_v2": ["qdq", "qop"],
     "bert_encoder": ["dyn"],
+    "se_cnn": ["qdq", "qop"],  # make_se_cnn.py (onnx.helper, no PyTorch)
+    "efficientnet_b0": ["qdq", "qop"],  # SiLU, squeeze-and-excitation
 }
 
 

@@ -17,6 +17,7 @@
 #include "core/graph/Op.h"
 #include "core/graph/PassManager.h"
 #include "core/graph/qnn/Qnn.h"
+#include "core/graph/qnn/QnnUtil.h"
 
 using namespace loom;
 
@@ -352,6 +353,103 @@ private slots:
         QFAIL(qPrintable(QString("output %1: %2, reference %3").arg(i).arg(got[i]).arg(want[i])));
   }
 
+  void qdqLookupMulAvgPoolAreInteger_data() {
+    QTest::addColumn<QString>("op");
+    QTest::addColumn<bool>("int8");
+    QTest::newRow("sigmoid u8") << "sigmoid" << false;
+    QTest::newRow("sigmoid s8") << "sigmoid" << true;
+    QTest::newRow("leaky relu u8") << "leaky" << false;
+    QTest::newRow("leaky relu s8") << "leaky" << true;
+    QTest::newRow("mul by [1,C,1,1] u8") << "mul" << false;
+    QTest::newRow("mul by [1,C,1,1] s8") << "mul" << true;
+    QTest::newRow("add of [1,C,1,1] u8") << "add" << false;
+    QTest::newRow("add of [1,C,1,1] s8") << "add" << true;
+    QTest::newRow("avg pool 3x3 s2 pads count_include_pad 0 u8") << "avgpool0" << false;
+    QTest::newRow("avg pool 3x3 s1 pads count_include_pad 1 u8") << "avgpool1" << false;
+    QTest::newRow("avg pool 3x3 s2 pads count_include_pad 0 s8") << "avgpool0" << true;
+  }
+  /// QLinearSigmoid / QLinearLeakyRelu (a 256-entry table), QLinearMul and QLinearAdd with
+  /// broadcasting (an SE block's [N, C, H, W] x [N, C, 1, 1]) and QLinearAveragePool with padding:
+  /// no dequantize/quantize left after fake-quantization-to-integer, and the results equal the
+  /// float64 reference of the ONNX definition (dequantize, the float op, quantize) exactly at
+  /// opt levels 0 and 3. Every input value of the table ops is covered.
+  void qdqLookupMulAvgPoolAreInteger() {
+    QFETCH(QString, op);
+    QFETCH(bool, int8);
+    const DataType qt = int8 ? DataType::Int(8) : DataType::UInt(8), f32 = DataType::Float(32);
+    const double lo = int8 ? -128 : 0, hi = int8 ? 127 : 255;
+    const int64_t C = 20, H = 11, W = 13, n = C * H * W;
+    const double xs = double(0.0371f), xz = int8 ? -7 : 121, bs = double(0.0613f), bz = int8 ? 9 : 140;
+    const double ys = double(op == "sigmoid" ? 0.00391f : 0.0297f), yz = int8 ? (op == "sigmoid" ? -128 : 3) : 17;
+    const bool binary = op == "mul" || op == "add";
+    graph::Var x = graph::makeVar("x", tt({1, C, H, W}, qt));
+    graph::Var b = graph::makeVar("b", tt({1, C, 1, 1}, qt));
+    std::vector<double> xv = randomInts(size_t(n), int(lo), int(hi), 41), bv = randomInts(size_t(C), int(lo), int(hi), 42);
+    for (int64_t i = 0; i < 256; ++i) xv[size_t(i)] = lo + double(i);  // every value of the type
+    graph::Expr dx = graph::makeCall("qnn.dequantize", {x, scalar(xs, f32), scalar(xz, qt)});
+    graph::Expr db = graph::makeCall("qnn.dequantize", {b, scalar(bs, f32), scalar(bz, qt)});
+    const double alpha = 0.13;
+    const std::vector<int64_t> pads{1, 1, 1, 1};
+    const int64_t stride = op == "avgpool1" ? 1 : 2;
+    graph::Expr y;
+    if (op == "sigmoid") y = graph::makeCall("sigmoid", {dx});
+    else if (op == "leaky") y = graph::makeCall("nn.leaky_relu", {dx}, {{"alpha", alpha}});
+    else if (op == "mul") y = graph::makeCall("multiply", {dx, db});
+    else if (op == "add") y = graph::makeCall("add", {dx, db});
+    else
+      y = graph::makeCall("nn.avg_pool2d", {dx},
+                          {{"pool_size", std::vector<int64_t>{3, 3}}, {"strides", std::vector<int64_t>{stride, stride}},
+                           {"padding", pads}, {"count_include_pad", int64_t(op == "avgpool1")}});
+    graph::Expr q = graph::makeCall("qnn.quantize", {y, scalar(ys, f32), scalar(yz, qt)}, {{"out_dtype", qt}});
+    std::vector<graph::Var> params{x};
+    std::vector<NDArray> ins{array({1, C, H, W}, qt, xv)};
+    if (binary) {
+      params.push_back(b);
+      ins.push_back(array({1, C, 1, 1}, qt, bv));
+    }
+
+    graph::Module m;
+    m.functions["main"] = graph::makeFunction(params, q);
+    m = graph::qnn::fakeQuantizationToInteger(m);
+    std::set<std::string> ops;
+    for (const graph::Expr& e : graph::postOrder(m.main()->body))
+      if (auto* c = e.as<graph::CallNode>(); c && c->op) ops.insert(c->op->name);
+    QVERIFY2(!ops.count("qnn.dequantize") && !ops.count("qnn.quantize"), "a float round trip is left");
+    if (op == "sigmoid" || op == "leaky") QVERIFY(ops.count("qnn.lookup"));
+
+    std::vector<double> got = runAll(params, q, ins, 0);
+    auto quant = [&](double v) { return std::clamp(std::nearbyint(v / ys) + yz, lo, hi); };
+    std::vector<double> want;
+    if (op == "sigmoid" || op == "leaky" || binary) {
+      for (int64_t i = 0; i < n; ++i) {
+        const double v = (xv[size_t(i)] - xz) * xs, w = (bv[size_t(i / (H * W))] - bz) * bs;
+        want.push_back(quant(op == "sigmoid" ? 1 / (1 + std::exp(-v))
+                             : op == "leaky" ? (v >= 0 ? v : v * alpha)
+                             : op == "mul"   ? v * w
+                                             : v + w));
+      }
+    } else {
+      const int64_t OH = (H + 2 - 3) / stride + 1, OW = (W + 2 - 3) / stride + 1;
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t oh = 0; oh < OH; ++oh)
+          for (int64_t ow = 0; ow < OW; ++ow) {
+            double sum = 0;
+            int64_t count = 0;
+            for (int64_t i = oh * stride - 1; i < oh * stride + 2; ++i)
+              for (int64_t j = ow * stride - 1; j < ow * stride + 2; ++j)
+                if (i >= 0 && i < H && j >= 0 && j < W) {
+                  sum += (xv[size_t((c * H + i) * W + j)] - xz) * xs;
+                  ++count;
+                }
+            want.push_back(quant(sum / double(op == "avgpool1" ? 9 : count)));
+          }
+    }
+    QCOMPARE(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i)
+      if (got[i] != want[i])
+        QFAIL(qPrintable(QString("output %1: %2, reference %3").arg(i).arg(got[i]).arg(want[i])));
+  }
+
   // A global average pool after a packed int8 conv: ConvertLayout blocks qnn.global_sum_pool2d
   // (NCHW{k}c, one kernel, no layout_transform before it) and opt levels 0 (NCHW) and 3 agree
   // exactly.
@@ -375,6 +473,31 @@ private slots:
         blocked |= c->attrs.getString("layout") != "NCHW";
     QVERIFY(blocked);
     runAll({x}, out, {array({1, C, H, W}, u8, randomInts(size_t(C * H * W), 0, 255, 10))}, 1);
+  }
+
+  // A quantized sigmoid after a packed int8 conv (an SE gate, SiLU): ConvertLayout keeps the
+  // qnn.lookup in the conv's NCHW{k}c layout (no layout_transform around the table), and opt
+  // levels 0 (NCHW) and 3 agree exactly.
+  void lookupIsBlockedAfterAConv() {
+    DataType u8 = DataType::UInt(8), i8 = DataType::Int(8), f32 = DataType::Float(32);
+    const int64_t C = 16, O = 32, H = 6, W = 6;
+    graph::Var x = graph::makeVar("x", tt({1, C, H, W}, u8));
+    graph::Expr dx = graph::makeCall("qnn.dequantize", {x, scalar(0.02, f32), scalar(120, u8)});
+    graph::Expr dw = graph::makeCall("qnn.dequantize", {constant({O, C, 1, 1}, i8, randomInts(size_t(O * C), -64, 64, 19)),
+                                                        scalar(0.004, f32), scalar(0, i8)});
+    graph::Expr q = graph::makeCall("qnn.quantize", {graph::makeCall("nn.conv2d", {dx, dw}), scalar(0.05, f32), scalar(128, u8)},
+                                    {{"out_dtype", u8}});
+    graph::Expr s = graph::makeCall("sigmoid", {graph::makeCall("qnn.dequantize", {q, scalar(0.05, f32), scalar(128, u8)})});
+    graph::Expr out = graph::makeCall("qnn.quantize", {s, scalar(1.0 / 256, f32), scalar(0, u8)}, {{"out_dtype", u8}});
+    graph::Module m;
+    m.functions["main"] = graph::makeFunction({x}, out);
+    m = graph::runGraphPasses(m, graph::fusePipeline(true));
+    bool blocked = false;
+    for (const graph::Expr& e : graph::postOrder(m.main()->body, true))
+      if (auto* c = e.as<graph::CallNode>(); c && c->op && c->op->name == "qnn.lookup")
+        blocked |= graph::qnn::tensorTypeOf(c->args[0]).ndim() == 5;
+    QVERIFY(blocked);
+    runAll({x}, out, {array({1, C, H, W}, u8, randomInts(size_t(C * H * W), 0, 255, 20))}, 1);
   }
 
   void int8KernelsUseByteDotProducts_data() {

@@ -17,9 +17,9 @@ if ! "$ORTPY" -c "import onnxruntime.quantization" 2>/dev/null; then
        "onnxruntime onnx; then configure with -DLOOM_ORT_PYTHON=V/bin/python)"
   exit 77
 fi
-"$PY" "$SRC/examples/models/make_torch_models.py" --out "$OUT" --only resnet18,mobilenet_v2,bert_encoder 2>&1 |
-  grep -v -i warning || true
-"$ORTPY" "$SRC/examples/models/make_quant_models.py" --models "$OUT" 2>&1 | grep -v -i warning || true
+MODELS=resnet18,mobilenet_v2,bert_encoder,efficientnet_b0
+"$PY" "$SRC/examples/models/make_torch_models.py" --out "$OUT" --only $MODELS 2>&1 | grep -v -i warning || true
+"$ORTPY" "$SRC/examples/models/make_quant_models.py" --models "$OUT" --only $MODELS 2>&1 | grep -v -i warning || true
 exec "$PY" "$SRC/tests/quant_models/check_quant_models.py" "$LOOM" \
   "$OUT"/resnet18_int8_qdq "$OUT"/resnet18_int8_qop "$OUT"/mobilenet_v2_int8_qdq "$OUT"/mobilenet_v2_int8_qop \
-  "$OUT"/bert_encoder_int8_dyn
+  "$OUT"/bert_encoder_int8_dyn "$OUT"/efficientnet_b0_int8_qdq "$OUT"/efficientnet_b0_int8_qop

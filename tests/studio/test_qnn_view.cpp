@@ -9,6 +9,7 @@
 
 #include "core/graph/Expr.h"
 #include "core/graph/pass/InferType.h"
+#include "core/graph/qnn/Qnn.h"
 #include "views/CodePane.h"
 #include "views/MainWindow.h"
 #include "views/ModelJobs.h"
@@ -81,6 +82,24 @@ private slots:
     QVERIFY(weight);
   }
 
+  /// A quantized sigmoid becomes a qnn.lookup: its properties name the function and the table.
+  void lookupPropertiesNameTheTable() {
+    DataType u8 = DataType::UInt(8), f32 = DataType::Float(32);
+    graph::Var x = graph::makeVar("x", graph::tensorType(std::vector<int64_t>{1, 4, 2, 2}, u8));
+    graph::Expr dx = graph::makeCall("qnn.dequantize", {x, scalar(0.05, f32), scalar(128, u8)});
+    graph::Expr q = graph::makeCall("qnn.quantize", {graph::makeCall("sigmoid", {dx}), scalar(1.0 / 256, f32), scalar(0, u8)},
+                                    {{"out_dtype", u8}});
+    graph::Module m;
+    m.functions["main"] = graph::makeFunction({x}, q);
+    m = graph::inferType(graph::qnn::fakeQuantizationToInteger(m));
+    QStringList lp = propertiesOf(buildGraphData(m.main()), "qnn.lookup");
+    QVERIFY2(lp.contains("attr function\t\"sigmoid of the dequantized input\""), qPrintable(lp.join(" | ")));
+    QVERIFY2(lp.contains("lookup\tuint8 table of 256 entries, one per uint8 input value, built at compile time"),
+             qPrintable(lp.join(" | ")));
+    QVERIFY2(!lp.filter(QRegularExpression("^table\tTensor\\[\\(256,\\), uint8\\].*min 0 max 255")).isEmpty(),
+             qPrintable(lp.join(" | ")));
+  }
+
   void int8KernelOpensInEditorAndRuns() {
     if (!QFile::exists(qlinearConv())) QSKIP("tests/onnx/quant_ops model missing");
     MainWindow w;
@@ -97,7 +116,14 @@ private slots:
     QVERIFY2(!qp.filter("quantized output\tuint8, scale ").isEmpty(), qPrintable(qp.join(" | ")));
     // The fused view's packed int8 conv says what it multiplies.
     QStringList cp = propertiesOf(m->fused, "qnn.conv2d_u8s8");
-    QVERIFY2(!cp.filter("integer product\tuint8 x packed int32 -> int32 accumulator").isEmpty(), qPrintable(cp.join(" | ")));
+    QVERIFY2(cp.contains("integer product\tuint8 x int8 -> int32 accumulator"), qPrintable(cp.join(" | ")));
+    QVERIFY2(!cp.filter("data zero point\t120: the padding value").isEmpty(), qPrintable(cp.join(" | ")));
+    // The packed weight words are described by their int8 values (the model's weights are
+    // 7-bit: -64 .. 63), not as int32 statistics.
+    QStringList wp = cp.filter("weights\t");
+    QVERIFY2(wp.size() == 2 && wp[0].contains("int8, 4 per int32 word") && wp[0].contains("min -64 max 6"),
+             qPrintable(cp.join(" | ")));
+    QVERIFY2(cp.filter(QRegularExpression("^input 1")).isEmpty(), qPrintable(cp.join(" | ")));
     int cluster = -1;
     for (int c = 0; c < g->clusterGroup.size() && cluster < 0; ++c)
       if (int k = g->clusterGroup[c]; k >= 0)

@@ -180,6 +180,11 @@ private:
       return toPlain(withArgs(*c, {b->src}), b->layout, b->channels);
     }
     if (op == "nn.bias_add") return biasAdd(*c, e);
+    if (op == "qnn.lookup") {  // a table per element: any layout (padding channels stay finite)
+      std::optional<Blocked> b = asBlocked(c->args[0]);
+      if (!b) return e;
+      return toPlain(withArgs(*c, {b->src, c->args[1]}), b->layout, b->channels);
+    }
     if (c->op->findAttr("layout") && c->args.size() == 1) { // pools
       std::optional<Blocked> b = asBlocked(c->args[0]);
       if (!b || c->attrs.getString("layout") != "NCHW") return e;

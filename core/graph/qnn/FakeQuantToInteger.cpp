@@ -1,5 +1,7 @@
 // fake-quantization-to-integer: QDQ patterns (dequantize -> float op -> quantize) as integer ops.
+#include <algorithm>
 #include <cmath>
+#include <sstream>
 
 #include "core/graph/Mutator.h"
 #include "core/graph/Op.h"
@@ -46,6 +48,24 @@ Constant intVector(const std::vector<double>& v) {
   for (size_t i = 0; i < v.size(); ++i)
     a.as<int32_t>()[i] = int32_t(v[i]);
   return makeConstant(a);
+}
+
+/// MLAS's logistic (MlasComputeLogistic: Eigen's rational polynomial, clamped to [-18, 18], with
+/// fused multiply-adds as its FMA3 kernel), which ONNX Runtime's QLinearSigmoid table uses.
+float mlasLogistic(float v) {
+  v = std::min(std::max(v, -18.0f), 18.0f);
+  const float v2 = v * v;
+  float p = std::fmaf(v2, 4.37031012579801e-11f, 1.15627324459942e-07f);
+  p = std::fmaf(p, v2, 6.08574864600143e-05f);
+  p = std::fmaf(p, v2, 8.51377133304701e-03f);
+  p = std::fmaf(p, v2, 2.48287947061529e-01f);
+  p = p * v;
+  float q = std::fmaf(v2, 6.10247389755681e-13f, 5.76102136993427e-09f);
+  q = std::fmaf(q, v2, 6.29106785017040e-06f);
+  q = std::fmaf(q, v2, 1.70198817374094e-03f);
+  q = std::fmaf(q, v2, 1.16817656904453e-01f);
+  q = std::fmaf(q, v2, 9.93151921023180e-01f);
+  return std::clamp(p / q + 0.5f, 0.0f, 1.0f);
 }
 
 /// x_scale * w_scale per output channel, in float32 as ONNX Runtime computes it.
@@ -97,6 +117,11 @@ class FakeQuantToInteger : public ExprMutator {
     if (!relu) {
       if (Expr moved = throughDataMovement(y, qs[0], qz[0], outT); moved.defined()) return moved;
     }
+    if (!relu) {
+      if (Expr r = integerLookup(y, *q, qs[0], qz[0], outT); r.defined()) return r;
+    }
+    if (Expr r = integerMulOrAvgPool(y, *q, qs[0], qz[0], outT); r.defined())
+      return relu ? makeCall("maximum", {r, makeScalar(qz[0], outT)}) : r;
     if (Expr r = integerPoolOrAdd(y, *q, outT); r.defined())
       return relu ? makeCall("maximum", {r, makeScalar(qz[0], outT)}) : r;
     if (!relu) {
@@ -115,8 +140,9 @@ class FakeQuantToInteger : public ExprMutator {
   }
 
   /// quantize(global_avg_pool2d(dequantize(x))) as requantize(global_sum_pool2d(x) - H * W *
-  /// x_zp; x_scale / (H * W)) (an int32 sum that ConvertLayout blocks like the float pool); quantize(add(dequantize(a), dequantize(b))) as qnn.add (ONNX Runtime's
-  /// QLinearAdd: a residual add of a QDQ model stays integer in, integer out). Per-tensor
+  /// x_zp; x_scale / (H * W)) (an int32 sum that ConvertLayout blocks like the float pool); quantize(add(dequantize(a),
+  /// dequantize(b))) as qnn.add (ONNX Runtime's QLinearAdd: a residual add of a QDQ model, or a
+  /// broadcasting one, stays integer in, integer out). Per-tensor
   /// parameters only; null when `y` is neither.
   Expr integerPoolOrAdd(const Expr& y, const CallNode& q, DataType outT) {
     if (auto* p = asOp(y, "nn.global_avg_pool2d"); p && p->attrs.getString("layout") == "NCHW") {
@@ -133,11 +159,109 @@ class FakeQuantToInteger : public ExprMutator {
     if (auto* a = asOp(y, "add")) {
       auto l = matchDq(a->args[0]), r = matchDq(a->args[1]);
       if (!l || !r || !perTensor(*l) || !perTensor(*r)) return Expr();
-      if (!(tensorTypeOf(l->q).shape == tensorTypeOf(r->q).shape)) return Expr();
       return makeCall("qnn.add", {l->q, r->q, l->scale, l->zp, r->scale, r->zp, q.args[1], q.args[2]},
                       {{"out_dtype", outT}}, q.name);
     }
     return Expr();
+  }
+
+  /// quantize(sigmoid(dequantize(x))) and quantize(leaky_relu(dequantize(x))) of 8-bit x (per-tensor
+  /// parameters) as qnn.lookup(x, table): the 256 outputs computed at compile time as ONNX Runtime
+  /// builds its QLinearSigmoid / QLinearLeakyRelu table (dequantize in float32, the function in
+  /// float32, MLAS's logistic for the sigmoid, quantize), so the results are ORT's exactly.
+  Expr integerLookup(const Expr& y, const CallNode& q, double qs, double qz, DataType outT) {
+    auto* f = y.as<CallNode>();
+    if (!f || !f->op || (f->op->name != "sigmoid" && f->op->name != "nn.leaky_relu")) return Expr();
+    auto x = matchDq(f->args[0]);
+    if (!x || !perTensor(*x) || tensorTypeOf(y).dtype != DataType::Float(32)) return Expr();
+    const DataType xt = tensorTypeOf(x->q).dtype;
+    if ((xt != DataType::UInt(8) && xt != DataType::Int(8)) || outT.bits() > 16) return Expr();
+    const bool sigmoid = f->op->name == "sigmoid";
+    const float alpha = sigmoid ? 0.0f : float(f->attrs.getFloat("alpha"));
+    const float xs = float(x->scales[0]), ys = float(qs);
+    const int xz = int(x->zps[0]);
+    const int lowest = xt.isUInt() ? 0 : -128;
+    auto [lo, hi] = saturationRange(outT);
+    HostTensor t({256}, outT);
+    for (int i = 0; i < 256; ++i) {
+      const float v = xs * float(lowest + i - xz);
+      const float fv = sigmoid ? mlasLogistic(v) : (v >= 0 ? v : v * alpha);
+      t.v[size_t(i)] = std::clamp(double(std::nearbyint(fv / ys)) + qz, lo, hi);
+    }
+    std::ostringstream what;
+    what << (sigmoid ? "sigmoid" : "leaky_relu") << " of the dequantized input";
+    if (!sigmoid) what << " (alpha " << alpha << ")";
+    return makeCall("qnn.lookup", {x->q, makeConstant(toNDArray(t))}, {{"function", what.str()}}, q.name);
+  }
+
+  /// quantize(multiply(dequantize(a), dequantize(b))) (broadcasting, per-tensor parameters) as
+  /// requantize((a - a_zp) * (b - b_zp), a_scale * b_scale): the int32 product (exact: at most
+  /// 255 * 255), scaled by float32(a_scale * b_scale) / y_scale as ONNX Runtime's QLinearMul.
+  /// quantize(avg_pool2d(dequantize(x))) (NCHW, no ceil mode) as the int32 window sum S of
+  /// x - x_zp (a depthwise qnn.conv2d with weights of ones; padding reads x_zp, so adds nothing)
+  /// and saturate(round_half_even(S * float32(x_scale / (count * y_scale))) + y_zp), count the
+  /// kernel's area (count_include_pad) or the window's elements inside the image (one multiplier
+  /// per output position).
+  Expr integerMulOrAvgPool(const Expr& y, const CallNode& q, double qs, double qz, DataType outT) {
+    if (auto* m = asOp(y, "multiply")) {
+      auto l = matchDq(m->args[0]), r = matchDq(m->args[1]);
+      if (!l || !r || !perTensor(*l) || !perTensor(*r)) return Expr();
+      // 8-bit operands: the centered product (at most 255 * 255 in magnitude) is exact in int32
+      // and in the float32 requantize.
+      if (tensorTypeOf(l->q).dtype.bits() > 8 || tensorTypeOf(r->q).dtype.bits() > 8) return Expr();
+      auto centeredInt = [](const Dq& d) {
+        Expr c = makeCall("cast", {d.q}, {{"dtype", DataType::Int(32)}});
+        if (d.zps[0] != 0) c = makeCall("subtract", {c, makeScalar(d.zps[0], DataType::Int(32))});
+        return c;
+      };
+      Expr acc = makeCall("multiply", {centeredInt(*l), centeredInt(*r)}, {}, m->name);
+      const float scale = float(l->scales[0]) * float(r->scales[0]);
+      return makeCall("qnn.requantize", {acc, makeScalar(scale, DataType::Float(32)), q.args[1], q.args[2]},
+                      {{"axis", int64_t(0)}, {"out_dtype", outT}}, q.name);
+    }
+    auto* p = asOp(y, "nn.avg_pool2d");
+    if (!p || p->attrs.getString("layout") != "NCHW" || p->attrs.getInt("ceil_mode") != 0) return Expr();
+    auto x = matchDq(p->args[0]);
+    if (!x || !perTensor(*x)) return Expr();
+    const TensorTypeNode& t = tensorTypeOf(x->q);
+    const TensorTypeNode& o = tensorTypeOf(y);
+    if (!t.isStatic() || t.ndim() != 4 || !o.isStatic() || t.dtype.bits() != 8) return Expr();
+    const std::vector<int64_t> k = p->attrs.getInts("pool_size"), st = p->attrs.getInts("strides"),
+                               pad = p->attrs.getInts("padding"), dil = p->attrs.getInts("dilation");
+    const int64_t C = t.shape[1].value, H = t.shape[2].value, W = t.shape[3].value;
+    const int64_t OH = o.shape[2].value, OW = o.shape[3].value;
+    runtime::NDArray ones = runtime::NDArray::empty({C, 1, k[0], k[1]}, runtime::DType{runtime::DType::Int, 8, 1});
+    std::fill(ones.as<int8_t>(), ones.as<int8_t>() + C * k[0] * k[1], int8_t(1));
+    Attrs conv;
+    conv.set("strides", st);
+    conv.set("padding", pad);
+    conv.set("dilation", dil);
+    conv.set("groups", C);
+    conv.set("data_layout", std::string("NCHW"));
+    conv.set("kernel_layout", std::string("OIHW"));
+    Expr sum = makeCall("qnn.conv2d", {x->q, makeConstant(ones), x->zp, makeScalar(0, DataType::Int(8))}, conv, p->name);
+    // One multiplier per output position (one for all when every window counts the same).
+    const bool includePad = p->attrs.getInt("count_include_pad") != 0;
+    std::vector<double> mult(size_t(OH * OW));
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        int64_t n = k[0] * k[1];
+        if (!includePad) {
+          int64_t rows = 0, cols = 0;
+          for (int64_t i = 0; i < k[0]; ++i) rows += (oh * st[0] - pad[0] + i * dil[0]) >= 0 && (oh * st[0] - pad[0] + i * dil[0]) < H;
+          for (int64_t j = 0; j < k[1]; ++j) cols += (ow * st[1] - pad[1] + j * dil[1]) >= 0 && (ow * st[1] - pad[1] + j * dil[1]) < W;
+          n = rows * cols;
+        }
+        mult[size_t(oh * OW + ow)] = double(float(x->scales[0] / (double(n) * qs)));
+      }
+    const bool uniform = std::all_of(mult.begin(), mult.end(), [&](double v) { return v == mult[0]; });
+    Expr m = uniform ? Expr(makeScalar(mult[0], DataType::Float(32)))
+                     : Expr(makeCall("reshape", {floatVector(mult)}, {{"newshape", std::vector<int64_t>{OH, OW}}}));
+    Expr v = makeCall("round", {makeCall("multiply", {makeCall("cast", {sum}, {{"dtype", DataType::Float(32)}}), m})});
+    if (qz != 0) v = makeCall("add", {v, makeScalar(qz, DataType::Float(32))});
+    auto [lo, hi] = saturationRange(outT);
+    v = makeCall("clip", {v}, {{"a_min", lo}, {"a_max", hi}});
+    return makeCall("cast", {v}, {{"dtype", outT}}, q.name);
   }
 
   /// quantize(concatenate(dequantize(x_i)...)) with per-tensor parameters: each x_i whose

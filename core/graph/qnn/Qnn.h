@@ -8,7 +8,7 @@
 
 namespace loom::graph::qnn {
 
-/// Registers qnn.quantize, qnn.dequantize, qnn.requantize, qnn.conv2d, qnn.dense, qnn.matmul
+/// Registers the qnn ops (quantize, dequantize, requantize, add, lookup, conv2d, dense, matmul, ...)
 /// (the op registry calls it with the built-in families).
 void registerQnnOps();
 
@@ -19,9 +19,12 @@ std::pair<double, double> saturationRange(DataType t);
 /// conv2d, dense and matmul (with a bias and a relu between them optionally) become integer ops
 /// with a requantize; `quantize(dequantize(x))` with the same parameters becomes `x`, and
 /// through pure data movement (reshape, transpose, max pooling) with the same parameters the
-/// values stay integer. A residual add becomes qnn.add, a global average pool an int32 sum
-/// with a requantize, a concat requantizes the inputs whose parameters differ from its
-/// output's. Everything else keeps its float form (dequantize -> op -> quantize).
+/// values stay integer. An add (broadcasting too) becomes qnn.add, a global average pool an int32
+/// sum with a requantize, an average pool an int32 window sum (depthwise conv of ones) with a
+/// multiplier per output position, a mul the int32 product with a requantize, sigmoid and leaky
+/// relu a qnn.lookup in a table built at compile time (as ONNX Runtime's), a concat requantizes
+/// the inputs whose parameters differ from its output's. Everything else keeps its float form
+/// (dequantize -> op -> quantize).
 Module fakeQuantizationToInteger(const Module& m);
 
 /// "qnn-canonicalize": every qnn op as core ops: casts, an int32 nn.conv2d/nn.dense/nn.matmul

@@ -122,36 +122,58 @@ HostTensor requantizeKernel(const CallNode& call, const std::vector<HostTensor>&
   return r;
 }
 
-/// qnn.add(a, b, a_scale, a_zp, b_scale, b_zp, y_scale, y_zp): a and b integer tensors of one
-/// shape, the six parameters scalars.
+/// qnn.add(a, b, a_scale, a_zp, b_scale, b_zp, y_scale, y_zp): a and b integer tensors whose
+/// shapes broadcast (numpy rules: a residual add, or [N, C, H, W] + [1, C, 1, 1]), the six
+/// parameters scalars.
 Type addRel(const CallNode& call, const std::vector<Type>& args) {
   const TensorTypeNode& a = argTensor(call, args, 0);
   const TensorTypeNode& b = argTensor(call, args, 1);
   requireIntDtype(call, a.dtype, "a");
   requireIntDtype(call, b.dtype, "b");
-  if (!(a.shape == b.shape))
-    LOOM_TYPE_FAIL(call) << "a and b must have one shape, got " << typeStr(args[0]) << " and " << typeStr(args[1]);
+  Shape shape = broadcastShapes(call, a.shape, b.shape);
   const char* names[] = {"a scale", "a zero point", "b scale", "b zero point", "output scale", "output zero point"};
   for (size_t i = 2; i < 8; ++i)
     if (requireParam(call, args, i, a, -1, names[i - 2], i % 2 == 0) != 1)
       LOOM_TYPE_FAIL(call) << names[i - 2] << " must be one value";
   DataType out = call.attrs.getDType("out_dtype");
   requireIntDtype(call, out, "out_dtype");
-  return tensorType(a.shape, out);
+  return tensorType(shape, out);
 }
 
 /// ONNX Runtime's QLinearAdd in float32: saturate(round_half_even((a - a_zp) * (a_scale / y_scale)
-/// + (b - b_zp) * (b_scale / y_scale)) + y_zp).
+/// + (b - b_zp) * (b_scale / y_scale)) + y_zp), a and b broadcast.
 HostTensor addKernel(const CallNode&, const std::vector<HostTensor>& in, const TensorTypeNode& o) {
-  HostTensor r(in[0].shape, o.dtype);
+  HostTensor r(o.staticShape(), o.dtype);
   auto [lo, hi] = saturationRange(o.dtype);
   const float ys = float(in[6].v[0]);
   const float ra = float(in[2].v[0]) / ys, rb = float(in[4].v[0]) / ys;
   const float az = float(in[3].v[0]), bz = float(in[5].v[0]);
+  std::vector<int64_t> idx;
   for (int64_t i = 0; i < r.numel(); ++i) {
-    const float fa = (float(in[0].v[i]) - az) * ra, fb = (float(in[1].v[i]) - bz) * rb;
+    unravel(i, r.shape, idx);
+    const float fa = (float(in[0].v[broadcastIndex(idx, in[0].shape)]) - az) * ra;
+    const float fb = (float(in[1].v[broadcastIndex(idx, in[1].shape)]) - bz) * rb;
     r.v[i] = std::clamp(double(std::nearbyint(fa + fb)) + in[7].v[0], lo, hi);
   }
+  return r;
+}
+
+/// qnn.lookup(x, table): 8-bit integer x, table of 256 entries indexed by x - lowest(x's type)
+/// (uint8: x, int8: x + 128) -> x's shape in the table's type.
+Type lookupRel(const CallNode& call, const std::vector<Type>& args) {
+  const TensorTypeNode& x = argTensor(call, args, 0);
+  const TensorTypeNode& t = argTensor(call, args, 1);
+  if (!(x.dtype == DataType::UInt(8) || x.dtype == DataType::Int(8)))
+    LOOM_TYPE_FAIL(call) << "data must be uint8 or int8, got " << typeStr(args[0]);
+  if (t.ndim() != 1 || !t.shape[0].isStatic() || t.shape[0].value != 256)
+    LOOM_TYPE_FAIL(call) << "table must have 256 entries, got " << typeStr(args[1]);
+  return tensorType(x.shape, t.dtype);
+}
+
+HostTensor lookupKernel(const CallNode&, const std::vector<HostTensor>& in, const TensorTypeNode& o) {
+  HostTensor r(in[0].shape, o.dtype);
+  const double offset = in[0].dtype.isUInt() ? 0 : 128;
+  for (int64_t i = 0; i < r.numel(); ++i) r.v[i] = in[1].v[int64_t(in[0].v[i] + offset)];
   return r;
 }
 
@@ -258,8 +280,12 @@ void registerQnnOps() {
            "int32 accumulator to 8 bits, as ONNX Runtime's QLinearConv/QLinearMatMul requantize");
   defineOp("qnn.add", 8, OpPattern::ElemWise, {attrDType("out_dtype")}, addRel, addKernel,
            "saturate(round_half_even((a - a_zp) * (a_scale / y_scale) + (b - b_zp) * (b_scale / y_scale)) + "
-           "y_zp) in float32, a and b of one shape, the parameters scalars (ONNX Runtime's QLinearAdd; a "
+           "y_zp) in float32, a and b broadcast, the parameters scalars (ONNX Runtime's QLinearAdd; a "
            "residual add of a QDQ model)");
+  defineOp("qnn.lookup", 2, OpPattern::Injective, {attrString("function", "")}, lookupRel, lookupKernel,
+           "table[x - lowest(x)] for 8-bit x and a 256-entry table: a quantized unary op (ONNX Runtime's "
+           "QLinearSigmoid / QLinearLeakyRelu) evaluated at compile time for every input value; `function` names "
+           "it (shown to the user, not used); lowered to a gather (topi)");
   defineOp("qnn.global_sum_pool2d", 1, OpPattern::OutEWiseFusable, {attrString("layout", "NCHW")},
            globalSumPoolRel, globalSumPoolKernel,
            "int32 sum over H and W of integer NCHW (or NCHW{k}c) data: the accumulator of a quantized "

@@ -137,9 +137,27 @@ std::vector<te::Tensor> globalSumPool(const CallNode& call, const std::vector<te
       "global_sum_pool", "global_pool")};
 }
 
+/// qnn.lookup: table[x - lowest(x)], a gather from the 256-entry constant table (an int32 index
+/// in 0..255: uint8 x as it is, int8 x + 128).
+std::vector<te::Tensor> lookup(const CallNode& call, const std::vector<te::Tensor>& in, const Type& outType) {
+  const auto& out = staticTensor(outType, call);
+  const te::Tensor& X = in[0];
+  const te::Tensor& T = in[1];
+  const bool isSigned = X->dtype.isInt();
+  return {te::compute(
+      teShape(out),
+      [&](const std::vector<Var>& i) -> te::ComputeBody {
+        Expr v = tir::cast(DataType::Int(32), X(std::vector<Expr>(i.begin(), i.end())));
+        if (isSigned) v = v + ci(128);
+        return T(std::vector<Expr>{v});
+      },
+      "T_lookup", "injective")};
+}
+
 }  // namespace
 
 void registerQnnDot4Computes() {
+  setCompute("qnn.lookup", lookup);
   setCompute("qnn.global_sum_pool2d", globalSumPool);
   setCompute("qnn.conv2d_u8s8", conv2dU8S8);
   setCompute("qnn.dense_u8s8", denseU8S8);

@@ -25,9 +25,9 @@ def scalar(name, v, dtype):
     return numpy_helper.from_array(np.array(v, dtype=dtype), name)
 
 
-def save(name, nodes, inits, inputs, output_shape, feeds):
-    graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info(n, TensorProto.UINT8, s) for n, s in inputs],
-                              [helper.make_tensor_value_info("y", TensorProto.UINT8, output_shape)], inits)
+def save(name, nodes, inits, inputs, output_shape, feeds, elem=TensorProto.UINT8):
+    graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info(n, elem, s) for n, s in inputs],
+                              [helper.make_tensor_value_info("y", elem, output_shape)], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(MS, 1)])
     model.ir_version = 8
     d = os.path.join(HERE, name)
@@ -47,7 +47,69 @@ def u8(rng, shape):
     return rng.integers(0, 256, size=shape, dtype=np.uint8)
 
 
+def every_value(dtype, shape):
+    """Every value of the 8-bit type, then random ones, in `shape`."""
+    info = np.iinfo(dtype)
+    n = int(np.prod(shape))
+    rng = np.random.default_rng(n)
+    v = np.concatenate([np.arange(info.min, info.max + 1), rng.integers(info.min, info.max + 1, size=max(0, n - 256))])
+    return v[:n].astype(dtype).reshape(shape)
+
+
+def integer_ops():
+    """The QOperator ops Loom computes as integer ops (int8d): QLinearSigmoid / QLinearLeakyRelu over
+    every input value (ONNX Runtime's 256-entry tables), QLinearMul / QLinearAdd broadcasting an SE
+    block's [N, C, 1, 1], QLinearAveragePool with padding (count_include_pad 0 and 1); uint8 and
+    int8; and a QDQ SiLU gate (x * sigmoid(x)) that ONNX Runtime fuses into its QLinear ops."""
+    for t, tp, tag in ((np.uint8, TensorProto.UINT8, "u8"), (np.int8, TensorProto.INT8, "s8")):
+        z = (lambda u, s_: u) if t == np.uint8 else (lambda u, s_: s_)
+        for op, attrs, params in (
+                ("QLinearSigmoid", {}, [(0.0625, z(128, 0), 1 / 256, z(0, -128)), (0.0371, z(97, -9), 0.0041, z(5, -120))]),
+                ("QLinearLeakyRelu", {"alpha": 0.13}, [(0.043, z(111, 4), 0.031, z(77, 10)), (0.1, z(128, 0), 0.05, z(20, -60))])):
+            for k, (xs, xz, ys, yz) in enumerate(params):
+                name = f"{op.lower().replace('qlinear', 'qlinear_')}_every_value_{tag}_{k}"
+                inits = [scalar("x_s", xs, np.float32), scalar("x_z", xz, t), scalar("y_s", ys, np.float32),
+                         scalar("y_z", yz, t)]
+                node = helper.make_node(op, ["x", "x_s", "x_z", "y_s", "y_z"], ["y"], domain=MS, **attrs)
+                save(name, [node], inits, [("x", [4, 64])], [4, 64], {"x": every_value(t, [4, 64])}, tp)
+        for op in ("QLinearMul", "QLinearAdd"):
+            name = f"{op.lower().replace('qlinear', 'qlinear_')}_nchw_by_c11_{tag}"
+            rng = np.random.default_rng(zlib.crc32(name.encode()))
+            inits = [scalar("a_s", 0.0371, np.float32), scalar("a_z", z(121, -7), t), scalar("b_s", 0.0613, np.float32),
+                     scalar("b_z", z(140, 9), t), scalar("c_s", 0.0297, np.float32), scalar("c_z", z(17, 3), t)]
+            node = helper.make_node(op, ["a", "a_s", "a_z", "b", "b_s", "b_z", "c_s", "c_z"], ["y"], domain=MS)
+            info = np.iinfo(t)
+            save(name, [node], inits, [("a", [2, 20, 6, 7]), ("b", [1, 20, 1, 1])], [2, 20, 6, 7],
+                 {"a": every_value(t, [2, 20, 6, 7]), "b": rng.integers(info.min, info.max + 1, [1, 20, 1, 1]).astype(t)}, tp)
+        for cip, k, st, shape in ((0, 3, 2, [2, 20, 11, 13]), (1, 3, 1, [1, 16, 9, 9]), (0, 2, 2, [1, 8, 7, 7])):
+            name = f"qlinear_average_pool_k{k}s{st}_cip{cip}_{tag}"
+            rng = np.random.default_rng(zlib.crc32(name.encode()))
+            info = np.iinfo(t)
+            inits = [scalar("x_s", 0.0371, np.float32), scalar("x_z", z(121, -7), t), scalar("y_s", 0.0297, np.float32),
+                     scalar("y_z", z(17, 3), t)]
+            pads = [1, 1, 1, 1] if k == 3 else [0, 0, 1, 1]
+            node = helper.make_node("QLinearAveragePool", ["x", "x_s", "x_z", "y_s", "y_z"], ["y"], domain=MS,
+                                    kernel_shape=[k, k], strides=[st, st], pads=pads, count_include_pad=cip)
+            oh = (shape[2] + pads[0] + pads[2] - k) // st + 1
+            ow = (shape[3] + pads[1] + pads[3] - k) // st + 1
+            save(name, [node], inits, [("x", shape)], [shape[0], shape[1], oh, ow],
+                 {"x": rng.integers(info.min, info.max + 1, shape).astype(t)}, tp)
+    # QDQ: y = x * sigmoid(x) (SiLU) with the gate quantized; ONNX Runtime turns the DQ -> op -> Q
+    # groups into QLinearSigmoid and QLinearMul.
+    rng = np.random.default_rng(7)
+    inits = [scalar("x_s", 0.05, np.float32), scalar("x_z", 128, np.uint8), scalar("g_s", 1 / 256, np.float32),
+             scalar("g_z", 0, np.uint8), scalar("y_s", 0.03, np.float32), scalar("y_z", 20, np.uint8)]
+    nodes = [helper.make_node("DequantizeLinear", ["x", "x_s", "x_z"], ["xf"]),
+             helper.make_node("Sigmoid", ["xf"], ["gf"]),
+             helper.make_node("QuantizeLinear", ["gf", "g_s", "g_z"], ["gq"]),
+             helper.make_node("DequantizeLinear", ["gq", "g_s", "g_z"], ["gd"]),
+             helper.make_node("Mul", ["xf", "gd"], ["yf"]),
+             helper.make_node("QuantizeLinear", ["yf", "y_s", "y_z"], ["y"])]
+    save("qdq_silu_gate", nodes, inits, [("x", [1, 16, 8, 8])], [1, 16, 8, 8], {"x": every_value(np.uint8, [1, 16, 8, 8])})
+
+
 def main():
+    integer_ops()
     qp = lambda p: [scalar(p + "_s", 0.05, np.float32), scalar(p + "_z", 120, np.uint8)]
     for op, name in (("QLinearAdd", "qlinear_add_broadcast"), ("QLinearMul", "qlinear_mul_broadcast")):
         rng = np.random.default_rng(zlib.crc32(name.encode()))

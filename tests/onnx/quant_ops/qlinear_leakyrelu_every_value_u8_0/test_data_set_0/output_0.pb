@@ -1,0 +1,1 @@
+@ByJ€999::::::;;;;;<<<<<<======>>>>>??????@@@@@AAAAAABBBBBCCCCCCDDDDDEEEEEEFFFFFGGGGGGHHHHHHIIIIIJJJJJJKKKKKLLLLLLMMMNPQSTUWXY[\^_`bcefgijlmnpqrtuwxy{|~€‚ƒ„†‡‰‹‘’”•—™› Ά£¤¦§©ª«­®―±²΄µ¶ΈΉ»Ό½ΏΐΒΓΔΖΗΘΚΛΝΞΟΡÒΤΥΦΨΩΪάέίΰαγδζηθκλνξορςσυφψωϊόύÿÿÿÿÿÿÿÿÿÿÿÿÿÿÿÿÿ
