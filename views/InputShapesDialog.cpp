@@ -12,8 +12,9 @@ namespace loom::views {
 InputShapesDialog::InputShapesDialog(const QVector<ModelInput>& inputs, QWidget* parent) : QDialog(parent), m_inputs(inputs) {
   setWindowTitle("Input shapes");
   auto* layout = new QVBoxLayout(this);
-  auto* intro = new QLabel("The shapes the model is imported, compiled, run and profiled with. Symbolic dims "
-                           "(batch, sequence, ...) need a value; without one they are 1.");
+  auto* intro = new QLabel("The concrete shapes of the model's inputs: the kernels opened in the editor, runs, "
+                           "profiles, tuning and a static export use them. The graph keeps the model's symbolic "
+                           "dims (batch, W, ...).");
   intro->setWordWrap(true);
   layout->addWidget(intro);
   auto* form = new QFormLayout;
@@ -25,7 +26,11 @@ InputShapesDialog::InputShapesDialog(const QVector<ModelInput>& inputs, QWidget*
     edit->setPlaceholderText(in.declared.join(", "));
     edit->setToolTip(QString("%1 declares (%2): %3 dims, comma-separated").arg(in.name, in.declared.join(", ")).arg(in.declared.size()));
     m_edits << edit;
-    auto* label = new QLabel(QString("%1 (%2)%3").arg(in.name, in.declared.join(", "), in.isSymbolic() ? QString() : QString(" · static")));
+    QString note = !in.isSymbolic()                      ? QString(" · static")
+                   : in.shapeSource == "test_data_set_0" ? QString(" · now from test_data_set_0")
+                   : !in.hasShape()                      ? QString(" · no values yet")
+                                                         : QString();
+    auto* label = new QLabel(QString("%1 (%2)%3").arg(in.name, in.declared.join(", "), note));
     form->addRow(label, edit);
   }
   layout->addLayout(form);
