@@ -520,20 +520,30 @@ ModelGroups extractModelGroups(const ModelData& model, const std::atomic<bool>* 
       return calls;
     };
     const QVector<std::vector<std::string>> shown = callOps(*model.dynamicFusedModule), concrete = callOps(*model.fusedModule);
+    // The same graph through the same pipeline gives the same calls in the same order; a call's
+    // ops may differ where the concrete shapes pick another algorithm (a Winograd conv) or fold
+    // a shape computation (an arange of a static length). Then the calls match by position;
+    // otherwise by their ops, in order (the longest common subsequence), the rest have no kernel.
+    QVector<int> match(shown.size(), -1);
+    if (shown.size() == concrete.size()) {
+      for (int i = 0; i < shown.size(); ++i) match[i] = i;
+    } else {
+      const int n = int(shown.size()), k = int(concrete.size());
+      std::vector<std::vector<int>> lcs(size_t(n) + 1, std::vector<int>(size_t(k) + 1, 0));
+      for (int i = n - 1; i >= 0; --i)
+        for (int j = k - 1; j >= 0; --j)
+          lcs[i][j] = shown[i] == concrete[j] ? lcs[i + 1][j + 1] + 1 : std::max(lcs[i + 1][j], lcs[i][j + 1]);
+      for (int i = 0, j = 0; i < n && j < k;) {
+        if (shown[i] == concrete[j]) match[i++] = j++;
+        else if (lcs[i + 1][j] >= lcs[i][j + 1]) ++i;
+        else ++j;
+      }
+    }
     QVector<int> group;
     QVector<QString> names;
-    int next = 0;
-    for (const std::vector<std::string>& ops : shown) {
-      int j = next;
-      while (j < concrete.size() && concrete[j] != ops) ++j;
-      if (j < concrete.size()) {
-        group << out.clusterGroup[j];
-        names << out.clusterNodeNames[j];
-        next = j + 1;
-      } else {
-        group << -1;  // folded away at the concrete shapes
-        names << QString();
-      }
+    for (int j : match) {
+      group << (j >= 0 ? out.clusterGroup[j] : -1);
+      names << (j >= 0 ? out.clusterNodeNames[j] : QString());
     }
     out.clusterGroup = group;
     out.clusterNodeNames = names;

@@ -250,6 +250,83 @@ private slots:
     QCOMPARE(w.session()->toJson()["inputShapes"].toObject()["x"].toArray().size(), 4);
   }
 
+  /// The issue's models (examples/models/make_dynamic_models.py, made by the slow
+  /// onnx.dynamic_models test into build/dynamic-models, or the folder $LOOM_DYNAMIC_MODELS):
+  /// symbolic inputs shown, kernels made at their test_data_set_0 shapes, every cluster of the
+  /// symbolic fused view on a kernel with the same ops. Skipped without them.
+  void issueModelsMapOntoKernels_data() {
+    QTest::addColumn<QString>("path");
+    QString dir = qEnvironmentVariable("LOOM_DYNAMIC_MODELS", LOOM_BINARY_DIR "/dynamic-models");
+    for (const char* m : {"cnn_dynamic", "bert_dynamic", "ocr_dynamic"}) QTest::addRow("%s", m) << dir + "/" + m + "/model.onnx";
+  }
+
+  void issueModelsMapOntoKernels() {
+    QFETCH(QString, path);
+    if (!QFile::exists(path)) QSKIP("no such model (make_dynamic_models.py --out build/dynamic-models)");
+    MainWindow w;
+    QSignalSpy groups(w.session(), &Session::groupsReady);
+    QVERIFY(loadAndWait(w, path));
+    const ModelData* m = w.session()->model();
+    QVERIFY(m->hasSymbolicInputs());
+    QVERIFY(m->symbolicNote.isEmpty());
+    QVERIFY(m->concrete());
+    for (const ModelInput& in : m->inputs) {
+      QCOMPARE(in.shapeSource, QString("test_data_set_0"));
+      bool shown = false;
+      for (const GraphNode& n : m->imported.nodes)
+        if (n.kind == "input" && n.name == in.name) shown = n.shape.contains("(" + in.declared.join(", ") + ")");
+      QVERIFY2(shown, qPrintable(in.name + " (" + in.declared.join(", ") + ")"));
+    }
+    QVERIFY(QTest::qWaitFor([&] { return groups.count() > 0; }, studiotest::kWorkerWaitMs));
+    const ModelGroups* g = w.session()->modelGroups();
+    QCOMPARE(g->clusterGroup.size(), m->fused.clusters.size());
+    // A kernel computes its cluster's ops, but for the algorithm of a conv (Winograd at some
+    // concrete shapes, direct at others) and shape computations folded at the concrete shapes
+    // (an arange of a static length): its ops are a sub-multiset of the cluster's, convs as one.
+    auto normalized = [](QString op) { return op.startsWith("nn.conv2d") ? QString("nn.conv2d") : op; };
+    int mapped = 0, same = 0;
+    for (int c = 0; c < g->clusterGroup.size(); ++c) {
+      if (g->clusterGroup[c] < 0) continue;
+      ++mapped;
+      QStringList clusterOps, kernelOps;
+      for (const GraphNode& n : m->fused.nodes)
+        if (n.cluster == c && n.kind == "op") clusterOps << normalized(n.op);
+      for (const std::string& op : g->groups[size_t(g->clusterGroup[c])].ops) kernelOps << normalized(QString::fromStdString(op));
+      clusterOps.sort();
+      kernelOps.sort();
+      same += clusterOps == kernelOps;
+      QStringList rest = clusterOps;
+      for (const QString& op : kernelOps) QVERIFY2(rest.removeOne(op), qPrintable(QString("cluster %1: %2 is not among %3").arg(c).arg(op, clusterOps.join(" "))));
+    }
+    qInfo("%d of %d clusters on %d kernels (%d with the same ops)", mapped, int(g->clusterGroup.size()), int(g->groups.size()), same);
+    QCOMPARE(mapped, int(g->clusterGroup.size()));
+  }
+
+  /// The dialog says what the symbols are as the user types, and one symbol takes one value
+  /// across inputs (a BERT encoder's ids and mask share batch and seq).
+  void dialogShowsSymbolValues() {
+    ModelInput ids{"ids", {"batch", "seq"}, {}, {}};
+    ModelInput mask{"mask", {"batch", "seq"}, {1, 8}, "test_data_set_0"};
+    InputShapesDialog d({ids, mask});
+    auto note = [&](const QString& name) { return d.findChild<QLabel*>(name + "_note")->text(); };
+    QCOMPARE(note("ids"), QString("batch = ?, seq = ? · no values yet"));
+    QCOMPARE(note("mask"), QString("batch = 1, seq = 8 · from the model's test_data_set_0"));
+    d.editFor("ids")->setText("2, 64");
+    QCOMPARE(note("ids"), QString("batch = 2, seq = 64"));
+    d.editFor("mask")->setText("2, 32");
+    d.accept();
+    QCOMPARE(d.result(), int(QDialog::Rejected));  // still open: seq differs
+    bool errorShown = false;
+    for (QLabel* l : d.findChildren<QLabel*>())
+      errorShown |= l->text() == "seq is 64 in ids but 32 in mask: one value for both";
+    QVERIFY(errorShown);
+    d.editFor("mask")->setText("[2, 64]");
+    d.accept();
+    QCOMPARE(d.result(), int(QDialog::Accepted));
+    QCOMPARE(d.shapes().value("ids"), QVector<qint64>({2, 64}));
+    QCOMPARE(d.shapes().value("mask"), QVector<qint64>({2, 64}));
+  }
+
   /// Shapes given before the model opens (what `loom-studio --input-shapes` does) are used at
   /// once; a wrong rank or name is an error, not a crash.
   void shapesFromTheCommandLine() {
