@@ -1053,6 +1053,10 @@ bool MainWindow::openGroup(int index) {
   showGroupInPresetBar(name, details);
   QString script = size_t(index) < groups->defaultScripts.size() ? QString::fromStdString(groups->defaultScripts[size_t(index)]) : QString();
   QString head = QString("# Fused group %1: %2 (used %3x in the model).\n").arg(name, ops.join(", ")).arg(g.occurrences);
+  // A symbolic model's kernels are made at the concrete input shapes: say which.
+  if (const ModelData* model = m_session->model(); model && model->hasSymbolicInputs())
+    head += QString("# The kernel at %1 (the model's symbolic dims at these values: Model > Input Shapes… changes them).\n")
+                .arg(inputShapesSpec(model->inputs));
   m_groupCpuText = head + "# Below is the schedule `loom compile` gives this kernel by default (its trace); edit it,\n"
                           "# or delete it to see the unscheduled kernel. Run compares the result with the unscheduled\n"
                           "# program on random inputs. Type `sch.` for the primitives.\n" + script;

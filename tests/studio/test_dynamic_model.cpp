@@ -29,6 +29,7 @@
 #include "views/MainWindow.h"
 #include "views/ModelJobs.h"
 #include "views/ProfileDock.h"
+#include "views/ScheduleEditor.h"
 #include "views/Resources.h"
 #include "views/Session.h"
 
@@ -246,6 +247,18 @@ private slots:
     QCOMPARE(firstBufferShape(*g, size_t(k)).value(0), qint64(2));
     for (int c = 0; c < g->clusterGroup.size(); ++c) QVERIFY(g->clusterGroup[c] >= 0);
     QVERIFY(MainWindow::inputShapesSummary(*m).contains("x:[2,3,48,40]"));
+    // The editor and the group's properties say at which shapes the kernel is.
+    QVERIFY2(w.editor()->text().contains("# The kernel at x:[2,3,48,40]"), qPrintable(w.editor()->text().left(300)));
+    w.graphView()->setMode(GraphView::Fused);
+    int first = -1;
+    for (int i = 0; i < w.graphView()->graph().nodes.size() && first < 0; ++i)
+      if (w.graphView()->graph().nodes[i].cluster == 0) first = i;
+    QVERIFY(first >= 0);
+    w.graphView()->selectNode(first);
+    QStringList props;
+    for (int r = 0; r < w.propertiesModel()->rowCount(); ++r)
+      props << w.propertiesModel()->item(r, 0)->text() + "=" + w.propertiesModel()->item(r, 1)->text();
+    QVERIFY2(props.contains("kernel shapes=at x:[2,3,48,40]"), qPrintable(props.join("; ")));
     // The session file keeps the values.
     QCOMPARE(w.session()->toJson()["inputShapes"].toObject()["x"].toArray().size(), 4);
   }
