@@ -9,6 +9,7 @@
 #include <QFile>
 #include <QLabel>
 #include <QLineEdit>
+#include <QProcessEnvironment>
 #include <QSignalSpy>
 #include <QStandardItemModel>
 #include <QStandardPaths>
@@ -23,6 +24,7 @@
 #include "core/tir/HostArrays.h"
 #include "runtime/Package.h"
 #include "Waits.h"
+#include "tests/common/ProcessRun.h"
 #include "views/ExportDialog.h"
 #include "views/GraphView.h"
 #include "views/InputShapesDialog.h"
@@ -367,6 +369,29 @@ private slots:
     };
     QVERIFY(refused({{"x", {1, 3}}}).contains("has 2 dims; the model declares 4 (batch, 3, 48, W)"));
     QVERIFY(refused({{"nosuch", {1, 3, 48, 64}}}).contains("no input 'nosuch'"));
+  }
+
+  /// The binary: `--input-shapes` makes the kernels, so `--open-group` opens one; without values
+  /// it says what is missing instead of opening a dialog in a screenshot run or waiting.
+  void commandLineOpensGroupsOnlyWithValues() {
+    QString studio = QStringLiteral(LOOM_BINARY_DIR "/bin/loom-studio");
+    if (!QFile::exists(studio)) QSKIP("loom-studio is not built");
+    QTemporaryDir dir;
+    QString path = writeTextLineModel(dir);
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("QT_QPA_PLATFORM", "offscreen");
+    loom::test::ProcessResult with = loom::test::runProcess(
+        studio, {"--input-shapes", "x:[1,3,48,64]", "--open-group", "0", "--screenshot", dir.filePath("a.png"), path}, 300000, env);
+    QVERIFY2(with.exitCode == 0, qPrintable(with.out + with.err));
+    QVERIFY2((with.out + with.err).contains("opened fused group"), qPrintable(with.out + with.err));
+    QVERIFY(QFile::exists(dir.filePath("a.png")));
+    loom::test::ProcessResult without =
+        loom::test::runProcess(studio, {"--open-group", "0", "--screenshot", dir.filePath("b.png"), path}, 300000, env);
+    QVERIFY2(without.exitCode == 0, qPrintable(without.out + without.err));
+    QVERIFY2(without.err.contains("has symbolic input dims without values: give them with --input-shapes to open a group"),
+             qPrintable(without.err));
+    QVERIFY(!(without.out + without.err).contains("opened fused group"));
+    QVERIFY(QFile::exists(dir.filePath("b.png")));
   }
 
   /// Export: the dynamic module (symbolic dims kept) runs at two shapes through the runtime and
