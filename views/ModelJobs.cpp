@@ -465,6 +465,25 @@ ModelData loadModelData(const QString& path, const std::atomic<bool>* cancel, co
 
 namespace loom::views {
 
+QVector<int> alignFusedCalls(const QVector<std::vector<std::string>>& shown, const QVector<std::vector<std::string>>& concrete) {
+  QVector<int> match(shown.size(), -1);
+  if (shown.size() == concrete.size()) {
+    for (int i = 0; i < shown.size(); ++i) match[i] = i;
+    return match;
+  }
+  const int n = int(shown.size()), k = int(concrete.size());
+  std::vector<std::vector<int>> lcs(size_t(n) + 1, std::vector<int>(size_t(k) + 1, 0));
+  for (int i = n - 1; i >= 0; --i)
+    for (int j = k - 1; j >= 0; --j)
+      lcs[i][j] = shown[i] == concrete[j] ? lcs[i + 1][j + 1] + 1 : std::max(lcs[i + 1][j], lcs[i][j + 1]);
+  for (int i = 0, j = 0; i < n && j < k;) {
+    if (shown[i] == concrete[j]) match[i++] = j++;
+    else if (lcs[i + 1][j] >= lcs[i][j + 1]) ++i;
+    else ++j;
+  }
+  return match;
+}
+
 ModelGroups extractModelGroups(const ModelData& model, const std::atomic<bool>* cancel) {
   QElapsedTimer timer;
   timer.start();
@@ -505,7 +524,7 @@ ModelGroups extractModelGroups(const ModelData& model, const std::atomic<bool>* 
     out.clusterGroup << index;
   }
   // The fused view shows the symbolic model: map its clusters onto the concrete model's fused
-  // calls (the same pipeline on the same graph; they are matched in order by their ops).
+  // calls (alignFusedCalls).
   if (model.dynamicFusedModule && model.dynamicFusedModule != model.fusedModule) {
     auto callOps = [](const graph::Module& m) {
       QVector<std::vector<std::string>> calls;
@@ -520,25 +539,7 @@ ModelGroups extractModelGroups(const ModelData& model, const std::atomic<bool>* 
       return calls;
     };
     const QVector<std::vector<std::string>> shown = callOps(*model.dynamicFusedModule), concrete = callOps(*model.fusedModule);
-    // The same graph through the same pipeline gives the same calls in the same order; a call's
-    // ops may differ where the concrete shapes pick another algorithm (a Winograd conv) or fold
-    // a shape computation (an arange of a static length). Then the calls match by position;
-    // otherwise by their ops, in order (the longest common subsequence), the rest have no kernel.
-    QVector<int> match(shown.size(), -1);
-    if (shown.size() == concrete.size()) {
-      for (int i = 0; i < shown.size(); ++i) match[i] = i;
-    } else {
-      const int n = int(shown.size()), k = int(concrete.size());
-      std::vector<std::vector<int>> lcs(size_t(n) + 1, std::vector<int>(size_t(k) + 1, 0));
-      for (int i = n - 1; i >= 0; --i)
-        for (int j = k - 1; j >= 0; --j)
-          lcs[i][j] = shown[i] == concrete[j] ? lcs[i + 1][j + 1] + 1 : std::max(lcs[i + 1][j], lcs[i][j + 1]);
-      for (int i = 0, j = 0; i < n && j < k;) {
-        if (shown[i] == concrete[j]) match[i++] = j++;
-        else if (lcs[i + 1][j] >= lcs[i][j + 1]) ++i;
-        else ++j;
-      }
-    }
+    const QVector<int> match = alignFusedCalls(shown, concrete);
     QVector<int> group;
     QVector<QString> names;
     for (int j : match) {

@@ -317,6 +317,21 @@ private slots:
     QCOMPARE(mapped, int(g->clusterGroup.size()));
   }
 
+  /// The symbolic fused view's calls onto the concrete ones: by position when the counts match
+  /// (ops may differ: Winograd at some shapes), else by ops in order; a call folded away has none.
+  void fusedCallsAlign() {
+    using Ops = std::vector<std::string>;
+    const Ops conv{"nn.conv2d", "add"}, wino{"nn.conv2d_winograd", "add"}, relu{"nn.relu"}, pool{"nn.max_pool2d"};
+    QCOMPARE(alignFusedCalls({conv, relu, conv}, {wino, relu, conv}), QVector<int>({0, 1, 2}));
+    // An arange folded at the concrete shapes: one call fewer; the rest keep their order.
+    const Ops arange{"arange", "reshape"};
+    QCOMPARE(alignFusedCalls({conv, arange, relu, pool, relu}, {conv, relu, pool, relu}), QVector<int>({0, -1, 1, 2, 3}));
+    // One more concrete call (a layout transform at a static shape) is skipped over.
+    const Ops layout{"layout_transform"};
+    QCOMPARE(alignFusedCalls({conv, relu}, {layout, conv, relu}), QVector<int>({1, 2}));
+    QCOMPARE(alignFusedCalls({conv}, {}), QVector<int>({-1}));
+  }
+
   /// The dialog says what the symbols are as the user types, and one symbol takes one value
   /// across inputs (a BERT encoder's ids and mask share batch and seq).
   void dialogShowsSymbolValues() {
