@@ -265,6 +265,24 @@ private slots:
     QCOMPARE(w.session()->toJson()["inputShapes"].toObject()["x"].toArray().size(), 4);
   }
 
+  /// Model > Profile on a model without values: the dialog, then the profile starts by itself
+  /// once the kernels are made, at the values entered.
+  void profileStartsAfterTheValues() {
+    QTemporaryDir dir;
+    QString path = writeTextLineModel(dir);
+    MainWindow w;
+    QVERIFY(loadAndWait(w, path));
+    QVERIFY(!w.session()->model()->concrete());
+    bool seen = false;
+    answerShapesDialog(this, "x", "1, 3, 48, 24", &seen);
+    QVERIFY(!w.profileModel());  // not yet: the model reloads first
+    QVERIFY(seen);
+    QTRY_VERIFY_WITH_TIMEOUT(w.profileDock()->isRunning(), studiotest::kWorkerWaitMs);
+    QCOMPARE(w.profileDock()->lastRequest().inputShapes, QString("x:[1,3,48,24]"));
+    w.profileDock()->cancel();
+    QTRY_VERIFY_WITH_TIMEOUT(!w.profileDock()->isRunning(), 60000);
+  }
+
   /// The models (examples/models/make_dynamic_models.py, made by the slow
   /// onnx.dynamic_models test into build/dynamic-models, or the folder $LOOM_DYNAMIC_MODELS):
   /// symbolic inputs shown, kernels made at their test_data_set_0 shapes, every cluster of the
