@@ -158,8 +158,38 @@ ExportDialog::ExportDialog(const QString& modelPath, std::shared_ptr<const graph
 
 ExportDialog::ExportDialog(Session* session, QWidget* parent)
     : ExportDialog(session->modelPath(), session->model() ? session->model()->module : nullptr, parent) {
-  if (session->model()) setLayout(session->model()->layout);
+  const ModelData* model = session->model();
+  if (!model) return;
+  setLayout(model->layout);
+  if (!model->hasSymbolicInputs() || !model->dynamicModule || !model->symbolicNote.isEmpty()) return;
+  m_dynamicModule = model->dynamicModule;
+  QStringList dynamicDims, staticDims;
+  for (const ModelInput& in : model->inputs) {
+    dynamicDims << in.name + ":[" + in.declared.join(",") + "]";
+    QStringList dims;
+    for (qint64 d : in.shape) dims << QString::number(d);
+    if (in.hasShape()) staticDims << in.name + ":[" + dims.join(",") + "]";
+  }
+  m_dynamicShapes = dynamicDims.join(", ");
+  m_staticShapes = model->concrete() ? staticDims.join(", ") : QString();
+  m_shapes->clear();
+  m_shapes->addItem(QString("dynamic: symbolic dims kept (%1), runs at any input shape").arg(m_dynamicShapes), true);
+  m_shapes->addItem(m_staticShapes.isEmpty() ? QString("static: set the input shapes first (Model > Input Shapes…)")
+                                             : QString("static at %1").arg(m_staticShapes),
+                    false);
+  m_shapes->setCurrentIndex(model->concrete() ? 1 : 0);
+  m_shapes->setEnabled(true);
+  findChild<QLabel*>("shapesLabel")->show();
+  m_shapes->show();
 }
+
+bool ExportDialog::setDynamic(bool dynamic) {
+  if (!m_dynamicModule || (!dynamic && !m_module)) return false;
+  m_shapes->setCurrentIndex(dynamic ? 0 : 1);
+  return true;
+}
+
+bool ExportDialog::isDynamic() const { return m_dynamicModule && m_shapes->currentData().toBool(); }
 
 ExportDialog::~ExportDialog() {
   // The worker finishes its step (lowering stops at the next kernel; code generation cannot be
@@ -193,6 +223,15 @@ void ExportDialog::buildUi() {
   m_layout->addItem("NCHWc (channel-blocked)", QString("NCHWc"));
   m_layout->setToolTip("Conv layout of the kernels; tuning records apply to kernels of the layout they were tuned in");
   form->addRow("Conv layout:", m_layout);
+  m_shapes = new QComboBox;
+  m_shapes->setObjectName("shapesBox");
+  m_shapes->setToolTip("dynamic: the package takes any input shape (symbolic dims are bound when inputs are set) · "
+                       "static: compiled for the concrete input shapes only");
+  auto* shapesLabel = new QLabel("Input shapes:");
+  shapesLabel->setObjectName("shapesLabel");
+  form->addRow(shapesLabel, m_shapes);
+  shapesLabel->hide();
+  m_shapes->hide();  // shown for models with symbolic dims
   auto* recordsRow = new QHBoxLayout;
   m_records = new QLineEdit;
   m_records->setPlaceholderText("none: every kernel gets the default schedule");
@@ -278,7 +317,7 @@ QString ExportDialog::statusText() const { return m_status->text(); }
 void ExportDialog::updateButtons() {
   m_export->setEnabled(!m_running);
   m_cancelButton->setEnabled(m_running);
-  for (QWidget* w : std::initializer_list<QWidget*>{m_target, m_optLevel, m_layout, m_records, m_output}) w->setEnabled(!m_running);
+  for (QWidget* w : std::initializer_list<QWidget*>{m_target, m_optLevel, m_layout, m_shapes, m_records, m_output}) w->setEnabled(!m_running);
 }
 
 bool ExportDialog::startExport() {
@@ -286,7 +325,10 @@ bool ExportDialog::startExport() {
   QString output = outputPath(), records = m_records->text().trimmed(), target = m_target->currentText().trimmed();
   QString why;
   if (m_modelPath.isEmpty()) why = "no model is open: open one with File > Open Model, then export it";
-  else if (!m_module) why = "the model is still loading; export when it is shown";
+  else if (isDynamic() && !m_dynamicModule) why = "the model is still loading; export when it is shown";
+  else if (!isDynamic() && !m_module)
+    why = m_dynamicModule ? QString("a static export needs the model's input shapes: set them with Model > Input Shapes…, or export the dynamic module")
+                          : QString("the model is still loading; export when it is shown");
   else if (output.isEmpty()) why = "choose an output file (NAME.tar or NAME.so)";
   else if (!output.endsWith(".tar") && !output.endsWith(".so")) why = QString("output '%1': name it NAME.tar (a package of files) or NAME.so (one shared library)").arg(output);
   else if (!records.isEmpty() && !QFileInfo(records).isFile()) why = QString("tuning records '%1': no such file").arg(records);
@@ -314,7 +356,7 @@ bool ExportDialog::startExport() {
     }, Qt::QueuedConnection);
   };
   QString modelPath = m_modelPath;
-  auto module = m_module;
+  auto module = isDynamic() ? m_dynamicModule : m_module;
   int optLevel = m_optLevel->value();
   QString layout = m_layout->currentData().toString();
   QThread* thread = QThread::create([=] {
@@ -379,7 +421,8 @@ void ExportDialog::onFinished(quint64 run, const ExportOutcome& outcome) {
   m_membersView->resizeColumnsToContents();
   m_status->setText(QString("wrote %1 (%2): %3 kernels, %4 with a tuned schedule")
                         .arg(outcome.path, locale.formattedDataSize(QFileInfo(outcome.path).size(), 1, QLocale::DataSizeTraditionalFormat))
-                        .arg(outcome.kernels).arg(outcome.kernelsTuned));
+                        .arg(outcome.kernels).arg(outcome.kernelsTuned) +
+                    (isDynamic() ? QString(" · dynamic: %1").arg(m_dynamicShapes) : QString()));
   m_messages->setPlainText(outcome.notes.isEmpty() ? QString() : "note: " + outcome.notes.join("\nnote: "));
   emit exportFinished(true);
 }

@@ -62,6 +62,11 @@ public:
   /// with the model view's layout, the one its kernels were tuned in.
   void setLayout(const QString& layout);
   void setRecordsPath(const QString& path);
+  /// A model with symbolic input dims exports either as a dynamic module (the dims stay symbolic:
+  /// the package runs at any input shape) or as a static one at the session's concrete shapes.
+  /// False when the dialog has no dynamic module (or no static one for `dynamic` false).
+  bool setDynamic(bool dynamic);
+  bool isDynamic() const;
   void setOutputPath(const QString& path);
   QString outputPath() const;
 
@@ -96,6 +101,9 @@ private:
 
   QString m_modelPath;
   std::shared_ptr<const graph::Module> m_module;
+  /// The module with symbolic dims kept (null for a static model or a dialog without a session).
+  std::shared_ptr<const graph::Module> m_dynamicModule;
+  QString m_staticShapes, m_dynamicShapes;  ///< "data:[1,3,16,16]" / "data:[N,3,16,16]"
   std::shared_ptr<std::atomic<bool>> m_cancel;
   QPointer<QThread> m_thread;
   quint64 m_run = 0;
@@ -106,6 +114,7 @@ private:
   QComboBox* m_target = nullptr;
   QSpinBox* m_optLevel = nullptr;
   QComboBox* m_layout = nullptr;
+  QComboBox* m_shapes = nullptr;  ///< dynamic / static at the concrete shapes (symbolic models only)
   QLineEdit *m_records = nullptr, *m_output = nullptr;
   QProgressBar* m_progress = nullptr;
   QLabel* m_status = nullptr;

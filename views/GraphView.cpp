@@ -275,6 +275,7 @@ GraphView::GraphView(QWidget* parent) : QWidget(parent) {
   layout->addWidget(m_canvas, 1);
   m_info = new QLabel;
   m_info->setContentsMargins(4, 0, 4, 2);
+  m_info->setWordWrap(true);  // a long line (symbolic dims, layout errors) wraps instead of widening the dock
   layout->addWidget(m_info);
   m_minimap = new MiniMap(m_canvas, m_canvas);
   m_minimap->setScene(m_canvas->scene());
@@ -466,6 +467,10 @@ void GraphView::rebuild() {
     if (!m_graph.clusters.isEmpty()) info += QString(" · %1 fused groups").arg(m_graph.clusters.size());
     if (m_mode == Fused && !m_shownKey.isEmpty()) info += QString(" · %1 collapsed").arg(m_shownKey.count(',') + 1);
     if (!m_graph.layoutError.isEmpty()) info += " · layout failed: " + m_graph.layoutError;
+    // A model with symbolic dims: the types stay symbolic, the kernels are at concrete shapes.
+    if (m_model.hasSymbolicInputs())
+      info += m_model.concrete() ? " · kernels at " + inputShapesSpec(m_model.inputs)
+                                 : QString(" · symbolic dims without values: Model > Input Shapes…");
   }
   m_info->setText(info);
 }

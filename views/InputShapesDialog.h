@@ -27,8 +27,14 @@ public slots:
   void accept() override;
 
 private:
+  /// "batch = 2, W = 320": the values input `i`'s symbolic dims take in its edit ("?" while it
+  /// does not parse); empty for a static input.
+  QString symbolValues(int i) const;
+
   QVector<ModelInput> m_inputs;
   QVector<QLineEdit*> m_edits;
+  QVector<QLabel*> m_notes;
+  QStringList m_initial;  ///< the edits' text as the dialog opened
   QLabel* m_error = nullptr;
   QMap<QString, QVector<qint64>> m_shapes;
 };

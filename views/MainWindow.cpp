@@ -228,7 +228,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     // editor, the profiles and the heat overlay are of the old ones.
     if (m_session->request().isGroup() && QFileInfo(m_groupModel).absoluteFilePath() != QFileInfo(m.path).absoluteFilePath())
       leaveGroup(m_lastPreset);
-    m_pendingCluster = -1;
+    // A group or a profile asked for input shapes: they come once the model's kernels do.
+    const bool sameModel = QFileInfo(m.path).absoluteFilePath() == QFileInfo(m_afterShapesModel).absoluteFilePath();
+    m_pendingCluster = sameModel ? std::exchange(m_clusterAfterShapes, -1) : -1;
+    m_profileAfterShapes = sameModel && m_profileAfterShapes;
+    m_clusterAfterShapes = -1;
     m_profile->clear();
     if (!m_pendingProfiles.isEmpty()) {
       QJsonArray profiles = std::exchange(m_pendingProfiles, QJsonArray());
@@ -242,12 +246,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     m_graph->setHeat({}, 0);
     m_graph->setModel(m);
     addRecent(m.path);
-    QStringList shapes;
-    for (const ModelInput& in : m.inputs)
-      if (in.isSymbolic()) shapes << in.name;
     m_status->setText(QString("model %1 (%2 ops as imported, %3 fused groups) · laid out in %4 ms%5")
                           .arg(QFileInfo(m.path).fileName()).arg(m.opCount).arg(m.fusedGroups).arg(m.loadMs, 0, 'f', 0)
-                          .arg(shapes.isEmpty() ? QString() : QString(" · symbolic dims of %1: Model > Input Shapes… (%2)").arg(shapes.join(", "), inputShapesSpec(m.inputs))));
+                          .arg(inputShapesSummary(m)));
+    if (!m.symbolicNote.isEmpty()) m_log->appendPlainText(m.symbolicNote);
     updateTitle();
   });
   connect(m_session, &Session::modelFailed, this, [this](const QString& path, const QString& msg) {
@@ -291,6 +293,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     m_status->setText(QString("%1 kernels in %2 fused groups · double-click a group to schedule it").arg(g->groups.size()).arg(g->clusterGroup.size()));
     int pending = std::exchange(m_pendingCluster, -1);
     if (pending >= 0) openCluster(pending);
+    if (std::exchange(m_profileAfterShapes, false)) profileModel();
     if (!m_restoreProfiles.isEmpty()) m_profile->restoreHistory(std::exchange(m_restoreProfiles, QJsonArray()));
   });
   connect(m_session, &Session::groupsFailed, this, [this](const QString& msg) {
@@ -797,6 +800,15 @@ void MainWindow::leaveGroup(const QString& preset) {
 }
 
 bool MainWindow::profileModel() {
+  if (const ModelData* model = m_session->model(); model && !model->concrete()) {
+    // A profile runs the model at concrete shapes: ask for them, then profile.
+    m_status->setText("profiling needs values for the model's symbolic dims");
+    if (showInputShapesDialog()) {
+      m_profileAfterShapes = true;
+      m_afterShapesModel = model->path;
+    }
+    return false;
+  }
   auto* dock = findChild<QDockWidget*>("profileDock");
   dock->show();
   dock->raise();
@@ -820,20 +832,35 @@ void MainWindow::applyProfileOverlay() {
   m_graph->setHeat(r->clusterMs(groups->clusterNodeNames), r->nodeSumMs());
 }
 
-void MainWindow::showInputShapesDialog() {
+bool MainWindow::showInputShapesDialog() {
   const ModelData* model = m_session->model();
   if (!model) {
     m_status->setText("Open a model first: its input shapes are set here");
-    return;
+    return false;
   }
   InputShapesDialog dlg(model->inputs, this);
-  if (dlg.exec() != QDialog::Accepted) return;
-  if (dlg.shapes() == m_session->inputShapes()) return;
+  if (dlg.exec() != QDialog::Accepted) return false;
+  if (dlg.shapes() == m_session->inputShapes() && model->concrete()) return false;
   if (m_session->request().isGroup()) {
-    if (!confirmReplaceEditor("Changing the input shapes (the kernels change)")) return;
+    if (!confirmReplaceEditor("Changing the input shapes (the kernels change)")) return false;
     leaveGroup(m_lastPreset);
   }
   m_session->setInputShapes(dlg.shapes());
+  return true;
+}
+
+QString MainWindow::inputShapesSummary(const ModelData& m) {
+  QStringList symbolic, fromTestData;
+  for (const ModelInput& in : m.inputs)
+    if (in.isSymbolic()) {
+      symbolic << in.name;
+      if (in.shapeSource == "test_data_set_0") fromTestData << in.name;
+    }
+  if (symbolic.isEmpty()) return QString();
+  if (!m.concrete())
+    return QString(" · symbolic dims of %1 have no values: Model > Input Shapes… sets them for kernels, runs and profiles").arg(symbolic.join(", "));
+  return QString(" · symbolic dims of %1 at %2%3 (Model > Input Shapes…)")
+      .arg(symbolic.join(", "), inputShapesSpec(m.inputs), fromTestData.isEmpty() ? QString() : QString(", from test_data_set_0"));
 }
 
 void MainWindow::updateProblemsTitle(int count) {
@@ -982,6 +1009,16 @@ void MainWindow::showReference() {
 bool MainWindow::openCluster(int cluster) {
   const ModelData* model = m_session->model();
   if (!model || cluster < 0 || cluster >= model->fused.clusters.size()) return false;
+  if (!model->concrete()) {
+    // Kernels are made at concrete shapes: ask for them, then open the group.
+    m_status->setText(QString("%1 needs values for the model's symbolic dims").arg(model->fused.clusters[cluster].name));
+    if (showInputShapesDialog()) {
+      m_clusterAfterShapes = cluster;
+      m_afterShapesModel = model->path;
+      return true;
+    }
+    return false;
+  }
   const ModelGroups* groups = m_session->modelGroups();
   if (!groups) {
     m_pendingCluster = cluster;
@@ -990,7 +1027,8 @@ bool MainWindow::openCluster(int cluster) {
   }
   int index = cluster < groups->clusterGroup.size() ? groups->clusterGroup[cluster] : -1;
   if (index < 0) {
-    m_status->setText(QString("fused group %1 computes nothing (its results are empty): no kernel to schedule").arg(model->fused.clusters[cluster].name));
+    m_status->setText(QString("fused group %1 has no kernel at these input shapes (it computes nothing, or folds away): nothing to schedule")
+                          .arg(model->fused.clusters[cluster].name));
     return false;
   }
   return openGroup(index);
@@ -1015,6 +1053,10 @@ bool MainWindow::openGroup(int index) {
   showGroupInPresetBar(name, details);
   QString script = size_t(index) < groups->defaultScripts.size() ? QString::fromStdString(groups->defaultScripts[size_t(index)]) : QString();
   QString head = QString("# Fused group %1: %2 (used %3x in the model).\n").arg(name, ops.join(", ")).arg(g.occurrences);
+  // A symbolic model's kernels are made at the concrete input shapes: say which.
+  if (const ModelData* model = m_session->model(); model && model->hasSymbolicInputs())
+    head += QString("# The kernel at %1 (the model's symbolic dims at these values: Model > Input Shapes… changes them).\n")
+                .arg(inputShapesSpec(model->inputs));
   m_groupCpuText = head + "# Below is the schedule `loom compile` gives this kernel by default (its trace); edit it,\n"
                           "# or delete it to see the unscheduled kernel. Run compares the result with the unscheduled\n"
                           "# program on random inputs. Type `sch.` for the primitives.\n" + script;
@@ -1215,6 +1257,13 @@ void MainWindow::showProperties(const GraphNode& n) {
     key->setEditable(false);
     value->setEditable(false);
     m_propsModel->appendRow({key, value});
+    // A symbolic model's kernels are made at the concrete input shapes: say which.
+    if (const ModelData* model = m_session->model(); k >= 0 && model && model->hasSymbolicInputs())
+      m_propsModel->appendRow({new QStandardItem("kernel shapes"), new QStandardItem("at " + inputShapesSpec(model->inputs))});
+  } else if (cluster >= 0) {
+    if (const ModelData* model = m_session->model(); model && !model->concrete())
+      m_propsModel->appendRow({new QStandardItem("kernel"),
+                               new QStandardItem("none yet: the symbolic dims need values (Model > Input Shapes…)")});
   }
   // Values cut off by the column width are readable in full as tooltips.
   for (int row = 0; row < m_propsModel->rowCount(); ++row)

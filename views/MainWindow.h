@@ -89,9 +89,11 @@ public:
   /// Model > Profile: profiles the open model in a worker process (the Profile dock comes forward;
   /// when it finishes, the graph takes the heat overlay). False when no model is open.
   bool profileModel();
-  /// Model > Input Shapes...: a dialog for the shapes of the model's inputs; the model reloads
-  /// with them.
-  void showInputShapesDialog();
+  /// Model > Input Shapes...: a dialog for the concrete shapes of the model's inputs; the model
+  /// reloads with them. True when shapes were entered and the reload started.
+  bool showInputShapesDialog();
+  /// " · symbolic dims of data at data:[1,3,48,320] (…)": the status bar's words on `m`'s input shapes.
+  static QString inputShapesSummary(const ModelData& m);
   /// Asks before replacing edited schedule text (`why` says what replaces it); true to go on.
   /// The editor's text is "edited" when it differs from what the Studio last put there.
   bool confirmReplaceEditor(const QString& why);
@@ -181,6 +183,11 @@ private:
   bool m_asmDirectives = true, m_asmUnusedLabels = true, m_asmComments = true;
   QVector<int> m_asmShown;    ///< Assembly pane line - 1 -> index into the compile's asmLines
   int m_pendingCluster = -1;  ///< opened before the model's kernels were extracted
+  /// A group opened, or a profile started, on a model without concrete input shapes: done once
+  /// the shapes are entered and the model (`m_afterShapesModel`) reloads with them.
+  int m_clusterAfterShapes = -1;
+  bool m_profileAfterShapes = false;
+  QString m_afterShapesModel;
   QString m_groupDetails;     ///< the preset bar's text for the open fused group
   /// The editor texts an opened fused group starts from: for CPU targets (header + the default
   /// schedule's script) and for GPU targets (header only: an empty script gets the default GPU

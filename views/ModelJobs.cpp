@@ -5,6 +5,7 @@
 
 #include <QElapsedTimer>
 #include <QFile>
+#include <QFileInfo>
 #include <QHash>
 #include <QSet>
 #include <algorithm>
@@ -307,21 +308,45 @@ QString sanitized(const std::string& s) {
   return out;
 }
 
-/// The model's graph inputs (not initializers) as the file declares them, and the static shapes
-/// the import uses: `overrides` by input name, else symbolic dims (batch, sequence) set to 1 so
-/// the viewer can show any model (the importer needs static shapes to fold Reshape targets).
-std::map<std::string, std::vector<int64_t>> staticInputShapes(const QString& path, const QMap<QString, QVector<qint64>>& overrides,
-                                                              QVector<ModelInput>& inputs) {
+/// The shapes of the tensors in `folder`/test_data_set_0/input_*.pb by tensor name, and in file
+/// order (a tensor may have no name): what the model's own test data feeds it.
+void testDataShapes(const QString& folder, std::map<std::string, std::vector<int64_t>>& byName,
+                    std::vector<std::vector<int64_t>>& inOrder) {
+  for (int k = 0;; ++k) {
+    QFile f(folder + QString("/test_data_set_0/input_%1.pb").arg(k));
+    if (!f.open(QIODevice::ReadOnly)) return;
+    QByteArray bytes = f.readAll();
+    onnx::TensorProto t;
+    if (!t.ParseFromArray(bytes.constData(), int(bytes.size()))) return;
+    std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
+    if (!t.name().empty()) byName[t.name()] = dims;
+    inOrder.push_back(dims);
+  }
+}
+
+/// The model's graph inputs (not initializers) as the file declares them, and their concrete
+/// shapes: `overrides` by input name, else the file's when all dims are static, else those of
+/// the model folder's test_data_set_0, else none. Returns the static shapes of the inputs with
+/// symbolic dims (what a static import takes) and sets `complete` when every input has one.
+std::map<std::string, std::vector<int64_t>> concreteInputShapes(const QString& path, const QMap<QString, QVector<qint64>>& overrides,
+                                                                QVector<ModelInput>& inputs, bool& complete) {
   std::map<std::string, std::vector<int64_t>> shapes;
+  complete = true;
   QFile f(path);
   onnx::ModelProto model;
   if (!f.open(QIODevice::ReadOnly)) return shapes;
   QByteArray bytes = f.readAll();
   if (!model.ParseFromArray(bytes.constData(), int(bytes.size()))) return shapes;
+  std::map<std::string, std::vector<int64_t>> testByName;
+  std::vector<std::vector<int64_t>> testInOrder;
+  testDataShapes(QFileInfo(path).absolutePath(), testByName, testInOrder);
   std::set<std::string> initializers;
   for (const auto& init : model.graph().initializer()) initializers.insert(init.name());
+  size_t position = 0;  // among the graph inputs that are not initializers
   for (const auto& in : model.graph().input()) {
-    if (initializers.count(in.name()) || !in.type().has_tensor_type() || !in.type().tensor_type().has_shape()) continue;
+    if (initializers.count(in.name())) continue;
+    const size_t index = position++;
+    if (!in.type().has_tensor_type() || !in.type().tensor_type().has_shape()) continue;
     ModelInput mi;
     mi.name = q(in.name());
     std::vector<int64_t> dims;
@@ -330,8 +355,15 @@ std::map<std::string, std::vector<int64_t>> staticInputShapes(const QString& pat
       bool known = d.has_dim_value() && d.dim_value() > 0;
       symbolic |= !known;
       mi.declared << (known ? QString::number(d.dim_value()) : d.has_dim_param() && !d.dim_param().empty() ? q(d.dim_param()) : QString("?"));
-      dims.push_back(known ? d.dim_value() : 1);
+      dims.push_back(known ? d.dim_value() : 0);
     }
+    // The test data's shape when it fits the declared one (its rank and static dims).
+    auto fits = [&](const std::vector<int64_t>& t) {
+      if (t.size() != dims.size()) return false;
+      for (size_t d = 0; d < t.size(); ++d)
+        if (t[d] <= 0 || (dims[d] > 0 && t[d] != dims[d])) return false;
+      return true;
+    };
     if (auto it = overrides.find(mi.name); it != overrides.end()) {
       if (it->size() != int(dims.size()))
         LOOM_THROW(ValueError) << "input shape for '" << in.name() << "' has " << it->size() << " dims; the model declares "
@@ -339,11 +371,24 @@ std::map<std::string, std::vector<int64_t>> staticInputShapes(const QString& pat
       for (qint64 v : *it)
         if (v <= 0) LOOM_THROW(ValueError) << "input shape for '" << in.name() << "': dims must be positive";
       dims.assign(it->begin(), it->end());
-      symbolic = true;
+      mi.shapeSource = "set";
+      symbolic = true;  // an override of a static dim is imported as given
+    } else if (!symbolic) {
+      mi.shapeSource = "file";
+    } else if (auto t = testByName.find(in.name()); t != testByName.end() && fits(t->second)) {
+      dims = t->second;
+      mi.shapeSource = "test_data_set_0";
+    } else if (testByName.empty() && index < testInOrder.size() && fits(testInOrder[index])) {
+      dims = testInOrder[index];
+      mi.shapeSource = "test_data_set_0";
     }
-    mi.shape = QVector<qint64>(dims.begin(), dims.end());
+    if (!mi.shapeSource.isEmpty()) {
+      mi.shape = QVector<qint64>(dims.begin(), dims.end());
+      if (symbolic) shapes[in.name()] = dims;
+    } else {
+      complete = false;
+    }
     inputs << mi;
-    if (symbolic) shapes[in.name()] = dims;
   }
   for (auto it = overrides.begin(); it != overrides.end(); ++it)
     if (std::none_of(inputs.begin(), inputs.end(), [&](const ModelInput& m) { return m.name == it.key(); }))
@@ -358,6 +403,7 @@ GraphData buildGraphData(const graph::Function& main) { return Builder().run(mai
 QString inputShapesSpec(const QVector<ModelInput>& inputs) {
   QStringList parts;
   for (const ModelInput& in : inputs) {
+    if (!in.hasShape()) continue;
     QStringList dims;
     for (qint64 d : in.shape) dims << QString::number(d);
     parts << in.name + ":[" + dims.join(',') + "]";
@@ -385,23 +431,58 @@ ModelData loadModelData(const QString& path, const std::atomic<bool>* cancel, co
   ModelData m;
   m.path = path;
   m.layout = layout;
-  graph::Module mod;
+  const bool nchwc = layout == "NCHWc";
+  // The views show the model with its symbolic dims; the kernels are made at the concrete shapes.
+  graph::Module dynamic, concrete;
+  bool haveDynamic = false, haveConcrete = false, sameModule = false;
   if (frontend::looksLikeTorchScript(path.toStdString())) {
-    mod = driver::loadModel(path.toStdString(), torchSpec.toStdString()).module;
+    concrete = driver::loadModel(path.toStdString(), torchSpec.toStdString()).module;  // TorchScript records no shapes
+    haveConcrete = true;
   } else {
-    frontend::ImportOptions io;
-    io.inputShapes = staticInputShapes(path, inputShapes, m.inputs);
-    mod = frontend::importOnnx(path.toStdString(), io);
+    bool complete = false;
+    std::map<std::string, std::vector<int64_t>> shapes = concreteInputShapes(path, inputShapes, m.inputs, complete);
+    std::string symbolicError;
+    try {
+      dynamic = frontend::importOnnx(path.toStdString(), frontend::ImportOptions{});
+      dynamic = graph::runGraphPasses(dynamic, {"infer-type"});
+      haveDynamic = true;
+    } catch (const Error& e) {
+      if (!complete || shapes.empty()) throw;  // nothing else to show: the import's own error
+      symbolicError = e.what();
+    }
+    checkCancel(cancel);
+    if (complete && (!shapes.empty() || !haveDynamic)) {
+      frontend::ImportOptions io;
+      io.inputShapes = shapes;
+      concrete = frontend::importOnnx(path.toStdString(), io);
+      haveConcrete = true;
+    } else if (complete) {
+      haveConcrete = sameModule = true;  // a static model: one module
+    }
+    if (!symbolicError.empty())
+      m.symbolicNote = QString("shown at the input shapes: the model does not import with symbolic dims (%1)").arg(q(symbolicError));
   }
-  mod = graph::runGraphPasses(mod, {"infer-type"});
+  if (haveConcrete && !sameModule) concrete = graph::runGraphPasses(concrete, {"infer-type"});
+  if (!haveDynamic) {
+    dynamic = concrete;
+    sameModule = true;
+  }
   checkCancel(cancel);
-  graph::Module optimized = graph::runGraphPasses(mod, graph::optimizePipeline());
+  graph::Module optimized = graph::runGraphPasses(dynamic, graph::optimizePipeline());
   checkCancel(cancel);
-  graph::Module fused = graph::runGraphPasses(mod, graph::fusePipeline(layout == "NCHWc"));
+  graph::Module fused = graph::runGraphPasses(dynamic, graph::fusePipeline(nchwc));
   checkCancel(cancel);
-  m.module = std::make_shared<const graph::Module>(mod);
-  m.fusedModule = std::make_shared<const graph::Module>(fused);
-  m.imported = buildGraphData(mod.main());
+  m.dynamicModule = std::make_shared<const graph::Module>(dynamic);
+  m.dynamicFusedModule = std::make_shared<const graph::Module>(fused);
+  if (haveConcrete && sameModule) {
+    m.module = m.dynamicModule;
+    m.fusedModule = m.dynamicFusedModule;
+  } else if (haveConcrete) {
+    m.module = std::make_shared<const graph::Module>(concrete);
+    m.fusedModule = std::make_shared<const graph::Module>(graph::runGraphPasses(concrete, graph::fusePipeline(nchwc)));
+    checkCancel(cancel);
+  }
+  m.imported = buildGraphData(dynamic.main());
   m.optimized = buildGraphData(optimized.main());
   m.fused = buildGraphData(fused.main());
   for (const GraphNode& n : m.imported.nodes) m.opCount += n.kind == "op";
@@ -420,11 +501,32 @@ ModelData loadModelData(const QString& path, const std::atomic<bool>* cancel, co
 
 namespace loom::views {
 
+QVector<int> alignFusedCalls(const QVector<std::vector<std::string>>& shown, const QVector<std::vector<std::string>>& concrete) {
+  QVector<int> match(shown.size(), -1);
+  if (shown.size() == concrete.size()) {
+    for (int i = 0; i < shown.size(); ++i) match[i] = i;
+    return match;
+  }
+  const int n = int(shown.size()), k = int(concrete.size());
+  std::vector<std::vector<int>> lcs(size_t(n) + 1, std::vector<int>(size_t(k) + 1, 0));
+  for (int i = n - 1; i >= 0; --i)
+    for (int j = k - 1; j >= 0; --j)
+      lcs[i][j] = shown[i] == concrete[j] ? lcs[i + 1][j + 1] + 1 : std::max(lcs[i + 1][j], lcs[i][j + 1]);
+  for (int i = 0, j = 0; i < n && j < k;) {
+    if (shown[i] == concrete[j]) match[i++] = j++;
+    else if (lcs[i + 1][j] >= lcs[i][j + 1]) ++i;
+    else ++j;
+  }
+  return match;
+}
+
 ModelGroups extractModelGroups(const ModelData& model, const std::atomic<bool>* cancel) {
   QElapsedTimer timer;
   timer.start();
   ModelGroups out;
-  if (!model.module || !model.fusedModule) LOOM_THROW(ValueError) << "model '" << model.path.toStdString() << "' has no module";
+  if (!model.module || !model.fusedModule)
+    LOOM_THROW(ValueError) << "model '" << model.path.toStdString() << "' has symbolic input dims without values: set them with "
+                           << "Model > Input Shapes… to make its kernels";
   // The same layout as the fused view, so that its clusters are these kernels.
   driver::CompileModelOptions options;
   options.desiredLayout = model.layout.toStdString();
@@ -456,6 +558,32 @@ ModelGroups extractModelGroups(const ModelData& model, const std::atomic<bool>* 
         if (out.groups[k].occurrences > 1 && signatures[int(k)] == sig && out.groups[k].ops == ops) index = int(k);
     }
     out.clusterGroup << index;
+  }
+  // The fused view shows the symbolic model: map its clusters onto the concrete model's fused
+  // calls (alignFusedCalls).
+  if (model.dynamicFusedModule && model.dynamicFusedModule != model.fusedModule) {
+    auto callOps = [](const graph::Module& m) {
+      QVector<std::vector<std::string>> calls;
+      for (const graph::Expr& e : graph::postOrder(m.main()->body, false)) {
+        const auto* call = e.as<graph::CallNode>();
+        if (!call || !call->fn.defined()) continue;
+        std::vector<std::string> ops;
+        for (const graph::Expr& n : graph::postOrder(call->fn->body, false))
+          if (const auto* c = n.as<graph::CallNode>(); c && c->op) ops.push_back(c->op->name);
+        calls << ops;
+      }
+      return calls;
+    };
+    const QVector<std::vector<std::string>> shown = callOps(*model.dynamicFusedModule), concrete = callOps(*model.fusedModule);
+    const QVector<int> match = alignFusedCalls(shown, concrete);
+    QVector<int> group;
+    QVector<QString> names;
+    for (int j : match) {
+      group << (j >= 0 ? out.clusterGroup[j] : -1);
+      names << (j >= 0 ? out.clusterNodeNames[j] : QString());
+    }
+    out.clusterGroup = group;
+    out.clusterNodeNames = names;
   }
   out.flops.reserve(out.groups.size());
   for (const driver::ModelGroup& g : out.groups) out.flops.push_back(tune::countFlops(g.func));

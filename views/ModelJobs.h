@@ -43,6 +43,13 @@ struct ModelGroups {
   double ms = 0;              ///< time taken
 };
 
+/// Which fused call of the concrete model (by index) each fused call of the symbolic one is,
+/// given their ops in post order; -1 for none. The same graph through the same pipeline gives
+/// the same calls in the same order, but a call's ops may differ where the concrete shapes pick
+/// another algorithm (a Winograd conv) or fold a shape computation: equal counts match by
+/// position; otherwise by their ops, in order (the longest common subsequence).
+QVector<int> alignFusedCalls(const QVector<std::vector<std::string>>& shown, const QVector<std::vector<std::string>>& concrete);
+
 /// Extracts `model`'s kernels (call it off the UI thread) and maps the fused view's clusters onto
 /// them. Throws loom::Error (ValueError when cancelled).
 ModelGroups extractModelGroups(const ModelData& model, const std::atomic<bool>* cancel = nullptr);

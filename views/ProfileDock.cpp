@@ -289,6 +289,10 @@ bool ProfileDock::startProfile() {
     return false;
   }
   if (isRunning()) return false;
+  if (!model->concrete()) {
+    m_status->setText("The model's symbolic dims have no values: set them with Model > Input Shapes…, then profile.");
+    return false;
+  }
   ProfileRequest req;
   req.model = model->path;
   req.layout = model->layout;

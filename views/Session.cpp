@@ -227,7 +227,11 @@ void Session::loadModel(const QString& path, bool markModified, bool keepInputSh
                             .arg(path).arg(data->opCount).arg(data->optimizedOpCount).arg(data->fusedOpCount).arg(data->fusedGroups)
                             .arg(data->loadMs, 0, 'f', 0));
       emit self->modelLoaded(*data);
-      self->extractGroups();
+      if (data->concrete())
+        self->extractGroups();
+      else
+        emit self->logged(QString("%1 has symbolic input dims without values: its kernels are made once Model > Input Shapes… "
+                                  "sets them").arg(QFileInfo(path).fileName()));
     }, Qt::QueuedConnection);
   });
 }

@@ -114,11 +114,17 @@ struct GraphData {
 };
 
 /// A graph input of a model: its dims as the file declares them ("batch", "3", ...) and the
-/// static shape the Studio uses (symbolic dims set by Model > Input shapes..., else 1).
+/// concrete shape kernels, runs and profiles use: set by Model > Input Shapes... (or
+/// --input-shapes), else the shape of the input in the model folder's test_data_set_0, else
+/// empty (a symbolic input without values: actions that need concrete shapes ask for them).
 struct ModelInput {
   QString name;
   QStringList declared;
-  QVector<qint64> shape;
+  QVector<qint64> shape;  ///< empty when unknown
+  /// Where `shape` came from: "file" (all dims static), "set" (the dialog, the command line or
+  /// the session), "test_data_set_0", or "" (unknown).
+  QString shapeSource;
+  bool hasShape() const { return !shape.isEmpty(); }
   bool isSymbolic() const {
     for (const QString& d : declared)
       if (d.isEmpty() || !d[0].isDigit()) return true;
@@ -138,10 +144,28 @@ struct ModelData {
   /// The conv layout the fused view and the kernels use: "NCHW" (as imported) or "NCHWc"
   /// (channel-blocked by ConvertLayout, as `loom compile --desired-layout NCHWc`).
   QString layout = "NCHW";
-  /// The imported module (types inferred): what the kernels of the fused groups are made from.
+  /// The imported module at the concrete input shapes (types inferred): what the kernels of the
+  /// fused groups, tuning and a static export are made from. Null when a symbolic input has no
+  /// concrete shape (see concrete()).
   std::shared_ptr<const graph::Module> module;
-  /// After the fuse pipeline: one call of a Primitive function per cluster of `fused`.
+  /// `module` after the fuse pipeline: one call of a Primitive function per kernel.
   std::shared_ptr<const graph::Module> fusedModule;
+  /// The module with the model's symbolic dims kept (`Tensor[(batch, 3, 48, W), float32]`): what
+  /// the three views show and a dynamic export compiles. The same as `module` for a static model.
+  std::shared_ptr<const graph::Module> dynamicModule;
+  /// `dynamicModule` after the fuse pipeline: one call per cluster of `fused`.
+  std::shared_ptr<const graph::Module> dynamicFusedModule;
+  /// Set when the views could not be built from the symbolic model and show `module` instead
+  /// (the reason), e.g. a Reshape whose target is tensor data.
+  QString symbolicNote;
+  /// True when every input has a concrete shape: kernels, runs, profiles and a static export work.
+  bool concrete() const { return module != nullptr; }
+  /// True when an input has a symbolic dim.
+  bool hasSymbolicInputs() const {
+    for (const ModelInput& in : inputs)
+      if (in.isSymbolic()) return true;
+    return false;
+  }
 };
 
 }  // namespace loom::views

@@ -750,7 +750,10 @@ bool TuningMonitor::start(const TuneJob& job) {
     cancel();
     why = "a run is still stopping; start again when it has ended";
   } else if (job.scope == TuneJob::Scope::Model && (job.modelPath.isEmpty() || !job.module))
-    why = job.modelPath.isEmpty() ? "open a model first (File > Open Model)" : "the model is still loading";
+    why = job.modelPath.isEmpty() ? QString("open a model first (File > Open Model)")
+          : m_session && m_session->model() && !m_session->model()->concrete()
+              ? QString("the model's symbolic dims have no values: set them with Model > Input Shapes…, then tune")
+              : QString("the model is still loading");
   else if (job.scope == TuneJob::Scope::Operator && job.preset.isEmpty() && !job.func.defined()) why = "no operator to tune";
   else if (job.recordsPath.isEmpty()) why = "pick a records file";
   else if (job.trials < 1) why = "the number of trials must be at least 1";

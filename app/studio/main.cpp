@@ -21,6 +21,7 @@
 #include "views/GraphView.h"
 #include "views/ModelJobs.h"
 #include "views/ProfileDock.h"
+#include "views/InputShapesDialog.h"
 #include "views/MainWindow.h"
 #include "views/Resources.h"
 #include "views/ScheduleEditor.h"
@@ -86,12 +87,14 @@ int main(int argc, char** argv) {
   QCommandLineOption tuneOpt("tune", "Tune the operator for N trials in the Tuning dock (with --screenshot: capture when it "
                              "ends; records in a temporary file)", "N");
   QCommandLineOption tuneModelOpt("tune-model", "With --tune: tune the whole model (N trials over its kernels)");
-  QCommandLineOption shapesOpt("input-shapes", "Shapes of the model's inputs (its symbolic dims are 1 otherwise), e.g. "
+  QCommandLineOption shapesOpt("input-shapes", "Concrete shapes of the model's inputs for kernels, runs and profiles (the graph "
+                               "keeps its symbolic dims; without them, those of the model folder's test_data_set_0), e.g. "
                                "\"data:[4,3,224,224]\"; a TorchScript model's, with dtypes: \"ids:[1,64]:int64\"", "SPEC");
   QCommandLineOption profileOpt("profile", "Profile the model once it is loaded (Model > Profile; with --screenshot: before the capture)");
   QCommandLineOption profileRunsOpt("profile-runs", "Timed runs of --profile", "N", "20");
   QCommandLineOption grabOpt("grab", "With --screenshot: capture the window, or only the profile's roofline chart, its kernel "
-                             "table, the model graph or the properties of the selected node (with --find)", "window|roofline|kernels|graph|properties", "window");
+                             "table, the model graph, the properties of the selected node (with --find) or the Input Shapes "
+                             "dialog", "window|roofline|kernels|graph|properties|input-shapes", "window");
   cli.addOptions({modelOpt, presetOpt, scheduleOpt, targetOpt, shotOpt, sizeOpt, graphModeOpt, darkOpt, runOpt, linkOpt, findOpt,
                  groupOpt, collapseOpt, tuneOpt, tuneModelOpt, shapesOpt, profileOpt, profileRunsOpt, grabOpt});
   cli.process(app);  // --help / --version print and exit here
@@ -140,12 +143,19 @@ int main(int argc, char** argv) {
   w.session()->setModified(false);
   // Group opening and collapsing wait for the model (and its kernels).
   bool groupPending = cli.isSet(groupOpt), collapsePending = cli.isSet(collapseOpt);
+  bool profilePending = cli.isSet(profileOpt);
   QString scheduleAfterGroup;
   if (groupPending && cli.isSet(scheduleOpt)) {
     QFile f(cli.value(scheduleOpt));
     if (f.open(QIODevice::ReadOnly)) scheduleAfterGroup = QString::fromUtf8(f.readAll());
   }
-  QObject::connect(w.session(), &loom::views::Session::modelLoaded, &app, [&] {
+  QObject::connect(w.session(), &loom::views::Session::modelLoaded, &app, [&](const loom::views::ModelData& m) {
+    // Kernels need concrete input shapes: without them no group opens and no profile runs.
+    if ((groupPending || profilePending) && !m.concrete()) {
+      std::fprintf(stderr, "loom-studio: %s has symbolic input dims without values: give them with --input-shapes to %s\n",
+                   qPrintable(m.path), groupPending ? "open a group" : "profile");
+      groupPending = profilePending = false;
+    }
     if (!collapsePending) return;
     collapsePending = false;
     QString list = cli.value(collapseOpt);
@@ -157,7 +167,6 @@ int main(int argc, char** argv) {
       w.graphView()->setCollapsedClusters(clusters);
     }
   });
-  bool profilePending = cli.isSet(profileOpt);
   w.profileDock()->setRepeat(std::max(1, cli.value(profileRunsOpt).toInt()));
   QObject::connect(w.session(), &loom::views::Session::groupsReady, &app, [&] {
     if (profilePending) {
@@ -265,6 +274,13 @@ int main(int argc, char** argv) {
       QCoreApplication::processEvents();
     }
     QString grab = cli.value(grabOpt);
+    if (grab == "graph") {  // the model dock wide and tall enough to read the types on the edges
+      w.resizeDocks({w.findChild<QDockWidget*>("modelDock")}, {w.width() * 55 / 100}, Qt::Horizontal);
+      w.resizeDocks({w.findChild<QDockWidget*>("modelDock")}, {w.height() * 75 / 100}, Qt::Vertical);
+      for (int i = 0; i < 5; ++i) QCoreApplication::processEvents();
+      w.graphView()->fitAll();
+      QCoreApplication::processEvents();
+    }
     QWidget* target = &w;
     if (grab == "properties") {  // the left docks wide and the properties tall enough to read every line
       w.resizeDocks({w.findChild<QDockWidget*>("modelDock")}, {w.width() * 45 / 100}, Qt::Horizontal);
@@ -277,6 +293,13 @@ int main(int argc, char** argv) {
       target = grab == "roofline" ? static_cast<QWidget*>(w.profileDock()->rooflineView()) : w.profileDock()->tabs();
     } else if (grab == "graph") {
       target = w.graphView();
+    }
+    std::unique_ptr<loom::views::InputShapesDialog> shapesDialog;
+    if (grab == "input-shapes" && w.session()->model()) {
+      shapesDialog = std::make_unique<loom::views::InputShapesDialog>(w.session()->model()->inputs, &w);
+      shapesDialog->show();
+      for (int i = 0; i < 5; ++i) QCoreApplication::processEvents();
+      target = shapesDialog.get();
     }
     QImage shot = target->grab().toImage().convertToFormat(QImage::Format_Indexed8, Qt::ThresholdDither | Qt::AvoidDither);
     if (!shot.save(out, nullptr, 9)) {
