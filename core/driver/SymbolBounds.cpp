@@ -95,6 +95,12 @@ void addShapeChecks(CompiledModel& model, const graph::Module& m) {
   auto tensorOf = [](const graph::Expr& e) -> const graph::TensorTypeNode* {
     return e->checkedType.get() ? graph::Type(e->checkedType).as<graph::TensorTypeNode>() : nullptr;
   };
+  // The ops whose type relation broadcasts numpy-style (broadcastShapes: trailing dims aligned);
+  // nn.bias_add and broadcast_to are of the same pattern kind but align otherwise.
+  static const std::set<std::string> numpyBroadcast{
+      "add",   "subtract",      "multiply", "divide",     "floor_mod",   "trunc_mod",   "power",
+      "maximum", "minimum",     "equal",    "not_equal",  "less",        "less_equal",  "greater",
+      "greater_equal", "logical_and", "logical_or", "logical_xor", "where"};
   for (const graph::Expr& e : graph::postOrder(m.main()->body, true)) {
     const auto* call = e.as<graph::CallNode>();
     if (!call || !call->op) continue;
@@ -111,7 +117,7 @@ void addShapeChecks(CompiledModel& model, const graph::Module& m) {
           if (k != axis)
             add(args[0]->shape[size_t(k)], args[i]->shape[size_t(k)],
                 node + ": dimension " + std::to_string(k) + " of input 0 and of input " + std::to_string(i));
-    } else if (call->op->pattern == graph::OpPattern::Broadcast) {
+    } else if (numpyBroadcast.count(call->op->name)) {
       size_t n = 0;
       for (const auto* t : args) n = std::max(n, t->shape.size());
       for (size_t k = 0; k < n; ++k) {
