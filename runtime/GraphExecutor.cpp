@@ -31,7 +31,7 @@ GraphExecutor::GraphExecutor(const std::string& graphJson, Module kernels, Devic
                                ") has a data-dependent output shape; such nodes run on the CPU only, not on this device");
     for (const auto& s : j.at("storage")) {
       int64_t bytes = std::max<int64_t>(s.at("bytes").get<int64_t>(), 1);
-      m_storage.push_back(NDArray::empty({bytes}, DType{DType::UInt, 8, 1}, dev));
+      m_storage.push_back(Block::allocate(size_t(bytes), dev));
     }
     for (const auto& e : j.at("entries")) {
       Entry en;
@@ -187,9 +187,9 @@ void GraphExecutor::setInput(size_t i, const NDArray& value) {
   for (const auto& [name, v] : own) m_symbolValues[name] = v;
   e.shape = value.shape();
   e.view.shape = e.shape.data();
-  NDArray& st = m_storage[size_t(e.storage)];
+  Block& st = m_storage[size_t(e.storage)];
   if (st.byteSize() < e.bytes()) {
-    st = NDArray::empty({int64_t(e.bytes())}, DType{DType::UInt, 8, 1}, m_dev);
+    st = Block::allocate(e.bytes(), m_dev);
     ++m_storageGrowths;
   }
   e.view.data = st.data();
@@ -235,7 +235,7 @@ void GraphExecutor::bindShapes() {
   }
   for (size_t s = 0; s < m_storage.size(); ++s)
     if (m_storage[s].byteSize() < need[s]) {
-      m_storage[s] = NDArray::empty({int64_t(need[s])}, DType{DType::UInt, 8, 1}, m_dev);
+      m_storage[s] = Block::allocate(need[s], m_dev);
       ++m_storageGrowths;
     }
   for (Entry& e : m_entries) {
@@ -362,7 +362,7 @@ NDArray GraphExecutor::getOutput(size_t i) const {
 
 size_t GraphExecutor::storageBytes() const {
   size_t n = 0;
-  for (const NDArray& s : m_storage) n += s.byteSize();
+  for (const Block& s : m_storage) n += s.byteSize();
   return n;
 }
 

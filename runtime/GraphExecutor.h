@@ -141,7 +141,22 @@ private:
 
   Module m_kernels;
   Device m_dev;
-  std::vector<NDArray> m_storage;
+  /// One storage allocation: device memory (an NDArray), or on the CPU, from 64 KiB on, pages
+  /// mapped zero on first touch, so that a plan sized for the bounds (or the first guess) costs
+  /// resident memory only for what the runs use (GraphExecutorStorage.cpp).
+  class Block {
+  public:
+    static Block allocate(size_t bytes, Device dev);
+    void* data() const { return m_data; }
+    size_t byteSize() const { return m_bytes; }
+
+  private:
+    NDArray m_array;
+    std::shared_ptr<void> m_pages;
+    void* m_data = nullptr;
+    size_t m_bytes = 0;
+  };
+  std::vector<Block> m_storage;
   std::vector<Entry> m_entries;
   std::vector<Named> m_inputs, m_params, m_outputs;
   std::vector<Node> m_nodes;
