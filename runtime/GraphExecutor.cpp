@@ -1,6 +1,7 @@
 // The graph executor: parses the plan, allocates storage, binds tensor views, calls kernels.
 #include "runtime/GraphExecutor.h"
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <cstring>
@@ -31,7 +32,7 @@ GraphExecutor::GraphExecutor(const std::string& graphJson, Module kernels, Devic
                                ") has a data-dependent output shape; such nodes run on the CPU only, not on this device");
     for (const auto& s : j.at("storage")) {
       int64_t bytes = std::max<int64_t>(s.at("bytes").get<int64_t>(), 1);
-      m_storage.push_back(NDArray::empty({bytes}, DType{DType::UInt, 8, 1}, dev));
+      m_storage.push_back(Block::allocate(size_t(bytes), dev));
     }
     for (const auto& e : j.at("entries")) {
       Entry en;
@@ -68,12 +69,17 @@ GraphExecutor::GraphExecutor(const std::string& graphJson, Module kernels, Devic
     named("inputs", m_inputs);
     if (j.contains("symbols"))
       for (const auto& x : j.at("symbols")) {
-        Symbol sy{x.at("name").get<std::string>(), x.at("input").get<int>(), x.at("axis").get<int>()};
+        Symbol sy{x.at("name").get<std::string>(), x.at("input").get<int>(), x.at("axis").get<int>(),
+                  x.value("bound", int64_t(-1))};
         if (sy.input < 0 || size_t(sy.input) >= m_inputs.size())
           throw RuntimeFailure("graph: symbol '" + sy.name + "' refers to a bad input");
         m_symbols.push_back(std::move(sy));
       }
     m_inputShapesSet.resize(m_inputs.size());
+    if (j.contains("shape_checks"))
+      for (const auto& x : j.at("shape_checks"))
+        m_checks.push_back({ShapeExpr(x.at("lhs").get<std::string>()), ShapeExpr(x.at("rhs").get<std::string>()),
+                            x.at("what").get<std::string>()});
     named("params", m_params);
     named("outputs", m_outputs);
     for (const auto& x : j.at("nodes")) {
@@ -153,31 +159,40 @@ void GraphExecutor::setInput(size_t i, const NDArray& value) {
   if (value.shape().size() != e.sym.size() || !(value.dtype() == e.dtype))
     throw RuntimeFailure("input '" + m_inputs[i].name + "' expects " + expects() + ", got " + value.dtype().str() +
                          shapeText(value.shape()));
+  // The symbols this input gives, checked against their bounds; then the dims that use only
+  // those (a dim that uses another input's symbol is checked by run(), whatever the order the
+  // inputs are set in).
+  std::map<std::string, int64_t> own;
   for (const Symbol& sy : m_symbols)
     if (size_t(sy.input) == i) {
       int64_t v = value.shape()[size_t(sy.axis)];
       if (v < 1)
         throw RuntimeFailure("input '" + m_inputs[i].name + "': dimension " + std::to_string(sy.axis) + " (" + sy.name +
                              ") must be at least 1, got " + std::to_string(v));
-      m_symbolValues[sy.name] = v;
+      if (sy.bound >= 0 && v > sy.bound)
+        throw RuntimeFailure("input '" + m_inputs[i].name + "': dimension " + std::to_string(sy.axis) + " (" + sy.name +
+                             ") is " + std::to_string(v) + ", above its bound " + sy.name + " <= " +
+                             std::to_string(sy.bound) + " (the model was compiled for " + sy.name + " up to " +
+                             std::to_string(sy.bound) + "); got " + value.dtype().str() + shapeText(value.shape()));
+      own[sy.name] = v;
     }
   for (size_t k = 0; k < e.sym.size(); ++k) {
-    int64_t want = 0;
-    try {
-      want = e.sym[k].eval(m_symbolValues);
-    } catch (const RuntimeFailure& err) {
-      throw RuntimeFailure("input '" + m_inputs[i].name + "': dimension " + std::to_string(k) + " (" + e.sym[k].text() +
-                           ") depends on a symbol of another input; set that input first (" + err.what() + ")");
-    }
+    std::vector<std::string> used = e.sym[k].symbols();
+    if (!std::all_of(used.begin(), used.end(), [&](const std::string& s) { return own.count(s) > 0; })) continue;
+    int64_t want = e.sym[k].eval(own);
     if (want != value.shape()[k])
       throw RuntimeFailure("input '" + m_inputs[i].name + "' expects " + expects() + ": dimension " + std::to_string(k) +
                            " (" + e.sym[k].text() + ") must be " + std::to_string(want) + " here, got " +
                            value.dtype().str() + shapeText(value.shape()));
   }
+  for (const auto& [name, v] : own) m_symbolValues[name] = v;
   e.shape = value.shape();
   e.view.shape = e.shape.data();
-  NDArray& st = m_storage[size_t(e.storage)];
-  if (st.byteSize() < e.bytes()) st = NDArray::empty({int64_t(e.bytes())}, DType{DType::UInt, 8, 1}, m_dev);
+  Block& st = m_storage[size_t(e.storage)];
+  if (st.byteSize() < e.bytes()) {
+    st = Block::allocate(e.bytes(), m_dev);
+    ++m_storageGrowths;
+  }
   e.view.data = st.data();
   m_inputShapesSet[i] = value.shape();
   m_shapesDirty = true;
@@ -198,6 +213,15 @@ void GraphExecutor::bindShapes() {
     if (!e.sym.empty() && m_inputShapesSet[i].empty())
       throw RuntimeFailure("input '" + m_inputs[i].name + "' is not set");
   }
+  for (size_t i = 0; i < m_inputs.size(); ++i) checkInputDims(i);
+  for (const ShapeCheck& c : m_checks) {
+    int64_t a = c.lhs.eval(m_symbolValues), b = c.rhs.eval(m_symbolValues);
+    if (a != b)
+      throw RuntimeFailure(c.what + ": " + c.lhs.text() + " = " + std::to_string(a) + " but " + c.rhs.text() + " = " +
+                           std::to_string(b) + " for these inputs (" + symbolOrigins(c.lhs) +
+                           (c.rhs.isConstant() ? "" : "; " + symbolOrigins(c.rhs)) +
+                           "); the compiled model needs them equal");
+  }
   bindDataSymbolBounds();
   std::vector<size_t> need(m_storage.size(), 0);
   for (Entry& e : m_entries) {
@@ -210,19 +234,50 @@ void GraphExecutor::bindShapes() {
       }
     need[size_t(e.storage)] = std::max(need[size_t(e.storage)], e.bytes());
   }
-  for (size_t i = 0; i < m_inputs.size(); ++i) {
-    const Entry& e = entry(m_inputs[i].entry);
-    if (!e.sym.empty() && e.shape != m_inputShapesSet[i])
-      throw RuntimeFailure("input '" + m_inputs[i].name + "' was set with shape " + shapeText(m_inputShapesSet[i]) +
-                           " but the other inputs make it " + shapeText(e.shape));
-  }
   for (size_t s = 0; s < m_storage.size(); ++s)
-    if (m_storage[s].byteSize() < need[s]) m_storage[s] = NDArray::empty({int64_t(need[s])}, DType{DType::UInt, 8, 1}, m_dev);
+    if (m_storage[s].byteSize() < need[s]) {
+      m_storage[s] = Block::allocate(need[s], m_dev);
+      ++m_storageGrowths;
+    }
   for (Entry& e : m_entries) {
     e.view.data = m_storage[size_t(e.storage)].data();
     e.view.shape = e.shape.data();
   }
   m_shapesDirty = false;
+}
+
+std::string GraphExecutor::symbolOrigins(const ShapeExpr& e) const {
+  std::string out;
+  for (const std::string& name : e.symbols())
+    for (const Symbol& sy : m_symbols)
+      if (sy.name == name) {
+        auto v = m_symbolValues.find(name);
+        out += (out.empty() ? "" : ", ") + name + " = " + (v == m_symbolValues.end() ? "?" : std::to_string(v->second)) +
+               " from dimension " + std::to_string(sy.axis) + " of input '" + m_inputs[size_t(sy.input)].name + "'";
+        break;
+      }
+  return out;
+}
+
+void GraphExecutor::checkInputDims(size_t i) const {
+  const Entry& e = entry(m_inputs[i].entry);
+  const std::vector<int64_t>& got = m_inputShapesSet[i];
+  if (e.sym.empty() || got.empty()) return;
+  for (size_t k = 0; k < e.sym.size(); ++k) {
+    int64_t want = e.sym[k].eval(m_symbolValues);
+    if (want == got[k]) continue;
+    throw RuntimeFailure("input '" + m_inputs[i].name + "': dimension " + std::to_string(k) + " is " +
+                         std::to_string(got[k]) + ", but it must equal " + e.sym[k].text() +
+                         (e.sym[k].symbols() == std::vector<std::string>{e.sym[k].text()} ? "" : " = " + std::to_string(want)) +
+                         " (" + symbolOrigins(e.sym[k]) + "); got " + e.dtype.str() + shapeText(got));
+  }
+}
+
+std::map<std::string, int64_t> GraphExecutor::symbolBounds() const {
+  std::map<std::string, int64_t> out;
+  for (const Symbol& sy : m_symbols)
+    if (sy.bound >= 0) out[sy.name] = sy.bound;
+  return out;
 }
 
 std::vector<std::string> GraphExecutor::dims(const Entry& e) const {
@@ -318,7 +373,7 @@ NDArray GraphExecutor::getOutput(size_t i) const {
 
 size_t GraphExecutor::storageBytes() const {
   size_t n = 0;
-  for (const NDArray& s : m_storage) n += s.byteSize();
+  for (const Block& s : m_storage) n += s.byteSize();
   return n;
 }
 

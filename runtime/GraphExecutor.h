@@ -32,7 +32,12 @@ namespace loom::runtime {
 /// "axis": A}, ...] (where each symbol's value is read) and, on entries with symbolic dims,
 /// "sym_shape": [...] whose items are integers or shape expressions ("N", "(H + 1)//2"). Setting
 /// an input binds the symbols it carries; run() evaluates every entry's shape and grows the
-/// storages that need more room (a storage's "bytes" is then only its first size).
+/// storages that need more room (a storage's "bytes" is then only its first size). A symbol may
+/// have a "bound" (--input-shapes "x:[1,3,48,W<=2048]"): an input above it is refused, and the
+/// storages are planned for the bounds ("storage_planned_for_bounds"), so no run grows them.
+/// "shape_checks": [{"lhs": "W", "rhs": "V", "what": "node 'Concat_0' (concatenate) ..."}]
+/// are equalities the compiler could not prove (dims of a concatenation or a broadcast); run()
+/// refuses inputs that break one, naming the node, the dims and their values.
 ///
 /// A node with func "__datadep" runs an op whose output shape depends on the data
 /// (runtime/DataDependentOps.h): {"op": "nonzero", "attrs": {...}, "symbol": "nonzero_0",
@@ -86,6 +91,10 @@ public:
   size_t numStorages() const { return m_storage.size(); }
   /// Bytes of all storage allocations together.
   size_t storageBytes() const;
+  /// How many times a storage was re-allocated for a larger shape since construction.
+  size_t storageGrowths() const { return m_storageGrowths; }
+  /// The upper bound of each bounded symbol.
+  std::map<std::string, int64_t> symbolBounds() const;
 
 private:
   struct Entry {
@@ -110,7 +119,16 @@ private:
   struct Symbol {
     std::string name;
     int input = 0, axis = 0;
+    int64_t bound = -1;  ///< -1: none
   };
+  struct ShapeCheck {
+    ShapeExpr lhs, rhs;
+    std::string what;
+  };
+  /// "W = 7 (dimension 3 of input 'x')" for each input symbol `e` uses.
+  std::string symbolOrigins(const ShapeExpr& e) const;
+  /// Checks input `i`'s dims against the symbols (all bound); RuntimeFailure naming the dim.
+  void checkInputDims(size_t i) const;
   void runNode(Node& n);
   /// Data-dependent nodes (GraphExecutorDataDep.cpp): link one to the entries its symbol
   /// sizes, give the symbols their bounds (for sizing storage), run one and bind its symbol.
@@ -128,11 +146,28 @@ private:
 
   Module m_kernels;
   Device m_dev;
-  std::vector<NDArray> m_storage;
+  /// One storage allocation: device memory (an NDArray), or on the CPU, from 64 KiB on, pages
+  /// mapped zero on first touch, so that a plan sized for the bounds (or the first guess) costs
+  /// resident memory only for what the runs use (GraphExecutorStorage.cpp).
+  class Block {
+  public:
+    static Block allocate(size_t bytes, Device dev);
+    void* data() const { return m_data; }
+    size_t byteSize() const { return m_bytes; }
+
+  private:
+    NDArray m_array;
+    std::shared_ptr<void> m_pages;
+    void* m_data = nullptr;
+    size_t m_bytes = 0;
+  };
+  std::vector<Block> m_storage;
   std::vector<Entry> m_entries;
   std::vector<Named> m_inputs, m_params, m_outputs;
   std::vector<Node> m_nodes;
   std::vector<Symbol> m_symbols;
+  std::vector<ShapeCheck> m_checks;
+  size_t m_storageGrowths = 0;
   std::map<std::string, int64_t> m_symbolValues;
   std::vector<std::vector<int64_t>> m_inputShapesSet;  ///< the shape each input was set with
   bool m_shapesDirty = true;

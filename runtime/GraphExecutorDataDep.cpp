@@ -77,9 +77,10 @@ void GraphExecutor::bindDataSymbolBounds() {
 }
 
 void GraphExecutor::growStorage(size_t s, size_t bytes) {
-  NDArray bigger = NDArray::empty({int64_t(bytes)}, DType{DType::UInt, 8, 1}, m_dev);
+  Block bigger = Block::allocate(bytes, m_dev);
   std::memcpy(bigger.data(), m_storage[s].data(), m_storage[s].byteSize());
   m_storage[s] = bigger;
+  ++m_storageGrowths;
   for (Entry& e : m_entries)
     if (size_t(e.storage) == s) e.view.data = bigger.data();
 }

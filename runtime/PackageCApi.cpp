@@ -1,5 +1,6 @@
 // The C API of packaged models (loom_package_* in loom_runtime.h) over loadPackage and GraphExecutor.
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@ struct LoomPackage {
   std::string path;
   // Shapes kept here so the pointers handed out stay valid while the handle lives.
   std::vector<std::vector<int64_t>> inputShapes, outputShapes;
+  std::string dimText;  // loom_package_input_dim's last answer
 };
 
 namespace {
@@ -49,10 +51,14 @@ std::string describe(const std::vector<int64_t>& shape, DType dt) {
 
 LoomDataType toC(DType d) { return LoomDataType{d.code, d.bits, d.lanes}; }
 
-void setInputBytes(LoomPackageHandle pkg, size_t i, const void* data, size_t nbytes) {
+void setInputBytes(LoomPackageHandle pkg, size_t i, const void* data, size_t nbytes,
+                   const std::vector<int64_t>* given = nullptr) {
   GraphExecutor& ex = exec(pkg);
-  std::vector<int64_t> shape = ex.inputShape(i);
+  std::vector<int64_t> shape = given ? *given : ex.inputShape(i);
   DType dt = ex.inputDType(i);
+  if (given && !ex.isDynamic() && shape != ex.inputShape(i))
+    throw RuntimeFailure("input '" + ex.inputName(i) + "' expects " + describe(ex.inputShape(i), dt) + ", got the shape " +
+                         describe(shape, dt) + " (the package is static)");
   size_t want = byteSize(shape, dt);
   if (nbytes != want)
     throw RuntimeFailure("input '" + ex.inputName(i) + "' expects " + describe(shape, dt) + " = " + std::to_string(want) +
@@ -72,7 +78,7 @@ int loom_package_load(const char* path, LoomPackageHandle* out) {
     require(path, "path");
     require(out, "output handle");
     *out = nullptr;
-    auto* h = new LoomPackage{loadPackage(path), path, {}, {}};
+    auto* h = new LoomPackage{loadPackage(path), path, {}, {}, {}};
     GraphExecutor& ex = *h->package.executor;
     for (size_t i = 0; i < ex.numInputs(); ++i) h->inputShapes.push_back(ex.inputShape(i));
     for (size_t i = 0; i < ex.numOutputs(); ++i) h->outputShapes.push_back(ex.outputShape(i));
@@ -152,7 +158,8 @@ int loom_package_input_shape(LoomPackageHandle pkg, int index, const int64_t** s
     require(shape, "shape output");
     require(ndim, "ndim output");
     size_t i = checkIndex(index, exec(pkg).numInputs(), "input");
-    const auto& s = pkg->inputShapes[i];
+    auto& s = pkg->inputShapes[i];
+    s = exec(pkg).inputShape(i);
     *shape = s.data();
     *ndim = int(s.size());
     return 0;
@@ -164,7 +171,8 @@ int loom_package_output_shape(LoomPackageHandle pkg, int index, const int64_t** 
     require(shape, "shape output");
     require(ndim, "ndim output");
     size_t i = checkIndex(index, exec(pkg).numOutputs(), "output");
-    const auto& s = pkg->outputShapes[i];
+    auto& s = pkg->outputShapes[i];
+    s = exec(pkg).outputShape(i);
     *shape = s.data();
     *ndim = int(s.size());
     return 0;
@@ -237,7 +245,7 @@ int loom_package_set_input_tensor(LoomPackageHandle pkg, int index, const LoomTe
                            std::to_string(tensor->ndim) + ")");
     std::vector<int64_t> shape(tensor->shape, tensor->shape + tensor->ndim);
     DType dt{tensor->dtype.code, tensor->dtype.bits, tensor->dtype.lanes};
-    std::vector<int64_t> want = ex.inputShape(i);
+    std::vector<int64_t> want = ex.isDynamic() ? shape : ex.inputShape(i);
     DType wantDt = ex.inputDType(i);
     if (shape != want || !(dt == wantDt))
       throw RuntimeFailure("input '" + ex.inputName(i) + "' expects " + describe(want, wantDt) + ", got " +
@@ -250,7 +258,51 @@ int loom_package_set_input_tensor(LoomPackageHandle pkg, int index, const LoomTe
         expect *= shape[size_t(d)];
       }
     }
-    setInputBytes(pkg, i, static_cast<const char*>(tensor->data) + tensor->byte_offset, byteSize(want, wantDt));
+    setInputBytes(pkg, i, static_cast<const char*>(tensor->data) + tensor->byte_offset, byteSize(want, wantDt), &want);
+    return 0;
+  });
+}
+
+int loom_package_set_input_shaped(LoomPackageHandle pkg, int index, const void* data, size_t nbytes,
+                                  const int64_t* shape, int ndim) {
+  return guardCall("loom_package_set_input_shaped", [&] {
+    size_t i = checkIndex(index, exec(pkg).numInputs(), "input");
+    if (ndim < 0 || (ndim > 0 && !shape))
+      throw RuntimeFailure("input '" + exec(pkg).inputName(i) + "': bad shape (ndim " + std::to_string(ndim) + ")");
+    std::vector<int64_t> s(shape, shape + ndim);
+    for (int k = 0; k < ndim; ++k)
+      if (s[size_t(k)] < 0)
+        throw RuntimeFailure("input '" + exec(pkg).inputName(i) + "': dimension " + std::to_string(k) + " is negative (" +
+                             std::to_string(s[size_t(k)]) + ")");
+    setInputBytes(pkg, i, data, nbytes, &s);
+    return 0;
+  });
+}
+
+int loom_package_is_dynamic(LoomPackageHandle pkg, int* out) {
+  return guardCall("loom_package_is_dynamic", [&] {
+    require(out, "output");
+    *out = exec(pkg).isDynamic() ? 1 : 0;
+    return 0;
+  });
+}
+
+int loom_package_input_dim(LoomPackageHandle pkg, int index, int axis, const char** text, int64_t* bound) {
+  return guardCall("loom_package_input_dim", [&] {
+    require(text, "text output");
+    GraphExecutor& ex = exec(pkg);
+    size_t i = checkIndex(index, ex.numInputs(), "input");
+    std::vector<std::string> dims = ex.inputDims(i);
+    if (axis < 0 || size_t(axis) >= dims.size())
+      throw RuntimeFailure("input '" + ex.inputName(i) + "': axis " + std::to_string(axis) + " out of range (rank " +
+                           std::to_string(dims.size()) + ")");
+    pkg->dimText = dims[size_t(axis)];
+    *text = pkg->dimText.c_str();
+    if (bound) {
+      std::map<std::string, int64_t> b = ex.symbolBounds();
+      auto it = b.find(pkg->dimText);
+      *bound = it == b.end() ? -1 : it->second;
+    }
     return 0;
   });
 }

@@ -10,6 +10,7 @@
 #include "core/driver/CompileModel.h"
 #include "core/driver/ExportLibrary.h"
 #include "core/driver/LoadModel.h"
+#include "core/driver/SymbolBounds.h"
 #include "core/frontend/onnx/OnnxImporter.h"
 #include "core/graph/Printer.h"
 #include "core/support/Error.h"
@@ -52,7 +53,7 @@ CLI::App* setup(CLI::App& app) {
   sub->add_option("--target", o.target,
                   "llvm (this machine), an llvm target string (\"llvm -mcpu=X\", \"llvm -mtriple=aarch64-linux-gnu\"), "
                   "or c (C source)");
-  sub->add_option("--input-shapes", o.inputShapes, "Static input shapes (and dtypes, default float32), e.g. \"data:[1,3,224,224]\" or \"ids:[1,64]:int64\"; every input of a TorchScript model needs one");
+  sub->add_option("--input-shapes", o.inputShapes, "Input shapes (and dtypes), e.g. \"data:[1,3,224,224]\", \"ids:[1,64]:int64\", or symbolic: \"x:[1,3,48,W]\" (a named dim, shared by inputs that name it), \"x:[1,3,48,?]\" (anonymous), \"x:[1,3,48,W<=2048]\" (bounded: runs above it are refused, storage is planned for it); inputs not named keep the model's own (possibly symbolic) shapes; every input of a TorchScript model needs a static one");
   sub->add_option("--output,-o", o.output, "The package to write: NAME.so or NAME.tar")->required();
   sub->add_option("--opt-level", o.optLevel, "0 (no fusion, no schedule) to 3")->check(CLI::Range(0, 3));
   sub->add_option("--tuning-records", o.tuningRecords,
@@ -146,6 +147,7 @@ int run() {
     if (done < total) say("[" + std::to_string(done + 1) + "/" + std::to_string(total) + "] " + what);
   };
   driver::CompiledModel cm = driver::compileModel(m, o.target, {}, co);
+  driver::applySymbolBounds(cm, loaded.symbolBounds);
   if (!o.tuningRecords.empty()) cm.tuningRecords.push_back(o.tuningRecords);
   if (dumps.count("tir")) {
     std::string text;

@@ -198,6 +198,8 @@ int inspect() {
 
   std::map<std::string, int> calls;  // kernel -> nodes calling it
   std::vector<std::string> dataDependent;  // "__datadep" nodes, run by the runtime itself
+  std::vector<std::string> symbols;        // a dynamic model's symbols, where each is read, bounds
+  size_t shapeChecks = 0;
   size_t nodes = 0, storageBytes = 0, storages = 0;
   if (auto it = files.find("graph.json"); it != files.end()) {
     try {
@@ -210,6 +212,20 @@ int inspect() {
                                   " <= " + n.value("bound", "?"));
         else if (f != "__copy") ++calls[f];
       }
+      if (g.contains("symbols"))
+        for (const auto& s : g.at("symbols")) {
+          int in = s.at("input").get<int>();
+          std::string input = in >= 0 && size_t(in) < g.at("inputs").size() ? g["inputs"][size_t(in)].value("name", "?") : "?";
+          std::string where = "(dimension " + std::to_string(s.at("axis").get<int>()) + " of input '" + input + "')";
+          symbols.push_back(s.at("name").get<std::string>() +
+                            (s.contains("bound") ? " <= " + std::to_string(s["bound"].get<int64_t>()) + " " + where
+                                                 : " " + where + ", unbounded"));
+        }
+      shapeChecks = g.value("shape_checks", nlohmann::json::array()).size();
+      if (!symbols.empty())
+        symbols.push_back(g.value("storage_planned_for_bounds", false)
+                              ? std::string("storage planned for the bounds")
+                              : std::string("storage grows with the shapes (not every symbol is bounded)"));
       for (const auto& s : g.at("storage")) {
         ++storages;
         storageBytes += s.at("bytes").get<size_t>();
@@ -217,6 +233,13 @@ int inspect() {
     } catch (const nlohmann::json::exception& e) {
       LOOM_THROW(ValueError) << "'" << path << "': graph.json is malformed (" << e.what() << ")";
     }
+  }
+  if (!symbols.empty()) {
+    std::cout << "\nsymbols:\n";
+    for (const std::string& s : symbols) std::cout << "  " << s << "\n";
+    if (shapeChecks)
+      std::cout << "  " << shapeChecks << " dim equalit" << (shapeChecks == 1 ? "y" : "ies")
+                << " checked at run time (the compiler could not prove them)\n";
   }
   if (!dataDependent.empty()) {
     std::cout << "\ndata-dependent nodes (" << dataDependent.size()

@@ -18,6 +18,7 @@
 #include "core/driver/CompileModel.h"
 #include "core/driver/ExportLibrary.h"
 #include "core/driver/MachinePeak.h"
+#include "core/driver/InputShapes.h"
 #include "core/driver/Npz.h"
 #include "core/frontend/onnx/OnnxImporter.h"
 #include "core/support/Error.h"
@@ -121,7 +122,7 @@ int run() {
   }
   say("importing " + o.model);
   frontend::ImportOptions io;
-  if (!o.inputShapes.empty()) io.inputShapes = frontend::parseInputShapes(o.inputShapes);
+  if (!o.inputShapes.empty()) io.inputShapes = driver::concreteInputShapes(o.inputShapes, "loom profile");
   graph::Module m = frontend::importOnnx(o.model, io);
   driver::CompileModelOptions co;
   co.outputNames = onnxOutputNames(o.model);

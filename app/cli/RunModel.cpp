@@ -7,6 +7,7 @@
 
 #include "app/cli/Commands.h"
 #include "app/cli/ModelCommon.h"
+#include "core/driver/InputShapes.h"
 #include "core/driver/Npz.h"
 #include "core/frontend/onnx/OnnxImporter.h"
 #include "core/support/Error.h"
@@ -92,7 +93,7 @@ int runImpl() {
     }
   }
   std::map<std::string, std::vector<int64_t>> shapes;
-  if (!o.inputShapes.empty()) shapes = frontend::parseInputShapes(o.inputShapes);
+  if (!o.inputShapes.empty()) shapes = driver::concreteInputShapes(o.inputShapes, "loom run");
   for (const auto& [name, dims] : shapes) ex.inputIndex(name);  // an unknown name fails, listing the inputs
   for (size_t i = 0; i < ex.numInputs(); ++i) {
     if (given[i]) continue;

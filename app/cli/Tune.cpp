@@ -13,10 +13,12 @@
 #include "app/cli/Commands.h"
 #include "app/cli/ModelCommon.h"
 #include "core/driver/CompileModel.h"
+#include "core/driver/InputShapes.h"
 #include "core/driver/LoadModel.h"
 #include "core/frontend/onnx/OnnxImporter.h"
 #include "core/support/Error.h"
 #include "core/tune/Measure.h"
+#include "core/tune/DynamicRecords.h"
 #include "core/tune/ModelTasks.h"
 #include "core/tune/TaskScheduler.h"
 #include "core/tune/Tuner.h"
@@ -84,7 +86,7 @@ CLI::App* setupTune(CLI::App& app) {
               "carry over between models; --resume continues a record file across runs.");
   sub->add_option("model", o.model, "An ONNX (.onnx) or TorchScript (.pt) model: tune each distinct kernel (task) of it");
   sub->add_option("--workload,-w", o.workload, "A workload preset, e.g. matmul:M=256,N=256,K=256");
-  sub->add_option("--input-shapes", o.inputShapes, "Model: static input shapes, e.g. \"data:[1,3,224,224]\"");
+  sub->add_option("--input-shapes", o.inputShapes, "Model: input shapes, e.g. \"data:[1,3,224,224]\"; a dynamic model is tuned at a representative shape: \"x:[1,3,48,W=320]\" (or W<=2048: at the bound), and the records also apply to the symbolic model (loom compile --input-shapes \"x:[1,3,48,W]\" --tuning-records R.json)");
   sub->add_option("--opt-level", o.optLevel, "Model: the opt level it will be compiled at (fusion, layout)")
       ->capture_default_str()->check(CLI::Range(1, 3));
   sub->add_option("--desired-layout", o.desiredLayout, "Model: conv layout it will be compiled with (NCHW, NCHWc)");
@@ -308,7 +310,33 @@ void onStopSignal(int sig) {
 int runModelTune() {
   const TuneCliOptions& o = tuneOptions();
   auto started = std::chrono::steady_clock::now();
-  driver::LoadedModel loaded = driver::loadModel(o.model, o.inputShapes);
+  // A dynamic model is tuned at a representative shape: each symbolic dim at its value
+  // ("W=320") or else its bound ("W<=2048"); the records are then re-keyed to the symbolic
+  // model's kernels (core/tune/DynamicRecords.h).
+  std::string representative = o.inputShapes, symbolicSpec;
+  if (!o.inputShapes.empty()) {
+    driver::InputShapes spec = driver::parseInputShapes(o.inputShapes);
+    if (!spec.isStatic()) {
+      representative.clear();
+      for (const driver::InputShape& in : spec.inputs) {
+        driver::InputShape r = in, sym = in;
+        for (size_t k = 0; k < in.dims.size(); ++k) {
+          const driver::InputDim& d = in.dims[k];
+          sym.dims[k].example = -1;
+          if (d.isStatic()) continue;
+          if (d.example < 0 && d.bound < 0)
+            LOOM_THROW(ValueError) << "--input-shapes gives '" << in.name << "' dimension " << k << " as " << d.str()
+                                   << "; loom tune tunes a dynamic model at a representative shape: give the dim a value ("
+                                   << (d.symbol.empty() ? "?" : d.symbol) << "=320) or a bound (" << (d.symbol.empty() ? "?" : d.symbol)
+                                   << "<=2048, tuned at the bound)";
+          r.dims[k] = driver::InputDim{d.example >= 0 ? d.example : d.bound};
+        }
+        representative += (representative.empty() ? "" : ",") + r.str();
+        symbolicSpec += (symbolicSpec.empty() ? "" : ",") + sym.str();
+      }
+    }
+  }
+  driver::LoadedModel loaded = driver::loadModel(o.model, representative);
   graph::Module m = loaded.module;
   driver::CompileModelOptions co;
   co.optLevel = o.optLevel;
@@ -466,6 +494,14 @@ int runModelTune() {
                   std::isfinite(ms) && std::isfinite(baseline[i]) ? fmt("%.2fx", baseline[i] / ms).c_str() : "-");
     std::cout << buf;
   }
+  if (!symbolicSpec.empty()) {
+    // The records of the representative shape, also under the symbolic model's kernel keys.
+    graph::Module symbolic = driver::loadModel(o.model, symbolicSpec).module;
+    tune::DynamicRecordSummary ds = tune::aliasDynamicRecords(db, symbolic, m, co, o.target);
+    std::cout << "dynamic model: tuned at " << representative << "; " << ds.aliased << " of " << ds.kernels
+              << " kernels of the symbolic model (" << symbolicSpec << ") take these records\n";
+    for (const std::string& n : ds.notes) std::cout << "  " << n << "\n";
+  }
   std::cout << tuned << " of " << tasks.size() << " tasks have a tuned schedule; " << spent << " trials this run, "
             << errors << " failed, " << fmt("%.1f", wall) << " s\n";
   double estBest = estimate(true), estDefault = estimate(false);
@@ -473,7 +509,8 @@ int runModelTune() {
     std::cout << "kernel time per run (sum of weight x time): " << fmt("%.3f ms", estBest) << " tuned (best of tuned and default) vs "
               << fmt("%.3f ms", estDefault) << " default (" << fmt("%.2fx", estDefault / estBest) << ")\n";
   std::cout << "records: " << o.output << "\n"
-            << "use them: loom compile " << o.model << (o.inputShapes.empty() ? "" : " --input-shapes \"" + o.inputShapes + "\"")
+            << "use them: loom compile " << o.model
+            << (o.inputShapes.empty() ? "" : " --input-shapes \"" + (symbolicSpec.empty() ? o.inputShapes : symbolicSpec) + "\"")
             << " --tuning-records " << o.output << " -o model.tar\n";
   return tuned == 0 && spent > 0 ? 1 : 0;
 }

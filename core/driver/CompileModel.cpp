@@ -1,6 +1,7 @@
 // compileModel: graph passes, fused groups through TE to PrimFuncs, the default CPU schedule,
 // lowering, the storage plan and the executor JSON; the .tar package writer.
 #include "core/driver/CompileModel.h"
+#include "core/driver/SymbolBounds.h"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -713,6 +714,8 @@ CompiledModel compileModel(const graph::Module& input, const std::string& target
   ModelPlan plan = planModel(input, params, planOptions, false, !isGPUTarget(target));
   CompiledModel model = std::move(plan.model);
   model.target = target;
+  // Dim equalities the type relations assumed without proof become run-time checks.
+  if (input.functions.count("main")) addShapeChecks(model, input);
   if (isGPUTarget(target)) {
     refuseDataDependentNodes(model.graphJson, target);
     return compileModelGPU(std::move(model), plan.groups, options);

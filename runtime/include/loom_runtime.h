@@ -76,7 +76,10 @@ LOOM_DLL int loom_package_output_name(LoomPackageHandle pkg, int index, const ch
 /* Index of the input / output called `name`; fails listing the names when none is. */
 LOOM_DLL int loom_package_input_index(LoomPackageHandle pkg, const char* name, int* out);
 LOOM_DLL int loom_package_output_index(LoomPackageHandle pkg, const char* name, int* out);
-/* Shape of input / output `index`: `*ndim` dimensions at `*shape` (valid while the handle lives). */
+/* Shape of input / output `index`: `*ndim` dimensions at `*shape` (valid until the next call on
+   the handle). For a dynamic package (symbolic dims, loom_package_is_dynamic) an input's shape is
+   the one it was last set with and an output's the one of the last run; before that a symbolic
+   dim reads 0. */
 LOOM_DLL int loom_package_input_shape(LoomPackageHandle pkg, int index, const int64_t** shape, int* ndim);
 LOOM_DLL int loom_package_output_shape(LoomPackageHandle pkg, int index, const int64_t** shape, int* ndim);
 LOOM_DLL int loom_package_input_dtype(LoomPackageHandle pkg, int index, LoomDataType* out);
@@ -89,8 +92,22 @@ LOOM_DLL int loom_package_output_nbytes(LoomPackageHandle pkg, int index, size_t
 LOOM_DLL int loom_package_set_input(LoomPackageHandle pkg, int index, const void* data, size_t nbytes);
 LOOM_DLL int loom_package_set_input_by_name(LoomPackageHandle pkg, const char* name, const void* data,
                                             size_t nbytes);
-/* Copies a tensor into input `index`; its dtype and shape must be the input's, it must be on the
-   CPU and compact (strides NULL or row-major). */
+/* Copies `nbytes` of dense row-major data of shape `shape` (`ndim` dims) into input `index`: the
+   way to set an input of a dynamic package, whose symbolic dims take any extent that fits the
+   model (the same symbol equal across inputs, at most its bound); a static package's input takes
+   only its own shape. `nbytes` must be the shape's size. Fails naming the input, the dim and the
+   values (e.g. "input 'data': dimension 3 (W) is 4096, above its bound W <= 2048"). */
+LOOM_DLL int loom_package_set_input_shaped(LoomPackageHandle pkg, int index, const void* data, size_t nbytes,
+                                           const int64_t* shape, int ndim);
+/* `*out` = 1 when the package has symbolic dims (inputs of many shapes), else 0. */
+LOOM_DLL int loom_package_is_dynamic(LoomPackageHandle pkg, int* out);
+/* Dim `axis` of input `index` as text: a number, or the symbol or expression of a symbolic dim
+   ("W", "(H + 1)//2"); valid until the next call on the handle. `*bound` (when not NULL) is the
+   symbol's upper bound, or -1 when the dim is not a bounded symbol. */
+LOOM_DLL int loom_package_input_dim(LoomPackageHandle pkg, int index, int axis, const char** text, int64_t* bound);
+/* Copies a tensor into input `index`; its dtype must be the input's, its shape too (for a dynamic
+   package any shape that fits, as loom_package_set_input_shaped), it must be on the CPU and
+   compact (strides NULL or row-major). */
 LOOM_DLL int loom_package_set_input_tensor(LoomPackageHandle pkg, int index, const LoomTensor* tensor);
 /* Runs the model on the inputs set so far (unset inputs hold zeros or their last value). */
 LOOM_DLL int loom_package_run(LoomPackageHandle pkg);

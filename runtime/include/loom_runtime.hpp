@@ -214,7 +214,29 @@ public:
   void setInput(const std::string& name, const void* data, size_t nbytes) {
     check(loom_package_set_input_by_name(m_handle, name.c_str(), data, nbytes));
   }
-  /// Copies `t` (dtype and shape must match) into input `i`.
+  /// Copies `data` of shape `shape` into input `i` (a dynamic package's symbolic dims take any
+  /// extent that fits; the bytes must be the shape's size).
+  void setInput(int i, const void* data, size_t nbytes, const std::vector<int64_t>& shape) {
+    check(loom_package_set_input_shaped(m_handle, i, data, nbytes, shape.data(), int(shape.size())));
+  }
+  /// The same from a vector (its element size and count must fit the input's dtype and shape).
+  template <class T> void setInput(int i, const std::vector<T>& data, const std::vector<int64_t>& shape) {
+    setInput(i, data.data(), data.size() * sizeof(T), shape);
+  }
+  /// True when the package has symbolic dims.
+  bool isDynamic() const {
+    int d = 0;
+    check(loom_package_is_dynamic(m_handle, &d));
+    return d != 0;
+  }
+  /// Dim `axis` of input `i` as text ("3", "W") and its bound (-1: none).
+  std::pair<std::string, int64_t> inputDim(int i, int axis) const {
+    const char* t = nullptr;
+    int64_t b = -1;
+    check(loom_package_input_dim(m_handle, i, axis, &t, &b));
+    return {t, b};
+  }
+  /// Copies `t` (dtype and shape must match; a dynamic package: any shape that fits) into input `i`.
   void setInput(int i, const Tensor& t) { check(loom_package_set_input_tensor(m_handle, i, t.view())); }
   void run() { check(loom_package_run(m_handle)); }
   void getOutput(int i, void* buf, size_t nbytes) const { check(loom_package_get_output(m_handle, i, buf, nbytes)); }
