@@ -228,6 +228,9 @@ private:
       driver::OperatorOptions o;
       o.target = target;
       driver::LoweredOperator op = driver::lowerOperator(g, o, ctx);
+      if (std::getenv("LOOM_DIFF_PRINT"))
+        std::fprintf(stderr, "--- %s, schedule:\n%s\n--- lowered:\n%s\n", target.c_str(), trace.c_str(),
+                     tir::printFunc(op.entry).c_str());
       auto jit = driver::jitOperator(op);
       runtime::PackedFunc fn = jit->getFunction(op.entry->name);
       std::vector<runtime::PackedArg> args(got.begin(), got.end());
