@@ -120,15 +120,13 @@ Stmt reverseOverProducerLoops(const Schedule& sch, const BlockNode* block, const
   };
   for (auto& e : index) collect(e);
   collect(pred);
+  // A kept loop's bounds may use an outer loop under `loop`: keep that one too (inner to outer).
+  for (size_t k = inner.size(); k-- > 0;)
+    if (used.count(inner[k]->loopVar.get())) {
+      collect(inner[k]->min);
+      collect(inner[k]->extent);
+    }
   std::vector<const ForNode*> mirrored;
-  for (auto* l : inner)
-    if (used.count(l->loopVar.get())) mirrored.push_back(l);
-  // A loop's bounds may use an outer loop under `loop`: keep that one too.
-  for (size_t k = mirrored.size(); k-- > 0;) {
-    collect(mirrored[k]->min);
-    collect(mirrored[k]->extent);
-  }
-  mirrored.clear();
   for (auto* l : inner)
     if (used.count(l->loopVar.get())) mirrored.push_back(l);
 
