@@ -4,6 +4,8 @@
 #include "CacheInlineTestUtil.h"
 #include "ScheduleTestUtil.h"
 #include "core/schedule/Analysis.h"
+#include "core/transform/CompactBuffers.h"
+#include "core/transform/LowerBlocks.h"
 
 using namespace loom;
 using namespace loom::tir;
@@ -114,6 +116,19 @@ def main(A: T.Buffer((16, 16), "float32"), C: T.Buffer((16, 16), "float32"), E: 
 )";
 
 /// C sums the rows of B (a reduction consumer).
+/// C = A + 1 over 6 x 9: 54 elements, a fused loop that 12 does not split evenly.
+const char* kCopy6x9 = R"(# from tvm.script import tir as T
+
+@T.prim_func
+def main(A: T.Buffer((6, 9), "float32"), C: T.Buffer((6, 9), "float32")):
+    for i, j in T.grid(6, 9):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            T.reads(A[vi, vj])
+            T.writes(C[vi, vj])
+            C[vi, vj] = A[vi, vj] + T.float32(1)
+)";
+
 const char* kRowSum = R"(# from tvm.script import tir as T
 
 @T.prim_func
@@ -334,6 +349,46 @@ private slots:
                 "UnsupportedAccessPatternError",
                 "reverse_compute_at: in one iteration of loop 'j', block 'C' would cover only part "
                 "of the domain of its reduce iter var 'vk', splitting the reduction");
+  }
+
+  void unevenFusedSplitWriteBackCopiesItsOwnElements() {
+    // Fuzz seed 100530: C's loops fused (54) and split by 12, a cache_write and the write-back
+    // moved under the outer loop. One iteration writes out 12 elements, which do not fill the
+    // rows they lie in: a write-back over rows (the box of the produced region) copied elements of
+    // other iterations, and compact-buffers, which gives C_local one copy per iteration of that
+    // loop, made them uninitialized (wrong numbers from -O3 code). The write-back now runs over
+    // the producer's own inner loop, one instance per element it wrote.
+    PrimFunc f = parseFunc(kCopy6x9);
+    Schedule sch = scheduled(f, "b = sch.get_block(\"C\")\n"
+                                "i, j = sch.get_loops(b)\n"
+                                "fused = sch.fuse(i, j)\n"
+                                "fo, fi = sch.split(fused, factors=[None, 12])\n"
+                                "cw = sch.cache_write(b, 0, \"local\")\n"
+                                "sch.reverse_compute_at(cw, fo)\n");
+    QCOMPARE(maxErrorBetween(f, sch.func()), 0.0);
+    // The interpreter poisons every allocation (NaN): after lower-blocks and compact-buffers
+    // C_local lives in one iteration of the outer loop, and the write-back reads only what that
+    // iteration wrote.
+    PrimFunc lowered = transform::compactBuffers(transform::lowerBlocks(sch.func()));
+    QCOMPARE(maxErrorBetween(f, lowered), 0.0);
+    std::string t = printFunc(sch.func());
+    QVERIFY2(t.find(R"(            for ax0 in range(12):
+                with T.block("C_local"):
+                    v0 = T.axis.spatial(6, (i_j_fused_0 * 12 + ax0) // 9)
+                    v1 = T.axis.spatial(9, (i_j_fused_0 * 3 + ax0) % 9)
+                    T.where(i_j_fused_0 * 12 + ax0 < 54)
+)") != std::string::npos,
+             t.c_str());
+    // A split that fills whole rows (18 = 2 rows) keeps the write-back over the box.
+    Schedule even = scheduled(f, "b = sch.get_block(\"C\")\n"
+                                 "i, j = sch.get_loops(b)\n"
+                                 "fused = sch.fuse(i, j)\n"
+                                 "fo, fi = sch.split(fused, factors=[None, 18])\n"
+                                 "cw = sch.cache_write(b, 0, \"local\")\n"
+                                 "sch.reverse_compute_at(cw, fo)\n");
+    std::string te = printFunc(even.func());
+    QVERIFY2(te.find("for ax0, ax1 in T.grid(2, 9):") != std::string::npos, te.c_str());
+    QCOMPARE(maxErrorBetween(f, transform::compactBuffers(transform::lowerBlocks(even.func()))), 0.0);
   }
 
   void tvmPrintedForm() {

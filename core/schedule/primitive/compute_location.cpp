@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "core/arith/ConstIntBound.h"
 #include "core/schedule/Analysis.h"
@@ -59,6 +61,132 @@ struct IterRange {
   bool known = false;
   arith::IntSet set;
 };
+
+/// reverse_compute_at over the producer's own loops (TVM's UpdateBlockVarDomainAffine). Step 5's
+/// region is a box per buffer dimension; when the one producer under the loop writes one element
+/// per instance and the elements of one iteration do not fill that box (a fused loop split unevenly:
+/// `out_local[f // 9, f % 9]` with f = i * 12 + j fills 12 of the 18 elements of its two rows), a
+/// consumer over the box reads elements that other iterations write. That is right in TIR's terms
+/// (the buffer lives at the root), but compact-buffers gives the buffer one copy per iteration of
+/// the loop, as TVM does, so those elements were uninitialized in the compiled code (fuzz seed
+/// 100530). Here the consumer instead runs once per producer instance, over copies of the loops
+/// under `loop` that the written indices and the producer's predicate use: iter var = written
+/// index - constant, under the producer's predicate. Returns a null Stmt when this form does not
+/// apply (the box is exact: its constant volume equals the number of instances; or the pattern
+/// is not one element per instance into iter var + constant reads) and step 6 handles the block.
+Stmt reverseOverProducerLoops(const Schedule& sch, const BlockNode* block, const ForNode* loop,
+                              const std::vector<const BlockNode*>& required,
+                              const std::map<const BufferNode*, std::vector<arith::IntSet>>& needed,
+                              const BlockRealizeNode* realize, arith::Analyzer& an) {
+  if (required.size() != 1 || needed.size() != 1) return Stmt();
+  const BlockNode* producer = required.front();
+  const BufferNode* buf = needed.begin()->first;
+  for (auto& iv : block->iterVars)
+    if (iv.iterType != IterType::DataPar) return Stmt();
+  const BufferRegion* written = nullptr;
+  for (auto& w : producer->writes)
+    if (w.buffer.get() == buf) {
+      if (written) return Stmt();
+      written = &w;
+    }
+  const BufferRegion* read = nullptr;
+  for (auto& r : block->reads)
+    if (r.buffer.get() == buf) {
+      if (read) return Stmt();
+      read = &r;
+    }
+  if (!written || !read || written->region.size() != read->region.size()) return Stmt();
+  for (auto& r : written->region)
+    if (!isOne(r.extent)) return Stmt();
+
+  // The written element and the predicate in the loop variables.
+  const BlockRealizeNode* pr = sch.realizeOf(producer);
+  std::unordered_map<Var, Expr, RefHash, RefEqual> bind;
+  for (size_t i = 0; i < producer->iterVars.size() && i < pr->iterValues.size(); ++i)
+    bind[producer->iterVars[i].var] = pr->iterValues[i];
+  std::vector<Expr> index;
+  for (auto& r : written->region) index.push_back(substitute(r.min, bind));
+  Expr pred = pr->predicate;
+
+  // The loops under `loop` those use, outermost first.
+  std::vector<const ForNode*> inner;
+  for (auto* l : loopsAbove(sch, producer))
+    if (l != loop && isAncestor(sch, loop, l)) inner.push_back(l);
+  std::unordered_set<const VarNode*> used;
+  auto collect = [&](const Expr& e) {
+    postOrderVisit(e, [&](const IRNode* x) {
+      if (x->nodeKind == NodeKind::Var) used.insert(static_cast<const VarNode*>(x));
+    });
+  };
+  for (auto& e : index) collect(e);
+  collect(pred);
+  // A kept loop's bounds may use an outer loop under `loop`: keep that one too (inner to outer).
+  for (size_t k = inner.size(); k-- > 0;)
+    if (used.count(inner[k]->loopVar.get())) {
+      collect(inner[k]->min);
+      collect(inner[k]->extent);
+    }
+  std::vector<const ForNode*> mirrored;
+  for (auto* l : inner)
+    if (used.count(l->loopVar.get())) mirrored.push_back(l);
+
+  // Is step 5's box exact? Its volume against the number of instances, both constants.
+  int64_t volume = 1, count = 1;
+  bool constant = true;
+  for (auto& set : needed.begin()->second) {
+    const int64_t* e = set.hasLowerBound() && set.hasUpperBound()
+                           ? asConstInt(an.simplify(set.maxValue - set.minValue + 1))
+                           : nullptr;
+    constant = constant && e;
+    if (e) volume *= *e;
+  }
+  for (auto* l : mirrored) {
+    const int64_t* e = asConstInt(l->extent);
+    constant = constant && e;
+    if (e) count *= *e;
+  }
+  if (constant && volume == count) return Stmt();
+
+  // Iter var = written index - constant, from the consumer's reads.
+  std::unordered_map<Var, Expr, RefHash, RefEqual> rename;
+  std::vector<std::pair<Var, const ForNode*>> loops;
+  for (auto* l : mirrored) {
+    Var ax = makeVar("ax" + std::to_string(loops.size()), l->loopVar->dtype);
+    rename[l->loopVar] = ax;
+    loops.push_back({ax, l});
+  }
+  std::vector<Expr> values(block->iterVars.size());
+  // An iter var whose domain is the buffer's dimension (and read with no offset) needs no guard:
+  // the producer wrote the element inside the buffer.
+  std::vector<bool> inBuffer(block->iterVars.size(), false);
+  for (size_t k = 0; k < read->region.size(); ++k) {
+    int64_t c = 0;
+    int iv = dataflow::varPlusConst(read->region[k].min, block->iterVars, &c);
+    if (iv < 0 || !isOne(read->region[k].extent) || values[size_t(iv)].defined()) return Stmt();
+    Expr e = substitute(index[k], rename);
+    DataType t = block->iterVars[size_t(iv)].var->dtype;
+    values[size_t(iv)] = c == 0 ? e : foldConstants(e - intImm(t, c));
+    const Range& dom = block->iterVars[size_t(iv)].dom;
+    inBuffer[size_t(iv)] = c == 0 && isZero(dom.min) && an.canProveEqual(dom.extent, read->buffer->shape[k]);
+  }
+  for (auto& v : values)
+    if (!v.defined()) return Stmt();
+  for (auto& [ax, l] : loops) an.bind(ax, Range(substitute(l->min, rename), substitute(l->extent, rename)));
+  Expr guard = isOne(pred) ? Expr() : substitute(pred, rename);
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (inBuffer[i]) continue;
+    const Range& dom = block->iterVars[i].dom;
+    Expr lower = dom.min <= values[i];
+    Expr upper = values[i] < foldConstants(dom.min + dom.extent);
+    if (!an.canProve(lower)) guard = guard.defined() ? (guard && lower) : lower;
+    if (!an.canProve(upper)) guard = guard.defined() ? (guard && upper) : upper;
+  }
+  Stmt moved = blockRealize(values, guard.defined() ? guard : boolImm(true), realize->block);
+  for (size_t k = loops.size(); k-- > 0;)
+    moved = forLoop(loops[k].first, substitute(loops[k].second->min, rename),
+                    substitute(loops[k].second->extent, rename), ForKind::Serial, moved);
+  return moved;
+}
 
 void computeAtImpl(Schedule& sch, const BlockRV& blockRV, const LoopRV& loopRV, bool preserve,
                    int64_t index, bool reverse) {
@@ -216,91 +344,96 @@ void computeAtImpl(Schedule& sch, const BlockRV& blockRV, const LoopRV& loopRV, 
     }
   }
 
-  // Step 6. The iter var ranges that cover it: each index of the block's accesses to those
-  // buffers must be an iter var plus a constant.
-  std::vector<IterRange> ranges(block->iterVars.size());
-  for (auto& br : reverse ? block->reads : block->writes) {
-    auto it = needed.find(br.buffer.get());
-    if (it == needed.end()) continue;
-    for (size_t k = 0; k < br.region.size() && k < it->second.size(); ++k) {
-      int64_t c = 0;
-      int iv = dataflow::varPlusConst(br.region[k].min, block->iterVars, &c);
-      if (iv < 0 || !isOne(br.region[k].extent))
-        throw UnsupportedAccessPatternError(
-            prim + ": " + what + " accesses buffer '" + br.buffer->name + "' in dimension " +
-                std::to_string(k) +
-                " with an index that is not one of its iter vars plus a constant",
-            sch.func(), {block});
-      const arith::IntSet& s = it->second[k];
-      DataType t = block->iterVars[size_t(iv)].var->dtype;
-      arith::IntSet shifted = s.hasLowerBound() && s.hasUpperBound()
-                                  ? arith::IntSet::interval(an.simplify(s.minValue - intImm(t, c)),
-                                                            an.simplify(s.maxValue - intImm(t, c)))
-                                  : arith::IntSet::everything();
-      IterRange& ir = ranges[size_t(iv)];
-      ir.set = ir.known ? arith::unionSets(ir.set, shifted, &an) : shifted;
-      ir.known = true;
-    }
-  }
+  Stmt exact = reverse ? reverseOverProducerLoops(sch, block, loop, required, needed, realize, an) : Stmt();
 
-  // Step 7. Build the new loops and realize: iter var = lo + ax, guarded to its domain.
-  std::vector<Expr> values;
-  Expr pred;
-  std::vector<std::pair<Var, Expr>> loops;
-  for (size_t i = 0; i < block->iterVars.size(); ++i) {
-    const IterVar& iv = block->iterVars[i];
-    DataType t = iv.var->dtype;
-    Range dom = iv.dom;
-    Range r = ranges[i].known ? dataflow::toRange(ranges[i].set, dom, an) : dom;
-    Expr ext = r.extent;
-    bool full = !ranges[i].known;
-    // A reduce iter var must run over its whole domain in one iteration of the loop.
-    if (iv.iterType != IterType::DataPar && !full &&
-        !(an.canProveEqual(r.min, dom.min) && an.canProveEqual(r.extent, dom.extent)))
-      throw UnsupportedAccessPatternError(
-          prim + ": in one iteration of " + loopName(loop) + ", " + what +
-              " would cover only part of the domain of its reduce iter var '" + iv.var->name +
-              "', splitting the reduction",
-          sch.func(), {loop, block});
-    if (!asConstInt(ext)) {
-      auto bound = an.constIntBound(ext);
-      auto domExt = constIntValue(dom.extent);
-      int64_t hi = bound.maxValue;
-      if (domExt && hi > *domExt) hi = *domExt;
-      // A symbolic extent (a dynamic model's batch or width) has no bound but its type's
-      // maximum: the region is the whole domain, not a loop of 2^31 - 1 guarded iterations.
-      const int64_t typeMax = t.bits() >= 64 ? arith::ConstIntBound::kPosInf : (int64_t(1) << (t.bits() - 1)) - 1;
-      // A region that covers the domain (a symbolic width tiled by 3: [0, (W + 2) // 3 * 3)) is
-      // the domain.
-      const bool wholeDomain = an.canProve(r.min <= dom.min) && an.canProve(r.min + r.extent >= dom.min + dom.extent);
-      if (wholeDomain || hi >= typeMax || hi >= arith::ConstIntBound::kPosInf || hi <= 0) {
-        r = dom;
-        full = true;
-        ext = dom.extent;
-      } else {
-        ext = intImm(t, hi);
+  Stmt moved = exact;
+  if (!moved.defined()) {
+    // Step 6. The iter var ranges that cover it: each index of the block's accesses to those
+    // buffers must be an iter var plus a constant.
+    std::vector<IterRange> ranges(block->iterVars.size());
+    for (auto& br : reverse ? block->reads : block->writes) {
+      auto it = needed.find(br.buffer.get());
+      if (it == needed.end()) continue;
+      for (size_t k = 0; k < br.region.size() && k < it->second.size(); ++k) {
+        int64_t c = 0;
+        int iv = dataflow::varPlusConst(br.region[k].min, block->iterVars, &c);
+        if (iv < 0 || !isOne(br.region[k].extent))
+          throw UnsupportedAccessPatternError(
+              prim + ": " + what + " accesses buffer '" + br.buffer->name + "' in dimension " +
+                  std::to_string(k) +
+                  " with an index that is not one of its iter vars plus a constant",
+              sch.func(), {block});
+        const arith::IntSet& s = it->second[k];
+        DataType t = block->iterVars[size_t(iv)].var->dtype;
+        arith::IntSet shifted = s.hasLowerBound() && s.hasUpperBound()
+                                    ? arith::IntSet::interval(an.simplify(s.minValue - intImm(t, c)),
+                                                              an.simplify(s.maxValue - intImm(t, c)))
+                                    : arith::IntSet::everything();
+        IterRange& ir = ranges[size_t(iv)];
+        ir.set = ir.known ? arith::unionSets(ir.set, shifted, &an) : shifted;
+        ir.known = true;
       }
     }
-    Expr value;
-    if (!preserve && isOne(ext)) {
-      value = r.min;
-    } else {
-      Var ax = makeVar("ax" + std::to_string(loops.size()), t);
-      loops.push_back({ax, ext});
-      an.bind(ax, Range(intImm(t, 0), ext));
-      value = foldConstants(r.min + ax);
+
+    // Step 7. Build the new loops and realize: iter var = lo + ax, guarded to its domain.
+    std::vector<Expr> values;
+    Expr pred;
+    std::vector<std::pair<Var, Expr>> loops;
+    for (size_t i = 0; i < block->iterVars.size(); ++i) {
+      const IterVar& iv = block->iterVars[i];
+      DataType t = iv.var->dtype;
+      Range dom = iv.dom;
+      Range r = ranges[i].known ? dataflow::toRange(ranges[i].set, dom, an) : dom;
+      Expr ext = r.extent;
+      bool full = !ranges[i].known;
+      // A reduce iter var must run over its whole domain in one iteration of the loop.
+      if (iv.iterType != IterType::DataPar && !full &&
+          !(an.canProveEqual(r.min, dom.min) && an.canProveEqual(r.extent, dom.extent)))
+        throw UnsupportedAccessPatternError(
+            prim + ": in one iteration of " + loopName(loop) + ", " + what +
+                " would cover only part of the domain of its reduce iter var '" + iv.var->name +
+                "', splitting the reduction",
+            sch.func(), {loop, block});
+      if (!asConstInt(ext)) {
+        auto bound = an.constIntBound(ext);
+        auto domExt = constIntValue(dom.extent);
+        int64_t hi = bound.maxValue;
+        if (domExt && hi > *domExt) hi = *domExt;
+        // A symbolic extent (a dynamic model's batch or width) has no bound but its type's
+        // maximum: the region is the whole domain, not a loop of 2^31 - 1 guarded iterations.
+        const int64_t typeMax = t.bits() >= 64 ? arith::ConstIntBound::kPosInf : (int64_t(1) << (t.bits() - 1)) - 1;
+        // A region that covers the domain (a symbolic width tiled by 3: [0, (W + 2) // 3 * 3)) is
+        // the domain.
+        const bool wholeDomain = an.canProve(r.min <= dom.min) && an.canProve(r.min + r.extent >= dom.min + dom.extent);
+        if (wholeDomain || hi >= typeMax || hi >= arith::ConstIntBound::kPosInf || hi <= 0) {
+          r = dom;
+          full = true;
+          ext = dom.extent;
+        } else {
+          ext = intImm(t, hi);
+        }
+      }
+      Expr value;
+      if (!preserve && isOne(ext)) {
+        value = r.min;
+      } else {
+        Var ax = makeVar("ax" + std::to_string(loops.size()), t);
+        loops.push_back({ax, ext});
+        an.bind(ax, Range(intImm(t, 0), ext));
+        value = foldConstants(r.min + ax);
+      }
+      values.push_back(value);
+      if (full) continue;
+      Expr lower = dom.min <= value;
+      Expr upper = value < foldConstants(dom.min + dom.extent);
+      if (!an.canProve(lower)) pred = pred.defined() ? (pred && lower) : lower;
+      if (!an.canProve(upper)) pred = pred.defined() ? (pred && upper) : upper;
     }
-    values.push_back(value);
-    if (full) continue;
-    Expr lower = dom.min <= value;
-    Expr upper = value < foldConstants(dom.min + dom.extent);
-    if (!an.canProve(lower)) pred = pred.defined() ? (pred && lower) : lower;
-    if (!an.canProve(upper)) pred = pred.defined() ? (pred && upper) : upper;
+    moved = blockRealize(values, pred.defined() ? pred : boolImm(true), realize->block);
+    for (size_t k = loops.size(); k-- > 0;)
+      moved = forLoop(loops[k].first, intImm(loops[k].first->dtype, 0), loops[k].second,
+                      ForKind::Serial, moved);
   }
-  Stmt moved = blockRealize(values, pred.defined() ? pred : boolImm(true), realize->block);
-  for (size_t k = loops.size(); k-- > 0;)
-    moved = forLoop(loops[k].first, intImm(loops[k].first->dtype, 0), loops[k].second,
-                    ForKind::Serial, moved);
 
   // Step 8. Remove the block from its place, insert it in the loop body.
   sch.replace(realize, Stmt());

@@ -32,8 +32,11 @@ LOOM_DECLARE_ERROR(UnsupportedAccessPatternError, ScheduleError);
 void computeAt(Schedule& sch, const BlockRV& block, const LoopRV& loop,
                bool preserveUnitLoops = false, int64_t index = -1);
 /// Moves consumer `block` under `loop` (an ancestor of all its producers), after them, covering
-/// the region they produce in one iteration of it. `index` as for computeAt (-1: the last place,
-/// before the first block reading what `block` writes, or the end of the body).
+/// the region they produce in one iteration of it. When one producer writes one element per
+/// instance and those elements do not fill the box of that region (a fused loop split unevenly),
+/// the block runs over copies of the producer's loops instead, once per element written (as TVM's
+/// affine form), so it never reads what other iterations write. `index` as for computeAt (-1: the
+/// last place, before the first block reading what `block` writes, or the end of the body).
 void reverseComputeAt(Schedule& sch, const BlockRV& block, const LoopRV& loop,
                       bool preserveUnitLoops = false, int64_t index = -1);
 
