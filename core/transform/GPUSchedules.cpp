@@ -110,14 +110,11 @@ std::string gpuScheduleMatmulShared(int tile, int kTile) {
          "sch.bind(b_tx, \"threadIdx.x\")\n";
 }
 
-std::string gpuScheduleMatmulVThread(int threads, int vthreads, int kTile) {
-  std::string t = std::to_string(threads), v = std::to_string(vthreads), kt = std::to_string(kTile);
-  std::string tile = std::to_string(threads * vthreads);
-  return "# Matmul with virtual threads: " + tile + "x" + tile + " outputs per block, " + t + "x" + t +
-         " threads, " + v + "x" + v + " virtual threads\n"
-         "# (each thread computes " + std::to_string(vthreads * vthreads) + " outputs " + t +
-         " apart), A and B tiles of each k step (" + kt + ") in shared memory.\n"
-         "b = sch.get_block(\"C\")\n"
+namespace {
+/// The C block's loops of the matmul schedules with virtual threads: i and j split into blocks,
+/// virtual threads and threads (bound in that order), k into steps of `kt`.
+std::string matmulThreadTiling(const std::string& t, const std::string& v, const std::string& kt) {
+  return "b = sch.get_block(\"C\")\n"
          "i, j, k = sch.get_loops(b)\n"
          "by, vy, ty = sch.split(i, factors=[None, " + v + ", " + t + "])\n"
          "bx, vx, tx = sch.split(j, factors=[None, " + v + ", " + t + "])\n"
@@ -128,8 +125,12 @@ std::string gpuScheduleMatmulVThread(int threads, int vthreads, int kTile) {
          "sch.bind(vy, \"vthread.y\")\n"
          "sch.bind(vx, \"vthread.x\")\n"
          "sch.bind(ty, \"threadIdx.y\")\n"
-         "sch.bind(tx, \"threadIdx.x\")\n"
-         "As = sch.cache_read(b, 0, \"shared\")\n"
+         "sch.bind(tx, \"threadIdx.x\")\n";
+}
+
+/// A and B tiles of each k step staged in shared memory, copied by the block's t x t threads.
+std::string matmulSharedTiles(const std::string& t) {
+  return "As = sch.cache_read(b, 0, \"shared\")\n"
          "Bs = sch.cache_read(b, 1, \"shared\")\n"
          "sch.compute_at(As, ko)\n"
          "sch.compute_at(Bs, ko)\n"
@@ -142,6 +143,17 @@ std::string gpuScheduleMatmulVThread(int threads, int vthreads, int kTile) {
          "sch.bind(b_ty, \"threadIdx.y\")\n"
          "sch.bind(b_tx, \"threadIdx.x\")\n";
 }
+}  // namespace
+
+std::string gpuScheduleMatmulVThread(int threads, int vthreads, int kTile) {
+  std::string t = std::to_string(threads), v = std::to_string(vthreads), kt = std::to_string(kTile);
+  std::string tile = std::to_string(threads * vthreads);
+  return "# Matmul with virtual threads: " + tile + "x" + tile + " outputs per block, " + t + "x" + t +
+         " threads, " + v + "x" + v + " virtual threads\n"
+         "# (each thread computes " + std::to_string(vthreads * vthreads) + " outputs " + t +
+         " apart), A and B tiles of each k step (" + kt + ") in shared memory.\n" +
+         matmulThreadTiling(t, v, kt) + matmulSharedTiles(t);
+}
 
 std::string gpuScheduleMatmulLocal(int threads, int vthreads, int kTile) {
   std::string t = std::to_string(threads), v = std::to_string(vthreads), kt = std::to_string(kTile);
@@ -149,19 +161,8 @@ std::string gpuScheduleMatmulLocal(int threads, int vthreads, int kTile) {
   return "# Matmul with virtual threads and register accumulators: " + tile + "x" + tile + " outputs per block, " +
          t + "x" + t + " threads,\n# " + v + "x" + v + " virtual threads (each thread accumulates " +
          std::to_string(vthreads * vthreads) + " outputs " + t + " apart in registers, C_local),\n" +
-         "# A and B tiles of each k step (" + kt + ") in shared memory.\n"
-         "b = sch.get_block(\"C\")\n"
-         "i, j, k = sch.get_loops(b)\n"
-         "by, vy, ty = sch.split(i, factors=[None, " + v + ", " + t + "])\n"
-         "bx, vx, tx = sch.split(j, factors=[None, " + v + ", " + t + "])\n"
-         "ko, ki = sch.split(k, factors=[None, " + kt + "])\n"
-         "sch.reorder(by, bx, ko, vy, vx, ty, tx, ki)\n"
-         "sch.bind(by, \"blockIdx.y\")\n"
-         "sch.bind(bx, \"blockIdx.x\")\n"
-         "sch.bind(vy, \"vthread.y\")\n"
-         "sch.bind(vx, \"vthread.x\")\n"
-         "sch.bind(ty, \"threadIdx.y\")\n"
-         "sch.bind(tx, \"threadIdx.x\")\n"
+         "# A and B tiles of each k step (" + kt + ") in shared memory.\n" +
+         matmulThreadTiling(t, v, kt) +
          "Cl = sch.cache_write(b, 0, \"local\")\n"
          "sch.reverse_compute_at(Cl, bx)\n"
          "w_by, w_bx, w0, w1 = sch.get_loops(Cl)\n"
@@ -171,19 +172,8 @@ std::string gpuScheduleMatmulLocal(int threads, int vthreads, int kTile) {
          "sch.bind(wvy, \"vthread.y\")\n"
          "sch.bind(wvx, \"vthread.x\")\n"
          "sch.bind(wty, \"threadIdx.y\")\n"
-         "sch.bind(wtx, \"threadIdx.x\")\n"
-         "As = sch.cache_read(b, 0, \"shared\")\n"
-         "Bs = sch.cache_read(b, 1, \"shared\")\n"
-         "sch.compute_at(As, ko)\n"
-         "sch.compute_at(Bs, ko)\n"
-         "a_by, a_bx, a_ko, a0, a1 = sch.get_loops(As)\n"
-         "a_rest, a_ty, a_tx = sch.split(sch.fuse(a0, a1), factors=[None, " + t + ", " + t + "])\n"
-         "sch.bind(a_ty, \"threadIdx.y\")\n"
-         "sch.bind(a_tx, \"threadIdx.x\")\n"
-         "b_by, b_bx, b_ko, b0, b1 = sch.get_loops(Bs)\n"
-         "b_rest, b_ty, b_tx = sch.split(sch.fuse(b0, b1), factors=[None, " + t + ", " + t + "])\n"
-         "sch.bind(b_ty, \"threadIdx.y\")\n"
-         "sch.bind(b_tx, \"threadIdx.x\")\n";
+         "sch.bind(wtx, \"threadIdx.x\")\n" +
+         matmulSharedTiles(t);
 }
 
 std::string gpuScheduleReduceRfactor(int parts) {
