@@ -632,6 +632,42 @@ private slots:
         }
   }
 
+  /// quantize_dynamic's MatMulInteger -> Cast -> Mul(scale) -> Add(bias), which ONNX Runtime
+  /// fuses into DynamicQuantizeMatMul: the product is rounded to float32, then the bias added (two
+  /// roundings). Fused into one kernel here, LLVM would contract the two into one fused
+  /// multiply-add and a quarter of the outputs differed in the last bit (BERT dyn); the multiply
+  /// of the cast accumulator is fenced. Exact against the two-rounding reference at opt 0 and 3.
+  void matmulIntegerToFloatRoundsTheProductBeforeTheBias() {
+    const int64_t M = 16, K = 64, N = 48;
+    DataType u8 = DataType::UInt(8), i8 = DataType::Int(8), f32 = DataType::Float(32);
+    std::vector<double> av = randomInts(size_t(M * K), 0, 255, 51), bv = randomInts(size_t(K * N), -127, 127, 52);
+    std::vector<double> biasv(static_cast<size_t>(N), 0.0);
+    std::mt19937 rng(53);
+    std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+    for (double& b : biasv) b = u(rng);
+    graph::Var a = graph::makeVar("a", tt({M, K}, u8));
+    graph::Var az = graph::makeVar("a_zero_point", tt({}, u8));
+    graph::Var s = graph::makeVar("scale", tt({}, f32));
+    graph::Expr wT = graph::makeCall("transpose", {constant({K, N}, i8, bv)}, {{"axes", std::vector<int64_t>{1, 0}}});
+    graph::Expr acc = graph::makeCall("qnn.dense", {a, wT, az, scalar(0, i8)});
+    graph::Expr y = graph::makeCall(
+        "add", {graph::makeCall("multiply", {graph::makeCall("cast", {acc}, {{"dtype", f32}}), s}), constant({N}, f32, biasv)});
+    const float scale = 1.0f / 4099.0f;
+    std::vector<double> got =
+        runAll({a, az, s}, y, {array({M, K}, u8, av), array({}, u8, {113}), array({}, f32, {scale})}, 1e-5);
+    int64_t fusedWouldDiffer = 0;
+    for (int64_t r = 0; r < M; ++r)
+      for (int64_t n = 0; n < N; ++n) {
+        double acc64 = 0;
+        for (int64_t k = 0; k < K; ++k) acc64 += (av[size_t(r * K + k)] - 113) * bv[size_t(k * N + n)];
+        volatile float product = float(acc64) * scale;
+        float want = product + float(biasv[size_t(n)]);
+        fusedWouldDiffer += std::fmaf(float(acc64), scale, float(biasv[size_t(n)])) != want;
+        QCOMPARE(float(got[size_t(r * N + n)]), want);
+      }
+    QVERIFY2(fusedWouldDiffer > 0, "no output where a fused multiply-add rounds differently: the test cannot fail");
+  }
+
   void badParametersAreTypeErrors() {
     graph::Var v = graph::makeVar("x", tt({2, 3}, DataType::Float(32)));
     graph::Expr q = graph::makeCall("qnn.quantize", {v, constant({4}, DataType::Float(32), {1, 1, 1, 1}), scalar(0, DataType::UInt(8))},

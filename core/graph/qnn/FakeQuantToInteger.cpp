@@ -372,7 +372,7 @@ class FakeQuantToInteger : public ExprMutator {
 }  // namespace
 
 Module fakeQuantizationToInteger(const Module& m) {
-  return mapFunctions(m, [](const Expr& body) { return FakeQuantToInteger().mutate(body); });
+  return fenceIntegerScaling(mapFunctions(m, [](const Expr& body) { return FakeQuantToInteger().mutate(body); }));
 }
 
 }  // namespace loom::graph::qnn

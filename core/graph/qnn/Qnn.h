@@ -27,6 +27,13 @@ std::pair<double, double> saturationRange(DataType t);
 /// (dequantize -> op -> quantize).
 Module fakeQuantizationToInteger(const Module& m);
 
+/// A float `multiply` of an integer tensor cast to float (an int32 accumulator times its scale,
+/// as quantize_dynamic's MatMulInteger -> Cast -> Mul writes it) is wrapped in `float_fence`, so
+/// the add of a bias after it is not contracted into a fused multiply-add: the product is rounded
+/// to float32 first, as ONNX Runtime's MatMulIntegerToFloat computes it. Run by
+/// fakeQuantizationToInteger.
+Module fenceIntegerScaling(const Module& m);
+
 /// "qnn-canonicalize": every qnn op as core ops: casts, an int32 nn.conv2d/nn.dense/nn.matmul
 /// over the zero-point-centered operands, and requantize/quantize as float32 multiply, round
 /// (half to even), add, clip and cast. Runs before fold-constant so weights fold to their
