@@ -367,6 +367,9 @@ private slots:
     QTest::newRow("avg pool 3x3 s2 pads count_include_pad 0 u8") << "avgpool0" << false;
     QTest::newRow("avg pool 3x3 s1 pads count_include_pad 1 u8") << "avgpool1" << false;
     QTest::newRow("avg pool 3x3 s2 pads count_include_pad 0 s8") << "avgpool0" << true;
+    QTest::newRow("avg pool 3x3 s3 ceil_mode count_include_pad 0 u8") << "avgpoolceil0" << false;
+    QTest::newRow("avg pool 3x3 s3 ceil_mode count_include_pad 1 u8") << "avgpoolceil1" << false;
+    QTest::newRow("avg pool 3x3 s3 ceil_mode count_include_pad 1 s8") << "avgpoolceil1" << true;
   }
   /// QLinearSigmoid / QLinearLeakyRelu (a 256-entry table), QLinearMul and QLinearAdd with
   /// broadcasting (an SE block's [N, C, H, W] x [N, C, 1, 1]) and QLinearAveragePool with padding:
@@ -389,8 +392,11 @@ private slots:
     graph::Expr dx = graph::makeCall("qnn.dequantize", {x, scalar(xs, f32), scalar(xz, qt)});
     graph::Expr db = graph::makeCall("qnn.dequantize", {b, scalar(bs, f32), scalar(bz, qt)});
     const double alpha = 0.13;
-    const std::vector<int64_t> pads{1, 1, 1, 1};
-    const int64_t stride = op == "avgpool1" ? 1 : 2;
+    // ceil_mode: 11 x 13 with stride 3 and pads (0, 1, 0, 0): the last windows reach past the end.
+    const bool ceil = op.startsWith("avgpoolceil");
+    const bool includePad = op == "avgpool1" || op == "avgpoolceil1";
+    const std::vector<int64_t> pads = ceil ? std::vector<int64_t>{0, 1, 0, 0} : std::vector<int64_t>{1, 1, 1, 1};
+    const int64_t stride = op == "avgpool1" ? 1 : ceil ? 3 : 2;
     graph::Expr y;
     if (op == "sigmoid") y = graph::makeCall("sigmoid", {dx});
     else if (op == "leaky") y = graph::makeCall("nn.leaky_relu", {dx}, {{"alpha", alpha}});
@@ -399,7 +405,7 @@ private slots:
     else
       y = graph::makeCall("nn.avg_pool2d", {dx},
                           {{"pool_size", std::vector<int64_t>{3, 3}}, {"strides", std::vector<int64_t>{stride, stride}},
-                           {"padding", pads}, {"count_include_pad", int64_t(op == "avgpool1")}});
+                           {"padding", pads}, {"count_include_pad", int64_t(includePad)}, {"ceil_mode", int64_t(ceil)}});
     graph::Expr q = graph::makeCall("qnn.quantize", {y, scalar(ys, f32), scalar(yz, qt)}, {{"out_dtype", qt}});
     std::vector<graph::Var> params{x};
     std::vector<NDArray> ins{array({1, C, H, W}, qt, xv)};
@@ -417,7 +423,9 @@ private slots:
     QVERIFY2(!ops.count("qnn.dequantize") && !ops.count("qnn.quantize"), "a float round trip is left");
     if (op == "sigmoid" || op == "leaky") QVERIFY(ops.count("qnn.lookup"));
 
-    std::vector<double> got = runAll(params, q, ins, 0);
+    // The evaluator's float avg_pool2d counts a ceil_mode window only up to the padded end; ONNX
+    // Runtime's QLinearAveragePool (and the integer pool) divide by the kernel's area.
+    std::vector<double> got = runAll(params, q, ins, op == "avgpoolceil1" ? 1e9 : 0);
     auto quant = [&](double v) { return std::clamp(std::nearbyint(v / ys) + yz, lo, hi); };
     std::vector<double> want;
     if (op == "sigmoid" || op == "leaky" || binary) {
@@ -429,19 +437,22 @@ private slots:
                                              : v + w));
       }
     } else {
-      const int64_t OH = (H + 2 - 3) / stride + 1, OW = (W + 2 - 3) / stride + 1;
+      const int64_t ph = pads[0] + pads[2], pw = pads[1] + pads[3];
+      auto outSize = [&](int64_t n, int64_t p) { return (n + p - 3 + (ceil ? stride - 1 : 0)) / stride + 1; };
+      const int64_t OH = outSize(H, ph), OW = outSize(W, pw);
+      QVERIFY(!ceil || ((OH - 1) * stride - pads[0] + 2 >= H && (OW - 1) * stride - pads[1] + 2 >= W));  // past the end
       for (int64_t c = 0; c < C; ++c)
         for (int64_t oh = 0; oh < OH; ++oh)
           for (int64_t ow = 0; ow < OW; ++ow) {
             double sum = 0;
             int64_t count = 0;
-            for (int64_t i = oh * stride - 1; i < oh * stride + 2; ++i)
-              for (int64_t j = ow * stride - 1; j < ow * stride + 2; ++j)
+            for (int64_t i = oh * stride - pads[0]; i < oh * stride - pads[0] + 3; ++i)
+              for (int64_t j = ow * stride - pads[1]; j < ow * stride - pads[1] + 3; ++j)
                 if (i >= 0 && i < H && j >= 0 && j < W) {
                   sum += (xv[size_t((c * H + i) * W + j)] - xz) * xs;
                   ++count;
                 }
-            want.push_back(quant(sum / double(op == "avgpool1" ? 9 : count)));
+            want.push_back(quant(sum / double(includePad ? 9 : count)));
           }
     }
     QCOMPARE(got.size(), want.size());

@@ -197,7 +197,7 @@ class FakeQuantToInteger : public ExprMutator {
   /// quantize(multiply(dequantize(a), dequantize(b))) (broadcasting, per-tensor parameters) as
   /// requantize((a - a_zp) * (b - b_zp), a_scale * b_scale): the int32 product (exact: at most
   /// 255 * 255), scaled by float32(a_scale * b_scale) / y_scale as ONNX Runtime's QLinearMul.
-  /// quantize(avg_pool2d(dequantize(x))) (NCHW, no ceil mode) as the int32 window sum S of
+  /// quantize(avg_pool2d(dequantize(x))) (NCHW, ceil mode too) as the int32 window sum S of
   /// x - x_zp (a depthwise qnn.conv2d with weights of ones; padding reads x_zp, so adds nothing)
   /// and saturate(round_half_even(S * float32(x_scale / (count * y_scale))) + y_zp), count the
   /// kernel's area (count_include_pad) or the window's elements inside the image (one multiplier
@@ -220,16 +220,22 @@ class FakeQuantToInteger : public ExprMutator {
                       {{"axis", int64_t(0)}, {"out_dtype", outT}}, q.name);
     }
     auto* p = asOp(y, "nn.avg_pool2d");
-    if (!p || p->attrs.getString("layout") != "NCHW" || p->attrs.getInt("ceil_mode") != 0) return Expr();
+    if (!p || p->attrs.getString("layout") != "NCHW") return Expr();
     auto x = matchDq(p->args[0]);
     if (!x || !perTensor(*x)) return Expr();
     const TensorTypeNode& t = tensorTypeOf(x->q);
     const TensorTypeNode& o = tensorTypeOf(y);
     if (!t.isStatic() || t.ndim() != 4 || !o.isStatic() || t.dtype.bits() != 8) return Expr();
     const std::vector<int64_t> k = p->attrs.getInts("pool_size"), st = p->attrs.getInts("strides"),
-                               pad = p->attrs.getInts("padding"), dil = p->attrs.getInts("dilation");
+                               dil = p->attrs.getInts("dilation");
+    std::vector<int64_t> pad = p->attrs.getInts("padding");
     const int64_t C = t.shape[1].value, H = t.shape[2].value, W = t.shape[3].value;
     const int64_t OH = o.shape[2].value, OW = o.shape[3].value;
+    if (pad.size() != 4) return Expr();
+    // ceil_mode: the last windows reach past the padded end; the sum's conv pads the end further
+    // (with x_zp: nothing added) so that it has the pool's output size.
+    pad[2] = std::max(pad[2], (OH - 1) * st[0] + (k[0] - 1) * dil[0] + 1 - H - pad[0]);
+    pad[3] = std::max(pad[3], (OW - 1) * st[1] + (k[1] - 1) * dil[1] + 1 - W - pad[1]);
     runtime::NDArray ones = runtime::NDArray::empty({C, 1, k[0], k[1]}, runtime::DType{runtime::DType::Int, 8, 1});
     std::fill(ones.as<int8_t>(), ones.as<int8_t>() + C * k[0] * k[1], int8_t(1));
     Attrs conv;
@@ -240,7 +246,9 @@ class FakeQuantToInteger : public ExprMutator {
     conv.set("data_layout", std::string("NCHW"));
     conv.set("kernel_layout", std::string("OIHW"));
     Expr sum = makeCall("qnn.conv2d", {x->q, makeConstant(ones), x->zp, makeScalar(0, DataType::Int(8))}, conv, p->name);
-    // One multiplier per output position (one for all when every window counts the same).
+    // One multiplier per output position (one for all when every window counts the same). With
+    // count_include_pad the count is the kernel's area even for a ceil_mode window that reaches
+    // past the padded end, as ONNX Runtime's QLinearAveragePool divides.
     const bool includePad = p->attrs.getInt("count_include_pad") != 0;
     std::vector<double> mult(size_t(OH * OW));
     for (int64_t oh = 0; oh < OH; ++oh)
@@ -372,7 +380,8 @@ class FakeQuantToInteger : public ExprMutator {
 }  // namespace
 
 Module fakeQuantizationToInteger(const Module& m) {
-  return fenceIntegerScaling(mapFunctions(m, [](const Expr& body) { return FakeQuantToInteger().mutate(body); }));
+  // The fences first: only the model's own Cast -> Mul of an integer result (not the ones below).
+  return mapFunctions(fenceIntegerScaling(m), [](const Expr& body) { return FakeQuantToInteger().mutate(body); });
 }
 
 }  // namespace loom::graph::qnn

@@ -59,7 +59,7 @@ def every_value(dtype, shape):
 def integer_ops():
     """The QOperator ops Loom computes as integer ops (int8d): QLinearSigmoid / QLinearLeakyRelu over
     every input value (ONNX Runtime's 256-entry tables), QLinearMul / QLinearAdd broadcasting an SE
-    block's [N, C, 1, 1], QLinearAveragePool with padding (count_include_pad 0 and 1); uint8 and
+    block's [N, C, 1, 1], QLinearAveragePool with padding (count_include_pad 0 and 1; ceil_mode too); uint8 and
     int8; and a QDQ SiLU gate (x * sigmoid(x)) that ONNX Runtime fuses into its QLinear ops."""
     for t, tp, tag in ((np.uint8, TensorProto.UINT8, "u8"), (np.int8, TensorProto.INT8, "s8")):
         z = (lambda u, s_: u) if t == np.uint8 else (lambda u, s_: s_)
@@ -92,6 +92,23 @@ def integer_ops():
                                     kernel_shape=[k, k], strides=[st, st], pads=pads, count_include_pad=cip)
             oh = (shape[2] + pads[0] + pads[2] - k) // st + 1
             ow = (shape[3] + pads[1] + pads[3] - k) // st + 1
+            save(name, [node], inits, [("x", shape)], [shape[0], shape[1], oh, ow],
+                 {"x": rng.integers(info.min, info.max + 1, shape).astype(t)}, tp)
+    # ceil_mode (int8e): the last windows reach 1 or 2 positions past the padded end; with
+    # count_include_pad ONNX Runtime divides by the kernel's area.
+    for cip, k, st, shape, pads in ((0, 3, 2, [2, 20, 10, 12], [1, 1, 1, 1]), (1, 3, 2, [2, 20, 10, 12], [1, 1, 1, 1]),
+                                    (1, 3, 3, [1, 16, 7, 8], [0, 0, 0, 0]), (0, 4, 3, [1, 16, 8, 9], [1, 0, 0, 1])):
+        for t, tp, tag in ((np.uint8, TensorProto.UINT8, "u8"), (np.int8, TensorProto.INT8, "s8")):
+            z = (lambda u, s_: u) if t == np.uint8 else (lambda u, s_: s_)
+            name = f"qlinear_average_pool_ceil_k{k}s{st}_cip{cip}_{tag}"
+            rng = np.random.default_rng(zlib.crc32(name.encode()))
+            info = np.iinfo(t)
+            inits = [scalar("x_s", 0.0371, np.float32), scalar("x_z", z(121, -7), t), scalar("y_s", 0.0297, np.float32),
+                     scalar("y_z", z(17, 3), t)]
+            node = helper.make_node("QLinearAveragePool", ["x", "x_s", "x_z", "y_s", "y_z"], ["y"], domain=MS,
+                                    kernel_shape=[k, k], strides=[st, st], pads=pads, count_include_pad=cip, ceil_mode=1)
+            oh = -(-(shape[2] + pads[0] + pads[2] - k) // st) + 1
+            ow = -(-(shape[3] + pads[1] + pads[3] - k) // st) + 1
             save(name, [node], inits, [("x", shape)], [shape[0], shape[1], oh, ow],
                  {"x": rng.integers(info.min, info.max + 1, shape).astype(t)}, tp)
     # QDQ: y = x * sigmoid(x) (SiLU) with the gate quantized; ONNX Runtime turns the DQ -> op -> Q
