@@ -111,6 +111,23 @@ def integer_ops():
             ow = -(-(shape[3] + pads[1] + pads[3] - k) // st) + 1
             save(name, [node], inits, [("x", shape)], [shape[0], shape[1], oh, ow],
                  {"x": rng.integers(info.min, info.max + 1, shape).astype(t)}, tp)
+    # channels_last = 1 (NHWC data, int8e): average pools (padding, both count modes, ceil mode) and
+    # the global average pool.
+    for op, name, attrs, shape, out in (
+            ("QLinearAveragePool", "qlinear_average_pool_nhwc_k3s2_cip0", {"kernel_shape": [3, 3], "strides": [2, 2],
+             "pads": [1, 1, 1, 1], "count_include_pad": 0}, [2, 11, 13, 20], [2, 6, 7, 20]),
+            ("QLinearAveragePool", "qlinear_average_pool_nhwc_ceil_k3s2_cip1", {"kernel_shape": [3, 3], "strides": [2, 2],
+             "pads": [1, 1, 1, 1], "count_include_pad": 1, "ceil_mode": 1}, [1, 10, 12, 16], [1, 6, 7, 16]),
+            ("QLinearGlobalAveragePool", "qlinear_global_average_pool_nhwc", {}, [2, 7, 9, 24], [2, 1, 1, 24])):
+        for t, tp, tag in ((np.uint8, TensorProto.UINT8, "u8"), (np.int8, TensorProto.INT8, "s8")):
+            z = (lambda u, s_: u) if t == np.uint8 else (lambda u, s_: s_)
+            rng = np.random.default_rng(zlib.crc32((name + tag).encode()))
+            info = np.iinfo(t)
+            inits = [scalar("x_s", 0.0371, np.float32), scalar("x_z", z(121, -7), t), scalar("y_s", 0.0297, np.float32),
+                     scalar("y_z", z(17, 3), t)]
+            node = helper.make_node(op, ["x", "x_s", "x_z", "y_s", "y_z"], ["y"], domain=MS, channels_last=1, **attrs)
+            save(f"{name}_{tag}", [node], inits, [("x", shape)], out,
+                 {"x": rng.integers(info.min, info.max + 1, shape).astype(t)}, tp)
     # QDQ: y = x * sigmoid(x) (SiLU) with the gate quantized; ONNX Runtime turns the DQ -> op -> Q
     # groups into QLinearSigmoid and QLinearMul.
     rng = np.random.default_rng(7)
