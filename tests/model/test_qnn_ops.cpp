@@ -679,6 +679,53 @@ private slots:
     QVERIFY2(fusedWouldDiffer > 0, "no output where a fused multiply-add rounds differently: the test cannot fail");
   }
 
+  /// A QDQ fallback (an op that stays float: here an add of a float constant per channel):
+  /// DequantizeLinear's output is rounded to float32 before the op, as ONNX Runtime runs the two
+  /// nodes. Fused into one kernel, LLVM contracted (x - zp) * s + c into one fused multiply-add;
+  /// the constants are chosen next to quantization ties, where the two roundings move the result by
+  /// a step. Exact against the two-rounding reference at opt 0 and 3 (fails without the fence).
+  void dequantizeIsRoundedBeforeAFloatOp() {
+    const int64_t C = 16, W = 256;
+    DataType u8 = DataType::UInt(8), f32 = DataType::Float(32);
+    const float xs = 0.0371f, ys = 0.0297f;
+    const double xz = 121, yz = 17;
+    auto twoRoundings = [&](double q, float c) {
+      volatile float d = float(q - xz) * xs;
+      float v = d + c;
+      return std::clamp(double(std::nearbyint(v / ys)) + yz, 0.0, 255.0);
+    };
+    auto fused = [&](double q, float c) {
+      return std::clamp(double(std::nearbyint(std::fmaf(float(q - xz), xs, c) / ys)) + yz, 0.0, 255.0);
+    };
+    // Per channel: a constant c next to a tie for some input value q (found by search), so that
+    // the fused form rounds to the other step.
+    std::vector<double> cv(static_cast<size_t>(C), 0.0);
+    int64_t ties = 0;
+    for (int64_t ch = 0; ch < C; ++ch) {
+      bool found = false;
+      for (int q = int(7 * ch + 3); q < 256 && !found; q += 5)
+        for (int k = -20; k <= 20 && !found; ++k) {
+          float c = float((double(ch) + 0.5) * ys) - float(q - xz) * xs;
+          for (int step = 0; step < std::abs(k); ++step) c = std::nextafter(c, k > 0 ? 1e9f : -1e9f);
+          if (twoRoundings(q, c) != fused(q, c)) {
+            cv[size_t(ch)] = c;
+            found = true;
+          }
+        }
+      ties += found;
+    }
+    QVERIFY2(ties > 0, "no constant found where a fused multiply-add rounds differently: the test cannot fail");
+    std::vector<double> xv(static_cast<size_t>(C * W), 0.0);
+    for (int64_t i = 0; i < C * W; ++i) xv[size_t(i)] = double(i % W);
+    graph::Var x = graph::makeVar("x", tt({1, C, 1, W}, u8));
+    graph::Expr dx = graph::makeCall("qnn.dequantize", {x, scalar(xs, f32), scalar(xz, u8)});
+    graph::Expr y = graph::makeCall("add", {dx, constant({C, 1, 1}, f32, cv)});
+    graph::Expr q = graph::makeCall("qnn.quantize", {y, scalar(ys, f32), scalar(yz, u8)}, {{"out_dtype", u8}});
+    std::vector<double> got = runAll({x}, q, {array({1, C, 1, W}, u8, xv)}, 1);
+    for (int64_t i = 0; i < C * W; ++i)
+      QCOMPARE(got[size_t(i)], twoRoundings(xv[size_t(i)], float(cv[size_t(i / W)])));
+  }
+
   void badParametersAreTypeErrors() {
     graph::Var v = graph::makeVar("x", tt({2, 3}, DataType::Float(32)));
     graph::Expr q = graph::makeCall("qnn.quantize", {v, constant({4}, DataType::Float(32), {1, 1, 1, 1}), scalar(0, DataType::UInt(8))},

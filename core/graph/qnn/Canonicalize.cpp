@@ -265,7 +265,10 @@ class Canonicalizer : public ExprMutator {
       DataType f = tensorTypeOf(a[1]).dtype;
       Expr x = cast(a[0], f);
       if (!isConstantZero(a[2])) x = makeCall("subtract", {x, alongAxis(cast(a[2], f), axis, rank)});
-      r = makeCall("multiply", {x, alongAxis(a[1], axis, rank)});
+      // Rounded to the float type here (DequantizeLinear's output), not contracted into a fused
+      // multiply-add with the float op that follows (QDQ fallbacks: ONNX Runtime runs
+      // DequantizeLinear, then the op).
+      r = makeCall("float_fence", {makeCall("multiply", {x, alongAxis(a[1], axis, rank)})});
     } else if (op == "qnn.requantize") {
       int64_t axis = normAxis(c->attrs.getInt("axis"), rank);
       DataType f = DataType::Float(32);

@@ -128,6 +128,26 @@ def integer_ops():
             node = helper.make_node(op, ["x", "x_s", "x_z", "y_s", "y_z"], ["y"], domain=MS, channels_last=1, **attrs)
             save(f"{name}_{tag}", [node], inits, [("x", shape)], out,
                  {"x": rng.integers(info.min, info.max + 1, shape).astype(t)}, tp)
+    # QDQ add / mul of an activation and a per-channel quantized constant [C, 1, 1] (DequantizeLinear
+    # with axis 0): ONNX Runtime fuses only per-tensor groups into QLinearAdd / QLinearMul, so it
+    # runs these in float32 (dequantize, op, quantize); Loom keeps the same float form (int8e).
+    for op in ("Add", "Mul"):
+        for t, tp, tag in ((np.uint8, TensorProto.UINT8, "u8"), (np.int8, TensorProto.INT8, "s8")):
+            z = (lambda u, s_: u) if t == np.uint8 else (lambda u, s_: s_)
+            name = f"qdq_{op.lower()}_per_channel_constant_{tag}"
+            rng = np.random.default_rng(zlib.crc32(name.encode()))
+            info = np.iinfo(t)
+            C = 12
+            inits = [scalar("x_s", 0.0371, np.float32), scalar("x_z", z(121, -7), t),
+                     numpy_helper.from_array(rng.uniform(0.01, 0.08, [C]).astype(np.float32), "c_s"),
+                     numpy_helper.from_array(rng.integers(-3, 4, [C]).astype(np.int8), "c_z"),
+                     numpy_helper.from_array(rng.integers(-128, 128, [C, 1, 1]).astype(np.int8), "c_q"),
+                     scalar("y_s", 0.0297 if op == "Add" else 0.0613, np.float32), scalar("y_z", z(17, 3), t)]
+            nodes = [helper.make_node("DequantizeLinear", ["x", "x_s", "x_z"], ["xf"]),
+                     helper.make_node("DequantizeLinear", ["c_q", "c_s", "c_z"], ["cf"], axis=0),
+                     helper.make_node(op, ["xf", "cf"], ["yf"]),
+                     helper.make_node("QuantizeLinear", ["yf", "y_s", "y_z"], ["y"])]
+            save(name, nodes, inits, [("x", [2, C, 5, 7])], [2, C, 5, 7], {"x": every_value(t, [2, C, 5, 7])}, tp)
     # QDQ: y = x * sigmoid(x) (SiLU) with the gate quantized; ONNX Runtime turns the DQ -> op -> Q
     # groups into QLinearSigmoid and QLinearMul.
     rng = np.random.default_rng(7)
