@@ -726,6 +726,48 @@ private slots:
       QCOMPARE(got[size_t(i)], twoRoundings(xv[size_t(i)], float(cv[size_t(i / W)])));
   }
 
+  /// An average pool whose output parameters are its input's (as ORT's QDQ quantizer writes it):
+  /// the edge windows (counts 6 and 4) average to exact .5 ties. ONNX Runtime's
+  /// QLinearAveragePool (which its optimizer makes of the QDQ group too) rounds them by its float32
+  /// sum of the dequantized values: nearbyint(sum / count / y_scale + y_zp). Loom follows it
+  /// exactly; the exact integer average rounded half to even differs at some ties (checked, so the
+  /// test can fail).
+  void avgPoolTiesRoundAsOrtQLinearAveragePool() {
+    const int64_t C = 8, H = 9, W = 11;
+    DataType u8 = DataType::UInt(8), f32 = DataType::Float(32);
+    const float s = 0.027543958f;
+    const double zp = 121;
+    std::vector<double> xv = randomInts(size_t(C * H * W), 0, 255, 61);
+    graph::Var x = graph::makeVar("x", tt({1, C, H, W}, u8));
+    graph::Expr dx = graph::makeCall("qnn.dequantize", {x, scalar(s, f32), scalar(zp, u8)});
+    graph::Expr y = graph::makeCall("nn.avg_pool2d", {dx},
+                                    {{"pool_size", std::vector<int64_t>{3, 3}}, {"strides", std::vector<int64_t>{1, 1}},
+                                     {"padding", std::vector<int64_t>{1, 1, 1, 1}}, {"count_include_pad", int64_t(0)}});
+    graph::Expr q = graph::makeCall("qnn.quantize", {y, scalar(s, f32), scalar(zp, u8)}, {{"out_dtype", u8}});
+    std::vector<double> got = runAll({x}, q, {array({1, C, H, W}, u8, xv)}, 1);
+    int64_t exactDiffers = 0;
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t oh = 0; oh < H; ++oh)
+        for (int64_t ow = 0; ow < W; ++ow) {
+          float sum = 0;
+          int64_t n = 0, isum = 0;
+          for (int64_t i = std::max<int64_t>(oh - 1, 0); i < std::min(oh + 2, H); ++i)
+            for (int64_t j = std::max<int64_t>(ow - 1, 0); j < std::min(ow + 2, W); ++j) {
+              const int64_t v = int64_t(xv[size_t((c * H + i) * W + j)]) - int64_t(zp);
+              volatile float d = s * float(v);
+              sum += d;
+              isum += v;
+              ++n;
+            }
+          volatile float avg = sum / float(n);
+          volatile float scaled = avg / s;
+          const double want = std::clamp(double(std::nearbyint(scaled + float(zp))), 0.0, 255.0);
+          exactDiffers += std::clamp(std::nearbyint(double(isum) / double(n)) + zp, 0.0, 255.0) != want;
+          QCOMPARE(got[size_t((c * H + oh) * W + ow)], want);
+        }
+    QVERIFY2(exactDiffers > 0, "no tie where the exact average rounds differently: the test cannot fail");
+  }
+
   void badParametersAreTypeErrors() {
     graph::Var v = graph::makeVar("x", tt({2, 3}, DataType::Float(32)));
     graph::Expr q = graph::makeCall("qnn.quantize", {v, constant({4}, DataType::Float(32), {1, 1, 1, 1}), scalar(0, DataType::UInt(8))},

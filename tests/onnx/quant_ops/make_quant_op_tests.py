@@ -111,6 +111,23 @@ def integer_ops():
             ow = -(-(shape[3] + pads[1] + pads[3] - k) // st) + 1
             save(name, [node], inits, [("x", shape)], [shape[0], shape[1], oh, ow],
                  {"x": rng.integers(info.min, info.max + 1, shape).astype(t)}, tp)
+    # Output parameters equal to the input's (as ORT's QDQ quantizer writes an average pool): the
+    # edge windows (counts 6 and 4) average to exact .5 ties, which ORT rounds by its float32 sum
+    # of the dequantized values (int8e).
+    for cip, k, st, shape, pads in ((0, 3, 1, [1, 16, 9, 11], [1, 1, 1, 1]), (0, 2, 2, [1, 16, 9, 9], [0, 0, 1, 1])):
+        for t, tp, tag in ((np.uint8, TensorProto.UINT8, "u8"), (np.int8, TensorProto.INT8, "s8")):
+            z = (lambda u, s_: u) if t == np.uint8 else (lambda u, s_: s_)
+            name = f"qlinear_average_pool_same_params_k{k}s{st}_cip{cip}_{tag}"
+            rng = np.random.default_rng(zlib.crc32(name.encode()))
+            info = np.iinfo(t)
+            inits = [scalar("x_s", 0.027543958, np.float32), scalar("x_z", z(121, -7), t),
+                     scalar("y_s", 0.027543958, np.float32), scalar("y_z", z(121, -7), t)]
+            node = helper.make_node("QLinearAveragePool", ["x", "x_s", "x_z", "y_s", "y_z"], ["y"], domain=MS,
+                                    kernel_shape=[k, k], strides=[st, st], pads=pads, count_include_pad=cip)
+            oh = (shape[2] + pads[0] + pads[2] - k) // st + 1
+            ow = (shape[3] + pads[1] + pads[3] - k) // st + 1
+            save(name, [node], inits, [("x", shape)], [shape[0], shape[1], oh, ow],
+                 {"x": rng.integers(info.min, info.max + 1, shape).astype(t)}, tp)
     # channels_last = 1 (NHWC data, int8e): average pools (padding, both count modes, ceil mode) and
     # the global average pool.
     for op, name, attrs, shape, out in (
