@@ -41,6 +41,9 @@ std::map<std::string, Intrinsic>& table() {
     unary("cos", [](double x) { return std::cos(x); });
     m["pow"] = Intrinsic{"pow", 2, true, [](const Args& a) { return std::pow(a[0], a[1]); }};
     m["fmod"] = Intrinsic{"fmod", 2, true, [](const Args& a) { return std::fmod(a[0], a[1]); }};
+    // fma(a, b, c): a * b + c rounded once (float32 operands: exact in double before the final
+    // rounding except in rare double-rounding cases).
+    m["fma"] = Intrinsic{"fma", 3, true, [](const Args& a) { return std::fma(a[0], a[1], a[2]); }};
     // if_then_else evaluates only the taken branch; the interpreter handles it specially.
     m["if_then_else"] = Intrinsic{"if_then_else", 3, true,
                                   [](const Args& a) { return a[0] != 0 ? a[1] : a[2]; }};

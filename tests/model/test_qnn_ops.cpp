@@ -332,8 +332,16 @@ private slots:
     };
     std::vector<double> want;
     if (op == "add") {
-      for (int64_t i = 0; i < n; ++i)
-        want.push_back(quant((xv[0][size_t(i)] - z[0]) * s[0] + (xv[1][size_t(i)] - z[1]) * s[1]));
+      // ONNX Runtime's QLinearAdd (MLAS's AVX2 kernel): float32 scale ratios, the zero points in
+      // a fixed part, two fused multiply-adds, round half to even. It differs from the exact
+      // definition next to .5 ties (output 827 here).
+      const float ra = float(s[0]) / float(ys), rb = float(s[1]) / float(ys);
+      const float zb = rb * float(z[1]);
+      const float fixed = float(yz) - std::fmaf(ra, float(z[0]), zb);
+      for (int64_t i = 0; i < n; ++i) {
+        const float v = std::fmaf(float(xv[0][size_t(i)]), ra, std::fmaf(float(xv[1][size_t(i)]), rb, fixed));
+        want.push_back(std::clamp(double(std::nearbyint(v)), relu ? yz : 0.0, 255.0));
+      }
     } else if (op == "gap") {
       for (int64_t c = 0; c < C; ++c) {
         double sum = 0;
