@@ -20,8 +20,8 @@ std::pair<double, double> saturationRange(DataType t);
 /// with a requantize; `quantize(dequantize(x))` with the same parameters becomes `x`, and
 /// through pure data movement (reshape, transpose, max pooling) with the same parameters the
 /// values stay integer. An add (broadcasting too) becomes qnn.add, a global average pool an int32
-/// sum with a requantize, an average pool an int32 window sum (depthwise conv of ones) with a
-/// multiplier per output position, a mul the int32 product with a requantize, sigmoid and leaky
+/// sum with a requantize, an average pool ONNX Runtime's QLinearAveragePool (float32 window
+/// sum of the dequantized values, divided by the count, rounded; ceil mode too), a mul the int32 product with a requantize, sigmoid and leaky
 /// relu a qnn.lookup in a table built at compile time (as ONNX Runtime's), a concat requantizes
 /// the inputs whose parameters differ from its output's. Everything else keeps its float form
 /// (dequantize -> op -> quantize).
