@@ -365,6 +365,7 @@ private:
                                                 "fabs", "floor", "ceil", "trunc", "sin", "cos"};
     if (unary.count(name)) r = call1(name);
     else if (name == "round") r = call1("nearbyint");
+    else if (name == "float_fence" && args.size() == 1) r = "(" + args[0] + ")";
     else if (name == "rsqrt") r = "(1 / " + call1("sqrt") + ")";
     else if (name == "sigmoid") r = "(1 / (1 + exp" + suf + "(-(" + args.at(0) + "))))";
     else if (name == "pow" && args.size() == 2) r = "pow" + suf + "(" + args[0] + ", " + args[1] + ")";

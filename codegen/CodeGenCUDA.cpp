@@ -324,6 +324,7 @@ private:
                                                 "fabs", "floor", "ceil", "trunc", "sin", "cos", "rsqrt"};
     if (unary.count(name)) return call(name, 1);
     if (name == "round") return call("rint", 1);
+    if (name == "float_fence" && args.size() == 1) return "(" + args[0] + ")";
     if (name == "sigmoid") return "(1 / (1 + " + std::string("exp") + suf + "(-(" + args.at(0) + "))))";
     if (name == "pow") return call("pow", 2);
     if (name == "fmod") return call("fmod", 2);

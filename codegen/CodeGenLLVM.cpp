@@ -695,6 +695,7 @@ private:
     if (name == "ceil") return unary(llvm::Intrinsic::ceil);
     if (name == "trunc") return unary(llvm::Intrinsic::trunc);
     if (name == "round") return unary(llvm::Intrinsic::roundeven);
+    if (name == "float_fence") return unary(llvm::Intrinsic::arithmetic_fence);
     if (name == "sin") return unary(llvm::Intrinsic::sin);
     if (name == "cos") return unary(llvm::Intrinsic::cos);
     if (name == "rsqrt") {

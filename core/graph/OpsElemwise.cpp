@@ -115,6 +115,9 @@ void registerElemwiseOps() {
   unary("round", [](double x, const Attrs&) { return std::nearbyint(x); });
   unary("sign", [](double x, const Attrs&) { return double((x > 0) - (x < 0)); });
   unary("copy", [](double x, const Attrs&) { return x; });
+  // The value rounded to its type here: codegen may not fuse it into a multiply-add with its
+  // consumer (an integer accumulator times its scale, then a bias: two roundings, as ONNX Runtime).
+  unary("float_fence", [](double x, const Attrs&) { return x; });
   unary(
       "isnan", [](double x, const Attrs&) { return std::isnan(x) ? 1.0 : 0.0; }, {}, true);
   unary(

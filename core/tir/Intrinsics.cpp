@@ -35,9 +35,15 @@ std::map<std::string, Intrinsic>& table() {
     // TVM's round rounds half to even (nearbyint).
     unary("round", [](double x) { return std::nearbyint(x); });
     unary("sin", [](double x) { return std::sin(x); });
+    // float_fence(x) is x, rounded to its type where it stands: codegen does not contract it
+    // into a fused multiply-add with the expression that uses it (LLVM arithmetic.fence).
+    unary("float_fence", [](double x) { return x; });
     unary("cos", [](double x) { return std::cos(x); });
     m["pow"] = Intrinsic{"pow", 2, true, [](const Args& a) { return std::pow(a[0], a[1]); }};
     m["fmod"] = Intrinsic{"fmod", 2, true, [](const Args& a) { return std::fmod(a[0], a[1]); }};
+    // fma(a, b, c): a * b + c rounded once (float32 operands: exact in double before the final
+    // rounding except in rare double-rounding cases).
+    m["fma"] = Intrinsic{"fma", 3, true, [](const Args& a) { return std::fma(a[0], a[1], a[2]); }};
     // if_then_else evaluates only the taken branch; the interpreter handles it specially.
     m["if_then_else"] = Intrinsic{"if_then_else", 3, true,
                                   [](const Args& a) { return a[0] != 0 ? a[1] : a[2]; }};

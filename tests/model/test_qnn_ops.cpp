@@ -332,8 +332,16 @@ private slots:
     };
     std::vector<double> want;
     if (op == "add") {
-      for (int64_t i = 0; i < n; ++i)
-        want.push_back(quant((xv[0][size_t(i)] - z[0]) * s[0] + (xv[1][size_t(i)] - z[1]) * s[1]));
+      // ONNX Runtime's QLinearAdd (MLAS's AVX2 kernel): float32 scale ratios, the zero points in
+      // a fixed part, two fused multiply-adds, round half to even. It differs from the exact
+      // definition next to .5 ties (output 827 here).
+      const float ra = float(s[0]) / float(ys), rb = float(s[1]) / float(ys);
+      const float zb = rb * float(z[1]);
+      const float fixed = float(yz) - std::fmaf(ra, float(z[0]), zb);
+      for (int64_t i = 0; i < n; ++i) {
+        const float v = std::fmaf(float(xv[0][size_t(i)]), ra, std::fmaf(float(xv[1][size_t(i)]), rb, fixed));
+        want.push_back(std::clamp(double(std::nearbyint(v)), relu ? yz : 0.0, 255.0));
+      }
     } else if (op == "gap") {
       for (int64_t c = 0; c < C; ++c) {
         double sum = 0;
@@ -367,6 +375,9 @@ private slots:
     QTest::newRow("avg pool 3x3 s2 pads count_include_pad 0 u8") << "avgpool0" << false;
     QTest::newRow("avg pool 3x3 s1 pads count_include_pad 1 u8") << "avgpool1" << false;
     QTest::newRow("avg pool 3x3 s2 pads count_include_pad 0 s8") << "avgpool0" << true;
+    QTest::newRow("avg pool 3x3 s3 ceil_mode count_include_pad 0 u8") << "avgpoolceil0" << false;
+    QTest::newRow("avg pool 3x3 s3 ceil_mode count_include_pad 1 u8") << "avgpoolceil1" << false;
+    QTest::newRow("avg pool 3x3 s3 ceil_mode count_include_pad 1 s8") << "avgpoolceil1" << true;
   }
   /// QLinearSigmoid / QLinearLeakyRelu (a 256-entry table), QLinearMul and QLinearAdd with
   /// broadcasting (an SE block's [N, C, H, W] x [N, C, 1, 1]) and QLinearAveragePool with padding:
@@ -389,8 +400,11 @@ private slots:
     graph::Expr dx = graph::makeCall("qnn.dequantize", {x, scalar(xs, f32), scalar(xz, qt)});
     graph::Expr db = graph::makeCall("qnn.dequantize", {b, scalar(bs, f32), scalar(bz, qt)});
     const double alpha = 0.13;
-    const std::vector<int64_t> pads{1, 1, 1, 1};
-    const int64_t stride = op == "avgpool1" ? 1 : 2;
+    // ceil_mode: 11 x 13 with stride 3 and pads (0, 1, 0, 0): the last windows reach past the end.
+    const bool ceil = op.startsWith("avgpoolceil");
+    const bool includePad = op == "avgpool1" || op == "avgpoolceil1";
+    const std::vector<int64_t> pads = ceil ? std::vector<int64_t>{0, 1, 0, 0} : std::vector<int64_t>{1, 1, 1, 1};
+    const int64_t stride = op == "avgpool1" ? 1 : ceil ? 3 : 2;
     graph::Expr y;
     if (op == "sigmoid") y = graph::makeCall("sigmoid", {dx});
     else if (op == "leaky") y = graph::makeCall("nn.leaky_relu", {dx}, {{"alpha", alpha}});
@@ -399,7 +413,7 @@ private slots:
     else
       y = graph::makeCall("nn.avg_pool2d", {dx},
                           {{"pool_size", std::vector<int64_t>{3, 3}}, {"strides", std::vector<int64_t>{stride, stride}},
-                           {"padding", pads}, {"count_include_pad", int64_t(op == "avgpool1")}});
+                           {"padding", pads}, {"count_include_pad", int64_t(includePad)}, {"ceil_mode", int64_t(ceil)}});
     graph::Expr q = graph::makeCall("qnn.quantize", {y, scalar(ys, f32), scalar(yz, qt)}, {{"out_dtype", qt}});
     std::vector<graph::Var> params{x};
     std::vector<NDArray> ins{array({1, C, H, W}, qt, xv)};
@@ -417,7 +431,9 @@ private slots:
     QVERIFY2(!ops.count("qnn.dequantize") && !ops.count("qnn.quantize"), "a float round trip is left");
     if (op == "sigmoid" || op == "leaky") QVERIFY(ops.count("qnn.lookup"));
 
-    std::vector<double> got = runAll(params, q, ins, 0);
+    // The evaluator's float avg_pool2d counts a ceil_mode window only up to the padded end; ONNX
+    // Runtime's QLinearAveragePool (and the integer pool) divide by the kernel's area.
+    std::vector<double> got = runAll(params, q, ins, op == "avgpoolceil1" ? 1e9 : 0);
     auto quant = [&](double v) { return std::clamp(std::nearbyint(v / ys) + yz, lo, hi); };
     std::vector<double> want;
     if (op == "sigmoid" || op == "leaky" || binary) {
@@ -429,19 +445,22 @@ private slots:
                                              : v + w));
       }
     } else {
-      const int64_t OH = (H + 2 - 3) / stride + 1, OW = (W + 2 - 3) / stride + 1;
+      const int64_t ph = pads[0] + pads[2], pw = pads[1] + pads[3];
+      auto outSize = [&](int64_t n, int64_t p) { return (n + p - 3 + (ceil ? stride - 1 : 0)) / stride + 1; };
+      const int64_t OH = outSize(H, ph), OW = outSize(W, pw);
+      QVERIFY(!ceil || ((OH - 1) * stride - pads[0] + 2 >= H && (OW - 1) * stride - pads[1] + 2 >= W));  // past the end
       for (int64_t c = 0; c < C; ++c)
         for (int64_t oh = 0; oh < OH; ++oh)
           for (int64_t ow = 0; ow < OW; ++ow) {
             double sum = 0;
             int64_t count = 0;
-            for (int64_t i = oh * stride - 1; i < oh * stride + 2; ++i)
-              for (int64_t j = ow * stride - 1; j < ow * stride + 2; ++j)
+            for (int64_t i = oh * stride - pads[0]; i < oh * stride - pads[0] + 3; ++i)
+              for (int64_t j = ow * stride - pads[1]; j < ow * stride - pads[1] + 3; ++j)
                 if (i >= 0 && i < H && j >= 0 && j < W) {
                   sum += (xv[size_t((c * H + i) * W + j)] - xz) * xs;
                   ++count;
                 }
-            want.push_back(quant(sum / double(op == "avgpool1" ? 9 : count)));
+            want.push_back(quant(sum / double(includePad ? 9 : count)));
           }
     }
     QCOMPARE(got.size(), want.size());
@@ -630,6 +649,131 @@ private slots:
           for (int64_t k = 0; k < K; ++k) acc += (av[size_t((b * M + m) * K + k)] - 143) * (bv[size_t(k * N + n)] - bz[size_t(n)]);
           QCOMPARE(got[size_t((b * M + m) * N + n)], acc);
         }
+  }
+
+  /// quantize_dynamic's MatMulInteger -> Cast -> Mul(scale) -> Add(bias), which ONNX Runtime
+  /// fuses into DynamicQuantizeMatMul: the product is rounded to float32, then the bias added (two
+  /// roundings). Fused into one kernel here, LLVM would contract the two into one fused
+  /// multiply-add and a quarter of the outputs differed in the last bit (BERT dyn); the multiply
+  /// of the cast accumulator is fenced. Exact against the two-rounding reference at opt 0 and 3.
+  void matmulIntegerToFloatRoundsTheProductBeforeTheBias() {
+    const int64_t M = 16, K = 64, N = 48;
+    DataType u8 = DataType::UInt(8), i8 = DataType::Int(8), f32 = DataType::Float(32);
+    std::vector<double> av = randomInts(size_t(M * K), 0, 255, 51), bv = randomInts(size_t(K * N), -127, 127, 52);
+    std::vector<double> biasv(static_cast<size_t>(N), 0.0);
+    std::mt19937 rng(53);
+    std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+    for (double& b : biasv) b = u(rng);
+    graph::Var a = graph::makeVar("a", tt({M, K}, u8));
+    graph::Var az = graph::makeVar("a_zero_point", tt({}, u8));
+    graph::Var s = graph::makeVar("scale", tt({}, f32));
+    graph::Expr wT = graph::makeCall("transpose", {constant({K, N}, i8, bv)}, {{"axes", std::vector<int64_t>{1, 0}}});
+    graph::Expr acc = graph::makeCall("qnn.dense", {a, wT, az, scalar(0, i8)});
+    graph::Expr y = graph::makeCall(
+        "add", {graph::makeCall("multiply", {graph::makeCall("cast", {acc}, {{"dtype", f32}}), s}), constant({N}, f32, biasv)});
+    const float scale = 1.0f / 4099.0f;
+    std::vector<double> got =
+        runAll({a, az, s}, y, {array({M, K}, u8, av), array({}, u8, {113}), array({}, f32, {scale})}, 1e-5);
+    int64_t fusedWouldDiffer = 0;
+    for (int64_t r = 0; r < M; ++r)
+      for (int64_t n = 0; n < N; ++n) {
+        double acc64 = 0;
+        for (int64_t k = 0; k < K; ++k) acc64 += (av[size_t(r * K + k)] - 113) * bv[size_t(k * N + n)];
+        volatile float product = float(acc64) * scale;
+        float want = product + float(biasv[size_t(n)]);
+        fusedWouldDiffer += std::fmaf(float(acc64), scale, float(biasv[size_t(n)])) != want;
+        QCOMPARE(float(got[size_t(r * N + n)]), want);
+      }
+    QVERIFY2(fusedWouldDiffer > 0, "no output where a fused multiply-add rounds differently: the test cannot fail");
+  }
+
+  /// A QDQ fallback (an op that stays float: here an add of a float constant per channel):
+  /// DequantizeLinear's output is rounded to float32 before the op, as ONNX Runtime runs the two
+  /// nodes. Fused into one kernel, LLVM contracted (x - zp) * s + c into one fused multiply-add;
+  /// the constants are chosen next to quantization ties, where the two roundings move the result by
+  /// a step. Exact against the two-rounding reference at opt 0 and 3 (fails without the fence).
+  void dequantizeIsRoundedBeforeAFloatOp() {
+    const int64_t C = 16, W = 256;
+    DataType u8 = DataType::UInt(8), f32 = DataType::Float(32);
+    const float xs = 0.0371f, ys = 0.0297f;
+    const double xz = 121, yz = 17;
+    auto twoRoundings = [&](double q, float c) {
+      volatile float d = float(q - xz) * xs;
+      float v = d + c;
+      return std::clamp(double(std::nearbyint(v / ys)) + yz, 0.0, 255.0);
+    };
+    auto fused = [&](double q, float c) {
+      return std::clamp(double(std::nearbyint(std::fmaf(float(q - xz), xs, c) / ys)) + yz, 0.0, 255.0);
+    };
+    // Per channel: a constant c next to a tie for some input value q (found by search), so that
+    // the fused form rounds to the other step.
+    std::vector<double> cv(static_cast<size_t>(C), 0.0);
+    int64_t ties = 0;
+    for (int64_t ch = 0; ch < C; ++ch) {
+      bool found = false;
+      for (int q = int(7 * ch + 3); q < 256 && !found; q += 5)
+        for (int k = -20; k <= 20 && !found; ++k) {
+          float c = float((double(ch) + 0.5) * ys) - float(q - xz) * xs;
+          for (int step = 0; step < std::abs(k); ++step) c = std::nextafter(c, k > 0 ? 1e9f : -1e9f);
+          if (twoRoundings(q, c) != fused(q, c)) {
+            cv[size_t(ch)] = c;
+            found = true;
+          }
+        }
+      ties += found;
+    }
+    QVERIFY2(ties > 0, "no constant found where a fused multiply-add rounds differently: the test cannot fail");
+    std::vector<double> xv(static_cast<size_t>(C * W), 0.0);
+    for (int64_t i = 0; i < C * W; ++i) xv[size_t(i)] = double(i % W);
+    graph::Var x = graph::makeVar("x", tt({1, C, 1, W}, u8));
+    graph::Expr dx = graph::makeCall("qnn.dequantize", {x, scalar(xs, f32), scalar(xz, u8)});
+    graph::Expr y = graph::makeCall("add", {dx, constant({C, 1, 1}, f32, cv)});
+    graph::Expr q = graph::makeCall("qnn.quantize", {y, scalar(ys, f32), scalar(yz, u8)}, {{"out_dtype", u8}});
+    std::vector<double> got = runAll({x}, q, {array({1, C, 1, W}, u8, xv)}, 1);
+    for (int64_t i = 0; i < C * W; ++i)
+      QCOMPARE(got[size_t(i)], twoRoundings(xv[size_t(i)], float(cv[size_t(i / W)])));
+  }
+
+  /// An average pool whose output parameters are its input's (as ORT's QDQ quantizer writes it):
+  /// the edge windows (counts 6 and 4) average to exact .5 ties. ONNX Runtime's
+  /// QLinearAveragePool (which its optimizer makes of the QDQ group too) rounds them by its float32
+  /// sum of the dequantized values: nearbyint(sum / count / y_scale + y_zp). Loom follows it
+  /// exactly; the exact integer average rounded half to even differs at some ties (checked, so the
+  /// test can fail).
+  void avgPoolTiesRoundAsOrtQLinearAveragePool() {
+    const int64_t C = 8, H = 9, W = 11;
+    DataType u8 = DataType::UInt(8), f32 = DataType::Float(32);
+    const float s = 0.027543958f;
+    const double zp = 121;
+    std::vector<double> xv = randomInts(size_t(C * H * W), 0, 255, 61);
+    graph::Var x = graph::makeVar("x", tt({1, C, H, W}, u8));
+    graph::Expr dx = graph::makeCall("qnn.dequantize", {x, scalar(s, f32), scalar(zp, u8)});
+    graph::Expr y = graph::makeCall("nn.avg_pool2d", {dx},
+                                    {{"pool_size", std::vector<int64_t>{3, 3}}, {"strides", std::vector<int64_t>{1, 1}},
+                                     {"padding", std::vector<int64_t>{1, 1, 1, 1}}, {"count_include_pad", int64_t(0)}});
+    graph::Expr q = graph::makeCall("qnn.quantize", {y, scalar(s, f32), scalar(zp, u8)}, {{"out_dtype", u8}});
+    std::vector<double> got = runAll({x}, q, {array({1, C, H, W}, u8, xv)}, 1);
+    int64_t exactDiffers = 0;
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t oh = 0; oh < H; ++oh)
+        for (int64_t ow = 0; ow < W; ++ow) {
+          float sum = 0;
+          int64_t n = 0, isum = 0;
+          for (int64_t i = std::max<int64_t>(oh - 1, 0); i < std::min(oh + 2, H); ++i)
+            for (int64_t j = std::max<int64_t>(ow - 1, 0); j < std::min(ow + 2, W); ++j) {
+              const int64_t v = int64_t(xv[size_t((c * H + i) * W + j)]) - int64_t(zp);
+              volatile float d = s * float(v);
+              sum += d;
+              isum += v;
+              ++n;
+            }
+          volatile float avg = sum / float(n);
+          volatile float scaled = avg / s;
+          const double want = std::clamp(double(std::nearbyint(scaled + float(zp))), 0.0, 255.0);
+          exactDiffers += std::clamp(std::nearbyint(double(isum) / double(n)) + zp, 0.0, 255.0) != want;
+          QCOMPARE(got[size_t((c * H + oh) * W + ow)], want);
+        }
+    QVERIFY2(exactDiffers > 0, "no tie where the exact average rounds differently: the test cannot fail");
   }
 
   void badParametersAreTypeErrors() {

@@ -176,13 +176,26 @@ Outs qlinearConcat(Context& c) {
   return {quantize(c, viaFloat(c, "Concat", xs), c.input(0), c.input(1))};
 }
 
+/// A QLinear pool with channels_last = 1 (NHWC data): the 8-bit input transposed to NCHW, the
+/// NCHW pool's quantize(pool(dequantize(x))), the 8-bit result transposed back to NHWC. The
+/// transposes move integers, so fake-quantization-to-integer still finds the integer pool.
+Outs channelsLastQLinearPool(Context& c, const char* opType) {
+  Expr xq = c.input(0);
+  if (c.staticShape(xq).size() != 4) c.fail("channels_last is supported for 4-D (NHWC) data only");
+  DataType t = c.tensorType(xq).dtype;
+  Expr nchw = c.call("transpose", {xq}, {{"axes", std::vector<int64_t>{0, 3, 1, 2}}});
+  Expr x = dequantize(c, nchw, c.input(1), zeroPointOr(c, 2, t));
+  Expr y = quantize(c, viaFloat(c, opType, {x}), c.input(3), zeroPointOr(c, 4, t));
+  return {c.call("transpose", {y}, {{"axes", std::vector<int64_t>{0, 2, 3, 1}}})};
+}
+
 Outs qlinearGlobalAveragePool(Context& c) {
-  if (c.attrInt("channels_last", 0) != 0) c.fail("channels_last QLinearGlobalAveragePool is not supported");
+  if (c.attrInt("channels_last", 0) != 0) return channelsLastQLinearPool(c, "GlobalAveragePool");
   return unaryQLinear("GlobalAveragePool", 3)(c);
 }
 
 Outs qlinearAveragePool(Context& c) {
-  if (c.attrInt("channels_last", 0) != 0) c.fail("channels_last QLinearAveragePool is not supported");
+  if (c.attrInt("channels_last", 0) != 0) return channelsLastQLinearPool(c, "AveragePool");
   return unaryQLinear("AveragePool", 3)(c);
 }
 

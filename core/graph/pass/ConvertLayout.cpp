@@ -119,7 +119,7 @@ Expr toPlain(const Expr& src, const std::string& layout, int64_t channels) {
 /// Unary elementwise ops that keep the padding channels finite (they map finite to finite).
 bool keepsPaddingFinite(const std::string& op) {
   static const std::set<std::string> ops{"nn.relu", "nn.leaky_relu", "sigmoid", "tanh", "clip", "negative",
-                                         "abs", "copy", "erf", "floor", "ceil", "round", "sign",
+                                         "abs", "copy", "float_fence", "qnn.fma_add", "erf", "floor", "ceil", "round", "sign",
                                          "nn.dropout", "add", "subtract", "multiply", "maximum", "minimum"};
   return ops.count(op) > 0;
 }

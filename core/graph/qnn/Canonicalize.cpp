@@ -83,6 +83,39 @@ int32_t packWord(const int64_t (&b)[4]) {
 ///   layout_transform(qnn.conv2d_u8s8(NCHW{ib}c data, packed weight; pad_value = x_zp), NCHW{ob}c
 ///   -> NCHW) - x_zp * sum(w[o])
 /// Undefined when the conv does not qualify (it then takes the int32 path).
+/// qnn.add with constant parameters as ONNX Runtime's QLinearAdd computes it (MLAS's AVX2 kernel:
+/// two fused multiply-adds in float32, the output zero point inside, round half to even,
+/// saturate): saturate(round(qnn.fma_add(float(a), float(b)))) with qlinearAddConstants. Null
+/// when a parameter is not a constant.
+Expr ortAdd(const CallNode& c) {
+  const auto& a = c.args;
+  std::vector<float> p;
+  for (size_t i = 2; i < 8; ++i) {
+    std::vector<double> v = constantValues(a[i]);
+    if (v.size() != 1) return Expr();
+    p.push_back(float(v[0]));
+  }
+  const TensorTypeNode& ta = tensorTypeOf(a[0]);
+  const TensorTypeNode& tb = tensorTypeOf(a[1]);
+  if (!ta.isStatic() || !tb.isStatic()) return Expr();
+  // The broadcast output's shape (numpy rules; both shapes are valid, the type relation checked).
+  std::vector<int64_t> sa = ta.staticShape(), sb = tb.staticShape();
+  std::vector<int64_t> so(std::max(sa.size(), sb.size()), 1);
+  for (size_t i = 0; i < so.size(); ++i) {
+    const int64_t x = i < sa.size() ? sa[sa.size() - 1 - i] : 1, z = i < sb.size() ? sb[sb.size() - 1 - i] : 1;
+    so[so.size() - 1 - i] = std::max(x, z);
+  }
+  const QLinearAddConstants k = qlinearAddConstants(p[0], p[1], p[2], p[3], p[4], p[5], scalarAlongInnermost(sa, so));
+  const DataType f = DataType::Float(32);
+  Expr x = cast(a[0], f), z = cast(a[1], f);
+  if (k.swapped) std::swap(x, z);
+  Expr y = makeCall("qnn.fma_add", {x, z},
+                    {{"a_ratio", double(k.first)}, {"b_ratio", double(k.second)}, {"fixed", double(k.fixed)}});
+  auto [lo, hi] = saturationRange(c.attrs.getDType("out_dtype"));
+  y = makeCall("clip", {makeCall("round", {y})}, {{"a_min", lo}, {"a_max", hi}});
+  return makeCall("cast", {y}, {{"dtype", c.attrs.getDType("out_dtype")}}, c.name);
+}
+
 Expr packedConv(const CallNode& c) {
   const auto& a = c.args;
   const TensorTypeNode& xt = tensorTypeOf(a[0]);
@@ -265,14 +298,18 @@ class Canonicalizer : public ExprMutator {
       DataType f = tensorTypeOf(a[1]).dtype;
       Expr x = cast(a[0], f);
       if (!isConstantZero(a[2])) x = makeCall("subtract", {x, alongAxis(cast(a[2], f), axis, rank)});
-      r = makeCall("multiply", {x, alongAxis(a[1], axis, rank)});
+      // Rounded to the float type here (DequantizeLinear's output), not contracted into a fused
+      // multiply-add with the float op that follows (QDQ fallbacks: ONNX Runtime runs
+      // DequantizeLinear, then the op).
+      r = makeCall("float_fence", {makeCall("multiply", {x, alongAxis(a[1], axis, rank)})});
     } else if (op == "qnn.requantize") {
       int64_t axis = normAxis(c->attrs.getInt("axis"), rank);
       DataType f = DataType::Float(32);
       Expr m = makeCall("divide", {alongAxis(cast(a[1], f), axis, rank), alongAxis(cast(a[2], f), axis, rank)});
       r = roundAddSaturate(makeCall("multiply", {cast(a[0], f), m}), a[3], axis, rank, c->attrs.getDType("out_dtype"));
+    } else if (op == "qnn.add" && (r = ortAdd(*c)).defined()) {
     } else if (op == "qnn.add") {
-      // ONNX Runtime's QLinearAdd: each input centered and scaled to the output's scale in
+      // Parameters computed at run time: each input centered and scaled to the output's scale in
       // float32, the sum rounded once (half to even), the output zero point added, saturated.
       DataType f = DataType::Float(32);
       Expr ys = alongAxis(cast(a[6], f), 0, rank);

@@ -197,11 +197,10 @@ class FakeQuantToInteger : public ExprMutator {
   /// quantize(multiply(dequantize(a), dequantize(b))) (broadcasting, per-tensor parameters) as
   /// requantize((a - a_zp) * (b - b_zp), a_scale * b_scale): the int32 product (exact: at most
   /// 255 * 255), scaled by float32(a_scale * b_scale) / y_scale as ONNX Runtime's QLinearMul.
-  /// quantize(avg_pool2d(dequantize(x))) (NCHW, no ceil mode) as the int32 window sum S of
-  /// x - x_zp (a depthwise qnn.conv2d with weights of ones; padding reads x_zp, so adds nothing)
-  /// and saturate(round_half_even(S * float32(x_scale / (count * y_scale))) + y_zp), count the
-  /// kernel's area (count_include_pad) or the window's elements inside the image (one multiplier
-  /// per output position).
+  /// quantize(avg_pool2d(dequantize(x))) (NCHW, ceil mode too, no dilation) as ONNX Runtime's
+  /// QLinearAveragePool: 8-bit in and out, the float32 sum of the dequantized window (a float
+  /// depthwise conv of ones), divided by the count (the kernel's area with count_include_pad,
+  /// else the window's elements inside the image), then nearbyint(. / y_scale + y_zp), saturated.
   Expr integerMulOrAvgPool(const Expr& y, const CallNode& q, double qs, double qz, DataType outT) {
     if (auto* m = asOp(y, "multiply")) {
       auto l = matchDq(m->args[0]), r = matchDq(m->args[1]);
@@ -220,18 +219,37 @@ class FakeQuantToInteger : public ExprMutator {
                       {{"axis", int64_t(0)}, {"out_dtype", outT}}, q.name);
     }
     auto* p = asOp(y, "nn.avg_pool2d");
-    if (!p || p->attrs.getString("layout") != "NCHW" || p->attrs.getInt("ceil_mode") != 0) return Expr();
+    if (!p || p->attrs.getString("layout") != "NCHW") return Expr();
     auto x = matchDq(p->args[0]);
     if (!x || !perTensor(*x)) return Expr();
     const TensorTypeNode& t = tensorTypeOf(x->q);
     const TensorTypeNode& o = tensorTypeOf(y);
     if (!t.isStatic() || t.ndim() != 4 || !o.isStatic() || t.dtype.bits() != 8) return Expr();
     const std::vector<int64_t> k = p->attrs.getInts("pool_size"), st = p->attrs.getInts("strides"),
-                               pad = p->attrs.getInts("padding"), dil = p->attrs.getInts("dilation");
+                               dil = p->attrs.getInts("dilation");
+    std::vector<int64_t> pad = p->attrs.getInts("padding");
     const int64_t C = t.shape[1].value, H = t.shape[2].value, W = t.shape[3].value;
     const int64_t OH = o.shape[2].value, OW = o.shape[3].value;
-    runtime::NDArray ones = runtime::NDArray::empty({C, 1, k[0], k[1]}, runtime::DType{runtime::DType::Int, 8, 1});
-    std::fill(ones.as<int8_t>(), ones.as<int8_t>() + C * k[0] * k[1], int8_t(1));
+    if (pad.size() != 4) return Expr();
+    // ceil_mode: the last windows reach past the padded end; the sum's conv pads the end further
+    // (with x_zp: nothing added) so that it has the pool's output size.
+    pad[2] = std::max(pad[2], (OH - 1) * st[0] + (k[0] - 1) * dil[0] + 1 - H - pad[0]);
+    pad[3] = std::max(pad[3], (OW - 1) * st[1] + (k[1] - 1) * dil[1] + 1 - W - pad[1]);
+    if (std::any_of(dil.begin(), dil.end(), [](int64_t d) { return d != 1; })) return Expr();
+    // ONNX Runtime's QLinearAveragePool (which its optimizer also makes of a QDQ average pool):
+    // each input dequantized in float32 (x_scale * (x - x_zp)), the window summed in float32 row
+    // by row, divided by the count, then nearbyint(sum / count / y_scale + y_zp), saturated. An
+    // exact integer window sum rounds differently where the average is a .5 tie (the edge windows
+    // of a pool whose output parameters are its input's: counts 6 and 4), so the sum is a float
+    // depthwise conv of ones over the dequantized values (reduction in the window's row order;
+    // the padding adds +0).
+    const DataType f32 = DataType::Float(32), i32 = DataType::Int(32);
+    Expr xi = makeCall("cast", {x->q}, {{"dtype", i32}});
+    if (x->zps[0] != 0) xi = makeCall("subtract", {xi, makeScalar(x->zps[0], i32)});
+    Expr d = makeCall("float_fence",
+                      {makeCall("multiply", {makeCall("cast", {xi}, {{"dtype", f32}}), makeScalar(x->scales[0], f32)})});
+    runtime::NDArray ones = runtime::NDArray::empty({C, 1, k[0], k[1]}, runtime::DType{runtime::DType::Float, 32, 1});
+    std::fill(ones.as<float>(), ones.as<float>() + C * k[0] * k[1], 1.0f);
     Attrs conv;
     conv.set("strides", st);
     conv.set("padding", pad);
@@ -239,26 +257,26 @@ class FakeQuantToInteger : public ExprMutator {
     conv.set("groups", C);
     conv.set("data_layout", std::string("NCHW"));
     conv.set("kernel_layout", std::string("OIHW"));
-    Expr sum = makeCall("qnn.conv2d", {x->q, makeConstant(ones), x->zp, makeScalar(0, DataType::Int(8))}, conv, p->name);
-    // One multiplier per output position (one for all when every window counts the same).
+    Expr sum = makeCall("nn.conv2d", {d, makeConstant(ones)}, conv, p->name);
+    // The count per output position (one for all when every window counts the same). With
+    // count_include_pad it is the kernel's area even for a ceil_mode window that reaches past the
+    // padded end, as ONNX Runtime's QLinearAveragePool divides.
     const bool includePad = p->attrs.getInt("count_include_pad") != 0;
-    std::vector<double> mult(size_t(OH * OW));
+    std::vector<double> count(size_t(OH * OW));
     for (int64_t oh = 0; oh < OH; ++oh)
       for (int64_t ow = 0; ow < OW; ++ow) {
         int64_t n = k[0] * k[1];
         if (!includePad) {
-          int64_t rows = 0, cols = 0;
-          for (int64_t i = 0; i < k[0]; ++i) rows += (oh * st[0] - pad[0] + i * dil[0]) >= 0 && (oh * st[0] - pad[0] + i * dil[0]) < H;
-          for (int64_t j = 0; j < k[1]; ++j) cols += (ow * st[1] - pad[1] + j * dil[1]) >= 0 && (ow * st[1] - pad[1] + j * dil[1]) < W;
-          n = rows * cols;
+          const int64_t h0 = oh * st[0] - pad[0], w0 = ow * st[1] - pad[1];
+          n = (std::min(h0 + k[0], H) - std::max(h0, int64_t(0))) * (std::min(w0 + k[1], W) - std::max(w0, int64_t(0)));
         }
-        mult[size_t(oh * OW + ow)] = double(float(x->scales[0] / (double(n) * qs)));
+        count[size_t(oh * OW + ow)] = double(n);
       }
-    const bool uniform = std::all_of(mult.begin(), mult.end(), [&](double v) { return v == mult[0]; });
-    Expr m = uniform ? Expr(makeScalar(mult[0], DataType::Float(32)))
-                     : Expr(makeCall("reshape", {floatVector(mult)}, {{"newshape", std::vector<int64_t>{OH, OW}}}));
-    Expr v = makeCall("round", {makeCall("multiply", {makeCall("cast", {sum}, {{"dtype", DataType::Float(32)}}), m})});
-    if (qz != 0) v = makeCall("add", {v, makeScalar(qz, DataType::Float(32))});
+    const bool uniform = std::all_of(count.begin(), count.end(), [&](double v) { return v == count[0]; });
+    Expr n = uniform ? Expr(makeScalar(count[0], f32))
+                     : Expr(makeCall("reshape", {floatVector(count)}, {{"newshape", std::vector<int64_t>{OH, OW}}}));
+    Expr v = makeCall("divide", {makeCall("divide", {sum, n}), makeScalar(qs, f32)});
+    v = makeCall("round", {makeCall("add", {v, makeScalar(qz, f32)})});
     auto [lo, hi] = saturationRange(outT);
     v = makeCall("clip", {v}, {{"a_min", lo}, {"a_max", hi}});
     return makeCall("cast", {v}, {{"dtype", outT}}, q.name);
@@ -372,7 +390,8 @@ class FakeQuantToInteger : public ExprMutator {
 }  // namespace
 
 Module fakeQuantizationToInteger(const Module& m) {
-  return mapFunctions(m, [](const Expr& body) { return FakeQuantToInteger().mutate(body); });
+  // The fences first: only the model's own Cast -> Mul of an integer result (not the ones below).
+  return mapFunctions(fenceIntegerScaling(m), [](const Expr& body) { return FakeQuantToInteger().mutate(body); });
 }
 
 }  // namespace loom::graph::qnn

@@ -20,12 +20,19 @@ std::pair<double, double> saturationRange(DataType t);
 /// with a requantize; `quantize(dequantize(x))` with the same parameters becomes `x`, and
 /// through pure data movement (reshape, transpose, max pooling) with the same parameters the
 /// values stay integer. An add (broadcasting too) becomes qnn.add, a global average pool an int32
-/// sum with a requantize, an average pool an int32 window sum (depthwise conv of ones) with a
-/// multiplier per output position, a mul the int32 product with a requantize, sigmoid and leaky
+/// sum with a requantize, an average pool ONNX Runtime's QLinearAveragePool (float32 window
+/// sum of the dequantized values, divided by the count, rounded; ceil mode too), a mul the int32 product with a requantize, sigmoid and leaky
 /// relu a qnn.lookup in a table built at compile time (as ONNX Runtime's), a concat requantizes
 /// the inputs whose parameters differ from its output's. Everything else keeps its float form
 /// (dequantize -> op -> quantize).
 Module fakeQuantizationToInteger(const Module& m);
+
+/// A float `multiply` of an integer tensor cast to float (an int32 accumulator times its scale,
+/// as quantize_dynamic's MatMulInteger -> Cast -> Mul writes it) is wrapped in `float_fence`, so
+/// the add of a bias after it is not contracted into a fused multiply-add: the product is rounded
+/// to float32 first, as ONNX Runtime's MatMulIntegerToFloat computes it. Run by
+/// fakeQuantizationToInteger.
+Module fenceIntegerScaling(const Module& m);
 
 /// "qnn-canonicalize": every qnn op as core ops: casts, an int32 nn.conv2d/nn.dense/nn.matmul
 /// over the zero-point-centered operands, and requantize/quantize as float32 multiply, round

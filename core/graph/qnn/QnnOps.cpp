@@ -4,6 +4,7 @@
 
 #include "core/graph/OpsInternal.h"
 #include "core/graph/qnn/Qnn.h"
+#include "core/graph/qnn/QnnUtil.h"
 
 namespace loom::graph::qnn {
 
@@ -140,20 +141,45 @@ Type addRel(const CallNode& call, const std::vector<Type>& args) {
   return tensorType(shape, out);
 }
 
-/// ONNX Runtime's QLinearAdd in float32: saturate(round_half_even((a - a_zp) * (a_scale / y_scale)
-/// + (b - b_zp) * (b_scale / y_scale)) + y_zp), a and b broadcast.
+/// ONNX Runtime's QLinearAdd (MLAS's AVX2 kernel), a and b broadcast: r_a = a_scale / y_scale,
+/// r_b = b_scale / y_scale, F = y_zp - fma(r_a, a_zp, r_b * b_zp) in float32, then
+/// saturate(round_half_even(fma(a, r_a, fma(b, r_b, F)))); with a constant along the innermost
+/// axis (a scalar per span of ORT's broadcast) a and b trade places.
 HostTensor addKernel(const CallNode&, const std::vector<HostTensor>& in, const TensorTypeNode& o) {
   HostTensor r(o.staticShape(), o.dtype);
   auto [lo, hi] = saturationRange(o.dtype);
-  const float ys = float(in[6].v[0]);
-  const float ra = float(in[2].v[0]) / ys, rb = float(in[4].v[0]) / ys;
-  const float az = float(in[3].v[0]), bz = float(in[5].v[0]);
+  const QLinearAddConstants k = qlinearAddConstants(float(in[2].v[0]), float(in[3].v[0]), float(in[4].v[0]),
+                                                    float(in[5].v[0]), float(in[6].v[0]), float(in[7].v[0]),
+                                                    scalarAlongInnermost(in[0].shape, r.shape));
   std::vector<int64_t> idx;
   for (int64_t i = 0; i < r.numel(); ++i) {
     unravel(i, r.shape, idx);
-    const float fa = (float(in[0].v[broadcastIndex(idx, in[0].shape)]) - az) * ra;
-    const float fb = (float(in[1].v[broadcastIndex(idx, in[1].shape)]) - bz) * rb;
-    r.v[i] = std::clamp(double(std::nearbyint(fa + fb)) + in[7].v[0], lo, hi);
+    float a = float(in[0].v[broadcastIndex(idx, in[0].shape)]), b = float(in[1].v[broadcastIndex(idx, in[1].shape)]);
+    if (k.swapped) std::swap(a, b);
+    r.v[i] = std::clamp(double(std::nearbyint(std::fmaf(a, k.first, std::fmaf(b, k.second, k.fixed)))), lo, hi);
+  }
+  return r;
+}
+
+/// qnn.fma_add(a, b; a_ratio, b_ratio, fixed): fma(a, a_ratio, fma(b, b_ratio, fixed)) in float32,
+/// broadcasting: the float part of ONNX Runtime's QLinearAdd.
+Type fmaAddRel(const CallNode& call, const std::vector<Type>& args) {
+  const TensorTypeNode& a = argTensor(call, args, 0);
+  const TensorTypeNode& b = argTensor(call, args, 1);
+  if (a.dtype != DataType::Float(32) || b.dtype != DataType::Float(32))
+    LOOM_TYPE_FAIL(call) << "expects float32 operands, got " << typeStr(args[0]) << " and " << typeStr(args[1]);
+  return tensorType(broadcastShapes(call, a.shape, b.shape), a.dtype);
+}
+
+HostTensor fmaAddKernel(const CallNode& call, const std::vector<HostTensor>& in, const TensorTypeNode& o) {
+  HostTensor r(o.staticShape(), o.dtype);
+  const float ra = float(call.attrs.getFloat("a_ratio")), rb = float(call.attrs.getFloat("b_ratio"));
+  const float f = float(call.attrs.getFloat("fixed"));
+  std::vector<int64_t> idx;
+  for (int64_t i = 0; i < r.numel(); ++i) {
+    unravel(i, r.shape, idx);
+    const float a = float(in[0].v[broadcastIndex(idx, in[0].shape)]), b = float(in[1].v[broadcastIndex(idx, in[1].shape)]);
+    r.v[i] = std::fmaf(a, ra, std::fmaf(b, rb, f));
   }
   return r;
 }
@@ -279,9 +305,13 @@ void registerQnnOps() {
            "saturate(round_half_even(float32(x) * (input_scale / output_scale)) + output_zero_point): an "
            "int32 accumulator to 8 bits, as ONNX Runtime's QLinearConv/QLinearMatMul requantize");
   defineOp("qnn.add", 8, OpPattern::ElemWise, {attrDType("out_dtype")}, addRel, addKernel,
-           "saturate(round_half_even((a - a_zp) * (a_scale / y_scale) + (b - b_zp) * (b_scale / y_scale)) + "
-           "y_zp) in float32, a and b broadcast, the parameters scalars (ONNX Runtime's QLinearAdd; a "
-           "residual add of a QDQ model)");
+           "saturate(round_half_even(a * a_scale / y_scale + b * b_scale / y_scale + y_zp - ...)) as ONNX "
+           "Runtime's QLinearAdd computes it in float32 (two fused multiply-adds, see qnn.fma_add), a and b "
+           "broadcast, the parameters scalars (a residual add of a QDQ model)");
+  defineOp("qnn.fma_add", 2, OpPattern::Broadcast, {attrFloat("a_ratio"), attrFloat("b_ratio"), attrFloat("fixed")},
+           fmaAddRel, fmaAddKernel,
+           "fma(a, a_ratio, fma(b, b_ratio, fixed)) in float32, a and b broadcast: ONNX Runtime's QLinearAdd "
+           "before its rounding (qnn.add's lowering)");
   defineOp("qnn.lookup", 2, OpPattern::Injective, {attrString("function", "")}, lookupRel, lookupKernel,
            "table[x - lowest(x)] for 8-bit x and a 256-entry table: a quantized unary op (ONNX Runtime's "
            "QLinearSigmoid / QLinearLeakyRelu) evaluated at compile time for every input value; `function` names "

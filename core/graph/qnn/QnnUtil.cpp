@@ -1,6 +1,8 @@
 // Helpers shared by the qnn passes.
 #include "core/graph/qnn/QnnUtil.h"
 
+#include <cmath>
+
 #include "core/graph/OpsInternal.h"
 #include "core/graph/pass/InferType.h"
 
@@ -37,6 +39,24 @@ Expr alongAxis(const Expr& v, int64_t axis, int64_t rank) {
     shape.push_back(1);
   if (t.ndim() == 1 && shape.size() == 1) return v;
   return makeCall("reshape", {v}, {{"newshape", shape}});
+}
+
+QLinearAddConstants qlinearAddConstants(float aScale, float aZp, float bScale, float bZp, float yScale, float yZp,
+                                        bool aScalarAlongInnermost) {
+  QLinearAddConstants k;
+  const float ra = aScale / yScale, rb = bScale / yScale;
+  k.swapped = aScalarAlongInnermost;
+  k.first = k.swapped ? rb : ra;
+  k.second = k.swapped ? ra : rb;
+  const float firstZp = k.swapped ? bZp : aZp, secondZp = k.swapped ? aZp : bZp;
+  const float secondTerm = k.second * secondZp;
+  k.fixed = yZp - std::fmaf(k.first, firstZp, secondTerm);
+  return k;
+}
+
+bool scalarAlongInnermost(const std::vector<int64_t>& in, const std::vector<int64_t>& out) {
+  if (out.empty() || out.back() <= 1) return false;
+  return in.empty() || in.back() == 1;
 }
 
 }  // namespace loom::graph::qnn

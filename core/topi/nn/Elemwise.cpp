@@ -120,6 +120,7 @@ void registerElemwiseComputes() {
     return tir::select(x > z, fconst(x, 1), tir::select(x < z, fconst(x, -1), z));
   });
   unary("copy", [](Expr x, const graph::CallNode&) { return x; });
+  unary("float_fence", [](Expr x, const graph::CallNode&) { return x.dtype().isFloat() ? fcall("float_fence", x) : x; });
   unary("nn.dropout", [](Expr x, const graph::CallNode&) { return x; });
   unary("isnan", [](Expr x, const graph::CallNode&) {
     return x.dtype().isFloat() ? isNaN(x) : tir::boolImm(false);

@@ -154,9 +154,27 @@ std::vector<te::Tensor> lookup(const CallNode& call, const std::vector<te::Tenso
       "T_lookup", "injective")};
 }
 
+/// qnn.fma_add: fma(a, a_ratio, fma(b, b_ratio, fixed)) with the tir `fma` intrinsic (one rounding
+/// each, as ONNX Runtime's QLinearAdd kernel), broadcasting.
+std::vector<te::Tensor> fmaAdd(const CallNode& call, const std::vector<te::Tensor>& in, const Type& outType) {
+  const auto& out = staticTensor(outType, call);
+  const DataType f = DataType::Float(32);
+  const Expr ra = tir::makeConst(f, double(float(call.attrs.getFloat("a_ratio"))));
+  const Expr rb = tir::makeConst(f, double(float(call.attrs.getFloat("b_ratio"))));
+  const Expr fixed = tir::makeConst(f, double(float(call.attrs.getFloat("fixed"))));
+  return {te::compute(
+      teShape(out),
+      [&](const std::vector<Var>& i) -> te::ComputeBody {
+        Expr inner = tir::call(f, "fma", {broadcastLoad(in[1], i, in), rb, fixed});
+        return tir::call(f, "fma", {broadcastLoad(in[0], i, in), ra, inner});
+      },
+      "T_fma_add", "broadcast")};
+}
+
 }  // namespace
 
 void registerQnnDot4Computes() {
+  setCompute("qnn.fma_add", fmaAdd);
   setCompute("qnn.lookup", lookup);
   setCompute("qnn.global_sum_pool2d", globalSumPool);
   setCompute("qnn.conv2d_u8s8", conv2dU8S8);

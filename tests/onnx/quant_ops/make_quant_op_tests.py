@@ -59,7 +59,7 @@ def every_value(dtype, shape):
 def integer_ops():
     """The QOperator ops Loom computes as integer ops (int8d): QLinearSigmoid / QLinearLeakyRelu over
     every input value (ONNX Runtime's 256-entry tables), QLinearMul / QLinearAdd broadcasting an SE
-    block's [N, C, 1, 1], QLinearAveragePool with padding (count_include_pad 0 and 1); uint8 and
+    block's [N, C, 1, 1], QLinearAveragePool with padding (count_include_pad 0 and 1; ceil_mode too); uint8 and
     int8; and a QDQ SiLU gate (x * sigmoid(x)) that ONNX Runtime fuses into its QLinear ops."""
     for t, tp, tag in ((np.uint8, TensorProto.UINT8, "u8"), (np.int8, TensorProto.INT8, "s8")):
         z = (lambda u, s_: u) if t == np.uint8 else (lambda u, s_: s_)
@@ -94,6 +94,77 @@ def integer_ops():
             ow = (shape[3] + pads[1] + pads[3] - k) // st + 1
             save(name, [node], inits, [("x", shape)], [shape[0], shape[1], oh, ow],
                  {"x": rng.integers(info.min, info.max + 1, shape).astype(t)}, tp)
+    # ceil_mode (int8e): the last windows reach 1 or 2 positions past the padded end; with
+    # count_include_pad ONNX Runtime divides by the kernel's area.
+    for cip, k, st, shape, pads in ((0, 3, 2, [2, 20, 10, 12], [1, 1, 1, 1]), (1, 3, 2, [2, 20, 10, 12], [1, 1, 1, 1]),
+                                    (1, 3, 3, [1, 16, 7, 8], [0, 0, 0, 0]), (0, 4, 3, [1, 16, 8, 9], [1, 0, 0, 1])):
+        for t, tp, tag in ((np.uint8, TensorProto.UINT8, "u8"), (np.int8, TensorProto.INT8, "s8")):
+            z = (lambda u, s_: u) if t == np.uint8 else (lambda u, s_: s_)
+            name = f"qlinear_average_pool_ceil_k{k}s{st}_cip{cip}_{tag}"
+            rng = np.random.default_rng(zlib.crc32(name.encode()))
+            info = np.iinfo(t)
+            inits = [scalar("x_s", 0.0371, np.float32), scalar("x_z", z(121, -7), t), scalar("y_s", 0.0297, np.float32),
+                     scalar("y_z", z(17, 3), t)]
+            node = helper.make_node("QLinearAveragePool", ["x", "x_s", "x_z", "y_s", "y_z"], ["y"], domain=MS,
+                                    kernel_shape=[k, k], strides=[st, st], pads=pads, count_include_pad=cip, ceil_mode=1)
+            oh = -(-(shape[2] + pads[0] + pads[2] - k) // st) + 1
+            ow = -(-(shape[3] + pads[1] + pads[3] - k) // st) + 1
+            save(name, [node], inits, [("x", shape)], [shape[0], shape[1], oh, ow],
+                 {"x": rng.integers(info.min, info.max + 1, shape).astype(t)}, tp)
+    # Output parameters equal to the input's (as ORT's QDQ quantizer writes an average pool): the
+    # edge windows (counts 6 and 4) average to exact .5 ties, which ORT rounds by its float32 sum
+    # of the dequantized values (int8e).
+    for cip, k, st, shape, pads in ((0, 3, 1, [1, 16, 9, 11], [1, 1, 1, 1]), (0, 2, 2, [1, 16, 9, 9], [0, 0, 1, 1])):
+        for t, tp, tag in ((np.uint8, TensorProto.UINT8, "u8"), (np.int8, TensorProto.INT8, "s8")):
+            z = (lambda u, s_: u) if t == np.uint8 else (lambda u, s_: s_)
+            name = f"qlinear_average_pool_same_params_k{k}s{st}_cip{cip}_{tag}"
+            rng = np.random.default_rng(zlib.crc32(name.encode()))
+            info = np.iinfo(t)
+            inits = [scalar("x_s", 0.027543958, np.float32), scalar("x_z", z(121, -7), t),
+                     scalar("y_s", 0.027543958, np.float32), scalar("y_z", z(121, -7), t)]
+            node = helper.make_node("QLinearAveragePool", ["x", "x_s", "x_z", "y_s", "y_z"], ["y"], domain=MS,
+                                    kernel_shape=[k, k], strides=[st, st], pads=pads, count_include_pad=cip)
+            oh = (shape[2] + pads[0] + pads[2] - k) // st + 1
+            ow = (shape[3] + pads[1] + pads[3] - k) // st + 1
+            save(name, [node], inits, [("x", shape)], [shape[0], shape[1], oh, ow],
+                 {"x": rng.integers(info.min, info.max + 1, shape).astype(t)}, tp)
+    # channels_last = 1 (NHWC data, int8e): average pools (padding, both count modes, ceil mode) and
+    # the global average pool.
+    for op, name, attrs, shape, out in (
+            ("QLinearAveragePool", "qlinear_average_pool_nhwc_k3s2_cip0", {"kernel_shape": [3, 3], "strides": [2, 2],
+             "pads": [1, 1, 1, 1], "count_include_pad": 0}, [2, 11, 13, 20], [2, 6, 7, 20]),
+            ("QLinearAveragePool", "qlinear_average_pool_nhwc_ceil_k3s2_cip1", {"kernel_shape": [3, 3], "strides": [2, 2],
+             "pads": [1, 1, 1, 1], "count_include_pad": 1, "ceil_mode": 1}, [1, 10, 12, 16], [1, 6, 7, 16]),
+            ("QLinearGlobalAveragePool", "qlinear_global_average_pool_nhwc", {}, [2, 7, 9, 24], [2, 1, 1, 24])):
+        for t, tp, tag in ((np.uint8, TensorProto.UINT8, "u8"), (np.int8, TensorProto.INT8, "s8")):
+            z = (lambda u, s_: u) if t == np.uint8 else (lambda u, s_: s_)
+            rng = np.random.default_rng(zlib.crc32((name + tag).encode()))
+            info = np.iinfo(t)
+            inits = [scalar("x_s", 0.0371, np.float32), scalar("x_z", z(121, -7), t), scalar("y_s", 0.0297, np.float32),
+                     scalar("y_z", z(17, 3), t)]
+            node = helper.make_node(op, ["x", "x_s", "x_z", "y_s", "y_z"], ["y"], domain=MS, channels_last=1, **attrs)
+            save(f"{name}_{tag}", [node], inits, [("x", shape)], out,
+                 {"x": rng.integers(info.min, info.max + 1, shape).astype(t)}, tp)
+    # QDQ add / mul of an activation and a per-channel quantized constant [C, 1, 1] (DequantizeLinear
+    # with axis 0): ONNX Runtime fuses only per-tensor groups into QLinearAdd / QLinearMul, so it
+    # runs these in float32 (dequantize, op, quantize); Loom keeps the same float form (int8e).
+    for op in ("Add", "Mul"):
+        for t, tp, tag in ((np.uint8, TensorProto.UINT8, "u8"), (np.int8, TensorProto.INT8, "s8")):
+            z = (lambda u, s_: u) if t == np.uint8 else (lambda u, s_: s_)
+            name = f"qdq_{op.lower()}_per_channel_constant_{tag}"
+            rng = np.random.default_rng(zlib.crc32(name.encode()))
+            info = np.iinfo(t)
+            C = 12
+            inits = [scalar("x_s", 0.0371, np.float32), scalar("x_z", z(121, -7), t),
+                     numpy_helper.from_array(rng.uniform(0.01, 0.08, [C]).astype(np.float32), "c_s"),
+                     numpy_helper.from_array(rng.integers(-3, 4, [C]).astype(np.int8), "c_z"),
+                     numpy_helper.from_array(rng.integers(-128, 128, [C, 1, 1]).astype(np.int8), "c_q"),
+                     scalar("y_s", 0.0297 if op == "Add" else 0.0613, np.float32), scalar("y_z", z(17, 3), t)]
+            nodes = [helper.make_node("DequantizeLinear", ["x", "x_s", "x_z"], ["xf"]),
+                     helper.make_node("DequantizeLinear", ["c_q", "c_s", "c_z"], ["cf"], axis=0),
+                     helper.make_node(op, ["xf", "cf"], ["yf"]),
+                     helper.make_node("QuantizeLinear", ["yf", "y_s", "y_z"], ["y"])]
+            save(name, nodes, inits, [("x", [2, C, 5, 7])], [2, C, 5, 7], {"x": every_value(t, [2, C, 5, 7])}, tp)
     # QDQ: y = x * sigmoid(x) (SiLU) with the gate quantized; ONNX Runtime turns the DQ -> op -> Q
     # groups into QLinearSigmoid and QLinearMul.
     rng = np.random.default_rng(7)
