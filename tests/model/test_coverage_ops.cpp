@@ -74,7 +74,8 @@ private slots:
     QTest::newRow("gru bidirectional lbr") << "gru" << "bidirectional" << 6 << 0;
     QTest::newRow("rnn reverse") << "rnn" << "reverse" << 7 << 0;
     // Hidden >= 128: a team of two tasks splits the units, meeting at a barrier per step (or,
-    // with one thread, task 0 runs the serial loops).
+    // with one thread, task 0 runs the serial loops); bidirectional layers whose R fits 512 KB
+    // per direction run the two directions as two tasks instead, bigger ones as a team.
     QTest::newRow("lstm bidirectional team") << "lstm" << "bidirectional" << 128 << 0;
     QTest::newRow("gru bidirectional lbr team") << "gru" << "bidirectional" << 128 << 0;
     QTest::newRow("rnn reverse team") << "rnn" << "reverse" << 160 << 0;
@@ -85,6 +86,7 @@ private slots:
     QTest::newRow("rnn reverse team packed 8") << "rnn" << "reverse" << 144 << 8;
     QTest::newRow("lstm bidirectional packed 8") << "lstm" << "bidirectional" << 16 << 8;
     QTest::newRow("gru forward packed 32") << "gru" << "forward" << 64 << 32;
+    QTest::newRow("lstm bidirectional team packed 32") << "lstm" << "bidirectional" << 192 << 32;
   }
   void recurrenceLoopKernelMatchesHostKernel() {
     QFETCH(QString, cell);

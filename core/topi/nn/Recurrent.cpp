@@ -165,7 +165,8 @@ std::string recurrenceScript(const graph::CallNode& call, const std::string& nam
   // units. Team: task p of kTeam computes units [p * Hp, (p + 1) * Hp) of every gate (its
   // columns of R^T), so its gate update needs only its own gates; the tasks meet once per step,
   // after the update (the new state is complete; the double buffer keeps the old one readable).
-  auto emitSteps = [&](int depth, bool team) {
+  // `only`: the one direction to run (a direction task), or -1 for all of them in turn.
+  auto emitSteps = [&](int depth, bool team, int64_t only) {
     const int64_t Hp = team ? H / kTeam : H;
     const std::string j0 = team ? "p * " + S(Hp) : "0";
     auto col = [&](int64_t gate) { return team ? S(gate * H) + " + " + j0 : S(gate * H); };
@@ -175,6 +176,7 @@ std::string recurrenceScript(const graph::CallNode& call, const std::string& nam
       return team ? S(gate * H / P) + " + p * " + S(Hp / P) : S(gate * H / P);
     };
     for (int64_t d = 0; d < D; ++d) {
+      if (only >= 0 && d != only) continue;
       const bool rev = dir == "reverse" || (dir == "bidirectional" && d == 1);
       auto act = [&](size_t k, const std::string& x) {
         size_t i = size_t(d) * perDir + k;
@@ -250,21 +252,42 @@ std::string recurrenceScript(const graph::CallNode& call, const std::string& nam
   // A team when each task's units fill whole vectors, the step is big enough to pay a barrier,
   // and no task needs another's gates (GRU without linear_before_reset multiplies r into h
   // before the matmul, so every task would need all of r).
-  const bool team = H % (kTeam * 8) == 0 && H >= kTeamMinHidden && (cell != "gru" || lbr) &&
-                    (!packed || (H / kTeam) % P == 0);
-  if (team) {
+  const bool teamOk = H % (kTeam * 8) == 0 && H >= kTeamMinHidden && (cell != "gru" || lbr) &&
+                      (!packed || (H / kTeam) % P == 0);
+  // A bidirectional layer that would run as a team runs its two directions as two independent
+  // tasks instead (no barrier per step: under load a descheduled team task stalls its partner
+  // at every barrier, 65 ms instead of 1.2 ms for 100 steps of hidden 128), unless R of one
+  // direction is too big for one core's L2 (over 512 KB: an LSTM of hidden 256), where a team
+  // per direction (each task half of R) reads less per task and step.
+  const bool dirTasks = D == 2 && teamOk && GH * H * 4 <= 512 * 1024;
+  const bool team = teamOk && !dirTasks;
+  if (dirTasks) {
+    // As for a team, the first barrier is a probe: with one thread task 0 runs both directions.
+    w.line("for p in T.parallel(2):");
+    w.line("    ok: T.int32 = T.call_intrin(\"int32\", \"loom_parallel_barrier\")");
+    w.line("    if ok == 0:");
+    w.line("        if p == 0:");
+    emitSteps(5, false, 0);
+    w.depth = 2;
+    w.line("        else:");
+    emitSteps(5, false, 1);
+    w.depth = 2;
+    w.line("    else:");
+    w.line("        if p == 0:");
+    emitSteps(5, false, -1);
+  } else if (team) {
     // The first barrier is a probe: -1 means the tasks run one after another (one thread, a
     // nested launch), and then task 0 alone runs the serial loops.
     w.line("for p in T.parallel(" + S(kTeam) + "):");
     w.line("    ok: T.int32 = T.call_intrin(\"int32\", \"loom_parallel_barrier\")");
     w.line("    if ok == 0:");
-    emitSteps(4, true);
+    emitSteps(4, true, -1);
     w.depth = 2;
     w.line("    else:");
     w.line("        if p == 0:");
-    emitSteps(5, false);
+    emitSteps(5, false, -1);
   } else {
-    emitSteps(2, false);
+    emitSteps(2, false, -1);
   }
   w.depth = 2;
   w.line("for d, b, j in T.grid(" + S(D) + ", " + S(B) + ", " + S(H) + "):");
