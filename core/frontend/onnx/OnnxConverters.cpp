@@ -1005,6 +1005,41 @@ Outs shape(Context& c) {
   return {s};
 }
 
+/// True when `d` uses a symbol that a data-dependent op binds (the names freshSymbol in
+/// OnnxConvertersDataDep.cpp gives: nonzero_3, topk_0, ...), not a dim of a graph input.
+bool usesDataSymbol(const Dim& d) {
+  for (const std::string& n : graph::dimSymbols(d)) {
+    size_t u = n.rfind('_');
+    if (u == std::string::npos || u + 1 == n.size() || n.find_first_not_of("0123456789", u + 1) != std::string::npos)
+      continue;
+    const std::string op = n.substr(0, u);
+    if (op == "nonzero" || op == "topk" || op == "nms" || op == "unique" || op == "compress") return true;
+  }
+  return false;
+}
+
+/// `y` (a fill or broadcast to the shape in input `shapeInput`, its last entries aligned with
+/// y's last axes) made to read every entry that is a data-dependent count: along such an axis,
+/// take(y, minimum(arange(0, dim), entry)), the identity. Without a read, the op that binds the
+/// count (NonZero) is dead code once only its Shape is used, and compiling fails with "symbol
+/// 'nonzero_0' ... is not a dim of any input" (Slice and Range read their count the same way).
+Expr readCountEntries(Context& c, Expr y, int shapeInput, const Shape& dims) {
+  const DataType i64 = DataType::Int(64);
+  const Shape out = c.dims(y);
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i].isStatic() || !usesDataSymbol(dims[i])) continue;
+    const size_t axis = out.size() - dims.size() + i;
+    const Dim& d = out[axis];
+    if (d.isStatic()) continue;
+    Expr entry = c.input(shapeInput);
+    if (c.tensorType(entry).dtype != i64) entry = c.call("cast", {entry}, {{"dtype", i64}});
+    entry = c.call("take", {entry, makeScalar(double(i), i64)}, {{"axis", int64_t(0)}});
+    Expr idx = c.call("arange", {makeScalar(0.0, i64)}, {{"step", 1.0}, {"length", int64_t(-1)}, {"symbolic_length", d.str()}});
+    y = c.call("take", {y, c.call("minimum", {idx, entry})}, {{"axis", int64_t(axis)}});
+  }
+  return y;
+}
+
 Outs constantOfShape(Context& c) {
   runtime::NDArray value;
   if (const auto* a = c.attr("value"))
@@ -1022,7 +1057,7 @@ Outs constantOfShape(Context& c) {
     for (const tir::Expr& d : dimsIn) dims.push_back(dimOfValue(c, d));
     runtime::NDArray scalar = runtime::NDArray::empty({}, value.dtype());
     std::memcpy(scalar.data(), value.data(), value.dtype().bytes());
-    return {broadcastToDims(c, makeConstant(scalar), dims)};
+    return {readCountEntries(c, broadcastToDims(c, makeConstant(scalar), dims), 0, dims)};
   }
   std::vector<int64_t> shape = c.constInts(0);
   int64_t count = 1;
@@ -1047,7 +1082,7 @@ Outs expand(Context& c) {
     if (symbolic) {
       Shape target;
       for (const tir::Expr& d : t) target.push_back(dimOfValue(c, d));
-      return {broadcastToDims(c, x, target)};
+      return {readCountEntries(c, broadcastToDims(c, x, target), 1, target)};
     }
   }
   std::vector<int64_t> target = c.constInts(1);

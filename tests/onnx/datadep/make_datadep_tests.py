@@ -451,6 +451,35 @@ def slice_negative_count_end():
     onnx.save(model, os.path.join(HERE, "errors", "slice_negative_count_end.onnx"))
 
 
+# Fills and broadcasts to a shape holding a NonZero count, the count used only through its Shape:
+# ConstantOfShape([n]) of 2.5 and Expand(w [1, 3], [n, 3]). The NonZero must stay in the compiled
+# graph to bind the count (without the importer's read of the count, compiling failed: "symbol
+# 'nonzero_0' ... is not a dim of any input").
+def fill_to_count():
+    r = rng("fill_to_count")
+    nodes = count_prefix([]) + [
+        helper.make_node("ConstantOfShape", ["n1"], ["filled"], value=numpy_helper.from_array(np.array([2.5], np.float32))),
+        const("three", np.array([3], np.int64)),
+        helper.make_node("Concat", ["n1", "three"], ["shp"], axis=0),
+        helper.make_node("Expand", ["w", "shp"], ["expanded"])]
+    g = helper.make_graph(nodes, "fill_to_count", [vi("x", [12]), vi("w", [1, 3])],
+                          [vi("filled", ["n"]), vi("expanded", ["n", 3])])
+    sets = [{"x": c["x"], "w": r.standard_normal([1, 3]).astype(np.float32)} for c in count_sets(r, [1])]
+    save("fill_to_count", g, sets)
+
+
+# Reshape to a shape holding the count: Reshape(Cast(NonZero) [1, n], [n, 1]).
+def reshape_to_count_shape():
+    r = rng("reshape_to_count_shape")
+    nodes = count_prefix([]) + [
+        helper.make_node("Cast", ["nz"], ["nzf"], to=F),
+        const("onev", np.array([1], np.int64)),
+        helper.make_node("Concat", ["n1", "onev"], ["shp"], axis=0),
+        helper.make_node("Reshape", ["nzf", "shp"], ["reshaped"])]
+    g = helper.make_graph(nodes, "reshape_to_count_shape", [vi("x", [12])], [vi("reshaped", ["n", 1])])
+    save("reshape_to_count_shape", g, [{"x": c["x"]} for c in count_sets(r, [1])])
+
+
 # Range up to a NonZero count whose result is used only through its Shape (the NonZero must
 # stay in the compiled graph to bind the count).
 def range_to_count():
@@ -504,3 +533,5 @@ range_to_count()
 slice_from_count()
 slice_between_counts()
 slice_negative_count_end()
+fill_to_count()
+reshape_to_count_shape()
