@@ -9,7 +9,8 @@ each and the ratio, with the load average. Needs onnx and onnxruntime (PyPI, in 
 it with --threads 1, since with more threads it also counts workers' spinning): ORT by
 time.process_time around R runs; Loom by the CPU time of two `loom run` children, one with R more
 runs than the other, so that starting, loading and warm-up cancel out. Each round gives one mean.
-Usage: bench_lstm.py [--loom build/bin/loom] [--rounds 5] [--repeat 20] [--threads 2] [--clock wall|cpu]
+--batch B runs a batch of B sequences (default 1).
+Usage: bench_lstm.py [--loom build/bin/loom] [--rounds 5] [--repeat 20] [--threads 2] [--clock wall|cpu] [--batch 1]
 """
 import argparse
 import os
@@ -30,9 +31,10 @@ ap.add_argument("--rounds", type=int, default=5)
 ap.add_argument("--repeat", type=int, default=20)
 ap.add_argument("--threads", type=int, default=2)
 ap.add_argument("--clock", choices=["wall", "cpu"], default="wall")
+ap.add_argument("--batch", type=int, default=1)
 a = ap.parse_args()
 
-T, B, I, H = 100, 1, 256, 256
+T, B, I, H = 100, a.batch, 256, 256
 rng = np.random.default_rng(0)
 W = (rng.standard_normal([1, 4 * H, I]) * 0.05).astype(np.float32)
 R = (rng.standard_normal([1, 4 * H, H]) * 0.05).astype(np.float32)

@@ -81,7 +81,8 @@ private slots:
     QTest::newRow("rnn reverse team") << "rnn" << "reverse" << 160 << 0;
     QTest::newRow("gru forward no team") << "gru" << "forward" << 128 << 0;
     // R^T packed in panels (what the importer makes when H is a multiple of 16): team with
-    // panels of 64 and 8, serial with 8 and 32 (GRU's h-gate matmul starts at panel 2H/P).
+    // panels of 64 and 8, serial with 8 and 32 (GRU's h-gate matmul starts at panel 2H/P); with
+    // B = 3, panels of 8 hold all batch rows in the register tile, panels of 32 and 64 do not.
     QTest::newRow("lstm bidirectional team packed 64") << "lstm" << "bidirectional" << 128 << 64;
     QTest::newRow("rnn reverse team packed 8") << "rnn" << "reverse" << 144 << 8;
     QTest::newRow("lstm bidirectional packed 8") << "lstm" << "bidirectional" << 16 << 8;

@@ -125,12 +125,13 @@ Outs recurrent(Context& c, const std::string& cell) {
   // panels of P columns, [D, G*H/P, H, P]: the kernel's register tile is one panel, read as one
   // contiguous block per step (unpacked, each of its H rows is a separate piece GH floats apart,
   // a 4 KB stride at H = 256 that defeats the prefetcher). P divides H/2, each team task's share
-  // of a gate. Both fold at compile time when R is a weight.
+  // of a gate; with a batch of B <= 8 rows also at most 64 / B, so the kernel's register tile
+  // holds every row and reads the panel once per step. Both fold at compile time when R is a weight.
   Expr rt;
   int64_t panel = 0;
   if (H % 16 == 0)
     for (int64_t cand : {64, 32, 16, 8})
-      if ((H / 2) % cand == 0) {
+      if ((H / 2) % cand == 0 && (cand == 8 || cand * B <= 64)) {
         panel = cand;
         break;
       }

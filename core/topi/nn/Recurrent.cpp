@@ -147,6 +147,27 @@ std::string recurrenceScript(const graph::CallNode& call, const std::string& nam
       w.line("    qc: T.int32 = qo * " + S(width));
       if (packed) w.line("    qp: T.int32 = " + rtPanel0 + " + qo");
     }
+    const std::string rt =
+        packed ? "RT[d_, qp, k, u * " + S(lanes) + " + qi]" : "RT[d_, k, " + rtCol0 + " + " + q + "]";
+    if (packed && B > 1 && B * P <= 64) {
+      // A few batch rows: all of them in the register tile (ACC[b * P + column]), so each step
+      // reads the panel once for the whole batch (the importer picks P <= 64 / B).
+      const std::string ab = "ACC[b * " + S(P) + " + u * " + S(lanes) + " + qi]";
+      w.line("    for b in range(" + S(B) + "):");
+      w.line("        for u in T.unroll(" + S(vecs) + "):");
+      w.line("            for qi in " + inner + ":");
+      w.line("                " + ab + " = " + init(rtCol0 + " + " + q));
+      w.line("    for k in range(" + S(H) + "):");
+      w.line("        for b in T.unroll(" + S(B) + "):");
+      w.line("            for u in T.unroll(" + S(vecs) + "):");
+      w.line("                for qi in " + inner + ":");
+      w.line("                    " + ab + " = " + ab + " + " + src + " * " + rt);
+      w.line("    for b in range(" + S(B) + "):");
+      w.line("        for u in T.unroll(" + S(vecs) + "):");
+      w.line("            for qi in " + inner + ":");
+      w.line("                " + dst + "[b, " + dstCol0 + " + " + q + "] = " + ab);
+      return;
+    }
     w.line("    for b in range(" + S(B) + "):");
     w.line("        for u in T.unroll(" + S(vecs) + "):");
     w.line("            for qi in " + inner + ":");
@@ -154,8 +175,7 @@ std::string recurrenceScript(const graph::CallNode& call, const std::string& nam
     w.line("        for k in range(" + S(H) + "):");
     w.line("            for u in T.unroll(" + S(vecs) + "):");
     w.line("                for qi in " + inner + ":");
-    w.line("                    " + a + " = " + a + " + " + src + " * " +
-           (packed ? "RT[d_, qp, k, u * " + S(lanes) + " + qi]" : "RT[d_, k, " + rtCol0 + " + " + q + "]"));
+    w.line("                    " + a + " = " + a + " + " + src + " * " + rt);
     w.line("        for u in T.unroll(" + S(vecs) + "):");
     w.line("            for qi in " + inner + ":");
     w.line("                " + dst + "[b, " + dstCol0 + " + " + q + "] = " + a);
