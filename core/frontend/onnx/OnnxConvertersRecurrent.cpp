@@ -90,8 +90,7 @@ Outs recurrent(Context& c, const std::string& cell) {
   // With G*H a multiple of 16, W is packed in panels of 16 columns, [D*G*H/16, I, 16] (folded
   // at compile time when W is a weight), and the GEMM is a matmul of x broadcast over the panels:
   // each panel is one contiguous block (as rows of W^T, its rows would be D*G*H floats apart,
-  // 4 KB at hidden 256, which the caches and the prefetcher handle badly); a transpose puts the
-  // panels back in column order.
+  // 4 KB at hidden 256, which the caches and the prefetcher handle badly).
   const bool packW = GH % 16 == 0;
   const int64_t NP = D * GH / 16;
   Expr xp;
@@ -119,8 +118,9 @@ Outs recurrent(Context& c, const std::string& cell) {
   } else {
     rb = zeros(c, {D, GH}, f);
   }
-  if (packW) xp = c.call("transpose", {xp}, {{"axes", std::vector<int64_t>{1, 0, 2}}});
-  xp = c.call("reshape", {xp}, {{"newshape", std::vector<int64_t>{T, B, D, GH}}});
+  // Packed, nn.recurrence reads the GEMM's panels as they are ([NP, T*B, 16], xp_panels = 16):
+  // no transpose back to column order, no copy.
+  if (!packW) xp = c.call("reshape", {xp}, {{"newshape", std::vector<int64_t>{T, B, D, GH}}});
   // R transposed for the step's matmul h R^T. Wide layers (H a multiple of 16) get it packed in
   // panels of P columns, [D, G*H/P, H, P]: the kernel's register tile is one panel, read as one
   // contiguous block per step (unpacked, each of its H rows is a separate piece GH floats apart,
@@ -159,7 +159,8 @@ Outs recurrent(Context& c, const std::string& cell) {
                      {"activation_params", params},
                      {"clip", c.attrFloat("clip", 0.0)},
                      {"linear_before_reset", c.attrInt("linear_before_reset", 0)},
-                     {"input_forget", c.attrInt("input_forget", 0)}});
+                     {"input_forget", c.attrInt("input_forget", 0)},
+                     {"xp_panels", packW ? int64_t(16) : int64_t(0)}});
   Expr y = graph::makeTupleGetItem(rec, 0), yh = graph::makeTupleGetItem(rec, 1), yc = graph::makeTupleGetItem(rec, 2);
   if (layout == 1) {
     y = c.call("transpose", {y}, {{"axes", std::vector<int64_t>{2, 0, 1, 3}}});

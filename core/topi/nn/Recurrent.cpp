@@ -75,7 +75,10 @@ std::string recurrenceScript(const graph::CallNode& call, const std::string& nam
   // RT is [D, H, GH], or packed in panels of P columns, [D, GH / P, H, P] (the importer packs
   // wide layers, folded at compile time): then a register tile is one panel, read contiguously.
   const bool packed = rs.size() == 4;
-  const int64_t T = xs[0], B = xs[1], D = xs[2], H = packed ? rs[2] : rs[1], GH = packed ? rs[1] * rs[3] : rs[2];
+  // XP is [T, B, D, GH], or (xp_panels = 16) the input GEMM's panels [D * GH / 16, T * B, 16].
+  const int64_t xpPanels = call.attrs.getInt("xp_panels");
+  const int64_t B = shapeOf(3)[1], T = xpPanels ? xs[1] / B : xs[0], D = rs[0];
+  const int64_t H = packed ? rs[2] : rs[1], GH = packed ? rs[1] * rs[3] : rs[2];
   const int64_t P = packed ? rs[3] : 0;
   if (packed && (H % P != 0 || P > 64))
     LOOM_THROW(UnsupportedError) << "nn.recurrence: RT packed in panels of " << P << " columns, which must divide the hidden size "
@@ -97,7 +100,7 @@ std::string recurrenceScript(const graph::CallNode& call, const std::string& nam
   };
   Writer w;
   w.line("@T.prim_func");
-  w.line("def " + name + "(" + buf("XP", {T, B, D, GH}) + ", " + buf("RT", rs) + ", " + buf("RB", {D, GH}) +
+  w.line("def " + name + "(" + buf("XP", xs) + ", " + buf("RT", rs) + ", " + buf("RB", {D, GH}) +
          ", " + buf("H0", {D, B, H}) + ", " + buf("C0", {D, B, H}) + ", " + buf("P", {D, 3 * H}) + ", " +
          buf("L", {B}, "int32") + ", " + buf("Y", {T, D, B, H}) + ", " + buf("YH", {D, B, H}) + ", " +
          buf("YC", {D, B, H}) + "):");
@@ -126,7 +129,7 @@ std::string recurrenceScript(const graph::CallNode& call, const std::string& nam
   // panel rtPanel0 + (its offset) / P, read contiguously.
   auto matmul = [&](const std::string& dst, const std::string& dstCol0, const std::string& rtCol0,
                     const std::string& rtPanel0, int64_t n, int64_t nseg, const std::string& src,
-                    const std::function<std::string(const std::string&)>& init) {
+                    const std::function<std::string(const std::string&, const std::string&)>& init) {
     int64_t lanes = lanesFor(n), vecs = 1;
     while (lanes * vecs * 2 <= 64 && (n / lanes) % (2 * vecs) == 0) vecs *= 2;
     if (packed) lanes = std::min<int64_t>(lanesFor(P), 16), vecs = P / lanes;
@@ -156,7 +159,7 @@ std::string recurrenceScript(const graph::CallNode& call, const std::string& nam
       w.line("    for b in range(" + S(B) + "):");
       w.line("        for u in T.unroll(" + S(vecs) + "):");
       w.line("            for qi in " + inner + ":");
-      w.line("                " + ab + " = " + init(rtCol0 + " + " + q));
+      w.line("                " + ab + " = " + init(rtCol0 + " + qc + u * " + S(lanes), "qi"));
       w.line("    for k in range(" + S(H) + "):");
       w.line("        for b in T.unroll(" + S(B) + "):");
       w.line("            for u in T.unroll(" + S(vecs) + "):");
@@ -171,7 +174,7 @@ std::string recurrenceScript(const graph::CallNode& call, const std::string& nam
     w.line("    for b in range(" + S(B) + "):");
     w.line("        for u in T.unroll(" + S(vecs) + "):");
     w.line("            for qi in " + inner + ":");
-    w.line("                " + a + " = " + init(rtCol0 + " + " + q));
+    w.line("                " + a + " = " + init(rtCol0 + " + qc + u * " + S(lanes), "qi"));
     w.line("        for k in range(" + S(H) + "):");
     w.line("            for u in T.unroll(" + S(vecs) + "):");
     w.line("                for qi in " + inner + ":");
@@ -208,8 +211,15 @@ std::string recurrenceScript(const graph::CallNode& call, const std::string& nam
       w.line("for s in range(" + S(T) + "):");
       w.depth = depth + 1;
       w.line("d_: T.int32 = " + S(d));
-      auto xp = [&](const std::string& c) { return "XP[" + tb + ", b, d_, " + c + "]"; };
-      auto gateInit = [&](const std::string& c) { return xp(c) + " + RB[d_, " + c + "]"; };
+      // Column `base + lane` of XP (base a multiple of the vector width, which divides 16, so in
+      // panel form the lane stays inside one panel and the index stays affine in it).
+      auto xp = [&](const std::string& base, const std::string& lane) {
+        if (!xpPanels) return "XP[" + tb + ", b, d_, " + base + " + " + lane + "]";
+        return "XP[(" + S(d * GH) + " + " + base + ") // 16, " + tb + " * " + S(B) + " + b, (" + base + ") % 16 + " + lane + "]";
+      };
+      auto gateInit = [&](const std::string& base, const std::string& lane) {
+        return xp(base, lane) + " + RB[d_, " + base + " + " + lane + "]";
+      };
       if (cell == "gru") {
         // z and r: x + h R^T + Rb; then the h gate's recurrent part apart (HG).
         if (team) {
@@ -218,7 +228,8 @@ std::string recurrenceScript(const graph::CallNode& call, const std::string& nam
           matmul("G", "0", "0", "0", 2 * H, 1, "HS[d_, s % 2, b, k]", gateInit);
         }
         std::string src = lbr ? "HS[d_, s % 2, b, k]" : "HS[d_, s % 2, b, k] * " + act(0, cl("G[b, " + S(H) + " + k]"));
-        matmul("HG", j0, col(2), panel(2), Hp, 1, src, [&](const std::string& c) { return "RB[d_, " + c + "]"; });
+        matmul("HG", j0, col(2), panel(2), Hp, 1, src,
+               [&](const std::string& base, const std::string& lane) { return "RB[d_, " + base + " + " + lane + "]"; });
       } else if (team) {
         matmul("G", col(0), col(0), panel(0), Hp, GH / H, "HS[d_, s % 2, b, k]", gateInit);
       } else {
@@ -252,7 +263,7 @@ std::string recurrenceScript(const graph::CallNode& call, const std::string& nam
       } else if (cell == "gru") {
         w.line("z_t: T.float32 = " + act(0, cl(g(0))));
         w.line("r_t: T.float32 = " + act(0, cl(g(1))));
-        w.line("n_t: T.float32 = " + act(1, cl(xp(S(2 * H) + " + " + J) + " + " + (lbr ? "r_t * HG[b, " + J + "]" : "HG[b, " + J + "]"))));
+        w.line("n_t: T.float32 = " + act(1, cl(xp(S(2 * H) + " + " + j0 + " + jo * " + S(ul), "ji") + " + " + (lbr ? "r_t * HG[b, " + J + "]" : "HG[b, " + J + "]"))));
         w.line("h_t: T.float32 = (" + num(1) + " - z_t) * n_t + z_t * h_prev");
       } else {
         w.line("h_t: T.float32 = " + act(0, cl(g(0))));
