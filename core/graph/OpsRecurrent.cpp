@@ -37,8 +37,9 @@ Type recurrenceRel(const CallNode& call, const std::vector<Type>& args) {
   const TensorTypeNode& h0 = argTensor(call, args, 3);
   if (xp.ndim() != (xpPanels ? 3u : 4u) || (rt.ndim() != 3 && rt.ndim() != 4) || !xp.isStatic() || !rt.isStatic() ||
       h0.ndim() != 3 || !h0.isStatic())
-    LOOM_TYPE_FAIL(call) << "needs static XP [T, B, D, G*H] and RT [D, H, G*H] or [D, G*H/P, H, P], got "
-                         << typeStr(Type(args[0])) << " and " << typeStr(Type(args[1]));
+    LOOM_TYPE_FAIL(call) << "needs static XP " << (xpPanels ? "[D*G*H/16, T*B, 16] (xp_panels = 16)" : "[T, B, D, G*H]")
+                         << ", RT [D, H, G*H] or [D, G*H/P, H, P] and H0 [D, B, H], got " << typeStr(Type(args[0]))
+                         << ", " << typeStr(Type(args[1])) << " and " << typeStr(Type(args[3]));
   std::vector<int64_t> s = xp.staticShape(), r = rt.staticShape();
   const bool packed = r.size() == 4;
   // xp_panels = 16: XP is the input GEMM's panels [D * G*H / 16, T * B, 16] (B from H0).
