@@ -21,20 +21,33 @@ std::vector<std::string> splitNames(const std::string& s) {
   return out;
 }
 
-// Inputs: XP [T, B, D, G*H] (x W^T + Wb for every step), RT [D, H, G*H] (R transposed),
-// RB [D, G*H], H0 [D, B, H], C0 [D, B, H], P [D, 3H], L [B] (int32 sequence lengths).
+// Inputs: XP [T, B, D, G*H] (x W^T + Wb for every step; with xp_panels = 16 the input GEMM's
+// panels as it writes them, [D*G*H/16, T*B, 16]), RT (R transposed: [D, H, G*H], or packed
+// in panels of P columns, [D, G*H/P, H, P] with RT[d, c / P, k, c % P] = R[d, c, k], so the step's
+// matmul reads each panel once, contiguously), RB [D, G*H], H0 [D, B, H], C0 [D, B, H], P [D, 3H],
+// L [B] (int32 sequence lengths).
 Type recurrenceRel(const CallNode& call, const std::vector<Type>& args) {
   const std::string& cell = call.attrs.getString("cell");
   if (cell != "lstm" && cell != "gru" && cell != "rnn")
     LOOM_TYPE_FAIL(call) << "cell must be lstm, gru or rnn, not '" << cell << "'";
   const TensorTypeNode& xp = argTensor(call, args, 0);
   const TensorTypeNode& rt = argTensor(call, args, 1);
-  if (xp.ndim() != 4 || rt.ndim() != 3 || !xp.isStatic() || !rt.isStatic())
-    LOOM_TYPE_FAIL(call) << "needs static XP [T, B, D, G*H] and RT [D, H, G*H], got " << typeStr(Type(args[0]))
-                         << " and " << typeStr(Type(args[1]));
+  const int64_t xpPanels = call.attrs.getInt("xp_panels");
+  if (xpPanels != 0 && xpPanels != 16) LOOM_TYPE_FAIL(call) << "xp_panels must be 0 or 16, not " << xpPanels;
+  const TensorTypeNode& h0 = argTensor(call, args, 3);
+  if (xp.ndim() != (xpPanels ? 3u : 4u) || (rt.ndim() != 3 && rt.ndim() != 4) || !xp.isStatic() || !rt.isStatic() ||
+      h0.ndim() != 3 || !h0.isStatic())
+    LOOM_TYPE_FAIL(call) << "needs static XP " << (xpPanels ? "[D*G*H/16, T*B, 16] (xp_panels = 16)" : "[T, B, D, G*H]")
+                         << ", RT [D, H, G*H] or [D, G*H/P, H, P] and H0 [D, B, H], got " << typeStr(Type(args[0]))
+                         << ", " << typeStr(Type(args[1])) << " and " << typeStr(Type(args[3]));
   std::vector<int64_t> s = xp.staticShape(), r = rt.staticShape();
-  int64_t T = s[0], B = s[1], D = s[2], H = r[1], G = gatesOf(cell);
-  if (r[0] != D || r[2] != G * H || s[3] != G * H)
+  const bool packed = r.size() == 4;
+  // xp_panels = 16: XP is the input GEMM's panels [D * G*H / 16, T * B, 16] (B from H0).
+  int64_t D = r[0], H = packed ? r[2] : r[1], G = gatesOf(cell);
+  int64_t GH = packed ? r[1] * r[3] : r[2];
+  int64_t B = xpPanels ? h0.staticShape()[1] : s[1], T = xpPanels ? (B > 0 ? s[1] / B : 0) : s[0];
+  const bool xpFits = xpPanels ? s[0] * 16 == D * GH && s[2] == 16 && T * B == s[1] : s[2] == D && s[3] == G * H;
+  if (GH != G * H || !xpFits)
     LOOM_TYPE_FAIL(call) << "XP " << typeStr(Type(args[0])) << " and RT " << typeStr(Type(args[1]))
                          << " disagree on directions or hidden size (" << G << " gates)";
   if (xp.dtype != DataType::Float(32) || rt.dtype != DataType::Float(32))
@@ -93,7 +106,16 @@ std::vector<runtime::NDArray> recurrenceKernel(const CallNode& call, const std::
   const std::vector<double>& ap = call.attrs.getFloats("activation_params");
   double clip = call.attrs.getFloat("clip");
   bool lbr = call.attrs.getInt("linear_before_reset") != 0, coupled = call.attrs.getInt("input_forget") != 0;
-  int64_t T = xp.shape[0], B = xp.shape[1], D = xp.shape[2], H = rt.shape[1], GH = rt.shape[2];
+  const bool packed = rt.shape.size() == 4;
+  const bool xpPanels = call.attrs.getInt("xp_panels") != 0;
+  int64_t B = xpPanels ? h0.shape[1] : xp.shape[1], T = xpPanels ? (B > 0 ? xp.shape[1] / B : 0) : xp.shape[0];
+  int64_t D = rt.shape[0];
+  int64_t H = packed ? rt.shape[2] : rt.shape[1];
+  int64_t GH = packed ? rt.shape[1] * rt.shape[3] : rt.shape[2], P = packed ? rt.shape[3] : 1;
+  // R[d, q, k]: RT[d, k, q], or RT[d, q / P, k, q % P] when packed.
+  auto rAt = [&](int64_t d, int64_t k, int64_t q) {
+    return packed ? rt.v[size_t(((d * (GH / P) + q / P) * H + k) * P + q % P)] : rt.v[size_t((d * H + k) * GH + q)];
+  };
   size_t perDir = acts.size() / size_t(D);
   (void)outType;
   DataType f = xp.dtype;
@@ -122,9 +144,11 @@ std::vector<runtime::NDArray> recurrenceKernel(const CallNode& call, const std::
           for (int64_t k = 0; k < H; ++k) {
             double src = h[size_t(k)];
             if (hGate && !lbr) src *= act(0, cl(g[size_t(H + k)]));  // r (.) h
-            acc += src * rt.v[size_t((d * H + k) * GH + q)];
+            acc += src * rAt(d, k, q);
           }
-          double x = xp.v[size_t(((t * B + b) * D + d) * GH + q)];
+          int64_t c = d * GH + q;
+          double x = xpPanels ? xp.v[size_t(((c / 16 * T + t) * B + b) * 16 + c % 16)]
+                              : xp.v[size_t(((t * B + b) * D + d) * GH + q)];
           if (hGate) hh[size_t(q - 2 * H)] = acc, g[size_t(q)] = x;
           else g[size_t(q)] = x + acc;
         }
@@ -173,11 +197,12 @@ void registerRecurrentOps() {
               {"activation_params", AttrKind::Floats, std::nullopt},
               attrFloat("clip", 0.0),
               attrInt("linear_before_reset", 0),
-              attrInt("input_forget", 0)};
+              attrInt("input_forget", 0),
+              attrInt("xp_panels", 0)};
   op.typeRel = recurrenceRel;
   op.hostKernel = recurrenceKernel;
   op.doc = "the time loop of an LSTM/GRU/RNN layer (ONNX gate order and activations): inputs XP [T, B, D, "
-           "G*H] (input projection with Wb), RT [D, H, G*H], RB [D, G*H], H0, C0 [D, B, H], P [D, 3H], "
+           "G*H] (input projection with Wb; with xp_panels = 16 the GEMM's panels [D*G*H/16, T*B, 16]), RT [D, H, G*H] or packed [D, G*H/P, H, P], RB [D, G*H], H0, C0 [D, B, H], P [D, 3H], "
            "lengths [B] int32; outputs Y [T, D, B, H], Y_h, Y_c [D, B, H]";
   registerOp(std::move(op));
 }

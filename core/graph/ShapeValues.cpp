@@ -106,6 +106,13 @@ std::optional<Values> eval(const Expr& e, int depth) {
     }
     return out;
   }
+  if (op == "negative" && call->args.size() == 1) {
+    auto a = eval(call->args[0], depth + 1);
+    if (!a) return std::nullopt;
+    Values out;
+    for (const tir::Expr& x : *a) out.push_back(tir::intImm(x.dtype(), 0) - x);
+    return out;
+  }
   static const std::set<std::string> arithmetic = {"add", "subtract", "multiply", "divide", "maximum", "minimum"};
   if (arithmetic.count(op) && call->args.size() == 2) {
     auto a = eval(call->args[0], depth + 1), b = eval(call->args[1], depth + 1);

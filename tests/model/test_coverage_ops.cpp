@@ -67,25 +67,37 @@ private slots:
     QTest::addColumn<QString>("cell");
     QTest::addColumn<QString>("direction");
     QTest::addColumn<int>("hidden");
-    QTest::newRow("lstm bidirectional") << "lstm" << "bidirectional" << 16;
-    QTest::newRow("lstm reverse odd hidden") << "lstm" << "reverse" << 5;
-    QTest::newRow("gru forward") << "gru" << "forward" << 8;
-    QTest::newRow("gru bidirectional lbr") << "gru" << "bidirectional" << 6;
-    QTest::newRow("rnn reverse") << "rnn" << "reverse" << 7;
+    QTest::addColumn<int>("panel");  // 0: RT [D, H, G*H]; P: packed [D, G*H/P, H, P]
+    QTest::newRow("lstm bidirectional") << "lstm" << "bidirectional" << 16 << 0;
+    QTest::newRow("lstm reverse odd hidden") << "lstm" << "reverse" << 5 << 0;
+    QTest::newRow("gru forward") << "gru" << "forward" << 8 << 0;
+    QTest::newRow("gru bidirectional lbr") << "gru" << "bidirectional" << 6 << 0;
+    QTest::newRow("rnn reverse") << "rnn" << "reverse" << 7 << 0;
     // Hidden >= 128: a team of two tasks splits the units, meeting at a barrier per step (or,
-    // with one thread, task 0 runs the serial loops).
-    QTest::newRow("lstm bidirectional team") << "lstm" << "bidirectional" << 128;
-    QTest::newRow("gru bidirectional lbr team") << "gru" << "bidirectional" << 128;
-    QTest::newRow("rnn reverse team") << "rnn" << "reverse" << 160;
-    QTest::newRow("gru forward no team") << "gru" << "forward" << 128;
+    // with one thread, task 0 runs the serial loops); bidirectional layers whose R fits 512 KB
+    // per direction run the two directions as two tasks instead, bigger ones as a team.
+    QTest::newRow("lstm bidirectional team") << "lstm" << "bidirectional" << 128 << 0;
+    QTest::newRow("gru bidirectional lbr team") << "gru" << "bidirectional" << 128 << 0;
+    QTest::newRow("rnn reverse team") << "rnn" << "reverse" << 160 << 0;
+    QTest::newRow("gru forward no team") << "gru" << "forward" << 128 << 0;
+    // R^T packed in panels (what the importer makes when H is a multiple of 16): team with
+    // panels of 64 and 8, serial with 8 and 32 (GRU's h-gate matmul starts at panel 2H/P); with
+    // B = 3, panels of 8 hold all batch rows in the register tile, panels of 32 and 64 do not.
+    QTest::newRow("lstm bidirectional team packed 64") << "lstm" << "bidirectional" << 128 << 64;
+    QTest::newRow("rnn reverse team packed 8") << "rnn" << "reverse" << 144 << 8;
+    QTest::newRow("lstm bidirectional packed 8") << "lstm" << "bidirectional" << 16 << 8;
+    QTest::newRow("gru forward packed 32") << "gru" << "forward" << 64 << 32;
+    QTest::newRow("lstm bidirectional team packed 32") << "lstm" << "bidirectional" << 192 << 32;
   }
   void recurrenceLoopKernelMatchesHostKernel() {
     QFETCH(QString, cell);
     QFETCH(QString, direction);
     QFETCH(int, hidden);
-    const int64_t T = 6, B = 3, H = hidden, D = direction == "bidirectional" ? 2 : 1;
+    QFETCH(int, panel);
+    const int64_t T = 6, B = 3, H = hidden, D = direction == "bidirectional" ? 2 : 1, P = panel;
     const int64_t G = cell == "lstm" ? 4 : cell == "gru" ? 3 : 1;
-    std::vector<graph::Var> v{var("xp", {T, B, D, G * H}), var("rt", {D, H, G * H}), var("rb", {D, G * H}),
+    std::vector<int64_t> rtShape = P ? std::vector<int64_t>{D, G * H / P, H, P} : std::vector<int64_t>{D, H, G * H};
+    std::vector<graph::Var> v{var("xp", {T, B, D, G * H}), var("rt", rtShape), var("rb", {D, G * H}),
                               var("h0", {D, B, H}),        var("c0", {D, B, H}),     var("p", {D, 3 * H}),
                               var("len", {B}, DataType::Int(32))};
     std::vector<runtime::NDArray> in;

@@ -7,9 +7,11 @@
 
 #include "core/frontend/onnx/OnnxContext.h"
 #include "core/graph/Op.h"
+#include "core/arith/Analyzer.h"
 #include "core/arith/ExprText.h"
 #include "core/graph/SymDim.h"
 #include "core/tir/Op.h"
+#include "core/tir/Visitor.h"
 
 namespace loom::frontend::onnxi {
 
@@ -595,13 +597,24 @@ Outs split(Context& c) {
   return outs;
 }
 
-/// Slice whose ends are shape values over data-dependent or symbolic dims (Slice(x, 0, n) with n
-/// from Shape(NonZero(...))): each such axis becomes take(x, arange(start, count)), the count
-/// min(max(end, 0), dim) - start (over steps) as a symbolic dim; the other axes slice as usual.
-/// A symbolic end is an index from the front (a shape value is not negative); starts and steps
-/// must be constants, steps positive.
-Outs sliceToSymbolicEnd(Context& c, Expr x, const std::vector<int64_t>& starts, const std::vector<tir::Expr>& ends,
-                        std::vector<int64_t> axes, std::vector<int64_t> steps) {
+/// True when the shape value `e` is at least 0 for every value of its symbols (each symbol a
+/// count or a dim: at least 0).
+bool provablyNonNegative(const tir::Expr& e) {
+  arith::Analyzer an;
+  tir::postOrderVisit(e, [&](const tir::IRNode* n) {
+    if (n->nodeKind == tir::NodeKind::Var) an.bind(graph::symbolVar(static_cast<const tir::VarNode*>(n)->name), 0, int64_t(1) << 40);
+  });
+  return an.canProveGreaterEqual(e, 0);
+}
+
+/// Slice whose starts or ends are shape values over data-dependent or symbolic dims
+/// (Slice(x, 0, n) or Slice(x, n, end) with n from Shape(NonZero(...))): each such axis becomes
+/// take(x, arange(start, count)), the count (min(max(end, 0), dim) - min(start, dim)) over steps
+/// as a symbolic dim; the other axes slice as usual. A symbolic start or end is an index from
+/// the front: it must be provably non-negative (a count, not -count); steps must be positive
+/// constants.
+Outs sliceToSymbolic(Context& c, Expr x, const std::vector<tir::Expr>& starts, const std::vector<tir::Expr>& ends,
+                     std::vector<int64_t> axes, std::vector<int64_t> steps) {
   const int64_t rank = int64_t(c.tensorType(x).ndim());
   if (starts.size() != ends.size()) c.fail("starts and ends differ in length");
   if (axes.empty())
@@ -610,13 +623,16 @@ Outs sliceToSymbolicEnd(Context& c, Expr x, const std::vector<int64_t>& starts, 
   if (axes.size() != starts.size() || steps.size() != starts.size()) c.fail("starts, ends, axes and steps differ in length");
   const DataType i64 = DataType::Int(64);
   auto imm = [&](int64_t v) { return tir::intImm(i64, v); };
+  auto clampSentinel = [](int64_t v) { return std::clamp<int64_t>(v, -(int64_t(1) << 40), int64_t(1) << 40); };
   std::vector<int64_t> sBegin, sEnd, sAxes, sSteps;
   std::vector<size_t> symbolicAxes;
   for (size_t i = 0; i < starts.size(); ++i) {
     axes[i] = normAxis(c, axes[i], rank);
-    if (auto e = tir::asConstInt(ends[i])) {
-      sBegin.push_back(std::clamp<int64_t>(starts[i], -(int64_t(1) << 40), int64_t(1) << 40));
-      sEnd.push_back(std::clamp<int64_t>(*e, -(int64_t(1) << 40), int64_t(1) << 40));
+    const int64_t* b = tir::asConstInt(starts[i]);
+    const int64_t* e = tir::asConstInt(ends[i]);
+    if (b && e) {
+      sBegin.push_back(clampSentinel(*b));
+      sEnd.push_back(clampSentinel(*e));
       sAxes.push_back(axes[i]);
       sSteps.push_back(steps[i]);
     } else {
@@ -625,31 +641,64 @@ Outs sliceToSymbolicEnd(Context& c, Expr x, const std::vector<int64_t>& starts, 
   }
   if (!sAxes.empty())
     x = c.call("strided_slice", {x}, {{"begin", sBegin}, {"end", sEnd}, {"strides", sSteps}, {"axes", sAxes}});
+  // Entry i of Slice input `input` as an int64 scalar tensor.
+  auto entry = [&](int input, size_t i) {
+    Expr v = c.input(input);
+    if (c.tensorType(v).dtype != i64) v = c.call("cast", {v}, {{"dtype", i64}});
+    return c.call("take", {v, makeScalar(double(i), i64)}, {{"axis", int64_t(0)}});
+  };
   for (size_t i : symbolicAxes) {
     const int64_t step = steps[i];
-    if (step <= 0) c.fail("a Slice whose end depends on the data needs a positive constant step");
+    if (step <= 0) c.fail("a Slice whose start or end depends on the data needs a positive constant step");
     const Dim d = c.dims(x).at(size_t(axes[i]));
-    int64_t start = starts[i];
-    if (start < 0) {
-      if (!d.isStatic()) c.fail("a Slice whose end depends on the data needs a non-negative start on a symbolic dim");
-      start = std::max<int64_t>(start + d.value, 0);
-    }
-    if (d.isStatic()) start = std::min(start, d.value);
     tir::Expr dim = graph::dimExpr(d);
     if (!dim.defined()) c.fail("dimension " + std::to_string(axes[i]) + " of the input is unknown");
-    tir::Expr end = tir::min(tir::max(ends[i], imm(0)), dim);
-    Dim n = dimOf(tir::floordiv(tir::max(end - imm(start), imm(0)) + imm(step - 1), imm(step)));
-    if (!n.isStatic() && n.name.empty()) c.fail("the data-dependent end of Slice has no usable value");
-    Expr idx = c.call("arange", {makeScalar(double(start), i64)},
+    // The start: a constant (negative: from the back of a static dim) or a count.
+    tir::Expr startE;
+    Expr startT;
+    if (const int64_t* b = tir::asConstInt(starts[i])) {
+      int64_t start = *b;
+      if (start < 0) {
+        if (!d.isStatic()) c.fail("a Slice whose end depends on the data needs a non-negative start on a symbolic dim");
+        start = std::max<int64_t>(start + d.value, 0);
+      }
+      if (d.isStatic()) start = std::min(start, d.value);
+      startE = imm(start);
+      startT = makeScalar(double(start), i64);
+    } else {
+      if (!provablyNonNegative(starts[i]))
+        c.fail("start " + arith::exprText(starts[i]) + " on axis " + std::to_string(axes[i]) +
+               " depends on the data and may be negative; a data-dependent start must be an index from the "
+               "front (a count)");
+      startE = tir::min(starts[i], dim);
+      // The arange reads the start tensor itself (this keeps the op that binds its count).
+      startT = entry(1, i);
+    }
+    tir::Expr endE;
+    if (const int64_t* e = tir::asConstInt(ends[i])) {
+      int64_t end = clampSentinel(*e);
+      if (end < 0) {
+        if (!d.isStatic()) c.fail("a Slice whose start depends on the data needs a non-negative end on a symbolic dim");
+        end += d.value;
+      }
+      endE = imm(end);
+    } else {
+      if (!provablyNonNegative(ends[i]))
+        c.fail("end " + arith::exprText(ends[i]) + " on axis " + std::to_string(axes[i]) +
+               " depends on the data and may be negative; a data-dependent end must be an index from the front "
+               "(a count), not counted from the back");
+      endE = ends[i];
+    }
+    endE = tir::min(tir::max(endE, imm(0)), dim);
+    Dim n = dimOf(tir::floordiv(tir::max(endE - startE, imm(0)) + imm(step - 1), imm(step)));
+    if (!n.isStatic() && n.name.empty()) c.fail("the data-dependent start or end of Slice has no usable value");
+    Expr idx = c.call("arange", {startT},
                       {{"step", double(step)}, {"length", n.isStatic() ? n.value : int64_t(-1)},
                        {"symbolic_length", n.isStatic() ? std::string() : n.str()}});
     // The index never exceeds the end; taking the minimum with the end tensor makes the
     // kernel read it, which keeps the op that binds the count (NonZero) in the graph: the
     // symbolic dims alone would not, and dead-code elimination would drop it.
-    Expr endT = c.input(2);
-    if (c.tensorType(endT).dtype != i64) endT = c.call("cast", {endT}, {{"dtype", i64}});
-    Expr endI = c.call("take", {endT, makeScalar(double(i), i64)}, {{"axis", int64_t(0)}});
-    idx = c.call("minimum", {idx, endI});
+    if (!tir::asConstInt(ends[i])) idx = c.call("minimum", {idx, entry(2, i)});
     x = c.call("take", {x, idx}, {{"axis", axes[i]}});
   }
   return {x};
@@ -664,13 +713,14 @@ Outs slice(Context& c) {
     ends = c.attrInts("ends");
     axes = c.attrInts("axes");
   } else {
-    starts = c.constInts(1);
     if (c.hasInput(3)) axes = c.constInts(3);
     if (c.hasInput(4)) steps = c.constInts(4);
-    std::vector<tir::Expr> endValues = c.shapeInput(2);
-    bool symbolicEnd = false;
-    for (const tir::Expr& e : endValues) symbolicEnd = symbolicEnd || !tir::asConstInt(e);
-    if (symbolicEnd) return sliceToSymbolicEnd(c, x, starts, endValues, axes, steps);
+    std::vector<tir::Expr> startValues = c.shapeInput(1), endValues = c.shapeInput(2);
+    bool symbolic = false;
+    for (const auto* v : {&startValues, &endValues})
+      for (const tir::Expr& e : *v) symbolic = symbolic || !tir::asConstInt(e);
+    if (symbolic) return sliceToSymbolic(c, x, startValues, endValues, axes, steps);
+    starts = c.constInts(1);
     ends = c.constInts(2);
   }
   if (axes.empty())
@@ -955,6 +1005,41 @@ Outs shape(Context& c) {
   return {s};
 }
 
+/// True when `d` uses a symbol that a data-dependent op binds (the names freshSymbol in
+/// OnnxConvertersDataDep.cpp gives: nonzero_3, topk_0, ...), not a dim of a graph input.
+bool usesDataSymbol(const Dim& d) {
+  for (const std::string& n : graph::dimSymbols(d)) {
+    size_t u = n.rfind('_');
+    if (u == std::string::npos || u + 1 == n.size() || n.find_first_not_of("0123456789", u + 1) != std::string::npos)
+      continue;
+    const std::string op = n.substr(0, u);
+    if (op == "nonzero" || op == "topk" || op == "nms" || op == "unique" || op == "compress") return true;
+  }
+  return false;
+}
+
+/// `y` (a fill or broadcast to the shape in input `shapeInput`, its last entries aligned with
+/// y's last axes) made to read every entry that is a data-dependent count: along such an axis,
+/// take(y, minimum(arange(0, dim), entry)), the identity. Without a read, the op that binds the
+/// count (NonZero) is dead code once only its Shape is used, and compiling fails with "symbol
+/// 'nonzero_0' ... is not a dim of any input" (Slice and Range read their count the same way).
+Expr readCountEntries(Context& c, Expr y, int shapeInput, const Shape& dims) {
+  const DataType i64 = DataType::Int(64);
+  const Shape out = c.dims(y);
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i].isStatic() || !usesDataSymbol(dims[i])) continue;
+    const size_t axis = out.size() - dims.size() + i;
+    const Dim& d = out[axis];
+    if (d.isStatic()) continue;
+    Expr entry = c.input(shapeInput);
+    if (c.tensorType(entry).dtype != i64) entry = c.call("cast", {entry}, {{"dtype", i64}});
+    entry = c.call("take", {entry, makeScalar(double(i), i64)}, {{"axis", int64_t(0)}});
+    Expr idx = c.call("arange", {makeScalar(0.0, i64)}, {{"step", 1.0}, {"length", int64_t(-1)}, {"symbolic_length", d.str()}});
+    y = c.call("take", {y, c.call("minimum", {idx, entry})}, {{"axis", int64_t(axis)}});
+  }
+  return y;
+}
+
 Outs constantOfShape(Context& c) {
   runtime::NDArray value;
   if (const auto* a = c.attr("value"))
@@ -972,7 +1057,7 @@ Outs constantOfShape(Context& c) {
     for (const tir::Expr& d : dimsIn) dims.push_back(dimOfValue(c, d));
     runtime::NDArray scalar = runtime::NDArray::empty({}, value.dtype());
     std::memcpy(scalar.data(), value.data(), value.dtype().bytes());
-    return {broadcastToDims(c, makeConstant(scalar), dims)};
+    return {readCountEntries(c, broadcastToDims(c, makeConstant(scalar), dims), 0, dims)};
   }
   std::vector<int64_t> shape = c.constInts(0);
   int64_t count = 1;
@@ -997,7 +1082,7 @@ Outs expand(Context& c) {
     if (symbolic) {
       Shape target;
       for (const tir::Expr& d : t) target.push_back(dimOfValue(c, d));
-      return {broadcastToDims(c, x, target)};
+      return {readCountEntries(c, broadcastToDims(c, x, target), 1, target)};
     }
   }
   std::vector<int64_t> target = c.constInts(1);

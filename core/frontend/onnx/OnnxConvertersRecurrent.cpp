@@ -87,8 +87,21 @@ Outs recurrent(Context& c, const std::string& cell) {
   }
 
   // One GEMM for the input projection of all steps and directions: [T*B, I] x [D*G*H, I]^T.
-  Expr xp = c.call("nn.dense", {c.call("reshape", {x}, {{"newshape", std::vector<int64_t>{T * B, I}}}),
-                                c.call("reshape", {w}, {{"newshape", std::vector<int64_t>{D * GH, I}}})});
+  // With G*H a multiple of 16, W is packed in panels of 16 columns, [D*G*H/16, I, 16] (folded
+  // at compile time when W is a weight), and the GEMM is a matmul of x broadcast over the panels:
+  // each panel is one contiguous block (as rows of W^T, its rows would be D*G*H floats apart,
+  // 4 KB at hidden 256, which the caches and the prefetcher handle badly).
+  const bool packW = GH % 16 == 0;
+  const int64_t NP = D * GH / 16;
+  Expr xp;
+  if (packW) {
+    Expr wp = c.call("reshape", {w}, {{"newshape", std::vector<int64_t>{NP, 16, I}}});
+    wp = c.call("transpose", {wp}, {{"axes", std::vector<int64_t>{0, 2, 1}}});
+    xp = c.call("nn.matmul", {c.call("reshape", {x}, {{"newshape", std::vector<int64_t>{1, T * B, I}}}), wp});
+  } else {
+    xp = c.call("nn.dense", {c.call("reshape", {x}, {{"newshape", std::vector<int64_t>{T * B, I}}}),
+                             c.call("reshape", {w}, {{"newshape", std::vector<int64_t>{D * GH, I}}})});
+  }
   Expr rb;
   if (c.hasInput(3)) {
     Expr bias = c.input(3);
@@ -99,13 +112,35 @@ Outs recurrent(Context& c, const std::string& cell) {
                      {"strides", std::vector<int64_t>{1, 1}},
                      {"axes", std::vector<int64_t>{0, 1}}});
     };
-    xp = c.call("add", {xp, c.call("reshape", {slice(0)}, {{"newshape", std::vector<int64_t>{D * GH}}})});
+    std::vector<int64_t> biasShape = packW ? std::vector<int64_t>{NP, 1, 16} : std::vector<int64_t>{D * GH};
+    xp = c.call("add", {xp, c.call("reshape", {slice(0)}, {{"newshape", biasShape}})});
     rb = slice(GH);
   } else {
     rb = zeros(c, {D, GH}, f);
   }
-  xp = c.call("reshape", {xp}, {{"newshape", std::vector<int64_t>{T, B, D, GH}}});
-  Expr rt = c.call("transpose", {r}, {{"axes", std::vector<int64_t>{0, 2, 1}}});
+  // Packed, nn.recurrence reads the GEMM's panels as they are ([NP, T*B, 16], xp_panels = 16):
+  // no transpose back to column order, no copy.
+  if (!packW) xp = c.call("reshape", {xp}, {{"newshape", std::vector<int64_t>{T, B, D, GH}}});
+  // R transposed for the step's matmul h R^T. Wide layers (H a multiple of 16) get it packed in
+  // panels of P columns, [D, G*H/P, H, P]: the kernel's register tile is one panel, read as one
+  // contiguous block per step (unpacked, each of its H rows is a separate piece GH floats apart,
+  // a 4 KB stride at H = 256 that defeats the prefetcher). P divides H/2, each team task's share
+  // of a gate; with a batch of B <= 8 rows also at most 64 / B, so the kernel's register tile
+  // holds every row and reads the panel once per step. Both fold at compile time when R is a weight.
+  Expr rt;
+  int64_t panel = 0;
+  if (H % 16 == 0)
+    for (int64_t cand : {64, 32, 16, 8})
+      if ((H / 2) % cand == 0 && (cand == 8 || cand * B <= 64)) {
+        panel = cand;
+        break;
+      }
+  if (panel > 0) {
+    Expr panels = c.call("reshape", {r}, {{"newshape", std::vector<int64_t>{D, GH / panel, panel, H}}});
+    rt = c.call("transpose", {panels}, {{"axes", std::vector<int64_t>{0, 1, 3, 2}}});
+  } else {
+    rt = c.call("transpose", {r}, {{"axes", std::vector<int64_t>{0, 2, 1}}});
+  }
   Expr lens = c.hasInput(4) ? c.call("cast", {c.input(4)}, {{"dtype", DataType::Int(32)}})
                             : c.call("broadcast_to", {graph::makeScalar(double(T), DataType::Int(32))},
                                      {{"shape", std::vector<int64_t>{B}}});
@@ -124,7 +159,8 @@ Outs recurrent(Context& c, const std::string& cell) {
                      {"activation_params", params},
                      {"clip", c.attrFloat("clip", 0.0)},
                      {"linear_before_reset", c.attrInt("linear_before_reset", 0)},
-                     {"input_forget", c.attrInt("input_forget", 0)}});
+                     {"input_forget", c.attrInt("input_forget", 0)},
+                     {"xp_panels", packW ? int64_t(16) : int64_t(0)}});
   Expr y = graph::makeTupleGetItem(rec, 0), yh = graph::makeTupleGetItem(rec, 1), yc = graph::makeTupleGetItem(rec, 2);
   if (layout == 1) {
     y = c.call("transpose", {y}, {{"axes", std::vector<int64_t>{2, 0, 1, 3}}});

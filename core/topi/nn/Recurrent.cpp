@@ -72,7 +72,17 @@ int64_t lanesFor(int64_t n) {
 std::string recurrenceScript(const graph::CallNode& call, const std::string& name) {
   auto shapeOf = [&](size_t i) { return call.args[i].type().as<graph::TensorTypeNode>()->staticShape(); };
   std::vector<int64_t> xs = shapeOf(0), rs = shapeOf(1);
-  const int64_t T = xs[0], B = xs[1], D = xs[2], H = rs[1], GH = rs[2];
+  // RT is [D, H, GH], or packed in panels of P columns, [D, GH / P, H, P] (the importer packs
+  // wide layers, folded at compile time): then a register tile is one panel, read contiguously.
+  const bool packed = rs.size() == 4;
+  // XP is [T, B, D, GH], or (xp_panels = 16) the input GEMM's panels [D * GH / 16, T * B, 16].
+  const int64_t xpPanels = call.attrs.getInt("xp_panels");
+  const int64_t B = shapeOf(3)[1], T = xpPanels ? xs[1] / B : xs[0], D = rs[0];
+  const int64_t H = packed ? rs[2] : rs[1], GH = packed ? rs[1] * rs[3] : rs[2];
+  const int64_t P = packed ? rs[3] : 0;
+  if (packed && (H % P != 0 || P > 64))
+    LOOM_THROW(UnsupportedError) << "nn.recurrence: RT packed in panels of " << P << " columns, which must divide the hidden size "
+                                 << H << " and be at most 64";
   const std::string cell = call.attrs.getString("cell"), dir = call.attrs.getString("direction");
   std::vector<std::string> acts = splitNames(call.attrs.getString("activations"));
   const std::vector<double>& ap = call.attrs.getFloats("activation_params");
@@ -90,7 +100,7 @@ std::string recurrenceScript(const graph::CallNode& call, const std::string& nam
   };
   Writer w;
   w.line("@T.prim_func");
-  w.line("def " + name + "(" + buf("XP", {T, B, D, GH}) + ", " + buf("RT", {D, H, GH}) + ", " + buf("RB", {D, GH}) +
+  w.line("def " + name + "(" + buf("XP", xs) + ", " + buf("RT", rs) + ", " + buf("RB", {D, GH}) +
          ", " + buf("H0", {D, B, H}) + ", " + buf("C0", {D, B, H}) + ", " + buf("P", {D, 3 * H}) + ", " +
          buf("L", {B}, "int32") + ", " + buf("Y", {T, D, B, H}) + ", " + buf("YH", {D, B, H}) + ", " +
          buf("YC", {D, B, H}) + "):");
@@ -110,27 +120,65 @@ std::string recurrenceScript(const graph::CallNode& call, const std::string& nam
   w.line("for d, b, j in T.grid(" + S(D) + ", " + S(B) + ", " + S(H) + "):");
   w.line("    HS[d, 0, b, j] = H0[d, b, j]");
   w.line("    YC[d, b, j] = C0[d, b, j]");
-  // dst[b, dstCol0 + q] = init(rtCol0 + q) + sum_k src(b, k) * RT[d, k, rtCol0 + q] for q < n:
-  // per batch row and block of `vecs` vectors of `lanes` columns, the sums stay in a register
+  // dst[b, dstCol0 + c] = init(rtCol0 + c) + sum_k src(b, k) * R^T[d, k, rtCol0 + c] for the
+  // columns c of `nseg` segments of n columns, H apart (a team task's share of each gate): per
+  // batch row and tile of `vecs` vectors of `lanes` columns, the sums stay in a register
   // accumulator (ACC, unrolled; at most 64 floats, 8 AVX2 registers) across k, so the step is
-  // bound by loading R rather than by store-to-load latency. The column offsets are TIR text
-  // (a team task's offset depends on its index p).
-  auto matmul = [&](const std::string& dst, const std::string& dstCol0, const std::string& rtCol0, int64_t n,
-                    const std::string& src, const std::function<std::string(const std::string&)>& init) {
+  // bound by loading R rather than by store-to-load latency. The column offsets are TIR text (a
+  // team task's offset depends on its index p). Packed RT: a tile is one panel of P columns,
+  // panel rtPanel0 + (its offset) / P, read contiguously.
+  auto matmul = [&](const std::string& dst, const std::string& dstCol0, const std::string& rtCol0,
+                    const std::string& rtPanel0, int64_t n, int64_t nseg, const std::string& src,
+                    const std::function<std::string(const std::string&, const std::string&)>& init) {
     int64_t lanes = lanesFor(n), vecs = 1;
     while (lanes * vecs * 2 <= 64 && (n / lanes) % (2 * vecs) == 0) vecs *= 2;
-    std::string q = "qo * " + S(lanes * vecs) + " + u * " + S(lanes) + " + qi";
+    if (packed) lanes = std::min<int64_t>(lanesFor(P), 16), vecs = P / lanes;
+    const int64_t width = lanes * vecs, perSeg = n / width, tiles = nseg * perSeg;
+    std::string q = "qc + u * " + S(lanes) + " + qi";
     std::string a = "ACC[u * " + S(lanes) + " + qi]";
     std::string inner = lanes > 1 ? "T.vectorized(" + S(lanes) + ")" : "range(1)";
-    w.line("for qo in range(" + S(n / (lanes * vecs)) + "):");
+    // Tiles in zig-zag order: odd steps run them backwards, so a step starts on the tiles of R
+    // the previous step read last, still in L2 (R of hidden 256 is 1 MB, L2 often 512 KB: in one
+    // direction every step would evict what the next step reads first).
+    w.line("for qz in range(" + S(tiles) + "):");
+    w.line("    qo: T.int32 = " + (tiles > 1 ? "qz + s % 2 * (" + S(tiles - 1) + " - 2 * qz)" : std::string("qz")));
+    // The tile's column offset (qc) and panel (qp) from its segment and place in the segment.
+    if (nseg > 1) {
+      w.line("    qc: T.int32 = qo // " + S(perSeg) + " * " + S(H) + " + qo % " + S(perSeg) + " * " + S(width));
+      if (packed) w.line("    qp: T.int32 = " + rtPanel0 + " + qo // " + S(perSeg) + " * " + S(H / P) + " + qo % " + S(perSeg));
+    } else {
+      w.line("    qc: T.int32 = qo * " + S(width));
+      if (packed) w.line("    qp: T.int32 = " + rtPanel0 + " + qo");
+    }
+    const std::string rt =
+        packed ? "RT[d_, qp, k, u * " + S(lanes) + " + qi]" : "RT[d_, k, " + rtCol0 + " + " + q + "]";
+    if (packed && B > 1 && B * P <= 64) {
+      // A few batch rows: all of them in the register tile (ACC[b * P + column]), so each step
+      // reads the panel once for the whole batch (the importer picks P <= 64 / B).
+      const std::string ab = "ACC[b * " + S(P) + " + u * " + S(lanes) + " + qi]";
+      w.line("    for b in range(" + S(B) + "):");
+      w.line("        for u in T.unroll(" + S(vecs) + "):");
+      w.line("            for qi in " + inner + ":");
+      w.line("                " + ab + " = " + init(rtCol0 + " + qc + u * " + S(lanes), "qi"));
+      w.line("    for k in range(" + S(H) + "):");
+      w.line("        for b in T.unroll(" + S(B) + "):");
+      w.line("            for u in T.unroll(" + S(vecs) + "):");
+      w.line("                for qi in " + inner + ":");
+      w.line("                    " + ab + " = " + ab + " + " + src + " * " + rt);
+      w.line("    for b in range(" + S(B) + "):");
+      w.line("        for u in T.unroll(" + S(vecs) + "):");
+      w.line("            for qi in " + inner + ":");
+      w.line("                " + dst + "[b, " + dstCol0 + " + " + q + "] = " + ab);
+      return;
+    }
     w.line("    for b in range(" + S(B) + "):");
     w.line("        for u in T.unroll(" + S(vecs) + "):");
     w.line("            for qi in " + inner + ":");
-    w.line("                " + a + " = " + init(rtCol0 + " + " + q));
+    w.line("                " + a + " = " + init(rtCol0 + " + qc + u * " + S(lanes), "qi"));
     w.line("        for k in range(" + S(H) + "):");
     w.line("            for u in T.unroll(" + S(vecs) + "):");
     w.line("                for qi in " + inner + ":");
-    w.line("                    " + a + " = " + a + " + " + src + " * RT[d_, k, " + rtCol0 + " + " + q + "]");
+    w.line("                    " + a + " = " + a + " + " + src + " * " + rt);
     w.line("        for u in T.unroll(" + S(vecs) + "):");
     w.line("            for qi in " + inner + ":");
     w.line("                " + dst + "[b, " + dstCol0 + " + " + q + "] = " + a);
@@ -140,11 +188,18 @@ std::string recurrenceScript(const graph::CallNode& call, const std::string& nam
   // units. Team: task p of kTeam computes units [p * Hp, (p + 1) * Hp) of every gate (its
   // columns of R^T), so its gate update needs only its own gates; the tasks meet once per step,
   // after the update (the new state is complete; the double buffer keeps the old one readable).
-  auto emitSteps = [&](int depth, bool team) {
+  // `only`: the one direction to run (a direction task), or -1 for all of them in turn.
+  auto emitSteps = [&](int depth, bool team, int64_t only) {
     const int64_t Hp = team ? H / kTeam : H;
     const std::string j0 = team ? "p * " + S(Hp) : "0";
     auto col = [&](int64_t gate) { return team ? S(gate * H) + " + " + j0 : S(gate * H); };
+    // The panel of column col(gate) when RT is packed (P divides H, and Hp in a team).
+    auto panel = [&](int64_t gate) {
+      if (!packed) return std::string("0");
+      return team ? S(gate * H / P) + " + p * " + S(Hp / P) : S(gate * H / P);
+    };
     for (int64_t d = 0; d < D; ++d) {
+      if (only >= 0 && d != only) continue;
       const bool rev = dir == "reverse" || (dir == "bidirectional" && d == 1);
       auto act = [&](size_t k, const std::string& x) {
         size_t i = size_t(d) * perDir + k;
@@ -156,21 +211,29 @@ std::string recurrenceScript(const graph::CallNode& call, const std::string& nam
       w.line("for s in range(" + S(T) + "):");
       w.depth = depth + 1;
       w.line("d_: T.int32 = " + S(d));
-      auto xp = [&](const std::string& c) { return "XP[" + tb + ", b, d_, " + c + "]"; };
-      auto gateInit = [&](const std::string& c) { return xp(c) + " + RB[d_, " + c + "]"; };
+      // Column `base + lane` of XP (base a multiple of the vector width, which divides 16, so in
+      // panel form the lane stays inside one panel and the index stays affine in it).
+      auto xp = [&](const std::string& base, const std::string& lane) {
+        if (!xpPanels) return "XP[" + tb + ", b, d_, " + base + " + " + lane + "]";
+        return "XP[(" + S(d * GH) + " + " + base + ") // 16, " + tb + " * " + S(B) + " + b, (" + base + ") % 16 + " + lane + "]";
+      };
+      auto gateInit = [&](const std::string& base, const std::string& lane) {
+        return xp(base, lane) + " + RB[d_, " + base + " + " + lane + "]";
+      };
       if (cell == "gru") {
         // z and r: x + h R^T + Rb; then the h gate's recurrent part apart (HG).
         if (team) {
-          for (int64_t gate = 0; gate < 2; ++gate) matmul("G", col(gate), col(gate), Hp, "HS[d_, s % 2, b, k]", gateInit);
+          matmul("G", col(0), col(0), panel(0), Hp, 2, "HS[d_, s % 2, b, k]", gateInit);
         } else {
-          matmul("G", "0", "0", 2 * H, "HS[d_, s % 2, b, k]", gateInit);
+          matmul("G", "0", "0", "0", 2 * H, 1, "HS[d_, s % 2, b, k]", gateInit);
         }
         std::string src = lbr ? "HS[d_, s % 2, b, k]" : "HS[d_, s % 2, b, k] * " + act(0, cl("G[b, " + S(H) + " + k]"));
-        matmul("HG", j0, col(2), Hp, src, [&](const std::string& c) { return "RB[d_, " + c + "]"; });
+        matmul("HG", j0, col(2), panel(2), Hp, 1, src,
+               [&](const std::string& base, const std::string& lane) { return "RB[d_, " + base + " + " + lane + "]"; });
       } else if (team) {
-        for (int64_t gate = 0; gate < GH / H; ++gate) matmul("G", col(gate), col(gate), Hp, "HS[d_, s % 2, b, k]", gateInit);
+        matmul("G", col(0), col(0), panel(0), Hp, GH / H, "HS[d_, s % 2, b, k]", gateInit);
       } else {
-        matmul("G", "0", "0", GH, "HS[d_, s % 2, b, k]", gateInit);
+        matmul("G", "0", "0", "0", GH, 1, "HS[d_, s % 2, b, k]", gateInit);
       }
       // The gate update, vectorized over the units (the activations are vector code too).
       const int64_t ul = std::min<int64_t>(lanesFor(Hp), 8);
@@ -200,7 +263,7 @@ std::string recurrenceScript(const graph::CallNode& call, const std::string& nam
       } else if (cell == "gru") {
         w.line("z_t: T.float32 = " + act(0, cl(g(0))));
         w.line("r_t: T.float32 = " + act(0, cl(g(1))));
-        w.line("n_t: T.float32 = " + act(1, cl(xp(S(2 * H) + " + " + J) + " + " + (lbr ? "r_t * HG[b, " + J + "]" : "HG[b, " + J + "]"))));
+        w.line("n_t: T.float32 = " + act(1, cl(xp(S(2 * H) + " + " + j0 + " + jo * " + S(ul), "ji") + " + " + (lbr ? "r_t * HG[b, " + J + "]" : "HG[b, " + J + "]"))));
         w.line("h_t: T.float32 = (" + num(1) + " - z_t) * n_t + z_t * h_prev");
       } else {
         w.line("h_t: T.float32 = " + act(0, cl(g(0))));
@@ -220,20 +283,42 @@ std::string recurrenceScript(const graph::CallNode& call, const std::string& nam
   // A team when each task's units fill whole vectors, the step is big enough to pay a barrier,
   // and no task needs another's gates (GRU without linear_before_reset multiplies r into h
   // before the matmul, so every task would need all of r).
-  const bool team = H % (kTeam * 8) == 0 && H >= kTeamMinHidden && (cell != "gru" || lbr);
-  if (team) {
+  const bool teamOk = H % (kTeam * 8) == 0 && H >= kTeamMinHidden && (cell != "gru" || lbr) &&
+                      (!packed || (H / kTeam) % P == 0);
+  // A bidirectional layer that would run as a team runs its two directions as two independent
+  // tasks instead (no barrier per step: under load a descheduled team task stalls its partner
+  // at every barrier, 65 ms instead of 1.2 ms for 100 steps of hidden 128), unless R of one
+  // direction is too big for one core's L2 (over 512 KB: an LSTM of hidden 256), where a team
+  // per direction (each task half of R) reads less per task and step.
+  const bool dirTasks = D == 2 && teamOk && GH * H * 4 <= 512 * 1024;
+  const bool team = teamOk && !dirTasks;
+  if (dirTasks) {
+    // As for a team, the first barrier is a probe: with one thread task 0 runs both directions.
+    w.line("for p in T.parallel(2):");
+    w.line("    ok: T.int32 = T.call_intrin(\"int32\", \"loom_parallel_barrier\")");
+    w.line("    if ok == 0:");
+    w.line("        if p == 0:");
+    emitSteps(5, false, 0);
+    w.depth = 2;
+    w.line("        else:");
+    emitSteps(5, false, 1);
+    w.depth = 2;
+    w.line("    else:");
+    w.line("        if p == 0:");
+    emitSteps(5, false, -1);
+  } else if (team) {
     // The first barrier is a probe: -1 means the tasks run one after another (one thread, a
     // nested launch), and then task 0 alone runs the serial loops.
     w.line("for p in T.parallel(" + S(kTeam) + "):");
     w.line("    ok: T.int32 = T.call_intrin(\"int32\", \"loom_parallel_barrier\")");
     w.line("    if ok == 0:");
-    emitSteps(4, true);
+    emitSteps(4, true, -1);
     w.depth = 2;
     w.line("    else:");
     w.line("        if p == 0:");
-    emitSteps(5, false);
+    emitSteps(5, false, -1);
   } else {
-    emitSteps(2, false);
+    emitSteps(2, false, -1);
   }
   w.depth = 2;
   w.line("for d, b, j in T.grid(" + S(D) + ", " + S(B) + ", " + S(H) + "):");

@@ -402,6 +402,84 @@ def slice_count_step():
     save("slice_count_step", g, count_sets(r, [4, 12]))
 
 
+# Slice whose start is a NonZero count: the rows of v after the first n (v[n:]; n = 12: none),
+# and their column sums.
+def slice_from_count():
+    r = rng("slice_from_count")
+    nodes = count_prefix([]) + [
+        const("big", np.array([np.iinfo(np.int64).max], np.int64)),
+        helper.make_node("Slice", ["v", "n1", "big", "ax0"], ["y"]),
+        helper.make_node("ReduceSum", ["y", "ax0"], ["col_sums"], keepdims=0)]
+    g = helper.make_graph(nodes, "slice_from_count", [vi("x", [12]), vi("v", [12, 3])],
+                          [vi("y", ["m", 3]), vi("col_sums", [3])])
+    save("slice_from_count", g, count_sets(r, [12, 3]))
+
+
+# Both ends from the count along axis 1 (start n // 2, end n + 1, step 2, clamped to 12 columns)
+# beside a constant slice of axis 0 (rows 1..3) in the same node.
+def slice_between_counts():
+    r = rng("slice_between_counts")
+    nodes = count_prefix([]) + [
+        const("two", np.array([2], np.int64)),
+        const("onev", np.array([1], np.int64)),
+        helper.make_node("Div", ["n1", "two"], ["half"]),
+        helper.make_node("Add", ["n1", "onev"], ["n_plus"]),
+        helper.make_node("Concat", ["half", "onev"], ["starts"], axis=0),
+        const("three", np.array([3], np.int64)),
+        helper.make_node("Concat", ["n_plus", "three"], ["ends"], axis=0),
+        const("axes", np.array([1, 0], np.int64)),
+        const("steps", np.array([2, 1], np.int64)),
+        helper.make_node("Slice", ["v", "starts", "ends", "axes", "steps"], ["y"]),
+        const("ax1", np.array([1], np.int64)),
+        helper.make_node("ReduceSum", ["y", "ax1"], ["row_sums"], keepdims=0)]
+    g = helper.make_graph(nodes, "slice_between_counts", [vi("x", [12]), vi("v", [4, 12])],
+                          [vi("y", [2, "m"]), vi("row_sums", [2])])
+    save("slice_between_counts", g, count_sets(r, [4, 12]))
+
+
+# Refused with a typed error naming the node: an end counted from the back by a NonZero count
+# (v[:-n]); a data-dependent end or start must be an index from the front.
+def slice_negative_count_end():
+    nodes = count_prefix([]) + [
+        helper.make_node("Neg", ["n1"], ["neg_n"]),
+        const("zero1", np.array([0], np.int64)),
+        helper.make_node("Slice", ["v", "zero1", "neg_n", "ax0"], ["y"], name="slice_from_back")]
+    g = helper.make_graph(nodes, "slice_negative_count_end", [vi("x", [12]), vi("v", [12, 3])], [vi("y", ["m", 3])])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    onnx.save(model, os.path.join(HERE, "errors", "slice_negative_count_end.onnx"))
+
+
+# Fills and broadcasts to a shape holding a NonZero count, the count used only through its Shape:
+# ConstantOfShape([n]) of 2.5 and Expand(w [1, 3], [n, 3]). The NonZero must stay in the compiled
+# graph to bind the count (without the importer's read of the count, compiling failed: "symbol
+# 'nonzero_0' ... is not a dim of any input").
+def fill_to_count():
+    r = rng("fill_to_count")
+    nodes = count_prefix([]) + [
+        helper.make_node("ConstantOfShape", ["n1"], ["filled"], value=numpy_helper.from_array(np.array([2.5], np.float32))),
+        const("three", np.array([3], np.int64)),
+        helper.make_node("Concat", ["n1", "three"], ["shp"], axis=0),
+        helper.make_node("Expand", ["w", "shp"], ["expanded"])]
+    g = helper.make_graph(nodes, "fill_to_count", [vi("x", [12]), vi("w", [1, 3])],
+                          [vi("filled", ["n"]), vi("expanded", ["n", 3])])
+    sets = [{"x": c["x"], "w": r.standard_normal([1, 3]).astype(np.float32)} for c in count_sets(r, [1])]
+    save("fill_to_count", g, sets)
+
+
+# Reshape to a shape holding the count: Reshape(Cast(NonZero) [1, n], [n, 1]).
+def reshape_to_count_shape():
+    r = rng("reshape_to_count_shape")
+    nodes = count_prefix([]) + [
+        helper.make_node("Cast", ["nz"], ["nzf"], to=F),
+        const("onev", np.array([1], np.int64)),
+        helper.make_node("Concat", ["n1", "onev"], ["shp"], axis=0),
+        helper.make_node("Reshape", ["nzf", "shp"], ["reshaped"])]
+    g = helper.make_graph(nodes, "reshape_to_count_shape", [vi("x", [12])], [vi("reshaped", ["n", 1])])
+    save("reshape_to_count_shape", g, [{"x": c["x"]} for c in count_sets(r, [1])])
+
+
 # Range up to a NonZero count whose result is used only through its Shape (the NonZero must
 # stay in the compiled graph to bind the count).
 def range_to_count():
@@ -452,3 +530,8 @@ slice_to_count()
 slice_count_step()
 loop_count_from_data()
 range_to_count()
+slice_from_count()
+slice_between_counts()
+slice_negative_count_end()
+fill_to_count()
+reshape_to_count_shape()

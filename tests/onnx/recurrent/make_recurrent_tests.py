@@ -108,3 +108,9 @@ make("lstm_team_h128_bidirectional_seqlens", "LSTM", T=6, B=2, I=8, H=128, direc
 make("gru_team_h128_reverse_lbr_seqlens", "GRU", T=5, B=2, I=8, H=128, direction="reverse", seq=[5, 2],
      linear_before_reset=1, wscale=0.1)
 make("rnn_team_h144", "RNN", T=5, B=1, I=8, H=144, wscale=0.1)
+# Hidden a multiple of 16: R^T is packed in panels of P columns (P the largest of 64, 32, 16, 8
+# dividing H/2): GRU without linear_before_reset (serial, its h gate's matmul starts at panel 2H/P),
+# P = 16 and 32 without a team (the team cases above have P = 64 and 8).
+make("gru_packed_h64_bidirectional", "GRU", T=4, B=2, I=8, H=64, direction="bidirectional", seq=[4, 2], init=True,
+     wscale=0.15)
+make("lstm_packed_h96_reverse_seqlens", "LSTM", T=5, B=3, I=8, H=96, direction="reverse", seq=[5, 1, 3], wscale=0.1)
