@@ -50,9 +50,9 @@ for w in $workers; do
   wb=$(sed -E 's/.*workers busy ([0-9]+%).*/\1/' <<<"$line")
   fills=-
   grep -q "fill-ins" <<<"$line" && fills=$(sed -E 's/.*; ([0-9]+) fill-ins.*/\1/' <<<"$line")
-  # "... rank 0 used U of a core" and "driver CPU per candidate by phase (ms): search A points B ... other H"
-  core=$(grep -a "of a core" "$tmp/sim$b$w.log" | sed -E 's/.*rank 0 used ([0-9.]+) of a core.*/\1/')
-  phases=$(grep -a "by phase" "$tmp/sim$b$w.log" | sed -E 's/.*\(ms\)://; s/[a-z]+ //g')
+  # (not printed by binaries before session mpi4) "... rank 0 used U of a core" and "driver CPU per candidate by phase (ms): search A points B ... other H"
+  core=$(grep -a "of a core" "$tmp/sim$b$w.log" | sed -E 's/.*rank 0 used ([0-9.]+) of a core.*/\1/' || true)
+  phases=$(grep -a "by phase" "$tmp/sim$b$w.log" | sed -E 's/.*\(ms\)://; s/[a-z]+ //g' || true)
   [ -z "${base[$b]:-}" ] && base[$b]=$rate
   printf "%-7s %7s %7s %8s %11s %7.1fx %11s %12s %13s %10s %8s  %s\n" "$b" "$w" "$n" "$wall" "$rate" "$(awk "BEGIN{print $rate / ${base[$b]}}")" "$drv" "$wb" "$cpu" "${core:--}" "$fills" "${phases:--}"
   done
