@@ -25,7 +25,8 @@ if [ "${SIM:-1}" != 0 ]; then
 echo "simulated: build ${build_ms} ms, measure ${measure_ms} ms, ${per_worker} trials per worker, strategy ${strategy}"
 search_threads=${SEARCH_THREADS:-0}
 echo "rank 0 search threads: ${search_threads} (0: one per core; this machine: $(nproc))"
-printf "%-7s %7s %7s %8s %11s %8s %11s %12s %13s %8s\n" binary workers trials wall_s trials/min speedup driver_busy workers_busy driver_cpu_ms fill_ins
+printf "%-7s %7s %7s %8s %11s %8s %11s %12s %13s %10s %8s  %s\n" binary workers trials wall_s trials/min speedup driver_busy workers_busy driver_cpu_ms rank0_core fill_ins \
+  "rank 0 CPU ms per candidate: search points lowering scoring training results dispatch other"
 # BEFORE=OTHER_LOOM: each worker count is run with that binary too, interleaved (before, after), so
 # both see the same load; the speedups are each binary's over its own 1-worker rate.
 bins=(after)
@@ -41,7 +42,7 @@ for w in $workers; do
     --search-threads "$search_threads" --output "$tmp/sim$b$w.json" 2>&1 | tr '\r' '\n' > "$tmp/sim$b$w.log"
   line=$(grep -a "candidates in" "$tmp/sim$b$w.log" | tail -1)
   # "distributed: driver CPU X ms per candidate (...)"
-  cpu=$(grep -a "driver CPU" "$tmp/sim$b$w.log" | sed -E 's/.*driver CPU ([0-9.]+) ms.*/\1/')
+  cpu=$(grep -a "driver CPU [0-9]" "$tmp/sim$b$w.log" | sed -E 's/.*driver CPU ([0-9.]+) ms.*/\1/')
   # "distributed: N candidates in S s (R per minute) on W worker ranks; driver busy D%, workers busy B%[; F fill-ins ...]"
   wall=$(sed -E 's/.* in ([0-9.]+) s .*/\1/' <<<"$line")
   rate=$(sed -E 's/.*\(([0-9.]+) per minute\).*/\1/' <<<"$line")
@@ -49,8 +50,11 @@ for w in $workers; do
   wb=$(sed -E 's/.*workers busy ([0-9]+%).*/\1/' <<<"$line")
   fills=-
   grep -q "fill-ins" <<<"$line" && fills=$(sed -E 's/.*; ([0-9]+) fill-ins.*/\1/' <<<"$line")
+  # (not printed by binaries before session mpi4) "... rank 0 used U of a core" and "driver CPU per candidate by phase (ms): search A points B ... other H"
+  core=$(grep -a "of a core" "$tmp/sim$b$w.log" | sed -E 's/.*rank 0 used ([0-9.]+) of a core.*/\1/' || true)
+  phases=$(grep -a "by phase" "$tmp/sim$b$w.log" | sed -E 's/.*\(ms\)://; s/[a-z]+ //g' || true)
   [ -z "${base[$b]:-}" ] && base[$b]=$rate
-  printf "%-7s %7s %7s %8s %11s %7.1fx %11s %12s %13s %8s\n" "$b" "$w" "$n" "$wall" "$rate" "$(awk "BEGIN{print $rate / ${base[$b]}}")" "$drv" "$wb" "$cpu" "$fills"
+  printf "%-7s %7s %7s %8s %11s %7.1fx %11s %12s %13s %10s %8s  %s\n" "$b" "$w" "$n" "$wall" "$rate" "$(awk "BEGIN{print $rate / ${base[$b]}}")" "$drv" "$wb" "$cpu" "${core:--}" "$fills" "${phases:--}"
   done
 done
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -551,7 +551,16 @@ int runTune() {
       std::cout << "distributed: driver CPU " << fmt("%.1f", perCandidateMs) << " ms per candidate ("
                 << fmt("%.2f", st.driverCpuS) << " s in all); at " << fmt("%.0f", 1000 * st.meanTrialS)
                 << " ms per trial one core of rank 0 keeps about " << fmt("%.0f", 1000 * st.meanTrialS / perCandidateMs)
-                << " workers busy\n";
+                << " workers busy; rank 0 used " << fmt("%.2f", st.wallS > 0 ? st.driverCpuS / st.wallS : 0.0)
+                << " of a core\n";
+      // Per phase (thread CPU clocks): where rank 0's time per candidate goes.
+      double phases = 0;
+      std::cout << "distributed: driver CPU per candidate by phase (ms):";
+      for (size_t i = 0; i < st.phaseCpuS.size(); ++i) {
+        phases += st.phaseCpuS[i];
+        std::cout << " " << tune::cpu::name(tune::cpu::Phase(i)) << " " << fmt("%.2f", 1000 * st.phaseCpuS[i] / st.trials);
+      }
+      std::cout << " other " << fmt("%.2f", 1000 * std::max(0.0, st.driverCpuS - phases) / st.trials) << "\n";
     }
     return rc;
   }

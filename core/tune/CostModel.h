@@ -40,7 +40,12 @@ std::unique_ptr<CostModel> makeXGBoostModel(const XGBoostOptions& options = {});
 /// A model retrained on a background thread: update() hands all data so far to a fresh model made
 /// by `make` and returns at once; predict() and trainedOn() use the last model whose training
 /// finished (data that arrives while one trains starts the next training). Pipelined tuning uses
-/// it so that retraining never holds up handing out candidates.
-std::unique_ptr<CostModel> makeBackgroundModel(std::function<std::unique_ptr<CostModel>()> make);
+/// it so that retraining never holds up handing out candidates. With `retrainEvery` > 1, a new
+/// training starts only once that many results arrived since the last one started (the first one
+/// too): many workers then do not keep a core retraining. The first
+/// training alone is waited for by the next predict() / trainedOn(): until a model exists the
+/// search can only propose at random.
+std::unique_ptr<CostModel> makeBackgroundModel(std::function<std::unique_ptr<CostModel>()> make,
+                                               size_t retrainEvery = 1);
 
 } // namespace loom::tune

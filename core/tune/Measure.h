@@ -40,6 +40,14 @@ struct MeasureCandidate {
   /// Test-only fault injection ("crash", "hang", "wrong"): honoured only when the worker's
   /// environment has LOOM_TUNE_TEST_FAULTS=1, never in normal runs.
   std::string testFault;
+  /// The search did not lower it (a random sample needs no score): the runner returns its
+  /// cost-model features with the result (MeasureResult::features). Only for a PipelinedRunner
+  /// whose lowersForFeatures() is true.
+  bool wantFeatures = false;
+  /// Final traces of other points of the task (mutants the search made but did not lower) whose
+  /// features the runner returns with this candidate's result (MeasureResult::alsoFeatures), so
+  /// the lowering is done where candidates are built, not by the search. lowersForFeatures() runners only.
+  std::vector<nlohmann::json> alsoLower = {};
 };
 
 struct MeasureResult {
@@ -49,9 +57,12 @@ struct MeasureResult {
   double buildMs = 0;          ///< schedule + lowering + JIT time in the worker
   bool cacheFlushed = false;   ///< timed with MeasureOptions::flushCache
   std::string host;            ///< the machine that measured it ("" when unknown)
-  /// The candidate's cost-model features, when the runner computed them (a fill-in: see
-  /// PipelinedRunner::fillInTarget); not part of the JSON.
+  /// The candidate's cost-model features, when the runner computed them
+  /// (MeasureCandidate::wantFeatures, fill-ins); not part of the JSON.
   std::vector<float> features;
+  /// The features of MeasureCandidate::alsoLower, in its order (empty: that point did not lower);
+  /// not part of the JSON.
+  std::vector<std::vector<float>> alsoFeatures;
   bool ok() const { return errorKind.empty() && !timesMs.empty(); }
   double meanMs() const;
   nlohmann::json toJson() const;
@@ -90,7 +101,14 @@ public:
   /// fallen behind; the runner computes their features (MeasureResult::features) where it builds
   /// them. How many it wants in reserve (0: it takes none) and how many wait there now.
   virtual size_t fillInTarget() const { return 0; }
+  /// Whether it computes the features of candidates with MeasureCandidate::wantFeatures where it
+  /// builds them (the search then leaves random samples unlowered; fill-ins need it too).
+  virtual bool lowersForFeatures() const { return false; }
   virtual size_t fillInsWaiting() const { return 0; }
+  /// Takes the fill-ins not handed out yet back out of the reserve (they will not be measured);
+  /// their tickets. The tuning loop does so near the end of the budget, so that the budget goes to
+  /// searched candidates and the reserve is not measured just because it is there.
+  virtual std::vector<uint64_t> takeBackFillIns() { return {}; }
   /// Puts a candidate in the fill-in reserve; its result comes back from next() like any other.
   virtual void submitFillIn(uint64_t ticket, const MeasureCandidate& c, const MeasureOptions& options) {
     submit(ticket, c, options);

@@ -46,6 +46,10 @@ struct SearchContext {
   /// Threads that make and lower points (makeCandidates); what a strategy proposes does not
   /// depend on it.
   int threads = 1;
+  /// The runner lowers candidates for their features where it builds them
+  /// (PipelinedRunner::lowersForFeatures): random samples, which need no score, are then handed
+  /// out unlowered (Candidate::features empty), taking their lowering off the searching process.
+  bool lowerLater = false;
 };
 
 /// makeCandidate through ctx.featureCache (when set): a point seen before is not lowered again.
@@ -56,8 +60,11 @@ std::optional<Candidate> makeCandidate(SearchContext& ctx, SpacePoint point);
 /// candidates whose key is not in `seen` nor in `exclude` (when given), not repeated among them,
 /// and that lower; their keys are added to `seen`. The result does not depend on ctx.threads.
 using PointMaker = std::function<std::optional<SpacePoint>()>;
+/// With `lower` false the points are not lowered (features empty; a point that does not lower is
+/// then found out where it is built).
 std::vector<Candidate> makeCandidates(SearchContext& ctx, const std::vector<PointMaker>& makers,
-                                      std::set<std::string>& seen, const std::set<std::string>* exclude = nullptr);
+                                      std::set<std::string>& seen, const std::set<std::string>* exclude = nullptr,
+                                      bool lower = true);
 
 class SearchStrategy {
 public:
@@ -66,6 +73,11 @@ public:
   /// Up to `n` new candidates (none measured before, no duplicates). Fewer (or none) when the
   /// space seems exhausted.
   virtual std::vector<Candidate> nextBatch(SearchContext& ctx, size_t n) = 0;
+  /// With SearchContext::lowerLater: the final traces of points the strategy made but left for the
+  /// runner to lower (the tuner sends them with the candidates it hands out); their features come
+  /// back through lowered() (std::nullopt: it did not lower), in any order, or never.
+  virtual std::vector<nlohmann::json> takeToLower() { return {}; }
+  virtual void lowered(const std::string& key, std::optional<std::vector<float>> features) {}
 };
 
 /// Uniform samples of the space.

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "core/schedule/Trace.h"
+#include "core/tune/CpuProfile.h"
 #include "core/tune/Features.h"
 #include "core/tune/Record.h"
 
@@ -51,9 +52,13 @@ TaskTuner::TaskTuner(TuneTask task, Database& db, Runner& runner, const TuneOpti
       m_space(SpaceGenerator::forTarget(m_task.target)), m_bestMs(INFINITY), m_baselineMs(INFINITY) {
   // A pipelined runner measures while the search runs: retraining there must not hold up the
   // handing out of candidates, so it runs in the background (the same model, trained on the same data).
-  if (dynamic_cast<PipelinedRunner*>(&m_runner))
-    m_model = makeBackgroundModel([] { return makeXGBoostModel(); });
-  else
+  // It takes each result as it comes and retrains every K of them (K: a batch; with 4 or more
+  // workers, two results per worker): the training's cost grows with the data, and on a busy
+  // rank 0 it competes with the search.
+  if (auto* p = dynamic_cast<PipelinedRunner*>(&m_runner)) {
+    size_t every = p->capacity() >= 4 ? 2 * p->capacity() : size_t(std::max(1, m_options.batchSize));
+    m_model = makeBackgroundModel([] { return makeXGBoostModel(); }, every);
+  } else
     m_model = makeXGBoostModel();
   if (m_options.strategy == "random")
     m_strategy = makeRandomSearch();
@@ -87,12 +92,16 @@ TaskTuner::TaskTuner(TuneTask task, Database& db, Runner& runner, const TuneOpti
   }
   std::sort(m_elites.begin(), m_elites.end(), [](auto& a, auto& b) { return a.first < b.first; });
   if (auto b = m_db.best(m_task.key, m_task.target)) m_bestMs = b->meanMs(); // re-timings count
-  if (!x.empty()) m_model->update(x, t);
+  if (!x.empty()) {
+    cpu::Scope profile(cpu::Phase::Training);
+    m_model->update(x, t);
+  }
   m_ctx.task = &m_task;
   m_ctx.space = &m_space;
   m_ctx.model = m_model.get();
   m_ctx.measured = &m_measured;
   m_ctx.featureCache = &m_featureCache;
+  if (auto* p = dynamic_cast<PipelinedRunner*>(&m_runner)) m_ctx.lowerLater = p->lowersForFeatures();
   m_ctx.threads = m_options.searchThreads > 0 ? m_options.searchThreads
                                               : int(std::max(1u, std::thread::hardware_concurrency()));
   m_ctx.rng.seed(m_options.seed * 7919 + uint64_t(m_done));
@@ -156,7 +165,10 @@ bool TaskTuner::done() const { return m_exhausted || m_done + pending() >= m_opt
 
 std::vector<std::pair<uint64_t, MeasureCandidate>> TaskTuner::propose(int maxTrials, int minBatch) {
   if (done() || maxTrials <= 0) return {};
-  size_t n = size_t(std::min({std::max(m_options.batchSize, minBatch), m_options.trials - m_done - pending(), maxTrials}));
+  cpu::Scope profile(cpu::Phase::Search);
+  // A pipelined batch is a multiple of the worker count (minBatch).
+  int size = minBatch > 0 ? (std::max(m_options.batchSize, 1) + minBatch - 1) / minBatch * minBatch : m_options.batchSize;
+  size_t n = size_t(std::min({size, m_options.trials - m_done - pending(), maxTrials}));
   m_ctx.elites.clear();
   for (auto& [ms, trace] : m_elites) m_ctx.elites.push_back(trace);
   std::vector<Candidate> batch;
@@ -175,19 +187,29 @@ std::vector<std::pair<uint64_t, MeasureCandidate>> TaskTuner::propose(int maxTri
   }
   int id = m_nextBatch++;
   m_batches[id].left = batch.size();
+  // Points the search left for the runner to lower, spread over the batch's candidates.
+  std::vector<nlohmann::json> toLower = m_strategy->takeToLower();
   std::vector<std::pair<uint64_t, MeasureCandidate>> out;
-  for (Candidate& c : batch) {
+  for (size_t i = 0; i < batch.size(); ++i) {
+    Candidate& c = batch[i];
     nlohmann::json trace = c.point.finalJson();
     m_measured.insert(trace.dump()); // not proposed again (a record's traceKey)
     uint64_t cid = m_nextId++;
-    out.push_back({cid, MeasureCandidate{m_task, trace, ""}});
-    m_pending.emplace(cid, Pending{std::move(c), std::move(trace), id});
+    MeasureCandidate mc{m_task, trace, "", c.features.empty()};
+    Pending pending{std::move(c), std::move(trace), id};
+    for (size_t k = i; k < toLower.size(); k += batch.size()) {
+      pending.alsoLower.push_back(toLower[k].dump());
+      mc.alsoLower.push_back(std::move(toLower[k]));
+    }
+    out.push_back({cid, std::move(mc)});
+    m_pending.emplace(cid, std::move(pending));
   }
   return out;
 }
 
 std::vector<std::pair<uint64_t, MeasureCandidate>> TaskTuner::proposeFillIns(size_t k, int maxTrials) {
   std::vector<std::pair<uint64_t, MeasureCandidate>> out;
+  cpu::Scope profile(cpu::Phase::Points);
   k = std::min(k, size_t(std::max(0, std::min(maxTrials, m_options.trials - m_done - pending()))));
   for (size_t attempts = 0; out.size() < k && attempts < 4 * k + 4; ++attempts) {
     std::optional<SpacePoint> p = m_space.sample(m_task.func, m_fillRng());
@@ -195,15 +217,27 @@ std::vector<std::pair<uint64_t, MeasureCandidate>> TaskTuner::proposeFillIns(siz
     nlohmann::json trace = p->finalJson();
     m_measured.insert(p->key());
     uint64_t cid = m_nextId++;
-    out.push_back({cid, MeasureCandidate{m_task, trace, ""}});
+    out.push_back({cid, MeasureCandidate{m_task, trace, "", true}});
     m_pending.emplace(cid, Pending{Candidate{std::move(*p), {}, 0}, std::move(trace), -1});
   }
   return out;
 }
 
+void TaskTuner::withdraw(uint64_t id) {
+  auto it = m_pending.find(id);
+  if (it == m_pending.end()) return;
+  m_measured.erase(it->second.trace.dump());
+  if (it->second.batch >= 0) { // not a fill-in: its batch waits for one result less
+    auto b = m_batches.find(it->second.batch);
+    if (b != m_batches.end() && b->second.left > 0) --b->second.left;
+  }
+  m_pending.erase(it);
+}
+
 bool TaskTuner::complete(uint64_t id, const MeasureResult& r) {
   auto it = m_pending.find(id);
   LOOM_ICHECK(it != m_pending.end()) << "tune: a result for candidate " << id << " that is not pending";
+  cpu::Scope profile(cpu::Phase::Results);
   Pending p = std::move(it->second);
   m_pending.erase(it);
   TuningRecord rec = recordOf(m_task.key, m_task.target, p.trace, r);
@@ -213,10 +247,26 @@ bool TaskTuner::complete(uint64_t id, const MeasureResult& r) {
   if (!r.ok()) ++m_errors;
   const bool fillIn = p.batch < 0;
   BatchData& b = fillIn ? m_fillIns : m_batches[p.batch];
-  const std::vector<float>& features = fillIn ? r.features : p.candidate.features;
-  if (features.size() == featureCount()) { // a fill-in that did not lower on its worker has none
-    b.x.push_back(features);
-    b.t.push_back(r.meanMs());
+  // Fill-ins and unlowered random samples: the runner computed them (none when it did not lower).
+  const std::vector<float>& features = p.candidate.features.empty() ? r.features : p.candidate.features;
+  if (features.size() == featureCount()) {
+    // Computed by the runner: kept, so the search does not lower the point again when it
+    // replays it as an elite.
+    if (p.candidate.features.empty() && m_featureCache.size() < 20000)
+      m_featureCache.emplace(p.candidate.point.key(), features);
+    if (dynamic_cast<PipelinedRunner*>(&m_runner)) {
+      // Pipelined: each result goes to the (background) model as it comes, which retrains every
+      // K results, whatever batch they belong to (one slow candidate does not hold it up).
+      cpu::Scope training(cpu::Phase::Training);
+      m_model->update({features}, {r.meanMs()});
+    } else {
+      b.x.push_back(features);
+      b.t.push_back(r.meanMs());
+    }
+  }
+  for (size_t k = 0; k < p.alsoLower.size(); ++k) { // what the runner lowered with it
+    const bool has = k < r.alsoFeatures.size() && r.alsoFeatures[k].size() == featureCount();
+    m_strategy->lowered(p.alsoLower[k], has ? std::optional(r.alsoFeatures[k]) : std::nullopt);
   }
   bool better = r.ok() && r.meanMs() < m_bestMs;
   if (r.ok()) m_elites.push_back({r.meanMs(), p.candidate.point.design});
@@ -230,7 +280,10 @@ bool TaskTuner::complete(uint64_t id, const MeasureResult& r) {
   m_fillIns = {};
   std::sort(m_elites.begin(), m_elites.end(), [](auto& a, auto& c) { return a.first < c.first; });
   if (m_elites.size() > 64) m_elites.resize(64);
-  m_model->update(b.x, b.t);
+  {
+    cpu::Scope training(cpu::Phase::Training);
+    m_model->update(b.x, b.t);
+  }
   m_batches.erase(p.batch);
   report(TuneEventKind::TaskProgress);
   return true;
@@ -279,8 +332,21 @@ int runPipelined(PipelinedRunner& runner, const std::vector<TaskTuner*>& tuners,
   int proposed = 0, measured = 0;
   size_t last = 0; // the tuner that proposed last: it fills the runner's fill-in reserve
   bool stopping = false;
+  // The last stretch of the budget (a candidate per worker) goes to searched
+  // candidates: the reserve is taken back once and not refilled, so fill-ins are measured only
+  // where the search fell behind, not because they were in reserve at the end.
+  bool endgame = false;
   for (;;) {
-    if (!stopping && proposed < budget && runner.fillInTarget() > runner.fillInsWaiting() && !tuners[last]->done()) {
+    if (!endgame && budget - proposed <= int(slots)) {
+      endgame = true;
+      for (uint64_t t : runner.takeBackFillIns()) {
+        size_t i = size_t(t >> kShift);
+        LOOM_ICHECK(i < tuners.size()) << "tune: a fill-in of tuner " << i << " of " << tuners.size();
+        tuners[i]->withdraw(t & ((uint64_t(1) << kShift) - 1));
+        --proposed;
+      }
+    }
+    if (!endgame && !stopping && proposed < budget && runner.fillInTarget() > runner.fillInsWaiting() && !tuners[last]->done()) {
       auto fills = tuners[last]->proposeFillIns(runner.fillInTarget() - runner.fillInsWaiting(), budget - proposed);
       for (auto& [id, c] : fills) runner.submitFillIn(uint64_t(last) << kShift | id, c, options.measure);
       proposed += int(fills.size());

@@ -126,6 +126,9 @@ public:
   /// the result); they count against the budget like proposed candidates, and their results train
   /// the cost model with the next batch.
   std::vector<std::pair<uint64_t, MeasureCandidate>> proposeFillIns(size_t k, int maxTrials = 1 << 30);
+  /// A proposed candidate (a fill-in taken back: PipelinedRunner::takeBackFillIns) that will not
+  /// be measured: it no longer counts against the budget and may be proposed again.
+  void withdraw(uint64_t id);
   /// Proposed candidates without a result yet.
   int pending() const { return int(m_pending.size()); }
   /// Nothing more to propose: the budget is spent (pending candidates included) or the space is.
@@ -153,6 +156,7 @@ private:
     Candidate candidate;
     nlohmann::json trace; ///< the final trace, as recorded
     int batch = 0;
+    std::vector<std::string> alsoLower = {}; ///< keys of the points the runner lowers with it
   };
   struct BatchData {
     size_t left = 0; ///< results still to come

@@ -1,6 +1,8 @@
 // `mpirun --oversubscribe -np 3 loom tune`: a workload and a small model tuned by two worker ranks
 // (record count = budget, records of the same form as a local run), a worker rank killed mid-run
 // (every record left is whole JSON; --resume finishes the budget), and a rank with another CPU refused.
+// `-np 5`: four workers with the default evolutionary search, so fill-ins, samples lowered by the
+// workers and the throttled retraining all run for real; killed mid-run and resumed too.
 #include <QtTest>
 
 #include <csignal>
@@ -53,6 +55,32 @@ std::set<std::string> keysOf(const nlohmann::json& j) {
   std::set<std::string> k;
   for (auto& [key, v] : j.items()) k.insert(key);
   return k;
+}
+
+/// Waits until `out` has `records` lines (at most 120 s), then SIGKILLs the worker rank `rank` of
+/// the mpirun writing it (found by its OMPI_COMM_WORLD_RANK); false when either never happened.
+bool killRankAfter(const QString& out, int records, int rank) {
+  QElapsedTimer t;
+  t.start();
+  int lines = 0;
+  while (t.elapsed() < 120000 && lines < records) {
+    QThread::msleep(100);
+    QFile f(out);
+    if (f.open(QIODevice::ReadOnly)) lines = f.readAll().count('\n');
+  }
+  if (lines < records) return false;
+  pid_t victim = -1;
+  const QByteArray want = "OMPI_COMM_WORLD_RANK=" + QByteArray::number(rank);
+  for (const QString& pid : QDir("/proc").entryList(QDir::Dirs)) {
+    QFile env("/proc/" + pid + "/environ"), cmd("/proc/" + pid + "/cmdline");
+    if (!env.open(QIODevice::ReadOnly) || !cmd.open(QIODevice::ReadOnly)) continue;
+    QByteArray e = env.readAll(), c = cmd.readAll();
+    if (c.contains("tune-worker") || !c.contains(QFile::encodeName(out))) continue;
+    if (e.split('\0').contains(want)) victim = pid.toInt();
+  }
+  if (victim <= 0) return false;
+  ::kill(victim, SIGKILL);
+  return true;
 }
 
 int trialsIn(const std::vector<nlohmann::json>& rs) {
@@ -114,26 +142,8 @@ private slots:
     p.setProcessEnvironment(mpiEnv());
     p.start(LOOM_MPIRUN, mpirunArgs(3, args));
     QVERIFY(p.waitForStarted());
-    // Wait for three records, then kill worker rank 2 (found by its OMPI_COMM_WORLD_RANK).
-    QElapsedTimer t;
-    t.start();
-    int lines = 0;
-    while (t.elapsed() < 120000 && lines < 3) {
-      QThread::msleep(100);
-      QFile f(out);
-      if (f.open(QIODevice::ReadOnly)) lines = f.readAll().count('\n');
-    }
-    QVERIFY2(lines >= 3, "no records appeared");
-    pid_t victim = -1;
-    for (const QString& pid : QDir("/proc").entryList(QDir::Dirs)) {
-      QFile env("/proc/" + pid + "/environ"), cmd("/proc/" + pid + "/cmdline");
-      if (!env.open(QIODevice::ReadOnly) || !cmd.open(QIODevice::ReadOnly)) continue;
-      QByteArray e = env.readAll(), c = cmd.readAll();
-      if (c.contains("tune-worker") || !c.contains(QFile::encodeName(out))) continue;
-      if (e.split('\0').contains("OMPI_COMM_WORLD_RANK=2")) victim = pid.toInt();
-    }
-    QVERIFY2(victim > 0, "rank 2 not found");
-    ::kill(victim, SIGKILL);
+    // Three records, then worker rank 2 killed.
+    QVERIFY2(killRankAfter(out, 3, 2), "no records appeared, or rank 2 not found");
     QVERIFY(p.waitForFinished(60000));
     QVERIFY2(p.exitCode() != 0 || p.exitStatus() != QProcess::NormalExit, "mpirun reported success after a rank died");
     bool ok = false;
@@ -146,6 +156,56 @@ private slots:
     rs = readRecords(out, &ok);
     QVERIFY(ok);
     QCOMPARE(int(rs.size()), 16);
+  }
+
+  // Four workers (-np 5), the default evolutionary search: the budget is spent exactly, every
+  // record ok and of a local run's form, the summary names the fill-ins and rank 0's CPU by phase;
+  // a worker rank killed mid-run leaves whole records and --resume finishes the budget.
+  void fourWorkersEvolutionaryKilledAndResumed() {
+    QTemporaryDir dir;
+    const QStringList common = {"--workload", "matmul:M=16,N=32,K=16", "--repeat", "2", "--min-repeat-ms", "1", "--no-baseline"};
+    ProcessResult r = mpirun(5, common + QStringList{"--trials", "20", "--output", dir.filePath("full.json")});
+    QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
+    QVERIFY2(r.out.contains("distributed: 4 worker ranks on 1 host"), qPrintable(r.out));
+    QVERIFY2(r.out.contains("distributed: 20 candidates"), qPrintable(r.out));
+    QVERIFY2(r.out.contains(" fill-ins ") && r.out.contains("by phase (ms): search "), qPrintable(r.out));
+    bool ok = false;
+    auto full = readRecords(dir.filePath("full.json"), &ok);
+    QVERIFY(ok);
+    QCOMPARE(int(full.size()), 20);
+    ProcessResult local = loom::test::runProcess(kLoom, QStringList{"tune"} + common + QStringList{"--trials", "2", "--output", dir.filePath("local.json")}, 120000);
+    QVERIFY2(local.exitCode == 0, qPrintable(local.out + local.err));
+    auto one = readRecords(dir.filePath("local.json"), &ok);
+    QVERIFY(ok && !one.empty());
+    std::set<std::string> traces;
+    for (auto& rec : full) {
+      QCOMPARE(keysOf(rec), keysOf(one[0]));
+      QVERIFY2(rec["error_kind"] == "", rec.dump().c_str());
+      traces.insert(rec["trace"].dump());
+    }
+    QCOMPARE(int(traces.size()), 20); // no schedule measured twice
+
+    const QString out = dir.filePath("k.json");
+    const QStringList args = common + QStringList{"--trials", "20", "--output", out};
+    QProcess p;
+    p.setProcessEnvironment(mpiEnv());
+    p.start(LOOM_MPIRUN, mpirunArgs(5, args));
+    QVERIFY(p.waitForStarted());
+    QVERIFY2(killRankAfter(out, 4, 3), "no records appeared, or rank 3 not found");
+    QVERIFY(p.waitForFinished(60000));
+    QVERIFY2(p.exitCode() != 0 || p.exitStatus() != QProcess::NormalExit, "mpirun reported success after a rank died");
+    auto rs = readRecords(out, &ok);
+    QVERIFY2(ok, "the record file is not whole JSON lines");
+    QVERIFY(rs.size() >= 4 && rs.size() < 20);
+    r = mpirun(5, args + QStringList{"--resume"});
+    QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
+    QVERIFY2(r.out.contains("20 in total"), qPrintable(r.out));
+    rs = readRecords(out, &ok);
+    QVERIFY(ok);
+    QCOMPARE(int(rs.size()), 20);
+    traces.clear();
+    for (auto& rec : rs) traces.insert(rec["trace"].dump());
+    QCOMPARE(int(traces.size()), 20);
   }
 
   void otherCpuRefused() {

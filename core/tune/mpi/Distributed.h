@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/support/Error.h"
+#include "core/tune/CpuProfile.h"
 #include "core/tune/Measure.h"
 
 namespace loom::tune::mpi {
@@ -39,6 +40,9 @@ struct SessionStats {
   /// says how many workers one of rank 0's cores can keep busy.
   double driverCpuS = 0;
   double meanTrialS = 0;    ///< mean time a worker held a candidate (build + measure)
+  /// Of driverCpuS, the CPU seconds of each phase (thread CPU clocks, core/tune/CpuProfile.h); the
+  /// rest of driverCpuS is the main thread's loop, MPI's own threads and output.
+  std::array<double, size_t(cpu::Phase::Count)> phaseCpuS{};
   /// Of `trials`, the fill-ins: random candidates handed to a worker that would have waited for
   /// the search (PipelinedRunner::fillInTarget), or taken from the reserve at the end.
   int fillIns = 0;

@@ -19,10 +19,11 @@
 namespace loom::tune::mpi {
 
 enum Tag : int {
-  kJob = 1,    ///< 0 -> worker: {"ticket", "task_key", "task"? (first time only), "trace", "options", "test_fault"?}
+  kJob = 1,    ///< 0 -> worker: {"ticket", "task_key", "task"? (first time only), "trace", "options", "test_fault"?,
+               ///  "features"? (return the candidate's features), "lower"? (final traces to lower too)}
   kStop = 2,   ///< 0 -> worker: go home
   kState = 3,  ///< worker -> 0: {"state": "building" | "timing"}
-  kResult = 4, ///< worker -> 0: {"ticket", "result": MeasureResult}
+  kResult = 4, ///< worker -> 0: {"ticket", "result": MeasureResult, "features"?, "lowered"? (one array per "lower")}
 };
 
 void sendText(const std::string& text, int dest, int tag);
@@ -52,6 +53,8 @@ public:
   /// loaded rank 0 (the bench: 22x at 32 workers against 15x with one per worker).
   size_t fillInTarget() const override { return m_workers.size() >= 4 ? 2 * m_workers.size() : 0; }
   size_t fillInsWaiting() const override;
+  bool lowersForFeatures() const override { return true; }
+  std::vector<uint64_t> takeBackFillIns() override;
   void submitFillIn(uint64_t ticket, const MeasureCandidate& c, const MeasureOptions& options) override;
 
 private:
@@ -89,6 +92,7 @@ private:
   std::chrono::steady_clock::time_point m_first, m_last;
   double m_waitS = 0;
   double m_cpuFirst = 0, m_cpuLast = 0; ///< process CPU seconds at m_first, m_last
+  std::array<double, size_t(cpu::Phase::Count)> m_phaseFirst{}, m_phaseLast{}; ///< cpu::totals() then
   int m_trials = 0;
   int m_fillInsSent = 0;
 };

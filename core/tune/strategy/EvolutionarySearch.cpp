@@ -2,9 +2,12 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <map>
 #include <numeric>
+#include <utility>
 
 #include "core/schedule/Trace.h"
+#include "core/tune/CpuProfile.h"
 #include "core/tune/SearchStrategy.h"
 
 namespace loom::tune {
@@ -22,6 +25,7 @@ public:
     // and parents are drawn here, in order, so the population does not depend on the number of
     // threads.
     std::set<std::string> seen; // in the population or made in this batch
+    bool lowerHere = true;      // false: points are made, not lowered (features empty)
     auto fill = [&](std::vector<Candidate>& into, size_t want, size_t maxAttempts, const std::function<PointMaker()>& draw) {
       for (size_t attempts = 0; into.size() < want && attempts < maxAttempts;) {
         std::vector<PointMaker> makers;
@@ -32,7 +36,7 @@ public:
         }
         if (makers.empty()) break;
         attempts += makers.size();
-        for (Candidate& c : makeCandidates(ctx, makers, seen)) into.push_back(std::move(c));
+        for (Candidate& c : makeCandidates(ctx, makers, seen, nullptr, lowerHere)) into.push_back(std::move(c));
       }
     };
     int generations = m_opts.generations;
@@ -66,10 +70,29 @@ public:
         return [&ctx, design, seed = ctx.rng()] { return ctx.space->replay(ctx.task->func, *design, {}, seed); };
       });
       for (Candidate& c : back) pop.push_back(std::move(c));
+      // Mutants the workers lowered since the last batch join the population (with lowerLater).
+      for (auto& [key, f] : m_arrived) {
+        auto w = m_waiting.find(key);
+        if (w == m_waiting.end()) continue;
+        if (f && !ctx.measured->count(key) && !seen.count(key)) {
+          w->second.features = std::move(*f);
+          seen.insert(key);
+          pop.push_back(std::move(w->second));
+        }
+        m_waiting.erase(w);
+      }
+      m_arrived.clear();
     }
     score(ctx, pop); // the model may have been retrained since the last batch
     std::stable_sort(pop.begin(), pop.end(), [](auto& a, auto& b) { return a.predicted > b.predicted; });
 
+    // With a runner that lowers (SearchContext::lowerLater): one generation of mutants per batch,
+    // made here but lowered by the workers; they join the population when their features come
+    // back (a batch or two later), so this process only makes points and scores them. The first
+    // evolving batch is then picked from the initial population itself.
+    const bool elsewhere = ctx.lowerLater;
+    lowerHere = !elsewhere;
+    if (elsewhere && pop.size() > m_opts.population) pop.erase(pop.begin() + long(m_opts.population), pop.end());
     for (int g = 0; g < generations && !pop.empty(); ++g) {
       std::vector<Candidate> kids;
       std::vector<double> w = weights(pop);
@@ -89,12 +112,25 @@ public:
           return ctx.space->replay(ctx.task->func, *design, {{idx, tir::Value()}}, seed);
         };
       });
+      if (elsewhere) {
+        for (Candidate& c : kids) {
+          std::string key = c.point.key();
+          if (m_waiting.count(key)) continue; // sent already
+          m_toLower.push_back(c.point.finalJson());
+          m_waiting.emplace(std::move(key), std::move(c));
+        }
+        // Points whose features never came back (a lost rank) do not pile up: beyond 8
+        // populations' worth, some are forgotten.
+        while (m_waiting.size() > 8 * m_opts.population) m_waiting.erase(m_waiting.begin());
+        break;
+      }
       score(ctx, kids);
       for (auto& c : kids) pop.push_back(std::move(c));
       std::stable_sort(pop.begin(), pop.end(), [](auto& a, auto& b) { return a.predicted > b.predicted; });
       if (pop.size() > m_opts.population) pop.erase(pop.begin() + long(m_opts.population), pop.end());
     }
 
+    lowerHere = true;
     // The batch: best predicted unmeasured, then random exploration. What is handed out stays in
     // the population (a parent for the next batches) until fitter children push it out.
     std::vector<Candidate> out;
@@ -116,19 +152,29 @@ public:
       }
       score(ctx, explore);
       for (Candidate& c : explore) {
-        if (!seen.count(c.point.key())) pop.push_back(c);
+        // Unlowered (SearchContext::lowerLater): no score, so not a parent.
+        if (!seen.count(c.point.key()) && !c.features.empty()) pop.push_back(c);
         out.push_back(std::move(c));
       }
     }
     return out;
   }
 
+  std::vector<nlohmann::json> takeToLower() override { return std::exchange(m_toLower, {}); }
+  void lowered(const std::string& key, std::optional<std::vector<float>> features) override {
+    if (m_waiting.count(key)) m_arrived.emplace_back(key, std::move(features));
+  }
+
 private:
   static void score(SearchContext& ctx, std::vector<Candidate>& cs) {
+    cpu::Scope profile(cpu::Phase::Scoring);
     std::vector<std::vector<float>> x;
-    for (auto& c : cs) x.push_back(c.features);
+    for (auto& c : cs)
+      if (!c.features.empty()) x.push_back(c.features); // unlowered ones (lowerLater) keep 0
+    if (x.empty()) return;
     auto s = ctx.model->predict(x);
-    for (size_t i = 0; i < cs.size(); ++i) cs[i].predicted = s[i];
+    for (size_t i = 0, k = 0; i < cs.size(); ++i)
+      if (!cs[i].features.empty()) cs[i].predicted = s[k++];
   }
   /// Selection weights: rank-based, so the best parents are drawn most often.
   static std::vector<double> weights(const std::vector<Candidate>& pop) {
@@ -142,6 +188,9 @@ private:
 
   EvolutionaryOptions m_opts;
   std::vector<Candidate> m_pop; ///< the population, kept from batch to batch
+  std::vector<nlohmann::json> m_toLower;    ///< made, to be sent for lowering (takeToLower)
+  std::map<std::string, Candidate> m_waiting; ///< sent for lowering, by key
+  std::vector<std::pair<std::string, std::optional<std::vector<float>>>> m_arrived; ///< lowered()
 };
 
 } // namespace

@@ -4,12 +4,14 @@
 
 #include "core/driver/BuildOperator.h"
 #include "core/transform/Pipeline.h"
+#include "core/tune/CpuProfile.h"
 #include "core/tune/Features.h"
 #include "core/tune/strategy/Parallel.h"
 
 namespace loom::tune {
 
 std::optional<std::vector<float>> featuresOf(const tir::PrimFunc& scheduled, const std::string& target) {
+  cpu::Scope profile(cpu::Phase::Lowering);
   try {
     transform::PassContext ctx;
     if (target == "llvm" || target.rfind("llvm ", 0) == 0) {
@@ -48,10 +50,12 @@ std::optional<Candidate> makeCandidate(SearchContext& ctx, SpacePoint point) {
 }
 
 std::vector<Candidate> makeCandidates(SearchContext& ctx, const std::vector<PointMaker>& makers,
-                                      std::set<std::string>& seen, const std::set<std::string>* exclude) {
+                                      std::set<std::string>& seen, const std::set<std::string>* exclude,
+                                      bool lower) {
   // 1. The points, and their keys (the final trace as text: not cheap either), in parallel.
   std::vector<std::optional<SpacePoint>> points(makers.size());
   parallelFor(makers.size(), ctx.threads, [&](size_t i) {
+    cpu::Scope profile(cpu::Phase::Points);
     points[i] = makers[i]();
     if (points[i]) points[i]->key();
   });
@@ -64,6 +68,10 @@ std::vector<Candidate> makeCandidates(SearchContext& ctx, const std::vector<Poin
     const std::string& key = points[i]->key();
     if (seen.count(key) || (exclude && exclude->count(key)) || !here.insert(key).second) continue;
     fresh.push_back(i);
+    if (!lower) {
+      features[i] = std::vector<float>();
+      continue;
+    }
     bool cached = false;
     if (ctx.featureCache) {
       auto it = ctx.featureCache->find(key);
@@ -108,7 +116,7 @@ public:
       for (size_t j = 0; j < k; ++j)
         makers.push_back([&ctx, seed = ctx.rng()] { return ctx.space->sample(ctx.task->func, seed); });
       attempts += k;
-      for (Candidate& c : makeCandidates(ctx, makers, inBatch, ctx.measured)) out.push_back(std::move(c));
+      for (Candidate& c : makeCandidates(ctx, makers, inBatch, ctx.measured, !ctx.lowerLater)) out.push_back(std::move(c));
     }
     return out;
   }
