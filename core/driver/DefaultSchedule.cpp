@@ -673,6 +673,9 @@ std::vector<std::string> scheduleTileTransform(tir::Schedule& sch, const tir::Bl
     tir::unroll(sch, loops[3]);
     const int64_t* lanes = tir::asConstInt(sch.get(loops[4])->extent);
     if (vectorize && lanes && *lanes >= 4 && *lanes <= kLanes) tir::vectorize(sch, loops[4]);
+    // Fewer lanes (a first conv's 3 input channels): unrolled too, so the loads of the tile's
+    // positions, shared by several sums, are in one block and loaded once.
+    else if (lanes && *lanes < 4) tir::unroll(sch, loops[4]);
     return {blk->name};
   } catch (const Error&) {
     sch = saved;
