@@ -176,6 +176,31 @@ private slots:
     }
   }
 
+  void seqFirstMatmulPicksItsRowsAtRunTime() {
+    // x[S, B, 32] x w[32, 48] + b (a sequence-first encoder's dense layer): both S and B are
+    // rows of the register tile; the kernel holds both tilings and takes the one along the
+    // longer extent at run time. Each shape against the graph evaluator, both branches taken.
+    using graph::Dim;
+    graph::Var x = graph::makeVar("x", graph::tensorType(graph::Shape{Dim::symbol("S"), Dim::symbol("B"), 32}, DataType::Float(32)));
+    graph::Expr y = graph::makeCall("nn.matmul", {x, graph::makeConstant(test::randomArray({32, 48}, 7))});
+    y = graph::makeCall("add", {y, graph::makeConstant(test::randomArray({48}, 8))});
+    graph::Module m;
+    m.functions["main"] = graph::makeFunction({x}, y);
+    driver::CompiledModel cm = driver::compileModel(m);
+    int dispatching = 0;
+    for (const tir::PrimFunc& f : cm.scheduledKernels) dispatching += f->body.as<tir::IfThenElseNode>() != nullptr;
+    QCOMPARE(dispatching, 1);
+    auto ex = driver::createExecutor(cm);
+    for (auto shape : {std::vector<int64_t>{7, 1, 32}, std::vector<int64_t>{1, 7, 32}, std::vector<int64_t>{5, 5, 32},
+                       std::vector<int64_t>{3, 13, 32}, std::vector<int64_t>{20, 2, 32}}) {
+      runtime::NDArray in = test::randomArray(shape, 9);
+      ex->setInput(0, in);
+      ex->run();
+      double d = test::maxDiff(ex->getOutput(0), graph::evaluate(m.main(), {in}).at(0));
+      QVERIFY2(d < 1e-4, qPrintable(QString("S=%1 B=%2: max diff %3").arg(shape[0]).arg(shape[1]).arg(d)));
+    }
+  }
+
   void modelCompiledOnceRunsAtEveryShape() {
     // small_cnn with its symbolic batch: one compile, one executor, four batch sizes, each
     // against the graph evaluator; the storage (planned at N = 64) grows for N = 100.
