@@ -697,6 +697,7 @@ std::vector<std::string> scheduleTileTransform(tir::Schedule& sch, const tir::Bl
   std::vector<tir::LoopRV> loops = identityLoops(sch, b);
   if (loops.size() != 5) return {};
   tir::Schedule saved = sch;
+  const bool symbolicTiles = isSymbolic(sch, loops[0]);
   try {
     tir::parallel(sch, tir::fuse(sch, {loops[0], loops[1]}));
     tir::unroll(sch, loops[2]);
@@ -705,7 +706,10 @@ std::vector<std::string> scheduleTileTransform(tir::Schedule& sch, const tir::Bl
     if (vectorize && lanes && *lanes >= 4 && *lanes <= kLanes) tir::vectorize(sch, loops[4]);
     // Fewer lanes (a first conv's 3 input channels): unrolled too, so the loads of the tile's
     // positions, shared by several sums, are in one block and loaded once.
-    else if (lanes && *lanes < 4) tir::unroll(sch, loops[4]);
+    else if (lanes && *lanes < 4 && !(vectorize && symbolicTiles && *lanes > 1)) tir::unroll(sch, loops[4]);
+    // Over a symbolic image the padding's selects do not fold: in vector lanes they stay blends
+    // (scalar ones become a branch per load in LLVM).
+    else if (lanes && *lanes > 1) tir::vectorize(sch, loops[4]);
     return {blk->name};
   } catch (const Error&) {
     sch = saved;

@@ -81,9 +81,13 @@ private slots:
         pa.emplace_back(n);
         ff.call(pb);
         df.call(pa);
-        // The output (the last argument) is the same, computed by the same schedule shape.
-        double d = test::maxDiff(a.back(), b.back());
-        QVERIFY2(d < 1e-4, qPrintable(QString("%1 at batch %2: max diff %3").arg(groups[k].name.c_str()).arg(n).arg(d)));
+        // The output (the last argument) is the same up to rounding: the schedules differ only
+        // where a symbolic extent changes a rule (a Winograd transform of 3 lanes is vectorized
+        // over a symbolic batch and unrolled over a static one, and sums in another order).
+        double d = test::maxDiff(a.back(), b.back()), scale = 1;
+        for (int64_t i = 0; i < b.back().numel(); ++i) scale = std::max(scale, std::fabs(double(b.back().as<float>()[i])));
+        QVERIFY2(d < 1e-5 * scale, qPrintable(QString("%1 at batch %2: max diff %3 (max |out| %4)")
+                                                   .arg(groups[k].name.c_str()).arg(n).arg(d).arg(scale)));
       }
     }
   }
