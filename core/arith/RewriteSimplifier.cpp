@@ -385,12 +385,27 @@ Expr RewriteSimplifier::Impl::visitSelect(const SelectNode* n, const Expr& self)
   }
   Expr t, f;
   if (c.dtype().isScalar()) {
-    {
+    // Both branches are evaluated, so a branch that loads is simplified without the condition:
+    // under it, a clamp of the load's index (`x[min(i, n - 1)]`, safe whichever branch is
+    // taken) would be dropped, and the load would read out of bounds where the condition is
+    // false (a vectorized channel shuffle read 100 KB before its input).
+    auto loads = [](const Expr& e) {
+      bool found = false;
+      postOrderVisit(e, [&](const IRNode* x) { found |= x->nodeKind == NodeKind::BufferLoad; });
+      return found;
+    };
+    if (loads(n->trueValue)) {
+      t = mutate(n->trueValue);
+    } else {
       ContextScope scope(*this, c);
       t = mutate(n->trueValue);
     }
-    ContextScope scope(*this, negateCondition(c));
-    f = mutate(n->falseValue);
+    if (loads(n->falseValue)) {
+      f = mutate(n->falseValue);
+    } else {
+      ContextScope scope(*this, negateCondition(c));
+      f = mutate(n->falseValue);
+    }
   } else {
     t = mutate(n->trueValue);
     f = mutate(n->falseValue);

@@ -298,6 +298,28 @@ size_t rowAxis(tir::Schedule& sch, const tir::BlockNode* blk, const std::vector<
   return numSpatial - 2;
 }
 
+/// Which of two symbolic row candidates a lane reduction's register tile takes. A matmul over
+/// [seq, batch, K] (a sequence-first encoder) has rows along both; the innermost (batch) is the
+/// default, but at batch 1 its tile of 6 rows holds one. When a reduction has such a pair, the
+/// default schedule is made twice, once with each, and the kernel picks at run time by the
+/// symbols' values (defaultSchedule).
+struct RowVariant {
+  bool outer = false;              ///< in: take the outer candidate
+  tir::Expr innerExt, outerExt;    ///< out: the two candidates' extents, when there are two
+};
+
+/// The outer symbolic row candidate of a reduction whose default row axis `rowK` is symbolic:
+/// the next loop outward that the operand without the lane axis uses and that is symbolic, or -1.
+int outerSymbolicRow(tir::Schedule& sch, const tir::BlockNode* blk, const std::vector<tir::LoopRV>& loops,
+                     size_t numSpatial, size_t rowK) {
+  if (!isSymbolic(sch, loops[rowK])) return -1;
+  for (size_t k = rowK; k-- > 0;) {
+    if (!usedWithoutLane(blk, k, numSpatial)) continue;
+    return isSymbolic(sch, loops[k]) ? int(k) : -1;
+  }
+  return -1;
+}
+
 /// Output rows per band at least: a band pads its rows plus the kernel's halo, so short bands
 /// copy more of the input twice.
 constexpr int64_t kMinBandRows = 7;
@@ -468,7 +490,7 @@ void packLanePanel(tir::Schedule& sch, const tir::BlockRV& b, size_t numSpatial,
 /// relu) runs under the tile, right after the tile is complete; a reduction writing the group's
 /// output gets a local accumulator tile (cache_write) instead. Returns the names of the blocks it
 /// scheduled (empty, the schedule unchanged, when it does not apply).
-std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockRV& b, bool vectorize) {
+std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockRV& b, bool vectorize, RowVariant* rv) {
   const tir::BlockNode* blk = sch.get(b);
   size_t numSpatial = leadingSpatial(blk);
   if (!vectorize || !hasLaneAxis(blk, numSpatial)) return {};
@@ -478,7 +500,15 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
   const int64_t laneExt = *tir::asConstInt(sch.get(loops[numSpatial - 1])->extent);
   int64_t lanes = laneExt <= kLanes ? laneExt : laneExt % kLanes == 0 ? kLanes : laneExt % 8 == 0 ? 8 : 0;
   if (lanes < 4) return {};
-  const size_t rowK = rowAxis(sch, blk, loops, numSpatial);
+  size_t rowK = rowAxis(sch, blk, loops, numSpatial);
+  if (rv) {
+    const int outerK = outerSymbolicRow(sch, blk, loops, numSpatial, rowK);
+    if (outerK >= 0) {
+      rv->innerExt = sch.get(loops[rowK])->extent;
+      rv->outerExt = sch.get(loops[size_t(outerK)])->extent;
+      if (rv->outer) rowK = size_t(outerK);
+    }
+  }
   const int64_t rowExt = extentOf(sch, loops[rowK]);
   const bool rowSymbolic = isSymbolic(sch, loops[rowK]);
   // The register tile: a block of rows times a few output-channel chunks (chunkAxis) when the
@@ -767,12 +797,19 @@ std::vector<std::string> scheduleTileTransform(tir::Schedule& sch, const tir::Bl
   std::vector<tir::LoopRV> loops = identityLoops(sch, b);
   if (loops.size() != 5) return {};
   tir::Schedule saved = sch;
+  const bool symbolicTiles = isSymbolic(sch, loops[0]);
   try {
     tir::parallel(sch, tir::fuse(sch, {loops[0], loops[1]}));
     tir::unroll(sch, loops[2]);
     tir::unroll(sch, loops[3]);
     const int64_t* lanes = tir::asConstInt(sch.get(loops[4])->extent);
     if (vectorize && lanes && *lanes >= 4 && *lanes <= kLanes) tir::vectorize(sch, loops[4]);
+    // Fewer lanes (a first conv's 3 input channels): unrolled too, so the loads of the tile's
+    // positions, shared by several sums, are in one block and loaded once.
+    else if (lanes && *lanes < 4 && !(vectorize && symbolicTiles && *lanes > 1)) tir::unroll(sch, loops[4]);
+    // Over a symbolic image the padding's selects do not fold: in vector lanes they stay blends
+    // (scalar ones become a branch per load in LLVM).
+    else if (lanes && *lanes > 1) tir::vectorize(sch, loops[4]);
     return {blk->name};
   } catch (const Error&) {
     sch = saved;
@@ -848,7 +885,7 @@ void genericSchedule(tir::Schedule& sch, const tir::BlockRV& b, bool vectorize) 
 /// into vector lanes; then per remaining block parallelize the outermost spatial loops and
 /// vectorize a spatial innermost loop.
 namespace {
-tir::Schedule scheduleByDefault(const tir::PrimFunc& f, bool vectorize) {
+tir::Schedule scheduleByDefault(const tir::PrimFunc& f, bool vectorize, RowVariant* rv = nullptr) {
   tir::Schedule sch(f);
   auto children = [&]() { return tir::getChildBlocks(sch, tir::getBlock(sch, "root")); };
   // Inline every block that can be (the primitive refuses reductions and outputs).
@@ -868,7 +905,7 @@ tir::Schedule scheduleByDefault(const tir::PrimFunc& f, bool vectorize) {
   std::set<std::string> done;
   for (const tir::BlockRV& b : children()) {
     if (done.count(sch.get(b)->name)) continue;
-    for (const std::string& n : tileLaneReduction(sch, b, vectorize)) done.insert(n);
+    for (const std::string& n : tileLaneReduction(sch, b, vectorize, rv)) done.insert(n);
   }
   for (const tir::BlockRV& b : children()) {
     if (done.count(sch.get(b)->name)) continue;
@@ -890,7 +927,16 @@ tir::Schedule scheduleByDefault(const tir::PrimFunc& f, bool vectorize) {
 }
 }  // namespace
 
-tir::PrimFunc defaultSchedule(const tir::PrimFunc& f, bool vectorize) { return scheduleByDefault(f, vectorize).func(); }
+tir::PrimFunc defaultSchedule(const tir::PrimFunc& f, bool vectorize) {
+  RowVariant rv;
+  tir::PrimFunc inner = scheduleByDefault(f, vectorize, &rv).func();
+  if (!rv.innerExt.defined()) return inner;
+  // Two symbolic row candidates: both tilings, the one along the longer extent taken at run time.
+  RowVariant other{true, {}, {}};
+  tir::PrimFunc outer = scheduleByDefault(f, vectorize, &other).func();
+  if (!other.innerExt.defined()) return inner;
+  return tir::withBody(inner, tir::ifThen(rv.innerExt >= rv.outerExt, inner->body, outer->body));
+}
 
 std::string defaultScheduleScript(const tir::PrimFunc& f, bool vectorize) {
   return scheduleByDefault(f, vectorize).trace().str();

@@ -4,6 +4,7 @@
 #include "core/transform/CompactBuffers.h"
 #include "core/transform/FlattenBuffers.h"
 #include "core/transform/GPUKernels.h"
+#include "core/transform/HoistDivisions.h"
 #include "core/transform/LoopPartition.h"
 #include "core/transform/LowerBlocks.h"
 #include "core/transform/LowerIntrinsics.h"
@@ -60,6 +61,9 @@ std::vector<Pass> loweringPipeline(const LowerOptions& options) {
   p.push_back(pass("lower-intrinsics", lowerIntrinsics));
   // 12. Drop statements that do nothing.
   p.push_back(pass("remove-no-op", removeNoOps));
+  // 12a. CPU only: divisions by run-time values (a dynamic model's symbolic strides) once per
+  //      loop iteration, out of the branches of guarded loads (LLVM cannot merge or hoist them).
+  if (!options.gpu) p.push_back(pass("hoist-divisions", hoistDivisions));
   // 12b. GPU only: barriers around shared-memory hand-offs, then the launch-limit check.
   if (options.gpu) {
     p.push_back(pass("thread-sync", insertThreadSync));

@@ -193,6 +193,11 @@ private slots:
     CliResult bad = runLoom({"run", so, "--input-shapes", "data:[2,3,16,15]"});
     QCOMPARE(bad.exitCode, 1);
     QVERIFY2(bad.err.contains("dimension 3 (16) must be 16"), qPrintable(bad.err));
+    // Timed and profiled by the process's CPU time (dynamic against static on a loaded machine).
+    CliResult cpu = runLoom({"run", so, "--input-shapes", "data:[2,3,16,16]", "--print-time", "--profile", "--clock", "cpu", "--repeat", "3"});
+    QVERIFY2(cpu.exitCode == 0, qPrintable(cpu.err));
+    QVERIFY2(cpu.out.contains("over 3 measurements") && cpu.out.contains("total"), qPrintable(cpu.out));
+    QVERIFY(runLoom({"run", so, "--input-shapes", "data:[2,3,16,16]", "--clock", "tsc"}).exitCode != 0);
   }
 
   void exitCodes_data() {

@@ -81,9 +81,13 @@ private slots:
         pa.emplace_back(n);
         ff.call(pb);
         df.call(pa);
-        // The output (the last argument) is the same, computed by the same schedule shape.
-        double d = test::maxDiff(a.back(), b.back());
-        QVERIFY2(d < 1e-4, qPrintable(QString("%1 at batch %2: max diff %3").arg(groups[k].name.c_str()).arg(n).arg(d)));
+        // The output (the last argument) is the same up to rounding: the schedules differ only
+        // where a symbolic extent changes a rule (a Winograd transform of 3 lanes is vectorized
+        // over a symbolic batch and unrolled over a static one, and sums in another order).
+        double d = test::maxDiff(a.back(), b.back()), scale = 1;
+        for (int64_t i = 0; i < b.back().numel(); ++i) scale = std::max(scale, std::fabs(double(b.back().as<float>()[i])));
+        QVERIFY2(d < 1e-5 * scale, qPrintable(QString("%1 at batch %2: max diff %3 (max |out| %4)")
+                                                   .arg(groups[k].name.c_str()).arg(n).arg(d).arg(scale)));
       }
     }
   }
@@ -173,6 +177,31 @@ private slots:
       for (int64_t i = 0; i < want.numel(); ++i) ref = std::max(ref, double(std::fabs(want.as<float>()[i])));
       double d = test::maxDiff(ex->getOutput(0), want) / ref;
       QVERIFY2(d < 1e-4, qPrintable(QString("H=%1 W=%2: relative error %3").arg(shape[2]).arg(shape[3]).arg(d)));
+    }
+  }
+
+  void seqFirstMatmulPicksItsRowsAtRunTime() {
+    // x[S, B, 32] x w[32, 48] + b (a sequence-first encoder's dense layer): both S and B are
+    // rows of the register tile; the kernel holds both tilings and takes the one along the
+    // longer extent at run time. Each shape against the graph evaluator, both branches taken.
+    using graph::Dim;
+    graph::Var x = graph::makeVar("x", graph::tensorType(graph::Shape{Dim::symbol("S"), Dim::symbol("B"), 32}, DataType::Float(32)));
+    graph::Expr y = graph::makeCall("nn.matmul", {x, graph::makeConstant(test::randomArray({32, 48}, 7))});
+    y = graph::makeCall("add", {y, graph::makeConstant(test::randomArray({48}, 8))});
+    graph::Module m;
+    m.functions["main"] = graph::makeFunction({x}, y);
+    driver::CompiledModel cm = driver::compileModel(m);
+    int dispatching = 0;
+    for (const tir::PrimFunc& f : cm.scheduledKernels) dispatching += f->body.as<tir::IfThenElseNode>() != nullptr;
+    QCOMPARE(dispatching, 1);
+    auto ex = driver::createExecutor(cm);
+    for (auto shape : {std::vector<int64_t>{7, 1, 32}, std::vector<int64_t>{1, 7, 32}, std::vector<int64_t>{5, 5, 32},
+                       std::vector<int64_t>{3, 13, 32}, std::vector<int64_t>{20, 2, 32}}) {
+      runtime::NDArray in = test::randomArray(shape, 9);
+      ex->setInput(0, in);
+      ex->run();
+      double d = test::maxDiff(ex->getOutput(0), graph::evaluate(m.main(), {in}).at(0));
+      QVERIFY2(d < 1e-4, qPrintable(QString("S=%1 B=%2: max diff %3").arg(shape[0]).arg(shape[1]).arg(d)));
     }
   }
 
