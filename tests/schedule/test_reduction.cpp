@@ -224,6 +224,21 @@ def main(A: T.Buffer((8, 32), "float32"), B: T.Buffer((8,), "float32")):
     checkMeaning(f, loopsOf("A_red", "i, k") + "io, ii = sch.split(i, factors=[None, 10])\n"
                                                "rf = sch.rfactor(k)\n");
   }
+  void rfactorKeepsUnboundLoopsInWriteBack() {
+    // fuzz_difftest TIR seed 102913: split(i, [None, 10]) of an extent-9 loop leaves a unit outer
+    // loop the binding drops (`v_i = i_1`); splitting that loop by [2, None] gives a loop of
+    // extent 2 bound to no iter var, which only the predicate `(i_0_0 + i_0_1) * 10 + i_1 < 9 and
+    // i_0_0 + i_0_1 < 1` ties to i_1. The write-back dropped it with every conjunct naming it and
+    // stored A_red[9] of 9. It now keeps such a loop, as TVM does, with the predicate.
+    PrimFunc f = workload("reduce_sum:M=9,N=8");
+    const std::string pre = loopsOf("A_red", "i, k") + "io, ii = sch.split(i, factors=[None, 10])\n"
+                                                       "a, c = sch.split(io, factors=[2, None])\n";
+    checkMeaning(f, pre + "rf = sch.rfactor(k)\n");
+    checkMeaning(f, pre + "ko, ki = sch.split(k, factors=[None, 3])\nrf = sch.rfactor(ki)\n");
+    // Under a reduce loop such a loop would repeat updates between two inits: refused (TVM too).
+    std::string err = scriptError(f, pre + "sch.reorder(k, a)\nrf = sch.rfactor(k)\n").first;
+    QCOMPARE(QString::fromStdString(err), QString("RFactorLoopError"));
+  }
   void rfactorOtherReducers() {
     PrimFunc f = parseFunc(kOddities);
     checkMeaning(f, loopsOf("mx", "i, k") + "ko, ki = sch.split(k, factors=[None, 8])\n"
