@@ -238,6 +238,24 @@ BlockRV decomposeReduction(Schedule& sch, const BlockRV& blockRV, const LoopRV& 
                 ", so the init would rerun at each of its iterations",
             sch.func(), {*it, loop});
   }
+  // Step 2b. A loop from `loop` down bound to no iter var of the block, whose extent is not 1,
+  // reruns the whole reduction of each element; with the init inside the block each rerun starts
+  // afresh, with the init hoisted out they would add up (fuzz_difftest TIR seed 110903: a sum
+  // moved by reverse_compute_at under its producer's reduce loop, then decomposed at the top).
+  for (auto it = pos; it != loops.end(); ++it) {
+    const ForNode* l = *it;
+    const int64_t* e = asConstInt(l->extent);
+    if (e && *e == 1) continue;
+    bool bound = false;
+    for (auto& v : realize->iterValues)
+      bound |= usesVar(v, l->loopVar);
+    if (!bound)
+      throw LoopPositionError("decompose_reduction: loop " + quoted(l->loopVar->name) +
+                                  " is bound to no iter var of block " + quoted(block->name) +
+                                  " and reruns its reduction, which an init hoisted above it "
+                                  "would not restart",
+                              sch.func(), {l, block});
+  }
   // Step 3. The init block: the spatial iter vars the init uses, bound as in the block.
   auto* init = new BlockNode();
   init->name = dataflow::freshBlockName(sch.func(), block->name + "_init");
