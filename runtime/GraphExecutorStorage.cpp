@@ -3,11 +3,13 @@
 // memory only for the bytes a run at its shape writes (docs/dynamic-shapes.md, "Memory").
 //
 // Each mapping has as many untouched bytes before and after the block as the block holds: a
-// vectorized select loads both of its branches, and the simplifier may drop a branch's index
-// clamp under the select's condition, so the lanes the select discards can read outside the
-// buffer (ShuffleNet's channel shuffle read up to 100 KB before and 38 KB after a 100 KB input,
-// and faulted on an exact-size mapping). Pages never touched cost no memory; a read of one maps
-// the shared zero page.
+// vectorized select loads both of its branches, and the simplifier used to drop a branch's index
+// clamp under the select's condition, so the lanes the select discards read outside the buffer
+// (ShuffleNet's channel shuffle read up to 100 KB before and 38 KB after a 100 KB input, and
+// faulted on an exact-size mapping). The simplifier no longer does (arith: a select's condition
+// spares its branches' load indices; with these slack pages made PROT_NONE ShuffleNet passes),
+// and the slack stays as a margin. Pages never touched cost no memory; a read of one maps the
+// shared zero page.
 #include <sys/mman.h>
 
 #include <algorithm>

@@ -377,6 +377,38 @@ Expr RewriteSimplifier::Impl::visit(const NotNode* n, const Expr& self) {
   return rewriteNot(e);
 }
 
+std::shared_ptr<const RewriteSimplifier::Impl::OuterFacts> RewriteSimplifier::Impl::snapshotFacts() const {
+  auto o = std::make_shared<OuterFacts>();
+  o->bounds = m_analyzer->varBounds();
+  for (auto& [v, b] : o->bounds)
+    if (Expr x = m_analyzer->boundValue(v); x.defined()) o->values.emplace_back(v, x);
+  o->trueFacts = m_analyzer->trueFacts();
+  return o;
+}
+
+Expr RewriteSimplifier::Impl::visit(const BufferLoadNode* n, const Expr& self) {
+  if (!m_beforeSelect) return IRMutator::visit(n, self);
+  // Inside a select's branch: the indices are simplified by an analyzer that knows only what
+  // held before the select (see OuterFacts).
+  Analyzer outer;
+  for (auto& [v, x] : m_beforeSelect->values)
+    outer.bind(v, x);
+  for (auto& [v, b] : m_beforeSelect->bounds)
+    outer.bind(v, b.minValue, b.maxValue);
+  for (auto& fact : m_beforeSelect->trueFacts)
+    outer.pushConstraint(fact, true);
+  std::vector<Expr> idx;
+  bool changed = false;
+  for (auto& i : n->indices) {
+    idx.push_back(outer.rewriteSimplify(i));
+    changed |= !idx.back().same_as(i);
+  }
+  if (!changed) return self;
+  auto* c = new BufferLoadNode(*n);
+  c->indices = idx;
+  return Expr(c);
+}
+
 Expr RewriteSimplifier::Impl::visitSelect(const SelectNode* n, const Expr& self) {
   Expr c = mutate(n->condition);
   if (auto* k = c.as<IntImmNode>()) {
@@ -385,27 +417,19 @@ Expr RewriteSimplifier::Impl::visitSelect(const SelectNode* n, const Expr& self)
   }
   Expr t, f;
   if (c.dtype().isScalar()) {
-    // Both branches are evaluated, so a branch that loads is simplified without the condition:
-    // under it, a clamp of the load's index (`x[min(i, n - 1)]`, safe whichever branch is
-    // taken) would be dropped, and the load would read out of bounds where the condition is
-    // false (a vectorized channel shuffle read 100 KB before its input).
-    auto loads = [](const Expr& e) {
-      bool found = false;
-      postOrderVisit(e, [&](const IRNode* x) { found |= x->nodeKind == NodeKind::BufferLoad; });
-      return found;
-    };
-    if (loads(n->trueValue)) {
-      t = mutate(n->trueValue);
-    } else {
+    // The branches' loads are simplified without the condition (OuterFacts).
+    struct Restore {
+      std::shared_ptr<const OuterFacts>& slot;
+      std::shared_ptr<const OuterFacts> saved;
+      ~Restore() { slot = saved; }
+    } restore{m_beforeSelect, m_beforeSelect};
+    if (!m_beforeSelect) m_beforeSelect = snapshotFacts();
+    {
       ContextScope scope(*this, c);
       t = mutate(n->trueValue);
     }
-    if (loads(n->falseValue)) {
-      f = mutate(n->falseValue);
-    } else {
-      ContextScope scope(*this, negateCondition(c));
-      f = mutate(n->falseValue);
-    }
+    ContextScope scope(*this, negateCondition(c));
+    f = mutate(n->falseValue);
   } else {
     t = mutate(n->trueValue);
     f = mutate(n->falseValue);

@@ -1,5 +1,6 @@
 // Internal: the rewrite simplifier's mutator, shared by the per-operator Simplify_*.cpp rule files.
 #pragma once
+#include <memory>
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -48,8 +49,22 @@ protected:
   tir::Expr visit(const tir::NotNode* n, const tir::Expr& self) override;
   tir::Expr visit(const tir::SelectNode* n, const tir::Expr& self) override;
   tir::Expr visit(const tir::LetNode* n, const tir::Expr& self) override;
+  tir::Expr visit(const tir::BufferLoadNode* n, const tir::Expr& self) override;
 
 private:
+  /// What the analyzer knew before the outermost select whose branch is being simplified. A
+  /// select evaluates both branches (vectorized, its loads read every lane), so its condition
+  /// may simplify a branch's value but not the indices of a branch's loads: a clamp it drops
+  /// lets the discarded lanes read outside the buffer (ShuffleNet's channel shuffle read 100 KB
+  /// before its input). Loads inside a branch are simplified with these facts only.
+  struct OuterFacts {
+    VarBoundMap bounds;
+    std::vector<std::pair<tir::Var, tir::Expr>> values;
+    std::vector<tir::Expr> trueFacts;
+  };
+  std::shared_ptr<const OuterFacts> m_beforeSelect;
+  std::shared_ptr<const OuterFacts> snapshotFacts() const;
+
   tir::Expr visitBinary(const tir::BinaryNode* n, const tir::Expr& self);
   tir::Expr visitSelect(const tir::SelectNode* n, const tir::Expr& self);
   /// True when `e` was produced by this run in the current constraint context.

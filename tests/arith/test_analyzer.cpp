@@ -4,6 +4,7 @@
 #include "core/arith/Analyzer.h"
 #include "core/arith/ExprText.h"
 #include "core/tir/Op.h"
+#include "core/tir/Printer.h"
 
 using namespace loom;
 using namespace loom::tir;
@@ -52,6 +53,22 @@ private slots:
     QCOMPARE(exprText(a.simplify(floormod(v, 4))), std::string("j"));
     QVERIFY(a.canProve(v < 32));
     QCOMPARE(a.constIntBound(v), ConstIntBound(0, 31));
+  }
+  void selectConditionSparesLoadIndices() {
+    // A select evaluates both branches (vectorized, its loads read every lane), so its condition
+    // may simplify a branch's value but not the index of a branch's load: `A[min(c, 1)]` under
+    // `c < 2` lost its clamp and the discarded lanes read outside A (ShuffleNet's channel shuffle).
+    Analyzer a;
+    Var c = makeVar("c");
+    a.bind(c, Range(0, 5));
+    Buffer A = makeBuffer("A", DataType::Float(32), {Expr(2)}), B = makeBuffer("B", DataType::Float(32), {Expr(3)});
+    std::string got = printExpr(a.simplify(select(c < 2, bufferLoad(A, {min(c, 1)}), bufferLoad(B, {max(c - 2, 0)}))));
+    QVERIFY2(got.find("T.min(c, 1)") != std::string::npos && got.find("T.max(c - 2, 0)") != std::string::npos,
+             got.c_str());
+    // The values themselves still use the condition, and a clamp true without it still goes.
+    QCOMPARE(exprText(a.simplify(select(c < 2, min(c, 1), max(c - 2, 0)))), std::string("select(c < 2, c, c - 2)"));
+    got = printExpr(a.simplify(select(c < 2, bufferLoad(B, {min(c, 7)}), 0.0f)));
+    QVERIFY2(got.find("B[c]") != std::string::npos, got.c_str());
   }
   void constraintScope() {
     Analyzer a;

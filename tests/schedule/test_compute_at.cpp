@@ -351,6 +351,34 @@ private slots:
                 "of the domain of its reduce iter var 'vk', splitting the reduction");
   }
 
+  void computeAtKeepsAPredicateTyingIterVars() {
+    // fuzz_difftest TIR seeds 102982 and 103568: rfactor's block gets one reduce iter var per loop,
+    // each over its loop's range; over a split that does not divide (6 x 1 for 5) only the
+    // predicate keeps the iter var in the buffer. compute_at rebuilt the loops from the iter var
+    // domains and dropped the predicate: the block read A[.., 5] of 5. It now keeps a conjunct it
+    // can rewrite in the new loops and refuses one it cannot.
+    PrimFunc f = parseFunc(R"(# from tvm.script import tir as T
+
+@T.prim_func
+def main(A: T.Buffer((2, 3, 5), "float32"), B: T.Buffer((2,), "float32")):
+    for i, k, l in T.grid(2, 3, 5):
+        with T.block("s"):
+            v, w0, w1 = T.axis.remap("SRR", [i, k, l])
+            with T.init():
+                B[v] = T.float32(0)
+            B[v] = B[v] + A[v, w0, w1]
+)");
+    for (const char* split : {"[6, None]", "[None, 2]", "[4, 2]"}) {
+      Schedule sch(f);
+      ScriptResult r = runScript(sch, loopsOf("s", "i, k, l") + "lo, li = sch.split(l, factors=" + split +
+                                              ")\nrf = sch.rfactor(k)\n"
+                                              "w0, w1 = sch.get_loops(b)\nsch.compute_at(rf, w0)\n",
+                                 "s.py");
+      QVERIFY2(r.ok, (r.message + "\n" + r.detail).c_str());
+      double err = maxErrorBetween(f, sch.func());
+      QVERIFY2(err < 1e-5, (std::to_string(err) + "\n" + printFunc(sch.func())).c_str());
+    }
+  }
   void unevenFusedSplitWriteBackCopiesItsOwnElements() {
     // Fuzz seed 100530: C's loops fused (54) and split by 12, a cache_write and the write-back
     // moved under the outer loop. One iteration writes out 12 elements, which do not fill the

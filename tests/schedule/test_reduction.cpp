@@ -224,6 +224,51 @@ def main(A: T.Buffer((8, 32), "float32"), B: T.Buffer((8,), "float32")):
     checkMeaning(f, loopsOf("A_red", "i, k") + "io, ii = sch.split(i, factors=[None, 10])\n"
                                                "rf = sch.rfactor(k)\n");
   }
+  void rfactorKeepsUnboundLoopsInWriteBack() {
+    // fuzz_difftest TIR seed 102913: split(i, [None, 10]) of an extent-9 loop leaves a unit outer
+    // loop the binding drops (`v_i = i_1`); splitting that loop by [2, None] gives a loop of
+    // extent 2 bound to no iter var, which only the predicate `(i_0_0 + i_0_1) * 10 + i_1 < 9 and
+    // i_0_0 + i_0_1 < 1` ties to i_1. The write-back dropped it with every conjunct naming it and
+    // stored A_red[9] of 9. It now keeps such a loop, as TVM does, with the predicate.
+    PrimFunc f = workload("reduce_sum:M=9,N=8");
+    const std::string pre = loopsOf("A_red", "i, k") + "io, ii = sch.split(i, factors=[None, 10])\n"
+                                                       "a, c = sch.split(io, factors=[2, None])\n";
+    checkMeaning(f, pre + "rf = sch.rfactor(k)\n");
+    checkMeaning(f, pre + "ko, ki = sch.split(k, factors=[None, 3])\nrf = sch.rfactor(ki)\n");
+    // Under a reduce loop such a loop would repeat updates between two inits: refused (TVM too).
+    std::string err = scriptError(f, pre + "sch.reorder(k, a)\nrf = sch.rfactor(k)\n").first;
+    QCOMPARE(QString::fromStdString(err), QString("RFactorLoopError"));
+  }
+  void decomposeRefusesARerunningLoop() {
+    // fuzz_difftest TIR seed 110903: a sum over a max's result, moved by reverse_compute_at under
+    // the max's reduce loop, reruns its whole reduction at each iteration of it (right: the init
+    // restarts it each time); decompose_reduction above that loop hoisted the init out, and the
+    // reruns added up. Refused now; decomposing under it keeps the meaning.
+    PrimFunc f = parseFunc(R"(# from tvm.script import tir as T
+
+@T.prim_func
+def main(R1: T.Buffer((5, 6), "float32"), R2: T.Buffer((5, 4), "float32"), out: T.Buffer((5,), "float32")):
+    t1 = T.alloc_buffer((5,), "float32")
+    for i, k in T.grid(5, 6):
+        with T.block("s1"):
+            v, w = T.axis.remap("SR", [i, k])
+            with T.init():
+                t1[v] = T.float32("-inf")
+            t1[v] = T.max(t1[v], R1[v, w])
+    for i, k in T.grid(5, 4):
+        with T.block("s2"):
+            v, w = T.axis.remap("SR", [i, k])
+            with T.init():
+                out[v] = T.float32(0)
+            out[v] = out[v] + R2[v, w] * t1[v]
+)");
+    const std::string pre = "b = sch.get_block(\"s2\")\np = sch.get_block(\"s1\")\ni, k = sch.get_loops(p)\n"
+                            "sch.reverse_compute_at(b, k)\nl0, l1, l2 = sch.get_loops(b)\n";
+    checkMeaning(f, pre);
+    checkMeaning(f, pre + "x = sch.decompose_reduction(b, l2)\n");
+    QCOMPARE(QString::fromStdString(scriptError(f, pre + "x = sch.decompose_reduction(b, l0)\n").first),
+             QString("LoopPositionError"));
+  }
   void rfactorOtherReducers() {
     PrimFunc f = parseFunc(kOddities);
     checkMeaning(f, loopsOf("mx", "i, k") + "ko, ki = sch.split(k, factors=[None, 8])\n"

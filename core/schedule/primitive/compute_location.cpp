@@ -3,6 +3,7 @@
 #include "core/schedule/primitive/compute_location.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
@@ -11,6 +12,7 @@
 #include "core/schedule/Analysis.h"
 #include "core/schedule/primitive/block_dataflow.h"
 #include "core/tir/Op.h"
+#include "core/tir/Printer.h"
 #include "core/tir/Visitor.h"
 
 namespace loom::tir {
@@ -428,6 +430,55 @@ void computeAtImpl(Schedule& sch, const BlockRV& blockRV, const LoopRV& loopRV, 
       Expr upper = value < foldConstants(dom.min + dom.extent);
       if (!an.canProve(lower)) pred = pred.defined() ? (pred && lower) : lower;
       if (!an.canProve(upper)) pred = pred.defined() ? (pred && upper) : upper;
+    }
+    // Step 7b. The block's own predicate. The new loops cover each iter var's domain, which is
+    // all a split's predicate says; but a block whose iter vars are bound to loops one to one with
+    // a predicate tying them (rfactor's block over a split reduce loop: `k_0 * 2 + k_1 < 5`, or a
+    // loop longer than the iter var's domain, fuzz_difftest TIR seeds 102982 and 103568) would run
+    // instances the predicate excluded and read out of bounds. Such a conjunct is kept, in terms of
+    // the new values; one that neither follows from the iter var domains nor can be rewritten is
+    // refused.
+    if (!isOne(realize->predicate)) {
+      std::unordered_map<Var, Expr, RefHash, RefEqual> toNew;
+      std::vector<const ForNode*> oldLoops = loopsAbove(sch, block);
+      arith::Analyzer domAn;
+      for (auto* l : oldLoops) {
+        domAn.bind(l->loopVar, Range(l->min, l->extent));
+        const int64_t* e = asConstInt(l->extent);
+        if (e && *e == 1) toNew[l->loopVar] = l->min;
+      }
+      for (size_t i = 0; i < block->iterVars.size(); ++i)
+        if (auto* v = realize->iterValues[i].as<VarNode>())
+          for (auto* l : oldLoops)
+            if (l->loopVar.get() == v && !toNew.count(l->loopVar)) toNew[l->loopVar] = values[i];
+      for (size_t i = 0; i < block->iterVars.size(); ++i) {
+        const Range& dom = block->iterVars[i].dom;
+        const Expr& v = realize->iterValues[i];
+        domAn.pushConstraint(dom.min <= v && v < foldConstants(dom.min + dom.extent));
+      }
+      std::vector<Expr> parts;
+      std::function<void(const Expr&)> split = [&](const Expr& e) {
+        if (auto* b = e.as<BinaryNode>(); b && b->op == BinOp::And) {
+          split(b->a);
+          split(b->b);
+        } else if (!isOne(e)) {
+          parts.push_back(e);
+        }
+      };
+      split(realize->predicate);
+      for (auto& p : parts) {
+        if (domAn.canProve(p)) continue; // a domain guard: step 7 adds what is needed
+        Expr q = substitute(p, toNew);
+        bool stale = std::any_of(oldLoops.begin(), oldLoops.end(),
+                                 [&](const ForNode* l) { return usesVar(q, l->loopVar); });
+        if (stale)
+          throw ScheduleValueError(prim + ": " + what + " has the predicate `" + printExpr(p) +
+                                       "`, which does not follow from its iter var domains and "
+                                       "names loops that moving the block would remove",
+                                   sch.func(), {block});
+        q = an.simplify(q);
+        if (!an.canProve(q)) pred = pred.defined() ? (pred && q) : q;
+      }
     }
     moved = blockRealize(values, pred.defined() ? pred : boolImm(true), realize->block);
     for (size_t k = loops.size(); k-- > 0;)

@@ -238,6 +238,24 @@ BlockRV decomposeReduction(Schedule& sch, const BlockRV& blockRV, const LoopRV& 
                 ", so the init would rerun at each of its iterations",
             sch.func(), {*it, loop});
   }
+  // Step 2b. A loop from `loop` down bound to no iter var of the block, whose extent is not 1,
+  // reruns the whole reduction of each element; with the init inside the block each rerun starts
+  // afresh, with the init hoisted out they would add up (fuzz_difftest TIR seed 110903: a sum
+  // moved by reverse_compute_at under its producer's reduce loop, then decomposed at the top).
+  for (auto it = pos; it != loops.end(); ++it) {
+    const ForNode* l = *it;
+    const int64_t* e = asConstInt(l->extent);
+    if (e && *e == 1) continue;
+    bool bound = false;
+    for (auto& v : realize->iterValues)
+      bound |= usesVar(v, l->loopVar);
+    if (!bound)
+      throw LoopPositionError("decompose_reduction: loop " + quoted(l->loopVar->name) +
+                                  " is bound to no iter var of block " + quoted(block->name) +
+                                  " and reruns its reduction, which an init hoisted above it "
+                                  "would not restart",
+                              sch.func(), {l, block});
+  }
   // Step 3. The init block: the spatial iter vars the init uses, bound as in the block.
   auto* init = new BlockNode();
   init->name = dataflow::freshBlockName(sch.func(), block->name + "_init");
@@ -386,6 +404,29 @@ BlockRV rfactor(Schedule& sch, const LoopRV& loopRV, int64_t factorAxis) {
                                  quoted(block->name) + " (a fused spatial and reduce loop); rfactor cannot keep it",
                              sch.func(), {l, block});
   }
+  // Step 3c. A loop bound to no iter var (left by splitting a unit loop whose binding was
+  // simplified away: `split(l, [2, None])` of an extent-1 loop, fuzz_difftest TIR seed 102913)
+  // whose extent is not 1 must not sit under a loop of a reduce iter var (TVM refuses it too): it
+  // repeats the reduction's updates between two inits.
+  {
+    bool underReduce = false;
+    for (auto* l : loops) {
+      bool bound = false, reduce = false;
+      for (size_t i = 0; i < block->iterVars.size(); ++i)
+        if (usesVar(realize->iterValues[i], l->loopVar)) {
+          bound = true;
+          reduce |= block->iterVars[i].iterType == IterType::CommReduce;
+        }
+      if (reduce) underReduce = true;
+      const int64_t* e = asConstInt(l->extent);
+      if (!bound && underReduce && !(e && *e == 1))
+        throw RFactorLoopError("rfactor: loop " + quoted(l->loopVar->name) +
+                                   " is bound to no iter var of block " + quoted(block->name) +
+                                   ", its extent is not 1 and it lies under a loop of a reduce "
+                                   "iter var; rfactor cannot keep it",
+                               sch.func(), {l, block});
+    }
+  }
   // Step 4. The factor axis.
   const Buffer& out = store->buffer;
   int64_t ndim = int64_t(out->ndim());
@@ -443,15 +484,21 @@ BlockRV rfactor(Schedule& sch, const LoopRV& loopRV, int64_t factorAxis) {
   const BlockNode* rfPtr = rf;
   Stmt rfRealize = blockRealize(rfValues, realize->predicate, Block(rf));
   // Step 7. The write-back block (keeps the block's name): spatial iter vars plus the loop as a
-  // reduce iter var, over fresh copies of the loops of its bindings.
+  // reduce iter var, over fresh copies of the loops of its bindings and of the loops bound to no
+  // iter var whose extent is not 1 (as TVM: the predicate may tie them to a spatial loop, and
+  // dropping them would drop that bound: fuzz_difftest TIR seed 102913 stored out[3, 9] of 4x9).
   std::vector<const ForNode*> wbLoops;
   std::vector<Var> wbLoopVars, dropped;
   VarMap wbLoopMap;
   for (auto* l : loops) {
-    bool used = l == loop;
-    for (size_t i = 0; i < block->iterVars.size(); ++i)
-      used |= block->iterVars[i].iterType == IterType::DataPar &&
-              usesVar(realize->iterValues[i], l->loopVar);
+    bool used = l == loop, bound = false;
+    for (size_t i = 0; i < block->iterVars.size(); ++i) {
+      bool uses = usesVar(realize->iterValues[i], l->loopVar);
+      bound |= uses;
+      used |= block->iterVars[i].iterType == IterType::DataPar && uses;
+    }
+    const int64_t* extent = asConstInt(l->extent);
+    used |= !bound && !(extent && *extent == 1);
     if (!used) {
       dropped.push_back(l->loopVar);
       continue;
