@@ -1,6 +1,7 @@
 // The default CPU schedule of a fused group (see DefaultSchedule.h).
 #include "core/driver/DefaultSchedule.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <set>
 
@@ -643,7 +644,18 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
     }
     tir::LoopRV rowLoop = loops[rowK];
     std::optional<tir::LoopRV> rowInner;
-    if (partialTile) {
+    if (partialTile && !rowSymbolic) {
+      // A sampled row count (the default's decision among 2 .. the budget): the trace stays a
+      // design the tuner can mutate, as with the perfect tiles.
+      std::vector<int64_t> rowCounts;
+      for (int64_t r = 2; r <= std::max(budgetRows, rowBlock); ++r) rowCounts.push_back(r);
+      const auto at = std::find(rowCounts.begin(), rowCounts.end(), rowBlock);
+      tir::ExprRV rows = tir::sampleCategorical(sch, rowCounts, std::vector<double>(rowCounts.size(), 1.0 / double(rowCounts.size())),
+                                                int64_t(at - rowCounts.begin()));
+      auto parts = tir::split(sch, rowLoop, {tir::Value(nullptr), tir::Value(rows)});
+      rowLoop = parts[0];
+      rowInner = parts[1];
+    } else if (partialTile) {
       auto parts = tir::split(sch, rowLoop, {tir::Value(nullptr), tir::Value(rowBlock)});
       rowLoop = parts[0];
       rowInner = parts[1];

@@ -222,7 +222,8 @@ private slots:
     for (auto& name : intrinsicNames()) {
       const Intrinsic* in = findIntrinsic(name);
       if (name == "if_then_else") continue;
-      exprs.push_back(in->numArgs == 2 ? call(name, {x, Expr(x) * 2}) : call(name, {x}));
+      if (in->numArgs == 3) exprs.push_back(call(name, {x, Expr(x) * 2, Expr(x) + floatImm(f32, 1)}));
+      else exprs.push_back(in->numArgs == 2 ? call(name, {x, Expr(x) * 2}) : call(name, {x}));
     }
     for (auto& e : exprs) {
       std::string t = printExpr(e);
