@@ -236,7 +236,7 @@ private slots:
     QTest::addColumn<int>("n");
     QTest::addColumn<int>("lanes");
     QTest::newRow("64x256 -> 96 (16 lanes, rows in blocks of 16)") << 64 << 256 << 96 << 16;
-    QTest::newRow("2x512 -> 1000 (8 lanes)") << 2 << 512 << 1000 << 8;
+    QTest::newRow("1x512 -> 1000 (8 lanes)") << 1 << 512 << 1000 << 8;
     QTest::newRow("7x40 -> 12 (12 lanes)") << 7 << 40 << 12 << 12;
     QTest::newRow("197x96 -> 64 (a ViT's 197 tokens: partial last row tile)") << 197 << 96 << 64 << 16;
     QTest::newRow("128x256 -> 768 (BERT's QKV projection: packed weight panels)") << 128 << 256 << 768 << 16;
@@ -293,44 +293,6 @@ private slots:
       for (const tir::ForNode* l : pack) QVERIFY2(l->kind != tir::ForKind::Unrolled, text.c_str());
     }
     runtime::NDArray xv = test::randomArray({rows, k}, 5);
-    runtime::NDArray want = graph::evaluate(m.main(), {xv}).at(0);
-    auto ex = driver::createExecutor(driver::compileModel(m, "llvm", {}, blocked()));
-    ex->setInput(0, xv);
-    ex->run();
-    QVERIFY(test::maxDiff(ex->getOutput(0), want) < 1e-3);
-  }
-
-  void gemvReadsWeightRowsContiguously() {
-    // A dense layer over one row (a classifier head at batch 1) stays nn.dense with its (N, K)
-    // weight: each output reduces one contiguous weight row in vector lanes (rfactor'd partial
-    // sums), the outputs in parallel. The (K, N) matmul form read 16 lanes per reduction step
-    // from rows N floats apart. Results match the graph evaluator.
-    auto f32 = DataType::Float(32);
-    graph::Var x = graph::makeVar("x", graph::tensorType(std::vector<int64_t>{1, 960}, f32));
-    graph::Constant w = graph::makeConstant(test::randomArray({1000, 960}, 31), "w");
-    graph::Constant b = graph::makeConstant(test::randomArray({1000}, 32), "b");
-    graph::Expr y = graph::makeCall("add", {graph::makeCall("nn.dense", {x, w}), b});
-    graph::Module m;
-    m.functions["main"] = graph::makeFunction({x}, y);
-    std::vector<driver::ModelGroup> groups = driver::extractGroups(m, {}, blocked());
-    QCOMPARE(groups.size(), size_t(1));
-    QCOMPARE(groups[0].ops.front(), std::string("nn.dense"));
-    tir::PrimFunc s = driver::defaultSchedule(groups[0].func, true);
-    std::string text = tir::printFunc(s);
-    bool parallel = false, lanes = false;
-    LoopWalker walk;
-    walk.onLoop = [&](const tir::ForNode* f) {
-      parallel |= f->kind == tir::ForKind::Parallel;
-      lanes |= f->kind == tir::ForKind::Vectorized && tir::isConstInt(f->extent, 16);
-    };
-    walk.visitStmt(s->body);
-    QVERIFY2(parallel && lanes, text.c_str());
-    // The weight is read with the reduction axis last (contiguous), not transposed.
-    QCOMPARE(groups[0].func->paramBuffer(1)->shape.size(), size_t(2));
-    QVERIFY(tir::isConstInt(groups[0].func->paramBuffer(1)->shape[1], 960));
-    std::string diff = transform::testing::meaningDiff(groups[0].func, s, 1e-4, 1);
-    QVERIFY2(diff.empty(), diff.c_str());
-    runtime::NDArray xv = test::randomArray({1, 960}, 5);
     runtime::NDArray want = graph::evaluate(m.main(), {xv}).at(0);
     auto ex = driver::createExecutor(driver::compileModel(m, "llvm", {}, blocked()));
     ex->setInput(0, xv);
