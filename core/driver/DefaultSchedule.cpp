@@ -433,8 +433,7 @@ const tir::BufferNode* laneOperand(const tir::BlockNode* blk, size_t numSpatial)
 
 /// The length of the lane operand's rows (its last dimension; 0 when unknown): longer than the
 /// vector in a GEMM's (K, N) weight, one vector in a conv's blocked weights.
-int64_t laneOperandRow(const tir::BlockNode* blk, size_t numSpatial) {
-  const tir::BufferNode* operand = laneOperand(blk, numSpatial);
+int64_t laneOperandRow(const tir::BufferNode* operand) {
   if (!operand || operand->shape.empty()) return 0;
   const int64_t* last = tir::asConstInt(operand->shape.back());
   return last ? *last : 0;
@@ -458,7 +457,7 @@ void packLanePanel(tir::Schedule& sch, const tir::BlockRV& b, size_t numSpatial,
   if (rowTiles < kMinPackedRowTiles) return;
   const tir::BlockNode* cur = sch.get(b);
   const tir::BufferNode* operand = laneOperand(cur, numSpatial);
-  const int64_t row = laneOperandRow(cur, numSpatial);
+  const int64_t row = laneOperandRow(operand);
   if (!operand || row <= lanes || row % lanes != 0) return;
   int64_t readIndex = -1;
   for (size_t r = 0; r < cur->reads.size(); ++r)
@@ -564,7 +563,7 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
   // Only a GEMM's: a conv's rows are output columns, whose partial tiles measured slower
   // (DenseNet, RegNet on one thread).
   const bool fewRows = registersPerRow(lanes) > 1 && chunk == 1 && !dot4 && rowBlock * 4 < budgetRows * 3 &&
-                       laneOperandRow(blk, numSpatial) > lanes;
+                       laneOperandRow(laneOperand(blk, numSpatial)) > lanes;
   const bool partialTile =
       budgetRows > 1 && (rowSymbolic || (rowExt > budgetRows && (rowBlock * 2 <= budgetRows || fewRows)));
   if (partialTile) {
@@ -727,19 +726,20 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
     order.push_back(laneInner);
     tir::reorder(sch, order);
     const tir::LoopRV tile = outer.back();
-    // (Not when the row axis also indexes the lane operand: then the row tiles read different
-    // panels.)
+    // The iterations of the loops outside the tile that become the parallel loop (below).
+    std::vector<tir::LoopRV> par(outer.begin() + long(serialOuter), outer.end() - 1);
+    int64_t parallelWork = 1;
+    for (const tir::LoopRV& l : par) parallelWork *= extentOf(sch, l);
     // The panel is packed inside the reduction block's loop (kBlock) or the lane chunk's (the
-    // last weight-only loop right outside the row tiles); every row tile inside reads it.
+    // last weight-only loop right outside the row tiles); every row tile inside reads it. (Not
+    // when the row axis also indexes the lane operand: then the row tiles read different panels.)
     if (bandK < 0 && !operandUse(sch.get(b), rowK, numSpatial).withLane) {
       if (kBlock) {
         if (!isSymbolic(sch, tile)) packLanePanel(sch, b, numSpatial, lanes, *kBlock, tiles);
       } else if (outer.size() >= 2 && weightOnly[outer.size() - 2] && !isSymbolic(sch, tile)) {
         // Not when the row tiles join the parallel loop (too few chunks to share, below): the
         // panel would then sit between the loops that fuse.
-        int64_t chunks = 1;
-        for (size_t k = serialOuter; k + 1 < outer.size(); ++k) chunks *= extentOf(sch, outer[k]);
-        if (chunks >= kMinParallelWork)
+        if (parallelWork >= kMinParallelWork)
           packLanePanel(sch, b, numSpatial, lanes, outer[outer.size() - 2], extentOf(sch, tile));
       }
     }
@@ -786,10 +786,7 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
     }
     // The loops outside the tile: fused and parallel (all of them when the tile loop is the
     // only one with enough iterations to share).
-    std::vector<tir::LoopRV> par(outer.begin() + long(serialOuter), outer.end() - 1);
-    int64_t work = 1;
-    for (const tir::LoopRV& l : par) work *= extentOf(sch, l);
-    if (work < kMinParallelWork && (par.empty() || !isSymbolic(sch, tile))) par.push_back(tile);
+    if (parallelWork < kMinParallelWork && (par.empty() || !isSymbolic(sch, tile))) par.push_back(tile);
     if (par.size() > 1) tir::parallel(sch, tir::fuse(sch, par));
     else if (par.size() == 1) tir::parallel(sch, par[0]);
     return names;
