@@ -219,6 +219,99 @@ std::vector<std::string> vectorizeDenseReduction(tir::Schedule& sch, const tir::
   }
 }
 
+/// A group of row reductions and the elementwise output that reads them, all along the same
+/// last axis (a softmax: the row's max, the sum of exps, the normalized row): the rows run in one
+/// parallel loop and every block is computed under it, one row at a time, so a row is read from
+/// L1 by each stage instead of each stage sweeping the whole tensor in a parallel loop of its
+/// own. Each reduction sums in 16 vector lanes (rfactor, as vectorizeDenseReduction); the
+/// output row runs in vector lanes. Returns the names of the blocks it scheduled (none when the
+/// group is not so; the schedule is then unchanged).
+std::vector<std::string> rowFusedSchedule(tir::Schedule& sch, bool vectorize) {
+  if (!vectorize) return {};
+  std::vector<tir::BlockRV> blocks = tir::getChildBlocks(sch, tir::getBlock(sch, "root"));
+  if (blocks.size() < 2) return {};
+  const tir::BlockRV out = blocks.back();
+  if (isReduction(sch.get(out))) return {};
+  std::vector<tir::LoopRV> loops = identityLoops(sch, out);
+  if (loops.size() < 2) return {};
+  for (const tir::LoopRV& l : loops)
+    if (isSymbolic(sch, l)) return {};
+  const int64_t rowLen = extentOf(sch, loops.back());
+  if (rowLen < 2 * kLanes) return {};
+  int64_t rows = 1;
+  for (size_t k = 0; k + 1 < loops.size(); ++k) rows *= extentOf(sch, loops[k]);
+  if (rows < 2) return {};
+  std::vector<std::string> names;
+  for (size_t k = 0; k + 1 < blocks.size(); ++k) {
+    const tir::BlockNode* blk = sch.get(blocks[k]);
+    // One reduce iter var, the last, over the row: its spatial iter vars are the rows.
+    // (A keepdims axis of extent 1 may sit between.)
+    if (!reducesAlongContiguousAxis(blk)) return {};
+    std::vector<tir::LoopRV> bl = identityLoops(sch, blocks[k]);
+    if (bl.size() < 2 || extentOf(sch, bl.back()) != rowLen) return {};
+    std::vector<int64_t> a, b;
+    for (size_t d = 0; d + 1 < bl.size(); ++d)
+      if (extentOf(sch, bl[d]) != 1) a.push_back(extentOf(sch, bl[d]));
+    for (size_t d = 0; d + 1 < loops.size(); ++d)
+      if (extentOf(sch, loops[d]) != 1) b.push_back(extentOf(sch, loops[d]));
+    if (a != b) return {};
+    names.push_back(blk->name);
+  }
+  names.push_back(sch.get(out)->name);
+  tir::Schedule saved = sch;
+  try {
+    const int64_t lanes = rowLen % kLanes == 0 || rowLen % 8 != 0 ? kLanes : 8;
+    // Each reduction sums in vector lanes: rfactor needs the block's own loop nest, so first.
+    std::vector<std::string> rfNames;
+    for (size_t k = 0; k + 1 < blocks.size(); ++k) {
+      const tir::BlockRV b = tir::getBlock(sch, names[k]);
+      const size_t numIters = sch.get(b)->iterVars.size();
+      std::vector<tir::LoopRV> bl = tir::getLoops(sch, b);
+      auto kp = tir::split(sch, bl.back(), {tir::Value(nullptr), tir::Value(lanes)});
+      tir::BlockRV rf = tir::rfactor(sch, kp[1], int64_t(numIters - 1));
+      rfNames.push_back(sch.get(rf)->name);
+    }
+    std::vector<tir::LoopRV> rowLoops(loops.begin(), loops.end() - 1);
+    const tir::LoopRV fused = rowLoops.size() > 1 ? tir::fuse(sch, rowLoops) : rowLoops[0];
+    tir::parallel(sch, fused);
+    auto parts = tir::split(sch, loops.back(), {tir::Value(nullptr), tir::Value(lanes)});
+    tir::vectorize(sch, parts[1]);
+    // Consumers first: each producer then covers the one row its consumers read.
+    for (size_t k = blocks.size() - 1; k-- > 0;) {
+      tir::computeAt(sch, tir::getBlock(sch, names[k]), fused);
+      tir::computeAt(sch, tir::getBlock(sch, rfNames[k]), fused);
+    }
+    for (const std::string& rfName : rfNames) {
+      const tir::BlockRV rf = tir::getBlock(sch, rfName);
+      const tir::BlockNode* blk = sch.get(rf);
+      const tir::BlockRealizeNode* realize = sch.realizeOf(blk);
+      std::vector<tir::LoopRV> rl = tir::getLoops(sch, rf);
+      // The loops under the row: the reduce one (binds the reduce iter var) and the lane one.
+      std::optional<tir::LoopRV> red, lane;
+      for (size_t d = 1; d < rl.size(); ++d) {
+        const tir::ForNode* l = sch.get(rl[d]);
+        if (extentOf(sch, rl[d]) == 1) continue;
+        bool reduces = false;
+        for (size_t v = 0; v < blk->iterVars.size(); ++v)
+          if (blk->iterVars[v].iterType != tir::IterType::DataPar && tir::usesVar(realize->iterValues[v], l->loopVar))
+            reduces = true;
+        (reduces ? red : lane) = rl[d];
+      }
+      if (!red || !lane) throw Error("row-fused schedule: unexpected loops of " + rfName);
+      tir::reorder(sch, {*red, *lane});
+      tir::BlockRV init = tir::decomposeReduction(sch, rf, *red);
+      tir::vectorize(sch, tir::getLoops(sch, init).back());
+      tir::vectorize(sch, *lane);
+      names.push_back(rfName);
+      names.push_back(sch.get(init)->name);
+    }
+    return names;
+  } catch (const Error&) {
+    sch = saved;
+    return {};
+  }
+}
+
 /// The largest divisor of `n` not above `limit`.
 int64_t largestDivisor(int64_t n, int64_t limit) {
   for (int64_t d = std::min(n, limit); d > 1; --d)
@@ -498,7 +591,10 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
   if (loops.empty()) return {};
   if (isSymbolic(sch, loops[numSpatial - 1])) return {};
   const int64_t laneExt = *tir::asConstInt(sch.get(loops[numSpatial - 1])->extent);
-  int64_t lanes = laneExt <= kLanes ? laneExt : laneExt % kLanes == 0 ? kLanes : laneExt % 8 == 0 ? 8 : 0;
+  // A lane extent that is no multiple of 8 (197 keys of a ViT's attention) takes full 16-lane
+  // chunks and a guarded last one: loop partitioning peels it off, and its loads and stores
+  // become masked ones.
+  int64_t lanes = laneExt <= kLanes ? laneExt : laneExt % kLanes == 0 ? kLanes : laneExt % 8 == 0 ? 8 : kLanes;
   if (lanes < 4) return {};
   size_t rowK = rowAxis(sch, blk, loops, numSpatial);
   if (rv) {
@@ -636,8 +732,11 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
     }
     std::vector<tir::LoopRV> reduce(loops.begin() + long(numSpatial), loops.end());
     tir::LoopRV laneInner = loops[numSpatial - 1];
+    // The position in `outer` of the lane chunk loop whose last chunk is partial (below).
+    std::optional<size_t> partialChunk;
     if (lanes != laneExt) {
       auto parts = tir::split(sch, laneInner, {tir::Value(nullptr), tir::Value(lanes)});
+      if (laneExt % lanes != 0) partialChunk = outer.size();
       pushOuter(parts[0], true);
       laneInner = parts[1];
     }
@@ -684,6 +783,26 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
         outer = o2;
         weightOnly = w2;
         serialOuter = sym.size() - 1;
+        partialChunk.reset();
+      }
+    }
+    // A partial last lane chunk stays a loop of its own, outside the parallel loop: loop
+    // partitioning then peels that chunk off (masked loads and stores) and the others run
+    // unguarded; fused into the parallel loop its guard (`fused % 13 * 16 + lane < 197`) is no
+    // longer affine in one loop. When the other loops have too little parallel work, the chunk
+    // loop moves inside the row tiles' loop, which joins the parallel loop instead.
+    if (partialChunk) {
+      int64_t work = 1;
+      for (size_t k = serialOuter; k + 1 < outer.size(); ++k)
+        if (k != *partialChunk) work *= extentOf(sch, outer[k]);
+      if (work < kMinParallelWork && !isSymbolic(sch, outer.back())) {
+        const tir::LoopRV chunkLoop = outer[*partialChunk];
+        const bool w = weightOnly[*partialChunk];
+        outer.erase(outer.begin() + long(*partialChunk));
+        weightOnly.erase(weightOnly.begin() + long(*partialChunk));
+        outer.push_back(chunkLoop);
+        weightOnly.push_back(w);
+        partialChunk = outer.size() - 1;
       }
     }
     // Reduction blocking (a GEMM's K-blocking): when the weights one parallel unit reads (its
@@ -728,12 +847,13 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
     const tir::LoopRV tile = outer.back();
     // The iterations of the loops outside the tile that become the parallel loop (below).
     std::vector<tir::LoopRV> par(outer.begin() + long(serialOuter), outer.end() - 1);
+    if (partialChunk && *partialChunk + 2 == outer.size()) par.pop_back();
     int64_t parallelWork = 1;
     for (const tir::LoopRV& l : par) parallelWork *= extentOf(sch, l);
     // The panel is packed inside the reduction block's loop (kBlock) or the lane chunk's (the
     // last weight-only loop right outside the row tiles); every row tile inside reads it. (Not
     // when the row axis also indexes the lane operand: then the row tiles read different panels.)
-    if (bandK < 0 && !operandUse(sch.get(b), rowK, numSpatial).withLane) {
+    if (bandK < 0 && !partialChunk && !operandUse(sch.get(b), rowK, numSpatial).withLane) {
       if (kBlock) {
         if (!isSymbolic(sch, tile)) packLanePanel(sch, b, numSpatial, lanes, *kBlock, tiles);
       } else if (outer.size() >= 2 && weightOnly[outer.size() - 2] && !isSymbolic(sch, tile)) {
@@ -912,6 +1032,7 @@ tir::Schedule scheduleByDefault(const tir::PrimFunc& f, bool vectorize, RowVaria
   }
   // Blocks a special rule scheduled (by name: RVs do not survive the rules' rewrites).
   std::set<std::string> done;
+  for (const std::string& n : rowFusedSchedule(sch, vectorize)) done.insert(n);
   for (const tir::BlockRV& b : children()) {
     if (done.count(sch.get(b)->name)) continue;
     for (const std::string& n : tileLaneReduction(sch, b, vectorize, rv)) done.insert(n);

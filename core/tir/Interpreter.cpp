@@ -302,8 +302,10 @@ private:
   Value evalBinary(const BinaryNode* n);
   Scalar binaryScalar(BinOp op, DataType e, Scalar a, Scalar b);
   Value evalCall(const CallNode* n);
-  Value evalLoad(const BufferLoadNode* n);
-  void execStore(const BufferStoreNode* n);
+  /// `active`: a masked access (a vector condition's lanes); inactive lanes are neither
+  /// bounds-checked nor read or written (a load gives them `other`'s lanes).
+  Value evalLoad(const BufferLoadNode* n, const Value* active = nullptr, const Value* other = nullptr);
+  void execStore(const BufferStoreNode* n, const Value* active = nullptr);
   void execRealize(const BlockRealizeNode* n);
   void execBlock(const BlockNode* b, Scope& scope);
 
@@ -312,7 +314,8 @@ private:
   Value lookup(const VarNode* v);
   MemRef allocate(int64_t elements, DataType t, const std::string& what);
   /// The memory, base byte offset and per-lane element offsets of an access.
-  void resolve(const Buffer& b, const std::vector<Expr>& indices, const char* what, Access& acc);
+  void resolve(const Buffer& b, const std::vector<Expr>& indices, const char* what, Access& acc,
+               const Value* active = nullptr);
   const Layout& layoutOf(const Buffer& b, Layout& scratch);
   Slot* find(const VarNode* v) {
     auto it = m_env.find(v);
@@ -424,7 +427,8 @@ const Interp::Layout& Interp::layoutOf(const Buffer& b, Layout& scratch) {
   return l;
 }
 
-void Interp::resolve(const Buffer& b, const std::vector<Expr>& indices, const char* what, Access& acc) {
+void Interp::resolve(const Buffer& b, const std::vector<Expr>& indices, const char* what, Access& acc,
+                     const Value* active) {
   Slot* slot = find(b->data.get());
   if (!slot || !slot->value.mem)
     LOOM_THROW(RuntimeError) << what << " of buffer " << b->name << ": its data variable '" << b->data->name
@@ -474,6 +478,10 @@ void Interp::resolve(const Buffer& b, const std::vector<Expr>& indices, const ch
   acc.lanes = lanes;
   if (lanes > 1) acc.bytes.assign(size_t(lanes), 0);
   for (int k = 0; k < lanes; ++k) {
+    if (active && active->lanes() > 1 && active->lane(k).i == 0) {
+      if (lanes > 1) acc.bytes[size_t(k)] = 0;
+      continue;
+    }
     int64_t flat = l.offset;
     bool overflow = false;
     for (size_t d = 0; d < nd; ++d) {
@@ -499,12 +507,12 @@ void Interp::resolve(const Buffer& b, const std::vector<Expr>& indices, const ch
   }
 }
 
-Value Interp::evalLoad(const BufferLoadNode* n) {
+Value Interp::evalLoad(const BufferLoadNode* n, const Value* active, const Value* other) {
   const Buffer& b = n->buffer;
   DataType e = b->dtype.element();
   if (!storable(e)) LOOM_THROW(RuntimeError) << "load of buffer " << b->name << " of unsupported type " << b->dtype.str();
   Access acc;
-  resolve(b, n->indices, "load", acc);
+  resolve(b, n->indices, "load", acc, active);
   int bufLanes = b->dtype.lanes();
   int total = acc.lanes * bufLanes;
   if (n->dtype.element() != e || n->dtype.lanes() != total)
@@ -513,17 +521,23 @@ Value Interp::evalLoad(const BufferLoadNode* n) {
   Value r = makeValue(n->dtype);
   auto eb = int64_t(elemBytes(e));
   for (int k = 0; k < acc.lanes; ++k)
-    for (int l = 0; l < bufLanes; ++l) r.at(k * bufLanes + l) = readScalar(acc.mem->ptr + acc.byteAt(k) + l * eb, e);
+    for (int l = 0; l < bufLanes; ++l) {
+      const int lane = k * bufLanes + l;
+      if (active && acc.lanes > 1 && active->lane(k).i == 0)
+        r.at(lane) = other->lane(other->lanes() > 1 ? lane : 0);
+      else
+        r.at(lane) = readScalar(acc.mem->ptr + acc.byteAt(k) + l * eb, e);
+    }
   return r;
 }
 
-void Interp::execStore(const BufferStoreNode* n) {
+void Interp::execStore(const BufferStoreNode* n, const Value* active) {
   const Buffer& b = n->buffer;
   DataType e = b->dtype.element();
   if (!storable(e)) LOOM_THROW(RuntimeError) << "store to buffer " << b->name << " of unsupported type " << b->dtype.str();
   Value val = eval(n->value);
   Access acc;
-  resolve(b, n->indices, "store", acc);
+  resolve(b, n->indices, "store", acc, active);
   int bufLanes = b->dtype.lanes();
   int total = acc.lanes * bufLanes;
   if (val.t.element() != e || (val.lanes() != total && val.lanes() != 1))
@@ -533,6 +547,7 @@ void Interp::execStore(const BufferStoreNode* n) {
   for (int k = 0; k < acc.lanes; ++k)
     for (int l = 0; l < bufLanes; ++l) {
       int lane = k * bufLanes + l;
+      if (active && acc.lanes > 1 && active->lane(k).i == 0) continue;
       writeScalar(acc.mem->ptr + acc.byteAt(k) + l * eb, e, val.lane(val.lanes() > 1 ? lane : 0));
     }
 }
@@ -636,6 +651,11 @@ Value Interp::evalCall(const CallNode* n) {
     if (c.lanes() == 1) {
       bool taken = c.t.isFloat() ? c.s.f != 0 : c.s.i != 0;
       return eval(taken ? n->args[1] : n->args[2]);
+    }
+    // A lane-guarded load (codegen: a masked load) reads only the lanes whose condition holds.
+    if (auto* load = n->args[1].as<BufferLoadNode>(); load && load->dtype.lanes() == c.lanes()) {
+      Value f = eval(n->args[2]);
+      return evalLoad(load, &c, &f);
     }
     Value t = eval(n->args[1]), f = eval(n->args[2]);
     Value r = makeValue(n->dtype);
@@ -876,6 +896,15 @@ void Interp::execNode(const Stmt& s) {
     return;
   case NodeKind::IfThenElse: {
     auto* n = s.as<IfThenElseNode>();
+    if (n->condition.dtype().lanes() > 1) {
+      // A vector condition guards one vector store lane by lane (codegen: a masked store).
+      auto* store = n->thenCase.as<BufferStoreNode>();
+      if (!store || n->elseCase.defined())
+        LOOM_THROW(RuntimeError) << "a vector if condition can only guard one buffer store";
+      Value c = eval(n->condition);
+      execStore(store, &c);
+      return;
+    }
     if (evalCond(n->condition, "if condition")) exec(n->thenCase);
     else exec(n->elseCase);
     return;

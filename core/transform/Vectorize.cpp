@@ -170,10 +170,47 @@ protected:
     return withSpan(bufferStore(n->buffer, widen(v), idx), n->span);
   }
 
+  /// An if whose condition depends on the lane (the guarded last chunk of a split that does not
+  /// divide, `if i_0 * 16 + i_1 < 197`) guards each store lane by lane: its conjuncts that do
+  /// not depend on the lane stay a scalar if around it, the others become the mask of the
+  /// stores (codegen: masked stores) and of the lane-varying loads in their values (masked loads:
+  /// an inactive lane must not read past the buffer).
   Stmt visit(const IfThenElseNode* n, const Stmt& self) override {
     Expr c = mutate(n->condition);
-    if (c.dtype().isVector()) throw NotVectorizable{"an if condition depends on the lane"};
-    return IRMutator::visit(n, self);
+    if (c.dtype().isScalar()) return IRMutator::visit(n, self);
+    if (n->elseCase.defined()) throw NotVectorizable{"an if with an else branch depends on the lane"};
+    std::vector<Expr> conjuncts;
+    std::vector<Expr> todo{n->condition};
+    while (!todo.empty()) {
+      Expr e = todo.back();
+      todo.pop_back();
+      auto* b = e.as<BinaryNode>();
+      if (b && b->op == BinOp::And) {
+        todo.push_back(b->b);
+        todo.push_back(b->a);
+      } else {
+        conjuncts.push_back(e);
+      }
+    }
+    Expr scalarCond, mask;
+    for (const Expr& e : conjuncts) {
+      Expr m = mutate(e);
+      if (m.dtype().isScalar()) scalarCond = scalarCond.defined() ? (scalarCond && m) : m;
+      else mask = mask.defined() ? (mask && m) : m;
+    }
+    Stmt body = mutate(n->thenCase);
+    std::vector<Stmt> stores;
+    if (auto* sq = body.as<SeqStmtNode>()) stores = sq->seq;
+    else stores.push_back(body);
+    std::vector<Stmt> guarded;
+    for (const Stmt& st : stores) {
+      auto* store = st.as<BufferStoreNode>();
+      if (!store || store->value.dtype().isScalar())
+        throw NotVectorizable{"a lane-dependent if guards more than vector stores"};
+      guarded.push_back(ifThen(mask, bufferStore(store->buffer, maskLoads(store->value, mask), store->indices)));
+    }
+    Stmt out = seq(guarded);
+    return scalarCond.defined() ? ifThen(scalarCond, out) : out;
   }
 
   Stmt visit(const LetStmtNode* n, const Stmt& self) override {
@@ -201,6 +238,25 @@ protected:
   Stmt visit(const BlockRealizeNode*, const Stmt&) override { throw NotVectorizable{"it contains a block"}; }
 
 private:
+  /// `value` with each load whose index varies by lane read only where `mask` holds.
+  static Expr maskLoads(const Expr& value, const Expr& mask) {
+    struct Masker : IRMutator {
+      Expr mask;
+      using IRMutator::visit;
+      Expr visit(const BufferLoadNode* n, const Expr& self) override {
+        if (n->indices.size() != 1 || !n->indices[0].as<RampNode>()) return self;
+        return ifThenElse(mask, self, broadcast(makeZero(n->dtype.element()), n->dtype.lanes()));
+      }
+      Expr visit(const CallNode* n, const Expr& self) override {
+        // Already masked (a guarded load inside the value).
+        if (n->op == "if_then_else") return self;
+        return IRMutator::visit(n, self);
+      }
+    } m;
+    m.mask = mask;
+    return m.mutate(value);
+  }
+
   struct Access {
     const VarNode* data;
     Expr index;

@@ -368,6 +368,42 @@ private slots:
     QVERIFY(test::maxDiff(ex->getOutput(0), want) < 1e-3);
   }
 
+  void attentionOver197KeysRunsInPartialLaneChunks() {
+    // The attention scores of a ViT, (6, 197, 64) x (6, 64, 197): 197 keys are no multiple of 8,
+    // so the keys run in 16-lane chunks with a partial last one (12 x 16 + 5) under a register
+    // tile of query rows. The chunk loop stays a loop of its own outside the parallel loop (loop
+    // partitioning peels the partial chunk; fused into the parallel loop its guard would mask
+    // every chunk); results match the graph evaluator.
+    auto f32 = DataType::Float(32);
+    graph::Var q = graph::makeVar("q", graph::tensorType(std::vector<int64_t>{6, 197, 64}, f32));
+    graph::Var k = graph::makeVar("k", graph::tensorType(std::vector<int64_t>{6, 64, 197}, f32));
+    graph::Module m;
+    m.functions["main"] = graph::makeFunction({q, k}, graph::makeCall("nn.matmul", {q, k}));
+    std::vector<driver::ModelGroup> groups = driver::extractGroups(m, {}, blocked());
+    QCOMPARE(groups.size(), size_t(1));
+    tir::PrimFunc s = driver::defaultSchedule(groups[0].func, true);
+    std::map<std::string, std::vector<const tir::ForNode*>> loopsOf = loopsByBlock(s);
+    std::string text = tir::printFunc(s);
+    QVERIFY2(loopsOf.count("T_matmul"), text.c_str());
+    const auto& loops = loopsOf["T_matmul"];
+    QVERIFY2(loops.back()->kind == tir::ForKind::Vectorized && *tir::asConstInt(loops.back()->extent) == 16, text.c_str());
+    QVERIFY2(loops.front()->kind == tir::ForKind::Parallel, text.c_str());
+    bool chunkLoop = false;
+    for (const tir::ForNode* l : loops) chunkLoop |= l->kind == tir::ForKind::Serial && *tir::asConstInt(l->extent) == 13;
+    QVERIFY2(chunkLoop, text.c_str());
+    int64_t tileRows = 1;
+    for (const tir::ForNode* l : loops)
+      if (l->kind == tir::ForKind::Unrolled) tileRows *= *tir::asConstInt(l->extent);
+    QVERIFY2(tileRows >= 4, text.c_str());
+    runtime::NDArray qv = test::randomArray({6, 197, 64}, 7), kv = test::randomArray({6, 64, 197}, 8);
+    runtime::NDArray want = graph::evaluate(m.main(), {qv, kv}).at(0);
+    auto ex = driver::createExecutor(driver::compileModel(m, "llvm", {}, blocked()));
+    ex->setInput(0, qv);
+    ex->setInput(1, kv);
+    ex->run();
+    QVERIFY(test::maxDiff(ex->getOutput(0), want) < 1e-3);
+  }
+
   void softmaxRowsRunInVectorLanes() {
     // A softmax over 197 tokens (a ViT's attention): the max and sum reductions along the row
     // run in 16 vector lanes (partial sums reduced afterwards) with a partial last vector, and the
