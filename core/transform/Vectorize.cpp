@@ -244,7 +244,7 @@ private:
       Expr mask;
       using IRMutator::visit;
       Expr visit(const BufferLoadNode* n, const Expr& self) override {
-        if (n->indices.size() != 1 || !n->indices[0].as<RampNode>()) return self;
+        if (n->indices.size() != 1 || !n->indices[0].dtype().isVector()) return self;
         return ifThenElse(mask, self, broadcast(makeZero(n->dtype.element()), n->dtype.lanes()));
       }
       Expr visit(const CallNode* n, const Expr& self) override {

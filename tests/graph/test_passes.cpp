@@ -425,6 +425,31 @@ private slots:
     QCOMPARE(printFunction(g2), printFunction(f2));
   }
 
+  void pruneConvTapsSplitsMostlyPaddedConvs() {
+    // ASPP's dilation 12 on a 16x16 map: every tap is live somewhere, but only 25% of the
+    // multiply-adds read data. The conv becomes one 1x1 conv per tap over the window it reads,
+    // padded back and summed (9 convs); the result is the same. Dilation 2 on the same map (most
+    // work reads data) and a strided dilated conv are left alone.
+    Var x = makeVar("x", f32({1, 5, 16, 16}));
+    Expr d12 = makeCall("nn.conv2d", {x, randomConst({3, 5, 3, 3}, 44)},
+                        {{"padding", IntList{12, 12, 12, 12}}, {"dilation", IntList{12, 12}}});
+    Function f = fn({x}, d12);
+    Function g = apply(apply(f, pruneConvTaps), foldConstant);
+    std::string text = printFunction(g);
+    int convs = 0, pads = 0;
+    for (size_t at = 0; (at = text.find("nn.conv2d(", at)) != std::string::npos; ++at) ++convs;
+    for (size_t at = 0; (at = text.find("nn.pad(", at)) != std::string::npos; ++at) ++pads;
+    QVERIFY2(convs == 9 && pads == 8 && text.find("dilation=[12") == std::string::npos, text.c_str());
+    QVERIFY2(maxDiff(f, g) < 1e-5, text.c_str());
+    for (const Expr& keep :
+         {makeCall("nn.conv2d", {x, randomConst({3, 5, 3, 3}, 45)}, {{"padding", IntList{2, 2, 2, 2}}, {"dilation", IntList{2, 2}}}),
+          makeCall("nn.conv2d", {x, randomConst({3, 5, 3, 3}, 46)},
+                   {{"padding", IntList{12, 12, 12, 12}}, {"dilation", IntList{12, 12}}, {"strides", IntList{2, 2}}})}) {
+      Function f2 = fn({x}, keep);
+      QCOMPARE(printFunction(apply(f2, pruneConvTaps)), printFunction(f2));
+    }
+  }
+
   void pipelineAndPrintAfterAll() {
     Module m;
     m.functions["main"] = convBnRelu();

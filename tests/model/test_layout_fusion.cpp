@@ -164,6 +164,29 @@ private slots:
     QVERIFY2(maxDiff(f, g) < 1e-4, text.c_str());
   }
 
+  void splitDilatedConvStaysBlocked() {
+    // A conv -> ASPP-style dilated conv (dilation 12 over 16x16, split per tap by
+    // prune-conv-taps into 1x1 convs over row/column windows, padded back and summed) -> relu:
+    // the window slices and the pads run on the blocked tensors, so the only layout transforms
+    // are the input's and the output's; compiled it matches the evaluator.
+    Var x = makeVar("x", f32({1, 8, 16, 16}));
+    Expr y = conv1x1(x, 8, 32, 61);
+    Expr d = makeCall("nn.conv2d", {y, randomConst({16, 32, 3, 3}, 62)},
+                      {{"padding", IntList{12, 12, 12, 12}}, {"dilation", IntList{12, 12}}});
+    Function f = fn({x}, makeCall("nn.relu", {d}));
+    std::vector<driver::ModelGroup> groups = driver::extractGroups(moduleOf(f), {}, options("NCHWc"));
+    int transforms = 0, convs = 0;
+    for (const driver::ModelGroup& gr : groups)
+      for (const std::string& op : gr.ops) {
+        transforms += op == "layout_transform" ? gr.occurrences : 0;
+        convs += op == "nn.conv2d" ? gr.occurrences : 0;
+      }
+    QCOMPARE(convs, 10);
+    QCOMPARE(transforms, 2);
+    const double diff = compiledDiff(f, "NCHWc");
+    QVERIFY2(diff < 1e-3, std::to_string(diff).c_str());
+  }
+
   void shuffleUnitsCompiledMatchEvaluator_data() {
     QTest::addColumn<QString>("layout");
     QTest::newRow("NCHWc") << "NCHWc";

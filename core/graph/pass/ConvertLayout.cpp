@@ -193,7 +193,11 @@ private:
       return toPlain(makeCall(c->op, {b->src}, attrs, c->name), b->layout, b->channels);
     }
     if (op == "concatenate") return concat(*c, e);
-    if (op == "strided_slice") return channelSlice(*c, e);
+    if (op == "strided_slice") {
+      Expr r = spatialSlice(*c, e);
+      return r.same_as(e) ? channelSlice(*c, e) : r;
+    }
+    if (op == "nn.pad") return spatialPad(*c, e);
     if (op == "reshape") return shuffle(*c, e);
     if (c->op->pattern == OpPattern::Broadcast && c->args.size() == 2 && op != "nn.bias_add")
       return binary(*c, e);
@@ -391,6 +395,39 @@ private:
   /// A slice of channels [begin, end) with stride 1 of a blocked tensor: one channel_shuffle that
   /// copies them into a blocked tensor of their own (a slice of a shuffle or of a concatenation
   /// reads their inputs directly).
+  /// A slice of rows and columns only (axes 2 and 3 of NCHW, unit strides) of a blocked tensor:
+  /// the same slice of its blocked form (NCHW{k}c keeps H and W as axes 2 and 3).
+  Expr spatialSlice(const CallNode& c, const Expr& e) {
+    const auto& ax = c.attrs.getInts("axes");
+    const auto& st = c.attrs.getInts("strides");
+    if (ax.empty()) return e;
+    for (int64_t a : ax)
+      if (a != 2 && a != 3 && a != -2 && a != -1) return e;
+    for (int64_t v : st)
+      if (v != 1) return e;
+    std::optional<Blocked> b = asBlocked(c.args[0]);
+    if (!b) return e;
+    std::vector<int64_t> axes;
+    for (int64_t a : ax) axes.push_back(a < 0 ? a + 4 : a);
+    Attrs attrs = c.attrs;
+    attrs.set("axes", axes);
+    return toPlain(makeCall(c.op, {b->src}, attrs, c.name), b->layout, b->channels);
+  }
+
+  /// A zero pad of rows and columns only of a blocked tensor: the same pad of its blocked form
+  /// (its padding channels, finite, stay finite).
+  Expr spatialPad(const CallNode& c, const Expr& e) {
+    const auto& pw = c.attrs.getInts("pad_width");
+    if (pw.size() != 8 || pw[0] || pw[1] || pw[2] || pw[3] || c.attrs.getString("pad_mode") != "constant" ||
+        c.attrs.getFloat("pad_value") != 0.0)
+      return e;
+    std::optional<Blocked> b = asBlocked(c.args[0]);
+    if (!b) return e;
+    Attrs attrs = c.attrs;
+    attrs.set("pad_width", std::vector<int64_t>{0, 0, 0, 0, pw[4], pw[5], pw[6], pw[7], 0, 0});
+    return toPlain(makeCall(c.op, {b->src}, attrs, c.name), b->layout, b->channels);
+  }
+
   Expr channelSlice(const CallNode& c, const Expr& e) {
     const auto& ax = c.attrs.getInts("axes");
     const auto& st = c.attrs.getInts("strides");
