@@ -1,4 +1,4 @@
-// Polynomial float32 exp, tanh, sigmoid and erf emitted as LLVM IR (Cephes and Eigen coefficients).
+// Polynomial float32 exp, tanh, sigmoid (Cephes coefficients) and erf (MLAS's) emitted as LLVM IR.
 #include "codegen/FastMath.h"
 
 #include <llvm/IR/Intrinsics.h>
@@ -99,19 +99,41 @@ llvm::Value* emitFastSigmoid(llvm::IRBuilder<>& b, llvm::Value* x) {
 }
 
 llvm::Value* emitFastErf(llvm::IRBuilder<>& b, llvm::Value* x) {
-  // Eigen's rational approximation x * P(x^2) / Q(x^2) on [-4, 4]; erf is +-1 in float beyond.
+  // MLAS's erf (mlas/lib/erf.cpp constants, the FMA3 kernel as ONNX Runtime 1.32 computes it, so
+  // Erf and Gelu equal ORT's bit for bit): below |x| = 0.921875 an odd polynomial in x^2; above,
+  // 1 - exp(-|x| * P(|x|)) with MLAS's exp polynomial and 2^m from the exponent bits (-127 gives
+  // 0, so erf is exactly 1 far out); the sign OR'ed back.
   llvm::Type* ty = x->getType();
-  llvm::Value* lim = constF(b, ty, 3.832506856900711);
-  llvm::Value* xc = b.CreateIntrinsic(llvm::Intrinsic::maxnum, {ty}, {x, b.CreateFNeg(lim)});
-  xc = b.CreateIntrinsic(llvm::Intrinsic::minnum, {ty}, {xc, lim});
-  llvm::Value* x2 = b.CreateFMul(xc, xc);
-  llvm::Value* p = horner(b, x2, {-2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06,
-                                  -5.69250639462346e-05, -7.34990630326855e-04, -2.95459980854025e-03,
-                                  -1.60960333262415e-02});
-  p = b.CreateFMul(xc, p);
-  llvm::Value* q = horner(b, x2, {-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,
-                                  -7.37332916720468e-03, -1.42647390514189e-02});
-  llvm::Value* y = b.CreateFDiv(p, q);
+  llvm::Type* ity = intTypeLike(ty);
+  auto bits = [&](llvm::Value* v) { return b.CreateBitCast(v, ity); };
+  llvm::Value* sign = b.CreateAnd(bits(x), llvm::ConstantInt::get(ity, 0x80000000u));
+  llvm::Value* a = unaryIntrinsic(b, llvm::Intrinsic::fabs, x);
+  llvm::Value* ac = b.CreateIntrinsic(llvm::Intrinsic::minnum, {ty}, {a, constF(b, ty, 3.725f)});
+  llvm::Value* s = b.CreateFMul(ac, ac);
+  llvm::Value* small = horner(b, s, {-5.99104969e-4f, 4.99339588e-3f, -2.67667342e-2f, 1.12818025e-1f,
+                                     -3.76124859e-1f, 1.28379151e-1f});
+  small = fma(b, small, ac, ac);
+  llvm::Value* big = b.CreateFCmpOLE(constF(b, ty, 0.921875f), ac);
+  llvm::Value* zero = constF(b, ty, 0.0);
+  small = b.CreateSelect(big, zero, small);
+  llvm::Value* ab = b.CreateSelect(big, a, zero);
+  llvm::Value* r = horner(b, ab, {1.72948930e-5f, -3.83208680e-4f, 3.88393435e-3f, -2.42545605e-2f, 1.06777847e-1f,
+                                  6.34846687e-1f, 1.28717512e-1f});
+  r = fma(b, r, ab, ab);
+  r = b.CreateFNeg(r);
+  r = b.CreateIntrinsic(llvm::Intrinsic::maxnum, {ty}, {r, constF(b, ty, -88.3762626647949f)});
+  llvm::Value* c = constF(b, ty, 1.25829120e+7f);
+  llvm::Value* vr = b.CreateFSub(fma(b, constF(b, ty, 1.44269504088896341f), r, c), c);
+  llvm::Value* vf = fma(b, vr, constF(b, ty, -6.93145752e-1f), r);
+  vf = fma(b, vr, constF(b, ty, -1.42860677e-6f), vf);
+  llvm::Value* y = horner(b, vf, {1.38319808e-3f, 8.37550033e-3f, 4.16689515e-2f, 1.66664466e-1f, 4.99999851e-1f,
+                                  1.0f, 1.0f});
+  llvm::Value* pow2 = b.CreateShl(b.CreateAdd(b.CreateFPToSI(vr, ity), llvm::ConstantInt::get(ity, 127)),
+                                  llvm::ConstantInt::get(ity, 23));
+  y = b.CreateFMul(y, b.CreateBitCast(pow2, ty));
+  y = b.CreateFSub(constF(b, ty, 1.0), y);
+  llvm::Value* res = b.CreateOr(b.CreateOr(bits(y), bits(small)), sign);
+  y = b.CreateBitCast(res, ty);
   return b.CreateSelect(b.CreateFCmpUNO(x, x), x, y);
 }
 

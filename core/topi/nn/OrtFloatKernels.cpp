@@ -1,0 +1,159 @@
+// Loop kernels of nn.ort_layer_norm, nn.ort_skip_layer_norm and nn.ort_softmax: ONNX Runtime's
+// CPU arithmetic in its order (core/graph/qnn/OrtFloat.cpp says which), one row at a time. As
+// TVMScript text: a running mean (Welford) and lane accumulators in a fixed order are serial
+// loops with state, which a TE compute cannot pin down. Products that ORT rounds before an add are
+// fenced (float_fence), so LLVM does not contract them into fused multiply-adds.
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "core/graph/Op.h"
+#include "core/tir/Parser.h"
+#include "core/topi/nn/Recurrent.h"
+
+namespace loom::topi::nn {
+
+namespace {
+
+std::string f32(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.9g", v);
+  return std::string("T.float32(") + buf + ")";
+}
+
+struct Rows {
+  std::vector<int64_t> shape;
+  int64_t rows = 1, n = 1;
+};
+
+Rows rowsOf(const graph::CallNode& call) {
+  Rows r;
+  r.shape = call.args[0].type().as<graph::TensorTypeNode>()->staticShape();
+  r.n = r.shape.back();
+  for (size_t i = 0; i + 1 < r.shape.size(); ++i) r.rows *= r.shape[i];
+  return r;
+}
+
+std::string bufDecl(const std::string& n, const std::vector<int64_t>& s) {
+  std::string r = n + ": T.Buffer((";
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+  return r + (s.size() == 1 ? ",), \"float32\")" : "), \"float32\")");
+}
+
+/// The index text of element `h` of row `r` of a tensor of shape `s`.
+std::string at(const std::vector<int64_t>& s, const std::string& h) {
+  std::string idx;
+  int64_t inner = 1;
+  std::vector<std::string> parts(s.size());
+  for (size_t i = s.size() - 1; i-- > 0;) {
+    parts[i] = "r // " + std::to_string(inner) + " % " + std::to_string(s[i]);
+    inner *= s[i];
+  }
+  for (size_t i = 0; i + 1 < s.size(); ++i) idx += parts[i] + ", ";
+  return "[" + idx + h + "]";
+}
+
+std::string header(const std::string& name, const std::vector<std::string>& params) {
+  std::string h = "# from tvm.script import tir as T\n\n@T.prim_func\ndef " + name + "(";
+  for (size_t i = 0; i < params.size(); ++i) h += (i ? ", " : "") + params[i];
+  h += "):\n    T.func_attr({\"global_symbol\": \"" + name + "\", \"tir.noalias\": T.bool(True)})\n";
+  h += "    with T.block(\"root\"):\n";
+  h += "        SD = T.alloc_buffer((1,), \"float64\", scope=\"local\")\n";
+  h += "        ST = T.alloc_buffer((8,), \"float32\", scope=\"local\")\n";
+  h += "        ACC = T.alloc_buffer((8,), \"float32\", scope=\"local\")\n";
+  return h;
+}
+
+std::string layerNormScript(const graph::CallNode& call, const std::string& name) {
+  Rows r = rowsOf(call);
+  const std::string N = std::to_string(r.n), eps = f32(float(call.attrs.getFloat("epsilon")));
+  const std::string X = "X" + at(r.shape, "h"), XL = "X" + at(r.shape, "k * 8 + l");
+  std::ostringstream o;
+  o << header(name, {bufDecl("X", r.shape), bufDecl("G", {r.n}), bufDecl("B", {r.n}), bufDecl("Y", r.shape)});
+  o << "        for r in range(" << r.rows << "):\n"
+    << "            SD[0] = T.float64(0)\n"
+    << "            for h in range(" << N << "):\n"
+    << "                SD[0] = SD[0] + T.Cast(\"float64\", " << X << ")\n"
+    << "            ST[0] = T.Cast(\"float32\", SD[0] / T.float64(" << N << "))\n"
+    << "            for l in range(8):\n"
+    << "                ACC[l] = T.float32(0)\n"
+    << "            for k in range(" << r.n / 8 << "):\n"
+    << "                for l in range(8):\n"
+    << "                    ACC[l] = T.fma(" << XL << " - ST[0], " << XL << " - ST[0], ACC[l])\n"
+    << "            ST[1] = ACC[0] + ACC[4] + (ACC[2] + ACC[6]) + (ACC[1] + ACC[5] + (ACC[3] + ACC[7]))\n"
+    << "            ST[2] = T.float32(1) / T.sqrt(ST[1] / T.float32(" << N << ") + " << eps << ")\n"
+    << "            for h in range(" << N << "):\n"
+    << "                Y" << at(r.shape, "h") << " = T.fma(T.float_fence((" << X << " - ST[0]) * ST[2]), G[h], B[h])\n";
+  return o.str();
+}
+
+std::string skipLayerNormScript(const graph::CallNode& call, const std::string& name) {
+  Rows r = rowsOf(call);
+  const std::string N = std::to_string(r.n), eps = f32(float(call.attrs.getFloat("epsilon")));
+  const std::string V = "(A" + at(r.shape, "h") + " + S" + at(r.shape, "h") + ")";
+  std::ostringstream o;
+  o << header(name, {bufDecl("A", r.shape), bufDecl("S", r.shape), bufDecl("G", {r.n}), bufDecl("B", {r.n}),
+                     bufDecl("Y", r.shape)});
+  // ST: 0 running mean, 1 M2, 2 v, 3 delta, 4 std.
+  o << "        for r in range(" << r.rows << "):\n"
+    << "            ST[0] = T.float32(0)\n"
+    << "            ST[1] = T.float32(0)\n"
+    << "            for h in range(" << N << "):\n"
+    << "                ST[2] = " << V << "\n"
+    << "                ST[3] = ST[2] - ST[0]\n"
+    << "                ST[0] = ST[0] + ST[3] / T.Cast(\"float32\", h + 1)\n"
+    << "                ST[1] = ST[1] + T.float_fence(ST[3] * (ST[2] - ST[0]))\n"
+    << "            ST[4] = T.sqrt(ST[1] / T.float32(" << N << ") + " << eps << ")\n"
+    << "            for h in range(" << N << "):\n"
+    << "                Y" << at(r.shape, "h") << " = T.float_fence((" << V << " - ST[0]) / ST[4] * G[h]) + B[h]\n";
+  return o.str();
+}
+
+std::string softmaxScript(const graph::CallNode& call, const std::string& name) {
+  Rows r = rowsOf(call);
+  const std::string N = std::to_string(r.n), X = "X" + at(r.shape, "h"), Y = "Y" + at(r.shape, "h");
+  // MLAS's sum-exp (TransKernelFma3.S, constants MlasExpConstants): v = max(x - max, lower);
+  // m = fma(v, 1/ln2, 1.5 * 2^23) - 1.5 * 2^23; v -= m ln2 in two parts; a degree-6 polynomial;
+  // times 2^m (0 for m = -127, as its exponent bits give). ST: 0 max, 1 v, 2 m, 3 p, 4 k = -m.
+  const std::string bias = f32(12582912.0);
+  std::ostringstream o;
+  o << header(name, {bufDecl("X", r.shape), bufDecl("Y", r.shape)});
+  o << "        for r in range(" << r.rows << "):\n"
+    << "            ST[0] = X" << at(r.shape, "0") << "\n"
+    << "            for h in range(" << N << "):\n"
+    << "                ST[0] = T.max(ST[0], " << X << ")\n"
+    << "            for l in range(8):\n"
+    << "                ACC[l] = T.float32(0)\n"
+    << "            for h in range(" << N << "):\n"
+    << "                ST[1] = T.max(" << X << " - ST[0], " << f32(-88.3762626647949) << ")\n"
+    << "                ST[2] = T.fma(ST[1], " << f32(1.44269504088896341) << ", " << bias << ") - " << bias << "\n"
+    << "                ST[1] = T.fma(ST[2], " << f32(-6.93145752e-1) << ", ST[1])\n"
+    << "                ST[1] = T.fma(ST[2], " << f32(-1.42860677e-6) << ", ST[1])\n"
+    << "                ST[3] = " << f32(0x1.694000p-10) << "\n";
+  for (double c : {0x1.125edcp-7, 0x1.555b5ap-5, 0x1.555450p-3, 0x1.fffff6p-2, 1.0, 1.0})
+    o << "                ST[3] = T.fma(ST[3], ST[1], " << f32(c) << ")\n";
+  // 2^m for integral m in [-127, 0]: the product of 2^-(2^i) over the set bits of k = -m.
+  o << "                ST[4] = T.float32(0) - ST[2]\n";
+  std::string pw = "T.float32(1)";
+  for (int i = 0; i < 7; ++i) {
+    const std::string bit = "T.Cast(\"int32\", ST[4]) // " + std::to_string(1 << i) + " % 2 == 1";
+    pw = "(" + pw + " * T.Select(" + bit + ", " + f32(std::ldexp(1.0, -(1 << i))) + ", T.float32(1)))";
+  }
+  o << "                " << Y << " = ST[3] * T.Select(ST[4] > T.float32(126.5), T.float32(0), " << pw << ")\n"
+    << "                ACC[h % 8] = ACC[h % 8] + " << Y << "\n"
+    << "            ST[5] = T.float32(1) / (ACC[4] + ACC[5] + (ACC[6] + ACC[7]) + (ACC[0] + ACC[1] + (ACC[2] + ACC[3])))\n"
+    << "            for h in range(" << N << "):\n"
+    << "                " << Y << " = " << Y << " * ST[5]\n";
+  return o.str();
+}
+
+}  // namespace
+
+std::string ortFloatScript(const graph::CallNode& call, const std::string& name) {
+  const std::string& op = call.op->name;
+  if (op == "nn.ort_layer_norm") return layerNormScript(call, name);
+  if (op == "nn.ort_skip_layer_norm") return skipLayerNormScript(call, name);
+  return softmaxScript(call, name);
+}
+
+}  // namespace loom::topi::nn
