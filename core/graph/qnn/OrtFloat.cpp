@@ -15,6 +15,8 @@
 //   (h + 1); M2 += delta * (v - m), each rounded), y = (v - m) / sqrt(M2 / N + eps) * gamma + beta.
 // - Softmax: MLAS's sum-exp kernel: its exp polynomial, the exps accumulated in 8 lanes, the
 //   lanes summed as vhaddps does ((4+5)+(6+7)) + ((0+1)+(2+3)), then each exp times 1 / sum.
+// - A float multiply whose result an add or subtract uses is rounded first (float_fence): ORT runs
+//   them as two kernels, LLVM would contract them into one fused multiply-add.
 // - Gelu: x * float32(1/sqrt(2)) into erf (ORT's fused Gelu multiplies where the model divides);
 //   erf itself is MLAS's for every float32 erf (codegen/FastMath.cpp).
 // The ops carry host kernels that compute the same arithmetic (the evaluator's reference); the
@@ -195,10 +197,32 @@ private:
       return e;
     }
     if (op == "nn.softmax" && lastAxis(*c, c->args[0])) return makeCall("nn.ort_softmax", {c->args[0]});
-    if (op == "erf") {
-      // ORT's Gelu fusion: Div(x, sqrt(2)) -> Erf becomes x * float32(M_SQRT1_2) into MLAS's erf.
-      if (const auto* div = asCall(c->args[0], "divide"); div && isFloatScalarNear(div->args[1], std::sqrt(2.0)))
-        return makeCall("erf", {makeCall("multiply", {div->args[0], makeScalar(float(M_SQRT1_2), DataType::Float(32))})});
+    if ((op == "add" || op == "subtract") && tensorTypeOf(original).dtype == DataType::Float(32)) {
+      // ORT's Mul and Add are two kernels, two roundings; LLVM would contract them into one FMA.
+      bool changed = false;
+      std::vector<Expr> args = c->args;
+      for (Expr& a : args)
+        if (asCall(a, "multiply")) {
+          a = makeCall("float_fence", {a});
+          changed = true;
+        }
+      if (changed) return makeCall(op, args, c->attrs);
+    }
+    if (op == "multiply") {
+      // ORT's Gelu fusion: x * (Erf(x / sqrt(2)) + 1) [* 0.5] becomes com.microsoft.Gelu, which
+      // computes x * float32(M_SQRT1_2) into MLAS's erf.
+      for (size_t k = 0; k < 2; ++k) {
+        const Expr& x = c->args[1 - k];
+        const auto* plus = asCall(c->args[k], "add");
+        const auto* erf = plus ? asCall(plus->args[0], "erf") : nullptr;
+        const auto* div = erf ? asCall(erf->args[0], "divide") : nullptr;
+        if (!div || div->args[0].get() != x.get() || !isFloatScalarNear(div->args[1], std::sqrt(2.0)) ||
+            !isFloatScalarNear(plus->args[1], 1.0))
+          continue;
+        Expr scaled = makeCall("multiply", {x, makeScalar(float(M_SQRT1_2), DataType::Float(32))});
+        Expr one = makeCall("add", {makeCall("erf", {scaled}), plus->args[1]});
+        return makeCall("multiply", k == 0 ? std::vector<Expr>{one, x} : std::vector<Expr>{x, one});
+      }
     }
     return e;
   }

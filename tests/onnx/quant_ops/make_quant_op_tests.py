@@ -179,7 +179,87 @@ def integer_ops():
     save("qdq_silu_gate", nodes, inits, [("x", [1, 16, 8, 8])], [1, 16, 8, 8], {"x": every_value(np.uint8, [1, 16, 8, 8])})
 
 
+def float_islands():
+    """The float ops between the integer matmuls of a quantize_dynamic model (int8f), after a
+    DynamicQuantizeLinear -> DequantizeLinear so that Loom sees a quantized model: LayerNormalization
+    (plain; ORT's SkipLayerNormalization when an Add feeds only the norm; not when the sum is used
+    again), Softmax (rows of 128 and of 37: the 8-lane sum's tail), the Gelu pattern (ORT fuses it
+    into com.microsoft.Gelu), and Erf alone over [-6, 6] (MLAS's erf, Loom's float32 erf everywhere).
+    ONNX Runtime with its default optimizations is the reference, compared exactly: one ulp moves a
+    requantized tensor's scale downstream."""
+    F = TensorProto.FLOAT
+
+    def dq(rng, shape, w_name="w"):
+        # x -> DynamicQuantizeLinear -> DequantizeLinear, times a random constant row: values that
+        # are not on the quantization grid, so the norms' sums round.
+        nodes = [helper.make_node("DynamicQuantizeLinear", ["x"], ["q", "q_s", "q_z"]),
+                 helper.make_node("DequantizeLinear", ["q", "q_s", "q_z"], ["xd"]),
+                 helper.make_node("Mul", ["xd", w_name], ["xw"])]
+        inits = [numpy_helper.from_array((rng.standard_normal(shape[-1]) * 0.7 + 1).astype(np.float32), w_name)]
+        return nodes, inits
+
+    def feeds(rng, shape, scale=3.0):
+        return (rng.standard_normal(shape) * scale + rng.standard_normal(shape[:-1] + [1])).astype(np.float32)
+
+    def ln_params(rng, n):
+        return [numpy_helper.from_array(rng.standard_normal(n).astype(np.float32), "gamma"),
+                numpy_helper.from_array(rng.standard_normal(n).astype(np.float32), "beta")]
+
+    shape = [2, 24, 256]
+    rng = np.random.default_rng(101)
+    nodes, inits = dq(rng, shape)
+    nodes.append(helper.make_node("LayerNormalization", ["xw", "gamma", "beta"], ["y"], axis=-1, epsilon=1e-5))
+    save("island_layer_norm", nodes, inits + ln_params(rng, 256), [("x", shape)], shape, {"x": feeds(rng, shape)}, F)
+
+    rng = np.random.default_rng(102)
+    nodes, inits = dq(rng, shape)
+    nodes += [helper.make_node("Add", ["xw", "r"], ["s"]),
+              helper.make_node("LayerNormalization", ["s", "gamma", "beta"], ["y"], axis=-1, epsilon=1e-5)]
+    save("island_skip_layer_norm", nodes, inits + ln_params(rng, 256), [("x", shape), ("r", shape)], shape,
+         {"x": feeds(rng, shape), "r": feeds(rng, shape, 1.0)}, F)
+
+    rng = np.random.default_rng(103)
+    nodes, inits = dq(rng, shape)
+    nodes += [helper.make_node("Add", ["xw", "r"], ["s"]),
+              helper.make_node("LayerNormalization", ["s", "gamma", "beta"], ["n"], axis=-1, epsilon=1e-5),
+              helper.make_node("Add", ["n", "s"], ["y"])]
+    save("island_layer_norm_shared_add", nodes, inits + ln_params(rng, 256), [("x", shape), ("r", shape)], shape,
+         {"x": feeds(rng, shape), "r": feeds(rng, shape, 1.0)}, F)
+
+    for d in (128, 37):
+        sshape = [1, 4, 16, d]
+        rng = np.random.default_rng(104 + d)
+        nodes, inits = dq(rng, sshape)
+        nodes.append(helper.make_node("Softmax", ["xw"], ["y"], axis=-1))
+        save(f"island_softmax_{d}", nodes, inits, [("x", sshape)], sshape, {"x": feeds(rng, sshape)}, F)
+
+    # Gelu after a quantize_dynamic projection (MatMulInteger -> Cast -> Mul(scale) -> Add(bias)), as
+    # in BERT: ORT fuses the Gelu pattern into com.microsoft.Gelu there (not after every producer:
+    # after a float Mul it keeps Div -> Erf, see tests/onnx/quant_ops/README).
+    rng = np.random.default_rng(105)
+    # 7-bit weights (quantize_dynamic's reduce_range): ORT's AVX2 u8s8 kernel sums byte pairs in
+    # saturating int16 (vpmaddubsw), so full-range weights give ORT wrong sums (Loom's are exact).
+    w = rng.integers(-64, 64, size=[64, 128], dtype=np.int8)
+    inits = [numpy_helper.from_array(w, "w_q"), scalar("w_s", 0.004, np.float32), scalar("w_z", 0, np.int8),
+             numpy_helper.from_array((rng.standard_normal(128) * 0.3).astype(np.float32), "bias"),
+             scalar("sqrt2", 1.4142135381698608, np.float32), scalar("one", 1.0, np.float32),
+             scalar("half", 0.5, np.float32)]
+    nodes = [helper.make_node("DynamicQuantizeLinear", ["x"], ["q", "q_s", "q_z"]),
+             helper.make_node("MatMulInteger", ["q", "w_q", "q_z", "w_z"], ["acc"]),
+             helper.make_node("Cast", ["acc"], ["accf"], to=TensorProto.FLOAT),
+             helper.make_node("Mul", ["q_s", "w_s"], ["s"]), helper.make_node("Mul", ["accf", "s"], ["mm"]),
+             helper.make_node("Add", ["mm", "bias"], ["h"]),
+             helper.make_node("Div", ["h", "sqrt2"], ["g0"]), helper.make_node("Erf", ["g0"], ["g1"]),
+             helper.make_node("Add", ["g1", "one"], ["g2"]), helper.make_node("Mul", ["h", "g2"], ["g3"]),
+             helper.make_node("Mul", ["g3", "half"], ["y"])]
+    save("island_gelu", nodes, inits, [("x", [1, 32, 64])], [1, 32, 128], {"x": feeds(rng, [1, 32, 64], 1.5)}, F)
+
+    x = np.linspace(-6, 6, 1 << 14, dtype=np.float32)
+    save("erf_mlas", [helper.make_node("Erf", ["x"], ["y"])], [], [("x", [1 << 14])], [1 << 14], {"x": x}, F)
+
+
 def main():
+    float_islands()
     integer_ops()
     qp = lambda p: [scalar(p + "_s", 0.05, np.float32), scalar(p + "_z", 120, np.uint8)]
     for op, name in (("QLinearAdd", "qlinear_add_broadcast"), ("QLinearMul", "qlinear_mul_broadcast")):
