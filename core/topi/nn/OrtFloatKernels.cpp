@@ -67,7 +67,7 @@ std::string header(const std::string& name, const std::vector<std::string>& para
 std::string layerNormScript(const graph::CallNode& call, const std::string& name) {
   Rows r = rowsOf(call);
   const std::string N = std::to_string(r.n), eps = f32(float(call.attrs.getFloat("epsilon")));
-  const std::string X = "X" + at(r.shape, "h"), XL = "X" + at(r.shape, "k * 8 + l");
+  const std::string X = "X" + at(r.shape, "h");
   std::ostringstream o;
   o << header(name, {bufDecl("X", r.shape), bufDecl("G", {r.n}), bufDecl("B", {r.n}), bufDecl("Y", r.shape)});
   o << "        for r in range(" << r.rows << "):\n"
@@ -77,9 +77,8 @@ std::string layerNormScript(const graph::CallNode& call, const std::string& name
     << "            ST[0] = T.Cast(\"float32\", SD[0] / T.float64(" << N << "))\n"
     << "            for l in range(8):\n"
     << "                ACC[l] = T.float32(0)\n"
-    << "            for k in range(" << r.n / 8 << "):\n"
-    << "                for l in range(8):\n"
-    << "                    ACC[l] = T.fma(" << XL << " - ST[0], " << XL << " - ST[0], ACC[l])\n"
+    << "            for h in range(" << N << "):\n"
+    << "                ACC[h % 8] = T.fma(" << X << " - ST[0], " << X << " - ST[0], ACC[h % 8])\n"
     << "            ST[1] = ACC[0] + ACC[4] + (ACC[2] + ACC[6]) + (ACC[1] + ACC[5] + (ACC[3] + ACC[7]))\n"
     << "            ST[2] = T.float32(1) / T.sqrt(ST[1] / T.float32(" << N << ") + " << eps << ")\n"
     << "            for h in range(" << N << "):\n"
