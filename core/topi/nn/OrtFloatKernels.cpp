@@ -57,13 +57,21 @@ std::string header(const std::string& name, const std::vector<std::string>& para
   std::string h = "# from tvm.script import tir as T\n\n@T.prim_func\ndef " + name + "(";
   for (size_t i = 0; i < params.size(); ++i) h += (i ? ", " : "") + params[i];
   h += "):\n    T.func_attr({\"global_symbol\": \"" + name + "\", \"tir.noalias\": T.bool(True)})\n";
-  h += "    with T.block(\"root\"):\n";
-  h += "        SD = T.alloc_buffer((1,), \"float64\", scope=\"local\")\n";
-  h += "        ST = T.alloc_buffer((8,), \"float32\", scope=\"local\")\n";
-  h += "        ACC = T.alloc_buffer((8,), \"float32\", scope=\"local\")\n";
-  // Per-lane temporaries of the vectorized loops: W[slot, lane].
-  h += "        W = T.alloc_buffer((8, 8), \"float32\", scope=\"local\")\n";
   return h;
+}
+
+/// The per-row temporaries, allocated inside the (parallel) row loop so that each task has its own:
+/// SD (float64), ST (scalars), ACC (the 8 lane accumulators), W[slot, lane] (per-lane values).
+std::string temps(int depth) {
+  const std::string in(size_t(4 * depth), ' ');
+  std::string t;
+  for (auto [n, shape, dt] : {std::tuple{"SD", "(1,)", "float64"}, {"ST", "(8,)", "float32"}, {"ACC", "(8,)", "float32"},
+                              {"W", "(8, 8)", "float32"}}) {
+    std::string count = std::string(n) == "W" ? "64" : std::string(n) == "SD" ? "1" : "8";
+    t += in + n + "_d = T.allocate([" + count + "], \"" + dt + "\", \"local\")\n";
+    t += in + n + " = T.decl_buffer(" + shape + ", \"" + dt + "\", data=" + n + "_d)\n";
+  }
+  return t;
 }
 
 std::string layerNormScript(const graph::CallNode& call, const std::string& name) {
@@ -72,7 +80,7 @@ std::string layerNormScript(const graph::CallNode& call, const std::string& name
   const std::string X = "X" + at(r.shape, "h");
   std::ostringstream o;
   o << header(name, {bufDecl("X", r.shape), bufDecl("G", {r.n}), bufDecl("B", {r.n}), bufDecl("Y", r.shape)});
-  o << "        for r in range(" << r.rows << "):\n"
+  o << "    for r in T.parallel(" << r.rows << "):\n" << temps(3)
     << "            SD[0] = T.float64(0)\n"
     << "            for h in range(" << N << "):\n"
     << "                SD[0] = SD[0] + T.Cast(\"float64\", " << X << ")\n"
@@ -101,7 +109,7 @@ std::string skipLayerNormScript(const graph::CallNode& call, const std::string& 
                   int d) {
     const std::string in(size_t(4 * d), ' '), V = "(A" + at(r.shape, "h", row) + " + S" + at(r.shape, "h", row) + ")";
     auto w = [&](int k) { return "W[" + std::to_string(k) + ", " + lane + "]"; };
-    o << in << loop << "\n";
+    o << in << loop << "\n" << temps(d + 1);
     o << in << "    for " << lane << " in " << vec << ":\n"
       << in << "        " << w(0) << " = T.float32(0)\n"
       << in << "        " << w(1) << " = T.float32(0)\n"
@@ -119,10 +127,10 @@ std::string skipLayerNormScript(const graph::CallNode& call, const std::string& 
       << in << "            Y" << at(r.shape, "h", row) << " = T.float_fence((" << V << " - " << w(0) << ") / " << w(4)
       << " * G[h]) + B[h]\n";
   };
-  if (r.rows >= 8) rows("for g in range(" + std::to_string(r.rows / 8) + "):", "g * 8 + l", "l", "T.vectorized(8)", 2);
+  if (r.rows >= 8) rows("for g in T.parallel(" + std::to_string(r.rows / 8) + "):", "g * 8 + l", "l", "T.vectorized(8)", 1);
   if (r.rows % 8)
     rows("for r in range(" + std::to_string(r.rows / 8 * 8) + ", " + std::to_string(r.rows) + "):", "r", "l",
-         "range(1)", 2);
+         "range(1)", 1);
   return o.str();
 }
 
@@ -159,7 +167,7 @@ std::string softmaxScript(const graph::CallNode& call, const std::string& name) 
       << in << "Y" << at(r.shape, h) << " = " << w(4) << "\n"
       << in << "ACC[" << lane << "] = ACC[" << lane << "] + " << w(4) << "\n";
   };
-  o << "        for r in range(" << r.rows << "):\n"
+  o << "    for r in T.parallel(" << r.rows << "):\n" << temps(3)
     << "            for l in T.vectorized(8):\n"
     << "                ACC[l] = X" << at(r.shape, "0") << "\n";
   if (full) {
