@@ -1,4 +1,4 @@
-// Polynomial float32 exp, tanh, sigmoid (Cephes coefficients) and erf (MLAS's) emitted as LLVM IR.
+// Polynomial float32 exp, sigmoid (Cephes coefficients), tanh and erf (MLAS's, as ONNX Runtime's) emitted as LLVM IR.
 #include "codegen/FastMath.h"
 
 #include <llvm/IR/Intrinsics.h>
@@ -76,18 +76,19 @@ llvm::Value* emitFastExp(llvm::IRBuilder<>& b, llvm::Value* x) {
 }
 
 llvm::Value* emitFastTanh(llvm::IRBuilder<>& b, llvm::Value* x) {
-  // Cephes tanhf: an odd polynomial below |x| = 0.625, else 1 - 2 / (exp(2|x|) + 1).
+  // MLAS's tanh (Eigen's rational approximation, as ONNX Runtime computes Tanh): x clamped to
+  // [-9, 9], an odd degree-13 polynomial over an even degree-6 one in fused multiply-adds.
   llvm::Type* ty = x->getType();
-  llvm::Value* ax = unaryIntrinsic(b, llvm::Intrinsic::fabs, x);
-  llvm::Value* z = b.CreateFMul(x, x);
-  llvm::Value* p = horner(b, z, {-5.70498872745E-3, 2.06390887954E-2, -5.37397155531E-2,
-                                 1.33314422036E-1, -3.33332819422E-1});
-  llvm::Value* small = fma(b, b.CreateFMul(p, z), x, x);
-  llvm::Value* e = emitFastExp(b, b.CreateFAdd(ax, ax));
-  llvm::Value* big = b.CreateFSub(constF(b, ty, 1.0),
-                                  b.CreateFDiv(constF(b, ty, 2.0), b.CreateFAdd(e, constF(b, ty, 1.0))));
-  big = b.CreateIntrinsic(llvm::Intrinsic::copysign, {ty}, {big, x});
-  llvm::Value* y = b.CreateSelect(b.CreateFCmpOLT(ax, constF(b, ty, 0.625)), small, big);
+  llvm::Value* v = b.CreateIntrinsic(llvm::Intrinsic::maxnum, {ty}, {x, constF(b, ty, -9.0f)});
+  v = b.CreateIntrinsic(llvm::Intrinsic::minnum, {ty}, {v, constF(b, ty, 9.0f)});
+  llvm::Value* s = b.CreateFMul(v, v);
+  llvm::Value* p = horner(b, s, {-2.76076847742355e-16f, 2.00018790482477e-13f, -8.60467152213735e-11f,
+                                 5.12229709037114e-08f, 1.48572235717979e-05f, 6.37261928875436e-04f,
+                                 4.89352455891786e-03f});
+  p = b.CreateFMul(p, v);
+  llvm::Value* q = horner(b, s, {1.19825839466702e-06f, 1.18534705686654e-04f, 2.26843463243900e-03f,
+                                 4.89352518554385e-03f});
+  llvm::Value* y = b.CreateFDiv(p, q);
   return b.CreateSelect(b.CreateFCmpUNO(x, x), x, y);
 }
 

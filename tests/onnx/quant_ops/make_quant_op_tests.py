@@ -184,7 +184,8 @@ def float_islands():
     DynamicQuantizeLinear -> DequantizeLinear so that Loom sees a quantized model: LayerNormalization
     (plain; ORT's SkipLayerNormalization when an Add feeds only the norm; not when the sum is used
     again), Softmax (rows of 128 and of 37: the 8-lane sum's tail), the Gelu pattern (ORT fuses it
-    into com.microsoft.Gelu), and Erf alone over [-6, 6] (MLAS's erf, Loom's float32 erf everywhere).
+    into com.microsoft.Gelu), and Erf alone over [-6, 6] and Tanh over [-10, 10] (MLAS's, Loom's float32
+    erf and tanh everywhere: BERT's pooler ends in a tanh).
     ONNX Runtime with its default optimizations is the reference, compared exactly: one ulp moves a
     requantized tensor's scale downstream."""
     F = TensorProto.FLOAT
@@ -256,6 +257,8 @@ def float_islands():
 
     x = np.linspace(-6, 6, 1 << 14, dtype=np.float32)
     save("erf_mlas", [helper.make_node("Erf", ["x"], ["y"])], [], [("x", [1 << 14])], [1 << 14], {"x": x}, F)
+    x = np.linspace(-10, 10, 1 << 14, dtype=np.float32)
+    save("tanh_mlas", [helper.make_node("Tanh", ["x"], ["y"])], [], [("x", [1 << 14])], [1 << 14], {"x": x}, F)
 
 
 def main():
