@@ -1,4 +1,4 @@
-// Polynomial float32 exp, tanh, sigmoid and erf emitted as LLVM IR (Cephes and Eigen coefficients).
+// Polynomial float32 exp, sigmoid (Cephes coefficients), tanh and erf (MLAS's, as ONNX Runtime's) emitted as LLVM IR.
 #include "codegen/FastMath.h"
 
 #include <llvm/IR/Intrinsics.h>
@@ -76,18 +76,19 @@ llvm::Value* emitFastExp(llvm::IRBuilder<>& b, llvm::Value* x) {
 }
 
 llvm::Value* emitFastTanh(llvm::IRBuilder<>& b, llvm::Value* x) {
-  // Cephes tanhf: an odd polynomial below |x| = 0.625, else 1 - 2 / (exp(2|x|) + 1).
+  // MLAS's tanh (Eigen's rational approximation, as ONNX Runtime computes Tanh): x clamped to
+  // [-9, 9], an odd degree-13 polynomial over an even degree-6 one in fused multiply-adds.
   llvm::Type* ty = x->getType();
-  llvm::Value* ax = unaryIntrinsic(b, llvm::Intrinsic::fabs, x);
-  llvm::Value* z = b.CreateFMul(x, x);
-  llvm::Value* p = horner(b, z, {-5.70498872745E-3, 2.06390887954E-2, -5.37397155531E-2,
-                                 1.33314422036E-1, -3.33332819422E-1});
-  llvm::Value* small = fma(b, b.CreateFMul(p, z), x, x);
-  llvm::Value* e = emitFastExp(b, b.CreateFAdd(ax, ax));
-  llvm::Value* big = b.CreateFSub(constF(b, ty, 1.0),
-                                  b.CreateFDiv(constF(b, ty, 2.0), b.CreateFAdd(e, constF(b, ty, 1.0))));
-  big = b.CreateIntrinsic(llvm::Intrinsic::copysign, {ty}, {big, x});
-  llvm::Value* y = b.CreateSelect(b.CreateFCmpOLT(ax, constF(b, ty, 0.625)), small, big);
+  llvm::Value* v = b.CreateIntrinsic(llvm::Intrinsic::maxnum, {ty}, {x, constF(b, ty, -9.0f)});
+  v = b.CreateIntrinsic(llvm::Intrinsic::minnum, {ty}, {v, constF(b, ty, 9.0f)});
+  llvm::Value* s = b.CreateFMul(v, v);
+  llvm::Value* p = horner(b, s, {-2.76076847742355e-16f, 2.00018790482477e-13f, -8.60467152213735e-11f,
+                                 5.12229709037114e-08f, 1.48572235717979e-05f, 6.37261928875436e-04f,
+                                 4.89352455891786e-03f});
+  p = b.CreateFMul(p, v);
+  llvm::Value* q = horner(b, s, {1.19825839466702e-06f, 1.18534705686654e-04f, 2.26843463243900e-03f,
+                                 4.89352518554385e-03f});
+  llvm::Value* y = b.CreateFDiv(p, q);
   return b.CreateSelect(b.CreateFCmpUNO(x, x), x, y);
 }
 
@@ -99,19 +100,41 @@ llvm::Value* emitFastSigmoid(llvm::IRBuilder<>& b, llvm::Value* x) {
 }
 
 llvm::Value* emitFastErf(llvm::IRBuilder<>& b, llvm::Value* x) {
-  // Eigen's rational approximation x * P(x^2) / Q(x^2) on [-4, 4]; erf is +-1 in float beyond.
+  // MLAS's erf (mlas/lib/erf.cpp constants, the FMA3 kernel as ONNX Runtime 1.32 computes it, so
+  // Erf and Gelu equal ORT's bit for bit): below |x| = 0.921875 an odd polynomial in x^2; above,
+  // 1 - exp(-|x| * P(|x|)) with MLAS's exp polynomial and 2^m from the exponent bits (-127 gives
+  // 0, so erf is exactly 1 far out); the sign OR'ed back.
   llvm::Type* ty = x->getType();
-  llvm::Value* lim = constF(b, ty, 3.832506856900711);
-  llvm::Value* xc = b.CreateIntrinsic(llvm::Intrinsic::maxnum, {ty}, {x, b.CreateFNeg(lim)});
-  xc = b.CreateIntrinsic(llvm::Intrinsic::minnum, {ty}, {xc, lim});
-  llvm::Value* x2 = b.CreateFMul(xc, xc);
-  llvm::Value* p = horner(b, x2, {-2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06,
-                                  -5.69250639462346e-05, -7.34990630326855e-04, -2.95459980854025e-03,
-                                  -1.60960333262415e-02});
-  p = b.CreateFMul(xc, p);
-  llvm::Value* q = horner(b, x2, {-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,
-                                  -7.37332916720468e-03, -1.42647390514189e-02});
-  llvm::Value* y = b.CreateFDiv(p, q);
+  llvm::Type* ity = intTypeLike(ty);
+  auto bits = [&](llvm::Value* v) { return b.CreateBitCast(v, ity); };
+  llvm::Value* sign = b.CreateAnd(bits(x), llvm::ConstantInt::get(ity, 0x80000000u));
+  llvm::Value* a = unaryIntrinsic(b, llvm::Intrinsic::fabs, x);
+  llvm::Value* ac = b.CreateIntrinsic(llvm::Intrinsic::minnum, {ty}, {a, constF(b, ty, 3.725f)});
+  llvm::Value* s = b.CreateFMul(ac, ac);
+  llvm::Value* small = horner(b, s, {-5.99104969e-4f, 4.99339588e-3f, -2.67667342e-2f, 1.12818025e-1f,
+                                     -3.76124859e-1f, 1.28379151e-1f});
+  small = fma(b, small, ac, ac);
+  llvm::Value* big = b.CreateFCmpOLE(constF(b, ty, 0.921875f), ac);
+  llvm::Value* zero = constF(b, ty, 0.0);
+  small = b.CreateSelect(big, zero, small);
+  llvm::Value* ab = b.CreateSelect(big, a, zero);
+  llvm::Value* r = horner(b, ab, {1.72948930e-5f, -3.83208680e-4f, 3.88393435e-3f, -2.42545605e-2f, 1.06777847e-1f,
+                                  6.34846687e-1f, 1.28717512e-1f});
+  r = fma(b, r, ab, ab);
+  r = b.CreateFNeg(r);
+  r = b.CreateIntrinsic(llvm::Intrinsic::maxnum, {ty}, {r, constF(b, ty, -88.3762626647949f)});
+  llvm::Value* c = constF(b, ty, 1.25829120e+7f);
+  llvm::Value* vr = b.CreateFSub(fma(b, constF(b, ty, 1.44269504088896341f), r, c), c);
+  llvm::Value* vf = fma(b, vr, constF(b, ty, -6.93145752e-1f), r);
+  vf = fma(b, vr, constF(b, ty, -1.42860677e-6f), vf);
+  llvm::Value* y = horner(b, vf, {1.38319808e-3f, 8.37550033e-3f, 4.16689515e-2f, 1.66664466e-1f, 4.99999851e-1f,
+                                  1.0f, 1.0f});
+  llvm::Value* pow2 = b.CreateShl(b.CreateAdd(b.CreateFPToSI(vr, ity), llvm::ConstantInt::get(ity, 127)),
+                                  llvm::ConstantInt::get(ity, 23));
+  y = b.CreateFMul(y, b.CreateBitCast(pow2, ty));
+  y = b.CreateFSub(constF(b, ty, 1.0), y);
+  llvm::Value* res = b.CreateOr(b.CreateOr(bits(y), bits(small)), sign);
+  y = b.CreateBitCast(res, ty);
   return b.CreateSelect(b.CreateFCmpUNO(x, x), x, y);
 }
 

@@ -7,10 +7,11 @@ float_output_0.pb (the float model's output) and ort_unoptimized_output_0.pb (ON
 its graph optimizations off). Passes when loom's output is within 2% of max|ORT int8| of it
 everywhere and, for classifiers (outputs of 100 classes or more), has the same top-1 class.
 A dynamically quantized model requantizes every activation from values computed in float, so a
-float rounding difference upstream can move a quantization step and the outputs move with it:
-where ONNX Runtime's own optimized and unoptimized runs differ by more than 2% (the BERT-style
-encoder: 4.3%), that spread is the bound instead. Prints the difference to ORT int8, to ORT
-unoptimized and to float32 for each model.
+float rounding difference upstream can move a quantization step and the outputs move with it
+(ONNX Runtime's own optimized and unoptimized runs of the BERT-style encoder differ by 4.3%);
+Loom computes those float ops as ORT's kernels round them (core/graph/qnn/OrtFloat.cpp), so the
+2% bound holds for it too (the encoder's outputs are equal). Prints the difference to ORT int8,
+to ORT unoptimized, ORT's optimized vs unoptimized spread and to float32 for each model.
 
 Usage: check_quant_models.py LOOM DIR [DIR...]   (exit 0 all pass, 1 a failure)
 """
@@ -53,7 +54,7 @@ def check(loom, d, tmp):
     err = np.abs(y - ref).max() / scale
     err_noopt = np.abs(y - ref_noopt).max() / scale
     spread = np.abs(ref_noopt - ref).max() / scale
-    bound = max(BOUND, spread)
+    bound = BOUND
     err_float = np.abs(y - ref_float).max() / max(np.abs(ref_float).max(), 1e-12)
     ort_float = np.abs(ref - ref_float).max() / max(np.abs(ref_float).max(), 1e-12)
     classifier = ref.ndim == 2 and ref.shape[-1] >= 100 and "bert" not in name

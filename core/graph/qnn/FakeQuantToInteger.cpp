@@ -391,7 +391,9 @@ class FakeQuantToInteger : public ExprMutator {
 
 Module fakeQuantizationToInteger(const Module& m) {
   // The fences first: only the model's own Cast -> Mul of an integer result (not the ones below).
-  return mapFunctions(fenceIntegerScaling(m), [](const Expr& body) { return FakeQuantToInteger().mutate(body); });
+  // Then the float islands of a quantized model as ONNX Runtime rounds them (OrtFloat.cpp).
+  return ortFloatIslands(
+      mapFunctions(fenceIntegerScaling(m), [](const Expr& body) { return FakeQuantToInteger().mutate(body); }));
 }
 
 }  // namespace loom::graph::qnn

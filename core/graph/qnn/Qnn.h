@@ -34,6 +34,13 @@ Module fakeQuantizationToInteger(const Module& m);
 /// fakeQuantizationToInteger.
 Module fenceIntegerScaling(const Module& m);
 
+/// In a function with qnn ops (a quantized model): nn.layer_norm, nn.softmax (last axis, float32)
+/// and Gelu's erf(x / sqrt(2)) become nn.ort_layer_norm / nn.ort_skip_layer_norm (an add used only
+/// by the norm, as ONNX Runtime fuses it) / nn.ort_softmax / erf(x * float32(1 / sqrt(2))): the
+/// float islands rounded as ONNX Runtime's CPU kernels round them (OrtFloat.cpp). Run by
+/// fakeQuantizationToInteger.
+Module ortFloatIslands(const Module& m);
+
 /// "qnn-canonicalize": every qnn op as core ops: casts, an int32 nn.conv2d/nn.dense/nn.matmul
 /// over the zero-point-centered operands, and requantize/quantize as float32 multiply, round
 /// (half to even), add, clip and cast. Runs before fold-constant so weights fold to their

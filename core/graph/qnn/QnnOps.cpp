@@ -291,9 +291,11 @@ std::pair<double, double> saturationRange(DataType t) {
 }
 
 void registerQnnPackedOps();  // QnnPacked.cpp
+void registerOrtFloatOps();   // OrtFloat.cpp
 
 void registerQnnOps() {
   registerQnnPackedOps();
+  registerOrtFloatOps();
   defineOp("qnn.quantize", 3, OpPattern::ElemWise, {attrInt("axis", 1), attrDType("out_dtype")}, quantizeRel,
            quantizeKernel,
            "saturate(round_half_even(x / scale) + zero_point) in out_dtype; scale and zero point are "

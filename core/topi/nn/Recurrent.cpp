@@ -326,12 +326,21 @@ std::string recurrenceScript(const graph::CallNode& call, const std::string& nam
   return "# from tvm.script import tir as T\n\n" + w.out.str();
 }
 
+namespace {
+tir::PrimFunc ortFloatKernel(const graph::CallNode& call, const std::string& name) {
+  return tir::parseFunc(ortFloatScript(call, name), "<" + name + ">");
+}
+}  // namespace
+
 const LoopKernel* findLoopKernel(const std::string& op) {
   static const std::map<std::string, LoopKernel> kernels{
       {"nn.recurrence",
        [](const graph::CallNode& call, const std::string& name) {
          return tir::parseFunc(recurrenceScript(call, name), "<" + name + ">");
        }},
+      {"nn.ort_layer_norm", ortFloatKernel},
+      {"nn.ort_skip_layer_norm", ortFloatKernel},
+      {"nn.ort_softmax", ortFloatKernel},
   };
   auto it = kernels.find(op);
   return it == kernels.end() ? nullptr : &it->second;

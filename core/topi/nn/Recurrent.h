@@ -19,4 +19,8 @@ const LoopKernel* findLoopKernel(const std::string& op);
 /// The TVMScript text of nn.recurrence's kernel (what findLoopKernel("nn.recurrence") parses).
 std::string recurrenceScript(const graph::CallNode& call, const std::string& name);
 
+/// The TVMScript text of the kernels of nn.ort_layer_norm, nn.ort_skip_layer_norm and
+/// nn.ort_softmax (OrtFloatKernels.cpp): ONNX Runtime's CPU arithmetic, serial per row.
+std::string ortFloatScript(const graph::CallNode& call, const std::string& name);
+
 }  // namespace loom::topi::nn

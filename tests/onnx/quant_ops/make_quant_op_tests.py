@@ -179,7 +179,232 @@ def integer_ops():
     save("qdq_silu_gate", nodes, inits, [("x", [1, 16, 8, 8])], [1, 16, 8, 8], {"x": every_value(np.uint8, [1, 16, 8, 8])})
 
 
+# numpy emulations of ONNX Runtime 1.32's float kernels (what core/graph/qnn/OrtFloat.cpp and
+# codegen/FastMath.cpp compute), checked bit for bit against ORT on random inputs by
+# check_emulations() before the island models are written.
+_f, _d = np.float32, np.float64
+
+
+def _fma(a, b, c):  # float32 a*b+c rounded once (the product is exact in float64)
+    return _f(np.asarray(a, _d) * np.asarray(b, _d) + np.asarray(c, _d))
+
+
+def emu_layer_norm(x, g, b, eps=1e-5):
+    """ONNX LayerNormalization: mean from a float64 sum; two-pass variance in 8 FMA lanes."""
+    n = x.shape[-1]
+    mean = _f(x.astype(_d).sum(-1, keepdims=True) / n)
+    dd = _f(x - mean)
+    acc = np.zeros(x.shape[:-1] + (8,), _f)
+    for h in range(n):
+        acc[..., h % 8] = _fma(dd[..., h], dd[..., h], acc[..., h % 8])
+    var = _f(_f(_f(acc[..., 0] + acc[..., 4]) + _f(acc[..., 2] + acc[..., 6])) +
+             _f(_f(acc[..., 1] + acc[..., 5]) + _f(acc[..., 3] + acc[..., 7])))
+    inv = _f(_f(1) / _f(np.sqrt(_f(_f(var / _f(n)) + _f(eps)))))[..., None]
+    return _fma(_f(dd * inv), g, b)
+
+
+def emu_skip_layer_norm(a, c, g, b, eps=1e-5):
+    """com.microsoft.SkipLayerNormalization: Welford's running mean and M2 in float32."""
+    v = _f(a + c)
+    n = v.shape[-1]
+    m = np.zeros(v.shape[:-1], _f)
+    m2 = np.zeros(v.shape[:-1], _f)
+    for h in range(n):
+        delta = _f(v[..., h] - m)
+        m = _f(m + _f(delta / _f(h + 1)))
+        m2 = _f(m2 + _f(delta * _f(v[..., h] - m)))
+    std = _f(np.sqrt(_f(_f(m2 / _f(n)) + _f(eps))))[..., None]
+    return _f(_f(_f(_f(v - m[..., None]) / std) * g) + b)
+
+
+def emu_softmax(x):
+    """MLAS's softmax: its sum-exp polynomial, an 8-lane vector sum reduced as vhaddps, * 1/sum."""
+    v = np.maximum(_f(x - x.max(-1, keepdims=True)), _f(-88.3762626647949))
+    bias = _f(12582912.0)
+    biased = _fma(v, _f(1.44269504088896341), bias)
+    m = _f(biased - bias)
+    v = _fma(m, _f(-6.93145752e-1), v)
+    v = _fma(m, _f(-1.42860677e-6), v)
+    p = np.full_like(v, _f(float.fromhex("0x1.694000p-10")))
+    for c in ("0x1.125edcp-7", "0x1.555b5ap-5", "0x1.555450p-3", "0x1.fffff6p-2", "0x1p0", "0x1p0"):
+        p = _fma(p, v, _f(float.fromhex(c)))
+    e = _f(p * ((biased.view(np.int32) << 23) + np.int32(0x3F800000)).view(_f))
+    acc = np.zeros(x.shape[:-1] + (8,), _f)
+    for h in range(x.shape[-1]):
+        acc[..., h % 8] = _f(acc[..., h % 8] + e[..., h])
+    s = _f(_f(_f(acc[..., 4] + acc[..., 5]) + _f(acc[..., 6] + acc[..., 7])) +
+           _f(_f(acc[..., 0] + acc[..., 1]) + _f(acc[..., 2] + acc[..., 3])))
+    return _f(e * _f(_f(1) / s)[..., None])
+
+
+def emu_erf(x):
+    """MLAS's erf (FMA3 kernel): small |x| an odd polynomial, else 1 - exp(-|x| P(|x|))."""
+    c = {k: _f(v) for k, v in dict(
+        s0=-5.99104969e-4, s1=4.99339588e-3, s2=-2.67667342e-2, s3=1.12818025e-1, s4=-3.76124859e-1,
+        s5=1.28379151e-1, b0=1.72948930e-5, b1=-3.83208680e-4, b2=3.88393435e-3, b3=-2.42545605e-2,
+        b4=1.06777847e-1, b5=6.34846687e-1, b6=1.28717512e-1, e0=1.38319808e-3, e1=8.37550033e-3,
+        e2=4.16689515e-2, e3=1.66664466e-1, e4=4.99999851e-1).items()}
+    a = np.abs(x)
+    ac = np.minimum(a, _f(3.725))
+    sq = _f(ac * ac)
+    small = np.full_like(a, c["s0"])
+    for k in ("s1", "s2", "s3", "s4", "s5"):
+        small = _fma(small, sq, c[k])
+    small = _fma(small, ac, ac)
+    big = _f(0.921875) <= ac
+    small = np.where(big, _f(0), small)
+    ab = np.where(big, a, _f(0))
+    r = np.full_like(a, c["b0"])
+    for k in ("b1", "b2", "b3", "b4", "b5", "b6"):
+        r = _fma(r, ab, c[k])
+    r = np.maximum(_f(-_fma(r, ab, ab)), _f(-88.3762626647949))
+    vr = _f(_fma(_f(1.44269504088896341), r, _f(12582912.0)) - _f(12582912.0))
+    vf = _fma(vr, _f(-1.42860677e-6), _fma(vr, _f(-6.93145752e-1), r))
+    y = np.full_like(a, c["e0"])
+    for k in ("e1", "e2", "e3", "e4"):
+        y = _fma(y, vf, c[k])
+    y = _fma(_fma(y, vf, _f(1)), vf, _f(1))
+    y = _f(_f(1) - _f(y * ((vr.astype(np.int32) + 127) << 23).view(_f)))
+    sign = x.view(np.uint32) & np.uint32(0x80000000)
+    return (y.view(np.uint32) | small.view(np.uint32) | sign).view(_f)
+
+
+def emu_tanh(x):
+    """MLAS's tanh: Eigen's rational approximation on [-9, 9]."""
+    v = np.clip(x, _f(-9), _f(9))
+    s = _f(v * v)
+    p = _fma(s, _f(-2.76076847742355e-16), _f(2.00018790482477e-13))
+    for k in (-8.60467152213735e-11, 5.12229709037114e-08, 1.48572235717979e-05, 6.37261928875436e-04,
+              4.89352455891786e-03):
+        p = _fma(p, s, _f(k))
+    q = _fma(s, _f(1.19825839466702e-06), _f(1.18534705686654e-04))
+    for k in (2.26843463243900e-03, 4.89352518554385e-03):
+        q = _fma(q, s, _f(k))
+    return _f(_f(p * v) / q)
+
+
+def check_emulations():
+    """Each emulation equals ORT's kernel on random inputs (a single-op model each)."""
+    rng = np.random.default_rng(7)
+    F = TensorProto.FLOAT
+
+    def run(nodes, feeds):
+        inputs = [helper.make_tensor_value_info(k, F, list(v.shape)) for k, v in feeds.items()]
+        g = helper.make_graph(nodes, "e", inputs, [helper.make_tensor_value_info("y", F, None)])
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(MS, 1)])
+        m.ir_version = 8
+        return ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+
+    x = (rng.standard_normal((1, 64, 256)) * 3 + rng.standard_normal((1, 64, 1)) * 5).astype(_f)
+    c = rng.standard_normal((1, 64, 256)).astype(_f)
+    g = rng.standard_normal(256).astype(_f)
+    b = rng.standard_normal(256).astype(_f)
+    checks = {
+        "LayerNormalization": (run([helper.make_node("LayerNormalization", ["x", "g", "b"], ["y"], epsilon=1e-5)],
+                                   {"x": x, "g": g, "b": b}), emu_layer_norm(x, g, b)),
+        "SkipLayerNormalization": (run([helper.make_node("SkipLayerNormalization", ["x", "c", "g", "b"], ["y"],
+                                                         domain=MS, epsilon=1e-5)], {"x": x, "c": c, "g": g, "b": b}),
+                                   emu_skip_layer_norm(x, c, g, b)),
+    }
+    for d in (128, 37, 5):
+        s = (rng.standard_normal((64, d)) * 4).astype(_f)
+        checks[f"Softmax {d}"] = (run([helper.make_node("Softmax", ["x"], ["y"], axis=-1)], {"x": s}), emu_softmax(s))
+    e = np.concatenate([np.linspace(-6, 6, 4096), rng.standard_normal(4096) * 2]).astype(_f)
+    checks["Erf"] = (run([helper.make_node("Erf", ["x"], ["y"])], {"x": e}), emu_erf(e))
+    t = np.concatenate([np.linspace(-10, 10, 4096), rng.standard_normal(4096)]).astype(_f)
+    checks["Tanh"] = (run([helper.make_node("Tanh", ["x"], ["y"])], {"x": t}), emu_tanh(t))
+    checks["Gelu"] = (run([helper.make_node("Gelu", ["x"], ["y"], domain=MS)], {"x": e}),
+                      _f(_f(_f(0.5) * e) * _f(emu_erf(_f(e * _f(np.sqrt(0.5)))) + _f(1))))
+    for name, (want, got) in checks.items():
+        assert np.array_equal(want, got), f"{name}: the numpy emulation differs from ORT in {np.mean(want != got):.2%}"
+        print("emulation equals ORT:", name)
+
+
+def float_islands():
+    """The float ops between the integer matmuls of a quantize_dynamic model (int8f), after a
+    DynamicQuantizeLinear -> DequantizeLinear so that Loom sees a quantized model: LayerNormalization
+    (plain; ORT's SkipLayerNormalization when an Add feeds only the norm; not when the sum is used
+    again), Softmax (rows of 128 and of 37: the 8-lane sum's tail), the Gelu pattern (ORT fuses it
+    into com.microsoft.Gelu), and Erf alone over [-6, 6] and Tanh over [-10, 10] (MLAS's, Loom's float32
+    erf and tanh everywhere: BERT's pooler ends in a tanh).
+    ONNX Runtime with its default optimizations is the reference, compared exactly: one ulp moves a
+    requantized tensor's scale downstream."""
+    check_emulations()
+    F = TensorProto.FLOAT
+
+    def dq(rng, shape, w_name="w"):
+        # x -> DynamicQuantizeLinear -> DequantizeLinear, times a random constant row: values that
+        # are not on the quantization grid, so the norms' sums round.
+        nodes = [helper.make_node("DynamicQuantizeLinear", ["x"], ["q", "q_s", "q_z"]),
+                 helper.make_node("DequantizeLinear", ["q", "q_s", "q_z"], ["xd"]),
+                 helper.make_node("Mul", ["xd", w_name], ["xw"])]
+        inits = [numpy_helper.from_array((rng.standard_normal(shape[-1]) * 0.7 + 1).astype(np.float32), w_name)]
+        return nodes, inits
+
+    def feeds(rng, shape, scale=3.0):
+        return (rng.standard_normal(shape) * scale + rng.standard_normal(shape[:-1] + [1])).astype(np.float32)
+
+    def ln_params(rng, n):
+        return [numpy_helper.from_array(rng.standard_normal(n).astype(np.float32), "gamma"),
+                numpy_helper.from_array(rng.standard_normal(n).astype(np.float32), "beta")]
+
+    shape = [2, 24, 256]
+    rng = np.random.default_rng(101)
+    nodes, inits = dq(rng, shape)
+    nodes.append(helper.make_node("LayerNormalization", ["xw", "gamma", "beta"], ["y"], axis=-1, epsilon=1e-5))
+    save("island_layer_norm", nodes, inits + ln_params(rng, 256), [("x", shape)], shape, {"x": feeds(rng, shape)}, F)
+
+    rng = np.random.default_rng(102)
+    nodes, inits = dq(rng, shape)
+    nodes += [helper.make_node("Add", ["xw", "r"], ["s"]),
+              helper.make_node("LayerNormalization", ["s", "gamma", "beta"], ["y"], axis=-1, epsilon=1e-5)]
+    save("island_skip_layer_norm", nodes, inits + ln_params(rng, 256), [("x", shape), ("r", shape)], shape,
+         {"x": feeds(rng, shape), "r": feeds(rng, shape, 1.0)}, F)
+
+    rng = np.random.default_rng(103)
+    nodes, inits = dq(rng, shape)
+    nodes += [helper.make_node("Add", ["xw", "r"], ["s"]),
+              helper.make_node("LayerNormalization", ["s", "gamma", "beta"], ["n"], axis=-1, epsilon=1e-5),
+              helper.make_node("Add", ["n", "s"], ["y"])]
+    save("island_layer_norm_shared_add", nodes, inits + ln_params(rng, 256), [("x", shape), ("r", shape)], shape,
+         {"x": feeds(rng, shape), "r": feeds(rng, shape, 1.0)}, F)
+
+    for d in (128, 37):
+        sshape = [1, 4, 16, d]
+        rng = np.random.default_rng(104 + d)
+        nodes, inits = dq(rng, sshape)
+        nodes.append(helper.make_node("Softmax", ["xw"], ["y"], axis=-1))
+        save(f"island_softmax_{d}", nodes, inits, [("x", sshape)], sshape, {"x": feeds(rng, sshape)}, F)
+
+    # Gelu after a quantize_dynamic projection (MatMulInteger -> Cast -> Mul(scale) -> Add(bias)), as
+    # in BERT: ORT fuses the Gelu pattern into com.microsoft.Gelu there (not after every producer:
+    # after a float Mul it keeps Div -> Erf, see tests/onnx/quant_ops/README).
+    rng = np.random.default_rng(105)
+    # 7-bit weights (quantize_dynamic's reduce_range): ORT's AVX2 u8s8 kernel sums byte pairs in
+    # saturating int16 (vpmaddubsw), so full-range weights give ORT wrong sums (Loom's are exact).
+    w = rng.integers(-64, 64, size=[64, 128], dtype=np.int8)
+    inits = [numpy_helper.from_array(w, "w_q"), scalar("w_s", 0.004, np.float32), scalar("w_z", 0, np.int8),
+             numpy_helper.from_array((rng.standard_normal(128) * 0.3).astype(np.float32), "bias"),
+             scalar("sqrt2", 1.4142135381698608, np.float32), scalar("one", 1.0, np.float32),
+             scalar("half", 0.5, np.float32)]
+    nodes = [helper.make_node("DynamicQuantizeLinear", ["x"], ["q", "q_s", "q_z"]),
+             helper.make_node("MatMulInteger", ["q", "w_q", "q_z", "w_z"], ["acc"]),
+             helper.make_node("Cast", ["acc"], ["accf"], to=TensorProto.FLOAT),
+             helper.make_node("Mul", ["q_s", "w_s"], ["s"]), helper.make_node("Mul", ["accf", "s"], ["mm"]),
+             helper.make_node("Add", ["mm", "bias"], ["h"]),
+             helper.make_node("Div", ["h", "sqrt2"], ["g0"]), helper.make_node("Erf", ["g0"], ["g1"]),
+             helper.make_node("Add", ["g1", "one"], ["g2"]), helper.make_node("Mul", ["h", "g2"], ["g3"]),
+             helper.make_node("Mul", ["g3", "half"], ["y"])]
+    save("island_gelu", nodes, inits, [("x", [1, 32, 64])], [1, 32, 128], {"x": feeds(rng, [1, 32, 64], 1.5)}, F)
+
+    x = np.linspace(-6, 6, 1 << 14, dtype=np.float32)
+    save("erf_mlas", [helper.make_node("Erf", ["x"], ["y"])], [], [("x", [1 << 14])], [1 << 14], {"x": x}, F)
+    x = np.linspace(-10, 10, 1 << 14, dtype=np.float32)
+    save("tanh_mlas", [helper.make_node("Tanh", ["x"], ["y"])], [], [("x", [1 << 14])], [1 << 14], {"x": x}, F)
+
+
 def main():
+    float_islands()
     integer_ops()
     qp = lambda p: [scalar(p + "_s", 0.05, np.float32), scalar(p + "_z", 120, np.uint8)]
     for op, name in (("QLinearAdd", "qlinear_add_broadcast"), ("QLinearMul", "qlinear_mul_broadcast")):
@@ -233,4 +458,8 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+    if sys.argv[1:] == ["--check-emulations"]:
+        check_emulations()
+    else:
+        main()
