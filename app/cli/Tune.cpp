@@ -64,7 +64,7 @@ struct TuneCliOptions {
   int searchThreads = 0;
   double simulateBuildMs = 0, simulateMeasureMs = 0; ///< distributed bench mode
   std::string simulateLowering = "charged";
-  int simulateRtPriority = 0;
+  int rtPriority = 0;
   bool workerEvents = false;
 };
 
@@ -143,9 +143,10 @@ CLI::App* setupTune(CLI::App& app) {
                   "their CPU time (charged: as on a host of its own, the wait for a CPU on this machine is not "
                   "counted) or by their wall time (wall)")
       ->group(dist)->check(CLI::IsMember({"charged", "wall"}));
-  sub->add_option("--simulate-rt-priority", o.simulateRtPriority,
-                  "Bench: after start-up rank 0 runs at this real-time priority (SCHED_FIFO, needs root or "
-                  "CAP_SYS_NICE) and the worker ranks one below, so other jobs on the machine wait (0: normal)")
+  sub->add_option("--rt-priority", o.rtPriority,
+                  "Bench on a shared machine: once started, rank 0 runs at this real-time priority (SCHED_FIFO, needs "
+                  "root or CAP_SYS_NICE) and the worker ranks and their measurements one below, so other jobs wait "
+                  "(0: normal)")
       ->group(dist)->check(CLI::Range(0, 98));
   sub->add_flag("--worker-events", o.workerEvents,
                 "Print each worker rank's state changes on stderr (\"loom-worker rank=R host=H state=S trials=N failed=F\")")
@@ -540,7 +541,7 @@ int runTune() {
   bool simulate = o.simulateBuildMs > 0 || o.simulateMeasureMs > 0;
 #ifdef LOOM_HAVE_MPI
   if (tune::mpi::launchedByMpi()) {
-    tune::mpi::Session session({o.target, o.simulateBuildMs, o.simulateMeasureMs, o.simulateLowering == "charged", o.simulateRtPriority, o.workerEvents});
+    tune::mpi::Session session({o.target, o.simulateBuildMs, o.simulateMeasureMs, o.simulateLowering == "charged", o.rtPriority, o.workerEvents});
     if (session.rank() != 0) return session.serve();
     if (!session.hasWorkers()) {
       if (simulate) LOOM_THROW(ValueError) << "tune: --simulate-* needs worker ranks (mpirun -np 2 or more)";
@@ -583,6 +584,7 @@ int runTune() {
   }
 #endif
   if (simulate) LOOM_THROW(ValueError) << "tune: --simulate-build-ms / --simulate-measure-ms apply to a distributed run (mpirun -np N loom tune ...)";
+  if (o.rtPriority > 0) LOOM_THROW(ValueError) << "tune: --rt-priority applies to a distributed run (mpirun -np N loom tune ...)";
   return o.model.empty() ? runWorkloadTune() : runModelTune();
 }
 

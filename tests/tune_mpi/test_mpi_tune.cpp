@@ -79,7 +79,7 @@ private slots:
       const QString out = dir.filePath(mode + ".json");
       QStringList args = {"--workload", "matmul:M=16,N=32,K=16", "--no-baseline", "--trials", "12", "--simulate-build-ms", "20",
                           "--simulate-measure-ms", "20", "--simulate-lowering", mode, "--output", out};
-      if (mode == "charged") args << "--simulate-rt-priority" << "10";
+      if (mode == "charged") args << "--rt-priority" << "10";
       ProcessResult r = mpirun(3, args);
       QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
       QVERIFY2(r.out.contains("distributed: 12 candidates"), qPrintable(r.out));

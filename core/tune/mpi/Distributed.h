@@ -27,12 +27,13 @@ struct SessionOptions {
   /// is charged against the build stand-in by its CPU time (true: as on a host of its own; the
   /// wait for a CPU on the shared machine is not charged) or by its wall time (false).
   bool simulateChargeLowering = true;
-  /// Bench mode: once started (MPI's start-up spins, which real-time ranks on an oversubscribed
-  /// machine would turn into a livelock), rank 0 runs at real-time priority P (SCHED_FIFO; its
-  /// dispatcher thread at P + 1) and the worker ranks at P - 1, so the other jobs on the machine
-  /// wait while the bench runs and rank 0 comes first; every rank goes back to normal before MPI's
-  /// shutdown. 0: normal priority (simulated worker ranks at nice 10).
-  int simulateRtPriority = 0;
+  /// Benches on a shared machine: once started (MPI's start-up spins, which real-time ranks on an
+  /// oversubscribed machine turn into a livelock), rank 0 runs at real-time priority P (SCHED_FIFO,
+  /// every thread; its dispatcher thread at P + 1) and the worker ranks, with the measurement
+  /// processes they start, at P - 1, so the other jobs on the machine wait while it runs and rank 0
+  /// comes first; every rank goes back to normal before MPI's shutdown. 0: normal priority
+  /// (simulated worker ranks at nice 10).
+  int rtPriority = 0;
   /// Rank 0 prints a line per worker state change on stderr:
   /// "loom-worker rank=R host=H state=building|timing|idle|failed trials=N failed=F" (the Studio's monitor reads them).
   bool workerEvents = false;

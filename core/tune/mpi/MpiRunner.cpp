@@ -174,7 +174,7 @@ void MpiRunner::dispatch() {
   // every worker's channel (at 16-32 workers an idle turn every 0.5 ms cost rank 0 a quarter of a
   // core), and 2 ms is under 1% of a trial.
   std::chrono::microseconds idle{200};
-  // At real-time priority (the bench's --simulate-rt-priority), one level above rank 0's search and
+  // At real-time priority (the bench's --rt-priority), one level above rank 0's search and
   // training threads, which would otherwise hold both cores of a small machine while results wait.
   if (int policy = sched_getscheduler(0); policy == SCHED_FIFO || policy == SCHED_RR) {
     sched_param p{};

@@ -106,13 +106,21 @@ std::string broadcastText(std::string text, int rank) {
 
 void sendState(const char* state) { sendText(nlohmann::json{{"state", state}}.dump(), 0, kState); }
 
-/// The calling thread (and the threads it starts later) at SCHED_FIFO `priority`, or back to
-/// SCHED_OTHER with 0. Bench mode only (SessionOptions::simulateRtPriority).
+/// Every thread of this process (MPI's own too) and the threads it starts later at SCHED_FIFO
+/// `priority` (SessionOptions::rtPriority). All of them: a thread left at
+/// normal priority on a loaded machine can hold a lock of the process (its memory map, during a
+/// page fault or an mmap) for long, and a real-time thread that needs it waits (simulated workers
+/// took 100-300 ms over a 10 ms lowering that way).
 void setRealtime(int priority) {
-  sched_param p{};
-  p.sched_priority = priority;
-  if (sched_setscheduler(0, priority > 0 ? SCHED_FIFO : SCHED_OTHER, &p) != 0 && priority > 0)
-    std::fprintf(stderr, "tune: --simulate-rt-priority %d: %s (running at normal priority)\n", priority, std::strerror(errno));
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+    sched_param p{};
+    p.sched_priority = priority;
+    if (sched_setscheduler(pid_t(std::stol(e.path().filename().string())), SCHED_FIFO, &p) != 0) {
+      std::fprintf(stderr, "tune: --rt-priority %d: %s (running at normal priority)\n", priority, std::strerror(errno));
+      return;
+    }
+  }
 }
 
 /// Every thread of this process back to SCHED_OTHER (those started at real-time priority too).
@@ -209,13 +217,13 @@ Session::Session(const SessionOptions& options) : m_options(options) {
   }
   // Real-time priority (bench) only now that MPI's start-up is over; this thread's later threads
   // (rank 0's dispatcher, search and training threads) inherit it.
-  if (simulate && options.simulateRtPriority > 0) setRealtime(m_rank == 0 ? options.simulateRtPriority : std::max(1, options.simulateRtPriority - 1));
+  if (options.rtPriority > 0) setRealtime(m_rank == 0 ? options.rtPriority : std::max(1, options.rtPriority - 1));
   if (m_rank == 0 && m_size > 1) m_runner = std::make_unique<MpiRunner>(workerHosts, options.workerEvents, searchShared);
 }
 
 Session::~Session() {
   m_runner.reset(); // joins the dispatcher and sends the workers home
-  if (m_options.simulateRtPriority > 0) dropRealtime(); // MPI's shutdown may spin
+  if (m_options.rtPriority > 0) dropRealtime(); // MPI's shutdown may spin
   MPI_Finalize();
 }
 
@@ -240,7 +248,7 @@ int Session::serve() {
   // what they compute (the features of the points they lower) must not take rank 0's CPU, as it
   // would not on a cluster. At a lower priority (nice 10) they get what rank 0 leaves; a lowering
   // that then outlasts the build stand-in makes that trial longer.
-  if (simulate && m_options.simulateRtPriority <= 0) setpriority(PRIO_PROCESS, 0, 10);
+  if (simulate && m_options.rtPriority <= 0) setpriority(PRIO_PROCESS, 0, 10);
   ProcessRunner runner(ProcessRunner::selfWorkerCommand(), /*overlapBuilds=*/false);
   std::unique_ptr<HostLock> lock;
   if (!simulate) {
