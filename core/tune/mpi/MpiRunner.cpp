@@ -206,6 +206,7 @@ void MpiRunner::dispatch() {
                             {"trace", job.candidate.trace},
                             {"options", optionsToJson(job.options)}};
         if (fillIn || job.candidate.wantFeatures) j["features"] = true; // the worker lowers it
+        if (m_events) j["states"] = true; // report building / timing
         if (fillIn) ++m_fillInsSent;
         if (!job.candidate.alsoLower.empty()) j["lower"] = job.candidate.alsoLower;
         // Each worker gets a task's function once; later candidates name it by key.

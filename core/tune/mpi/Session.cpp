@@ -249,18 +249,21 @@ int Session::serve() {
   // would not on a cluster. At a lower priority (nice 10) they get what rank 0 leaves; a lowering
   // that then outlasts the build stand-in makes that trial longer.
   if (simulate && m_options.rtPriority <= 0) setpriority(PRIO_PROCESS, 0, 10);
+  // Whether rank 0 wants this rank's state changes (building, timing): only when it prints them
+  // for the Studio's monitor (--worker-events); else two messages a trial it would only parse.
+  bool states = false;
   ProcessRunner runner(ProcessRunner::selfWorkerCommand(), /*overlapBuilds=*/false);
   std::unique_ptr<HostLock> lock;
   if (!simulate) {
     lock = std::make_unique<HostLock>();
     ProcessRunner::PhaseHooks hooks;
     hooks.beforeBuild = [&] {
-      sendState("building");
+      if (states) sendState("building");
       lock->shared();
     };
     hooks.beforeTiming = [&] {
       lock->exclusive();
-      sendState("timing");
+      if (states) sendState("timing");
     };
     hooks.afterCandidate = [&] { lock->unlock(); };
     runner.setPhaseHooks(std::move(hooks));
@@ -300,7 +303,8 @@ int Session::serve() {
       MeasureOptions o = optionsFromJson(j.at("options"));
       // A fill-in (a random sample rank 0 did not lower): its cost-model features, computed here
       // as part of its build (in simulation, within the build stand-in's time).
-      if (simulate) sendState("building");
+      states = j.value("states", false);
+      if (simulate && states) sendState("building");
       // And the points rank 0's search made but left for the workers to lower ("lower"): their
       // features come back in order ([] for one that does not lower).
       auto lowerOne = [&](const nlohmann::json& trace) -> std::optional<std::vector<float>> {
@@ -352,7 +356,7 @@ int Session::serve() {
         }
         reply["sim"] = {{"lower_cpu_ms", lowerCpuMs}, {"lower_wall_ms", Ms(lowered - t0).count()}, {"overran", overran}};
         std::this_thread::sleep_until(buildEnd);
-        sendState("timing");
+        if (states) sendState("timing");
         std::this_thread::sleep_until(measureEnd);
         // A made-up time that depends on the schedule only, so the search has something to follow.
         double ms = 1.0 + double(std::hash<std::string>()(c.trace.dump()) % 10000) / 1000.0;
