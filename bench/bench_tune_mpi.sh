@@ -49,6 +49,7 @@ for w in $workers; do
     args+=(--simulate-lowering "${SIM_LOWERING:-charged}")
     [ -n "${RT:-}" ] && args+=(--rt-priority "$RT")
   fi
+  sleep "${GAP_S:-0}"
   load=$(cut -d' ' -f1 /proc/loadavg)
   # Straight into a file: through a pipe, a reader starved by the real-time ranks blocks mpirun and
   # then rank 0's progress output (a run at 32 workers fell from 28x to 12x that way).
