@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <malloc.h>
 #include <functional>
 #include <map>
 #include <sstream>
@@ -112,6 +113,14 @@ void sendState(const char* state) { sendText(nlohmann::json{{"state", state}}.du
 /// page fault or an mmap) for long, and a real-time thread that needs it waits (simulated workers
 /// took 100-300 ms over a 10 ms lowering that way).
 void setRealtime(int priority) {
+  // No more address-space changes from malloc (no trimming, large blocks from the heap, the heap
+  // grown 64 MB at a time, one arena): each takes the process's memory-map lock for writing, and a
+  // normal-priority reader of /proc/PID (ps, a monitor) preempted while holding it for reading
+  // then stalls the real-time threads (priority inversion).
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  mallopt(M_TOP_PAD, 64 << 20);
+  mallopt(M_ARENA_MAX, 1);
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator("/proc/self/task", ec)) {
     sched_param p{};
