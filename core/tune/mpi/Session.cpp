@@ -110,8 +110,8 @@ void sendState(const char* state) { sendText(nlohmann::json{{"state", state}}.du
 /// Every thread of this process (MPI's own too) and the threads it starts later at SCHED_FIFO
 /// `priority` (SessionOptions::rtPriority). All of them: a thread left at
 /// normal priority on a loaded machine can hold a lock of the process (its memory map, during a
-/// page fault or an mmap) for long, and a real-time thread that needs it waits (simulated workers
-/// took 100-300 ms over a 10 ms lowering that way).
+/// page fault or an mmap) for long, and a real-time thread that needs it waits. (A precaution: the
+/// stalls the bench still sees sometimes, bench/README.md "Session mpi5", have another cause too.)
 void setRealtime(int priority) {
   // No more address-space changes from malloc (no trimming, large blocks from the heap, the heap
   // grown 64 MB at a time, one arena): each takes the process's memory-map lock for writing, and a
