@@ -63,6 +63,8 @@ struct TuneCliOptions {
   uint64_t seed = 1;
   int searchThreads = 0;
   double simulateBuildMs = 0, simulateMeasureMs = 0; ///< distributed bench mode
+  std::string simulateLowering = "charged";
+  int rtPriority = 0;
   bool workerEvents = false;
 };
 
@@ -136,6 +138,16 @@ CLI::App* setupTune(CLI::App& app) {
       ->group(dist)->check(CLI::NonNegativeNumber);
   sub->add_option("--simulate-measure-ms", o.simulateMeasureMs, "Bench: worker ranks sleep this long instead of timing")
       ->group(dist)->check(CLI::NonNegativeNumber);
+  sub->add_option("--simulate-lowering", o.simulateLowering,
+                  "Bench: the points a simulated worker rank lowers for rank 0 count against its build stand-in by "
+                  "their CPU time (charged: as on a host of its own, the wait for a CPU on this machine is not "
+                  "counted) or by their wall time (wall)")
+      ->group(dist)->check(CLI::IsMember({"charged", "wall"}));
+  sub->add_option("--rt-priority", o.rtPriority,
+                  "Bench on a shared machine: once started, rank 0 runs at this real-time priority (SCHED_FIFO, needs "
+                  "root or CAP_SYS_NICE) and the worker ranks and their measurements one below, so other jobs wait "
+                  "(0: normal)")
+      ->group(dist)->check(CLI::Range(0, 98));
   sub->add_flag("--worker-events", o.workerEvents,
                 "Print each worker rank's state changes on stderr (\"loom-worker rank=R host=H state=S trials=N failed=F\")")
       ->group(dist);
@@ -529,7 +541,7 @@ int runTune() {
   bool simulate = o.simulateBuildMs > 0 || o.simulateMeasureMs > 0;
 #ifdef LOOM_HAVE_MPI
   if (tune::mpi::launchedByMpi()) {
-    tune::mpi::Session session({o.target, o.simulateBuildMs, o.simulateMeasureMs, o.workerEvents});
+    tune::mpi::Session session({o.target, o.simulateBuildMs, o.simulateMeasureMs, o.simulateLowering == "charged", o.rtPriority, o.workerEvents});
     if (session.rank() != 0) return session.serve();
     if (!session.hasWorkers()) {
       if (simulate) LOOM_THROW(ValueError) << "tune: --simulate-* needs worker ranks (mpirun -np 2 or more)";
@@ -562,10 +574,17 @@ int runTune() {
       }
       std::cout << " other " << fmt("%.2f", 1000 * std::max(0.0, st.driverCpuS - phases) / st.trials) << "\n";
     }
+    if (simulate && st.trials > 0)
+      std::cout << "distributed: simulated workers' real work (jobs read, points lowered) per trial: "
+                << fmt("%.1f", 1000 * st.workerWorkCpuS / st.trials) << " ms CPU, "
+                << fmt("%.1f", 1000 * st.workerWorkWallS / st.trials) << " ms wall, charged by its "
+                << (o.simulateLowering == "charged" ? "CPU" : "wall") << " time; " << st.simulatedOverruns
+                << " trials outlasted their simulated length\n";
     return rc;
   }
 #endif
   if (simulate) LOOM_THROW(ValueError) << "tune: --simulate-build-ms / --simulate-measure-ms apply to a distributed run (mpirun -np N loom tune ...)";
+  if (o.rtPriority > 0) LOOM_THROW(ValueError) << "tune: --rt-priority applies to a distributed run (mpirun -np N loom tune ...)";
   return o.model.empty() ? runWorkloadTune() : runModelTune();
 }
 

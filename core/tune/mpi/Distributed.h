@@ -23,6 +23,17 @@ struct SessionOptions {
   /// Bench mode (bench/bench_tune_mpi.sh): the worker ranks do not build or time but sleep this
   /// long for each phase and report a made-up time; each rank then stands for a host of its own.
   double simulateBuildMs = 0, simulateMeasureMs = 0;
+  /// Bench mode: the real work a simulated worker does (lowering points for rank 0's cost model)
+  /// is charged against the build stand-in by its CPU time (true: as on a host of its own; the
+  /// wait for a CPU on the shared machine is not charged) or by its wall time (false).
+  bool simulateChargeLowering = true;
+  /// Benches on a shared machine: once started (MPI's start-up spins, which real-time ranks on an
+  /// oversubscribed machine turn into a livelock), rank 0 runs at real-time priority P (SCHED_FIFO,
+  /// every thread; its dispatcher thread at P + 1) and the worker ranks, with the measurement
+  /// processes they start, at P - 1, so the other jobs on the machine wait while it runs and rank 0
+  /// comes first; every rank goes back to normal before MPI's shutdown. 0: normal priority
+  /// (simulated worker ranks at nice 10).
+  int rtPriority = 0;
   /// Rank 0 prints a line per worker state change on stderr:
   /// "loom-worker rank=R host=H state=building|timing|idle|failed trials=N failed=F" (the Studio's monitor reads them).
   bool workerEvents = false;
@@ -46,6 +57,11 @@ struct SessionStats {
   /// Of `trials`, the fill-ins: random candidates handed to a worker that would have waited for
   /// the search (PipelinedRunner::fillInTarget), or taken from the reserve at the end.
   int fillIns = 0;
+  /// Simulated runs: the worker ranks' real work per trial (parsing the job, lowering points for
+  /// rank 0), its CPU and wall time summed over the trials, and how many trials outlasted their
+  /// simulated length (charged mode: the wait for a CPU was longer than the measurement stand-in).
+  double workerWorkCpuS = 0, workerWorkWallS = 0;
+  int simulatedOverruns = 0;
 };
 
 class MpiRunner;

@@ -20,10 +20,12 @@ namespace loom::tune::mpi {
 
 enum Tag : int {
   kJob = 1,    ///< 0 -> worker: {"ticket", "task_key", "task"? (first time only), "trace", "options", "test_fault"?,
-               ///  "features"? (return the candidate's features), "lower"? (final traces to lower too)}
+               ///  "features"? (return the candidate's features), "lower"? (final traces to lower too),
+               ///  "states"? (send kState messages while on it: rank 0 prints worker events)}
   kStop = 2,   ///< 0 -> worker: go home
-  kState = 3,  ///< worker -> 0: {"state": "building" | "timing"}
-  kResult = 4, ///< worker -> 0: {"ticket", "result": MeasureResult, "features"?, "lowered"? (one array per "lower")}
+  kState = 3,  ///< worker -> 0: {"state": "building" | "timing"} (only for jobs with "states")
+  kResult = 4, ///< worker -> 0: {"ticket", "result": MeasureResult, "features"?, "lowered"? (one array per "lower"),
+               ///  "sim"? (simulated: {"lower_cpu_ms", "lower_wall_ms", "overran"})}
 };
 
 void sendText(const std::string& text, int dest, int tag);
@@ -70,6 +72,8 @@ private:
     std::string state = "idle";
     bool busy = false;
     std::set<std::string> tasksSent; ///< task keys this worker has (sent once)
+    std::string sendBuffer;          ///< the job being sent (MPI_Isend), kept until `sending` completes
+    MPI_Request sending = MPI_REQUEST_NULL;
     int trials = 0, failed = 0;
     double busyS = 0;
     std::chrono::steady_clock::time_point since;
@@ -95,6 +99,8 @@ private:
   std::array<double, size_t(cpu::Phase::Count)> m_phaseFirst{}, m_phaseLast{}; ///< cpu::totals() then
   int m_trials = 0;
   int m_fillInsSent = 0;
+  double m_simCpuS = 0, m_simWallS = 0; ///< simulated runs: the workers' "sim" reports, summed
+  int m_simOverruns = 0;
 };
 
 } // namespace loom::tune::mpi

@@ -1,14 +1,21 @@
 // Session: MPI start-up (hosts, CPU check), the worker ranks' loop, and shutdown.
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <malloc.h>
 #include <functional>
 #include <map>
 #include <sstream>
+#include <sched.h>
 #include <sys/resource.h>
 #include <thread>
 
 #include "codegen/LLVMInfo.h"
 #include "core/schedule/Trace.h"
+#include "core/tune/CpuProfile.h"
 #include "core/tune/Record.h"
 #include "core/tune/SearchStrategy.h"
 #include "core/tune/mpi/HostLock.h"
@@ -100,6 +107,41 @@ std::string broadcastText(std::string text, int rank) {
 
 void sendState(const char* state) { sendText(nlohmann::json{{"state", state}}.dump(), 0, kState); }
 
+/// Every thread of this process (MPI's own too) and the threads it starts later at SCHED_FIFO
+/// `priority` (SessionOptions::rtPriority). All of them: a thread left at
+/// normal priority on a loaded machine can hold a lock of the process (its memory map, during a
+/// page fault or an mmap) for long, and a real-time thread that needs it waits. (A precaution: the
+/// stalls the bench still sees sometimes, bench/README.md "Session mpi5", have another cause too.)
+void setRealtime(int priority) {
+  // No more address-space changes from malloc (no trimming, large blocks from the heap, the heap
+  // grown 64 MB at a time, one arena): each takes the process's memory-map lock for writing, and a
+  // normal-priority reader of /proc/PID (ps, a monitor) preempted while holding it for reading
+  // then stalls the real-time threads (priority inversion).
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  mallopt(M_TOP_PAD, 64 << 20);
+  mallopt(M_ARENA_MAX, 1);
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+    sched_param p{};
+    p.sched_priority = priority;
+    if (sched_setscheduler(pid_t(std::stol(e.path().filename().string())), SCHED_FIFO, &p) != 0) {
+      std::fprintf(stderr, "tune: --rt-priority %d: %s (running at normal priority)\n", priority, std::strerror(errno));
+      return;
+    }
+  }
+}
+
+/// Every thread of this process back to SCHED_OTHER (those started at real-time priority too).
+void dropRealtime() {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+    sched_param p{};
+    if (sched_getscheduler(pid_t(std::stol(e.path().filename().string()))) != SCHED_OTHER)
+      sched_setscheduler(pid_t(std::stol(e.path().filename().string())), SCHED_OTHER, &p);
+  }
+}
+
 } // namespace
 
 bool launchedByMpi() {
@@ -182,11 +224,15 @@ Session::Session(const SessionOptions& options) : m_options(options) {
     m_refusal = verdict;
     return;
   }
+  // Real-time priority (bench) only now that MPI's start-up is over; this thread's later threads
+  // (rank 0's dispatcher, search and training threads) inherit it.
+  if (options.rtPriority > 0) setRealtime(m_rank == 0 ? options.rtPriority : std::max(1, options.rtPriority - 1));
   if (m_rank == 0 && m_size > 1) m_runner = std::make_unique<MpiRunner>(workerHosts, options.workerEvents, searchShared);
 }
 
 Session::~Session() {
   m_runner.reset(); // joins the dispatcher and sends the workers home
+  if (m_options.rtPriority > 0) dropRealtime(); // MPI's shutdown may spin
   MPI_Finalize();
 }
 
@@ -211,24 +257,29 @@ int Session::serve() {
   // what they compute (the features of the points they lower) must not take rank 0's CPU, as it
   // would not on a cluster. At a lower priority (nice 10) they get what rank 0 leaves; a lowering
   // that then outlasts the build stand-in makes that trial longer.
-  if (simulate) setpriority(PRIO_PROCESS, 0, 10);
+  if (simulate && m_options.rtPriority <= 0) setpriority(PRIO_PROCESS, 0, 10);
+  // Whether rank 0 wants this rank's state changes (building, timing): only when it prints them
+  // for the Studio's monitor (--worker-events); else two messages a trial it would only parse.
+  bool states = false;
   ProcessRunner runner(ProcessRunner::selfWorkerCommand(), /*overlapBuilds=*/false);
   std::unique_ptr<HostLock> lock;
   if (!simulate) {
     lock = std::make_unique<HostLock>();
     ProcessRunner::PhaseHooks hooks;
     hooks.beforeBuild = [&] {
-      sendState("building");
+      if (states) sendState("building");
       lock->shared();
     };
     hooks.beforeTiming = [&] {
       lock->exclusive();
-      sendState("timing");
+      if (states) sendState("timing");
     };
     hooks.afterCandidate = [&] { lock->unlock(); };
     runner.setPhaseHooks(std::move(hooks));
   }
   std::map<std::string, TuneTask> tasks;
+  std::string resultBuffer;
+  MPI_Request resultSending = MPI_REQUEST_NULL;
   std::chrono::microseconds idle{500};
   for (;;) {
     int flag = 0;
@@ -243,6 +294,9 @@ int Session::serve() {
     }
     idle = std::chrono::microseconds(500);
     std::string text = recvText(st);
+    // The job's clocks start as it arrives: parsing it is part of the work too.
+    const auto t0 = std::chrono::steady_clock::now();
+    const double cpu0 = cpu::threadSeconds();
     if (st.MPI_TAG == kStop) break;
     if (st.MPI_TAG != kJob) continue;
     nlohmann::json reply;
@@ -258,8 +312,8 @@ int Session::serve() {
       MeasureOptions o = optionsFromJson(j.at("options"));
       // A fill-in (a random sample rank 0 did not lower): its cost-model features, computed here
       // as part of its build (in simulation, within the build stand-in's time).
-      auto t0 = std::chrono::steady_clock::now();
-      if (simulate) sendState("building");
+      states = j.value("states", false);
+      if (simulate && states) sendState("building");
       // And the points rank 0's search made but left for the workers to lower ("lower"): their
       // features come back in order ([] for one that does not lower).
       auto lowerOne = [&](const nlohmann::json& trace) -> std::optional<std::vector<float>> {
@@ -287,9 +341,32 @@ int Session::serve() {
         if (lock) lock->unlock();
       }
       if (simulate) {
-        std::this_thread::sleep_until(t0 + std::chrono::duration<double, std::milli>(m_options.simulateBuildMs));
-        sendState("timing");
-        std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(m_options.simulateMeasureMs));
+        // The lowering above is real work, part of the build on a host of its own. Charged (the
+        // default): the build stand-in lasts max(build ms, the lowering's CPU time) -- on a host of
+        // its own the lowering's CPU time is its wall time -- and the measurement stand-in ends
+        // `measure ms` after that, so the time this rank waited for a CPU on the one machine all
+        // simulated ranks share is not charged; only a wait longer than the measurement stand-in
+        // makes the trial longer (counted: "overran"). Wall (--simulate-lowering wall): the build
+        // stand-in ends build ms after the job came or when the lowering ends, whichever is later.
+        using Ms = std::chrono::duration<double, std::milli>;
+        auto dur = [](double ms) { return std::chrono::duration_cast<std::chrono::steady_clock::duration>(Ms(ms)); };
+        const bool charge = m_options.simulateChargeLowering;
+        const double lowerCpuMs = 1000 * (cpu::threadSeconds() - cpu0);
+        const auto lowered = std::chrono::steady_clock::now();
+        auto buildEnd = t0 + dur(charge ? std::max(m_options.simulateBuildMs, lowerCpuMs) : m_options.simulateBuildMs);
+        auto measureEnd = buildEnd + dur(m_options.simulateMeasureMs);
+        bool overran = false;
+        if (!charge) {
+          buildEnd = std::max(buildEnd, lowered);
+          measureEnd = buildEnd + dur(m_options.simulateMeasureMs);
+        } else if (lowered > measureEnd) {
+          overran = true;
+          measureEnd = lowered;
+        }
+        reply["sim"] = {{"lower_cpu_ms", lowerCpuMs}, {"lower_wall_ms", Ms(lowered - t0).count()}, {"overran", overran}};
+        std::this_thread::sleep_until(buildEnd);
+        if (states) sendState("timing");
+        std::this_thread::sleep_until(measureEnd);
         // A made-up time that depends on the schedule only, so the search has something to follow.
         double ms = 1.0 + double(std::hash<std::string>()(c.trace.dump()) % 10000) / 1000.0;
         r.timesMs.assign(size_t(std::max(1, o.repeat)), ms);
@@ -305,8 +382,13 @@ int Session::serve() {
       r.errorMessage = std::string("rank ") + std::to_string(m_rank) + ": " + e.what();
     }
     reply["result"] = r.toJson();
-    sendText(reply.dump(), 0, kResult);
+    // Sent without waiting (a result with features may be over MPI's eager limit, and a blocking
+    // send would spin until rank 0's dispatcher takes it); rank 0 has taken the previous result.
+    if (resultSending != MPI_REQUEST_NULL) MPI_Wait(&resultSending, MPI_STATUS_IGNORE);
+    resultBuffer = reply.dump();
+    MPI_Isend(resultBuffer.data(), int(resultBuffer.size()), MPI_CHAR, 0, kResult, MPI_COMM_WORLD, &resultSending);
   }
+  if (resultSending != MPI_REQUEST_NULL) MPI_Wait(&resultSending, MPI_STATUS_IGNORE);
   return 0;
 }
 
