@@ -30,6 +30,7 @@
 #include "codegen/SharedLibrary.h"
 #include "core/driver/CompileModel.h"
 #include "core/driver/ExportLibrary.h"
+#include "core/driver/SymbolBounds.h"
 #include "core/support/Error.h"
 #include "core/tune/ModelTasks.h"
 #include "core/tune/database/JsonDatabase.h"
@@ -68,7 +69,8 @@ QString objectPath(const QString& path) { return path.left(path.size() - 3) + ".
 ExportOutcome exportModelFile(const QString& modelPath, std::shared_ptr<const graph::Module> module, const QString& target,
                               int optLevel, const QString& layout, const QString& records, const QString& output,
                               const std::shared_ptr<std::atomic<bool>>& cancel,
-                              const std::function<void(const QString&, int, int)>& progress) {
+                              const std::function<void(const QString&, int, int)>& progress,
+                              const std::map<std::string, int64_t>& symbolBounds = {}) {
   ExportOutcome out;
   out.path = output;
   QString partial = partialPath(output);
@@ -91,6 +93,7 @@ ExportOutcome exportModelFile(const QString& modelPath, std::shared_ptr<const gr
       progress(q(what), done, total);
     };
     driver::CompiledModel cm = driver::compileModel(m, t, {}, co);
+    driver::applySymbolBounds(cm, symbolBounds);  // a dynamic export's bounds (none for a static one)
     if (!records.isEmpty()) cm.tuningRecords.push_back(records.toStdString());
     out.kernels = int(cm.kernels.size());
     for (const std::string& s : cm.scheduleSources) out.kernelsTuned += s.rfind("tuned:", 0) == 0;
@@ -163,9 +166,18 @@ ExportDialog::ExportDialog(Session* session, QWidget* parent)
   setLayout(model->layout);
   if (!model->hasSymbolicInputs() || !model->dynamicModule || !model->symbolicNote.isEmpty()) return;
   m_dynamicModule = model->dynamicModule;
+  m_symbolBounds = model->symbolBounds;
   QStringList dynamicDims, staticDims;
+  // The symbolic module's own dims (as Model > Input Shapes… may have named or bounded them).
+  for (const graph::Var& p : m_dynamicModule->main()->params) {
+    const auto* t = p->checkedType.get() ? graph::Type(p->checkedType).as<graph::TensorTypeNode>() : nullptr;
+    if (!t) continue;
+    QStringList dims;
+    for (const graph::Dim& d : t->shape) dims << QString::fromStdString(d.str());
+    dynamicDims << QString::fromStdString(p->name) + ":[" + dims.join(",") + "]";
+  }
+  for (const auto& [symbol, bound] : m_symbolBounds) dynamicDims << QString("%1 <= %2").arg(QString::fromStdString(symbol)).arg(bound);
   for (const ModelInput& in : model->inputs) {
-    dynamicDims << in.name + ":[" + in.declared.join(",") + "]";
     QStringList dims;
     for (qint64 d : in.shape) dims << QString::number(d);
     if (in.hasShape()) staticDims << in.name + ":[" + dims.join(",") + "]";
@@ -357,13 +369,14 @@ bool ExportDialog::startExport() {
   };
   QString modelPath = m_modelPath;
   auto module = isDynamic() ? m_dynamicModule : m_module;
+  std::map<std::string, int64_t> bounds = isDynamic() ? m_symbolBounds : std::map<std::string, int64_t>{};
   int optLevel = m_optLevel->value();
   QString layout = m_layout->currentData().toString();
   QThread* thread = QThread::create([=] {
     auto progress = [&](const QString& what, int done, int total) {
       post([run, what, done, total](ExportDialog* d) { d->onProgress(run, what, done, total); });
     };
-    ExportOutcome outcome = exportModelFile(modelPath, module, target, optLevel, layout, records, output, cancel, progress);
+    ExportOutcome outcome = exportModelFile(modelPath, module, target, optLevel, layout, records, output, cancel, progress, bounds);
     post([run, outcome](ExportDialog* d) { d->onFinished(run, outcome); });
   });
   connect(thread, &QThread::finished, thread, &QObject::deleteLater);

@@ -103,6 +103,7 @@ private:
   std::shared_ptr<const graph::Module> m_module;
   /// The module with symbolic dims kept (null for a static model or a dialog without a session).
   std::shared_ptr<const graph::Module> m_dynamicModule;
+  std::map<std::string, int64_t> m_symbolBounds;  ///< recorded in a dynamic export (ModelData::symbolBounds)
   QString m_staticShapes, m_dynamicShapes;  ///< "data:[1,3,16,16]" / "data:[N,3,16,16]"
   std::shared_ptr<std::atomic<bool>> m_cancel;
   QPointer<QThread> m_thread;

@@ -838,14 +838,15 @@ bool MainWindow::showInputShapesDialog() {
     m_status->setText("Open a model first: its input shapes are set here");
     return false;
   }
-  InputShapesDialog dlg(model->inputs, this);
+  InputShapesDialog dlg(model->inputs, this, m_session->symbolicInputShapes());
   if (dlg.exec() != QDialog::Accepted) return false;
-  if (dlg.shapes() == m_session->inputShapes() && model->concrete()) return false;
+  if (dlg.shapes() == m_session->inputShapes() && dlg.symbolicShapes() == m_session->symbolicInputShapes() && model->concrete())
+    return false;
   if (m_session->request().isGroup()) {
     if (!confirmReplaceEditor("Changing the input shapes (the kernels change)")) return false;
     leaveGroup(m_lastPreset);
   }
-  m_session->setInputShapes(dlg.shapes());
+  m_session->setInputShapes(dlg.shapes(), true, dlg.symbolicShapes());
   return true;
 }
 

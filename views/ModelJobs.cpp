@@ -14,6 +14,7 @@
 #include <map>
 #include <set>
 
+#include "core/driver/InputShapes.h"
 #include "core/driver/LoadModel.h"
 #include "core/frontend/torch/TorchImporter.h"
 #include "core/driver/DefaultSchedule.h"
@@ -369,9 +370,27 @@ std::map<std::string, std::vector<int64_t>> concreteInputShapes(const QString& p
         LOOM_THROW(ValueError) << "input shape for '" << in.name() << "' has " << it->size() << " dims; the model declares "
                                << dims.size() << " (" << mi.declared.join(", ").toStdString() << ")";
       for (qint64 v : *it)
-        if (v <= 0) LOOM_THROW(ValueError) << "input shape for '" << in.name() << "': dims must be positive";
-      dims.assign(it->begin(), it->end());
-      mi.shapeSource = "set";
+        if (v < 0) LOOM_THROW(ValueError) << "input shape for '" << in.name() << "': dims must be positive";
+      std::vector<int64_t> set(it->begin(), it->end());
+      // A 0 is a dim set without a value ("W<=2048"): test_data_set_0's extent there.
+      auto fitsSet = [&](const std::vector<int64_t>& t) {
+        if (t.size() != set.size()) return false;
+        for (size_t d = 0; d < t.size(); ++d)
+          if (set[d] == 0 && t[d] <= 0) return false;
+        return true;
+      };
+      const std::vector<int64_t>* fill = nullptr;
+      if (std::find(set.begin(), set.end(), 0) != set.end()) {
+        if (auto t = testByName.find(in.name()); t != testByName.end() && fitsSet(t->second)) fill = &t->second;
+        else if (testByName.empty() && index < testInOrder.size() && fitsSet(testInOrder[index])) fill = &testInOrder[index];
+      }
+      dims = set;
+      if (fill)
+        for (size_t d = 0; d < dims.size(); ++d)
+          if (dims[d] == 0) dims[d] = (*fill)[d];
+      bool anyValue = false;  // a symbolic dim given a value here
+      for (size_t d = 0; d < set.size(); ++d) anyValue |= set[d] > 0 && !mi.declared[int(d)].at(0).isDigit();
+      if (std::find(dims.begin(), dims.end(), 0) == dims.end()) mi.shapeSource = anyValue || !fill ? "set" : "test_data_set_0";
       symbolic = true;  // an override of a static dim is imported as given
     } else if (!symbolic) {
       mi.shapeSource = "file";
@@ -411,11 +430,26 @@ QString inputShapesSpec(const QVector<ModelInput>& inputs) {
   return parts.join(',');
 }
 
-bool parseInputShapesSpec(const QString& spec, QMap<QString, QVector<qint64>>& out, QString* error) {
+bool parseInputShapesSpec(const QString& spec, QMap<QString, QVector<qint64>>& out, QString* error, QString* symbolic) {
   out.clear();
+  if (symbolic) symbolic->clear();
   try {
-    for (const auto& [name, dims] : frontend::parseInputShapes(spec.toStdString()))
-      out[q(name)] = QVector<qint64>(dims.begin(), dims.end());
+    QStringList symbolicParts;
+    for (const driver::InputShape& in : driver::parseInputShapes(spec.toStdString()).inputs) {
+      QVector<qint64> values;
+      bool anySymbolic = false;
+      QStringList dims;
+      for (const driver::InputDim& d : in.dims) {
+        anySymbolic |= !d.isStatic();
+        values << (d.isStatic() ? d.value : d.example > 0 ? d.example : 0);
+        driver::InputDim noValue = d;
+        noValue.example = -1;
+        dims << q(noValue.str());  // "48", "W", "?", "W<=2048": the value dropped
+      }
+      out[q(in.name)] = values;
+      if (anySymbolic) symbolicParts << q(in.name) + ":[" + dims.join(',') + "]";
+    }
+    if (symbolic) *symbolic = symbolicParts.join(',');
   } catch (const Error& e) {
     if (error) *error = q(e.what());
     return false;
@@ -424,7 +458,8 @@ bool parseInputShapesSpec(const QString& spec, QMap<QString, QVector<qint64>>& o
 }
 
 ModelData loadModelData(const QString& path, const std::atomic<bool>* cancel, const QString& layout,
-                        const QMap<QString, QVector<qint64>>& inputShapes, const QString& torchSpec) {
+                        const QMap<QString, QVector<qint64>>& inputShapes, const QString& torchSpec,
+                        const QString& symbolicSpec) {
   QElapsedTimer timer;
   timer.start();
   if (layout != "NCHW" && layout != "NCHWc") LOOM_THROW(ValueError) << "unknown conv layout '" << layout.toStdString() << "' (NCHW or NCHWc)";
@@ -443,11 +478,19 @@ ModelData loadModelData(const QString& path, const std::atomic<bool>* cancel, co
     std::map<std::string, std::vector<int64_t>> shapes = concreteInputShapes(path, inputShapes, m.inputs, complete);
     std::string symbolicError;
     try {
-      dynamic = frontend::importOnnx(path.toStdString(), frontend::ImportOptions{});
+      if (symbolicSpec.isEmpty()) {
+        dynamic = frontend::importOnnx(path.toStdString(), frontend::ImportOptions{});
+      } else {
+        // Symbolic dims as the user named and bounded them, exactly as `loom compile` imports.
+        driver::LoadedModel lm = driver::loadModel(path.toStdString(), symbolicSpec.toStdString());
+        dynamic = lm.module;
+        m.symbolBounds = lm.symbolBounds;
+      }
       dynamic = graph::runGraphPasses(dynamic, {"infer-type"});
       haveDynamic = true;
     } catch (const Error& e) {
-      if (!complete || shapes.empty()) throw;  // nothing else to show: the import's own error
+      // Nothing else to show, or the user's own symbolic shapes do not fit: the import's error.
+      if (!complete || shapes.empty() || !symbolicSpec.isEmpty()) throw;
       symbolicError = e.what();
     }
     checkCancel(cancel);

@@ -20,13 +20,23 @@ GraphData buildGraphData(const graph::Function& main);
 /// `inputShapes` sets the shapes of inputs by name (a model's symbolic dims, batch or sequence,
 /// are 1 otherwise); ValueError for an unknown input or a shape of another rank. `torchSpec`: the
 /// --input-shapes text of a TorchScript model (which records none).
+/// `symbolicSpec` (from parseInputShapesSpec): inputs whose dims stay symbolic, named, `?` or
+/// bounded ("x:[1,3,48,W<=2048]"); the symbolic module (the views, a dynamic export) is imported
+/// with it as `loom compile --input-shapes` would, and its bounds land in ModelData::symbolBounds.
 ModelData loadModelData(const QString& path, const std::atomic<bool>* cancel = nullptr, const QString& layout = "NCHW",
-                        const QMap<QString, QVector<qint64>>& inputShapes = {}, const QString& torchSpec = {});
+                        const QMap<QString, QVector<qint64>>& inputShapes = {}, const QString& torchSpec = {},
+                        const QString& symbolicSpec = {});
 
 /// "data:[1,3,224,224],mask:[1,128]": the shapes of `inputs` as `loom compile --input-shapes` takes them.
 QString inputShapesSpec(const QVector<ModelInput>& inputs);
-/// Parses that text (false with `error` set when malformed).
-bool parseInputShapesSpec(const QString& spec, QMap<QString, QVector<qint64>>& out, QString* error = nullptr);
+/// Parses an --input-shapes text with the CLI's grammar (core/driver/InputShapes.h: numbers,
+/// names, `?`, bounds `W<=2048`, values `W=320`). `out` gets the concrete shapes: a number per dim
+/// (a symbol's value counts), 0 for a dim without one (loadModelData takes the model folder's
+/// test_data_set_0 there, else the input has no concrete shape). `symbolic` (when given) gets the inputs with
+/// a symbolic dim, values dropped ("x:[1,3,48,W<=2048]"), for loadModelData's symbolic import.
+/// False with the grammar's error (column and caret) in `error`.
+bool parseInputShapesSpec(const QString& spec, QMap<QString, QVector<qint64>>& out, QString* error = nullptr,
+                          QString* symbolic = nullptr);
 
 /// The kernels of a model's fused groups, unscheduled, and which cluster of the fused view each is.
 struct ModelGroups {

@@ -187,8 +187,10 @@ void Session::run() {
 
 void Session::loadModel(const QString& path, bool markModified, bool keepInputShapes) {
   // Input shapes are a model's: another model starts without them (unless they were set for it).
-  if (!keepInputShapes && m_model && QFileInfo(path).absoluteFilePath() != QFileInfo(m_model->path).absoluteFilePath())
+  if (!keepInputShapes && m_model && QFileInfo(path).absoluteFilePath() != QFileInfo(m_model->path).absoluteFilePath()) {
     m_inputShapes.clear();
+    m_symbolicShapes.clear();
+  }
   quint64 gen = ++m_modelGen;
   m_cancel->store(false);
   auto cancel = m_cancel;
@@ -198,13 +200,13 @@ void Session::loadModel(const QString& path, bool markModified, bool keepInputSh
   QPointer<Session> self(this);
   QString layout = m_layout;
   QMap<QString, QVector<qint64>> shapes = m_inputShapes;
-  QString torchSpec = m_torchInputSpec;
-  m_pool.start([self, path, gen, cancel, markModified, layout, shapes, torchSpec] {
+  QString torchSpec = m_torchInputSpec, symbolic = m_symbolicShapes;
+  m_pool.start([self, path, gen, cancel, markModified, layout, shapes, torchSpec, symbolic] {
     yieldToUiThread();
     std::shared_ptr<ModelData> data;
     QString error;
     try {
-      data = std::make_shared<ModelData>(loadModelData(path, cancel.get(), layout, shapes, torchSpec));
+      data = std::make_shared<ModelData>(loadModelData(path, cancel.get(), layout, shapes, torchSpec, symbolic));
       data->generation = gen;
     } catch (const Error& e) {
       error = QString::fromStdString(e.what());
@@ -236,9 +238,10 @@ void Session::loadModel(const QString& path, bool markModified, bool keepInputSh
   });
 }
 
-void Session::setInputShapes(const QMap<QString, QVector<qint64>>& shapes, bool reload) {
-  if (shapes == m_inputShapes) return;
+void Session::setInputShapes(const QMap<QString, QVector<qint64>>& shapes, bool reload, const QString& symbolic) {
+  if (shapes == m_inputShapes && symbolic == m_symbolicShapes) return;
   m_inputShapes = shapes;
+  m_symbolicShapes = symbolic;
   if (reload && m_model) {
     setModified(true);
     loadModel(m_model->path, false, true);
@@ -347,6 +350,7 @@ QJsonObject Session::toJson() const {
     shapes[it.key()] = dims;
   }
   if (!shapes.isEmpty()) o["inputShapes"] = shapes;
+  if (!m_symbolicShapes.isEmpty()) o["symbolicInputShapes"] = m_symbolicShapes;
   QJsonArray runs;
   for (const RunRecord& r : m_runs->records()) {
     QJsonObject j;
@@ -443,6 +447,7 @@ void Session::fromJson(const QJsonObject& o) {
     for (const QJsonValue& d : it.value().toArray()) dims << qint64(d.toDouble());
     m_inputShapes[it.key()] = dims;
   }
+  m_symbolicShapes = o["symbolicInputShapes"].toString();
   QString model = o["model"].toString();
   if (!model.isEmpty()) loadModel(model, false, true);
   setModified(false);

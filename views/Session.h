@@ -58,9 +58,11 @@ public:
   QString modelLayout() const { return m_layout; }
   /// Shapes of model inputs by name, for inputs with symbolic dims (which are 1 otherwise); the
   /// graph, the kernels, runs and profiles use them. Reloads the model when one is open and
-  /// `reload` is set.
-  void setInputShapes(const QMap<QString, QVector<qint64>>& shapes, bool reload = true);
+  /// `reload` is set. `symbolic`: the inputs whose dims stay symbolic, named, `?` or bounded
+  /// ("x:[1,3,48,W<=2048]", parseInputShapesSpec): the views and a dynamic export use them.
+  void setInputShapes(const QMap<QString, QVector<qint64>>& shapes, bool reload = true, const QString& symbolic = {});
   const QMap<QString, QVector<qint64>>& inputShapes() const { return m_inputShapes; }
+  const QString& symbolicInputShapes() const { return m_symbolicShapes; }
   /// --input-shapes text for TorchScript models, which record no input shapes:
   /// "x:[1,3,224,224],ids:[1,64]:int64". `fixed` (given on the command line): File > Open does
   /// not ask for others.
@@ -134,6 +136,7 @@ private:
   std::shared_ptr<const ModelGroups> m_groups;
   QString m_layout = "NCHWc";  ///< as `loom compile` at opt level 3
   QMap<QString, QVector<qint64>> m_inputShapes;
+  QString m_symbolicShapes;
   QString m_torchInputSpec;
   bool m_torchInputSpecFixed = false;
 };

@@ -1,5 +1,6 @@
 // Plain value types the Studio's session hands to its views: compile results, runs, model graphs.
 #pragma once
+#include <map>
 #include <QMetaType>
 #include <QPointF>
 #include <QRectF>
@@ -153,6 +154,9 @@ struct ModelData {
   /// The module with the model's symbolic dims kept (`Tensor[(batch, 3, 48, W), float32]`): what
   /// the three views show and a dynamic export compiles. The same as `module` for a static model.
   std::shared_ptr<const graph::Module> dynamicModule;
+  /// The upper bounds Model > Input Shapes… or `--input-shapes` gave symbolic dims ("W<=2048"),
+  /// by symbol (driver::LoadedModel::symbolBounds): a dynamic export records them.
+  std::map<std::string, int64_t> symbolBounds;
   /// `dynamicModule` after the fuse pipeline: one call per cluster of `fused`.
   std::shared_ptr<const graph::Module> dynamicFusedModule;
   /// Set when the views could not be built from the symbolic model and show `module` instead

@@ -10,11 +10,13 @@
 #include <vector>
 
 #include "app/cli/Commands.h"
+#include "core/driver/InputShapes.h"
 #include "core/support/Error.h"
 #include "runtime/Elf.h"
 #include "runtime/Package.h"
 #include "runtime/Params.h"
 #include "runtime/RuntimeFailure.h"
+#include "runtime/ShapeExpr.h"
 #include "runtime/Tar.h"
 
 namespace loom::cli {
@@ -26,9 +28,18 @@ std::string& packagePath() {
   return p;
 }
 
+std::string& shapesText() {
+  static std::string s;
+  return s;
+}
+
 CLI::App* setup(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("inspect", "Show what a compiled package (.so or .tar) holds");
   sub->add_option("package", packagePath(), "The package written by `loom compile`")->required();
+  sub->add_option("--input-shapes", shapesText(),
+                  "Input shapes to evaluate the package at, e.g. \"data:[2,3,224,224]\" (numbers, or a symbol with a "
+                  "value, W=320): the symbols' values, the outputs' shapes and the storage a run needs, with the "
+                  "checks `loom run` makes (exit 1 when the shapes do not fit)");
   sub->footer("Prints the metadata (format and Loom version, target, opt level, layout), the inputs and outputs\n"
               "(name, dtype, shape), the kernels (which the graph calls, whether the kernels' library exports\n"
               "each, and where each kernel's schedule came from: default, tuned:FILE, ...), the tuning records\n"
@@ -38,7 +49,9 @@ CLI::App* setup(CLI::App& app) {
               "  loom compile examples/models/small_cnn/model.onnx --target llvm \\\n"
               "      --input-shapes \"data:[1,3,16,16]\" --output small_cnn.so\n"
               "  loom inspect small_cnn.so\n"
-              "  loom inspect small_cnn.tar");
+              "  loom inspect small_cnn.tar\n"
+              "  loom compile examples/models/small_cnn/model.onnx --input-shapes \"data:[N<=8,3,16,16]\" -o dyn.so\n"
+              "  loom inspect dyn.so --input-shapes \"data:[3,3,16,16]\"");
   return sub;
 }
 
@@ -119,10 +132,147 @@ Contents readContents(const std::string& path) {
   return c;
 }
 
+std::string dimsText(const std::vector<int64_t>& d) {
+  std::string r = "[";
+  for (size_t i = 0; i < d.size(); ++i) r += (i ? ", " : "") + std::to_string(d[i]);
+  return r + "]";
+}
+
+/// `loom inspect --input-shapes`: the package's graph evaluated at the given input shapes, read
+/// from graph.json (nothing loaded or run). The symbols are bound from the inputs as the executor
+/// binds them, and the same checks apply: every input given with its rank, static dims equal,
+/// symbols within their bounds and equal where two inputs share one, the shape checks the
+/// compiler added. Data-dependent counts are taken at their bounds (the most a run needs).
+void printAtShapes(std::ostream& out, const nlohmann::json& g, const std::string& text) {
+  std::map<std::string, std::vector<int64_t>> given = driver::concreteInputShapes(text, "inspect");
+  const auto& entries = g.at("entries");
+  auto symShape = [&](const nlohmann::json& e) {
+    std::vector<runtime::ShapeExpr> r;
+    if (e.contains("sym_shape"))
+      for (const auto& d : e.at("sym_shape"))
+        r.push_back(d.is_number_integer() ? runtime::ShapeExpr::constant(d.get<int64_t>()) : runtime::ShapeExpr(d.get<std::string>()));
+    else
+      for (const auto& d : e.at("shape")) r.push_back(runtime::ShapeExpr::constant(d.get<int64_t>()));
+    return r;
+  };
+  auto exprText = [](const std::vector<runtime::ShapeExpr>& s) {
+    std::string r = "[";
+    for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + s[i].text();
+    return r + "]";
+  };
+  std::set<std::string> names;
+  for (const auto& in : g.at("inputs")) names.insert(in.at("name").get<std::string>());
+  for (const auto& [name, dims] : given)
+    if (!names.count(name)) {
+      std::string list;
+      for (const std::string& n : names) list += (list.empty() ? "'" : ", '") + n + "'";
+      LOOM_THROW(ValueError) << "--input-shapes names '" << name << "', but the package has no such input (its inputs: "
+                             << list << ")";
+    }
+  std::map<std::string, int64_t> env;
+  std::map<std::string, std::string> from;  // symbol -> where its value came from
+  if (g.contains("symbols"))
+    for (const auto& sy : g.at("symbols")) {
+      std::string name = sy.at("name").get<std::string>();
+      size_t in = sy.at("input").get<size_t>(), axis = sy.at("axis").get<size_t>();
+      std::string input = g.at("inputs").at(in).at("name").get<std::string>();
+      auto it = given.find(input);
+      if (it == given.end()) LOOM_THROW(ValueError) << "--input-shapes gives no shape for input '" << input << "' (it sets " << name << ")";
+      if (axis >= it->second.size()) continue;  // the rank check below names it
+      int64_t v = it->second[axis];
+      if (sy.contains("bound") && v > sy["bound"].get<int64_t>())
+        LOOM_THROW(ValueError) << "input '" << input << "': dimension " << axis << " (" << name << ") is " << v
+                               << ", above its bound " << name << " <= " << sy["bound"].get<int64_t>();
+      env[name] = v;
+      from[name] = "dimension " + std::to_string(axis) + " of input '" + input + "'";
+    }
+  out << "\nat " << text << ":\n";
+  if (!env.empty()) {
+    std::string line;
+    for (const auto& [n, v] : env) line += (line.empty() ? "" : ", ") + n + " = " + std::to_string(v);
+    out << "  symbols  " << line << "\n";
+  }
+  for (const auto& in : g.at("inputs")) {
+    std::string name = in.at("name").get<std::string>();
+    const auto& e = entries.at(in.at("entry").get<size_t>());
+    std::vector<runtime::ShapeExpr> want = symShape(e);
+    auto it = given.find(name);
+    if (it == given.end()) LOOM_THROW(ValueError) << "--input-shapes gives no shape for input '" << name << "'";
+    const std::vector<int64_t>& dims = it->second;
+    if (dims.size() != want.size())
+      LOOM_THROW(ValueError) << "input '" << name << "' has rank " << want.size() << " (" << exprText(want) << "), got "
+                             << dimsText(dims);
+    for (size_t k = 0; k < dims.size(); ++k) {
+      int64_t w = want[k].eval(env);
+      if (w != dims[k]) {
+        std::string why = want[k].isConstant() ? "" : " (" + want[k].text() + ")";
+        for (const std::string& sy : want[k].symbols())
+          if (from.count(sy)) why += "; " + sy + " = " + std::to_string(env[sy]) + " from " + from[sy];
+        LOOM_THROW(ValueError) << "input '" << name << "' expects " << e.at("dtype").get<std::string>() << exprText(want)
+                               << ": dimension " << k << " is " << dims[k] << ", but it must be " << w << why;
+      }
+    }
+    out << "  input    " << name << "  " << e.at("dtype").get<std::string>() << dimsText(dims) << "\n";
+  }
+  if (g.contains("shape_checks"))
+    for (const auto& c : g.at("shape_checks")) {
+      runtime::ShapeExpr l(c.at("lhs").get<std::string>()), r(c.at("rhs").get<std::string>());
+      int64_t a = l.eval(env), b = r.eval(env);
+      if (a != b)
+        LOOM_THROW(ValueError) << c.at("what").get<std::string>() << ": " << l.text() << " = " << a << " but " << r.text()
+                               << " = " << b << " for these inputs; the compiled model needs them equal";
+    }
+  // Data-dependent counts at their bounds, in node order.
+  bool dataDependent = false;
+  for (const auto& n : g.at("nodes"))
+    if (n.value("func", "") == "__datadep") {
+      env[n.at("symbol").get<std::string>()] = runtime::ShapeExpr(n.at("bound").get<std::string>()).eval(env);
+      dataDependent = true;
+    }
+  for (const auto& o : g.at("outputs")) {
+    const auto& e = entries.at(o.at("entry").get<size_t>());
+    std::vector<int64_t> dims;
+    for (const runtime::ShapeExpr& d : symShape(e)) dims.push_back(d.eval(env));
+    out << "  output   " << o.at("name").get<std::string>() << "  " << e.at("dtype").get<std::string>()
+              << dimsText(dims) << "\n";
+  }
+  std::vector<size_t> need(g.at("storage").size(), 0);
+  for (const auto& e : entries) {
+    runtime::DType d;
+    if (!runtime::DType::parse(e.at("dtype").get<std::string>(), &d)) LOOM_THROW(ValueError) << "graph.json: bad dtype";
+    size_t bytes = d.bytes();
+    for (const runtime::ShapeExpr& x : symShape(e)) bytes *= size_t(std::max<int64_t>(x.eval(env), 0));
+    bytes += e.value("offset", size_t(0));
+    size_t s = e.at("storage").get<size_t>();
+    need.at(s) = std::max(need[s], bytes);
+  }
+  size_t total = 0, planned = 0, grow = 0;
+  for (size_t s = 0; s < need.size(); ++s) {
+    size_t p = g["storage"][s].at("bytes").get<size_t>();
+    total += need[s];
+    planned += p;
+    grow += need[s] > p;
+  }
+  out << "  storage  " << sizeText(total) << " used of " << sizeText(planned) << " planned"
+            << (grow ? "; a run grows " + std::to_string(grow) + " buffer(s)" : std::string("; no buffer grows"))
+            << (dataDependent ? " (data-dependent counts at their bounds)" : "") << "\n";
+}
+
 int inspect() {
   const std::string& path = packagePath();
   Contents c = readContents(path);
   std::map<std::string, std::string>& files = c.files;
+  // --input-shapes first: shapes that do not fit are an error before anything is printed.
+  std::ostringstream atShapes;
+  if (!shapesText().empty()) {
+    auto it = files.find("graph.json");
+    if (it == files.end()) LOOM_THROW(ValueError) << "'" << path << "' has no graph.json to evaluate --input-shapes on";
+    try {
+      printAtShapes(atShapes, nlohmann::json::parse(it->second), shapesText());
+    } catch (const nlohmann::json::exception& e) {
+      LOOM_THROW(ValueError) << "'" << path << "': graph.json is malformed (" << e.what() << ")";
+    }
+  }
   std::cout << "package " << path << " (" << (c.kind == "so" ? "one shared library" : "tar package") << ")\n";
   if (c.kind == "so") std::cout << "file checksum: " << c.fileChecksum << "\n";
 
@@ -282,6 +432,7 @@ int inspect() {
       c.problems.push_back(std::string("the params cannot be read (") + e.what() + ")");
     }
   }
+  std::cout << atShapes.str();
   std::vector<std::string>& problems = c.problems;
   if (c.kind == "tar") {
     if (!files.count("kernels.so") && files.count("kernels.o"))

@@ -16,6 +16,9 @@
 #include "app/cli/ModelCommon.h"
 #include "core/driver/CompileModel.h"
 #include "core/driver/CompileModelGPU.h"
+#include "core/driver/InputShapes.h"
+#include "core/driver/LoadModel.h"
+#include "core/driver/SymbolBounds.h"
 #include "core/frontend/onnx/OnnxImporter.h"
 #include "core/support/Error.h"
 #include "runtime/DeviceAPI.h"
@@ -28,7 +31,7 @@ namespace {
 
 struct OnnxTestOptions {
   std::vector<std::string> dirs;
-  std::string list, dataDir, writePassing;
+  std::string list, dataDir, writePassing, inputShapes;
   bool single = false, verbose = false;
   int optLevel = 3;
   double rtol = 1e-3, atol = 1e-5;
@@ -55,6 +58,10 @@ CLI::App* setup(CLI::App& app) {
   sub->add_option("--write-passing", o.writePassing, "Write the names of the passing tests to this file");
   sub->add_option("--opt-level", o.optLevel, "Optimization level 0-3")->check(CLI::Range(0, 3));
   sub->add_option("--target,-t", o.target, "Target: llvm (default), opencl (runs on the OpenCL device, e.g. PoCL) or cuda");
+  sub->add_option("--input-shapes", o.inputShapes,
+                  "Compile every model at these input shapes, as `loom compile` does (\"x:[N,3,32,W<=800]\": numbers, "
+                  "symbols, ?, bounds), and run each test set on that one module; without it the shapes come from the "
+                  "test sets (symbolic where they differ)");
   sub->add_option("--rtol", o.rtol, "Relative tolerance");
   sub->add_option("--atol", o.atol, "Absolute tolerance");
   sub->add_flag("--verbose,-v", o.verbose, "Print every test's result");
@@ -127,57 +134,65 @@ void runOne(const fs::path& dir, const OnnxTestOptions& o) {
   for (size_t i = 0; i < names.size() && i < firstInputs.size(); ++i)
     if (sameShape[i]) io.inputShapes[names[i]] = firstInputs[i].shape();
   graph::Module m;
-  try {
+  std::map<std::string, int64_t> bounds;
+  if (!o.inputShapes.empty()) {
+    // The user's shapes, as `loom compile` takes them (symbols, bounds); no guessing from the data.
+    driver::LoadedModel lm = driver::loadModel(model.string(), o.inputShapes);
+    m = lm.module;
+    bounds = lm.symbolBounds;
+  } else {
     try {
-      m = frontend::importOnnx(model.string(), io);
+      try {
+        m = frontend::importOnnx(model.string(), io);
+      } catch (const frontend::ImportError& e) {
+        // Test data that disagrees with a static declared shape: keep the model's shapes.
+        if (std::string(e.what()).find("--input-shapes") == std::string::npos) throw;
+        io.inputShapes.clear();
+        m = frontend::importOnnx(model.string(), io);
+      }
     } catch (const frontend::ImportError& e) {
-      // Test data that disagrees with a static declared shape: keep the model's shapes.
-      if (std::string(e.what()).find("--input-shapes") == std::string::npos) throw;
-      io.inputShapes.clear();
-      m = frontend::importOnnx(model.string(), io);
-    }
-  } catch (const frontend::ImportError& e) {
-    // Shape-like operands fed as graph inputs: bind those the importer needs as constants.
-    std::string msg = e.what();
-    for (int attempt = 0; attempt < 8 && !m.main().defined(); ++attempt) {
-      size_t at = msg.find("') must be a constant");
-      if (at == std::string::npos) LOOM_THROW(frontend::ImportError) << msg;
-      size_t open = msg.rfind("('", at);
-      std::string name = msg.substr(open + 2, at - open - 2);
-      auto it = std::find(names.begin(), names.end(), name);
-      if (it != names.end() && size_t(it - names.begin()) < firstInputs.size()) {
-        io.constantInputs[name] = firstInputs[size_t(it - names.begin())];
-        io.inputShapes.erase(name);
-      } else {
-        // Computed from graph inputs: bind every small integer input (sizes, axes, counts).
-        bool bound = false;
-        for (size_t i = 0; i < names.size() && i < firstInputs.size(); ++i) {
-          const runtime::NDArray& a = firstInputs[i];
-          bool integral = a.dtype().code == runtime::DType::Int || a.dtype().code == runtime::DType::UInt;
-          if (integral && a.numel() <= 16 && !io.constantInputs.count(names[i])) {
-            io.constantInputs[names[i]] = a;
-            io.inputShapes.erase(names[i]);
-            bound = true;
-          }
-        }
-        // Then scalars of any type (Range's start/limit/delta, from which a Loop's trip count
-        // is computed: the output's shape depends on their values).
-        if (!bound)
-          for (size_t i = 0; i < names.size() && i < firstInputs.size(); ++i)
-            if (firstInputs[i].numel() == 1 && !io.constantInputs.count(names[i])) {
-              io.constantInputs[names[i]] = firstInputs[i];
+      // Shape-like operands fed as graph inputs: bind those the importer needs as constants.
+      std::string msg = e.what();
+      for (int attempt = 0; attempt < 8 && !m.main().defined(); ++attempt) {
+        size_t at = msg.find("') must be a constant");
+        if (at == std::string::npos) LOOM_THROW(frontend::ImportError) << msg;
+        size_t open = msg.rfind("('", at);
+        std::string name = msg.substr(open + 2, at - open - 2);
+        auto it = std::find(names.begin(), names.end(), name);
+        if (it != names.end() && size_t(it - names.begin()) < firstInputs.size()) {
+          io.constantInputs[name] = firstInputs[size_t(it - names.begin())];
+          io.inputShapes.erase(name);
+        } else {
+          // Computed from graph inputs: bind every small integer input (sizes, axes, counts).
+          bool bound = false;
+          for (size_t i = 0; i < names.size() && i < firstInputs.size(); ++i) {
+            const runtime::NDArray& a = firstInputs[i];
+            bool integral = a.dtype().code == runtime::DType::Int || a.dtype().code == runtime::DType::UInt;
+            if (integral && a.numel() <= 16 && !io.constantInputs.count(names[i])) {
+              io.constantInputs[names[i]] = a;
               io.inputShapes.erase(names[i]);
               bound = true;
             }
-        if (!bound) LOOM_THROW(frontend::ImportError) << msg;
+          }
+          // Then scalars of any type (Range's start/limit/delta, from which a Loop's trip count
+          // is computed: the output's shape depends on their values).
+          if (!bound)
+            for (size_t i = 0; i < names.size() && i < firstInputs.size(); ++i)
+              if (firstInputs[i].numel() == 1 && !io.constantInputs.count(names[i])) {
+                io.constantInputs[names[i]] = firstInputs[i];
+                io.inputShapes.erase(names[i]);
+                bound = true;
+              }
+          if (!bound) LOOM_THROW(frontend::ImportError) << msg;
+        }
+        try {
+          m = frontend::importOnnx(model.string(), io);
+        } catch (const frontend::ImportError& again) {
+          msg = again.what();
+        }
       }
-      try {
-        m = frontend::importOnnx(model.string(), io);
-      } catch (const frontend::ImportError& again) {
-        msg = again.what();
-      }
+      if (!m.main().defined()) LOOM_THROW(frontend::ImportError) << msg;
     }
-    if (!m.main().defined()) LOOM_THROW(frontend::ImportError) << msg;
   }
   // Inputs no op reads (CastLike's `like`, whose type alone matters): the test data may give
   // them another shape than the model declares (the CastLike bfloat16 tests feed [1] for [3, 4]);
@@ -193,6 +208,7 @@ void runOne(const fs::path& dir, const OnnxTestOptions& o) {
   co.optLevel = o.optLevel;
   if (driver::isGPUTarget(o.target)) runtime::useDevicePluginsBesideProgram();
   driver::CompiledModel cm = driver::compileModel(m, o.target, {}, co);
+  driver::applySymbolBounds(cm, bounds);
   auto ex = driver::createExecutor(cm);
   for (const fs::path& set : sets) {
     std::vector<runtime::NDArray> inputs = load(set, "input_"), expected = load(set, "output_");
@@ -276,6 +292,7 @@ int run() {
     }
   }
   if (dirs.empty()) LOOM_THROW(ValueError) << "no test directories given";
+  if (!o.inputShapes.empty()) driver::parseInputShapes(o.inputShapes);  // bad text: one error, exit 1
   std::string self = selfPath();
   int passed = 0, failed = 0, skipped = 0;
   std::vector<std::string> failures, skips, passing;
@@ -288,6 +305,7 @@ int run() {
     }
     std::string cmd = quote(self) + " onnx-test --single --opt-level " + std::to_string(o.optLevel) +
                       " --target " + quote(o.target) +
+                      (o.inputShapes.empty() ? std::string() : " --input-shapes " + quote(o.inputShapes)) +
                       " --rtol " + std::to_string(o.rtol) + " --atol " + std::to_string(o.atol) + " " + quote(d) + " 2>&1";
     FILE* p = popen(cmd.c_str(), "r");
     std::string out;

@@ -87,9 +87,11 @@ int main(int argc, char** argv) {
   QCommandLineOption tuneOpt("tune", "Tune the operator for N trials in the Tuning dock (with --screenshot: capture when it "
                              "ends; records in a temporary file)", "N");
   QCommandLineOption tuneModelOpt("tune-model", "With --tune: tune the whole model (N trials over its kernels)");
-  QCommandLineOption shapesOpt("input-shapes", "Concrete shapes of the model's inputs for kernels, runs and profiles (the graph "
-                               "keeps its symbolic dims; without them, those of the model folder's test_data_set_0), e.g. "
-                               "\"data:[4,3,224,224]\"; a TorchScript model's, with dtypes: \"ids:[1,64]:int64\"", "SPEC");
+  QCommandLineOption shapesOpt("input-shapes", "Shapes of the model's inputs, in `loom compile`'s grammar: numbers are the "
+                               "concrete shapes of kernels, runs and profiles (without them, those of the model folder's "
+                               "test_data_set_0), e.g. \"data:[4,3,224,224]\"; symbols, ? and bounds shape the graph and a "
+                               "dynamic export, \"data:[N<=8,3,224,W=320]\" (W=320: symbolic with a value); a TorchScript "
+                               "model's, with dtypes: \"ids:[1,64]:int64\"", "SPEC");
   QCommandLineOption profileOpt("profile", "Profile the model once it is loaded (Model > Profile; with --screenshot: before the capture)");
   QCommandLineOption profileRunsOpt("profile-runs", "Timed runs of --profile", "N", "20");
   QCommandLineOption grabOpt("grab", "With --screenshot: capture the window, or only the profile's roofline chart, its kernel "
@@ -103,7 +105,8 @@ int main(int argc, char** argv) {
   // A TorchScript model's spec may give dtypes ("ids:[1,64]:int64"); the shapes alone set symbolic dims.
   QString shapesSpec = cli.value(shapesOpt);
   shapesSpec.replace(QRegularExpression(R"(\]:[A-Za-z0-9]+)"), "]");
-  if (QString error; cli.isSet(shapesOpt) && !loom::views::parseInputShapesSpec(shapesSpec, inputShapes, &error)) {
+  QString symbolicShapes;  // inputs whose dims stay symbolic ("x:[1,3,48,W<=2048]")
+  if (QString error; cli.isSet(shapesOpt) && !loom::views::parseInputShapesSpec(shapesSpec, inputShapes, &error, &symbolicShapes)) {
     std::fprintf(stderr, "loom-studio: --input-shapes: %s\n", qPrintable(error));
     return 2;
   }
@@ -129,7 +132,7 @@ int main(int argc, char** argv) {
     }
     w.setScheduleText(QString::fromUtf8(f.readAll()));
   }
-  if (!inputShapes.isEmpty()) w.session()->setInputShapes(inputShapes, false);
+  if (!inputShapes.isEmpty() || !symbolicShapes.isEmpty()) w.session()->setInputShapes(inputShapes, false, symbolicShapes);
   if (cli.isSet(shapesOpt)) w.session()->setTorchInputSpec(cli.value(shapesOpt), true);
   for (const QString& file : cli.positionalArguments()) {
     if (file.endsWith(".loomsession")) w.loadSession(file, screenshot);
@@ -296,7 +299,8 @@ int main(int argc, char** argv) {
     }
     std::unique_ptr<loom::views::InputShapesDialog> shapesDialog;
     if (grab == "input-shapes" && w.session()->model()) {
-      shapesDialog = std::make_unique<loom::views::InputShapesDialog>(w.session()->model()->inputs, &w);
+      shapesDialog = std::make_unique<loom::views::InputShapesDialog>(w.session()->model()->inputs, &w,
+                                                                      w.session()->symbolicInputShapes());
       shapesDialog->show();
       for (int i = 0; i < 5; ++i) QCoreApplication::processEvents();
       target = shapesDialog.get();

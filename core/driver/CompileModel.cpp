@@ -11,6 +11,9 @@
 #include "codegen/CodeGenLLVM.h"
 #include "codegen/JITModule.h"
 #include "codegen/Target.h"
+#include "core/transform/Instruments.h"
+#include <cstdio>
+#include <cstdlib>
 #include "core/graph/DataDependent.h"
 #include "core/graph/Mutator.h"
 #include "core/graph/Op.h"
@@ -742,10 +745,16 @@ CompiledModel compileModel(const graph::Module& input, const std::string& target
     if (std::any_of(g.symbols.begin(), g.symbols.end(), [&](const std::string& s) { return dataSymbols.count(s); }))
       pf = hoistReductionInits(pf);
     transform::PassContext ctx;
+    // LOOM_TIME_PASSES=1: each kernel's lowering passes timed, on stderr (where a compile's time
+    // goes; docs/dynamic-shapes.md, "Compile time").
+    static const bool timePasses = std::getenv("LOOM_TIME_PASSES") && std::string(std::getenv("LOOM_TIME_PASSES")) != "0";
+    auto tp = std::make_shared<transform::TimePasses>();
+    if (timePasses) ctx.instruments.push_back(tp);
     transform::LowerOptions lo;
     lo.packedEntry = true;
     model.scheduledKernels.push_back(pf);
     model.kernels.push_back(transform::lower(pf, ctx, lo));
+    if (timePasses) std::fprintf(stderr, "lowering passes of %s:\n%s\n", g.name.c_str(), tp->report().c_str());
     model.scheduleSources.push_back(source);
   }
   if (options.progress) options.progress("lowered", total, total);

@@ -101,6 +101,43 @@ void addShapeChecks(CompiledModel& model, const graph::Module& m) {
       "add",   "subtract",      "multiply", "divide",     "floor_mod",   "trunc_mod",   "power",
       "maximum", "minimum",     "equal",    "not_equal",  "less",        "less_equal",  "greater",
       "greater_equal", "logical_and", "logical_or", "logical_xor", "where"};
+  // Numpy-style broadcast of `shapes` (trailing dims aligned): the first dim other than 1 at each
+  // output position against every other such dim.
+  auto addBroadcast = [&](const std::vector<graph::Shape>& shapes, const std::vector<size_t>& argOf,
+                          const std::string& prefix) {
+    size_t n = 0;
+    for (const graph::Shape& s : shapes) n = std::max(n, s.size());
+    for (size_t k = 0; k < n; ++k) {
+      const graph::Dim* first = nullptr;
+      size_t firstArg = 0;
+      for (size_t i = 0; i < shapes.size(); ++i) {
+        const graph::Shape& s = shapes[i];
+        if (k + s.size() < n) continue;
+        const graph::Dim& d = s[k + s.size() - n];
+        if (d.isStatic() && d.value == 1) continue;
+        if (!first) {
+          first = &d;
+          firstArg = argOf[i];
+          continue;
+        }
+        add(*first, d,
+            prefix + "dimension " + std::to_string(k) + " of inputs " + std::to_string(firstArg) + " and " +
+                std::to_string(argOf[i]));
+      }
+    }
+  };
+  // The ops whose arguments' channel vectors (rank 1) must have the data's extent on an axis.
+  auto addChannelVectors = [&](const std::vector<const graph::TensorTypeNode*>& args, int64_t axis, size_t from,
+                               size_t to, const std::string& node) {
+    const graph::Shape& d = args[0]->shape;
+    if (axis < 0) axis += int64_t(d.size());
+    if (axis < 0 || axis >= int64_t(d.size())) return;
+    for (size_t i = from; i < to && i < args.size(); ++i)
+      if (args[i]->shape.size() == 1)
+        add(d[size_t(axis)], args[i]->shape[0],
+            node + ": dimension " + std::to_string(axis) + " of input 0 (the channels) and the length of input " +
+                std::to_string(i));
+  };
   for (const graph::Expr& e : graph::postOrder(m.main()->body, true)) {
     const auto* call = e.as<graph::CallNode>();
     if (!call || !call->op) continue;
@@ -118,27 +155,34 @@ void addShapeChecks(CompiledModel& model, const graph::Module& m) {
             add(args[0]->shape[size_t(k)], args[i]->shape[size_t(k)],
                 node + ": dimension " + std::to_string(k) + " of input 0 and of input " + std::to_string(i));
     } else if (numpyBroadcast.count(call->op->name)) {
-      size_t n = 0;
-      for (const auto* t : args) n = std::max(n, t->shape.size());
-      for (size_t k = 0; k < n; ++k) {
-        // The first dim other than 1 at this output position, against every other such dim.
-        const graph::Dim* first = nullptr;
-        size_t firstArg = 0;
-        for (size_t i = 0; i < args.size(); ++i) {
-          const graph::Shape& s = args[i]->shape;
-          if (k + s.size() < n) continue;
-          const graph::Dim& d = s[k + s.size() - n];
-          if (d.isStatic() && d.value == 1) continue;
-          if (!first) {
-            first = &d;
-            firstArg = i;
-            continue;
-          }
-          add(*first, d,
-              node + ": broadcast dimension " + std::to_string(k) + " of inputs " + std::to_string(firstArg) + " and " +
-                  std::to_string(i));
-        }
+      std::vector<graph::Shape> shapes;
+      std::vector<size_t> argOf;
+      for (size_t i = 0; i < args.size(); ++i) {
+        shapes.push_back(args[i]->shape);
+        argOf.push_back(i);
       }
+      addBroadcast(shapes, argOf, node + ": broadcast ");
+    } else if (call->op->name == "nn.dense" && !args[0]->shape.empty() && args[1]->shape.size() == 2) {
+      // data (..., K) against weight (N, K).
+      add(args[0]->shape.back(), args[1]->shape[1],
+          node + ": the reduction dimension (last of input 0, dimension 1 of input 1)");
+    } else if (call->op->name == "nn.matmul" && !args[0]->shape.empty() && !args[1]->shape.empty()) {
+      // (..., M, K) x (..., K, N); a vector operand is one row (a) or one column (b).
+      graph::Shape a = args[0]->shape, b = args[1]->shape;
+      if (a.size() == 1) a.insert(a.begin(), graph::Dim(1));
+      if (b.size() == 1) b.push_back(graph::Dim(1));
+      add(a.back(), b[b.size() - 2],
+          node + ": the reduction dimension (dimension " + std::to_string(args[0]->shape.size() - 1) +
+              " of input 0, dimension " + std::to_string(args[1]->shape.size() == 1 ? 0 : args[1]->shape.size() - 2) +
+              " of input 1)");
+      addBroadcast({graph::Shape(a.begin(), a.end() - 2), graph::Shape(b.begin(), b.end() - 2)}, {0, 1},
+                   node + ": batch ");
+    } else if (call->op->name == "nn.bias_add") {
+      addChannelVectors(args, call->attrs.getInt("axis"), 1, 2, node);
+    } else if (call->op->name == "nn.batch_norm") {
+      addChannelVectors(args, call->attrs.getInt("axis"), 1, 5, node);
+    } else if (call->op->name == "nn.instance_norm") {
+      addChannelVectors(args, 1, 1, 3, node);
     }
   }
   if (checks.empty()) return;

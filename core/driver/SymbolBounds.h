@@ -19,8 +19,10 @@ void applySymbolBounds(CompiledModel& model, const std::map<std::string, int64_t
 /// Adds to `model`'s graph JSON ("shape_checks") the dim equalities of `m` (the typed module it
 /// was compiled from) that the type relations assumed without proof: the non-axis dims of a
 /// concatenation (typed with input 0's) and the dims of a numpy-style broadcast (add, where,
-/// comparisons; not nn.bias_add) where two symbolic dims, or a symbolic and a static one other
-/// than 1, meet (the kernels index them as equal). The executor evaluates them when the input
+/// comparisons; a batched matmul's batch dims) where two symbolic dims, or a symbolic and a
+/// static one other than 1, meet (the kernels index them as equal); a matmul's or dense layer's
+/// reduction dim; the channel vectors of nn.bias_add, nn.batch_norm and nn.instance_norm against
+/// the data's dim on their axis. The executor evaluates them when the input
 /// shapes change and refuses inputs that break one, naming the node and the dims. compileModel
 /// calls it for every dynamic model.
 void addShapeChecks(CompiledModel& model, const graph::Module& m);

@@ -198,6 +198,15 @@ private slots:
     QVERIFY2(cpu.exitCode == 0, qPrintable(cpu.err));
     QVERIFY2(cpu.out.contains("over 3 measurements") && cpu.out.contains("total"), qPrintable(cpu.out));
     QVERIFY(runLoom({"run", so, "--input-shapes", "data:[2,3,16,16]", "--clock", "tsc"}).exitCode != 0);
+    // LOOM_TIME_PASSES=1: every kernel's lowering passes timed on stderr (where a compile's time goes).
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("LOOM_TIME_PASSES", "1");
+    loom::test::ProcessResult timed = loom::test::runLoomBinary(
+        {"compile", QString(kModel), "-q", "-o", path("timed.tar")}, 300000, env);
+    QVERIFY2(timed.exitCode == 0, qPrintable(timed.err));
+    QCOMPARE(timed.err.count("lowering passes of fused_"), 8);  // small_cnn's 8 kernels
+    QVERIFY2(timed.err.contains(" simplify\n") && timed.err.contains("100.0  total"), qPrintable(timed.err));
+    QVERIFY(runLoom({"compile", QString(kModel), "-q", "-o", path("untimed.tar")}).err.isEmpty());
   }
 
   void exitCodes_data() {

@@ -164,6 +164,72 @@ private slots:
     QVERIFY2(e.find("node 'Mul_0' (multiply): broadcast dimension 1 of inputs 0 and 1: A = 5 but 3 = 3") == 0, e.c_str());
   }
 
+  void unprovenReductionDimIsCheckedAtRunTime() {
+    QTemporaryDir dir;
+    // MatMul of x[2, K] and y[6, 3] (a dense layer over a transposed y): K must be 6.
+    std::string mm = test::writeOnnxModel(dir.filePath("mm.onnx").toStdString(), {{"x", {"2", "K"}}, {"y", {"6", "3"}}}, "MatMul");
+    Compiled c = compile(mm, "");
+    nlohmann::json g = nlohmann::json::parse(c.model.graphJson);
+    QVERIFY2(g.contains("shape_checks"), c.model.graphJson.c_str());
+    auto ex = driver::createExecutor(c.model);
+    runtime::NDArray x = randomArray({2, 6}, 1), y = randomArray({6, 3}, 2);
+    ex->setInput(0, x);
+    ex->setInput(1, y);
+    ex->run();
+    QVERIFY(maxDiff(ex->getOutput(0), graph::evaluate(c.loaded.module.main(), {x, y})[0]) < 1e-4);
+    ex->setInput(0, randomArray({2, 5}, 2));
+    std::string e = failureOf([&] { ex->run(); });
+    QVERIFY2(e.find("node 'MatMul_0' (nn.dense): the reduction dimension (last of input 0, dimension 1 of input 1): K = "
+                    "5 but 6 = 6 for these inputs") == 0,
+             e.c_str());
+    // A batched matmul (rank 3: nn.matmul) whose reduction dim is a symbol against a static 6.
+    std::string bmm =
+        test::writeOnnxModel(dir.filePath("bmm.onnx").toStdString(), {{"a", {"B", "2", "K"}}, {"b", {"B", "6", "3"}}}, "MatMul");
+    Compiled d = compile(bmm, "");
+    auto eb = driver::createExecutor(d.model);
+    runtime::NDArray a = randomArray({2, 2, 6}, 1), b = randomArray({2, 6, 3}, 2);
+    eb->setInput(0, a);
+    eb->setInput(1, b);
+    eb->run();
+    QVERIFY(maxDiff(eb->getOutput(0), graph::evaluate(d.loaded.module.main(), {a, b})[0]) < 1e-4);
+    eb->setInput(0, randomArray({2, 2, 7}, 1));
+    e = failureOf([&] { eb->run(); });
+    QVERIFY2(e.find("node 'MatMul_0' (nn.matmul): the reduction dimension (dimension 2 of input 0, dimension 1 of input "
+                    "1): K = 7 but 6 = 6 for these inputs") == 0,
+             e.c_str());
+  }
+
+  void unprovenBiasLengthIsCheckedAtRunTime() {
+    QTemporaryDir dir;
+    // Conv with its bias a graph input of symbolic length C: nn.bias_add over the conv's 6 channels.
+    std::string conv = test::writeOnnxModel(dir.filePath("conv.onnx").toStdString(),
+                                            {{"x", {"N", "4", "8", "8"}}, {"w", {"6", "4", "3", "3"}}, {"b", {"C"}}}, "Conv");
+    Compiled c = compile(conv, "");
+    auto ex = driver::createExecutor(c.model);
+    runtime::NDArray x = randomArray({2, 4, 8, 8}, 1), w = randomArray({6, 4, 3, 3}, 2), b = randomArray({6}, 3);
+    ex->setInput(0, x);
+    ex->setInput(1, w);
+    ex->setInput(2, b);
+    ex->run();
+    QVERIFY(maxDiff(ex->getOutput(0), graph::evaluate(c.loaded.module.main(), {x, w, b})[0]) < 1e-3);
+    ex->setInput(2, randomArray({5}, 3));
+    std::string e = failureOf([&] { ex->run(); });
+    QVERIFY2(e.find("node 'Conv_0' (nn.bias_add): dimension 1 of input 0 (the channels) and the length of input 1: 6 = 6 "
+                    "but C = 5 for these inputs") == 0,
+             e.c_str());
+    // `loom run` exits 1 with that message.
+    QString so = dir.filePath("conv.so");
+    test::ProcessResult r =
+        test::runLoomBinary({"compile", QString::fromStdString(conv), "-q", "-o", so}, 300000);
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    r = test::runLoomBinary({"run", so, "--input-shapes", "x:[1,4,8,8],w:[6,4,3,3],b:[6]"}, 60000);
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    r = test::runLoomBinary({"run", so, "--input-shapes", "x:[1,4,8,8],w:[6,4,3,3],b:[7]"}, 60000);
+    QCOMPARE(r.exitCode, 1);
+    QVERIFY2(r.err.contains("node 'Conv_0' (nn.bias_add): dimension 1 of input 0 (the channels) and the length of input 1"),
+             qPrintable(r.err));
+  }
+
   void loomRunExitsOne() {
     QTemporaryDir dir;
     QString so = dir.filePath("cnn.so");

@@ -6,6 +6,7 @@
 #include "DynamicTestModels.h"
 #include "core/driver/InputShapes.h"
 #include "core/driver/LoadModel.h"
+#include "core/graph/Evaluator.h"
 #include "core/support/Error.h"
 #include "tests/common/ProcessRun.h"
 
@@ -29,6 +30,34 @@ std::string errorOf(const std::function<void()>& f) {
     return e.what();
   }
   return "(no error)";
+}
+
+/// Writes `a` (float32) as an ONNX TensorProto file.
+void writeTensor(const std::string& path, const runtime::NDArray& a) {
+  onnx::TensorProto t;
+  t.set_data_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : a.shape()) t.add_dims(d);
+  t.set_raw_data(std::string(static_cast<const char*>(a.data()), a.byteSize()));
+  std::ofstream f(path, std::ios::binary);
+  t.SerializeToOstream(&f);
+}
+
+/// An ONNX test directory of small_cnn with one test set per batch size, outputs from the graph
+/// evaluator.
+QString smallCnnTestDir(const QTemporaryDir& tmp, const std::vector<int64_t>& batches) {
+  QString dir = tmp.filePath("small_cnn");
+  QDir().mkpath(dir);
+  QFile::copy(QString::fromStdString(smallCnn()), dir + "/model.onnx");
+  graph::Module m = driver::loadModel(smallCnn()).module;
+  for (size_t k = 0; k < batches.size(); ++k) {
+    QString set = dir + QString("/test_data_set_%1").arg(k);
+    QDir().mkpath(set);
+    runtime::NDArray x = runtime::NDArray::empty({batches[k], 3, 16, 16}, runtime::DType::f32());
+    for (int64_t i = 0; i < x.numel(); ++i) x.as<float>()[i] = float((i * 7919 + int64_t(k) * 31) % 1000) / 250.0f - 2.0f;
+    writeTensor((set + "/input_0.pb").toStdString(), x);
+    writeTensor((set + "/output_0.pb").toStdString(), graph::evaluate(m.main(), {x})[0]);
+  }
+  return dir;
 }
 
 }  // namespace
@@ -150,6 +179,56 @@ private slots:
     r = test::runLoomBinary({"graph", QString::fromStdString(smallCnn()), "--input-shapes", "data:[B<=8,3,16,16]"}, 60000);
     QCOMPARE(r.exitCode, 0);
     QVERIFY2(r.out.contains("Tensor[(B, 3, 16, 16), float32]"), qPrintable(r.out));
+  }
+
+  void onnxTestTakesInputShapes() {
+    QTemporaryDir tmp;
+    QString dir = smallCnnTestDir(tmp, {1, 3});
+    // One module for both sets, compiled at the shapes given (a bounded batch).
+    test::ProcessResult r = test::runLoomBinary({"onnx-test", dir, "--input-shapes", "data:[N<=4,3,16,16]", "-v"}, 300000);
+    QVERIFY2(r.exitCode == 0 && r.out.contains("1 passed, 0 failed"), qPrintable(r.out + r.err));
+    // A bound below the second set's batch: that set is refused by the executor, naming the bound.
+    r = test::runLoomBinary({"onnx-test", dir, "--input-shapes", "data:[N<=2,3,16,16]"}, 300000);
+    QCOMPARE(r.exitCode, 1);
+    QVERIFY2(r.out.contains("above its bound N <= 2"), qPrintable(r.out));
+    // A static batch of 1: the batch-3 set does not fit.
+    r = test::runLoomBinary({"onnx-test", dir, "--input-shapes", "data:[1,3,16,16]"}, 300000);
+    QCOMPARE(r.exitCode, 1);
+    QVERIFY2(r.out.contains("1 failed"), qPrintable(r.out));
+    // Bad text: one error with the column, exit 1, nothing run.
+    r = test::runLoomBinary({"onnx-test", dir, "--input-shapes", "data:[N,3,16,W<=]"}, 60000);
+    QCOMPARE(r.exitCode, 1);
+    QVERIFY2(r.err.contains("expected a number after '<=' at column 17"), qPrintable(r.err));
+    QVERIFY2(!r.out.contains("passed"), qPrintable(r.out));
+  }
+
+  void inspectEvaluatesAtInputShapes() {
+    QTemporaryDir tmp;
+    QString so = tmp.filePath("cnn.so");
+    test::ProcessResult r = test::runLoomBinary(
+        {"compile", QString::fromStdString(smallCnn()), "--input-shapes", "data:[N<=4,3,16,16]", "-q", "-o", so}, 300000);
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    r = test::runLoomBinary({"inspect", so, "--input-shapes", "data:[3,3,16,16]"}, 60000);
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    QVERIFY2(r.out.contains("at data:[3,3,16,16]:\n  symbols  N = 3\n  input    data  float32[3, 3, 16, 16]\n"
+                            "  output   prob  float32[3, 10]\n"),
+             qPrintable(r.out));
+    QVERIFY2(r.out.contains("planned; no buffer grows"), qPrintable(r.out));  // planned for N <= 4
+    // A representative value counts as the number.
+    r = test::runLoomBinary({"inspect", so, "--input-shapes", "data:[N=2,3,16,16]"}, 60000);
+    QVERIFY2(r.exitCode == 0 && r.out.contains("output   prob  float32[2, 10]"), qPrintable(r.out + r.err));
+    const std::pair<const char*, const char*> bad[] = {
+        {"data:[5,3,16,16]", "input 'data': dimension 0 (N) is 5, above its bound N <= 4"},
+        {"data:[2,3,16,17]", "input 'data' expects float32[N, 3, 16, 16]: dimension 3 is 17, but it must be 16"},
+        {"data:[2,3,16]", "input 'data' has rank 4 ([N, 3, 16, 16]), got [2, 3, 16]"},
+        {"x:[2,3,16,16]", "--input-shapes names 'x', but the package has no such input (its inputs: 'data')"},
+        {"data:[N,3,16,16]", "inspect needs a number there"}};
+    for (const auto& [shapes, message] : bad) {
+      r = test::runLoomBinary({"inspect", so, "--input-shapes", shapes}, 60000);
+      QCOMPARE(r.exitCode, 1);
+      QVERIFY2(r.err.contains(message), qPrintable(r.err));
+      QVERIFY2(r.out.isEmpty(), qPrintable(r.out));  // refused before anything is printed
+    }
   }
 };
 

@@ -16,6 +16,7 @@
 #include <QTemporaryDir>
 #include <QTimer>
 #include <QtTest>
+#include <fstream>
 #include <random>
 
 #include "core/graph/Evaluator.h"
@@ -493,6 +494,152 @@ private slots:
     ExportDialog d2(&none);
     QVERIFY(d2.isDynamic());
     QVERIFY(!d2.setDynamic(false));
+  }
+
+  /// The dialog parses each row with `loom compile`'s grammar (driver::parseInputShapes): numbers,
+  /// symbols, `?`, bounds and values; a mistake shows the grammar's own error with its caret.
+  void dialogTakesTheCompileGrammar() {
+    ModelInput x{"x", {"batch", "3", "48", "W"}, {1, 3, 48, 32}, "set"};
+    InputShapesDialog d({x});
+    auto note = [&] { return d.findChild<QLabel*>("x_note")->text(); };
+    QCOMPARE(note(), QString("batch = 1, W = 32 · as set"));
+    d.editFor("x")->setText("1, 3, 48, W<=");
+    QCOMPARE(note(), QString("batch = ?, W = ?"));
+    d.accept();
+    QCOMPARE(d.result(), int(QDialog::Rejected));
+    QVERIFY2(d.errorText().startsWith("--input-shapes \"x:[1, 3, 48, W<=]\": expected a number after '<=' at column 17"),
+             qPrintable(d.errorText()));
+    QVERIFY2(d.errorText().endsWith("\n  x:[1, 3, 48, W<=]\n                  ^"), qPrintable(d.errorText()));  // the caret
+    if (qEnvironmentVariableIsSet("LOOM_STUDIO_SHOTS")) {
+      d.show();
+      QTest::qWait(50);
+      d.grab().save(qEnvironmentVariable("LOOM_STUDIO_SHOTS") + "/input-shapes-error.png");
+    }
+    d.editFor("x")->setText("1, 3, 48");
+    d.accept();
+    QCOMPARE(d.errorText(), QString("x: 3 dims given, the input has 4"));
+    d.editFor("x")->setText("1, 3, 48, 4x");
+    d.accept();
+    QVERIFY2(d.errorText().contains("at column"), qPrintable(d.errorText()));
+    // A bound and a value: the value is the kernels' shape, the bound stays with the symbol.
+    d.editFor("x")->setText("2, 3, 48, W<=2048=96");
+    QCOMPARE(note(), QString("batch = 2, W <= 2048, = 96"));
+    d.accept();
+    QCOMPARE(d.result(), int(QDialog::Accepted));
+    QCOMPARE(d.shapes().value("x"), QVector<qint64>({2, 3, 48, 96}));
+    QCOMPARE(d.symbolicShapes(), QString("x:[2,3,48,W<=2048]"));
+    // Left symbolic without values: no concrete shape from the dialog, the dims as typed.
+    InputShapesDialog e({x});
+    e.editFor("x")->setText("[?, 3, 48, Width<=512]");
+    QCOMPARE(e.findChild<QLabel*>("x_note")->text(), QString("batch (no value), W as Width <= 512 (no value)"));
+    e.accept();
+    QCOMPARE(e.result(), int(QDialog::Accepted));
+    QCOMPARE(e.shapes().value("x"), QVector<qint64>({0, 3, 48, 0}));  // 0: no value
+    QCOMPARE(e.symbolicShapes(), QString("x:[?,3,48,Width<=512]"));
+    // Reopened with that set: the row shows the symbolic text with the values in use.
+    InputShapesDialog again({x}, nullptr, "x:[B<=4,3,48,W]");
+    QCOMPARE(again.editFor("x")->text(), QString("B<=4=1, 3, 48, W=32"));
+    // Plain numbers as before.
+    InputShapesDialog plain({x});
+    plain.editFor("x")->setText("3, 3, 48, 40");
+    plain.accept();
+    QCOMPARE(plain.result(), int(QDialog::Accepted));
+    QCOMPARE(plain.shapes().value("x"), QVector<qint64>({3, 3, 48, 40}));
+    QVERIFY(plain.symbolicShapes().isEmpty());
+    // The same text parser for `loom-studio --input-shapes`.
+    QMap<QString, QVector<qint64>> shapes;
+    QString symbolic, error;
+    QVERIFY(parseInputShapesSpec("x:[N<=4,3,48,W=64]", shapes, &error, &symbolic));
+    QCOMPARE(shapes.value("x"), QVector<qint64>({0, 3, 48, 64}));  // N has no value
+    QCOMPARE(symbolic, QString("x:[N<=4,3,48,W]"));
+    QVERIFY(parseInputShapesSpec("x:[2,3,48,W=64]", shapes, &error, &symbolic));
+    QCOMPARE(shapes.value("x"), QVector<qint64>({2, 3, 48, 64}));
+    QVERIFY(!parseInputShapesSpec("x:[1,3,W<=]", shapes, &error, &symbolic));
+    QVERIFY2(error.contains("expected a number after '<=' at column 11"), qPrintable(error));
+  }
+
+  /// Symbolic shapes set in the Studio shape the symbolic module as `loom compile` would: the
+  /// graph shows the names given, the bounds reach a dynamic export (its executor refuses an
+  /// input above one), the values make the kernels.
+  void symbolicShapesReachTheGraphAndTheExport() {
+    QTemporaryDir dir;
+    QString path = writeTextLineModel(dir);
+    Session s;
+    s.setInputShapes({{"x", {1, 3, 48, 32}}}, false, "x:[B<=2,3,48,Wd<=96]");
+    QSignalSpy loaded(&s, &Session::modelLoaded);
+    s.loadModel(path);
+    QVERIFY(QTest::qWaitFor([&] { return loaded.count() > 0; }, studiotest::kWorkerWaitMs));
+    const ModelData* m = s.model();
+    QVERIFY(m->concrete());
+    QCOMPARE(m->imported.nodes[0].shape, QString("Tensor[(B, 3, 48, Wd), float32]"));
+    QCOMPARE(m->symbolBounds, (std::map<std::string, int64_t>{{"B", 2}, {"Wd", 96}}));
+    ExportDialog d(&s);
+    QVERIFY(d.setDynamic(true));
+    QString dyn = dir.filePath("bounded.tar");
+    d.setOutputPath(dyn);
+    QSignalSpy spy(&d, &ExportDialog::exportFinished);
+    QVERIFY(d.startExport());
+    QVERIFY(QTest::qWaitFor([&] { return spy.count() > 0; }, studiotest::kWorkerWaitMs));
+    QVERIFY2(spy.last()[0].toBool(), qPrintable(d.outcome().error));
+    runtime::Package p = runtime::loadPackage(dyn.toStdString());
+    QCOMPARE(p.executor->symbolBounds(), (std::map<std::string, int64_t>{{"B", 2}, {"Wd", 96}}));
+    runtime::NDArray x = runtime::NDArray::empty({2, 3, 48, 96}, p.executor->inputDType(0));
+    tir::fillRandom(x, 5);
+    p.executor->setInput(0, x);
+    p.executor->run();
+    double err = tir::maxRelError(p.executor->getOutput(0), graph::evaluate(m->dynamicModule->main(), {x})[0]);
+    QVERIFY2(err < 1e-3, qPrintable(QString("max rel error %1").arg(err)));
+    QString refused;
+    try {
+      p.executor->setInput(0, runtime::NDArray::empty({1, 3, 48, 100}, p.executor->inputDType(0)));
+    } catch (const std::exception& e) {
+      refused = e.what();
+    }
+    QVERIFY2(refused.contains("above its bound Wd <= 96"), qPrintable(refused));
+    // A dim set without a value: test_data_set_0 fills it where it fits the rest; without test
+    // data the input has no concrete shape (no kernels), never 1.
+    Session partial;
+    partial.setInputShapes({{"x", {2, 3, 48, 0}}}, false, "x:[2,3,48,W<=512]");
+    QSignalSpy loadedP(&partial, &Session::modelLoaded);
+    partial.loadModel(path);
+    QVERIFY(QTest::qWaitFor([&] { return loadedP.count() > 0; }, studiotest::kWorkerWaitMs));
+    QVERIFY(!partial.model()->concrete());
+    QVERIFY(partial.model()->inputs[0].shape.isEmpty());
+    QDir().mkpath(dir.filePath("test_data_set_0"));
+    {
+      onnx::TensorProto t;  // the shape is what the Studio reads from it
+      t.set_name("x");
+      t.set_data_type(onnx::TensorProto::FLOAT);
+      for (int64_t d : {2, 3, 48, 40}) t.add_dims(d);
+      t.set_raw_data(std::string(size_t(2 * 3 * 48 * 40) * 4, '\0'));
+      std::ofstream f(dir.filePath("test_data_set_0/input_0.pb").toStdString(), std::ios::binary);
+      t.SerializeToOstream(&f);
+    }
+    partial.loadModel(path, false, true);
+    QVERIFY(QTest::qWaitFor([&] { return loadedP.count() > 1; }, studiotest::kWorkerWaitMs));
+    QVERIFY(partial.model()->concrete());
+    QCOMPARE(partial.model()->inputs[0].shape, QVector<qint64>({2, 3, 48, 40}));
+    QCOMPARE(partial.model()->symbolBounds, (std::map<std::string, int64_t>{{"W", 512}}));
+    // A value for W and none for the batch: the batch from the test data, W as given.
+    partial.setInputShapes({{"x", {0, 3, 48, 64}}}, true, "x:[B,3,48,W]");
+    QVERIFY(QTest::qWaitFor([&] { return loadedP.count() > 2; }, studiotest::kWorkerWaitMs));
+    QCOMPARE(partial.model()->inputs[0].shape, QVector<qint64>({2, 3, 48, 64}));
+    QCOMPARE(partial.model()->imported.nodes[0].shape, QString("Tensor[(B, 3, 48, W), float32]"));
+    // Shapes that do not fit the model are the import's error, not a silent fallback.
+    Session bad;
+    bad.setInputShapes({{"x", {1, 3, 48, 32}}}, false, "x:[B,4,48,W]");
+    QSignalSpy failed(&bad, &Session::modelFailed);
+    bad.loadModel(path);
+    QVERIFY(QTest::qWaitFor([&] { return failed.count() > 0; }, studiotest::kWorkerWaitMs));
+    QVERIFY2(failed.last()[1].toString().contains("dimension 1"), qPrintable(failed.last()[1].toString()));
+    // The binary: bad text is the grammar's error, exit 2.
+    QString studio = QStringLiteral(LOOM_BINARY_DIR "/bin/loom-studio");
+    if (!QFile::exists(studio)) QSKIP("loom-studio is not built");
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("QT_QPA_PLATFORM", "offscreen");
+    loom::test::ProcessResult r = loom::test::runProcess(studio, {"--input-shapes", "x:[1,3,48,W<=]", path}, 60000, env);
+    QCOMPARE(r.exitCode, 2);
+    QVERIFY2(r.err.contains("expected a number after '<=' at column 14"), qPrintable(r.err));
   }
 };
 
