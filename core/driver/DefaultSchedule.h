@@ -1,10 +1,12 @@
 // The default CPU schedule of a fused group when no script or tuning record gives one: inline
 // injective producers; register-tile reductions whose innermost output axis is contiguous in
 // their operands (NCHWc convs, matmuls, blocked pools) with the epilogue under the tile (a row
-// extent without a fitting divisor gets a partial last tile; weights too big for L1 get the
-// reduction blocked outside the tiles, LOOM_NO_KBLOCK=1 turns that off); reductions along the
-// contiguous axis (dense, softmax, mean) as partial sums in vector lanes; parallelize outer
-// spatial loops and vectorize inner ones elsewhere (with a partial last vector).
+// extent without a fitting divisor gets a partial last tile, a lane extent that is no multiple
+// of 8 a partial last 16-lane chunk with masked loads and stores; weights too big for L1 get the
+// reduction blocked outside the tiles, LOOM_NO_KBLOCK=1 turns that off); row reductions with
+// the elementwise output that reads them (softmax) one row at a time under one parallel loop;
+// reductions along the contiguous axis (dense, mean) as partial sums in vector lanes;
+// parallelize outer spatial loops and vectorize inner ones elsewhere (with a partial last vector).
 #pragma once
 #include <string>
 

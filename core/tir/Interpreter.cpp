@@ -653,7 +653,8 @@ Value Interp::evalCall(const CallNode* n) {
       return eval(taken ? n->args[1] : n->args[2]);
     }
     // A lane-guarded load (codegen: a masked load) reads only the lanes whose condition holds.
-    if (auto* load = n->args[1].as<BufferLoadNode>(); load && load->dtype.lanes() == c.lanes()) {
+    if (auto* load = n->args[1].as<BufferLoadNode>();
+        load && load->buffer->dtype.lanes() == 1 && load->dtype.lanes() == c.lanes()) {
       Value f = eval(n->args[2]);
       return evalLoad(load, &c, &f);
     }
