@@ -2,6 +2,7 @@
 // comparisons, logic, where, cast, clip.
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "core/topi/nn/ComputeUtil.h"
 
@@ -68,6 +69,26 @@ UnaryExpr viaFloat64(std::function<Expr(Expr)> f) {
   };
 }
 
+/// exp(x) - 1 accurate near 0, from exp and arithmetic only (so every backend has it): for
+/// |x| < 0.5 the Taylor series x * (1 + x/2 + x^2/6 + ...) in Horner form, truncated where the
+/// next term is below the type's rounding (relative error a few ulp); elsewhere exp(x) - 1, whose
+/// result is at least 0.39 in magnitude there, so the absolute error of exp is a small relative
+/// one. float16 and bfloat16 compute in float32.
+Expr expm1(Expr x) {
+  DataType t = x.dtype();
+  if (t.bits() < 32) return tir::cast(t, expm1(tir::cast(DataType::Float(32, t.lanes()), x)));
+  auto c = [&](double v) { return tir::makeConst(t, v); };
+  // 0.5^n / (n + 1)! below 2^-26 (float32) or 2^-55 (float64).
+  int terms = t.bits() == 64 ? 15 : 9;
+  double inv = 1;
+  std::vector<double> coef;  // 1/1!, 1/2!, ..., 1/terms!
+  for (int k = 1; k <= terms; ++k) coef.push_back(inv /= k);
+  Expr poly = c(coef.back());
+  for (int k = terms - 2; k >= 0; --k) poly = poly * x + c(coef[size_t(k)]);
+  Expr small = tir::call(t, "fabs", {x}) < c(0.5);
+  return tir::select(small, x * poly, fcall("exp", x) - c(1.0));
+}
+
 }  // namespace
 
 void registerElemwiseComputes() {
@@ -78,6 +99,7 @@ void registerElemwiseComputes() {
   unary("sigmoid", floatMath([](Expr x) { return fcall("sigmoid", x); }));
   unary("tanh", floatMath([](Expr x) { return fcall("tanh", x); }));
   unary("exp", floatMath([](Expr x) { return fcall("exp", x); }));
+  unary("expm1", floatMath([](Expr x) { return expm1(x); }));
   unary("log", floatMath([](Expr x) { return fcall("log", x); }));
   unary("sqrt", floatMath([](Expr x) { return fcall("sqrt", x); }));
   unary("rsqrt", floatMath([](Expr x) { return fconst(x, 1.0) / fcall("sqrt", x); }));

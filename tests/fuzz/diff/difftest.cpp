@@ -16,6 +16,7 @@
 
 #include "codegen/JITModule.h"
 #include "core/driver/CompileModel.h"
+#include "core/driver/Npz.h"
 #include "core/frontend/onnx/OnnxImporter.h"
 #include "core/graph/Evaluator.h"
 #include "runtime/GraphExecutor.h"
@@ -165,15 +166,28 @@ public:
       ++counts.graphs;
       if (!m_quiet) std::fprintf(stderr, "%s\n", what.c_str());
       if (ex->numOutputs() != want.size()) throw std::runtime_error("output count differs");
+      bool mismatched = false;
+      std::vector<std::pair<std::string, runtime::NDArray>> arrays;
+      for (size_t i = 0; i < inputs.size(); ++i) arrays.emplace_back(main->params[i]->name, inputs[i]);
       for (size_t i = 0; i < want.size(); ++i) {
         runtime::NDArray got = ex->getOutput(i);
+        arrays.emplace_back("want" + std::to_string(i), want[i]);
+        arrays.emplace_back("got" + std::to_string(i), got);
         double err = tir::maxRelError(got, want[i]);
         if (!(err <= 2e-3)) {
           ++counts.graphMismatches;
+          mismatched = true;
           std::fprintf(stderr, "=== GRAPH MISMATCH %s: output %zu max rel error %g\n%s\n", what.c_str(), i, err,
                        tir::mismatchReport(got, want[i], 2e-3, 1e-4).c_str());
-          dumpModel(seed, bytes);
         }
+      }
+      if (mismatched) {
+        dumpModel(seed, bytes);
+        // The inputs, the evaluator's outputs (wantN) and the executor's (gotN), for a check against
+        // another oracle (numpy in float64, ONNX Runtime).
+        std::string npz = "difftest-graph-" + std::to_string(seed) + ".npz";
+        driver::writeNpz(npz, arrays);
+        std::fprintf(stderr, "    inputs and outputs written to %s\n", npz.c_str());
       }
     } catch (const std::exception& e) {
       ++counts.graphs;
