@@ -82,6 +82,9 @@ void registerElemwiseOps() {
   // then less 1 keeps only an absolute error of half an ulp of 1.
   unary(
       "expm1", [](double x, const Attrs&) { return std::expm1(x); }, {}, false, true);
+  // log(1 + x) accurate near 0 (Softplus's log(1 + exp(-|x|)) for large |x|).
+  unary(
+      "log1p", [](double x, const Attrs&) { return std::log1p(x); }, {}, false, true);
   unary(
       "log", [](double x, const Attrs&) { return std::log(x); }, {}, false, true);
   unary(

@@ -348,7 +348,10 @@ Outs hardSwish(Context& c) {
 
 Outs softplus(Context& c) {
   Expr x = c.input(0);
-  return {c.call("log", {c.call("add", {c.call("exp", {x}), scalarLike(c, 1, x)})})};
+  // max(x, 0) + log1p(exp(-|x|)), not log(exp(x) + 1): exp overflows float32 above 88
+  // (Softplus(100) was inf) and 1 + exp(x) loses exp(x) below -17 (Softplus(-20) was 0).
+  Expr tail = c.call("log1p", {c.call("exp", {c.call("negative", {c.call("abs", {x})})})});
+  return {c.call("add", {c.call("maximum", {x, scalarLike(c, 0, x)}), tail})};
 }
 
 Outs clip(Context& c) {

@@ -89,6 +89,24 @@ Expr expm1(Expr x) {
   return tir::select(small, x * poly, fcall("exp", x) - c(1.0));
 }
 
+/// log(1 + x) accurate near 0, from log and arithmetic only: for |x| < 0.5 the series
+/// 2 atanh(s) = 2 (s + s^3/3 + s^5/5 + ...) of s = x / (2 + x) (|s| <= 1/3, s has one rounding),
+/// truncated below the type's rounding; elsewhere log(1 + x), at least 0.28 in magnitude there.
+/// float16 and bfloat16 compute in float32.
+Expr log1p(Expr x) {
+  DataType t = x.dtype();
+  if (t.bits() < 32) return tir::cast(t, log1p(tir::cast(DataType::Float(32, t.lanes()), x)));
+  auto c = [&](double v) { return tir::makeConst(t, v); };
+  // (1/9)^k / (2k + 1) below 2^-26 (float32) or 2^-55 (float64).
+  int terms = t.bits() == 64 ? 17 : 8;
+  Expr s = x / (c(2.0) + x);
+  Expr s2 = s * s;
+  Expr poly = c(1.0 / (2 * terms - 1));
+  for (int k = terms - 2; k >= 0; --k) poly = poly * s2 + c(1.0 / (2 * k + 1));
+  Expr small = tir::call(t, "fabs", {x}) < c(0.5);
+  return tir::select(small, c(2.0) * s * poly, fcall("log", c(1.0) + x));
+}
+
 }  // namespace
 
 void registerElemwiseComputes() {
@@ -100,6 +118,7 @@ void registerElemwiseComputes() {
   unary("tanh", floatMath([](Expr x) { return fcall("tanh", x); }));
   unary("exp", floatMath([](Expr x) { return fcall("exp", x); }));
   unary("expm1", floatMath([](Expr x) { return expm1(x); }));
+  unary("log1p", floatMath([](Expr x) { return log1p(x); }));
   unary("log", floatMath([](Expr x) { return fcall("log", x); }));
   unary("sqrt", floatMath([](Expr x) { return fcall("sqrt", x); }));
   unary("rsqrt", floatMath([](Expr x) { return fconst(x, 1.0) / fcall("sqrt", x); }));
