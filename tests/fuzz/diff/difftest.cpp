@@ -3,7 +3,8 @@
 // through the C backend, each compared with the reference interpreter on the unscheduled program.
 // Also random ONNX models through the whole model pipeline (import, layouts, fusion, Winograd,
 // default schedules, opt levels 0-3) against the graph evaluator.
-// Usage: fuzz_difftest [--tir N] [--graphs M] [--seed S] [--c-every K] [--quiet]
+// Usage: fuzz_difftest [--tir N] [--graphs M] [--seed S] [--c-every K] [--graph-model FILE.onnx] [--quiet]
+// (--graph-model: each graph case runs that model instead of the generated one; a regression).
 // Exit code 1 when any case mismatched (each is printed: program, schedule, variant, difference).
 #include <algorithm>
 #include <cstdio>
@@ -101,7 +102,8 @@ std::string compare(const std::vector<runtime::NDArray>& got, const std::vector<
 
 class Runner {
 public:
-  Runner(int cEvery, bool quiet) : m_cEvery(cEvery), m_quiet(quiet) {
+  Runner(int cEvery, bool quiet, std::string graphModel)
+      : m_cEvery(cEvery), m_quiet(quiet), m_graphModel(std::move(graphModel)) {
     m_dir = std::filesystem::temp_directory_path() / ("loom-difftest-" + std::to_string(getpid()));
     std::filesystem::create_directories(m_dir);
   }
@@ -172,6 +174,14 @@ public:
     std::mt19937_64 rng(seed);
     std::string ops;
     std::string bytes = fuzz::randomOnnxModel(rng, &ops);
+    if (!m_graphModel.empty()) {
+      // A committed model instead of the generated one (the rng is advanced the same way, so the
+      // seed still picks the same opt level, layout, Winograd choice and inputs).
+      std::ifstream in(m_graphModel, std::ios::binary);
+      if (!in) throw std::runtime_error("fuzz_difftest: cannot read " + m_graphModel);
+      bytes.assign(std::istreambuf_iterator<char>(in), {});
+      ops = m_graphModel;
+    }
     CompileModelTry t;
     t.opt = int(seed % 4);
     const char* layouts[] = {"", "NCHW", "NCHWc"};
@@ -257,6 +267,7 @@ private:
   }
   int m_cEvery;
   bool m_quiet;
+  std::string m_graphModel;
   bool m_lowered = std::getenv("LOOM_DIFF_LOWERED") != nullptr;
   std::set<std::string> m_compiled;  // target + lowered entry of each variant compiled for this program
   std::filesystem::path m_dir;
@@ -382,6 +393,7 @@ int main(int argc, char** argv) {
   uint64_t seed = 1;
   int cEvery = 10;
   bool quiet = false;
+  std::string graphModel;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -396,12 +408,14 @@ int main(int argc, char** argv) {
     else if (a == "--seed") seed = std::stoull(next());
     else if (a == "--c-every") cEvery = std::stoi(next());
     else if (a == "--quiet") quiet = true;
+    else if (a == "--graph-model") graphModel = next();
     else {
-      std::fprintf(stderr, "usage: fuzz_difftest [--tir N] [--graphs M] [--seed S] [--c-every K] [--quiet]\n");
+      std::fprintf(stderr, "usage: fuzz_difftest [--tir N] [--graphs M] [--seed S] [--c-every K] [--graph-model FILE.onnx] "
+                           "[--quiet]\n");
       return 2;
     }
   }
-  Runner r(cEvery, quiet);
+  Runner r(cEvery, quiet, graphModel);
   for (long k = 0; k < n; ++k) {
     r.program(seed + uint64_t(k));
     if (!quiet && (k + 1) % 100 == 0)
