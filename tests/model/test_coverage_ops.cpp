@@ -119,6 +119,38 @@ private slots:
                           in);
   }
 
+  // Softplus of pre-activations far above 88 (an RNN's input projection scaled to +-200, R small
+  // so the state stays at that scale): as log(1 + exp(x)) the loop kernel overflowed to inf
+  // where the host kernel (x for x > 30) stays finite.
+  void recurrenceSoftplusOfLargeInputsStaysFinite() {
+    const int64_t T = 4, B = 2, H = 5;
+    std::vector<graph::Var> v{var("xp", {T, B, 1, H}), var("rt", {1, H, H}), var("rb", {1, H}), var("h0", {1, B, H}),
+                              var("c0", {1, B, H}),    var("p", {1, 3 * H}), var("len", {B}, DataType::Int(32))};
+    std::vector<runtime::NDArray> in;
+    for (size_t i = 0; i < 6; ++i)
+      in.push_back(test::randomArray(v[i]->annotation.as<graph::TensorTypeNode>()->staticShape(), unsigned(30 + i)));
+    for (int64_t k = 0; k < in[0].numel(); ++k) in[0].as<float>()[k] *= 100.0f;
+    for (int64_t k = 0; k < in[1].numel(); ++k) in[1].as<float>()[k] *= 0.01f;
+    in.push_back(ints({B}, {T, 3}, 32));
+    checkAgainstEvaluator(v, recurrence(v, "rnn", "forward", "Softplus", {0.2, 0.5}, 0.0, 0), in, 1e-3);
+  }
+
+  // An additive activation where the kernel multiplies it (LSTM's c_t = f * c + i * g(x), h_t =
+  // o * h(c_t); GRU's r * h(x)): its text needs parentheses (Affine "a * x + b" became
+  // "o_t * a * c_t + b").
+  void recurrenceAffineActivationIsParenthesized() {
+    const int64_t T = 3, B = 2, H = 5, G = 4;
+    std::vector<graph::Var> v{var("xp", {T, B, 1, G * H}), var("rt", {1, H, G * H}), var("rb", {1, G * H}),
+                              var("h0", {1, B, H}),        var("c0", {1, B, H}),     var("p", {1, 3 * H}),
+                              var("len", {B}, DataType::Int(32))};
+    std::vector<runtime::NDArray> in;
+    for (size_t i = 0; i < 6; ++i)
+      in.push_back(test::randomArray(v[i]->annotation.as<graph::TensorTypeNode>()->staticShape(), unsigned(40 + i)));
+    in.push_back(ints({B}, {T, 2}, 32));
+    checkAgainstEvaluator(v, recurrence(v, "lstm", "forward", "Sigmoid,Affine,Affine", {0.2, 0.5, 0.7, 0.3, 0.6, -0.4}, 0.0, 0),
+                          in);
+  }
+
   // Each family compiles once: every variant is one output of a tuple.
   void scatterElementsAndNDMatchHostKernels() {
     std::vector<graph::Var> v{var("d", {4, 5}), var("i", {3, 5}, DataType::Int(64)), var("u", {3, 5}),
