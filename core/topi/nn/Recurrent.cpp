@@ -205,8 +205,10 @@ std::string recurrenceScript(const graph::CallNode& call, const std::string& nam
       const bool rev = dir == "reverse" || (dir == "bidirectional" && d == 1);
       auto act = [&](size_t k, const std::string& x) {
         size_t i = size_t(d) * perDir + k;
-        // Parenthesized: the kernel multiplies it (o_t * h(c_t)), and Affine and Softplus are sums.
-        return "(" + activation(acts.at(i), ap.at(2 * i), ap.at(2 * i + 1), x) + ")";
+        // Both parenthesized: the kernel multiplies the activation (o_t * h(c_t); Affine and Softplus
+        // are sums), and the argument is a sum (a gate plus its peephole term) that HardSigmoid,
+        // LeakyRelu, Affine and ScaledTanh scale.
+        return "(" + activation(acts.at(i), ap.at(2 * i), ap.at(2 * i + 1), "(" + x + ")") + ")";
       };
       // The time step of batch entry b at step s (reverse: from its own length down).
       const std::string tb = rev ? "T.min(T.max(L[b] - 1 - s, 0), " + S(T - 1) + ")" : "s";
