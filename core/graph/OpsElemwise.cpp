@@ -78,6 +78,13 @@ void registerElemwiseOps() {
       "tanh", [](double x, const Attrs&) { return std::tanh(x); }, {}, false, true);
   unary(
       "exp", [](double x, const Attrs&) { return std::exp(x); }, {}, false, true);
+  // exp(x) - 1 without the cancellation near 0 (Elu, Selu, Celu): exp(x) rounded to float32 and
+  // then less 1 keeps only an absolute error of half an ulp of 1.
+  unary(
+      "expm1", [](double x, const Attrs&) { return std::expm1(x); }, {}, false, true);
+  // log(1 + x) accurate near 0 (Softplus's log(1 + exp(-|x|)) for large |x|).
+  unary(
+      "log1p", [](double x, const Attrs&) { return std::log1p(x); }, {}, false, true);
   unary(
       "log", [](double x, const Attrs&) { return std::log(x); }, {}, false, true);
   unary(

@@ -119,6 +119,48 @@ private slots:
                           in);
   }
 
+  // Softplus of pre-activations far above 88 (an RNN's input projection scaled to +-200, R small
+  // so the state stays at that scale): as log(1 + exp(x)) the loop kernel overflowed to inf
+  // where the host kernel (x for x > 30) stays finite.
+  void recurrenceSoftplusOfLargeInputsStaysFinite() {
+    const int64_t T = 4, B = 2, H = 5;
+    std::vector<graph::Var> v{var("xp", {T, B, 1, H}), var("rt", {1, H, H}), var("rb", {1, H}), var("h0", {1, B, H}),
+                              var("c0", {1, B, H}),    var("p", {1, 3 * H}), var("len", {B}, DataType::Int(32))};
+    std::vector<runtime::NDArray> in;
+    for (size_t i = 0; i < 6; ++i)
+      in.push_back(test::randomArray(v[i]->annotation.as<graph::TensorTypeNode>()->staticShape(), unsigned(30 + i)));
+    for (int64_t k = 0; k < in[0].numel(); ++k) in[0].as<float>()[k] *= 100.0f;
+    for (int64_t k = 0; k < in[1].numel(); ++k) in[1].as<float>()[k] *= 0.01f;
+    in.push_back(ints({B}, {T, 3}, 32));
+    checkAgainstEvaluator(v, recurrence(v, "rnn", "forward", "Softplus", {0.2, 0.5}, 0.0, 0), in, 1e-3);
+  }
+
+  // Activation text and its argument need parentheses: the kernel multiplies an activation
+  // (h_t = o * h(c_t)), and Affine "a * x + b" became "o_t * a * c_t + b"; LSTM's gate argument is a
+  // sum with the peephole term, and HardSigmoid, LeakyRelu, Affine, ScaledTanh scaled only its
+  // first term.
+  void recurrenceActivationsAreParenthesized_data() {
+    QTest::addColumn<QString>("acts");
+    QTest::newRow("affine g and h") << "Sigmoid,Affine,Affine";
+    QTest::newRow("hard sigmoid gates") << "HardSigmoid,Tanh,Tanh";
+    QTest::newRow("leaky relu gates, scaled tanh") << "LeakyRelu,ScaledTanh,Tanh";
+  }
+  void recurrenceActivationsAreParenthesized() {
+    QFETCH(QString, acts);
+    const int64_t T = 3, B = 2, H = 5, G = 4;
+    std::vector<graph::Var> v{var("xp", {T, B, 1, G * H}), var("rt", {1, H, G * H}), var("rb", {1, G * H}),
+                              var("h0", {1, B, H}),        var("c0", {1, B, H}),     var("p", {1, 3 * H}),
+                              var("len", {B}, DataType::Int(32))};
+    std::vector<runtime::NDArray> in;
+    for (size_t i = 0; i < 6; ++i)
+      in.push_back(test::randomArray(v[i]->annotation.as<graph::TensorTypeNode>()->staticShape(), unsigned(40 + i)));
+    in.push_back(ints({B}, {T, 2}, 32));
+    // Absolute 1e-3: LeakyRelu gates let c_t grow, and the fixed kernel differs by 1.2e-4 there
+    // (float32 rounding); the bugs gave 0.3 to 9e3.
+    checkAgainstEvaluator(v, recurrence(v, "lstm", "forward", acts.toStdString(), {0.2, 0.5, 0.7, 0.3, 0.6, -0.4}, 0.0, 0),
+                          in, 1e-3);
+  }
+
   // Each family compiles once: every variant is one output of a tuple.
   void scatterElementsAndNDMatchHostKernels() {
     std::vector<graph::Var> v{var("d", {4, 5}), var("i", {3, 5}, DataType::Int(64)), var("u", {3, 5}),

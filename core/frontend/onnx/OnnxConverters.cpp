@@ -317,8 +317,9 @@ Outs prelu(Context& c) {
 Outs elu(Context& c) {
   Expr x = c.input(0);
   double alpha = c.attrFloat("alpha", 1.0);
-  Expr em1 = c.call("subtract", {c.call("exp", {x}), scalarLike(c, 1, x)});
-  Expr neg = c.call("multiply", {em1, scalarLike(c, alpha, x)});
+  // expm1, not exp(x) - 1: near 0 the subtraction leaves float32's absolute error of exp
+  // (graph seed 34087: Elu(x) - x lost two digits).
+  Expr neg = c.call("multiply", {c.call("expm1", {x}), scalarLike(c, alpha, x)});
   return {c.call("where", {c.call("less", {x, scalarLike(c, 0, x)}), neg, x})};
 }
 
@@ -326,8 +327,7 @@ Outs selu(Context& c) {
   Expr x = c.input(0);
   double alpha = c.attrFloat("alpha", 1.67326319217681884765625),
          gamma = c.attrFloat("gamma", 1.05070102214813232421875);
-  Expr em1 = c.call("subtract", {c.call("exp", {x}), scalarLike(c, 1, x)});
-  Expr neg = c.call("multiply", {em1, scalarLike(c, alpha, x)});
+  Expr neg = c.call("multiply", {c.call("expm1", {x}), scalarLike(c, alpha, x)});
   Expr y = c.call("where", {c.call("less_equal", {x, scalarLike(c, 0, x)}), neg, x});
   return {c.call("multiply", {y, scalarLike(c, gamma, x)})};
 }
@@ -348,7 +348,10 @@ Outs hardSwish(Context& c) {
 
 Outs softplus(Context& c) {
   Expr x = c.input(0);
-  return {c.call("log", {c.call("add", {c.call("exp", {x}), scalarLike(c, 1, x)})})};
+  // max(x, 0) + log1p(exp(-|x|)), not log(exp(x) + 1): exp overflows float32 above 88
+  // (Softplus(100) was inf) and 1 + exp(x) loses exp(x) below -17 (Softplus(-20) was 0).
+  Expr tail = c.call("log1p", {c.call("exp", {c.call("negative", {c.call("abs", {x})})})});
+  return {c.call("add", {c.call("maximum", {x, scalarLike(c, 0, x)}), tail})};
 }
 
 Outs clip(Context& c) {
@@ -1217,8 +1220,7 @@ Outs thresholdedRelu(Context& c) {
 Outs celu(Context& c) {
   Expr x = c.input(0);
   double alpha = c.attrFloat("alpha", 1.0);
-  Expr em1 = c.call("subtract", {c.call("exp", {c.call("divide", {x, scalarLike(c, alpha, x)})}),
-                                 scalarLike(c, 1, x)});
+  Expr em1 = c.call("expm1", {c.call("divide", {x, scalarLike(c, alpha, x)})});
   Expr neg =
       c.call("minimum", {scalarLike(c, 0, x), c.call("multiply", {em1, scalarLike(c, alpha, x)})});
   return {c.call("add", {c.call("maximum", {scalarLike(c, 0, x), x}), neg})};

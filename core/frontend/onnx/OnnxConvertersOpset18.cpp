@@ -15,7 +15,9 @@ Expr scalar(Context& c, double v, const Expr& like) { return graph::makeScalar(v
 
 Outs mish(Context& c) {
   Expr x = c.input(0);
-  Expr softplus = c.call("log", {c.call("add", {c.call("exp", {x}), scalar(c, 1, x)})});
+  // Softplus as max(x, 0) + log1p(exp(-|x|)) (see OnnxConverters.cpp's softplus).
+  Expr tail = c.call("log1p", {c.call("exp", {c.call("negative", {c.call("abs", {x})})})});
+  Expr softplus = c.call("add", {c.call("maximum", {x, scalar(c, 0, x)}), tail});
   return {c.call("multiply", {x, c.call("tanh", {softplus})})};
 }
 

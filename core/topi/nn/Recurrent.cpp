@@ -46,7 +46,9 @@ std::string activation(const std::string& name, double a, double b, const std::s
   if (name == "HardSigmoid") return "T.max(T.min(" + num(a) + " * " + x + " + " + num(b) + ", " + num(1) + "), " + zero + ")";
   if (name == "Elu") return "T.Select(" + x + " < " + zero + ", " + num(a) + " * (T.exp(" + x + ") - " + num(1) + "), " + x + ")";
   if (name == "Softsign") return x + " / (" + num(1) + " + T.fabs(" + x + "))";
-  if (name == "Softplus") return "T.log(" + num(1) + " + T.exp(" + x + "))";
+  // max(x, 0) + log(1 + exp(-|x|)): exp(x) itself overflows float32 above 88.
+  if (name == "Softplus")
+    return "T.max(" + x + ", " + zero + ") + T.log(" + num(1) + " + T.exp(-T.fabs(" + x + ")))";
   LOOM_THROW(UnsupportedError) << "nn.recurrence: activation '" << name << "' is not supported";
 }
 
@@ -203,7 +205,10 @@ std::string recurrenceScript(const graph::CallNode& call, const std::string& nam
       const bool rev = dir == "reverse" || (dir == "bidirectional" && d == 1);
       auto act = [&](size_t k, const std::string& x) {
         size_t i = size_t(d) * perDir + k;
-        return activation(acts.at(i), ap.at(2 * i), ap.at(2 * i + 1), x);
+        // Both parenthesized: the kernel multiplies the activation (o_t * h(c_t); Affine and Softplus
+        // are sums), and the argument is a sum (a gate plus its peephole term) that HardSigmoid,
+        // LeakyRelu, Affine and ScaledTanh scale.
+        return "(" + activation(acts.at(i), ap.at(2 * i), ap.at(2 * i + 1), "(" + x + ")") + ")";
       };
       // The time step of batch entry b at step s (reverse: from its own length down).
       const std::string tb = rev ? "T.min(T.max(L[b] - 1 - s, 0), " + S(T - 1) + ")" : "s";

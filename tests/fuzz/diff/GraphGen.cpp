@@ -178,6 +178,17 @@ private:
   void unary(const Value& x) {
     const char* ops[] = {"Relu", "Sigmoid", "Tanh", "Abs", "Neg", "LeakyRelu", "Elu", "HardSigmoid", "Softsign"};
     const char* op = ops[m_rng() % 9];
+    // Elu's family (exp(x) - 1 and log(1 + exp(x)) near their cancellations) and Tanh's (the
+    // other transcendental functions with a fast float32 lowering), picked without a draw from
+    // the rng, so every seed keeps the graph it had before these were added but for the op's name.
+    uint64_t variant = (uint64_t(m_next) * 0x9E3779B97F4A7C15ull) >> 62;
+    if (std::string(op) == "Elu") {
+      const char* family[] = {"Elu", "Selu", "Celu", "Softplus"};
+      op = family[variant];
+    } else if (std::string(op) == "Tanh") {
+      const char* family[] = {"Tanh", "Exp", "Erf", "Tanh"};
+      op = family[variant];
+    }
     auto* n = node(op, {x.name}, x.shape);
     if (std::string(op) == "LeakyRelu") attr(n, "alpha", float(0.1));
   }

@@ -9,7 +9,8 @@ namespace loom::fuzz {
 
 /// A serialized ModelProto (opset 13): 1-2 float32 inputs (NCHW images or matrices) and 2-8
 /// nodes drawn from Conv (strides, pads, dilations, groups), pools, BatchNormalization, unary and
-/// binary elementwise ops (broadcast constants), Concat, Transpose, Flatten, MatMul, Gemm, Softmax
+/// binary elementwise ops (Elu, Selu, Celu, Softplus, Exp, Erf among the unary; broadcast
+/// constants), Concat, Transpose, Flatten, MatMul, Gemm, Softmax
 /// and ReduceMean; `summary` gets the op sequence.
 std::string randomOnnxModel(std::mt19937_64& rng, std::string* summary);
 

@@ -3,19 +3,26 @@
 // through the C backend, each compared with the reference interpreter on the unscheduled program.
 // Also random ONNX models through the whole model pipeline (import, layouts, fusion, Winograd,
 // default schedules, opt levels 0-3) against the graph evaluator.
-// Usage: fuzz_difftest [--tir N] [--graphs M] [--seed S] [--c-every K] [--quiet]
+// Usage: fuzz_difftest [--tir N] [--graphs M] [--seed S] [--c-every K] [--graph-model FILE.onnx] [--quiet]
+// (--graph-model: each graph case runs that model instead of the generated one; a regression).
 // Exit code 1 when any case mismatched (each is printed: program, schedule, variant, difference).
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <unistd.h>
 
+#include "codegen/CodeGenLLVM.h"
 #include "codegen/JITModule.h"
 #include "core/driver/CompileModel.h"
+#include "core/driver/Npz.h"
 #include "core/frontend/onnx/OnnxImporter.h"
 #include "core/graph/Evaluator.h"
 #include "runtime/GraphExecutor.h"
@@ -35,9 +42,38 @@ using namespace loom;
 
 namespace {
 
+/// Thread CPU seconds per phase (LOOM_DIFF_PROFILE=1 prints them at the end): CPU time, not
+/// wall time, so the split is meaningful on a loaded machine.
+double cpuNow() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
+struct PhaseStats {
+  double total = 0, min = 1e9;
+  long count = 0;
+};
+std::map<std::string, PhaseStats>& profile() {
+  static std::map<std::string, PhaseStats> p;
+  return p;
+}
+/// Adds the CPU time from its construction to its destruction to `phase`.
+struct Phase {
+  explicit Phase(std::string name) : name(std::move(name)), t0(cpuNow()) {}
+  ~Phase() {
+    PhaseStats& p = profile()[name];
+    double t = cpuNow() - t0;
+    p.total += t;
+    p.min = std::min(p.min, t);
+    ++p.count;
+  }
+  std::string name;
+  double t0;
+};
+
 struct Counts {
   long graphs = 0, graphMismatches = 0;
-  long programs = 0, variants = 0, scheduled = 0, tunerSpace = 0, cBuilds = 0, mismatches = 0, buildFailures = 0;
+  long programs = 0, variants = 0, duplicates = 0, scheduled = 0, tunerSpace = 0, cBuilds = 0, mismatches = 0, buildFailures = 0;
 };
 
 std::vector<runtime::NDArray> argsFor(const tir::PrimFunc& f, uint64_t seed) {
@@ -66,7 +102,8 @@ std::string compare(const std::vector<runtime::NDArray>& got, const std::vector<
 
 class Runner {
 public:
-  Runner(int cEvery, bool quiet) : m_cEvery(cEvery), m_quiet(quiet) {
+  Runner(int cEvery, bool quiet, std::string graphModel)
+      : m_cEvery(cEvery), m_quiet(quiet), m_graphModel(std::move(graphModel)) {
     m_dir = std::filesystem::temp_directory_path() / ("loom-difftest-" + std::to_string(getpid()));
     std::filesystem::create_directories(m_dir);
   }
@@ -77,7 +114,9 @@ public:
   Counts counts;
 
   void program(uint64_t seed) {
+    m_compiled.clear();
     std::mt19937_64 rng(seed);
+    std::optional<Phase> ph(std::in_place, "generate + parse");
     std::string text = fuzz::randomTirProgram(rng);
     tir::PrimFunc f;
     try {
@@ -88,19 +127,23 @@ public:
     }
     ++counts.programs;
     auto want = argsFor(f, seed);
+    ph.emplace("interpreter (reference)");
     try {
       tir::interpret(f, std::vector<tir::Arg>(want.begin(), want.end()));
     } catch (const Error& e) {
       report(seed, text, "", "interpret", std::string("the interpreter refuses the generated program: ") + e.what());
       return;
     }
+    ph.reset();
     // Unscheduled, at one opt level (cycling through 0-3).
     int opt = int(seed % 4);
     check(seed, text, f, "", f, "llvm -opt-level=" + std::to_string(opt), want);
     // A random primitive sequence.
     {
+      std::optional<Phase> sp(std::in_place, "schedule (random primitives)");
       tir::Schedule sch(f, seed);
       int applied = fuzz::randomSchedule(sch, rng, 2 + int(rng() % 8));
+      sp.reset();
       if (applied > 0) {
         ++counts.scheduled;
         std::string trace = sch.trace().str();
@@ -114,6 +157,7 @@ public:
       static const tune::SpaceGenerator space = tune::SpaceGenerator::defaultCpu();
       std::optional<tune::SpacePoint> p;
       try {
+        Phase sp("schedule (tuner space)");
         p = space.sample(f, seed);
       } catch (const tir::ScheduleError&) {
       }
@@ -130,6 +174,14 @@ public:
     std::mt19937_64 rng(seed);
     std::string ops;
     std::string bytes = fuzz::randomOnnxModel(rng, &ops);
+    if (!m_graphModel.empty()) {
+      // A committed model instead of the generated one (the rng is advanced the same way, so the
+      // seed still picks the same opt level, layout, Winograd choice and inputs).
+      std::ifstream in(m_graphModel, std::ios::binary);
+      if (!in) throw std::runtime_error("fuzz_difftest: cannot read " + m_graphModel);
+      bytes.assign(std::istreambuf_iterator<char>(in), {});
+      ops = m_graphModel;
+    }
     CompileModelTry t;
     t.opt = int(seed % 4);
     const char* layouts[] = {"", "NCHW", "NCHWc"};
@@ -141,12 +193,15 @@ public:
     std::string what = "graph seed " + std::to_string(seed) + " [" + ops + "] opt " + std::to_string(t.opt) +
                        " layout '" + t.layout + "'" + (t.noWinograd ? " no winograd" : "");
     try {
+      std::optional<Phase> ph(std::in_place, "graph: import");
       graph::Module m = frontend::importOnnxBytes(bytes, "random.onnx");
       driver::CompileModelOptions o;
       o.optLevel = t.opt;
       o.desiredLayout = t.layout;
       if (t.noWinograd) o.disabledPasses = {"winograd-conv"};
+      ph.emplace("graph: compileModel (passes, schedules, LLVM)");
       driver::CompiledModel model = driver::compileModel(m, "llvm", {}, o);
+      ph.reset();
       graph::Function main = m.main();
       std::vector<runtime::NDArray> inputs;
       for (size_t i = 0; i < main->params.size(); ++i) {
@@ -158,22 +213,38 @@ public:
         tir::fillRandom(a, seed * 7 + i);
         inputs.push_back(a);
       }
+      ph.emplace("graph: evaluator (reference)");
       std::vector<runtime::NDArray> want = graph::evaluate(main, inputs);
+      ph.emplace("graph: executor (load, run)");
       auto ex = driver::createExecutor(model);
       for (size_t i = 0; i < inputs.size(); ++i) ex->setInput(main->params[i]->name, inputs[i]);
       ex->run();
+      ph.reset();
       ++counts.graphs;
       if (!m_quiet) std::fprintf(stderr, "%s\n", what.c_str());
       if (ex->numOutputs() != want.size()) throw std::runtime_error("output count differs");
+      bool mismatched = false;
+      std::vector<std::pair<std::string, runtime::NDArray>> arrays;
+      for (size_t i = 0; i < inputs.size(); ++i) arrays.emplace_back(main->params[i]->name, inputs[i]);
       for (size_t i = 0; i < want.size(); ++i) {
         runtime::NDArray got = ex->getOutput(i);
+        arrays.emplace_back("want" + std::to_string(i), want[i]);
+        arrays.emplace_back("got" + std::to_string(i), got);
         double err = tir::maxRelError(got, want[i]);
         if (!(err <= 2e-3)) {
           ++counts.graphMismatches;
+          mismatched = true;
           std::fprintf(stderr, "=== GRAPH MISMATCH %s: output %zu max rel error %g\n%s\n", what.c_str(), i, err,
                        tir::mismatchReport(got, want[i], 2e-3, 1e-4).c_str());
-          dumpModel(seed, bytes);
         }
+      }
+      if (mismatched) {
+        dumpModel(seed, bytes);
+        // The inputs, the evaluator's outputs (wantN) and the executor's (gotN), for a check against
+        // another oracle (numpy in float64, ONNX Runtime).
+        std::string npz = "difftest-graph-" + std::to_string(seed) + ".npz";
+        driver::writeNpz(npz, arrays);
+        std::fprintf(stderr, "    inputs and outputs written to %s\n", npz.c_str());
       }
     } catch (const std::exception& e) {
       ++counts.graphs;
@@ -196,7 +267,9 @@ private:
   }
   int m_cEvery;
   bool m_quiet;
+  std::string m_graphModel;
   bool m_lowered = std::getenv("LOOM_DIFF_LOWERED") != nullptr;
+  std::set<std::string> m_compiled;  // target + lowered entry of each variant compiled for this program
   std::filesystem::path m_dir;
 
   void report(uint64_t seed, const std::string& text, const std::string& trace, const std::string& variant,
@@ -211,6 +284,7 @@ private:
     ++counts.variants;
     auto got = argsFor(g, seed);
     try {
+      Phase ph("interpreter (scheduled)");
       tir::interpret(g, std::vector<tir::Arg>(got.begin(), got.end()));
     } catch (const Error& e) {
       report(seed, text, trace, "interpreter on the scheduled program", e.what());
@@ -228,15 +302,30 @@ private:
       transform::PassContext ctx;
       driver::OperatorOptions o;
       o.target = target;
+      std::optional<Phase> ph(std::in_place, "lower");
       driver::LoweredOperator op = driver::lowerOperator(g, o, ctx);
+      ph.reset();
+      // A variant whose code is one this program already compiled for the same target (a
+      // schedule that changed nothing the lowering keeps, the tuner's point equal to the plain
+      // program) would give the same machine code and result: skipped, and counted.
+      if (!m_compiled.insert(op.target.str() + "\n" + tir::printFunc(op.entry)).second) {
+        --counts.variants;
+        ++counts.duplicates;
+        return;
+      }
       if (std::getenv("LOOM_DIFF_PRINT"))
         std::fprintf(stderr, "--- %s, schedule:\n%s\n--- lowered:\n%s\n", target.c_str(), trace.c_str(),
                      tir::printFunc(op.entry).c_str());
       if (m_lowered && op.lowered.defined()) loweredCheck(seed, text, trace, target, op.lowered, want);
-      auto jit = driver::jitOperator(op);
+      ph.emplace("LLVM IR + optimization, " + target);
+      codegen::LLVMModule mod = codegen::buildLLVM({op.entry}, op.target);
+      ph.emplace("JIT (machine code), " + target);
+      auto jit = std::make_unique<codegen::JITModule>(std::move(mod));
       runtime::PackedFunc fn = jit->getFunction(op.entry->name);
+      ph.emplace("run compiled");
       std::vector<runtime::PackedArg> args(got.begin(), got.end());
       fn.call(args);
+      ph.reset();
     } catch (const std::exception& e) {
       ++counts.buildFailures;
       report(seed, text, trace, target, std::string("build or run failed: ") + e.what());
@@ -255,6 +344,7 @@ private:
     auto got = argsFor(lowered, seed);
     const std::string variant = "interpreter on the program lowered for " + target;
     try {
+      Phase ph("interpreter (lowered)");
       tir::interpret(lowered, std::vector<tir::Arg>(got.begin(), got.end()));
     } catch (const Error& e) {
       report(seed, text, trace, variant, e.what());
@@ -270,6 +360,7 @@ private:
     ++counts.cBuilds;
     auto got = argsFor(g, seed);
     std::string base = (m_dir / ("k" + std::to_string(seed))).string();
+    Phase ph("C backend (cc itself not counted)");
     try {
       transform::PassContext ctx;
       driver::OperatorOptions o;
@@ -302,6 +393,7 @@ int main(int argc, char** argv) {
   uint64_t seed = 1;
   int cEvery = 10;
   bool quiet = false;
+  std::string graphModel;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -316,12 +408,14 @@ int main(int argc, char** argv) {
     else if (a == "--seed") seed = std::stoull(next());
     else if (a == "--c-every") cEvery = std::stoi(next());
     else if (a == "--quiet") quiet = true;
+    else if (a == "--graph-model") graphModel = next();
     else {
-      std::fprintf(stderr, "usage: fuzz_difftest [--tir N] [--graphs M] [--seed S] [--c-every K] [--quiet]\n");
+      std::fprintf(stderr, "usage: fuzz_difftest [--tir N] [--graphs M] [--seed S] [--c-every K] [--graph-model FILE.onnx] "
+                           "[--quiet]\n");
       return 2;
     }
   }
-  Runner r(cEvery, quiet);
+  Runner r(cEvery, quiet, graphModel);
   for (long k = 0; k < n; ++k) {
     r.program(seed + uint64_t(k));
     if (!quiet && (k + 1) % 100 == 0)
@@ -332,11 +426,22 @@ int main(int argc, char** argv) {
     if (!quiet && (k + 1) % 50 == 0)
       std::fprintf(stderr, "%ld graphs, %ld mismatches\n", k + 1, r.counts.graphMismatches);
   }
+  if (std::getenv("LOOM_DIFF_PROFILE")) {
+    double total = 0;
+    for (auto& [name, p] : profile()) total += p.total;
+    std::fprintf(stderr, "CPU time by phase (this thread, %.2f s in all; %.3f s per program or graph):\n", cpuNow(),
+                 n + graphs > 0 ? cpuNow() / double(n + graphs) : 0.0);
+    for (auto& [name, p] : profile())
+      std::fprintf(stderr, "  %-40s %8.2f s %5.1f%%  %6ld times, mean %7.2f ms, min %7.2f ms\n", name.c_str(),
+                   p.total, total > 0 ? 100 * p.total / total : 0.0, p.count, 1e3 * p.total / double(p.count),
+                   1e3 * p.min);
+  }
   const Counts& c = r.counts;
   std::printf("tir: %ld programs (seeds %llu..%llu), %ld randomly scheduled, %ld tuner-space points, %ld variants "
-              "compared (%ld through the C backend), %ld mismatches (%ld build/run failures)\n",
+              "compared (%ld through the C backend; %ld duplicates of a compiled one skipped), %ld mismatches (%ld build/run "
+              "failures)\n",
               c.programs, (unsigned long long)seed, (unsigned long long)(seed + n - 1), c.scheduled, c.tunerSpace,
-              c.variants, c.cBuilds, c.mismatches, c.buildFailures);
+              c.variants, c.cBuilds, c.duplicates, c.mismatches, c.buildFailures);
   if (graphs > 0)
     std::printf("graphs: %ld random models through the whole pipeline, %ld mismatches or failures\n", c.graphs,
                 c.graphMismatches);
