@@ -134,7 +134,14 @@ std::vector<te::Tensor> groupTensors(const graph::Function& fn, std::vector<te::
         const auto& v = val.at(a.get());
         in.insert(in.end(), v.begin(), v.end());
       }
-      val[e.get()] = call->op->compute(*call, in, e.type());
+      try {
+        val[e.get()] = call->op->compute(*call, in, e.type());
+      } catch (const UnsupportedError& err) {
+        // Name the node (the compute knows only its tensors).
+        const std::string what = err.what(), desc = graph::callDescription(*call);
+        if (what.compare(0, desc.size(), desc) == 0) throw;
+        LOOM_THROW(UnsupportedError) << desc << ": " << what;
+      }
     } else if (auto* tup = e.as<graph::TupleNode>()) {
       std::vector<te::Tensor> all;
       for (const Expr& f : tup->fields) {

@@ -199,6 +199,20 @@ private slots:
              e.c_str());
   }
 
+  void symbolicWeightIsATypedError() {
+    // MatMul of x[2, K] and a graph input y[L, 3]: the dense kernel needs its weight's extents
+    // static. loom compile says so (exit 1, a typed error naming the op, not an internal error);
+    // with static shapes given it compiles.
+    QTemporaryDir dir;
+    std::string mm = test::writeOnnxModel(dir.filePath("mm.onnx").toStdString(), {{"x", {"2", "K"}}, {"y", {"L", "3"}}}, "MatMul");
+    const QString so = dir.filePath("mm.so");
+    test::ProcessResult r = test::runLoomBinary({"compile", QString::fromStdString(mm), "-q", "-o", so}, 300000);
+    QCOMPARE(r.exitCode, 1);
+    QVERIFY2(r.err.contains("nn.dense (node 'MatMul_0'): this operator needs static extents") && !r.err.contains("internal"), qPrintable(r.err));
+    r = test::runLoomBinary({"compile", QString::fromStdString(mm), "--input-shapes", "x:[2,4],y:[4,3]", "-q", "-o", so}, 300000);
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+  }
+
   void unprovenBiasLengthIsCheckedAtRunTime() {
     QTemporaryDir dir;
     // Conv with its bias a graph input of symbolic length C: nn.bias_add over the conv's 6 channels.

@@ -106,7 +106,11 @@ std::vector<int64_t> extents(const te::Tensor& t) {
   std::vector<int64_t> s;
   for (const Expr& e : t->shape) {
     const int64_t* v = tir::asConstInt(e);
-    LOOM_ICHECK(v) << "tensor '" << t->name << "' has a symbolic shape";
+    // An operand this kernel needs static (a weight that is a graph input with symbolic dims):
+    // the user's input, not a compiler fault.
+    if (!v)
+      LOOM_THROW(UnsupportedError) << "this operator needs static extents for its operand '" << t->name
+                                   << "', whose shape is symbolic; give static shapes with --input-shapes";
     s.push_back(*v);
   }
   return s;
