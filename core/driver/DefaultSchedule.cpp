@@ -191,6 +191,10 @@ void vectorizeReduction(tir::Schedule& sch, const tir::BlockRV& b, const std::ve
   }
 }
 
+/// The vector lanes of a reduction of `k` elements summed in partial sums: 8 when they divide k
+/// and 16 do not, else 16 (with a partial last vector when none divide).
+int64_t reductionLanes(int64_t k) { return k % kLanes == 0 || k % 8 != 0 ? kLanes : 8; }
+
 /// Dense-like reductions (reducesAlongContiguousAxis) read both operands along k, so k splits
 /// into (ko, 16) and the 16 lanes become a spatial axis of a partial-sum block (rfactor) that
 /// runs in vector lanes, reduced to the output afterwards. Returns the names of the two blocks
@@ -204,7 +208,7 @@ std::vector<std::string> vectorizeDenseReduction(tir::Schedule& sch, const tir::
   // Lanes that divide the reduction when some do; else 16 with a partial last vector (a
   // softmax over 197 tokens), guarded, its guard peeled off by loop partitioning.
   if (!k || *k < 2 * kLanes) return {};
-  const int64_t lanes = *k % kLanes == 0 || *k % 8 != 0 ? kLanes : 8;
+  const int64_t lanes = reductionLanes(*k);
   tir::Schedule saved = sch;
   try {
     auto parts = tir::split(sch, loops.back(), {tir::Value(nullptr), tir::Value(lanes)});
@@ -241,26 +245,27 @@ std::vector<std::string> rowFusedSchedule(tir::Schedule& sch, bool vectorize) {
   int64_t rows = 1;
   for (size_t k = 0; k + 1 < loops.size(); ++k) rows *= extentOf(sch, loops[k]);
   if (rows < 2) return {};
+  // The row extents, leaving out axes of extent 1 (a reduction's keepdims axis).
+  auto rowExtents = [&](const std::vector<tir::LoopRV>& ls) {
+    std::vector<int64_t> r;
+    for (size_t d = 0; d + 1 < ls.size(); ++d)
+      if (extentOf(sch, ls[d]) != 1) r.push_back(extentOf(sch, ls[d]));
+    return r;
+  };
+  const std::vector<int64_t> outRows = rowExtents(loops);
   std::vector<std::string> names;
   for (size_t k = 0; k + 1 < blocks.size(); ++k) {
     const tir::BlockNode* blk = sch.get(blocks[k]);
     // One reduce iter var, the last, over the row: its spatial iter vars are the rows.
-    // (A keepdims axis of extent 1 may sit between.)
     if (!reducesAlongContiguousAxis(blk)) return {};
     std::vector<tir::LoopRV> bl = identityLoops(sch, blocks[k]);
-    if (bl.size() < 2 || extentOf(sch, bl.back()) != rowLen) return {};
-    std::vector<int64_t> a, b;
-    for (size_t d = 0; d + 1 < bl.size(); ++d)
-      if (extentOf(sch, bl[d]) != 1) a.push_back(extentOf(sch, bl[d]));
-    for (size_t d = 0; d + 1 < loops.size(); ++d)
-      if (extentOf(sch, loops[d]) != 1) b.push_back(extentOf(sch, loops[d]));
-    if (a != b) return {};
+    if (bl.size() < 2 || extentOf(sch, bl.back()) != rowLen || rowExtents(bl) != outRows) return {};
     names.push_back(blk->name);
   }
   names.push_back(sch.get(out)->name);
   tir::Schedule saved = sch;
   try {
-    const int64_t lanes = rowLen % kLanes == 0 || rowLen % 8 != 0 ? kLanes : 8;
+    const int64_t lanes = reductionLanes(rowLen);
     // Each reduction sums in vector lanes: rfactor needs the block's own loop nest, so first.
     std::vector<std::string> rfNames;
     for (size_t k = 0; k + 1 < blocks.size(); ++k) {

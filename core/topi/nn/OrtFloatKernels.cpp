@@ -15,12 +15,6 @@ namespace loom::topi::nn {
 
 namespace {
 
-std::string f32(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.9g", v);
-  return std::string("T.float32(") + buf + ")";
-}
-
 struct Rows {
   std::vector<int64_t> shape;
   int64_t rows = 1, n = 1;
@@ -76,7 +70,7 @@ std::string temps(int depth) {
 
 std::string layerNormScript(const graph::CallNode& call, const std::string& name) {
   Rows r = rowsOf(call);
-  const std::string N = std::to_string(r.n), eps = f32(float(call.attrs.getFloat("epsilon")));
+  const std::string N = std::to_string(r.n), eps = float32Literal(float(call.attrs.getFloat("epsilon")));
   const std::string X = "X" + at(r.shape, "h");
   std::ostringstream o;
   o << header(name, {bufDecl("X", r.shape), bufDecl("G", {r.n}), bufDecl("B", {r.n}), bufDecl("Y", r.shape)});
@@ -101,7 +95,7 @@ std::string skipLayerNormScript(const graph::CallNode& call, const std::string& 
   // lanes of a vector (each lane its own row, so each row's arithmetic is unchanged), the rows
   // left over one at a time. W: 0 running mean, 1 M2, 2 v, 3 delta, 4 std.
   Rows r = rowsOf(call);
-  const std::string N = std::to_string(r.n), eps = f32(float(call.attrs.getFloat("epsilon")));
+  const std::string N = std::to_string(r.n), eps = float32Literal(float(call.attrs.getFloat("epsilon")));
   std::ostringstream o;
   o << header(name, {bufDecl("A", r.shape), bufDecl("S", r.shape), bufDecl("G", {r.n}), bufDecl("B", {r.n}),
                      bufDecl("Y", r.shape)});
@@ -143,25 +137,25 @@ std::string softmaxScript(const graph::CallNode& call, const std::string& name) 
   // times 2^m (0 for m = -127, as its exponent bits give). Element h goes to lane h % 8, as the
   // kernel's vector accumulator takes it: the full vectors of a row run in vector lanes, the last
   // partial one lane by lane. W: 0 v, 1 m, 2 p, 3 k = -m, 4 exp.
-  const std::string bias = f32(12582912.0);
+  const std::string bias = float32Literal(12582912.0);
   std::ostringstream o;
   o << header(name, {bufDecl("X", r.shape), bufDecl("Y", r.shape)});
   auto exps = [&](const std::string& h, const std::string& lane, int d) {
     const std::string in(size_t(4 * d), ' ');
     auto w = [&](int k) { return "W[" + std::to_string(k) + ", " + lane + "]"; };
-    o << in << w(0) << " = T.max(X" << at(r.shape, h) << " - ST[0], " << f32(-88.3762626647949) << ")\n"
-      << in << w(1) << " = T.fma(" << w(0) << ", " << f32(1.44269504088896341) << ", " << bias << ") - " << bias << "\n"
-      << in << w(0) << " = T.fma(" << w(1) << ", " << f32(-6.93145752e-1) << ", " << w(0) << ")\n"
-      << in << w(0) << " = T.fma(" << w(1) << ", " << f32(-1.42860677e-6) << ", " << w(0) << ")\n"
-      << in << w(2) << " = " << f32(0x1.694000p-10) << "\n";
+    o << in << w(0) << " = T.max(X" << at(r.shape, h) << " - ST[0], " << float32Literal(-88.3762626647949) << ")\n"
+      << in << w(1) << " = T.fma(" << w(0) << ", " << float32Literal(1.44269504088896341) << ", " << bias << ") - " << bias << "\n"
+      << in << w(0) << " = T.fma(" << w(1) << ", " << float32Literal(-6.93145752e-1) << ", " << w(0) << ")\n"
+      << in << w(0) << " = T.fma(" << w(1) << ", " << float32Literal(-1.42860677e-6) << ", " << w(0) << ")\n"
+      << in << w(2) << " = " << float32Literal(0x1.694000p-10) << "\n";
     for (double c : {0x1.125edcp-7, 0x1.555b5ap-5, 0x1.555450p-3, 0x1.fffff6p-2, 1.0, 1.0})
-      o << in << w(2) << " = T.fma(" << w(2) << ", " << w(0) << ", " << f32(c) << ")\n";
+      o << in << w(2) << " = T.fma(" << w(2) << ", " << w(0) << ", " << float32Literal(c) << ")\n";
     // 2^m for integral m in [-127, 0]: the product of 2^-(2^i) over the set bits of k = -m.
     o << in << w(3) << " = T.float32(0) - " << w(1) << "\n";
     std::string pw = "T.float32(1)";
     for (int i = 0; i < 7; ++i) {
       const std::string bit = "T.Cast(\"int32\", " + w(3) + ") // " + std::to_string(1 << i) + " % 2 == 1";
-      pw = "(" + pw + " * T.Select(" + bit + ", " + f32(std::ldexp(1.0, -(1 << i))) + ", T.float32(1)))";
+      pw = "(" + pw + " * T.Select(" + bit + ", " + float32Literal(std::ldexp(1.0, -(1 << i))) + ", T.float32(1)))";
     }
     o << in << w(4) << " = " << w(2) << " * T.Select(" << w(3) << " > T.float32(126.5), T.float32(0), " << pw << ")\n"
       << in << "Y" << at(r.shape, h) << " = " << w(4) << "\n"

@@ -17,13 +17,14 @@
 
 namespace loom::topi::nn {
 
-namespace {
-
-std::string num(double v) {
+std::string float32Literal(double v) {
   char buf[64];
   std::snprintf(buf, sizeof(buf), "%.9g", v);
   return std::string("T.float32(") + buf + ")";
 }
+
+namespace {
+
 
 std::vector<std::string> splitNames(const std::string& s) {
   std::vector<std::string> out;
@@ -35,20 +36,20 @@ std::vector<std::string> splitNames(const std::string& s) {
 
 /// The activation `name` (ONNX recurrent activations) applied to the text `x`.
 std::string activation(const std::string& name, double a, double b, const std::string& x) {
-  const std::string zero = num(0);
+  const std::string zero = float32Literal(0);
   if (name == "Sigmoid") return "T.sigmoid(" + x + ")";
   if (name == "Tanh") return "T.tanh(" + x + ")";
   if (name == "Relu") return "T.max(" + x + ", " + zero + ")";
-  if (name == "Affine") return num(a) + " * " + x + " + " + num(b);
-  if (name == "LeakyRelu") return "T.Select(" + x + " < " + zero + ", " + num(a) + " * " + x + ", " + x + ")";
-  if (name == "ThresholdedRelu") return "T.Select(" + num(a) + " < " + x + ", " + x + ", " + zero + ")";
-  if (name == "ScaledTanh") return num(a) + " * T.tanh(" + num(b) + " * " + x + ")";
-  if (name == "HardSigmoid") return "T.max(T.min(" + num(a) + " * " + x + " + " + num(b) + ", " + num(1) + "), " + zero + ")";
-  if (name == "Elu") return "T.Select(" + x + " < " + zero + ", " + num(a) + " * (T.exp(" + x + ") - " + num(1) + "), " + x + ")";
-  if (name == "Softsign") return x + " / (" + num(1) + " + T.fabs(" + x + "))";
+  if (name == "Affine") return float32Literal(a) + " * " + x + " + " + float32Literal(b);
+  if (name == "LeakyRelu") return "T.Select(" + x + " < " + zero + ", " + float32Literal(a) + " * " + x + ", " + x + ")";
+  if (name == "ThresholdedRelu") return "T.Select(" + float32Literal(a) + " < " + x + ", " + x + ", " + zero + ")";
+  if (name == "ScaledTanh") return float32Literal(a) + " * T.tanh(" + float32Literal(b) + " * " + x + ")";
+  if (name == "HardSigmoid") return "T.max(T.min(" + float32Literal(a) + " * " + x + " + " + float32Literal(b) + ", " + float32Literal(1) + "), " + zero + ")";
+  if (name == "Elu") return "T.Select(" + x + " < " + zero + ", " + float32Literal(a) + " * (T.exp(" + x + ") - " + float32Literal(1) + "), " + x + ")";
+  if (name == "Softsign") return x + " / (" + float32Literal(1) + " + T.fabs(" + x + "))";
   // max(x, 0) + log(1 + exp(-|x|)): exp(x) itself overflows float32 above 88.
   if (name == "Softplus")
-    return "T.max(" + x + ", " + zero + ") + T.log(" + num(1) + " + T.exp(-T.fabs(" + x + ")))";
+    return "T.max(" + x + ", " + zero + ") + T.log(" + float32Literal(1) + " + T.exp(-T.fabs(" + x + ")))";
   LOOM_THROW(UnsupportedError) << "nn.recurrence: activation '" << name << "' is not supported";
 }
 
@@ -98,7 +99,7 @@ std::string recurrenceScript(const graph::CallNode& call, const std::string& nam
   };
   auto S = [](int64_t v) { return std::to_string(v); };
   auto cl = [&](const std::string& x) {
-    return clip > 0 ? "T.max(T.min(" + x + ", " + num(clip) + "), " + num(-clip) + ")" : x;
+    return clip > 0 ? "T.max(T.min(" + x + ", " + float32Literal(clip) + "), " + float32Literal(-clip) + ")" : x;
   };
   Writer w;
   w.line("@T.prim_func");
@@ -118,7 +119,7 @@ std::string recurrenceScript(const graph::CallNode& call, const std::string& nam
   if (cell == "gru") w.line("HG = T.alloc_buffer((" + S(B) + ", " + S(H) + "), \"float32\")");
   if (cell == "gru") w.line("HP = T.alloc_buffer((" + S(B) + ", " + S(H) + "), \"float32\")");
   w.line("for t, d, b, j in T.grid(" + S(T) + ", " + S(D) + ", " + S(B) + ", " + S(H) + "):");
-  w.line("    Y[t, d, b, j] = " + num(0));
+  w.line("    Y[t, d, b, j] = " + float32Literal(0));
   w.line("for d, b, j in T.grid(" + S(D) + ", " + S(B) + ", " + S(H) + "):");
   w.line("    HS[d, 0, b, j] = H0[d, b, j]");
   w.line("    YC[d, b, j] = C0[d, b, j]");
@@ -260,7 +261,7 @@ std::string recurrenceScript(const graph::CallNode& call, const std::string& nam
       if (cell == "lstm") {
         w.line("c_prev: T.float32 = YC[d_, b, " + J + "]");
         w.line("i_t: T.float32 = " + act(0, cl(g(0) + " + P[d_, " + J + "] * c_prev")));
-        w.line("f_t: T.float32 = " + (coupled ? num(1) + " - i_t" : act(0, cl(g(2) + " + P[d_, " + S(2 * H) + " + " + J + "] * c_prev"))));
+        w.line("f_t: T.float32 = " + (coupled ? float32Literal(1) + " - i_t" : act(0, cl(g(2) + " + P[d_, " + S(2 * H) + " + " + J + "] * c_prev"))));
         w.line("c_t: T.float32 = f_t * c_prev + i_t * " + act(1, cl(g(3))));
         w.line("o_t: T.float32 = " + act(0, cl(g(1) + " + P[d_, " + S(H) + " + " + J + "] * c_t")));
         w.line("h_t: T.float32 = o_t * " + act(2, "c_t"));
@@ -269,7 +270,7 @@ std::string recurrenceScript(const graph::CallNode& call, const std::string& nam
         w.line("z_t: T.float32 = " + act(0, cl(g(0))));
         w.line("r_t: T.float32 = " + act(0, cl(g(1))));
         w.line("n_t: T.float32 = " + act(1, cl(xp(S(2 * H) + " + " + j0 + " + jo * " + S(ul), "ji") + " + " + (lbr ? "r_t * HG[b, " + J + "]" : "HG[b, " + J + "]"))));
-        w.line("h_t: T.float32 = (" + num(1) + " - z_t) * n_t + z_t * h_prev");
+        w.line("h_t: T.float32 = (" + float32Literal(1) + " - z_t) * n_t + z_t * h_prev");
       } else {
         w.line("h_t: T.float32 = " + act(0, cl(g(0))));
       }

@@ -16,6 +16,10 @@ using LoopKernel = std::function<tir::PrimFunc(const graph::CallNode& call, cons
 /// The loop kernel of `op`, or nullptr when the op lowers through its TE compute.
 const LoopKernel* findLoopKernel(const std::string& op);
 
+/// A float32 constant as loop kernels' TVMScript writes it (`T.float32(0.5)`, 9 significant
+/// digits: the float's exact value round-trips).
+std::string float32Literal(double v);
+
 /// The TVMScript text of nn.recurrence's kernel (what findLoopKernel("nn.recurrence") parses).
 std::string recurrenceScript(const graph::CallNode& call, const std::string& name);
 
