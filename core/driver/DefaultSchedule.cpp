@@ -428,14 +428,15 @@ constexpr int64_t kMinBandRows = 7;
 /// than banding none and than banding stage 3 too (2.3 MiB).
 constexpr int64_t kBandMaxWeightBytes = int64_t(1) << 20;
 
-/// The bytes of the largest operand with the lane axis (a conv's weights).
-int64_t laneOperandBytes(const tir::BlockNode* blk, size_t numSpatial) {
+/// The bytes of the largest operand with the lane axis (a conv's weights), other than `skip` (a
+/// depthwise conv's padded input).
+int64_t laneOperandBytes(const tir::BlockNode* blk, size_t numSpatial, const tir::BufferNode* skip = nullptr) {
   tir::Expr cond;
   const tir::BufferStoreNode* st = guardedStore(blk->body, &cond);
   const tir::Var& lane = blk->iterVars[numSpatial - 1].var;
   int64_t bytes = 0;
   for (const tir::BufferLoadNode* ld : loadsIn(blk->body)) {
-    if (ld->buffer.get() == st->buffer.get()) continue;
+    if (ld->buffer.get() == st->buffer.get() || ld->buffer.get() == skip) continue;
     bool usesLane = false;
     for (const tir::Expr& i : ld->indices) usesLane |= tir::usesVar(i, lane);
     if (!usesLane) continue;
@@ -469,26 +470,67 @@ std::optional<tir::BlockRV> paddingProducer(tir::Schedule& sch, const tir::Block
   return std::nullopt;
 }
 
-/// The outer spatial iter var a padded reduction's rows are banded along: of those the operand
-/// without the lane axis uses (a conv's batch and output row), the one with the most values,
-/// when they split into at least two bands of kMinBandRows or more. Returns its index and the
-/// band count, or -1.
+/// Whether the reduction's loads of the padded buffer `padded` use spatial iter var `k`.
+bool usedByPadded(const tir::BlockNode* blk, size_t k, const tir::BufferNode* padded) {
+  const tir::Var& v = blk->iterVars[k].var;
+  for (const tir::BufferLoadNode* ld : loadsIn(blk->body))
+    if (ld->buffer.get() == padded)
+      for (const tir::Expr& i : ld->indices)
+        if (tir::usesVar(i, v)) return true;
+  return false;
+}
+
+/// The buffer a padding producer writes.
+const tir::BufferNode* paddedBuffer(tir::Schedule& sch, const tir::BlockRV& pad) {
+  const tir::BufferStoreNode* st = singleStore(sch.get(pad)->body);
+  return st ? st->buffer.get() : nullptr;
+}
+
+/// The outer spatial iter var a padded reduction's rows are banded along: of those the padded
+/// operand uses (a conv's batch and output row; a depthwise conv's, whose padded input also has
+/// the lane axis, its channel block too), the one with the most values, when they split into at
+/// least two bands of kMinBandRows or more. Returns its index and the band count, or -1.
 std::pair<int, int64_t> bandAxis(tir::Schedule& sch, const tir::BlockNode* blk, const std::vector<tir::LoopRV>& loops,
-                                 size_t numSpatial, size_t rowK, int chunkK) {
+                                 size_t numSpatial, size_t rowK, int chunkK, const tir::BufferNode* padded) {
+  // A depthwise conv's padded input has the lane axis: its channel block (which the weights use
+  // too) is no band axis but runs outside the bands (tileLaneReduction), one block at a time.
+  const tir::Var& lane = blk->iterVars[numSpatial - 1].var;
+  bool paddedHasLane = false;
+  for (const tir::BufferLoadNode* ld : loadsIn(blk->body))
+    if (ld->buffer.get() == padded)
+      for (const tir::Expr& i : ld->indices) paddedHasLane |= tir::usesVar(i, lane);
+  auto usedByWeights = [&](size_t k) {
+    const tir::Var& v = blk->iterVars[k].var;
+    tir::Expr cond;
+    const tir::BufferStoreNode* st = guardedStore(blk->body, &cond);
+    for (const tir::BufferLoadNode* ld : loadsIn(blk->body)) {
+      if (ld->buffer.get() == padded || ld->buffer.get() == st->buffer.get()) continue;
+      for (const tir::Expr& i : ld->indices)
+        if (tir::usesVar(i, v)) return true;
+    }
+    return false;
+  };
+  int64_t blocks = 1;
   int best = -1;
   int64_t bestExt = 0;
   for (size_t k = 0; k + 1 < numSpatial; ++k) {
-    if (k == rowK || int(k) == chunkK || !usedWithoutLane(blk, k, numSpatial)) continue;
+    if (k == rowK || int(k) == chunkK || !usedByPadded(blk, k, padded)) continue;
+    if (paddedHasLane && usedByWeights(k)) {
+      if (const int64_t* e = tir::asConstInt(sch.get(loops[k])->extent)) blocks *= *e;
+      continue;
+    }
     // Bands of a symbolic extent would need a band count known at compile time.
     if (isSymbolic(sch, loops[k])) return {-1, 1};
     const int64_t ext = *tir::asConstInt(sch.get(loops[k])->extent);
     if (ext > bestExt) best = int(k), bestExt = ext;
   }
   if (best < 0) return {-1, 1};
-  if (laneOperandBytes(blk, numSpatial) > kBandMaxWeightBytes) return {-1, 1};
+  if (laneOperandBytes(blk, numSpatial, padded) > kBandMaxWeightBytes) return {-1, 1};
   int64_t rows = kMinBandRows;
   while (rows <= bestExt && bestExt % rows != 0) ++rows;
-  if (rows > bestExt / 2) return {-1, 1};
+  // Too few rows for bands: a depthwise conv with several channel blocks pads one block's whole
+  // image at a time (one band).
+  if (rows > bestExt / 2) return paddedHasLane && blocks >= 2 ? std::pair<int, int64_t>{best, 1} : std::pair<int, int64_t>{-1, 1};
   return {best, bestExt / rows};
 }
 
@@ -655,6 +697,16 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
     chunk = 1;
     rowBlock = largestDivisor(rowExt, kDot4Rows);
   }
+  // One output row (a classifier head at batch 1: a GEMV over a (K, N) weight): the tile is a
+  // few lane chunks side by side instead of rows, so each step of the reduction reads a strip of
+  // several contiguous vectors of a weight row (one broadcast of the input shared by them)
+  // rather than one vector from rows N floats apart.
+  int64_t gemvChunks = 1;
+  if (rowExt == 1 && chunkK < 0 && !dot4 && !rowSymbolic && laneExt > lanes && laneExt % lanes == 0 &&
+      !operandUse(blk, rowK, numSpatial).withLane) {
+    const int64_t regs = registersPerRow(lanes);
+    gemvChunks = largestDivisor(laneExt / lanes, std::max<int64_t>(1, (hostRegisters().count / 2) / regs));
+  }
   const int64_t budgetRows = dot4 ? kDot4Rows : chunk > 1 ? maxRows / 2 : maxRows;
   // A symbolic row extent always gets full tiles of the budget and a guarded partial last one.
   // AVX2 (two registers per 16-lane row): a divisor well under the budget (4 rows of 128
@@ -692,9 +744,11 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
     }
     loops = tir::getLoops(sch, b);
     std::optional<tir::BlockRV> pad = paddingProducer(sch, b);
-    const auto [bandK, bands] = pad ? bandAxis(sch, blk, loops, numSpatial, rowK, chunkK) : std::pair<int, int64_t>{-1, 1};
-    // Banded: the input's loops before the band axis (a batch) and the band loop, outermost and
-    // parallel.
+    const tir::BufferNode* padded = pad ? paddedBuffer(sch, *pad) : nullptr;
+    const auto [bandK, bands] =
+        pad ? bandAxis(sch, blk, loops, numSpatial, rowK, chunkK, padded) : std::pair<int, int64_t>{-1, 1};
+    // Banded: the padded input's loops before the band axis (a batch; a depthwise conv's channel
+    // block, so each band pads the rows of one block) and the band loop, outermost and parallel.
     std::vector<tir::LoopRV> bandPar;
     std::vector<tir::LoopRV> outer;
     std::optional<tir::LoopRV> chunkInner;
@@ -718,7 +772,7 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
     };
     for (size_t k = 0; k + 1 < numSpatial; ++k) {
       if (k == rowK) continue;
-      if (bandK >= 0 && int(k) < bandK && usedWithoutLane(blk, k, numSpatial)) {
+      if (bandK >= 0 && int(k) < bandK && usedByPadded(blk, k, padded)) {
         bandPar.push_back(loops[k]);
       } else if (int(k) == bandK) {
         const int64_t ext = *tir::asConstInt(sch.get(loops[k])->extent);
@@ -742,7 +796,13 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
     if (lanes != laneExt) {
       auto parts = tir::split(sch, laneInner, {tir::Value(nullptr), tir::Value(lanes)});
       if (laneExt % lanes != 0) partialChunk = outer.size();
-      pushOuter(parts[0], true);
+      if (gemvChunks > 1) {
+        auto c = tir::split(sch, parts[0], {tir::Value(nullptr), tir::Value(gemvChunks)});
+        pushOuter(c[0], true);
+        chunkInner = c[1];
+      } else {
+        pushOuter(parts[0], true);
+      }
       laneInner = parts[1];
     }
     tir::LoopRV rowLoop = loops[rowK];
@@ -879,7 +939,13 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
         tir::reverseComputeAt(sch, *epilogue, kBlock ? unit.back() : tile);
         std::vector<tir::LoopRV> el = tir::getLoops(sch, *epilogue);
         const int64_t* ext = tir::asConstInt(sch.get(el.back())->extent);
-        if (ext && *ext >= 4 && *ext <= kLanes) tir::vectorize(sch, el.back());
+        if (ext && *ext >= 4 && *ext <= kLanes) {
+          tir::vectorize(sch, el.back());
+        } else if (ext && *ext > kLanes && *ext % lanes == 0) {
+          // Several lane chunks (a GEMV's tile): vectors of the tile's lanes.
+          auto parts = tir::split(sch, el.back(), {tir::Value(nullptr), tir::Value(lanes)});
+          tir::vectorize(sch, parts[1]);
+        }
         names.push_back(sch.get(*epilogue)->name);
       } catch (const Error&) {
         // An epilogue reading the tile through a layout change stays a pass of its own.

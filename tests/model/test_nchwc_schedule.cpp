@@ -237,6 +237,7 @@ private slots:
     QTest::addColumn<int>("lanes");
     QTest::newRow("64x256 -> 96 (16 lanes, rows in blocks of 16)") << 64 << 256 << 96 << 16;
     QTest::newRow("1x512 -> 1000 (8 lanes)") << 1 << 512 << 1000 << 8;
+    QTest::newRow("1x960 -> 1280 (16 lanes: MobileNet-v3's head)") << 1 << 960 << 1280 << 16;
     QTest::newRow("7x40 -> 12 (12 lanes)") << 7 << 40 << 12 << 12;
     QTest::newRow("197x96 -> 64 (a ViT's 197 tokens: partial last row tile)") << 197 << 96 << 64 << 16;
     QTest::newRow("128x256 -> 768 (BERT's QKV projection: packed weight panels)") << 128 << 256 << 768 << 16;
@@ -277,6 +278,13 @@ private slots:
     for (const tir::ForNode* l : loopsOf["T_matmul"])
       if (l->kind == tir::ForKind::Unrolled) tileRows *= *tir::asConstInt(l->extent);
     if (rows >= 64) QVERIFY2(tileRows >= 4, text.c_str());
+    // One row (a GEMV: a classifier head at batch 1): the tile is several lane chunks side by
+    // side, so each reduction step reads a strip of contiguous vectors of a weight row, and the
+    // epilogue over the strip runs in vector lanes.
+    if (rows == 1 && n > lanes) {
+      QVERIFY2(tileRows >= 4, text.c_str());
+      QVERIFY2(loopsOf["T_relu"].back()->kind == tir::ForKind::Vectorized, text.c_str());
+    }
     // With many row tiles and enough column chunks to share among threads, the weight's (K, N)
     // rows being longer than a vector, the K x lanes panel the row tiles read is packed into a
     // contiguous buffer inside the parallel loop (not once per row tile, not before the parallel
@@ -435,16 +443,25 @@ private slots:
   void depthwiseConvBlocked_data() {
     QTest::addColumn<int>("channels");
     QTest::addColumn<int>("stride");
-    QTest::newRow("32 channels, stride 1") << 32 << 1;
-    QTest::newRow("24 channels, stride 2") << 24 << 2;
+    QTest::addColumn<int>("size");
+    QTest::addColumn<int>("units");
+    QTest::newRow("32 channels, stride 1") << 32 << 1 << 9 << 2;
+    QTest::newRow("24 channels (padded to 2 blocks), stride 2") << 24 << 2 << 9 << 2;
+    QTest::newRow("64 channels 28x28, stride 1: 4 blocks x 4 bands") << 64 << 1 << 28 << 16;
+    QTest::newRow("32 channels 28x28, stride 2: 2 blocks x 2 bands") << 32 << 2 << 28 << 4;
   }
   void depthwiseConvBlocked() {
     // A depthwise conv (mobilenet) runs in NCHW{k}c too: its channel lanes are the vector lanes,
-    // the clip epilogue runs under its tile; kernels and the compiled model match.
+    // the clip epilogue runs under its tile; kernels and the compiled model match. Its padded
+    // input has the channel lanes too: each parallel unit (a channel block times a band of
+    // output rows, one band when the rows are few) pads the input rows it reads, under the
+    // conv's parallel loop: no padding pass over the whole input before the conv.
     QFETCH(int, channels);
     QFETCH(int, stride);
+    QFETCH(int, size);
+    QFETCH(int, units);
     auto f32 = DataType::Float(32);
-    graph::Var x = graph::makeVar("x", graph::tensorType(std::vector<int64_t>{1, channels, 9, 10}, f32));
+    graph::Var x = graph::makeVar("x", graph::tensorType(std::vector<int64_t>{1, channels, size, size + 1}, f32));
     graph::Attrs attrs;
     attrs.set("padding", std::vector<int64_t>{1, 1, 1, 1});
     attrs.set("strides", std::vector<int64_t>{stride, stride});
@@ -466,7 +483,10 @@ private slots:
     QVERIFY2(loopsOf.count("depthwise_conv2d_NCHWc") && loopsOf.count("T_clip"), text.c_str());
     QVERIFY2(loopsOf["depthwise_conv2d_NCHWc"].back()->kind == tir::ForKind::Vectorized, text.c_str());
     QVERIFY2(loopsOf["T_clip"].front() == loopsOf["depthwise_conv2d_NCHWc"].front(), text.c_str());
-    runtime::NDArray xv = test::randomArray({1, channels, 9, 10}, 5);
+    const tir::ForNode* par = loopsOf["depthwise_conv2d_NCHWc"].front();
+    QVERIFY2(loopsOf.count("pad_temp") && loopsOf["pad_temp"].front() == par, text.c_str());
+    QVERIFY2(par->kind == tir::ForKind::Parallel && tir::isConstInt(par->extent, units), text.c_str());
+    runtime::NDArray xv = test::randomArray({1, channels, size, size + 1}, 5);
     runtime::NDArray want = graph::evaluate(m.main(), {xv}).at(0);
     auto ex = driver::createExecutor(driver::compileModel(m, "llvm", {}, blocked()));
     ex->setInput(0, xv);
