@@ -20,6 +20,7 @@
 #include "core/tune/SearchStrategy.h"
 #include "core/tune/mpi/HostLock.h"
 #include "core/tune/mpi/Protocol.h"
+#include "core/tune/mpi/TraceLog.h"
 #include "core/tune/runner/ProcessRunner.h"
 
 namespace loom::tune::mpi {
@@ -155,6 +156,7 @@ Session::Session(const SessionOptions& options) : m_options(options) {
   MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &m_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &m_size);
+  trace::open(m_rank);
   const bool simulate = options.simulateBuildMs > 0 || options.simulateMeasureMs > 0;
   // Which ranks share a host: the lowest world rank of each shared-memory group leads it.
   MPI_Comm local;
@@ -232,6 +234,7 @@ Session::Session(const SessionOptions& options) : m_options(options) {
 
 Session::~Session() {
   m_runner.reset(); // joins the dispatcher and sends the workers home
+  trace::flush();
   if (m_options.rtPriority > 0) dropRealtime(); // MPI's shutdown may spin
   MPI_Finalize();
 }
@@ -293,7 +296,9 @@ int Session::serve() {
       continue;
     }
     idle = std::chrono::microseconds(500);
+    trace::event("probe_hit", st.MPI_TAG);
     std::string text = recvText(st);
+    trace::event("recv_done", st.MPI_TAG, int64_t(text.size()));
     // The job's clocks start as it arrives: parsing it is part of the work too.
     const auto t0 = std::chrono::steady_clock::now();
     const double cpu0 = cpu::threadSeconds();
@@ -326,6 +331,7 @@ int Session::serve() {
         }
       };
       const bool others = j.contains("lower") && j["lower"].is_array() && !j["lower"].empty();
+      trace::event("job", j.value("ticket", int64_t(0)) & 0xffffff, others ? int64_t(j["lower"].size()) : 0);
       if (j.value("features", false) || others) {
         if (lock) lock->shared();
         if (j.value("features", false))
@@ -340,6 +346,7 @@ int Session::serve() {
         }
         if (lock) lock->unlock();
       }
+      trace::event("lowered");
       if (simulate) {
         // The lowering above is real work, part of the build on a host of its own. Charged (the
         // default): the build stand-in lasts max(build ms, the lowering's CPU time) -- on a host of
@@ -364,9 +371,11 @@ int Session::serve() {
           measureEnd = lowered;
         }
         reply["sim"] = {{"lower_cpu_ms", lowerCpuMs}, {"lower_wall_ms", Ms(lowered - t0).count()}, {"overran", overran}};
+        trace::event("sim_sleep", int64_t(Ms(buildEnd - lowered).count() * 1000), overran);
         std::this_thread::sleep_until(buildEnd);
         if (states) sendState("timing");
         std::this_thread::sleep_until(measureEnd);
+        trace::event("sim_woke", int64_t(Ms(std::chrono::steady_clock::now() - measureEnd).count() * 1000));
         // A made-up time that depends on the schedule only, so the search has something to follow.
         double ms = 1.0 + double(std::hash<std::string>()(c.trace.dump()) % 10000) / 1000.0;
         r.timesMs.assign(size_t(std::max(1, o.repeat)), ms);
@@ -384,9 +393,14 @@ int Session::serve() {
     reply["result"] = r.toJson();
     // Sent without waiting (a result with features may be over MPI's eager limit, and a blocking
     // send would spin until rank 0's dispatcher takes it); rank 0 has taken the previous result.
-    if (resultSending != MPI_REQUEST_NULL) MPI_Wait(&resultSending, MPI_STATUS_IGNORE);
+    if (resultSending != MPI_REQUEST_NULL) {
+      trace::event("result_wait_prev");
+      MPI_Wait(&resultSending, MPI_STATUS_IGNORE);
+      trace::event("result_wait_prev_done");
+    }
     resultBuffer = reply.dump();
     MPI_Isend(resultBuffer.data(), int(resultBuffer.size()), MPI_CHAR, 0, kResult, MPI_COMM_WORLD, &resultSending);
+    trace::event("result_isend", int64_t(resultBuffer.size()));
   }
   if (resultSending != MPI_REQUEST_NULL) MPI_Wait(&resultSending, MPI_STATUS_IGNORE);
   return 0;
