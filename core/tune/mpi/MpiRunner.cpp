@@ -280,6 +280,7 @@ void MpiRunner::dispatch() {
         if (j.contains("features") && j["features"].is_array()) r.features = j["features"].get<std::vector<float>>();
         if (j.contains("lowered") && j["lowered"].is_array())
           r.alsoFeatures = j["lowered"].get<std::vector<std::vector<float>>>();
+        if (j.contains("made") && j["made"].is_array()) r.alsoMade = std::move(j["made"]).get<std::vector<nlohmann::json>>();
         if (j.contains("sim") && j["sim"].is_object()) {
           m_simCpuS += j["sim"].value("lower_cpu_ms", 0.0) / 1000;
           m_simWallS += j["sim"].value("lower_wall_ms", 0.0) / 1000;

@@ -5,7 +5,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <malloc.h>
 #include <functional>
 #include <map>
 #include <sstream>
@@ -112,16 +111,10 @@ void sendState(const char* state) { sendText(nlohmann::json{{"state", state}}.du
 /// `priority` (SessionOptions::rtPriority). All of them: a thread left at
 /// normal priority on a loaded machine can hold a lock of the process (its memory map, during a
 /// page fault or an mmap) for long, and a real-time thread that needs it waits. (A precaution: the
-/// stalls the bench still sees sometimes, bench/README.md "Session mpi5", have another cause too.)
+/// bench's stalls were other real-time jobs at rank 0's priority, bench/README.md "Session mpi6".
+/// Session mpi5 also made malloc keep one arena and never trim under this option; that made rank
+/// 0's threads queue on the arena's lock, 12% of its CPU samples, and was taken out in mpi6.)
 void setRealtime(int priority) {
-  // No more address-space changes from malloc (no trimming, large blocks from the heap, the heap
-  // grown 64 MB at a time, one arena): each takes the process's memory-map lock for writing, and a
-  // normal-priority reader of /proc/PID (ps, a monitor) preempted while holding it for reading
-  // then stalls the real-time threads (priority inversion).
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
-  mallopt(M_TOP_PAD, 64 << 20);
-  mallopt(M_ARENA_MAX, 1);
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator("/proc/self/task", ec)) {
     sched_param p{};
@@ -281,6 +274,7 @@ int Session::serve() {
     runner.setPhaseHooks(std::move(hooks));
   }
   std::map<std::string, TuneTask> tasks;
+  std::map<std::string, SpaceGenerator> spaces; ///< by task key: the space mutation requests are made in
   std::string resultBuffer;
   MPI_Request resultSending = MPI_REQUEST_NULL;
   std::chrono::microseconds idle{500};
@@ -319,8 +313,8 @@ int Session::serve() {
       // as part of its build (in simulation, within the build stand-in's time).
       states = j.value("states", false);
       if (simulate && states) sendState("building");
-      // And the points rank 0's search made but left for the workers to lower ("lower"): their
-      // features come back in order ([] for one that does not lower).
+      // And the points rank 0's search left for the workers ("lower"): their features come back
+      // in order ([] for one that does not lower).
       auto lowerOne = [&](const nlohmann::json& trace) -> std::optional<std::vector<float>> {
         try {
           tir::Schedule sch(c.task.func);
@@ -337,12 +331,20 @@ int Session::serve() {
         if (j.value("features", false))
           if (auto f = lowerOne(c.trace)) reply["features"] = *f;
         if (others) {
-          nlohmann::json lowered = nlohmann::json::array();
+          // Final traces to lower, or mutation requests: the evolutionary search's mutants, made
+          // here (the point comes back in "made", null where it did not replay).
+          auto space = spaces.find(key);
+          if (space == spaces.end()) space = spaces.emplace(key, SpaceGenerator::forTarget(c.task.target)).first;
+          nlohmann::json lowered = nlohmann::json::array(), made = nlohmann::json::array();
+          bool anyMade = false;
           for (const nlohmann::json& t : j["lower"]) {
-            auto f = lowerOne(t);
-            lowered.push_back(f ? nlohmann::json(*f) : nlohmann::json::array());
+            LoweredForSearch l = lowerForSearch(c.task, space->second, t);
+            lowered.push_back(l.features ? nlohmann::json(*l.features) : nlohmann::json::array());
+            anyMade |= !l.made.is_null();
+            made.push_back(std::move(l.made));
           }
           reply["lowered"] = std::move(lowered);
+          if (anyMade) reply["made"] = std::move(made);
         }
         if (lock) lock->unlock();
       }
