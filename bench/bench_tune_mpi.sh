@@ -49,9 +49,16 @@ for w in $workers; do
   args=(tune --workload matmul:M=64,N=64,K=64 --trials "$n" --no-baseline \
     --strategy "$strategy" --simulate-build-ms "$build_ms" --simulate-measure-ms "$measure_ms" \
     --search-threads "$search_threads" --output "$tmp/sim$b$w.json")
-  if "$bin" tune --help 2>&1 | grep -q -- --simulate-lowering; then
+  # The help text first, then grep: with pipefail, `"$bin" tune --help | grep -q` failed whenever
+  # grep quit at the match before loom had written the rest (SIGPIPE, exit 141), and the run then
+  # went without these options: normal priority, nice-10 workers, wall-time accounting -- the
+  # "stalls" of sessions mpi5-mpi6 (session mpi6 found them that way, in an ftrace of a stalled run).
+  help=$("$bin" tune --help 2>&1 || true)
+  if grep -q -- --simulate-lowering <<<"$help"; then
     args+=(--simulate-lowering "${SIM_LOWERING:-charged}")
     [ -n "${RT:-}" ] && args+=(--rt-priority "$RT")
+  elif [ -n "${RT:-}" ] || [ -n "${SIM_LOWERING:-}" ]; then
+    echo "  (next line: $bin has no --simulate-lowering / --rt-priority: normal priority, wall time)"
   fi
   sleep "${GAP_S:-0}"
   load=$(cut -d' ' -f1 /proc/loadavg)
@@ -69,6 +76,8 @@ for w in $workers; do
   wait "$job" || true
   wait "$sampler_pid" || true
   tr '\r' '\n' < "$tmp/sim$b$w.raw" > "$tmp/sim$b$w.log"
+  # A rank that could not take real-time priority says so (then the run is not comparable).
+  grep -a -m2 -- "--rt-priority" "$tmp/sim$b$w.log" | sed 's/^/  (next line: /; s/$/)/' || true
   otherrt=$(cut -d' ' -f1 "$tmp/otherrt")
   otherrt_who=$(cut -d' ' -f2 "$tmp/otherrt")
   [ "$otherrt_who" != - ] && echo "  (other real-time processes during the next line's run: $otherrt_who s)"
