@@ -13,7 +13,8 @@
 # so the other jobs on the machine wait while the bench runs: keep such runs short. Use P above any
 # other real-time job's (RT=60 on the shared VM, where others time with `chrt -f 50`): a job at
 # rank 0's priority holds a vCPU above the workers, which then queue for the other one (session
-# mpi6: the "stalls"); the other_rt_s column says how much CPU such jobs took during each run.
+# mpi6: one cause of the "stalls"); the other_rt_s column says how much CPU such jobs took during
+# each run (mpirun's whole life).
 # LOOM_TUNE_MPI_TRACE=DIR (exported) makes every rank log its MPI traffic and phases to
 # DIR/rank-R.log (core/tune/mpi/README.md). Binaries from before session mpi5 have neither option: they run at normal priority and count wall time.
 set -euo pipefail
