@@ -10,8 +10,13 @@
 # SIM_LOWERING=charged|wall (charged): how the simulated workers' real work (the points they lower
 # for rank 0) counts against the build stand-in (loom tune --simulate-lowering). RT=P: once started,
 # rank 0 runs at real-time priority P and the workers at P - 1 (loom tune --rt-priority),
-# so the other jobs on the machine wait while the bench runs: keep such runs short. Binaries from
-# before session mpi5 have neither option: they run at normal priority and count wall time.
+# so the other jobs on the machine wait while the bench runs: keep such runs short. Use P above any
+# other real-time job's (RT=60 on the shared VM, where others time with `chrt -f 50`): a job at
+# rank 0's priority holds a vCPU above the workers, which then queue for the other one (session
+# mpi6: one cause of the "stalls"); the other_rt_s column says how much CPU such jobs took during
+# each run (mpirun's whole life).
+# LOOM_TUNE_MPI_TRACE=DIR (exported) makes every rank log its MPI traffic and phases to
+# DIR/rank-R.log (core/tune/mpi/README.md). Binaries from before session mpi5 have neither option: they run at normal priority and count wall time.
 set -euo pipefail
 build=${1:?usage: bench_tune_mpi.sh BUILD_DIR [WORKERS] [STRATEGY] [REAL_TRIALS]}
 workers=${2:-"1 2 4 8 16 32"}
@@ -30,7 +35,7 @@ if [ "${SIM:-1}" != 0 ]; then
 echo "simulated: build ${build_ms} ms, measure ${measure_ms} ms, ${per_worker} trials per worker, strategy ${strategy}"
 search_threads=${SEARCH_THREADS:-0}
 echo "rank 0 search threads: ${search_threads} (0: one per core; this machine: $(nproc))"
-printf "%-7s %7s %7s %8s %11s %8s %11s %12s %13s %10s %8s %5s %8s %16s  %s\n" binary workers trials wall_s trials/min speedup driver_busy workers_busy driver_cpu_ms rank0_core fill_ins load other_rt \
+printf "%-7s %7s %7s %8s %11s %8s %11s %12s %13s %10s %8s %5s %9s %16s  %s\n" binary workers trials wall_s trials/min speedup driver_busy workers_busy driver_cpu_ms rank0_core fill_ins load other_rt_s \
   worker_cpu/wall/over "rank 0 CPU ms per candidate: search points lowering scoring training results dispatch other"
 # BEFORE=OTHER_LOOM: each worker count is run with that binary too, interleaved (before, after), so
 # both see the same load; the speedups are each binary's over its own 1-worker rate.
@@ -45,17 +50,38 @@ for w in $workers; do
   args=(tune --workload matmul:M=64,N=64,K=64 --trials "$n" --no-baseline \
     --strategy "$strategy" --simulate-build-ms "$build_ms" --simulate-measure-ms "$measure_ms" \
     --search-threads "$search_threads" --output "$tmp/sim$b$w.json")
-  if "$bin" tune --help 2>&1 | grep -q -- --simulate-lowering; then
+  # The help text first, then grep: with pipefail, `"$bin" tune --help | grep -q` failed whenever
+  # grep quit at the match before loom had written the rest (SIGPIPE, exit 141), and the run then
+  # went without these options: normal priority, nice-10 workers, wall-time accounting -- the
+  # "stalls" of sessions mpi5-mpi6 (session mpi6 found them that way, in an ftrace of a stalled run).
+  help=$("$bin" tune --help 2>&1 || true)
+  if grep -q -- --simulate-lowering <<<"$help"; then
     args+=(--simulate-lowering "${SIM_LOWERING:-charged}")
     [ -n "${RT:-}" ] && args+=(--rt-priority "$RT")
+  elif [ -n "${RT:-}" ] || [ -n "${SIM_LOWERING:-}" ]; then
+    echo "  (next line: $bin has no --simulate-lowering / --rt-priority: normal priority, wall time)"
   fi
   sleep "${GAP_S:-0}"
   load=$(cut -d' ' -f1 /proc/loadavg)
   # Straight into a file: through a pipe, a reader starved by the real-time ranks blocks mpirun and
   # then rank 0's progress output (a run at 32 workers fell from 28x to 12x that way).
-  "${mpi[@]}" -np $((w + 1)) "$bin" "${args[@]}" > "$tmp/sim$b$w.raw" 2>&1 || true
+  "${mpi[@]}" -np $((w + 1)) "$bin" "${args[@]}" > "$tmp/sim$b$w.raw" 2>&1 &
+  job=$!
+  # other_rt: CPU seconds other real-time processes used during the run (at SCHED_FIFO 50, another
+  # engineer's `chrt -f 50` bench holds a vCPU above the workers: the stalls of session mpi5).
+  echo "? -" > "$tmp/otherrt"
+  sampler=()
+  [ -n "${RT:-}" ] && sampler=(chrt -f 99)
+  "${sampler[@]}" python3 "$(dirname "$0")/other_rt_cpu.py" "$job" "$tmp/otherrt" &
+  sampler_pid=$!
+  wait "$job" || true
+  wait "$sampler_pid" || true
   tr '\r' '\n' < "$tmp/sim$b$w.raw" > "$tmp/sim$b$w.log"
-  otherrt=$(ps -eLo cls=,comm= | awk '($1=="FF"||$1=="RR") && $2!="loom" && $2 !~ /^(migration|irq|watchdog|idle_inject)/' | wc -l)
+  # A rank that could not take real-time priority says so (then the run is not comparable).
+  grep -a -m2 -- "--rt-priority" "$tmp/sim$b$w.log" | sed 's/^/  (next line: /; s/$/)/' || true
+  otherrt=$(cut -d' ' -f1 "$tmp/otherrt")
+  otherrt_who=$(cut -d' ' -f2 "$tmp/otherrt")
+  [ "$otherrt_who" != - ] && echo "  (other real-time processes during the next line's run: $otherrt_who s)"
   line=$(grep -a "candidates in" "$tmp/sim$b$w.log" | tail -1)
   # "distributed: driver CPU X ms per candidate (...)"
   cpu=$(grep -a "driver CPU [0-9]" "$tmp/sim$b$w.log" | sed -E 's/.*driver CPU ([0-9.]+) ms.*/\1/')
@@ -72,7 +98,7 @@ for w in $workers; do
   # (session mpi5 on) "simulated workers' real work (...) per trial: C ms CPU, W ms wall, charged by its X time; O trials outlasted ..."
   work=$(grep -a "simulated workers' real work" "$tmp/sim$b$w.log" | sed -E 's/.*: ([0-9.]+) ms CPU, ([0-9.]+) ms wall.*; ([0-9]+) trials outlasted.*/\1\/\2\/\3/' || true)
   [ -z "${base[$b]:-}" ] && base[$b]=$rate
-  printf "%-7s %7s %7s %8s %11s %7.1fx %11s %12s %13s %10s %8s %5s %8s %16s  %s\n" "$b" "$w" "$n" "$wall" "$rate" "$(awk "BEGIN{print $rate / ${base[$b]}}")" "$drv" "$wb" "$cpu" "${core:--}" "$fills" "$load" "${otherrt:-0}" "${work:--}" "${phases:--}"
+  printf "%-7s %7s %7s %8s %11s %7.1fx %11s %12s %13s %10s %8s %5s %9s %16s  %s\n" "$b" "$w" "$n" "$wall" "$rate" "$(awk "BEGIN{print $rate / ${base[$b]}}")" "$drv" "$wb" "$cpu" "${core:--}" "$fills" "$load" "${otherrt:-0}" "${work:--}" "${phases:--}"
   done
 done
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

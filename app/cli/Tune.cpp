@@ -574,6 +574,10 @@ int runTune() {
       }
       std::cout << " other " << fmt("%.2f", 1000 * std::max(0.0, st.driverCpuS - phases) / st.trials) << "\n";
     }
+    if (tune::RemoteMutantStats m = tune::remoteMutantStats(); m.requested > 0)
+      std::cout << "distributed: " << m.requested << " mutants made by the workers (evolutionary search): " << m.made
+                << " came back, " << m.repeated << " repeated a known point ("
+                << fmt("%.0f%%", m.made ? 100.0 * double(m.repeated) / double(m.made) : 0.0) << ", a wasted replay and lowering each)\n";
     if (simulate && st.trials > 0)
       std::cout << "distributed: simulated workers' real work (jobs read, points lowered) per trial: "
                 << fmt("%.1f", 1000 * st.workerWorkCpuS / st.trials) << " ms CPU, "

@@ -44,9 +44,11 @@ struct MeasureCandidate {
   /// cost-model features with the result (MeasureResult::features). Only for a PipelinedRunner
   /// whose lowersForFeatures() is true.
   bool wantFeatures = false;
-  /// Final traces of other points of the task (mutants the search made but did not lower) whose
-  /// features the runner returns with this candidate's result (MeasureResult::alsoFeatures), so
-  /// the lowering is done where candidates are built, not by the search. lowersForFeatures() runners only.
+  /// Other points of the task whose features the runner returns with this candidate's result
+  /// (MeasureResult::alsoFeatures), so the search's lowering is done where candidates are built:
+  /// final traces of points the search made, or mutation requests ({"mutate": ...}, the
+  /// evolutionary search's mutants, which the runner makes too: MeasureResult::alsoMade). Each
+  /// is handled by lowerForSearch (SearchStrategy.h). lowersForFeatures() runners only.
   std::vector<nlohmann::json> alsoLower = {};
 };
 
@@ -63,6 +65,10 @@ struct MeasureResult {
   /// The features of MeasureCandidate::alsoLower, in its order (empty: that point did not lower);
   /// not part of the JSON.
   std::vector<std::vector<float>> alsoFeatures;
+  /// For each MeasureCandidate::alsoLower that was a mutation request: the point made
+  /// ({"final": final trace, "design": design trace}; null when it did not replay, and for the
+  /// other kind). Empty when there were none; not part of the JSON.
+  std::vector<nlohmann::json> alsoMade;
   bool ok() const { return errorKind.empty() && !timesMs.empty(); }
   double meanMs() const;
   nlohmann::json toJson() const;

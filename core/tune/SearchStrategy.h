@@ -76,9 +76,35 @@ public:
   /// With SearchContext::lowerLater: the final traces of points the strategy made but left for the
   /// runner to lower (the tuner sends them with the candidates it hands out); their features come
   /// back through lowered() (std::nullopt: it did not lower), in any order, or never.
+  /// An item is a final trace to lower or a mutation request (mutationRequest) to make and lower.
   virtual std::vector<nlohmann::json> takeToLower() { return {}; }
-  virtual void lowered(const std::string& key, std::optional<std::vector<float>> features) {}
+  /// `key`: the item's dump(). `made`: for a mutation request, the point the runner made
+  /// ({"final", "design"}; null when it did not replay); null for a final trace.
+  virtual void lowered(const std::string& key, std::optional<std::vector<float>> features,
+                       const nlohmann::json& made = nullptr) {}
 };
+
+/// A mutant as the evolutionary search makes it, described for a runner to make
+/// (SearchContext::lowerLater): `design` replayed with its sampling decision `decision` drawn anew
+/// from `seed`, then postprocessed. {"mutate": {"design", "decision", "seed"}}.
+nlohmann::json mutationRequest(const nlohmann::json& design, size_t decision, uint64_t seed);
+/// What a lowersForFeatures() runner does with one of MeasureCandidate::alsoLower: a final trace
+/// is replayed and lowered; a mutation request is made (SpaceGenerator::replay, as the search
+/// would) and lowered, and the point comes back in `made` ({"final", "design"}; null when it does
+/// not replay). `features`: std::nullopt when it does not replay or lower.
+struct LoweredForSearch {
+  std::optional<std::vector<float>> features;
+  nlohmann::json made;
+};
+LoweredForSearch lowerForSearch(const TuneTask& task, const SpaceGenerator& space, const nlohmann::json& item);
+
+/// Process-wide counts of mutants made by the runner (mutation requests): sent, came back made,
+/// and of those how many repeated a point the search knew (measured, in the population, or made
+/// before): each of these cost a worker one wasted replay and lowering.
+struct RemoteMutantStats {
+  size_t requested = 0, made = 0, repeated = 0;
+};
+RemoteMutantStats remoteMutantStats();
 
 /// Uniform samples of the space.
 std::unique_ptr<SearchStrategy> makeRandomSearch();

@@ -8,7 +8,16 @@
 
 namespace loom::tune {
 
-nlohmann::json SpacePoint::finalJson() const { return final.trace().simplified().toJson(); }
+nlohmann::json SpacePoint::finalJson() const { return finalTrace ? *finalTrace : final.trace().simplified().toJson(); }
+
+std::string SpacePoint::finalScript() const {
+  return finalTrace ? tir::Trace::fromJson(*finalTrace).str() : final.trace().simplified().str();
+}
+
+const nlohmann::json& SpacePoint::designJson() const {
+  if (!designCache) designCache = design.toJson();
+  return *designCache;
+}
 
 SpaceGenerator::SpaceGenerator(std::vector<std::shared_ptr<ScheduleRule>> rules) : m_rules(std::move(rules)) {}
 

@@ -36,6 +36,7 @@ public:
 /// stored in tuning records, replayable on its own).
 struct SpacePoint {
   tir::Trace design;
+  /// The final schedule; for a point made elsewhere (`finalTrace` set) the unscheduled function.
   tir::Schedule final;
   /// The final trace (simplified) as JSON, and its canonical string (the dedup key, computed
   /// once: the search asks for it several times per point).
@@ -44,7 +45,15 @@ struct SpacePoint {
     if (keyCache.empty()) keyCache = finalJson().dump();
     return keyCache;
   }
+  /// The final trace as a script (finalJson()'s trace printed).
+  std::string finalScript() const;
+  /// The design trace as JSON (computed once).
+  const nlohmann::json& designJson() const;
   mutable std::string keyCache; ///< key() once computed
+  /// A point made elsewhere (a worker rank made the mutant and sent it back): its final trace as
+  /// finalJson() gives it; `final` was not built here.
+  std::optional<nlohmann::json> finalTrace = std::nullopt;
+  mutable std::optional<nlohmann::json> designCache = std::nullopt; ///< designJson() once computed
 };
 
 /// Generates candidate schedules of a function by applying rules in order, then postprocessing.

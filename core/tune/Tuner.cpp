@@ -198,7 +198,9 @@ std::vector<std::pair<uint64_t, MeasureCandidate>> TaskTuner::propose(int maxTri
     MeasureCandidate mc{m_task, trace, "", c.features.empty()};
     Pending pending{std::move(c), std::move(trace), id};
     for (size_t k = i; k < toLower.size(); k += batch.size()) {
-      pending.alsoLower.push_back(toLower[k].dump());
+      // A final trace is known by its key; a mutation request needs none (the point comes back).
+      const bool request = toLower[k].is_object() && toLower[k].contains("mutate");
+      pending.alsoLower.push_back(request ? std::string() : toLower[k].dump());
       mc.alsoLower.push_back(std::move(toLower[k]));
     }
     out.push_back({cid, std::move(mc)});
@@ -266,12 +268,13 @@ bool TaskTuner::complete(uint64_t id, const MeasureResult& r) {
   }
   for (size_t k = 0; k < p.alsoLower.size(); ++k) { // what the runner lowered with it
     const bool has = k < r.alsoFeatures.size() && r.alsoFeatures[k].size() == featureCount();
-    m_strategy->lowered(p.alsoLower[k], has ? std::optional(r.alsoFeatures[k]) : std::nullopt);
+    m_strategy->lowered(p.alsoLower[k], has ? std::optional(r.alsoFeatures[k]) : std::nullopt,
+                        k < r.alsoMade.size() ? r.alsoMade[k] : nlohmann::json());
   }
   bool better = r.ok() && r.meanMs() < m_bestMs;
   if (r.ok()) m_elites.push_back({r.meanMs(), p.candidate.point.design});
   if (better) m_bestMs = r.meanMs();
-  std::string script = p.candidate.point.final.trace().simplified().str();
+  std::string script = p.candidate.point.finalScript();
   report(TuneEventKind::TrialDone, &r, script);
   if (better) report(TuneEventKind::NewBest, &r, script);
   if (fillIn || --b.left > 0) return false;

@@ -156,7 +156,7 @@ private:
     Candidate candidate;
     nlohmann::json trace; ///< the final trace, as recorded
     int batch = 0;
-    std::vector<std::string> alsoLower = {}; ///< keys of the points the runner lowers with it
+    std::vector<std::string> alsoLower = {}; ///< keys of the points the runner lowers with it ("": a mutation request)
   };
   struct BatchData {
     size_t left = 0; ///< results still to come

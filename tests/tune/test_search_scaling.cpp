@@ -84,10 +84,13 @@ public:
       tir::Trace::fromJson(job.c.trace).apply(sch);
       if (auto f = featuresOf(sch.func(), job.c.task.target)) r.features = *f;
     }
-    for (const nlohmann::json& t : job.c.alsoLower) { // and the points the search left to lower
-      tir::Schedule sch(job.c.task.func);
-      tir::Trace::fromJson(t).apply(sch);
-      r.alsoFeatures.push_back(featuresOf(sch.func(), job.c.task.target).value_or(std::vector<float>{}));
+    // And the points the search left to it: mutation requests (the evolutionary search's mutants,
+    // made and lowered here, as a worker rank does).
+    SpaceGenerator space = SpaceGenerator::forTarget(job.c.task.target);
+    for (const nlohmann::json& t : job.c.alsoLower) {
+      LoweredForSearch l = lowerForSearch(job.c.task, space, t);
+      r.alsoFeatures.push_back(l.features.value_or(std::vector<float>{}));
+      r.alsoMade.push_back(l.made);
       ++m_lowered;
     }
     return std::make_pair(job.ticket, r);
@@ -142,7 +145,7 @@ struct Run {
   int records = 0;
   size_t maxOut = 0;
   size_t fillIns = 0;
-  size_t lowered = 0; ///< mutants the workers lowered for the search
+  size_t lowered = 0; ///< mutants the workers made and lowered for the search
 };
 
 /// workers == 0: the plain SerialRunner.
@@ -224,6 +227,57 @@ private slots:
     }
   }
 
+  // A mutant made by a worker from a mutation request (sent as text, as over MPI) is the mutant the
+  // search would make itself: the same final trace (key), features and design, the same script;
+  // and mutating the design that came back gives the same next mutant as the search's own.
+  void workerMadeMutantsAreTheSearchsOwn() {
+    TuneTask task = TuneTask::fromWorkload(kWorkload);
+    SpaceGenerator space = SpaceGenerator::forTarget(task.target);
+    std::mt19937_64 rng(5);
+    int compared = 0, failedBoth = 0;
+    for (uint64_t s = 1; compared < 12 && s < 100; ++s) {
+      std::optional<SpacePoint> parent = space.sample(task.func, s);
+      if (!parent) continue;
+      auto sampling = parent->design.samplingInstructions();
+      QVERIFY(!sampling.empty());
+      size_t idx = sampling[rng() % sampling.size()];
+      uint64_t seed = rng();
+      std::optional<SpacePoint> local = space.replay(task.func, parent->design, {{idx, tir::Value()}}, seed);
+      nlohmann::json request = nlohmann::json::parse(mutationRequest(parent->designJson(), idx, seed).dump());
+      LoweredForSearch remote = lowerForSearch(task, space, request);
+      if (!local) {
+        QVERIFY(remote.made.is_null());
+        ++failedBoth;
+        continue;
+      }
+      QVERIFY(remote.made.is_object());
+      nlohmann::json made = nlohmann::json::parse(remote.made.dump());
+      QCOMPARE(made["final"].dump(), local->key());
+      QCOMPARE(made["design"], local->design.toJson());
+      QVERIFY(remote.features.has_value());
+      QCOMPARE(*remote.features, featuresOf(local->final.func(), task.target).value());
+      // As the search keeps it: the traces that came back, the schedule not built.
+      SpacePoint back{tir::Trace::fromJson(made["design"]), tir::Schedule(task.func), made["final"].dump(), made["final"],
+                      made["design"]};
+      QCOMPARE(back.key(), local->key());
+      QCOMPARE(back.finalScript(), local->final.trace().simplified().str());
+      auto next = back.design.samplingInstructions();
+      QCOMPARE(next, local->design.samplingInstructions());
+      size_t idx2 = next[rng() % next.size()];
+      uint64_t seed2 = rng();
+      auto a = space.replay(task.func, back.design, {{idx2, tir::Value()}}, seed2);
+      auto b = space.replay(task.func, local->design, {{idx2, tir::Value()}}, seed2);
+      QCOMPARE(a.has_value(), b.has_value());
+      if (a) QCOMPARE(a->key(), b->key());
+      ++compared;
+    }
+    QCOMPARE(compared, 12);
+    // A malformed request is a point that did not replay, not a crash.
+    LoweredForSearch bad = lowerForSearch(task, space, {{"mutate", {{"design", 3}}}});
+    QVERIFY(!bad.features && bad.made.is_null());
+    qInfo("12 mutants made from requests equal the search's own (%d requests that did not replay either way)", failedBoth);
+  }
+
   void sameBestWithOneOrEightWorkers() {
     const int trials = 24;
     double log1 = 0, log8 = 0;
@@ -281,7 +335,7 @@ private slots:
   }
 
   // Sixteen workers fed as MpiRunner feeds them (a reserve of two fill-ins per worker, taken back
-  // for the last stretch; random samples and each batch's mutants lowered by the workers) reach the best of a plain local tuning (everything lowered by the
+  // for the last stretch; random samples lowered and each batch's mutants made and lowered by the workers) reach the best of a plain local tuning (everything lowered by the
   // search, batch by batch) on the same budget, within 20% (geometric mean over seeds).
   void sixteenWorkersReachThePlainBest() {
     // Three batches of 16 go out before the first result (all random, unlowered: no model yet);
@@ -306,6 +360,11 @@ private slots:
           "fill-ins, %zu mutants lowered by the workers)",
           trials, plain[0], plain[1], plain[2], sixteen[0], sixteen[1], sixteen[2], fillIns, 3 * trials, lowered);
     QVERIFY2(lowered > 0, "the workers lowered none of the search's mutants");
+    // The mutants were made by the workers (mutation requests), and most were new points.
+    RemoteMutantStats m = remoteMutantStats();
+    qInfo("mutants made by the workers: %zu requested, %zu made, %zu repeated a known point", m.requested, m.made, m.repeated);
+    QVERIFY2(m.made > 0 && m.made <= m.requested, "no mutant was made by the workers");
+    QVERIFY2(m.repeated < m.made / 2, "most mutants the workers made repeated a known point");
     QVERIFY2(std::abs(log16 - logPlain) < std::log(1.2), qPrintable(QString("geomean best: plain %1 ms, 16 workers %2 ms")
                                                                   .arg(std::exp(logPlain)).arg(std::exp(log16))));
   }

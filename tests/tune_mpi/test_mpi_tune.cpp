@@ -1,7 +1,9 @@
 // `mpirun --oversubscribe -np 3 loom tune`: a workload and a small model tuned by two worker ranks
 // (record count = budget, records of the same form as a local run), a worker rank killed mid-run
-// (every record left is whole JSON; --resume finishes the budget), and a rank with another CPU refused.
+// (every record left is whole JSON; --resume finishes the budget), and a rank with another CPU refused; the per-rank trace logs (LOOM_TUNE_MPI_TRACE).
 // The `-np 5` evolutionary run (slow) is in test_mpi_evolutionary.cpp.
+#include <map>
+
 #include "tests/tune_mpi/MpiTestSupport.h"
 
 class TestMpiTune : public QObject {
@@ -95,6 +97,52 @@ private slots:
       QVERIFY(ok);
       QCOMPARE(int(rs.size()), 12);
       for (auto& rec : rs) QVERIFY2(rec["host"].get<std::string>().rfind("sim-", 0) == 0, rec.dump().c_str());
+    }
+  }
+
+  // LOOM_TUNE_MPI_TRACE: every rank writes its events; each job rank 0 sent shows up on the rank it
+  // went to, and each result sent comes back to rank 0 (the logs agree with the record count).
+  void traceLogsEveryRanksTraffic() {
+    QTemporaryDir dir;
+    const QString out = dir.filePath("t.json"), logs = dir.filePath("trace");
+    QVERIFY(QDir().mkpath(logs));
+    QProcessEnvironment env = mpiEnv();
+    env.insert("LOOM_TUNE_MPI_TRACE", logs);
+    ProcessResult r = mpirun(3, {"--workload", "matmul:M=16,N=32,K=16", "--no-baseline", "--trials", "10", "--simulate-build-ms", "10",
+                                 "--simulate-measure-ms", "10", "--output", out},
+                             env);
+    QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
+    std::map<std::string, int> rank0;
+    std::map<int, int> sentTo, jobsOn, resultsFrom;
+    for (int rank = 0; rank < 3; ++rank) {
+      QFile f(logs + "/rank-" + QString::number(rank) + ".log");
+      QVERIFY2(f.open(QIODevice::ReadOnly), qPrintable(f.fileName()));
+      std::map<long long, long long> lastT; // per thread: times never go back
+      for (const QByteArray& line : f.readAll().split('\n')) {
+        if (line.isEmpty()) continue;
+        QList<QByteArray> p = line.split(' ');
+        QCOMPARE(p.size(), 7); // t_ns tid cpu_ns runq_ns what a b
+        long long t = p[0].toLongLong(), tid = p[1].toLongLong();
+        QVERIFY(t >= lastT[tid]);
+        lastT[tid] = t;
+        QVERIFY(p[2].toLongLong() > 0); // the thread's CPU time
+        const std::string what = p[4].toStdString();
+        if (rank == 0) {
+          ++rank0[what];
+          if (what == "job_isend") ++sentTo[p[5].toInt()];
+          if (what == "recv_done" && p[5].toInt() > 0) ++resultsFrom[p[5].toInt()];
+        } else {
+          if (what == "job") ++jobsOn[rank];
+          if (what == "result_isend") QCOMPARE(jobsOn[rank], ++resultsFrom[-rank]);
+        }
+      }
+    }
+    QCOMPARE(rank0["job_isend"], 10);
+    QVERIFY(rank0["search_begin"] > 0 && rank0["search_begin"] == rank0["search_end"]);
+    for (int rank : {1, 2}) {
+      QCOMPARE(jobsOn[rank], sentTo[rank]);
+      QCOMPARE(resultsFrom[rank], sentTo[rank]); // rank 0 received every result the worker sent
+      QCOMPARE(resultsFrom[-rank], sentTo[rank]);
     }
   }
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "core/tune/mpi/Protocol.h"
+#include "core/tune/mpi/TraceLog.h"
 
 namespace loom::tune::mpi {
 
@@ -111,7 +112,9 @@ std::optional<std::pair<uint64_t, MeasureResult>> MpiRunner::next() {
   std::unique_lock lk(m_mutex);
   if (m_outstanding == 0) return std::nullopt;
   auto t0 = Clock::now();
+  trace::event("next_wait", int64_t(m_results.size()));
   m_resultReady.wait(lk, [&] { return !m_results.empty(); });
+  trace::event("next_got", int64_t(m_results.size()));
   m_last = Clock::now();
   m_cpuLast = processCpuS();
   m_phaseLast = cpu::totals();
@@ -124,11 +127,13 @@ std::optional<std::pair<uint64_t, MeasureResult>> MpiRunner::next() {
 }
 
 void MpiRunner::searchBegins() {
+  trace::event("search_begin", int64_t(outstanding()));
   if (m_searchLock) m_searchLock->shared();
 }
 
 void MpiRunner::searchEnds() {
   if (m_searchLock) m_searchLock->unlock();
+  trace::event("search_end", int64_t(outstanding()));
 }
 
 size_t MpiRunner::outstanding() const {
@@ -168,6 +173,32 @@ void MpiRunner::event(const Worker& w) {
     (void)ignored;
   }
 }
+
+namespace {
+/// Tracing only: every 20 ms, the machine's steal and idle ticks and runnable threads
+/// (/proc/stat), so a stall can be told from the hypervisor taking the vCPUs.
+void sampleSystem() {
+  static Clock::time_point next;
+  if (Clock::now() < next) return;
+  next = Clock::now() + std::chrono::milliseconds(20);
+  FILE* f = std::fopen("/proc/stat", "r");
+  if (!f) return;
+  char line[512];
+  long long steal = -1, idle = -1, running = -1;
+  while (std::fgets(line, sizeof line, f)) {
+    unsigned long long v[8] = {};
+    if (std::sscanf(line, "cpu  %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
+                    &v[7]) == 8) {
+      idle = (long long)v[3];
+      steal = (long long)v[7];
+    }
+    std::sscanf(line, "procs_running %lld", &running);
+  }
+  std::fclose(f);
+  trace::event("stat_steal_idle", steal, idle);
+  trace::event("stat_running", running);
+}
+} // namespace
 
 void MpiRunner::dispatch() {
   // Idle turns sleep 0.2 ms, doubling up to 2 ms while nothing happens: each MPI_Iprobe polls
@@ -218,9 +249,14 @@ void MpiRunner::dispatch() {
         // function, or one with traces to lower) waits for the worker to post its receive, and a
         // blocking send spun for it (12 ms of rank 0's CPU per candidate at 16 workers under the
         // bench's real-time priority). The worker has taken the previous job (it answered it).
-        if (w.sending != MPI_REQUEST_NULL) MPI_Wait(&w.sending, MPI_STATUS_IGNORE);
+        if (w.sending != MPI_REQUEST_NULL) {
+          trace::event("job_wait_prev", w.rank);
+          MPI_Wait(&w.sending, MPI_STATUS_IGNORE);
+          trace::event("job_wait_prev_done", w.rank);
+        }
         w.sendBuffer = j.dump();
         MPI_Isend(w.sendBuffer.data(), int(w.sendBuffer.size()), MPI_CHAR, w.rank, kJob, MPI_COMM_WORLD, &w.sending);
+        trace::event("job_isend", w.rank, int64_t(job.ticket & 0xffffff) << 24 | int64_t(w.sendBuffer.size()));
         active = true;
       }
     }
@@ -229,7 +265,9 @@ void MpiRunner::dispatch() {
     MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
     if (flag) {
       active = true;
+      trace::event("probe_hit", st.MPI_SOURCE, st.MPI_TAG);
       std::string text = recvText(st);
+      trace::event("recv_done", st.MPI_SOURCE, int64_t(text.size()));
       nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
       std::lock_guard lk(m_mutex);
       if (st.MPI_SOURCE < 1 || size_t(st.MPI_SOURCE) > m_workers.size() || j.is_discarded()) continue;
@@ -242,6 +280,7 @@ void MpiRunner::dispatch() {
         if (j.contains("features") && j["features"].is_array()) r.features = j["features"].get<std::vector<float>>();
         if (j.contains("lowered") && j["lowered"].is_array())
           r.alsoFeatures = j["lowered"].get<std::vector<std::vector<float>>>();
+        if (j.contains("made") && j["made"].is_array()) r.alsoMade = std::move(j["made"]).get<std::vector<nlohmann::json>>();
         if (j.contains("sim") && j["sim"].is_object()) {
           m_simCpuS += j["sim"].value("lower_cpu_ms", 0.0) / 1000;
           m_simWallS += j["sim"].value("lower_wall_ms", 0.0) / 1000;
@@ -258,6 +297,7 @@ void MpiRunner::dispatch() {
       }
     }
     // An oversubscribed host needs its idle ranks asleep, not spinning in MPI's progress loop.
+    if (trace::on()) sampleSystem();
     if (active) {
       idle = std::chrono::microseconds(200);
     } else {

@@ -20,11 +20,13 @@ namespace loom::tune::mpi {
 
 enum Tag : int {
   kJob = 1,    ///< 0 -> worker: {"ticket", "task_key", "task"? (first time only), "trace", "options", "test_fault"?,
-               ///  "features"? (return the candidate's features), "lower"? (final traces to lower too),
+               ///  "features"? (return the candidate's features), "lower"? (final traces to lower too, or
+               ///  mutation requests {"mutate": ...} to make and lower: lowerForSearch),
                ///  "states"? (send kState messages while on it: rank 0 prints worker events)}
   kStop = 2,   ///< 0 -> worker: go home
   kState = 3,  ///< worker -> 0: {"state": "building" | "timing"} (only for jobs with "states")
   kResult = 4, ///< worker -> 0: {"ticket", "result": MeasureResult, "features"?, "lowered"? (one array per "lower"),
+               ///  "made"? (one per "lower": {"final", "design"} of a mutant made, else null),
                ///  "sim"? (simulated: {"lower_cpu_ms", "lower_wall_ms", "overran"})}
 };
 

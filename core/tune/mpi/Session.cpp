@@ -5,7 +5,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <malloc.h>
 #include <functional>
 #include <map>
 #include <sstream>
@@ -20,6 +19,7 @@
 #include "core/tune/SearchStrategy.h"
 #include "core/tune/mpi/HostLock.h"
 #include "core/tune/mpi/Protocol.h"
+#include "core/tune/mpi/TraceLog.h"
 #include "core/tune/runner/ProcessRunner.h"
 
 namespace loom::tune::mpi {
@@ -111,16 +111,10 @@ void sendState(const char* state) { sendText(nlohmann::json{{"state", state}}.du
 /// `priority` (SessionOptions::rtPriority). All of them: a thread left at
 /// normal priority on a loaded machine can hold a lock of the process (its memory map, during a
 /// page fault or an mmap) for long, and a real-time thread that needs it waits. (A precaution: the
-/// stalls the bench still sees sometimes, bench/README.md "Session mpi5", have another cause too.)
+/// bench's stalls were other real-time jobs at rank 0's priority, bench/README.md "Session mpi6".
+/// Session mpi5 also made malloc keep one arena and never trim under this option; that made rank
+/// 0's threads queue on the arena's lock, 12% of its CPU samples, and was taken out in mpi6.)
 void setRealtime(int priority) {
-  // No more address-space changes from malloc (no trimming, large blocks from the heap, the heap
-  // grown 64 MB at a time, one arena): each takes the process's memory-map lock for writing, and a
-  // normal-priority reader of /proc/PID (ps, a monitor) preempted while holding it for reading
-  // then stalls the real-time threads (priority inversion).
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
-  mallopt(M_TOP_PAD, 64 << 20);
-  mallopt(M_ARENA_MAX, 1);
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator("/proc/self/task", ec)) {
     sched_param p{};
@@ -155,6 +149,7 @@ Session::Session(const SessionOptions& options) : m_options(options) {
   MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &m_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &m_size);
+  trace::open(m_rank);
   const bool simulate = options.simulateBuildMs > 0 || options.simulateMeasureMs > 0;
   // Which ranks share a host: the lowest world rank of each shared-memory group leads it.
   MPI_Comm local;
@@ -232,6 +227,7 @@ Session::Session(const SessionOptions& options) : m_options(options) {
 
 Session::~Session() {
   m_runner.reset(); // joins the dispatcher and sends the workers home
+  trace::flush();
   if (m_options.rtPriority > 0) dropRealtime(); // MPI's shutdown may spin
   MPI_Finalize();
 }
@@ -278,6 +274,7 @@ int Session::serve() {
     runner.setPhaseHooks(std::move(hooks));
   }
   std::map<std::string, TuneTask> tasks;
+  std::map<std::string, SpaceGenerator> spaces; ///< by task key: the space mutation requests are made in
   std::string resultBuffer;
   MPI_Request resultSending = MPI_REQUEST_NULL;
   std::chrono::microseconds idle{500};
@@ -293,7 +290,9 @@ int Session::serve() {
       continue;
     }
     idle = std::chrono::microseconds(500);
+    trace::event("probe_hit", st.MPI_TAG);
     std::string text = recvText(st);
+    trace::event("recv_done", st.MPI_TAG, int64_t(text.size()));
     // The job's clocks start as it arrives: parsing it is part of the work too.
     const auto t0 = std::chrono::steady_clock::now();
     const double cpu0 = cpu::threadSeconds();
@@ -314,8 +313,8 @@ int Session::serve() {
       // as part of its build (in simulation, within the build stand-in's time).
       states = j.value("states", false);
       if (simulate && states) sendState("building");
-      // And the points rank 0's search made but left for the workers to lower ("lower"): their
-      // features come back in order ([] for one that does not lower).
+      // And the points rank 0's search left for the workers ("lower"): their features come back
+      // in order ([] for one that does not lower).
       auto lowerOne = [&](const nlohmann::json& trace) -> std::optional<std::vector<float>> {
         try {
           tir::Schedule sch(c.task.func);
@@ -326,20 +325,30 @@ int Session::serve() {
         }
       };
       const bool others = j.contains("lower") && j["lower"].is_array() && !j["lower"].empty();
+      trace::event("job", j.value("ticket", int64_t(0)) & 0xffffff, others ? int64_t(j["lower"].size()) : 0);
       if (j.value("features", false) || others) {
         if (lock) lock->shared();
         if (j.value("features", false))
           if (auto f = lowerOne(c.trace)) reply["features"] = *f;
         if (others) {
-          nlohmann::json lowered = nlohmann::json::array();
+          // Final traces to lower, or mutation requests: the evolutionary search's mutants, made
+          // here (the point comes back in "made", null where it did not replay).
+          auto space = spaces.find(key);
+          if (space == spaces.end()) space = spaces.emplace(key, SpaceGenerator::forTarget(c.task.target)).first;
+          nlohmann::json lowered = nlohmann::json::array(), made = nlohmann::json::array();
+          bool anyMade = false;
           for (const nlohmann::json& t : j["lower"]) {
-            auto f = lowerOne(t);
-            lowered.push_back(f ? nlohmann::json(*f) : nlohmann::json::array());
+            LoweredForSearch l = lowerForSearch(c.task, space->second, t);
+            lowered.push_back(l.features ? nlohmann::json(*l.features) : nlohmann::json::array());
+            anyMade |= !l.made.is_null();
+            made.push_back(std::move(l.made));
           }
           reply["lowered"] = std::move(lowered);
+          if (anyMade) reply["made"] = std::move(made);
         }
         if (lock) lock->unlock();
       }
+      trace::event("lowered");
       if (simulate) {
         // The lowering above is real work, part of the build on a host of its own. Charged (the
         // default): the build stand-in lasts max(build ms, the lowering's CPU time) -- on a host of
@@ -364,9 +373,11 @@ int Session::serve() {
           measureEnd = lowered;
         }
         reply["sim"] = {{"lower_cpu_ms", lowerCpuMs}, {"lower_wall_ms", Ms(lowered - t0).count()}, {"overran", overran}};
+        trace::event("sim_sleep", int64_t(Ms(buildEnd - lowered).count() * 1000), overran);
         std::this_thread::sleep_until(buildEnd);
         if (states) sendState("timing");
         std::this_thread::sleep_until(measureEnd);
+        trace::event("sim_woke", int64_t(Ms(std::chrono::steady_clock::now() - measureEnd).count() * 1000));
         // A made-up time that depends on the schedule only, so the search has something to follow.
         double ms = 1.0 + double(std::hash<std::string>()(c.trace.dump()) % 10000) / 1000.0;
         r.timesMs.assign(size_t(std::max(1, o.repeat)), ms);
@@ -384,9 +395,14 @@ int Session::serve() {
     reply["result"] = r.toJson();
     // Sent without waiting (a result with features may be over MPI's eager limit, and a blocking
     // send would spin until rank 0's dispatcher takes it); rank 0 has taken the previous result.
-    if (resultSending != MPI_REQUEST_NULL) MPI_Wait(&resultSending, MPI_STATUS_IGNORE);
+    if (resultSending != MPI_REQUEST_NULL) {
+      trace::event("result_wait_prev");
+      MPI_Wait(&resultSending, MPI_STATUS_IGNORE);
+      trace::event("result_wait_prev_done");
+    }
     resultBuffer = reply.dump();
     MPI_Isend(resultBuffer.data(), int(resultBuffer.size()), MPI_CHAR, 0, kResult, MPI_COMM_WORLD, &resultSending);
+    trace::event("result_isend", int64_t(resultBuffer.size()));
   }
   if (resultSending != MPI_REQUEST_NULL) MPI_Wait(&resultSending, MPI_STATUS_IGNORE);
   return 0;

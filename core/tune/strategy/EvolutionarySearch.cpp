@@ -1,5 +1,6 @@
 // Evolutionary search guided by the cost model (MetaSchedule's EvolutionarySearch, simplified).
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -13,6 +14,8 @@
 namespace loom::tune {
 
 namespace {
+
+std::atomic<size_t> g_requested{0}, g_made{0}, g_repeated{0}; // remoteMutantStats()
 
 class EvolutionarySearch : public SearchStrategy {
 public:
@@ -70,26 +73,32 @@ public:
         return [&ctx, design, seed = ctx.rng()] { return ctx.space->replay(ctx.task->func, *design, {}, seed); };
       });
       for (Candidate& c : back) pop.push_back(std::move(c));
-      // Mutants the workers lowered since the last batch join the population (with lowerLater).
-      for (auto& [key, f] : m_arrived) {
-        auto w = m_waiting.find(key);
-        if (w == m_waiting.end()) continue;
-        if (f && !ctx.measured->count(key) && !seen.count(key)) {
-          w->second.features = std::move(*f);
-          seen.insert(key);
-          pop.push_back(std::move(w->second));
+      // Mutants the workers made and lowered since the last batch join the population (with
+      // lowerLater), unless they repeat a point the search knows: measured, in the population, or
+      // made twice (each such one cost a worker a replay and a lowering).
+      cpu::Scope profile(cpu::Phase::Points);
+      for (auto& [made, f] : m_made) {
+        if (!f) continue; // it did not lower: not a parent
+        std::string key = made["final"].dump();
+        if (ctx.measured->count(key) || seen.count(key)) {
+          ++g_repeated;
+          continue;
         }
-        m_waiting.erase(w);
+        seen.insert(key);
+        pop.push_back(Candidate{SpacePoint{tir::Trace::fromJson(made["design"]), tir::Schedule(ctx.task->func), std::move(key),
+                                           std::move(made["final"]), std::move(made["design"])},
+                                std::move(*f), 0});
       }
-      m_arrived.clear();
+      m_made.clear();
     }
     score(ctx, pop); // the model may have been retrained since the last batch
     std::stable_sort(pop.begin(), pop.end(), [](auto& a, auto& b) { return a.predicted > b.predicted; });
 
     // With a runner that lowers (SearchContext::lowerLater): one generation of mutants per batch,
-    // made here but lowered by the workers; they join the population when their features come
-    // back (a batch or two later), so this process only makes points and scores them. The first
-    // evolving batch is then picked from the initial population itself.
+    // made and lowered by the workers: this process draws the parents and the decisions to change
+    // (as it would here) and sends them as mutation requests with the candidates it hands out;
+    // the mutants join the population when they come back (a batch or two later), so this process
+    // only scores points. The first evolving batch is then picked from the initial population.
     const bool elsewhere = ctx.lowerLater;
     lowerHere = !elsewhere;
     if (elsewhere && pop.size() > m_opts.population) pop.erase(pop.begin() + long(m_opts.population), pop.end());
@@ -97,6 +106,18 @@ public:
       std::vector<Candidate> kids;
       std::vector<double> w = weights(pop);
       std::discrete_distribution<size_t> pick(w.begin(), w.end());
+      if (elsewhere) {
+        cpu::Scope profile(cpu::Phase::Points);
+        for (size_t k = 0; k < children; ++k) {
+          const Candidate& parent = pop[pick(ctx.rng)];
+          auto sampling = parent.point.design.samplingInstructions();
+          if (sampling.empty()) break; // nothing to mutate
+          size_t idx = sampling[ctx.rng() % sampling.size()];
+          m_toLower.push_back(mutationRequest(parent.point.designJson(), idx, ctx.rng()));
+          ++g_requested;
+        }
+        break;
+      }
       bool stuck = false; // a parent without sampling decisions: nothing to mutate
       fill(kids, children, attemptsPerGeneration, [&]() -> PointMaker {
         if (stuck) return {};
@@ -112,18 +133,6 @@ public:
           return ctx.space->replay(ctx.task->func, *design, {{idx, tir::Value()}}, seed);
         };
       });
-      if (elsewhere) {
-        for (Candidate& c : kids) {
-          std::string key = c.point.key();
-          if (m_waiting.count(key)) continue; // sent already
-          m_toLower.push_back(c.point.finalJson());
-          m_waiting.emplace(std::move(key), std::move(c));
-        }
-        // Points whose features never came back (a lost rank) do not pile up: beyond 8
-        // populations' worth, some are forgotten.
-        while (m_waiting.size() > 8 * m_opts.population) m_waiting.erase(m_waiting.begin());
-        break;
-      }
       score(ctx, kids);
       for (auto& c : kids) pop.push_back(std::move(c));
       std::stable_sort(pop.begin(), pop.end(), [](auto& a, auto& b) { return a.predicted > b.predicted; });
@@ -161,8 +170,10 @@ public:
   }
 
   std::vector<nlohmann::json> takeToLower() override { return std::exchange(m_toLower, {}); }
-  void lowered(const std::string& key, std::optional<std::vector<float>> features) override {
-    if (m_waiting.count(key)) m_arrived.emplace_back(key, std::move(features));
+  void lowered(const std::string&, std::optional<std::vector<float>> features, const nlohmann::json& made) override {
+    if (!made.is_object() || !made.contains("final") || !made.contains("design")) return; // it did not replay
+    ++g_made;
+    m_made.emplace_back(made, std::move(features));
   }
 
 private:
@@ -188,12 +199,38 @@ private:
 
   EvolutionaryOptions m_opts;
   std::vector<Candidate> m_pop; ///< the population, kept from batch to batch
-  std::vector<nlohmann::json> m_toLower;    ///< made, to be sent for lowering (takeToLower)
-  std::map<std::string, Candidate> m_waiting; ///< sent for lowering, by key
-  std::vector<std::pair<std::string, std::optional<std::vector<float>>>> m_arrived; ///< lowered()
+  std::vector<nlohmann::json> m_toLower; ///< mutation requests to send (takeToLower)
+  std::vector<std::pair<nlohmann::json, std::optional<std::vector<float>>>> m_made; ///< lowered(): made, features
 };
 
 } // namespace
+
+nlohmann::json mutationRequest(const nlohmann::json& design, size_t decision, uint64_t seed) {
+  return {{"mutate", {{"design", design}, {"decision", decision}, {"seed", seed}}}};
+}
+
+LoweredForSearch lowerForSearch(const TuneTask& task, const SpaceGenerator& space, const nlohmann::json& item) {
+  LoweredForSearch out;
+  try {
+    if (item.is_object() && item.contains("mutate")) {
+      const nlohmann::json& m = item["mutate"];
+      std::optional<SpacePoint> p = space.replay(task.func, tir::Trace::fromJson(m.at("design")),
+                                                 {{m.at("decision").get<size_t>(), tir::Value()}}, m.at("seed").get<uint64_t>());
+      if (!p) return out;
+      out.made = {{"final", p->finalJson()}, {"design", p->design.toJson()}};
+      out.features = featuresOf(p->final.func(), task.target);
+    } else {
+      tir::Schedule sch(task.func);
+      tir::Trace::fromJson(item).apply(sch);
+      out.features = featuresOf(sch.func(), task.target);
+    }
+  } catch (const std::exception&) { // a malformed item, or it does not replay or lower here
+    out.features = std::nullopt;
+  }
+  return out;
+}
+
+RemoteMutantStats remoteMutantStats() { return {g_requested.load(), g_made.load(), g_repeated.load()}; }
 
 std::unique_ptr<SearchStrategy> makeEvolutionarySearch(const EvolutionaryOptions& options) {
   return std::make_unique<EvolutionarySearch>(options);
