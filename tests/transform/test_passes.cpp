@@ -452,6 +452,34 @@ private slots:
     EXPECT_SAME_MEANING(f, g);
   }
 
+  void unrollFoldsSelectsOnTheLoopVariables() {
+    // A[x, y] = select(x == 0 && y == 0, B[0] * 2, select(x == 1 && y == 0, B[1] + B[2],
+    // if_then_else(y == 1, B[x + 3], B[7]))) over unrolled x and y: each copy keeps only the
+    // branch its constants pick (the dropped sums never reach the simplifier), same results.
+    Buffer A = makeBuffer("A", f32, {2, 2}), B = makeBuffer("B", f32, {8});
+    Var x = makeVar("x"), y = makeVar("y");
+    Expr z = Expr(0);
+    Expr v = select(eq(Expr(x), z) && eq(Expr(y), z), bufferLoad(B, {Expr(0)}) * 2.0f,
+                    select(eq(Expr(x), Expr(1)) && eq(Expr(y), z), bufferLoad(B, {Expr(1)}) + bufferLoad(B, {Expr(2)}),
+                           call(f32, "if_then_else", {eq(Expr(y), Expr(1)), bufferLoad(B, {Expr(x) + 3}), bufferLoad(B, {Expr(7)})})));
+    Stmt body = forLoop(x, 0, 2, ForKind::Unrolled, forLoop(y, 0, 2, ForKind::Unrolled, bufferStore(A, v, {x, y})));
+    PrimFunc f = makePrimFunc("main", {A->data, B->data}, {{A->data, A}, {B->data, B}}, body);
+    PassContext ctx;
+    PrimFunc g = unrollLoops(f, ctx);
+    QCOMPARE(countNodes(g, NodeKind::BufferStore), 4);
+    QCOMPARE(countNodes(g, NodeKind::Select), 0);
+    QCOMPARE(countNodes(g, NodeKind::Call), 0);
+    QCOMPARE(countNodes(g, NodeKind::BufferLoad), 1 + 2 + 1 + 1);
+    EXPECT_SAME_MEANING(f, g);
+    // A condition on something else stays a select (of the picked branches only).
+    Expr w = select(eq(Expr(y), z) && bufferLoad(B, {Expr(5)}) > 0.0f, bufferLoad(B, {Expr(0)}), bufferLoad(B, {Expr(1)}));
+    PrimFunc h = makePrimFunc("main", {A->data, B->data}, {{A->data, A}, {B->data, B}},
+                              forLoop(y, 0, 2, ForKind::Unrolled, bufferStore(A, w, {Expr(0), y})));
+    PrimFunc k = unrollLoops(h, ctx);
+    QCOMPARE(countNodes(k, NodeKind::Select), 1);  // y == 0 keeps it, y == 1 takes B[1]
+    EXPECT_SAME_MEANING(h, k);
+  }
+
   void unrollSymbolicExtentNotes() {
     Var n = makeVar("n");
     Buffer A = makeBuffer("A", f32, {8});
