@@ -190,6 +190,60 @@ Stmt reverseOverProducerLoops(const Schedule& sch, const BlockNode* block, const
   return moved;
 }
 
+/// reverse_compute_at (step 6's form): the consumer will cover, in each iteration of `loop`, the
+/// box of what its producers write in that iteration. When the boxes of two iterations overlap
+/// (a fused spatial x reduce loop split unevenly: rows [3t // 5, (3t + 2) // 5] of rfactor's
+/// buffer, all 5 of each row's elements), an iteration reads elements that another iteration
+/// writes. In TIR's terms that is right (the buffer lives at the root, and the last iteration
+/// to cover an element recomputes it from complete data), but compact-buffers gives the buffer
+/// one copy per iteration of the loop, as TVM does, so the compiled code read elements that its
+/// iteration's copy never held (fuzz_difftest TIR seed 126273: rfactor, fuse, split,
+/// reverse_compute_at of the write-back: wrong minima). Refused unless, in some dimension, the
+/// box of iteration t + 1 lies provably after (or before) the box of iteration t: then the boxes
+/// of all iterations are disjoint, and every element an iteration reads is one it writes. A
+/// buffer that a producer reduces into across the loop (a reduce iter var bound to it) is exempt:
+/// compact-buffers keeps such an accumulator outside the loop, and the consumer rereads it whole
+/// in each iteration (fuzz_difftest TIR seed 110903's form).
+void requireDisjointIterations(const Schedule& sch, const ForNode* loop, const BlockNode* block,
+                               const std::vector<const BlockNode*>& producers,
+                               const std::map<const BufferNode*, std::vector<arith::IntSet>>& needed,
+                               arith::Analyzer& an) {
+  const int64_t* extent = asConstInt(loop->extent);
+  if (extent && *extent <= 1) return;
+  std::unordered_map<Var, Expr, RefHash, RefEqual> next{
+      {loop->loopVar, loop->loopVar + intImm(loop->loopVar->dtype, 1)}};
+  auto accumulatesAcrossLoop = [&](const BufferNode* buf) {
+    for (auto* p : producers) {
+      bool writes = std::any_of(p->writes.begin(), p->writes.end(),
+                                [&](const BufferRegion& w) { return w.buffer.get() == buf; });
+      const BlockRealizeNode* r = sch.realizeOf(p);
+      if (!writes || !r) continue;
+      for (size_t i = 0; i < p->iterVars.size() && i < r->iterValues.size(); ++i)
+        if (p->iterVars[i].iterType != IterType::DataPar && usesVar(r->iterValues[i], loop->loopVar)) return true;
+    }
+    return false;
+  };
+  for (auto& [buf, sets] : needed) {
+    if (accumulatesAcrossLoop(buf)) continue;
+    bool disjoint = false;
+    for (auto& s : sets) {
+      if (!s.hasLowerBound() || !s.hasUpperBound()) continue;
+      Expr nextMin = substitute(s.minValue, next), nextMax = substitute(s.maxValue, next);
+      if (an.canProve(s.maxValue < nextMin) || an.canProve(nextMax < s.minValue)) {
+        disjoint = true;
+        break;
+      }
+    }
+    if (!disjoint)
+      throw UnsupportedAccessPatternError(
+          "reverse_compute_at: the region of buffer '" + buf->name + "' that block '" + block->name +
+              "' would read in one iteration of " + loopName(loop) +
+              " overlaps the next iteration's, so it would read elements another iteration writes "
+              "(wrong once the buffer is allocated per iteration)",
+          sch.func(), {loop, block});
+  }
+}
+
 void computeAtImpl(Schedule& sch, const BlockRV& blockRV, const LoopRV& loopRV, bool preserve,
                    int64_t index, bool reverse) {
   const std::string prim = reverse ? "reverse_compute_at" : "compute_at";
@@ -349,6 +403,7 @@ void computeAtImpl(Schedule& sch, const BlockRV& blockRV, const LoopRV& loopRV, 
   Stmt exact = reverse ? reverseOverProducerLoops(sch, block, loop, required, needed, realize, an) : Stmt();
 
   Stmt moved = exact;
+  if (!moved.defined() && reverse) requireDisjointIterations(sch, loop, block, required, needed, an);
   if (!moved.defined()) {
     // Step 6. The iter var ranges that cover it: each index of the block's accesses to those
     // buffers must be an iter var plus a constant.

@@ -155,9 +155,11 @@ public:
         applied = fuzz::randomSchedule(sch, rng, 2 + int(rng() % 8));
       } else {
         // A committed schedule script instead of the random one (the rng draws the same count).
+        // Like a random sequence, it stops at a primitive that refuses (a fixed bug may be a
+        // refusal now): the lines before it are checked.
         (void)(2 + int(rng() % 8));
         tir::ScriptResult r = tir::runScript(sch, readFile(m_scheduleFile), m_scheduleFile);
-        if (!r.ok) throw std::runtime_error("fuzz_difftest: " + r.message);
+        if (!r.ok && !m_quiet) std::fprintf(stderr, "schedule script stopped: %s\n", r.message.c_str());
         applied = r.linesApplied;
       }
       sp.reset();
