@@ -126,6 +126,10 @@ public:
     // A committed program instead of the generated one (the rng is advanced the same way, so the
     // seed still picks the inputs, the opt levels and the random schedule's draws).
     if (!m_tirFile.empty()) text = readFile(m_tirFile);
+    // LOOM_DIFF_DUMP=DIR: each program's text as DIR/tir_SEED.py (a corpus for the TVMScript
+    // fuzz target or its replay under the sanitizers).
+    if (const char* dir = std::getenv("LOOM_DIFF_DUMP"))
+      std::ofstream(std::string(dir) + "/tir_" + std::to_string(seed) + ".py") << text;
     tir::PrimFunc f;
     try {
       f = tir::parseFunc(text, "generated.py");
