@@ -11,6 +11,7 @@
 #include "core/arith/ConstIntBound.h"
 #include "core/schedule/Analysis.h"
 #include "core/schedule/primitive/block_dataflow.h"
+#include "core/tir/Conjuncts.h"
 #include "core/tir/Op.h"
 #include "core/tir/Printer.h"
 #include "core/tir/Visitor.h"
@@ -511,17 +512,7 @@ void computeAtImpl(Schedule& sch, const BlockRV& blockRV, const LoopRV& loopRV, 
         const Expr& v = realize->iterValues[i];
         domAn.pushConstraint(dom.min <= v && v < foldConstants(dom.min + dom.extent));
       }
-      std::vector<Expr> parts;
-      std::function<void(const Expr&)> split = [&](const Expr& e) {
-        if (auto* b = e.as<BinaryNode>(); b && b->op == BinOp::And) {
-          split(b->a);
-          split(b->b);
-        } else if (!isOne(e)) {
-          parts.push_back(e);
-        }
-      };
-      split(realize->predicate);
-      for (auto& p : parts) {
+      for (auto& p : conjuncts(realize->predicate)) {
         if (domAn.canProve(p)) continue; // a domain guard: step 7 adds what is needed
         Expr q = substitute(p, toNew);
         bool stale = std::any_of(oldLoops.begin(), oldLoops.end(),
