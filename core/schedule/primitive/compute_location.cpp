@@ -137,9 +137,10 @@ Stmt reverseOverProducerLoops(const Schedule& sch, const BlockNode* block, const
   int64_t volume = 1, count = 1;
   bool constant = true;
   for (auto& set : needed.begin()->second) {
-    const int64_t* e = set.hasLowerBound() && set.hasUpperBound()
-                           ? asConstInt(an.simplify(set.maxValue - set.minValue + 1))
-                           : nullptr;
+    // By value: asConstInt would point into the simplified temporary (ASan: heap-use-after-free).
+    std::optional<int64_t> e = set.hasLowerBound() && set.hasUpperBound()
+                                   ? constIntValue(an.simplify(set.maxValue - set.minValue + 1))
+                                   : std::nullopt;
     constant = constant && e;
     if (e) volume *= *e;
   }
