@@ -142,7 +142,7 @@ private:
 
   void setFunctionAttrs(llvm::Function* fn) {
     fn->addFnAttr("target-cpu", m_target.cpu);
-    if (!m_target.attrs.empty()) fn->addFnAttr("target-features", m_target.featureString());
+    if (std::string features = llvmFeatureString(m_target); !features.empty()) fn->addFnAttr("target-features", features);
     fn->addFnAttr(llvm::Attribute::NoUnwind);
     if (m_target.fastMath) {
       fn->addFnAttr("unsafe-fp-math", "true");

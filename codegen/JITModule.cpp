@@ -54,7 +54,7 @@ JITModule::JITModule(LLVMModule&& m) : m_node(std::make_shared<Node>()) {
     LOOM_THROW(CodeGenError) << "cannot run code for '" << impl.target.triple << "' in this process";
   llvm::orc::JITTargetMachineBuilder jtmb{llvm::Triple(impl.target.triple)};
   jtmb.setCPU(impl.target.cpu);
-  jtmb.addFeatures(impl.target.attrs);
+  jtmb.addFeatures(llvmFeatures(impl.target));
   jtmb.setCodeGenOptLevel(impl.machine->getOptLevel());
   jtmb.setRelocationModel(llvm::Reloc::PIC_);
   jtmb.getOptions() = impl.machine->Options;

@@ -34,7 +34,7 @@ std::unique_ptr<llvm::TargetMachine> createTargetMachine(const Target& t) {
                                 : t.optLevel == 1 ? llvm::CodeGenOptLevel::Less
                                 : t.optLevel == 2 ? llvm::CodeGenOptLevel::Default
                                                   : llvm::CodeGenOptLevel::Aggressive;
-  std::unique_ptr<llvm::TargetMachine> tm(lt->createTargetMachine(t.triple, t.cpu, t.featureString(), opts,
+  std::unique_ptr<llvm::TargetMachine> tm(lt->createTargetMachine(t.triple, t.cpu, llvmFeatureString(t), opts,
                                                                   llvm::Reloc::PIC_, std::nullopt, level));
   if (!tm) LOOM_THROW(TargetError) << "LLVM cannot create a target machine for '" << t.str() << "'";
   return tm;

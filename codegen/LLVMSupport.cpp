@@ -1,6 +1,10 @@
 // Process-wide LLVM setup shared by the code generators.
 #include "codegen/LLVMSupport.h"
 
+#include <llvm/TargetParser/Triple.h>
+
+#include "codegen/Target.h"
+
 #include <llvm/Support/CommandLine.h>
 #include <llvm/Support/TargetSelect.h>
 
@@ -40,6 +44,21 @@ void initializeLLVM() {
     for (const std::string& a : args) argv.push_back(a.c_str());
     llvm::cl::ParseCommandLineOptions(int(argv.size()), argv.data(), "loom code generator\n");
   });
+}
+
+std::vector<std::string> llvmFeatures(const Target& t) {
+  std::vector<std::string> out = t.attrs;
+  if (!t.isGPU() && llvm::Triple(t.triple).isX86()) out.push_back("-fast-variable-perlane-shuffle");
+  return out;
+}
+
+std::string llvmFeatureString(const Target& t) {
+  std::string s;
+  for (auto& a : llvmFeatures(t)) {
+    if (!s.empty()) s += ',';
+    s += a;
+  }
+  return s;
 }
 
 }  // namespace loom::codegen

@@ -153,7 +153,12 @@ public:
     if (!e.defined()) return B::everything();
     DataType t = e.dtype();
     if (!(t.isIntegral() || t.isBool())) return B::everything();
-    return intersect(evalRaw(e), B::ofType(t.element()));
+    B raw = evalRaw(e), type = B::ofType(t.element());
+    // An int8/int16 (or uint8/uint16) sum beyond its type wraps: any value of the type (the
+    // intersection, [0, 127] for an int8 x * 6 with x in [0, 30], would exclude the wrapped
+    // -106 of x = 25). Wider sums are taken not to wrap (index arithmetic).
+    if (t.isIntegral() && t.bits() < 32 && (raw.minValue < type.minValue || raw.maxValue > type.maxValue)) return type;
+    return intersect(raw, type);
   }
 
 private:

@@ -131,6 +131,12 @@ struct ExpandRoundedDown : tir::IRMutator {
 
 std::optional<bool> RewriteSimplifier::Impl::proveCompare(BinOp op, const Expr& a, const Expr& b) {
   if (!isSignedIndex(a.dtype()) || a.dtype() != b.dtype()) return std::nullopt;
+  if (!isExactIndex(a.dtype())) {
+    // int8/int16: a - b wraps, and its canonical form is exact only modulo 2^bits; the sides'
+    // own bounds (sound with wrap-around) decide it, their difference taken in 64 bits.
+    ConstIntBound ba = bound(a), bb = bound(b);
+    return decideSign(op, ConstIntBound(ba.minValue - bb.maxValue, ba.maxValue - bb.minValue));
+  }
   Expr diff = m_analyzer->canonicalSimplify(Expr(new BinaryNode(a.dtype(), BinOp::Sub, a, b)));
   if (auto r = decideSign(op, bound(diff))) return r;
   {

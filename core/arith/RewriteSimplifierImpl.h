@@ -100,4 +100,12 @@ tir::Expr negateCondition(const tir::Expr& c);
 /// A signed (non-uint) scalar integer type, where index arithmetic rules hold.
 inline bool isSignedIndex(DataType t) { return t.isInt() && t.isScalar(); }
 
+/// A signed scalar integer type whose sums are taken not to wrap: 32 and 64 bits (index
+/// arithmetic; the canonical simplifier's exactDomain). int8/int16 values wrap in the program,
+/// the interpreter and the generated code; + - * stay exact modulo 2^bits, but rules that compare,
+/// take the min/max of, divide or take the remainder of a sum need its exact value: reducing
+/// (x * 6) // 3 * 2 to x * 4 changed int8 results once x * 6 wrapped (fuzz_difftest TIR seed
+/// 127151, after unroll made the multiplier a constant).
+inline bool isExactIndex(DataType t) { return isSignedIndex(t) && t.bits() >= 32; }
+
 }  // namespace loom::arith

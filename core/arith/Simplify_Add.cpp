@@ -50,8 +50,12 @@ Expr RewriteSimplifier::Impl::rewriteAdd(const Expr& e) {
       rw((y + floormod(x, c0)) + floormod(floordiv(x, c0), c1) * c0, y + floormod(x, fold(c0 * c1)), bothPositive) ||
       rw((y + floormod(floordiv(x, c0), c1) * c0) + floormod(x, c0), y + floormod(x, fold(c0 * c1)), bothPositive) ||
       rw((y + floordiv(x, c0) * c0) + floormod(x, c0), y + x, c0NonZero) ||
-      rw((y + floormod(x, c0)) + floordiv(x, c0) * c0, y + x, c0NonZero) ||
-      rw(min(x, y - z) + z, min(x + z, y)) ||
+      rw((y + floormod(x, c0)) + floordiv(x, c0) * c0, y + x, c0NonZero)) {
+    return again(rw.result());
+  }
+  // min and max of sums: exact only where sums do not wrap.
+  if (!isExactIndex(e.dtype())) return e;
+  if (rw(min(x, y - z) + z, min(x + z, y)) ||
       rw(max(x, y - z) + z, max(x + z, y)) ||
       rw(min(y - z, x) + z, min(y, x + z)) ||
       rw(max(y - z, x) + z, max(y, x + z))) {

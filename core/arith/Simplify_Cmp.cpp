@@ -11,6 +11,8 @@ Expr RewriteSimplifier::Impl::rewriteCmp(const Expr& e) {
   if (auto k = knownFact(e)) return tir::boolImm(*k);
   if (!isSignedIndex(n->a.dtype())) return e;
   if (auto r = proveCompare(n->op, n->a, n->b)) return tir::boolImm(*r);
+  // The rules below move terms across the comparison: right only where sums do not wrap.
+  if (!isExactIndex(n->a.dtype())) return e;
   PVar<0> x;
   PVar<1> y;
   PConst<0> c0;

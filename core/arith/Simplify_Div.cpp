@@ -49,6 +49,8 @@ Expr RewriteSimplifier::Impl::rewriteDiv(const Expr& e) {
       return again(Expr(new tir::BinaryNode(t, n->op == BinOp::Div ? BinOp::FloorDiv : BinOp::FloorMod, n->a, n->b)));
     }
   }
+  // The rules below look into the dividend's sum or product, whose value wraps for int8/int16.
+  if (!isExactIndex(t)) return e;
   auto c0DivisibleByC1 = [&] { return divides(rw.c(1), rw.c(0)); };
   auto quotient = [&] { return intImm(t, rw.c(0) / rw.c(1)); };
   // 0 <= y < c0 for c0 > 0, from y's bound.

@@ -17,6 +17,8 @@ Expr RewriteSimplifier::Impl::rewriteMinMax(const Expr& e) {
   if (auto ge = proveCompare(BinOp::GE, n->a, n->b)) {
     if (*ge) return isMin ? n->b : n->a;
   }
+  // The rules below look into sums: right only where they do not wrap.
+  if (!isExactIndex(e.dtype())) return e;
   PVar<0> x;
   PVar<1> y;
   PVar<2> z;

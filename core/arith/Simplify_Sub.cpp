@@ -44,8 +44,12 @@ Expr RewriteSimplifier::Impl::rewriteSub(const Expr& e) {
       rw((x + y) - (z + x), y - z) ||
       rw((y + x) - (x + z), y - z) ||
       rw(x - floordiv(x, c0) * c0, floormod(x, c0), c0NonZero) ||
-      rw(x - truncdiv(x, c0) * c0, truncmod(x, c0), c0NonZero) ||
-      rw(min(x, y) - x, min(0, y - x)) ||
+      rw(x - truncdiv(x, c0) * c0, truncmod(x, c0), c0NonZero)) {
+    return again(rw.result());
+  }
+  // min and max of sums: exact only where sums do not wrap.
+  if (!isExactIndex(e.dtype())) return e;
+  if (rw(min(x, y) - x, min(0, y - x)) ||
       rw(max(x, y) - x, max(0, y - x)) ||
       rw(min(y, x) - x, min(y - x, 0)) ||
       rw(max(y, x) - x, max(y - x, 0))) {

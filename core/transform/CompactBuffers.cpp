@@ -28,7 +28,10 @@ namespace {
 /// that every further access simplifies again.
 Expr widen(arith::Analyzer& an, const Expr& cur, const Expr& v, bool upper) {
   if (!cur.defined()) return v;
-  if (const int64_t* d = asConstInt(an.simplify(v - cur))) return (upper ? *d > 0 : *d < 0) ? v : cur;
+  // The difference is kept: asConstInt points into its argument, and a temporary's node was freed
+  // before the pointer was read (ASan: heap-use-after-free).
+  Expr diff = an.simplify(v - cur);
+  if (const int64_t* d = asConstInt(diff)) return (upper ? *d > 0 : *d < 0) ? v : cur;
   return an.simplify(upper ? max(cur, v) : min(cur, v));
 }
 
@@ -264,7 +267,8 @@ struct Stride {
       base = lf->base;
       return;
     }
-    const int64_t* diff = asConstInt(an.simplify(lf->base - base));
+    Expr diffExpr = an.simplify(lf->base - base);  // kept alive: asConstInt points into it
+    const int64_t* diff = asConstInt(diffExpr);
     if (!diff) ok = false;
     else residues.push_back(*diff);
   }

@@ -4,6 +4,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/tir/Conjuncts.h"
 #include "core/tir/Intrinsics.h"
 #include "core/tir/Op.h"
 #include "core/tir/StructuralEqual.h"
@@ -179,21 +180,8 @@ protected:
     Expr c = mutate(n->condition);
     if (c.dtype().isScalar()) return IRMutator::visit(n, self);
     if (n->elseCase.defined()) throw NotVectorizable{"an if with an else branch depends on the lane"};
-    std::vector<Expr> conjuncts;
-    std::vector<Expr> todo{n->condition};
-    while (!todo.empty()) {
-      Expr e = todo.back();
-      todo.pop_back();
-      auto* b = e.as<BinaryNode>();
-      if (b && b->op == BinOp::And) {
-        todo.push_back(b->b);
-        todo.push_back(b->a);
-      } else {
-        conjuncts.push_back(e);
-      }
-    }
     Expr scalarCond, mask;
-    for (const Expr& e : conjuncts) {
+    for (const Expr& e : tir::conjuncts(n->condition, /*keepTrue=*/true)) {
       Expr m = mutate(e);
       if (m.dtype().isScalar()) scalarCond = scalarCond.defined() ? (scalarCond && m) : m;
       else mask = mask.defined() ? (mask && m) : m;

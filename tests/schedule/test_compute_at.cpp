@@ -419,6 +419,40 @@ def main(A: T.Buffer((2, 3, 5), "float32"), B: T.Buffer((2,), "float32")):
     QCOMPARE(maxErrorBetween(f, transform::compactBuffers(transform::lowerBlocks(even.func()))), 0.0);
   }
 
+  void rfactorWriteBackUnderAnUnevenFusedSplitIsRefused() {
+    // fuzz_difftest TIR seed 126273: rfactor over k, the rf block's loops (i, k) fused (45) and
+    // split by 3, the write-back (a min over k) moved under the outer loop. One iteration writes 3
+    // elements of rf, which straddle rows; the write-back there covered whole rows, reading
+    // elements that other iterations write. Right while rf lives at the root, but compact-buffers
+    // gives rf one copy per iteration, and the lowered program read elements its copy never held
+    // (wrong minima in the interpreter on the lowered program, whose allocations are NaN). Refused
+    // now; an even split (by 5: one row per iteration) is still taken and stays right lowered.
+    const char* rowMin = R"(# from tvm.script import tir as T
+
+@T.prim_func
+def main(A: T.Buffer((9, 5), "float32"), C: T.Buffer((9,), "float32")):
+    for i, k in T.grid(9, 5):
+        with T.block("C"):
+            vi, vk = T.axis.remap("SR", [i, k])
+            with T.init():
+                C[vi] = T.float32("inf")
+            C[vi] = T.min(C[vi], A[vi, vk])
+)";
+    auto script = [](int factor) {
+      return loopsOf("C", "i, k") + "rf = sch.rfactor(k)\n"
+             "a, b = sch.get_loops(rf)\nf = sch.fuse(a, b)\n"
+             "fo, fi = sch.split(f, factors=[None, " + std::to_string(factor) + "])\n"
+             "c = sch.get_block(\"C\")\nsch.reverse_compute_at(c, fo)\n";
+    };
+    expectError(rowMin, script(3), "UnsupportedAccessPatternError",
+                "reverse_compute_at: the region of buffer 'C_rf' that block 'C' would read in one iteration of "
+                "loop 'i_k_fused_0' overlaps the next iteration's");
+    PrimFunc f = parseFunc(rowMin);
+    Schedule even = scheduled(f, script(5));
+    QCOMPARE(maxErrorBetween(f, even.func()), 0.0);
+    QCOMPARE(maxErrorBetween(f, transform::compactBuffers(transform::lowerBlocks(even.func()))), 0.0);
+  }
+
   void tvmPrintedForm() {
     // The form TVM prints traces in: every argument by keyword.
     PrimFunc f = parseFunc(kTwo);

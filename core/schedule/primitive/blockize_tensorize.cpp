@@ -9,6 +9,7 @@
 #include "core/arith/Analyzer.h"
 #include "core/schedule/Analysis.h"
 #include "core/schedule/primitive/block_dataflow.h"
+#include "core/tir/Conjuncts.h"
 #include "core/tir/Op.h"
 #include "core/tir/Printer.h"
 #include "core/tir/StructuralEqual.h"
@@ -74,15 +75,6 @@ Expr fromTerms(const std::vector<std::pair<Var, int64_t>>& terms, int64_t consta
 
 bool usesAny(const Expr& e, const std::vector<Var>& vars) {
   return std::any_of(vars.begin(), vars.end(), [&](const Var& v) { return usesVar(e, v); });
-}
-
-void conjuncts(const Expr& e, std::vector<Expr>& out) {
-  if (auto* b = e.as<BinaryNode>(); b && b->op == BinOp::And) {
-    conjuncts(b->a, out);
-    conjuncts(b->b, out);
-    return;
-  }
-  if (!isOne(e)) out.push_back(e);
 }
 
 Expr conjunction(const std::vector<Expr>& parts) {

@@ -11,6 +11,7 @@
 #include "core/arith/ConstIntBound.h"
 #include "core/schedule/Analysis.h"
 #include "core/schedule/primitive/block_dataflow.h"
+#include "core/tir/Conjuncts.h"
 #include "core/tir/Op.h"
 #include "core/tir/Printer.h"
 #include "core/tir/Visitor.h"
@@ -136,9 +137,10 @@ Stmt reverseOverProducerLoops(const Schedule& sch, const BlockNode* block, const
   int64_t volume = 1, count = 1;
   bool constant = true;
   for (auto& set : needed.begin()->second) {
-    const int64_t* e = set.hasLowerBound() && set.hasUpperBound()
-                           ? asConstInt(an.simplify(set.maxValue - set.minValue + 1))
-                           : nullptr;
+    // By value: asConstInt would point into the simplified temporary (ASan: heap-use-after-free).
+    std::optional<int64_t> e = set.hasLowerBound() && set.hasUpperBound()
+                                   ? constIntValue(an.simplify(set.maxValue - set.minValue + 1))
+                                   : std::nullopt;
     constant = constant && e;
     if (e) volume *= *e;
   }
@@ -188,6 +190,60 @@ Stmt reverseOverProducerLoops(const Schedule& sch, const BlockNode* block, const
     moved = forLoop(loops[k].first, substitute(loops[k].second->min, rename),
                     substitute(loops[k].second->extent, rename), ForKind::Serial, moved);
   return moved;
+}
+
+/// reverse_compute_at (step 6's form): the consumer will cover, in each iteration of `loop`, the
+/// box of what its producers write in that iteration. When the boxes of two iterations overlap
+/// (a fused spatial x reduce loop split unevenly: rows [3t // 5, (3t + 2) // 5] of rfactor's
+/// buffer, all 5 of each row's elements), an iteration reads elements that another iteration
+/// writes. In TIR's terms that is right (the buffer lives at the root, and the last iteration
+/// to cover an element recomputes it from complete data), but compact-buffers gives the buffer
+/// one copy per iteration of the loop, as TVM does, so the compiled code read elements that its
+/// iteration's copy never held (fuzz_difftest TIR seed 126273: rfactor, fuse, split,
+/// reverse_compute_at of the write-back: wrong minima). Refused unless, in some dimension, the
+/// box of iteration t + 1 lies provably after (or before) the box of iteration t: then the boxes
+/// of all iterations are disjoint, and every element an iteration reads is one it writes. A
+/// buffer that a producer reduces into across the loop (a reduce iter var bound to it) is exempt:
+/// compact-buffers keeps such an accumulator outside the loop, and the consumer rereads it whole
+/// in each iteration (fuzz_difftest TIR seed 110903's form).
+void requireDisjointIterations(const Schedule& sch, const ForNode* loop, const BlockNode* block,
+                               const std::vector<const BlockNode*>& producers,
+                               const std::map<const BufferNode*, std::vector<arith::IntSet>>& needed,
+                               arith::Analyzer& an) {
+  const int64_t* extent = asConstInt(loop->extent);
+  if (extent && *extent <= 1) return;
+  std::unordered_map<Var, Expr, RefHash, RefEqual> next{
+      {loop->loopVar, loop->loopVar + intImm(loop->loopVar->dtype, 1)}};
+  auto accumulatesAcrossLoop = [&](const BufferNode* buf) {
+    for (auto* p : producers) {
+      bool writes = std::any_of(p->writes.begin(), p->writes.end(),
+                                [&](const BufferRegion& w) { return w.buffer.get() == buf; });
+      const BlockRealizeNode* r = sch.realizeOf(p);
+      if (!writes || !r) continue;
+      for (size_t i = 0; i < p->iterVars.size() && i < r->iterValues.size(); ++i)
+        if (p->iterVars[i].iterType != IterType::DataPar && usesVar(r->iterValues[i], loop->loopVar)) return true;
+    }
+    return false;
+  };
+  for (auto& [buf, sets] : needed) {
+    if (accumulatesAcrossLoop(buf)) continue;
+    bool disjoint = false;
+    for (auto& s : sets) {
+      if (!s.hasLowerBound() || !s.hasUpperBound()) continue;
+      Expr nextMin = substitute(s.minValue, next), nextMax = substitute(s.maxValue, next);
+      if (an.canProve(s.maxValue < nextMin) || an.canProve(nextMax < s.minValue)) {
+        disjoint = true;
+        break;
+      }
+    }
+    if (!disjoint)
+      throw UnsupportedAccessPatternError(
+          "reverse_compute_at: the region of buffer '" + buf->name + "' that block '" + block->name +
+              "' would read in one iteration of " + loopName(loop) +
+              " overlaps the next iteration's, so it would read elements another iteration writes "
+              "(wrong once the buffer is allocated per iteration)",
+          sch.func(), {loop, block});
+  }
 }
 
 void computeAtImpl(Schedule& sch, const BlockRV& blockRV, const LoopRV& loopRV, bool preserve,
@@ -349,6 +405,7 @@ void computeAtImpl(Schedule& sch, const BlockRV& blockRV, const LoopRV& loopRV, 
   Stmt exact = reverse ? reverseOverProducerLoops(sch, block, loop, required, needed, realize, an) : Stmt();
 
   Stmt moved = exact;
+  if (!moved.defined() && reverse) requireDisjointIterations(sch, loop, block, required, needed, an);
   if (!moved.defined()) {
     // Step 6. The iter var ranges that cover it: each index of the block's accesses to those
     // buffers must be an iter var plus a constant.
@@ -456,17 +513,7 @@ void computeAtImpl(Schedule& sch, const BlockRV& blockRV, const LoopRV& loopRV, 
         const Expr& v = realize->iterValues[i];
         domAn.pushConstraint(dom.min <= v && v < foldConstants(dom.min + dom.extent));
       }
-      std::vector<Expr> parts;
-      std::function<void(const Expr&)> split = [&](const Expr& e) {
-        if (auto* b = e.as<BinaryNode>(); b && b->op == BinOp::And) {
-          split(b->a);
-          split(b->b);
-        } else if (!isOne(e)) {
-          parts.push_back(e);
-        }
-      };
-      split(realize->predicate);
-      for (auto& p : parts) {
+      for (auto& p : conjuncts(realize->predicate)) {
         if (domAn.canProve(p)) continue; // a domain guard: step 7 adds what is needed
         Expr q = substitute(p, toNew);
         bool stale = std::any_of(oldLoops.begin(), oldLoops.end(),

@@ -11,6 +11,7 @@
 #include "core/arith/Analyzer.h"
 #include "core/schedule/Analysis.h"
 #include "core/schedule/primitive/block_dataflow.h"
+#include "core/tir/Conjuncts.h"
 #include "core/tir/Op.h"
 #include "core/tir/Printer.h"
 #include "core/tir/StructuralEqual.h"
@@ -114,16 +115,6 @@ void checkReductionBlock(const Schedule& sch, const BlockNode* block, const char
     throw NotReductionBlockError(std::string(primitive) + ": block " + quoted(block->name) +
                                      " is not a reduction block: " + why,
                                  sch.func(), {block});
-}
-
-/// Splits a predicate into its conjuncts.
-void conjuncts(const Expr& e, std::vector<Expr>& out) {
-  if (auto* b = e.as<BinaryNode>(); b && b->op == BinOp::And) {
-    conjuncts(b->a, out);
-    conjuncts(b->b, out);
-    return;
-  }
-  if (!isOne(e)) out.push_back(e);
 }
 
 /// The conjuncts of `pred` that use none of `dropped`, with `vmap` applied; `true` if none.

@@ -47,6 +47,8 @@ public:
     output(m_pool.back());
     if (m_pool.size() > 2 && m_rng() % 3 == 0) output(m_pool[m_pool.size() - 2]);
     *summary = m_ops;
+    // HardSwish is opset 14; a model without it stays at 13, as before it was added.
+    if (m_opset14) m_model.mutable_opset_import(0)->set_version(14);
     std::string bytes;
     m_model.SerializeToString(&bytes);
     return bytes;
@@ -59,6 +61,7 @@ private:
   std::vector<Value> m_pool;
   std::string m_ops;
   int m_next = 0;
+  bool m_opset14 = false;
 
   std::string fresh(const char* base) { return std::string(base) + std::to_string(m_next++); }
 
@@ -97,6 +100,30 @@ private:
     std::uniform_real_distribution<float> u{float(lo), float(hi)};
     for (int64_t i = 0; i < n; ++i) t->add_float_data(u(m_rng));
     return name;
+  }
+
+  /// A constant of shape {1} holding `v` (no draw from the rng).
+  std::string scalar(float v) {
+    auto* t = m_graph->add_initializer();
+    std::string name = fresh("k");
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    t->add_dims(1);
+    t->add_float_data(v);
+    return name;
+  }
+
+  /// A node whose output is not offered to later steps (a domain guard's inner value).
+  std::string inner(const char* op, std::vector<std::string> ins, const Shape& outShape) {
+    node(op, std::move(ins), outShape);
+    std::string out = m_pool.back().name;
+    m_pool.pop_back();
+    return out;
+  }
+
+  /// |x| + eps, in (eps, inf): the guard ONNX models put before Log, Sqrt, a divisor, Pow.
+  std::string positive(const Value& x, float eps) {
+    return inner("Add", {inner("Abs", {x.name}, x.shape), scalar(eps)}, x.shape);
   }
 
   onnx::NodeProto* node(const char* op, std::vector<std::string> ins, const Shape& outShape) {
@@ -188,6 +215,32 @@ private:
     } else if (std::string(op) == "Tanh") {
       const char* family[] = {"Tanh", "Exp", "Erf", "Tanh"};
       op = family[variant];
+    } else if (std::string(op) == "Abs") {
+      // Functions with a restricted domain, behind the guard ONNX models use: Log(|x| + eps),
+      // Sqrt(|x| + eps), Pow(|x| + eps, c).
+      switch (variant) {
+      case 1: node("Log", {positive(x, 0.05f)}, x.shape); return;
+      case 2: node("Sqrt", {positive(x, 0.01f)}, x.shape); return;
+      case 3: {
+        const float exps[] = {2.0f, 0.5f, 3.0f, -1.0f, 1.5f};
+        node("Pow", {positive(x, 0.25f), scalar(exps[m_next % 5])}, x.shape);
+        return;
+      }
+      default: break;
+      }
+    } else if (std::string(op) == "Neg") {
+      // The hyperbolic functions (Sinh, Asinh; Atanh of 0.9 * Softsign(x), inside (-1, 1)).
+      switch (variant) {
+      case 1: node("Sinh", {x.name}, x.shape); return;
+      case 2: node("Asinh", {x.name}, x.shape); return;
+      case 3:
+        node("Atanh", {inner("Mul", {inner("Softsign", {x.name}, x.shape), scalar(0.9f)}, x.shape)}, x.shape);
+        return;
+      default: break;
+      }
+    } else if (std::string(op) == "Softsign" && variant % 2 == 1) {
+      op = "HardSwish";
+      m_opset14 = true;
     }
     auto* n = node(op, {x.name}, x.shape);
     if (std::string(op) == "LeakyRelu") attr(n, "alpha", float(0.1));
@@ -210,7 +263,20 @@ private:
         s = {x.shape.back()};
       other = constant(s);
     }
-    if (m_rng() % 2)
+    bool xFirst = m_rng() % 2;
+    // Sub's slot also draws Div (without an rng draw), by a divisor kept away from 0: |d| + 0.5.
+    if (std::string(op) == "Sub" && ((uint64_t(m_next) * 0x9E3779B97F4A7C15ull) >> 63)) {
+      const std::string& num = xFirst ? x.name : other;
+      const std::string& den = xFirst ? other : x.name;
+      Shape denShape = x.shape;
+      if (den == other) {
+        for (auto& t : m_graph->initializer())
+          if (t.name() == den) denShape.assign(t.dims().begin(), t.dims().end());
+      }
+      node("Div", {num, positive({den, denShape}, 0.5f)}, x.shape);
+      return;
+    }
+    if (xFirst)
       node(op, {x.name, other}, x.shape);
     else
       node(op, {other, x.name}, x.shape);

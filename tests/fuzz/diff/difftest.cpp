@@ -3,8 +3,11 @@
 // through the C backend, each compared with the reference interpreter on the unscheduled program.
 // Also random ONNX models through the whole model pipeline (import, layouts, fusion, Winograd,
 // default schedules, opt levels 0-3) against the graph evaluator.
-// Usage: fuzz_difftest [--tir N] [--graphs M] [--seed S] [--c-every K] [--graph-model FILE.onnx] [--quiet]
-// (--graph-model: each graph case runs that model instead of the generated one; a regression).
+// Usage: fuzz_difftest [--tir N] [--graphs M] [--seed S] [--c-every K] [--graph-model FILE.onnx]
+//                      [--tir-file FILE.py [--schedule-file SCHED.py]] [--quiet]
+// (--graph-model: each graph case runs that model instead of the generated one; --tir-file: each
+// program case that TVMScript program, --schedule-file: with that schedule script as its random
+// schedule; regressions that survive generator changes).
 // Exit code 1 when any case mismatched (each is printed: program, schedule, variant, difference).
 #include <algorithm>
 #include <cstdio>
@@ -29,6 +32,7 @@
 #include "tests/fuzz/diff/GraphGen.h"
 #include "core/driver/BuildOperator.h"
 #include "core/schedule/ScheduleError.h"
+#include "core/schedule/Script.h"
 #include "core/tir/HostArrays.h"
 #include "core/tir/Interpreter.h"
 #include "core/tir/Op.h"
@@ -102,8 +106,9 @@ std::string compare(const std::vector<runtime::NDArray>& got, const std::vector<
 
 class Runner {
 public:
-  Runner(int cEvery, bool quiet, std::string graphModel)
-      : m_cEvery(cEvery), m_quiet(quiet), m_graphModel(std::move(graphModel)) {
+  Runner(int cEvery, bool quiet, std::string graphModel, std::string tirFile, std::string scheduleFile)
+      : m_cEvery(cEvery), m_quiet(quiet), m_graphModel(std::move(graphModel)), m_tirFile(std::move(tirFile)),
+        m_scheduleFile(std::move(scheduleFile)) {
     m_dir = std::filesystem::temp_directory_path() / ("loom-difftest-" + std::to_string(getpid()));
     std::filesystem::create_directories(m_dir);
   }
@@ -118,6 +123,13 @@ public:
     std::mt19937_64 rng(seed);
     std::optional<Phase> ph(std::in_place, "generate + parse");
     std::string text = fuzz::randomTirProgram(rng);
+    // A committed program instead of the generated one (the rng is advanced the same way, so the
+    // seed still picks the inputs, the opt levels and the random schedule's draws).
+    if (!m_tirFile.empty()) text = readFile(m_tirFile);
+    // LOOM_DIFF_DUMP=DIR: each program's text as DIR/tir_SEED.py (a corpus for the TVMScript
+    // fuzz target or its replay under the sanitizers).
+    if (const char* dir = std::getenv("LOOM_DIFF_DUMP"))
+      std::ofstream(std::string(dir) + "/tir_" + std::to_string(seed) + ".py") << text;
     tir::PrimFunc f;
     try {
       f = tir::parseFunc(text, "generated.py");
@@ -142,7 +154,18 @@ public:
     {
       std::optional<Phase> sp(std::in_place, "schedule (random primitives)");
       tir::Schedule sch(f, seed);
-      int applied = fuzz::randomSchedule(sch, rng, 2 + int(rng() % 8));
+      int applied = 0;
+      if (m_scheduleFile.empty()) {
+        applied = fuzz::randomSchedule(sch, rng, 2 + int(rng() % 8));
+      } else {
+        // A committed schedule script instead of the random one (the rng draws the same count).
+        // Like a random sequence, it stops at a primitive that refuses (a fixed bug may be a
+        // refusal now): the lines before it are checked.
+        (void)(2 + int(rng() % 8));
+        tir::ScriptResult r = tir::runScript(sch, readFile(m_scheduleFile), m_scheduleFile);
+        if (!r.ok && !m_quiet) std::fprintf(stderr, "schedule script stopped: %s\n", r.message.c_str());
+        applied = r.linesApplied;
+      }
       sp.reset();
       if (applied > 0) {
         ++counts.scheduled;
@@ -260,6 +283,11 @@ private:
     std::string layout;
     bool noWinograd = false;
   };
+  static std::string readFile(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw std::runtime_error("fuzz_difftest: cannot read " + path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
   void dumpModel(uint64_t seed, const std::string& bytes) {
     std::string path = "difftest-graph-" + std::to_string(seed) + ".onnx";
     std::ofstream(path, std::ios::binary) << bytes;
@@ -268,6 +296,7 @@ private:
   int m_cEvery;
   bool m_quiet;
   std::string m_graphModel;
+  std::string m_tirFile, m_scheduleFile;
   bool m_lowered = std::getenv("LOOM_DIFF_LOWERED") != nullptr;
   std::set<std::string> m_compiled;  // target + lowered entry of each variant compiled for this program
   std::filesystem::path m_dir;
@@ -393,7 +422,7 @@ int main(int argc, char** argv) {
   uint64_t seed = 1;
   int cEvery = 10;
   bool quiet = false;
-  std::string graphModel;
+  std::string graphModel, tirFile, scheduleFile;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -409,13 +438,15 @@ int main(int argc, char** argv) {
     else if (a == "--c-every") cEvery = std::stoi(next());
     else if (a == "--quiet") quiet = true;
     else if (a == "--graph-model") graphModel = next();
+    else if (a == "--tir-file") tirFile = next();
+    else if (a == "--schedule-file") scheduleFile = next();
     else {
       std::fprintf(stderr, "usage: fuzz_difftest [--tir N] [--graphs M] [--seed S] [--c-every K] [--graph-model FILE.onnx] "
-                           "[--quiet]\n");
+                           "[--tir-file FILE.py [--schedule-file SCHED.py]] [--quiet]\n");
       return 2;
     }
   }
-  Runner r(cEvery, quiet, graphModel);
+  Runner r(cEvery, quiet, graphModel, tirFile, scheduleFile);
   for (long k = 0; k < n; ++k) {
     r.program(seed + uint64_t(k));
     if (!quiet && (k + 1) % 100 == 0)
