@@ -207,9 +207,9 @@ void sampleSystem() {
 } // namespace
 
 void MpiRunner::dispatch() {
-  // Idle turns sleep 0.2 ms, doubling up to 2 ms while nothing happens: each MPI_Iprobe polls
+  // Idle turns sleep 0.2 ms, doubling up to 1 ms while nothing happens: each MPI_Iprobe polls
   // every worker's channel (at 16-32 workers an idle turn every 0.5 ms cost rank 0 a quarter of a
-  // core), and 2 ms is under 1% of a trial.
+  // core). Up to session mpi7 2 ms: a result then waited 2.8 ms on average at 32 workers, now 1.5.
   std::chrono::microseconds idle{200};
   // At real-time priority (the bench's --rt-priority P): P + 1, above the worker ranks (P - 1) and
   // rank 0's search and training threads (P - 2), which would otherwise hold both cores of a small
