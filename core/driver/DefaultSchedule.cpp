@@ -162,6 +162,37 @@ bool reducesAlongContiguousAxis(const tir::BlockNode* blk) {
   return any;
 }
 
+/// Whether `e` calls a transcendental function (exp, log, erf, tanh, sigmoid): tens of
+/// instructions per element, where inlining into two consumers doubles the work.
+bool callsTranscendental(const tir::Expr& e) {
+  struct Finder : tir::IRVisitor {
+    bool found = false;
+    void visit(const tir::CallNode* op) override {
+      static const std::set<std::string> costly{"exp", "log", "erf", "tanh", "sigmoid"};
+      if (costly.count(op->op)) found = true;
+      tir::IRVisitor::visit(op);
+    }
+  } f;
+  f.visitExpr(e);
+  return f.found;
+}
+
+/// A spatial block that computes a transcendental function (softmax's exp) and that a row
+/// reduction (reducesAlongContiguousAxis: the sum of exps) and another block both read. Inlined,
+/// each consumer would compute it again (softmax: the exps once for the sum, once for the
+/// normalized row); kept, rowFusedSchedule computes it once per row into a row buffer that both
+/// read. Inlined after all when no row-fused schedule takes it.
+bool isSharedRowProducer(tir::Schedule& sch, const tir::BlockRV& b) {
+  const tir::BlockNode* blk = sch.get(b);
+  const tir::BufferStoreNode* st = singleStore(blk->body);
+  if (!st || isReduction(blk) || !callsTranscendental(st->value)) return false;
+  std::vector<tir::BlockRV> consumers = tir::getConsumers(sch, b);
+  if (consumers.size() < 2) return false;
+  for (const tir::BlockRV& c : consumers)
+    if (reducesAlongContiguousAxis(sch.get(c))) return true;
+  return false;
+}
+
 /// For a reduction block whose innermost spatial loop is not among the parallel ones (a conv's
 /// output column): moves that loop below the reduce loops, hoists the init out of them, and
 /// vectorizes it, so each reduction step updates a contiguous row of outputs. Leaves the schedule
@@ -254,27 +285,33 @@ std::vector<std::string> rowFusedSchedule(tir::Schedule& sch, bool vectorize) {
   };
   const std::vector<int64_t> outRows = rowExtents(loops);
   std::vector<std::string> names;
+  // Per block before the output: whether it is a row reduction (else a row of elementwise
+  // values that later blocks read, isSharedRowProducer: softmax's exps).
+  std::vector<bool> rowReduction;
   for (size_t k = 0; k + 1 < blocks.size(); ++k) {
     const tir::BlockNode* blk = sch.get(blocks[k]);
     // One reduce iter var, the last, over the row: its spatial iter vars are the rows.
-    if (!reducesAlongContiguousAxis(blk)) return {};
+    const bool red = reducesAlongContiguousAxis(blk);
+    if (!red && isReduction(blk)) return {};
     std::vector<tir::LoopRV> bl = identityLoops(sch, blocks[k]);
     if (bl.size() < 2 || extentOf(sch, bl.back()) != rowLen || rowExtents(bl) != outRows) return {};
     names.push_back(blk->name);
+    rowReduction.push_back(red);
   }
   names.push_back(sch.get(out)->name);
   tir::Schedule saved = sch;
   try {
     const int64_t lanes = reductionLanes(rowLen);
     // Each reduction sums in vector lanes: rfactor needs the block's own loop nest, so first.
-    std::vector<std::string> rfNames;
+    std::vector<std::string> rfNames(blocks.size() - 1);
     for (size_t k = 0; k + 1 < blocks.size(); ++k) {
+      if (!rowReduction[k]) continue;
       const tir::BlockRV b = tir::getBlock(sch, names[k]);
       const size_t numIters = sch.get(b)->iterVars.size();
       std::vector<tir::LoopRV> bl = tir::getLoops(sch, b);
       auto kp = tir::split(sch, bl.back(), {tir::Value(nullptr), tir::Value(lanes)});
       tir::BlockRV rf = tir::rfactor(sch, kp[1], int64_t(numIters - 1));
-      rfNames.push_back(sch.get(rf)->name);
+      rfNames[k] = sch.get(rf)->name;
     }
     std::vector<tir::LoopRV> rowLoops(loops.begin(), loops.end() - 1);
     const tir::LoopRV fused = rowLoops.size() > 1 ? tir::fuse(sch, rowLoops) : rowLoops[0];
@@ -284,9 +321,23 @@ std::vector<std::string> rowFusedSchedule(tir::Schedule& sch, bool vectorize) {
     // Consumers first: each producer then covers the one row its consumers read.
     for (size_t k = blocks.size() - 1; k-- > 0;) {
       tir::computeAt(sch, tir::getBlock(sch, names[k]), fused);
-      tir::computeAt(sch, tir::getBlock(sch, rfNames[k]), fused);
+      if (rowReduction[k]) tir::computeAt(sch, tir::getBlock(sch, rfNames[k]), fused);
+    }
+    // A row of elementwise values (one row buffer per thread after compact-buffers) in vector
+    // lanes.
+    for (size_t k = 0; k + 1 < blocks.size(); ++k) {
+      if (rowReduction[k]) continue;
+      std::vector<tir::LoopRV> el = tir::getLoops(sch, tir::getBlock(sch, names[k]));
+      // The consumers read the row in whole vectors (197 -> 13 x 16): the block covers that,
+      // guarded to the row by compute-at's predicate, which loop partitioning peels off.
+      const int64_t ext = extentOf(sch, el.back());
+      if (ext != rowLen && ext != (rowLen + lanes - 1) / lanes * lanes)
+        throw Error("row-fused schedule: unexpected loops of " + names[k]);
+      auto ep = tir::split(sch, el.back(), {tir::Value(nullptr), tir::Value(lanes)});
+      tir::vectorize(sch, ep[1]);
     }
     for (const std::string& rfName : rfNames) {
+      if (rfName.empty()) continue;
       const tir::BlockRV rf = tir::getBlock(sch, rfName);
       const tir::BlockNode* blk = sch.get(rf);
       const tir::BlockRealizeNode* realize = sch.realizeOf(blk);
@@ -1089,10 +1140,15 @@ tir::Schedule scheduleByDefault(const tir::PrimFunc& f, bool vectorize, RowVaria
   tir::Schedule sch(f);
   auto children = [&]() { return tir::getChildBlocks(sch, tir::getBlock(sch, "root")); };
   // Inline every block that can be (the primitive refuses reductions and outputs).
+  std::set<std::string> keptRowProducers;
   for (bool changed = true; changed;) {
     changed = false;
     for (const tir::BlockRV& b : children()) {
       if (isConditionalProducerOfReduction(sch, b) || topi::nn::isWinogradTransform(sch.get(b))) continue;
+      if (vectorize && isSharedRowProducer(sch, b)) {
+        keptRowProducers.insert(sch.get(b)->name);
+        continue;
+      }
       try {
         tir::computeInline(sch, b);
         changed = true;
@@ -1104,6 +1160,14 @@ tir::Schedule scheduleByDefault(const tir::PrimFunc& f, bool vectorize, RowVaria
   // Blocks a special rule scheduled (by name: RVs do not survive the rules' rewrites).
   std::set<std::string> done;
   for (const std::string& n : rowFusedSchedule(sch, vectorize)) done.insert(n);
+  // A kept row producer that no row-fused schedule took is inlined after all.
+  for (const std::string& n : keptRowProducers) {
+    if (done.count(n)) continue;
+    try {
+      tir::computeInline(sch, tir::getBlock(sch, n));
+    } catch (const Error&) {
+    }
+  }
   for (const tir::BlockRV& b : children()) {
     if (done.count(sch.get(b)->name)) continue;
     for (const std::string& n : tileLaneReduction(sch, b, vectorize, rv)) done.insert(n);
