@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <numeric>
 #include <set>
 
 #include "core/schedule/Schedule.h"
@@ -668,6 +669,46 @@ void packLanePanel(tir::Schedule& sch, const tir::BlockRV& b, size_t numSpatial,
   }
 }
 
+/// An L1 data cache's set period: lines 4 KiB apart share a set (64 sets of 64-byte lines, in the
+/// 32 KiB 8-way and the 48 KiB 12-way L1s of AMD Zen 3-5 and Intel cores alike).
+constexpr int64_t kL1SetPeriodBytes = 4096;
+
+/// The rows of a register tile that may share one L1 set: each reduction step reads one line of
+/// every row of the operand without the lane axis, and the lane operand's panel and the
+/// accumulator tile need ways too.
+constexpr int64_t kRowsPerL1Set = 8;
+
+/// The most rows of a GEMM's register tile whose rows of the operand without the lane axis (a
+/// matmul's (M, K) input, rows K floats apart) do not crowd one L1 set: rows whose stride is a
+/// multiple of 4 KiB (K = 1024) all map to the same set, and 16 of them (an AVX-512 tile) exceed
+/// its ways, so every broadcast load missed L1 (BERT's 128 x 1024 x 256 dense: 113 GFLOP/s with
+/// 16 rows, 178 with 10). No limit (0) when the rows spread over enough sets.
+int64_t rowsWithoutSetConflicts(const tir::BlockNode* blk, size_t rowK, size_t numSpatial) {
+  tir::Expr cond;
+  const tir::BufferStoreNode* st = guardedStore(blk->body, &cond);
+  const tir::Var& lane = blk->iterVars[numSpatial - 1].var;
+  const tir::Var& row = blk->iterVars[rowK].var;
+  for (const tir::BufferLoadNode* ld : loadsIn(blk->body)) {
+    if (ld->buffer.get() == st->buffer.get() || ld->indices.size() < 2) continue;
+    bool usesRow = false, usesLane = false;
+    for (const tir::Expr& i : ld->indices) {
+      usesRow |= tir::usesVar(i, row);
+      usesLane |= tir::usesVar(i, lane);
+    }
+    // The row indexes the second-to-last axis: rows are one last-axis extent apart.
+    if (!usesRow || usesLane || !tir::usesVar(ld->indices[ld->indices.size() - 2], row)) continue;
+    const int64_t* last = tir::asConstInt(ld->buffer->shape.back());
+    if (!last) return 0;
+    const int64_t stride = *last * ld->buffer->dtype.bytes();
+    const int64_t g = std::gcd(stride, kL1SetPeriodBytes);
+    // Row starts fall on kL1SetPeriodBytes / g distinct offsets in the period; distinct sets
+    // while they are a line or more apart.
+    if (g < 64) return 0;
+    return kRowsPerL1Set * (kL1SetPeriodBytes / g);
+  }
+  return 0;
+}
+
 /// TVM's x86 conv2d_NCHWc schedule, for any reduction with a lane axis (hasLaneAxis): the lane
 /// axis in vector lanes (split by 16 when longer), the row axis (rowAxis: a conv's output column,
 /// a matmul's row) in a register block of up to 28 rows (a conv: up to 14 rows of two or more
@@ -709,7 +750,10 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
   // rows broadcast an operand (a conv's input) to the chunks' weight vectors. Two chunks of 14
   // rows take 16 loads per 28 FMAs where one chunk of 28 rows takes 29 (stage-1 ResNet conv:
   // 6% faster); the accumulators and the chunks' weight vectors fill at most 30 registers.
-  const int64_t maxRows = std::max<int64_t>(1, accumulatorRegisters() * hostRegisters().lanes / lanes);
+  int64_t maxRows = std::max<int64_t>(1, accumulatorRegisters() * hostRegisters().lanes / lanes);
+  // A GEMM's rows must not crowd one L1 set (rowsWithoutSetConflicts).
+  if (laneOperandRow(laneOperand(blk, numSpatial)) > lanes)
+    if (const int64_t cap = rowsWithoutSetConflicts(blk, rowK, numSpatial); cap > 0) maxRows = std::min(maxRows, cap);
   int chunkK = lanes == kLanes && usedWithoutLane(blk, rowK, numSpatial) ? chunkAxis(blk, numSpatial) : -1;
   if (chunkK >= 0 && isSymbolic(sch, loops[size_t(chunkK)])) chunkK = -1;
   const int64_t chunkExt = chunkK >= 0 ? *tir::asConstInt(sch.get(loops[size_t(chunkK)])->extent) : 1;
