@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <numeric>
 #include <set>
 
 #include "core/schedule/Schedule.h"
@@ -162,6 +163,37 @@ bool reducesAlongContiguousAxis(const tir::BlockNode* blk) {
   return any;
 }
 
+/// Whether `e` calls a transcendental function (exp, log, erf, tanh, sigmoid): tens of
+/// instructions per element, where inlining into two consumers doubles the work.
+bool callsTranscendental(const tir::Expr& e) {
+  struct Finder : tir::IRVisitor {
+    bool found = false;
+    void visit(const tir::CallNode* op) override {
+      static const std::set<std::string> costly{"exp", "log", "erf", "tanh", "sigmoid"};
+      if (costly.count(op->op)) found = true;
+      tir::IRVisitor::visit(op);
+    }
+  } f;
+  f.visitExpr(e);
+  return f.found;
+}
+
+/// A spatial block that computes a transcendental function (softmax's exp) and that a row
+/// reduction (reducesAlongContiguousAxis: the sum of exps) and another block both read. Inlined,
+/// each consumer would compute it again (softmax: the exps once for the sum, once for the
+/// normalized row); kept, rowFusedSchedule computes it once per row into a row buffer that both
+/// read. Inlined after all when no row-fused schedule takes it.
+bool isSharedRowProducer(tir::Schedule& sch, const tir::BlockRV& b) {
+  const tir::BlockNode* blk = sch.get(b);
+  const tir::BufferStoreNode* st = singleStore(blk->body);
+  if (!st || isReduction(blk) || !callsTranscendental(st->value)) return false;
+  std::vector<tir::BlockRV> consumers = tir::getConsumers(sch, b);
+  if (consumers.size() < 2) return false;
+  for (const tir::BlockRV& c : consumers)
+    if (reducesAlongContiguousAxis(sch.get(c))) return true;
+  return false;
+}
+
 /// For a reduction block whose innermost spatial loop is not among the parallel ones (a conv's
 /// output column): moves that loop below the reduce loops, hoists the init out of them, and
 /// vectorizes it, so each reduction step updates a contiguous row of outputs. Leaves the schedule
@@ -254,27 +286,33 @@ std::vector<std::string> rowFusedSchedule(tir::Schedule& sch, bool vectorize) {
   };
   const std::vector<int64_t> outRows = rowExtents(loops);
   std::vector<std::string> names;
+  // Per block before the output: whether it is a row reduction (else a row of elementwise
+  // values that later blocks read, isSharedRowProducer: softmax's exps).
+  std::vector<bool> rowReduction;
   for (size_t k = 0; k + 1 < blocks.size(); ++k) {
     const tir::BlockNode* blk = sch.get(blocks[k]);
     // One reduce iter var, the last, over the row: its spatial iter vars are the rows.
-    if (!reducesAlongContiguousAxis(blk)) return {};
+    const bool red = reducesAlongContiguousAxis(blk);
+    if (!red && isReduction(blk)) return {};
     std::vector<tir::LoopRV> bl = identityLoops(sch, blocks[k]);
     if (bl.size() < 2 || extentOf(sch, bl.back()) != rowLen || rowExtents(bl) != outRows) return {};
     names.push_back(blk->name);
+    rowReduction.push_back(red);
   }
   names.push_back(sch.get(out)->name);
   tir::Schedule saved = sch;
   try {
     const int64_t lanes = reductionLanes(rowLen);
     // Each reduction sums in vector lanes: rfactor needs the block's own loop nest, so first.
-    std::vector<std::string> rfNames;
+    std::vector<std::string> rfNames(blocks.size() - 1);
     for (size_t k = 0; k + 1 < blocks.size(); ++k) {
+      if (!rowReduction[k]) continue;
       const tir::BlockRV b = tir::getBlock(sch, names[k]);
       const size_t numIters = sch.get(b)->iterVars.size();
       std::vector<tir::LoopRV> bl = tir::getLoops(sch, b);
       auto kp = tir::split(sch, bl.back(), {tir::Value(nullptr), tir::Value(lanes)});
       tir::BlockRV rf = tir::rfactor(sch, kp[1], int64_t(numIters - 1));
-      rfNames.push_back(sch.get(rf)->name);
+      rfNames[k] = sch.get(rf)->name;
     }
     std::vector<tir::LoopRV> rowLoops(loops.begin(), loops.end() - 1);
     const tir::LoopRV fused = rowLoops.size() > 1 ? tir::fuse(sch, rowLoops) : rowLoops[0];
@@ -284,9 +322,23 @@ std::vector<std::string> rowFusedSchedule(tir::Schedule& sch, bool vectorize) {
     // Consumers first: each producer then covers the one row its consumers read.
     for (size_t k = blocks.size() - 1; k-- > 0;) {
       tir::computeAt(sch, tir::getBlock(sch, names[k]), fused);
-      tir::computeAt(sch, tir::getBlock(sch, rfNames[k]), fused);
+      if (rowReduction[k]) tir::computeAt(sch, tir::getBlock(sch, rfNames[k]), fused);
+    }
+    // A row of elementwise values (one row buffer per thread after compact-buffers) in vector
+    // lanes.
+    for (size_t k = 0; k + 1 < blocks.size(); ++k) {
+      if (rowReduction[k]) continue;
+      std::vector<tir::LoopRV> el = tir::getLoops(sch, tir::getBlock(sch, names[k]));
+      // The consumers read the row in whole vectors (197 -> 13 x 16): the block covers that,
+      // guarded to the row by compute-at's predicate, which loop partitioning peels off.
+      const int64_t ext = extentOf(sch, el.back());
+      if (ext != rowLen && ext != (rowLen + lanes - 1) / lanes * lanes)
+        throw Error("row-fused schedule: unexpected loops of " + names[k]);
+      auto ep = tir::split(sch, el.back(), {tir::Value(nullptr), tir::Value(lanes)});
+      tir::vectorize(sch, ep[1]);
     }
     for (const std::string& rfName : rfNames) {
+      if (rfName.empty()) continue;
       const tir::BlockRV rf = tir::getBlock(sch, rfName);
       const tir::BlockNode* blk = sch.get(rf);
       const tir::BlockRealizeNode* realize = sch.realizeOf(blk);
@@ -617,6 +669,46 @@ void packLanePanel(tir::Schedule& sch, const tir::BlockRV& b, size_t numSpatial,
   }
 }
 
+/// An L1 data cache's set period: lines 4 KiB apart share a set (64 sets of 64-byte lines, in the
+/// 32 KiB 8-way and the 48 KiB 12-way L1s of AMD Zen 3-5 and Intel cores alike).
+constexpr int64_t kL1SetPeriodBytes = 4096;
+
+/// The rows of a register tile that may share one L1 set: each reduction step reads one line of
+/// every row of the operand without the lane axis, and the lane operand's panel and the
+/// accumulator tile need ways too.
+constexpr int64_t kRowsPerL1Set = 8;
+
+/// The most rows of a GEMM's register tile whose rows of the operand without the lane axis (a
+/// matmul's (M, K) input, rows K floats apart) do not crowd one L1 set: rows whose stride is a
+/// multiple of 4 KiB (K = 1024) all map to the same set, and 16 of them (an AVX-512 tile) exceed
+/// its ways, so every broadcast load missed L1 (BERT's 128 x 1024 x 256 dense: 113 GFLOP/s with
+/// 16 rows, 178 with 10). No limit (0) when the rows spread over enough sets.
+int64_t rowsWithoutSetConflicts(const tir::BlockNode* blk, size_t rowK, size_t numSpatial) {
+  tir::Expr cond;
+  const tir::BufferStoreNode* st = guardedStore(blk->body, &cond);
+  const tir::Var& lane = blk->iterVars[numSpatial - 1].var;
+  const tir::Var& row = blk->iterVars[rowK].var;
+  for (const tir::BufferLoadNode* ld : loadsIn(blk->body)) {
+    if (ld->buffer.get() == st->buffer.get() || ld->indices.size() < 2) continue;
+    bool usesRow = false, usesLane = false;
+    for (const tir::Expr& i : ld->indices) {
+      usesRow |= tir::usesVar(i, row);
+      usesLane |= tir::usesVar(i, lane);
+    }
+    // The row indexes the second-to-last axis: rows are one last-axis extent apart.
+    if (!usesRow || usesLane || !tir::usesVar(ld->indices[ld->indices.size() - 2], row)) continue;
+    const int64_t* last = tir::asConstInt(ld->buffer->shape.back());
+    if (!last) return 0;
+    const int64_t stride = *last * ld->buffer->dtype.bytes();
+    const int64_t g = std::gcd(stride, kL1SetPeriodBytes);
+    // Row starts fall on kL1SetPeriodBytes / g distinct offsets in the period; distinct sets
+    // while they are a line or more apart.
+    if (g < 64) return 0;
+    return kRowsPerL1Set * (kL1SetPeriodBytes / g);
+  }
+  return 0;
+}
+
 /// TVM's x86 conv2d_NCHWc schedule, for any reduction with a lane axis (hasLaneAxis): the lane
 /// axis in vector lanes (split by 16 when longer), the row axis (rowAxis: a conv's output column,
 /// a matmul's row) in a register block of up to 28 rows (a conv: up to 14 rows of two or more
@@ -658,7 +750,10 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
   // rows broadcast an operand (a conv's input) to the chunks' weight vectors. Two chunks of 14
   // rows take 16 loads per 28 FMAs where one chunk of 28 rows takes 29 (stage-1 ResNet conv:
   // 6% faster); the accumulators and the chunks' weight vectors fill at most 30 registers.
-  const int64_t maxRows = std::max<int64_t>(1, accumulatorRegisters() * hostRegisters().lanes / lanes);
+  int64_t maxRows = std::max<int64_t>(1, accumulatorRegisters() * hostRegisters().lanes / lanes);
+  // A GEMM's rows must not crowd one L1 set (rowsWithoutSetConflicts).
+  if (laneOperandRow(laneOperand(blk, numSpatial)) > lanes)
+    if (const int64_t cap = rowsWithoutSetConflicts(blk, rowK, numSpatial); cap > 0) maxRows = std::min(maxRows, cap);
   int chunkK = lanes == kLanes && usedWithoutLane(blk, rowK, numSpatial) ? chunkAxis(blk, numSpatial) : -1;
   if (chunkK >= 0 && isSymbolic(sch, loops[size_t(chunkK)])) chunkK = -1;
   const int64_t chunkExt = chunkK >= 0 ? *tir::asConstInt(sch.get(loops[size_t(chunkK)])->extent) : 1;
@@ -1089,10 +1184,15 @@ tir::Schedule scheduleByDefault(const tir::PrimFunc& f, bool vectorize, RowVaria
   tir::Schedule sch(f);
   auto children = [&]() { return tir::getChildBlocks(sch, tir::getBlock(sch, "root")); };
   // Inline every block that can be (the primitive refuses reductions and outputs).
+  std::set<std::string> keptRowProducers;
   for (bool changed = true; changed;) {
     changed = false;
     for (const tir::BlockRV& b : children()) {
       if (isConditionalProducerOfReduction(sch, b) || topi::nn::isWinogradTransform(sch.get(b))) continue;
+      if (vectorize && isSharedRowProducer(sch, b)) {
+        keptRowProducers.insert(sch.get(b)->name);
+        continue;
+      }
       try {
         tir::computeInline(sch, b);
         changed = true;
@@ -1104,6 +1204,14 @@ tir::Schedule scheduleByDefault(const tir::PrimFunc& f, bool vectorize, RowVaria
   // Blocks a special rule scheduled (by name: RVs do not survive the rules' rewrites).
   std::set<std::string> done;
   for (const std::string& n : rowFusedSchedule(sch, vectorize)) done.insert(n);
+  // A kept row producer that no row-fused schedule took is inlined after all.
+  for (const std::string& n : keptRowProducers) {
+    if (done.count(n)) continue;
+    try {
+      tir::computeInline(sch, tir::getBlock(sch, n));
+    } catch (const Error&) {
+    }
+  }
   for (const tir::BlockRV& b : children()) {
     if (done.count(sch.get(b)->name)) continue;
     for (const std::string& n : tileLaneReduction(sch, b, vectorize, rv)) done.insert(n);

@@ -148,6 +148,24 @@ private slots:
     QVERIFY(maxDiff(f3, g3) < 1e-5);
   }
 
+  void simplifyInferenceKeepsLastAxisLayerNorm() {
+    // A layer norm over the last axis of a static tensor stays one op (its compute is one
+    // row-fused kernel); over two axes, or with a symbolic dim, it is decomposed.
+    Var x = makeVar("x", f32({2, 3, 8}));
+    Expr ln = makeCall("nn.layer_norm", {x, randomConst({8}, 1), randomConst({8}, 2)},
+                       {{"axis", int64_t(-1)}, {"epsilon", 1e-5}});
+    Function f = fn({x}, ln);
+    Function g = apply(f, simplifyInference);
+    QCOMPARE(countOps(g, "nn.layer_norm"), 1);
+    QCOMPARE(countOps(g, "mean"), 0);
+    Var y = makeVar("y", tensorType(Shape{Dim::symbol("n"), Dim(8)}, DataType::Float(32)));
+    Function h = apply(fn({y}, makeCall("nn.layer_norm", {y, randomConst({8}, 1), randomConst({8}, 2)},
+                                        {{"axis", int64_t(-1)}, {"epsilon", 1e-5}})),
+                       simplifyInference);
+    QCOMPARE(countOps(h, "nn.layer_norm"), 0);
+    QCOMPARE(countOps(h, "mean"), 2);
+  }
+
   void simplifyInferenceNormsAndDropout() {
     Var x = makeVar("x", f32({2, 3, 4, 5}));
     Expr ln = makeCall("nn.layer_norm", {x, randomConst({4, 5}, 1), randomConst({5}, 2)},

@@ -149,6 +149,13 @@ private:
   }
 
   /// (x - mean(x)) * rsqrt(var(x) + eps) over `axes`.
+  /// Whether `v` (a layer norm's scale or shift) is a static vector over the last axis of `x`.
+  static bool perLastAxis(const Expr& v, const TensorTypeNode& x) {
+    auto* t = inferType(v).as<TensorTypeNode>();
+    return t && t->isStatic() && t->ndim() == 1 && t->dtype == x.dtype &&
+           t->shape[0].value == x.shape.back().value;
+  }
+
   static Expr normalize(const Expr& x, const std::vector<int64_t>& axes, double epsilon,
                         DataType t) {
     Attrs reduce{{"axis", axes}, {"keepdims", int64_t(1)}};
@@ -163,6 +170,13 @@ private:
     auto* dt = inferType(ln.args[0]).as<TensorTypeNode>();
     int64_t ndim = int64_t(dt->ndim()), axis = ln.attrs.getInt("axis");
     if (axis < 0) axis += ndim;
+    // Over the last axis of a static tensor (a transformer's layer norm) it stays one op: its
+    // compute (topi nn.layer_norm) is one kernel whose row reductions and normalized row the
+    // default schedule runs one row at a time in vector lanes. Decomposed, it became four kernels
+    // (mean, subtract, the variance's mean, the normalization), the reductions scalar.
+    if (axis == ndim - 1 && ndim >= 2 && dt->isStatic() && (dt->dtype == DataType::Float(32)) &&
+        perLastAxis(ln.args[1], *dt) && perLastAxis(ln.args[2], *dt))
+      return makeCall("nn.layer_norm", {ln.args[0], ln.args[1], ln.args[2]}, ln.attrs);
     std::vector<int64_t> axes;
     for (int64_t i = axis; i < ndim; ++i)
       axes.push_back(i);
