@@ -144,9 +144,9 @@ CLI::App* setupTune(CLI::App& app) {
                   "counted) or by their wall time (wall)")
       ->group(dist)->check(CLI::IsMember({"charged", "wall"}));
   sub->add_option("--rt-priority", o.rtPriority,
-                  "Bench on a shared machine: once started, rank 0 runs at this real-time priority (SCHED_FIFO, needs "
-                  "root or CAP_SYS_NICE) and the worker ranks and their measurements one below, so other jobs wait "
-                  "(0: normal)")
+                  "Bench on a shared machine: once started, the job runs at real-time priority (SCHED_FIFO, needs "
+                  "root or CAP_SYS_NICE): rank 0's dispatcher at this priority + 1, the worker ranks and their "
+                  "measurements one below it, rank 0's search two below, so other jobs wait (0: normal)")
       ->group(dist)->check(CLI::Range(0, 98));
   sub->add_flag("--worker-events", o.workerEvents,
                 "Print each worker rank's state changes on stderr (\"loom-worker rank=R host=H state=S trials=N failed=F\")")
@@ -577,7 +577,9 @@ int runTune() {
     if (tune::RemoteMutantStats m = tune::remoteMutantStats(); m.requested > 0)
       std::cout << "distributed: " << m.requested << " mutants made by the workers (evolutionary search): " << m.made
                 << " came back, " << m.repeated << " repeated a known point ("
-                << fmt("%.0f%%", m.made ? 100.0 * double(m.repeated) / double(m.made) : 0.0) << ", a wasted replay and lowering each)\n";
+                << fmt("%.0f%%", m.made ? 100.0 * double(m.repeated) / double(m.made) : 0.0)
+                << ", a wasted replay and lowering each); the workers drew " << m.redrawn
+                << " known points again (a replay each, not lowered), " << m.allKnown << " requests found only known points\n";
     if (simulate && st.trials > 0)
       std::cout << "distributed: simulated workers' real work (jobs read, points lowered) per trial: "
                 << fmt("%.1f", 1000 * st.workerWorkCpuS / st.trials) << " ms CPU, "

@@ -8,6 +8,8 @@
 #include <random>
 #include <set>
 #include <string>
+#include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "core/tune/CostModel.h"
@@ -87,22 +89,40 @@ public:
 /// A mutant as the evolutionary search makes it, described for a runner to make
 /// (SearchContext::lowerLater): `design` replayed with its sampling decision `decision` drawn anew
 /// from `seed`, then postprocessed. {"mutate": {"design", "decision", "seed"}}.
-nlohmann::json mutationRequest(const nlohmann::json& design, size_t decision, uint64_t seed);
+/// `parent` (when not 0): keyHash() of the parent's key, so a worker that knows which points are
+/// known (lowerForSearch's `known`) does not hand back the parent itself ({"parent": hash}).
+nlohmann::json mutationRequest(const nlohmann::json& design, size_t decision, uint64_t seed, uint64_t parent = 0);
+/// A 64-bit hash of a point's key (SpacePoint::key(), a record's traceKey: FNV-1a over its text),
+/// by which worker ranks tell a known point from a new one without rank 0's key strings.
+uint64_t keyHash(std::string_view key);
+/// How many points a worker may draw for one mutation request when the first ones are known.
+inline constexpr int kMutantDraws = 4;
 /// What a lowersForFeatures() runner does with one of MeasureCandidate::alsoLower: a final trace
 /// is replayed and lowered; a mutation request is made (SpaceGenerator::replay, as the search
 /// would) and lowered, and the point comes back in `made` ({"final", "design"}; null when it does
 /// not replay). `features`: std::nullopt when it does not replay or lower.
+/// With `known` (the keyHash()es of the points the search knows: measured, handed out, made
+/// before; MpiRunner sends them to each worker), a mutant whose key is known (or is the
+/// request's parent) is not lowered: the worker draws again, a decision of the same design and its
+/// value from a seed derived from the request's, up to kMutantDraws points in all. The first draw
+/// is the search's own mutant (the request's decision and seed). The point made comes back with
+/// "hash" (its keyHash(), added to `known`) and "redrawn" (the known draws it replaced); when every
+/// draw was known, `made` is {"known": true, "redrawn": N} and nothing was lowered.
 struct LoweredForSearch {
   std::optional<std::vector<float>> features;
   nlohmann::json made;
 };
-LoweredForSearch lowerForSearch(const TuneTask& task, const SpaceGenerator& space, const nlohmann::json& item);
+LoweredForSearch lowerForSearch(const TuneTask& task, const SpaceGenerator& space, const nlohmann::json& item,
+                                std::unordered_set<uint64_t>* known = nullptr);
 
 /// Process-wide counts of mutants made by the runner (mutation requests): sent, came back made,
 /// and of those how many repeated a point the search knew (measured, in the population, or made
 /// before): each of these cost a worker one wasted replay and lowering.
+/// With a known set on the workers (lowerForSearch's `known`): `redrawn` draws the workers found
+/// known and replaced (a replay each, no lowering), `allKnown` requests whose every draw was known
+/// (not lowered, not sent back).
 struct RemoteMutantStats {
-  size_t requested = 0, made = 0, repeated = 0;
+  size_t requested = 0, made = 0, repeated = 0, redrawn = 0, allKnown = 0;
 };
 RemoteMutantStats remoteMutantStats();
 

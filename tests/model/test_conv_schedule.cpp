@@ -69,6 +69,29 @@ graph::Module fullReductionModule(const std::string& op, const std::vector<int64
   return m;
 }
 
+struct ConvTransposeCase {
+  int64_t c, h, w, o, k, stride, groups, dilation;
+  std::vector<int64_t> pad, outputPadding;
+};
+
+/// conv2d_transpose -> bias_add -> sigmoid on (1, c, h, w) with weights (c, o / groups, k, k).
+graph::Module convTransposeModule(const ConvTransposeCase& cs) {
+  graph::Var x = graph::makeVar("data", graph::tensorType(std::vector<int64_t>{1, cs.c, cs.h, cs.w}, DataType::Float(32)));
+  graph::Constant wt = graph::makeConstant(test::randomArray({cs.c, cs.o / cs.groups, cs.k, cs.k}, 23), "w");
+  graph::Constant b = graph::makeConstant(test::randomArray({cs.o}, 24), "b");
+  graph::Attrs attrs;
+  attrs.set("padding", cs.pad);
+  attrs.set("strides", std::vector<int64_t>{cs.stride, cs.stride});
+  attrs.set("dilation", std::vector<int64_t>{cs.dilation, cs.dilation});
+  attrs.set("groups", cs.groups);
+  attrs.set("output_padding", cs.outputPadding);
+  graph::Expr conv = graph::makeCall("nn.conv2d_transpose", {x, wt}, attrs);
+  graph::Expr y = graph::makeCall("sigmoid", {graph::makeCall("nn.bias_add", {conv, b})});
+  graph::Module m;
+  m.functions["main"] = graph::makeFunction({x}, y);
+  return m;
+}
+
 }  // namespace
 
 class TestConvSchedule : public QObject {
@@ -109,6 +132,48 @@ private slots:
     // times one weight broadcast over the lanes.
     QVERIFY2(text.find("pad_temp_1[T.Ramp(") != std::string::npos, text.c_str());
     QVERIFY2(text.find("] * T.Broadcast(p1_2[") != std::string::npos, text.c_str());
+  }
+
+  // ConvTranspose by output phase: with 4 or more input channels per group a GEMM into a col
+  // buffer (its input columns in vector lanes, in parallel) and a gather of each output's taps
+  // with the epilogue; else the phased sum (only the taps the stride does not zero). Dilated
+  // ones keep the sum over every tap.
+  void convTransposeMatchesEvaluator_data() {
+    QTest::addColumn<int>("index");
+    QTest::addColumn<bool>("colGemm");
+    QTest::newRow("k2 s2 (one tap per output), 16 -> 16, 20x20") << 0 << true;
+    QTest::newRow("k2 s2, 16 -> 1 (one output channel)") << 1 << true;
+    QTest::newRow("k4 s2 pad 1 (two taps per axis)") << 2 << true;
+    QTest::newRow("k3 s2 pad 1 output_padding 1 (guarded taps)") << 3 << true;
+    QTest::newRow("groups 2, 8 channels per group, k3 s1 pad 1") << 4 << true;
+    QTest::newRow("depthwise (groups = channels), k4 s2 pad 1") << 5 << false;
+    QTest::newRow("3 input channels, k5 s3 pad 2, width 11") << 6 << false;
+    QTest::newRow("dilation 2 (every tap)") << 7 << false;
+  }
+  void convTransposeMatchesEvaluator() {
+    QFETCH(int, index);
+    QFETCH(bool, colGemm);
+    const std::vector<ConvTransposeCase> cases = {
+        {16, 20, 20, 16, 2, 2, 1, 1, {0, 0, 0, 0}, {0, 0}},
+        {16, 12, 24, 1, 2, 2, 1, 1, {0, 0, 0, 0}, {0, 0}},
+        {8, 9, 13, 12, 4, 2, 1, 1, {1, 1, 1, 1}, {0, 0}},
+        {8, 7, 10, 8, 3, 2, 1, 1, {1, 1, 1, 1}, {1, 1}},
+        {16, 6, 18, 8, 3, 1, 2, 1, {1, 1, 1, 1}, {0, 0}},
+        {8, 10, 10, 8, 4, 2, 8, 1, {1, 1, 1, 1}, {0, 0}},
+        {3, 6, 11, 5, 5, 3, 1, 1, {2, 2, 2, 2}, {0, 0}},
+        {8, 6, 9, 4, 3, 2, 1, 2, {1, 1, 1, 1}, {1, 1}},
+    };
+    const ConvTransposeCase& cs = cases[size_t(index)];
+    std::string text;
+    double d = runAgainstEvaluator(convTransposeModule(cs), {1, cs.c, cs.h, cs.w}, &text);
+    QVERIFY2(d < 1e-4, qPrintable(QString("max diff %1").arg(d)));
+    QVERIFY2(text.find("T.parallel") != std::string::npos, text.c_str());
+    QCOMPARE(text.find("conv2d_transpose_col = T.allocate") != std::string::npos, colGemm);
+    if (colGemm) {
+      // The GEMM updates vectors of input columns: a vector load of the data times a weight
+      // broadcast over the lanes.
+      QVERIFY2(text.find("] * T.Broadcast(") != std::string::npos, text.c_str());
+    }
   }
 
   void denseMatchesEvaluator_data() {

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <random>
 #include <set>
+#include <unordered_set>
 #include <unistd.h>
 
 #include "core/schedule/Trace.h"
@@ -45,6 +46,7 @@ public:
       : m_workers(workers), m_fillTarget(fillIns), m_slowSearch(slowSearch), m_rng(seed) {}
   size_t capacity() const override { return m_workers; }
   void submit(uint64_t ticket, const MeasureCandidate& c, const MeasureOptions&) override {
+    m_known.insert(keyHash(c.trace.dump())); // as MpiRunner: a point handed out is known to the workers
     m_queue.push_back({ticket, c, false});
   }
   size_t fillInTarget() const override { return m_fillTarget; }
@@ -57,6 +59,7 @@ public:
     return t;
   }
   void submitFillIn(uint64_t ticket, const MeasureCandidate& c, const MeasureOptions&) override {
+    m_known.insert(keyHash(c.trace.dump()));
     m_fill.push_back({ticket, c, true});
   }
   std::optional<std::pair<uint64_t, MeasureResult>> next() override {
@@ -88,7 +91,7 @@ public:
     // made and lowered here, as a worker rank does).
     SpaceGenerator space = SpaceGenerator::forTarget(job.c.task.target);
     for (const nlohmann::json& t : job.c.alsoLower) {
-      LoweredForSearch l = lowerForSearch(job.c.task, space, t);
+      LoweredForSearch l = lowerForSearch(job.c.task, space, t, &m_known);
       r.alsoFeatures.push_back(l.features.value_or(std::vector<float>{}));
       r.alsoMade.push_back(l.made);
       ++m_lowered;
@@ -110,6 +113,7 @@ private:
   bool m_slowSearch;
   std::mt19937_64 m_rng;
   std::deque<Job> m_queue, m_fill;
+  std::unordered_set<uint64_t> m_known; ///< the workers' known set (one for all: MpiRunner keeps each up to date)
   size_t m_maxOut = 0, m_fillInsRun = 0, m_turn = 0, m_lowered = 0;
 };
 
@@ -278,6 +282,64 @@ private slots:
     qInfo("12 mutants made from requests equal the search's own (%d requests that did not replay either way)", failedBoth);
   }
 
+  // A worker with a known set (the keys rank 0 sent it, and the mutants it made) does not make and
+  // lower a known point: it draws again (another decision of the same design, a derived seed),
+  // up to kMutantDraws points, and then answers "known" without lowering anything. The first draw
+  // is the search's own mutant; the request's parent counts as known.
+  void workersDrawAgainForKnownMutants() {
+    TuneTask task = TuneTask::fromWorkload(kWorkload);
+    SpaceGenerator space = SpaceGenerator::forTarget(task.target);
+    int requests = 0, exhausted = 0;
+    for (uint64_t s = 1; requests < 6 && s < 100; ++s) {
+      std::optional<SpacePoint> parent = space.sample(task.func, s);
+      if (!parent) continue;
+      auto sampling = parent->design.samplingInstructions();
+      QVERIFY(!sampling.empty());
+      size_t idx = sampling[s % sampling.size()];
+      std::optional<SpacePoint> own = space.replay(task.func, parent->design, {{idx, tir::Value()}}, 1000 + s);
+      if (!own || own->key() == parent->key()) continue; // wanted: a first draw that is a new point
+      ++requests;
+      const nlohmann::json request = nlohmann::json::parse(mutationRequest(parent->designJson(), idx, 1000 + s).dump());
+      std::unordered_set<uint64_t> known;
+      // Nothing known yet: the search's own mutant, its hash added to the known set.
+      LoweredForSearch first = lowerForSearch(task, space, request, &known);
+      QVERIFY(first.made.is_object() && first.features);
+      QCOMPARE(first.made["final"].dump(), own->key());
+      QCOMPARE(first.made["hash"].get<uint64_t>(), keyHash(own->key()));
+      QVERIFY(!first.made.contains("redrawn"));
+      QVERIFY(known.count(keyHash(own->key())));
+      // The same request again: each answer is a point not known before, until every draw is known.
+      std::set<std::string> made = {own->key()};
+      bool allKnown = false;
+      for (int again = 0; again < kMutantDraws && !allKnown; ++again) {
+        size_t before = known.size();
+        LoweredForSearch l = lowerForSearch(task, space, request, &known);
+        QVERIFY(l.made.is_object());
+        QVERIFY(l.made.value("redrawn", 0) >= 1);
+        if (l.made.value("known", false)) {
+          QVERIFY(!l.features); // nothing lowered
+          QCOMPARE(known.size(), before);
+          allKnown = true;
+          break;
+        }
+        const std::string key = l.made["final"].dump();
+        QVERIFY2(made.insert(key).second, "a worker made a known mutant");
+        QVERIFY(known.count(keyHash(key)) && l.features);
+      }
+      QVERIFY2(allKnown, "more points made than draws");
+      ++exhausted;
+      // The parent is known to the worker through the request ("parent"): a draw equal to it is redrawn.
+      std::unordered_set<uint64_t> none;
+      nlohmann::json withParent = nlohmann::json::parse(
+          mutationRequest(parent->designJson(), idx, 1000 + s, keyHash(own->key())).dump());
+      LoweredForSearch p = lowerForSearch(task, space, withParent, &none);
+      QVERIFY(p.made.is_object());
+      QVERIFY(p.made.value("known", false) || p.made["final"].dump() != own->key());
+    }
+    QCOMPARE(requests, 6);
+    QCOMPARE(exhausted, 6);
+  }
+
   void sameBestWithOneOrEightWorkers() {
     const int trials = 24;
     double log1 = 0, log8 = 0;
@@ -362,7 +424,9 @@ private slots:
     QVERIFY2(lowered > 0, "the workers lowered none of the search's mutants");
     // The mutants were made by the workers (mutation requests), and most were new points.
     RemoteMutantStats m = remoteMutantStats();
-    qInfo("mutants made by the workers: %zu requested, %zu made, %zu repeated a known point", m.requested, m.made, m.repeated);
+    qInfo("mutants made by the workers: %zu requested, %zu made, %zu repeated a known point; %zu draws known and drawn "
+          "again, %zu requests with only known draws",
+          m.requested, m.made, m.repeated, m.redrawn, m.allKnown);
     QVERIFY2(m.made > 0 && m.made <= m.requested, "no mutant was made by the workers");
     QVERIFY2(m.repeated < m.made / 2, "most mutants the workers made repeated a known point");
     QVERIFY2(std::abs(log16 - logPlain) < std::log(1.2), qPrintable(QString("geomean best: plain %1 ms, 16 workers %2 ms")

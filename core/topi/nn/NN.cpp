@@ -1,6 +1,7 @@
 // TE computes of the neural-network graph ops: conv2d, conv2d_transpose, dense, matmul, pools,
 // batch/layer/instance norm, softmax and log_softmax.
 #include <limits>
+#include <optional>
 
 #include "core/graph/Layout.h"
 #include "core/topi/Ops.h"
@@ -111,8 +112,124 @@ std::vector<te::Tensor> conv2d(const CallNode& call, const std::vector<te::Tenso
       "conv2d_nchw", "conv2d_nchw"));
 }
 
+/// The kernel taps that reach output position y of a stride-s transposed conv along one axis (no
+/// dilation), by phase: tap t of [0, ceil(k / s)) is kernel position r = (y + p) % s + t * s,
+/// reading input position (y + p) / s - t. Every tap is valid when r < k and the input position
+/// is inside [0, n) for every output position of [0, outLen) (checked here, at compile time).
+struct PhaseAxis {
+  int64_t taps = 1;
+  bool alwaysValid = true;
+};
+PhaseAxis phaseAxis(int64_t k, int64_t s, int64_t p, int64_t n, int64_t outLen) {
+  PhaseAxis a;
+  a.taps = (k + s - 1) / s;
+  for (int64_t y = 0; y < outLen && a.alwaysValid; ++y)
+    for (int64_t t = 0; t < a.taps; ++t) {
+      const int64_t r = (y + p) % s + t * s, i = (y + p) / s - t;
+      if (r >= k || i < 0 || i >= n) {
+        a.alwaysValid = false;
+        break;
+      }
+    }
+  return a;
+}
+
+/// The col buffer of the GEMM form (conv2dTranspose) at most: beyond it, the phased sum without a
+/// col buffer.
+constexpr int64_t kMaxColBytes = int64_t(64) << 20;
+
+/// conv2d_transpose without dilation, by output phase (conv2dTranspose): the tap index t runs over
+/// ceil(k / s) positions per axis, none of them a zero of the stride. With at least 4 input
+/// channels per group, as ONNX Runtime does it: a GEMM into a col buffer
+/// col[n, ry, rx, o, iy, ix] = sum_c data[n, c, iy, ix] * w[c, o, ry, rx] (its lane axis the input
+/// columns, its register-tile rows the output channels: the default schedule's lane tile), then
+/// each output gathers its taps of col (col2im), the epilogue fused into that gather.
+std::vector<te::Tensor> conv2dTransposePhased(const CallNode& call, const std::vector<te::Tensor>& in,
+                                              const Type& outType) {
+  const auto& out = staticTensor(outType, call);
+  const auto& s = call.attrs.getInts("strides");
+  const auto& p = call.attrs.getInts("padding");
+  int64_t g = call.attrs.getInt("groups");
+  std::vector<int64_t> ds = extents(in[0]), ws = extents(in[1]);
+  const std::vector<int64_t> os = out.staticShape();
+  const int64_t N = ds[0], C = ds[1], H = ds[2], W = ds[3], opg = ws[1], KH = ws[2], KW = ws[3];
+  const int64_t cpg = C / g, O = opg * g;
+  const PhaseAxis ay = phaseAxis(KH, s[0], p[0], H, os[2]), ax = phaseAxis(KW, s[1], p[1], W, os[3]);
+  const te::Tensor &D = in[0], &Wt = in[1];
+  auto channel = [&](const Expr& o, const Expr& rc) {
+    return g == 1 ? rc : tir::floordiv(o, ci(opg)) * ci(cpg) + rc;
+  };
+  auto outChannel = [&](const Expr& o) { return g == 1 ? o : tir::floormod(o, ci(opg)); };
+  const bool gemm = cpg >= 4 && N * KH * KW * O * H * W * 4 <= kMaxColBytes;
+  std::optional<te::Tensor> col;
+  if (gemm) {
+    te::IterVar rc = te::reduceAxis(ci(cpg), "rc");
+    col = te::compute(
+        {ci(N), ci(KH), ci(KW), ci(O), ci(H), ci(W)},
+        [&](const std::vector<Var>& i) -> te::ComputeBody {
+          Expr c = channel(i[3], rc);
+          return te::sum(D(i[0], c, i[4], i[5]) * Wt(c, outChannel(i[3]), i[1], i[2]), {rc});
+        },
+        "conv2d_transpose_col", "conv2d_transpose_col");
+  }
+  // The taps of output (y, x): kernel position, input position, validity.
+  struct Tap {
+    Expr ry, rx, iy, ix, valid;
+  };
+  auto tap = [&](const Expr& y, const Expr& x, const Expr& ty, const Expr& tx) {
+    Expr hy = y + ci(p[0]), hx = x + ci(p[1]);
+    Tap t;
+    t.ry = tir::floormod(hy, ci(s[0])) + ty * ci(s[0]);
+    t.rx = tir::floormod(hx, ci(s[1])) + tx * ci(s[1]);
+    t.iy = tir::floordiv(hy, ci(s[0])) - ty;
+    t.ix = tir::floordiv(hx, ci(s[1])) - tx;
+    Expr vy = t.ry < ci(KH) && t.iy >= ci(0) && t.iy < ci(H);
+    Expr vx = t.rx < ci(KW) && t.ix >= ci(0) && t.ix < ci(W);
+    t.valid = ay.alwaysValid ? (ax.alwaysValid ? Expr() : vx) : (ax.alwaysValid ? vy : (vy && vx));
+    if (!ay.alwaysValid) t.ry = clampIndex(t.ry, 0, KH - 1), t.iy = clampIndex(t.iy, 0, H - 1);
+    if (!ax.alwaysValid) t.rx = clampIndex(t.rx, 0, KW - 1), t.ix = clampIndex(t.ix, 0, W - 1);
+    return t;
+  };
+  auto guarded = [&](const Tap& t, Expr v) { return t.valid.defined() ? tir::select(t.valid, v, tir::makeZero(v.dtype())) : v; };
+  const bool oneTap = ay.taps == 1 && ax.taps == 1;
+  if (gemm && oneTap) {
+    // One tap per output (a kernel no larger than the stride): a gather the epilogue inlines.
+    return one(te::compute(
+        teShape(out),
+        [&](Var n, Var o, Var y, Var x) -> te::ComputeBody {
+          Tap t = tap(y, x, ci(0), ci(0));
+          return guarded(t, (*col)(n, t.ry, t.rx, o, t.iy, t.ix));
+        },
+        "conv2d_transpose_nchw", "conv2d_transpose_nchw"));
+  }
+  te::IterVar ty = te::reduceAxis(ci(ay.taps), "ty"), tx = te::reduceAxis(ci(ax.taps), "tx");
+  if (gemm) {
+    return one(te::compute(
+        teShape(out),
+        [&](Var n, Var o, Var y, Var x) -> te::ComputeBody {
+          Tap t = tap(y, x, ty, tx);
+          return te::sum(guarded(t, (*col)(n, t.ry, t.rx, o, t.iy, t.ix)), {ty, tx});
+        },
+        "conv2d_transpose_nchw", "conv2d_transpose_nchw"));
+  }
+  te::IterVar rc = te::reduceAxis(ci(cpg), "rc");
+  return one(te::compute(
+      teShape(out),
+      [&](Var n, Var o, Var y, Var x) -> te::ComputeBody {
+        Tap t = tap(y, x, ty, tx);
+        Expr c = channel(o, rc);
+        return te::sum(guarded(t, D(n, c, t.iy, t.ix) * Wt(c, outChannel(o), t.ry, t.rx)), {rc, ty, tx});
+      },
+      "conv2d_transpose_nchw", "conv2d_transpose_nchw"));
+}
+
 std::vector<te::Tensor> conv2dTranspose(const CallNode& call, const std::vector<te::Tensor>& in, const Type& outType) {
   const auto& out = staticTensor(outType, call);
+  // Without dilation: by phase (no tap that the stride makes zero is visited).
+  {
+    const auto& dl0 = call.attrs.getInts("dilation");
+    if (dl0[0] == 1 && dl0[1] == 1) return conv2dTransposePhased(call, in, outType);
+  }
   const auto& s = call.attrs.getInts("strides");
   const auto& p = call.attrs.getInts("padding");
   const auto& dl = call.attrs.getInts("dilation");

@@ -28,11 +28,12 @@ struct SessionOptions {
   /// wait for a CPU on the shared machine is not charged) or by its wall time (false).
   bool simulateChargeLowering = true;
   /// Benches on a shared machine: once started (MPI's start-up spins, which real-time ranks on an
-  /// oversubscribed machine turn into a livelock), rank 0 runs at real-time priority P (SCHED_FIFO,
-  /// every thread; its dispatcher thread at P + 1) and the worker ranks, with the measurement
-  /// processes they start, at P - 1, so the other jobs on the machine wait while it runs and rank 0
-  /// comes first; every rank goes back to normal before MPI's shutdown. 0: normal priority
-  /// (simulated worker ranks at nice 10).
+  /// oversubscribed machine turn into a livelock), the job runs at real-time priority (SCHED_FIFO):
+  /// rank 0's dispatcher thread at P + 1, the worker ranks, with the measurement processes they
+  /// start, at P - 1, and rank 0's other threads (search, training) at P - 2, below the workers'
+  /// short jobs (the search gets what they leave), so the other jobs on the machine wait while it
+  /// runs; every rank goes back to normal before MPI's shutdown. 0: normal priority (simulated
+  /// worker ranks at nice 10).
   int rtPriority = 0;
   /// Rank 0 prints a line per worker state change on stderr:
   /// "loom-worker rank=R host=H state=building|timing|idle|failed trials=N failed=F" (the Studio's monitor reads them).

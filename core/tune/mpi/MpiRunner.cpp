@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "core/tune/SearchStrategy.h"
 #include "core/tune/mpi/Protocol.h"
 #include "core/tune/mpi/TraceLog.h"
 
@@ -51,7 +52,8 @@ MeasureOptions optionsFromJson(const nlohmann::json& j) {
   return o;
 }
 
-MpiRunner::MpiRunner(std::vector<std::string> workerHosts, bool workerEvents, bool searchShared) : m_events(workerEvents) {
+MpiRunner::MpiRunner(std::vector<std::string> workerHosts, bool workerEvents, bool searchShared, int dispatcherPriority)
+    : m_events(workerEvents), m_dispatcherPriority(dispatcherPriority) {
   if (searchShared) m_searchLock = std::make_unique<HostLock>();
   for (size_t i = 0; i < workerHosts.size(); ++i) {
     Worker w;
@@ -77,7 +79,9 @@ MpiRunner::~MpiRunner() {
 }
 
 void MpiRunner::submit(uint64_t ticket, const MeasureCandidate& c, const MeasureOptions& options) {
+  const uint64_t key = keyHash(c.trace.dump()); // the candidate's key (a record's traceKey)
   std::lock_guard lk(m_mutex);
+  m_known[c.task.key].add(key); // handed out: known to every worker's next mutation requests
   if (!m_started) {
     m_started = true;
     m_first = Clock::now();
@@ -89,7 +93,9 @@ void MpiRunner::submit(uint64_t ticket, const MeasureCandidate& c, const Measure
 }
 
 void MpiRunner::submitFillIn(uint64_t ticket, const MeasureCandidate& c, const MeasureOptions& options) {
+  const uint64_t key = keyHash(c.trace.dump());
   std::lock_guard lk(m_mutex);
+  m_known[c.task.key].add(key);
   m_fillIns.push_back({ticket, c, options});
   ++m_outstanding;
 }
@@ -201,17 +207,17 @@ void sampleSystem() {
 } // namespace
 
 void MpiRunner::dispatch() {
-  // Idle turns sleep 0.2 ms, doubling up to 2 ms while nothing happens: each MPI_Iprobe polls
+  // Idle turns sleep 0.2 ms, doubling up to 1 ms while nothing happens: each MPI_Iprobe polls
   // every worker's channel (at 16-32 workers an idle turn every 0.5 ms cost rank 0 a quarter of a
-  // core), and 2 ms is under 1% of a trial.
+  // core). Up to session mpi7 2 ms: a result then waited 2.8 ms on average at 32 workers, now 1.5.
   std::chrono::microseconds idle{200};
-  // At real-time priority (the bench's --rt-priority), one level above rank 0's search and
-  // training threads, which would otherwise hold both cores of a small machine while results wait.
-  if (int policy = sched_getscheduler(0); policy == SCHED_FIFO || policy == SCHED_RR) {
+  // At real-time priority (the bench's --rt-priority P): P + 1, above the worker ranks (P - 1) and
+  // rank 0's search and training threads (P - 2), which would otherwise hold both cores of a small
+  // machine while results wait.
+  if (m_dispatcherPriority > 0) {
     sched_param p{};
-    sched_getparam(0, &p);
-    p.sched_priority = std::min(p.sched_priority + 1, sched_get_priority_max(policy));
-    sched_setscheduler(0, policy, &p);
+    p.sched_priority = std::min(m_dispatcherPriority, sched_get_priority_max(SCHED_FIFO));
+    sched_setscheduler(0, SCHED_FIFO, &p);
   }
   for (;;) {
     bool active = false;
@@ -239,7 +245,20 @@ void MpiRunner::dispatch() {
         if (fillIn || job.candidate.wantFeatures) j["features"] = true; // the worker lowers it
         if (m_events) j["states"] = true; // report building / timing
         if (fillIn) ++m_fillInsSent;
-        if (!job.candidate.alsoLower.empty()) j["lower"] = job.candidate.alsoLower;
+        Known& known = m_known[job.candidate.task.key];
+        if (!job.candidate.alsoLower.empty()) {
+          j["lower"] = job.candidate.alsoLower;
+          // With mutation requests, the points known since this worker's last ones: it does not
+          // make and lower a mutant the search knows (lowerForSearch).
+          bool requests = false;
+          for (const nlohmann::json& t : job.candidate.alsoLower) requests |= t.is_object() && t.contains("mutate");
+          size_t& sent = w.knownSent[job.candidate.task.key];
+          if (requests && sent < known.log.size()) {
+            j["known"] = std::vector<uint64_t>(known.log.begin() + long(sent), known.log.end());
+            sent = known.log.size();
+          }
+        }
+        w.taskKey = job.candidate.task.key;
         // Each worker gets a task's function once; later candidates name it by key.
         if (w.tasksSent.insert(job.candidate.task.key).second) j["task"] = job.candidate.task.toJson();
         if (!job.candidate.testFault.empty()) j["test_fault"] = job.candidate.testFault;
@@ -280,7 +299,12 @@ void MpiRunner::dispatch() {
         if (j.contains("features") && j["features"].is_array()) r.features = j["features"].get<std::vector<float>>();
         if (j.contains("lowered") && j["lowered"].is_array())
           r.alsoFeatures = j["lowered"].get<std::vector<std::vector<float>>>();
-        if (j.contains("made") && j["made"].is_array()) r.alsoMade = std::move(j["made"]).get<std::vector<nlohmann::json>>();
+        if (j.contains("made") && j["made"].is_array()) {
+          Known& known = m_known[w.taskKey];
+          for (const nlohmann::json& m : j["made"])
+            if (m.is_object() && m.contains("hash") && m["hash"].is_number_unsigned()) known.add(m["hash"].get<uint64_t>());
+          r.alsoMade = std::move(j["made"]).get<std::vector<nlohmann::json>>();
+        }
         if (j.contains("sim") && j["sim"].is_object()) {
           m_simCpuS += j["sim"].value("lower_cpu_ms", 0.0) / 1000;
           m_simWallS += j["sim"].value("lower_wall_ms", 0.0) / 1000;
@@ -302,7 +326,7 @@ void MpiRunner::dispatch() {
       idle = std::chrono::microseconds(200);
     } else {
       std::this_thread::sleep_for(idle);
-      idle = std::min(2 * idle, std::chrono::microseconds(2000));
+      idle = std::min(2 * idle, std::chrono::microseconds(1000));
     }
   }
 }

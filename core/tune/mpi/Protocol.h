@@ -3,6 +3,7 @@
 #pragma once
 #include <condition_variable>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mpi.h>
 #include <mutex>
@@ -10,6 +11,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <unordered_set>
 #include <vector>
 
 #include "core/tune/Measure.h"
@@ -22,11 +24,14 @@ enum Tag : int {
   kJob = 1,    ///< 0 -> worker: {"ticket", "task_key", "task"? (first time only), "trace", "options", "test_fault"?,
                ///  "features"? (return the candidate's features), "lower"? (final traces to lower too, or
                ///  mutation requests {"mutate": ...} to make and lower: lowerForSearch),
-               ///  "states"? (send kState messages while on it: rank 0 prints worker events)}
+               ///  "states"? (send kState messages while on it: rank 0 prints worker events),
+               ///  "known"? (with mutation requests: keyHash()es of the task's points known since the
+               ///  last job to this worker, the worker's known set: lowerForSearch)}
   kStop = 2,   ///< 0 -> worker: go home
   kState = 3,  ///< worker -> 0: {"state": "building" | "timing"} (only for jobs with "states")
   kResult = 4, ///< worker -> 0: {"ticket", "result": MeasureResult, "features"?, "lowered"? (one array per "lower"),
-               ///  "made"? (one per "lower": {"final", "design"} of a mutant made, else null),
+               ///  "made"? (one per "lower": {"final", "design", "hash", "redrawn"?} of a mutant made,
+               ///  {"known": true, "redrawn"} when every draw was known, else null),
                ///  "sim"? (simulated: {"lower_cpu_ms", "lower_wall_ms", "overran"})}
 };
 
@@ -43,7 +48,9 @@ class MpiRunner : public PipelinedRunner {
 public:
   /// `searchShared`: worker ranks share rank 0's host, so rank 0's search holds the host lock
   /// (shared, as a build) and no timing runs on the host while it searches.
-  MpiRunner(std::vector<std::string> workerHosts, bool workerEvents, bool searchShared = false);
+  /// `dispatcherPriority` (> 0): the dispatcher thread's SCHED_FIFO priority (--rt-priority P:
+  /// P + 1, above the workers and the rest of rank 0).
+  MpiRunner(std::vector<std::string> workerHosts, bool workerEvents, bool searchShared = false, int dispatcherPriority = 0);
   ~MpiRunner() override; ///< stops the dispatcher and sends every worker home
 
   size_t capacity() const override { return m_workers.size(); }
@@ -74,6 +81,8 @@ private:
     std::string state = "idle";
     bool busy = false;
     std::set<std::string> tasksSent; ///< task keys this worker has (sent once)
+    std::map<std::string, size_t> knownSent; ///< by task key: how much of Known::log it was sent
+    std::string taskKey;             ///< the task of the job it is on
     std::string sendBuffer;          ///< the job being sent (MPI_Isend), kept until `sending` completes
     MPI_Request sending = MPI_REQUEST_NULL;
     int trials = 0, failed = 0;
@@ -84,7 +93,20 @@ private:
   void event(const Worker& w);
 
   std::vector<Worker> m_workers; ///< index = rank - 1
+  /// A task's known points (keyHash() of every candidate handed out and every mutant a worker made),
+  /// in the order learnt: each worker is sent what it has not had with its next mutation requests,
+  /// so it does not make and lower a mutant the search already knows (the repeats were 41% of the
+  /// mutants made at 32 workers).
+  struct Known {
+    std::vector<uint64_t> log;
+    std::unordered_set<uint64_t> set;
+    void add(uint64_t h) {
+      if (set.insert(h).second) log.push_back(h);
+    }
+  };
+  std::map<std::string, Known> m_known; ///< by task key
   bool m_events;
+  int m_dispatcherPriority = 0;
   mutable std::mutex m_mutex;
   std::condition_variable m_resultReady;
   std::deque<Job> m_queue;

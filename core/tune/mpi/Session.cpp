@@ -11,6 +11,7 @@
 #include <sched.h>
 #include <sys/resource.h>
 #include <thread>
+#include <unordered_set>
 
 #include "codegen/LLVMInfo.h"
 #include "core/schedule/Trace.h"
@@ -221,8 +222,17 @@ Session::Session(const SessionOptions& options) : m_options(options) {
   }
   // Real-time priority (bench) only now that MPI's start-up is over; this thread's later threads
   // (rank 0's dispatcher, search and training threads) inherit it.
-  if (options.rtPriority > 0) setRealtime(m_rank == 0 ? options.rtPriority : std::max(1, options.rtPriority - 1));
-  if (m_rank == 0 && m_size > 1) m_runner = std::make_unique<MpiRunner>(workerHosts, options.workerEvents, searchShared);
+  // Rank 0's search, training and main threads go *below* the worker ranks (P - 2 against P - 1),
+  // its dispatcher above everything (P + 1, MpiRunner): a worker's job is short (reading it,
+  // lowering a point or two: ~5 ms) and on a cluster it would not wait for rank 0 at all, while a
+  // search at P held both vCPUs of this VM for 30-50 ms bursts, and every worker that woke then
+  // (to take its next job, or from its stand-in's sleep) waited: 12 ms per trial on average at 32
+  // workers (session mpi7's traces). Now the search gets what the workers leave (1.5 of 2 vCPUs),
+  // and if that is too little it shows as fill-ins and a busier driver, as it should.
+  if (options.rtPriority > 0) setRealtime(std::max(1, options.rtPriority - (m_rank == 0 ? 2 : 1)));
+  if (m_rank == 0 && m_size > 1)
+    m_runner = std::make_unique<MpiRunner>(workerHosts, options.workerEvents, searchShared,
+                                           options.rtPriority > 0 ? options.rtPriority + 1 : 0);
 }
 
 Session::~Session() {
@@ -275,6 +285,9 @@ int Session::serve() {
   }
   std::map<std::string, TuneTask> tasks;
   std::map<std::string, SpaceGenerator> spaces; ///< by task key: the space mutation requests are made in
+  /// By task key: keyHash()es of the points the search knows (rank 0 sends them with mutation
+  /// requests, "known") and of the mutants made here: a mutant among them is drawn again.
+  std::map<std::string, std::unordered_set<uint64_t>> known;
   std::string resultBuffer;
   MPI_Request resultSending = MPI_REQUEST_NULL;
   std::chrono::microseconds idle{500};
@@ -284,9 +297,10 @@ int Session::serve() {
     MPI_Iprobe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
     if (!flag) {
       // Asleep between polls: idle ranks of an oversubscribed host must leave the cores to others
-      // (0.5 ms after a result, doubling up to 2 ms while no job comes).
+      // (0.5 ms after a result, doubling up to 1 ms while no job comes: the next job comes ~2 ms
+      // after a result, and with 2 ms a worker took it 3.4-5.4 ms late (median; now 1.7-1.8 ms).
       std::this_thread::sleep_for(idle);
-      idle = std::min(2 * idle, std::chrono::microseconds(2000));
+      idle = std::min(2 * idle, std::chrono::microseconds(1000));
       continue;
     }
     idle = std::chrono::microseconds(500);
@@ -335,10 +349,14 @@ int Session::serve() {
           // here (the point comes back in "made", null where it did not replay).
           auto space = spaces.find(key);
           if (space == spaces.end()) space = spaces.emplace(key, SpaceGenerator::forTarget(c.task.target)).first;
+          std::unordered_set<uint64_t>& knownHere = known[key];
+          if (j.contains("known") && j["known"].is_array())
+            for (const nlohmann::json& h : j["known"])
+              if (h.is_number_unsigned()) knownHere.insert(h.get<uint64_t>());
           nlohmann::json lowered = nlohmann::json::array(), made = nlohmann::json::array();
           bool anyMade = false;
           for (const nlohmann::json& t : j["lower"]) {
-            LoweredForSearch l = lowerForSearch(c.task, space->second, t);
+            LoweredForSearch l = lowerForSearch(c.task, space->second, t, &knownHere);
             lowered.push_back(l.features ? nlohmann::json(*l.features) : nlohmann::json::array());
             anyMade |= !l.made.is_null();
             made.push_back(std::move(l.made));

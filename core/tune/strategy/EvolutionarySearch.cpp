@@ -15,7 +15,7 @@ namespace loom::tune {
 
 namespace {
 
-std::atomic<size_t> g_requested{0}, g_made{0}, g_repeated{0}; // remoteMutantStats()
+std::atomic<size_t> g_requested{0}, g_made{0}, g_repeated{0}, g_redrawn{0}, g_allKnown{0}; // remoteMutantStats()
 
 class EvolutionarySearch : public SearchStrategy {
 public:
@@ -113,7 +113,7 @@ public:
           auto sampling = parent.point.design.samplingInstructions();
           if (sampling.empty()) break; // nothing to mutate
           size_t idx = sampling[ctx.rng() % sampling.size()];
-          m_toLower.push_back(mutationRequest(parent.point.designJson(), idx, ctx.rng()));
+          m_toLower.push_back(mutationRequest(parent.point.designJson(), idx, ctx.rng(), keyHash(parent.point.key())));
           ++g_requested;
         }
         break;
@@ -171,6 +171,8 @@ public:
 
   std::vector<nlohmann::json> takeToLower() override { return std::exchange(m_toLower, {}); }
   void lowered(const std::string&, std::optional<std::vector<float>> features, const nlohmann::json& made) override {
+    if (made.is_object()) g_redrawn += made.value("redrawn", size_t(0));
+    if (made.is_object() && made.value("known", false)) ++g_allKnown; // every draw known: nothing lowered
     if (!made.is_object() || !made.contains("final") || !made.contains("design")) return; // it did not replay
     ++g_made;
     m_made.emplace_back(made, std::move(features));
@@ -205,20 +207,65 @@ private:
 
 } // namespace
 
-nlohmann::json mutationRequest(const nlohmann::json& design, size_t decision, uint64_t seed) {
-  return {{"mutate", {{"design", design}, {"decision", decision}, {"seed", seed}}}};
+nlohmann::json mutationRequest(const nlohmann::json& design, size_t decision, uint64_t seed, uint64_t parent) {
+  nlohmann::json m = {{"design", design}, {"decision", decision}, {"seed", seed}};
+  if (parent != 0) m["parent"] = parent;
+  return {{"mutate", std::move(m)}};
 }
 
-LoweredForSearch lowerForSearch(const TuneTask& task, const SpaceGenerator& space, const nlohmann::json& item) {
+uint64_t keyHash(std::string_view key) {
+  uint64_t h = 1469598103934665603ull; // FNV-1a 64
+  for (unsigned char c : key) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+LoweredForSearch lowerForSearch(const TuneTask& task, const SpaceGenerator& space, const nlohmann::json& item,
+                                std::unordered_set<uint64_t>* known) {
   LoweredForSearch out;
   try {
     if (item.is_object() && item.contains("mutate")) {
       const nlohmann::json& m = item["mutate"];
-      std::optional<SpacePoint> p = space.replay(task.func, tir::Trace::fromJson(m.at("design")),
-                                                 {{m.at("decision").get<size_t>(), tir::Value()}}, m.at("seed").get<uint64_t>());
-      if (!p) return out;
-      out.made = {{"final", p->finalJson()}, {"design", p->design.toJson()}};
-      out.features = featuresOf(p->final.func(), task.target);
+      tir::Trace design = tir::Trace::fromJson(m.at("design"));
+      size_t decision = m.at("decision").get<size_t>();
+      uint64_t seed = m.at("seed").get<uint64_t>();
+      const uint64_t parent = m.value("parent", uint64_t(0));
+      std::vector<size_t> sampling;
+      std::mt19937_64 redraw(seed ^ 0x9e3779b97f4a7c15ull); // the later draws' decisions and seeds
+      size_t redrawn = 0;
+      for (int draw = 0; draw < (known ? kMutantDraws : 1); ++draw) {
+        if (draw > 0) { // the first draw was known: another decision of the same design, drawn anew
+          if (sampling.empty()) sampling = design.samplingInstructions();
+          if (sampling.empty()) break;
+          decision = sampling[redraw() % sampling.size()];
+          seed = redraw();
+        }
+        std::optional<SpacePoint> p = space.replay(task.func, design, {{decision, tir::Value()}}, seed);
+        if (!p) {
+          if (known) continue; // another draw may replay
+          return out;
+        }
+        nlohmann::json final = p->finalJson();
+        uint64_t h = 0;
+        if (known) {
+          h = keyHash(final.dump()); // = keyHash(p->key())
+          if (h == parent || known->count(h)) {
+            ++redrawn;
+            continue;
+          }
+        }
+        out.made = {{"final", std::move(final)}, {"design", p->design.toJson()}};
+        if (known) {
+          known->insert(h);
+          out.made["hash"] = h;
+          if (redrawn) out.made["redrawn"] = redrawn;
+        }
+        out.features = featuresOf(p->final.func(), task.target);
+        return out;
+      }
+      if (redrawn) out.made = {{"known", true}, {"redrawn", redrawn}};
     } else {
       tir::Schedule sch(task.func);
       tir::Trace::fromJson(item).apply(sch);
@@ -230,7 +277,9 @@ LoweredForSearch lowerForSearch(const TuneTask& task, const SpaceGenerator& spac
   return out;
 }
 
-RemoteMutantStats remoteMutantStats() { return {g_requested.load(), g_made.load(), g_repeated.load()}; }
+RemoteMutantStats remoteMutantStats() {
+  return {g_requested.load(), g_made.load(), g_repeated.load(), g_redrawn.load(), g_allKnown.load()};
+}
 
 std::unique_ptr<SearchStrategy> makeEvolutionarySearch(const EvolutionaryOptions& options) {
   return std::make_unique<EvolutionarySearch>(options);
