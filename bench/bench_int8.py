@@ -8,7 +8,9 @@ other (bench_models.py's measurements: `loom run --repeat N` with LOOM_NUM_THREA
 session with intra_op_num_threads=T). Prints min and median-of-means of each and the ratios
 Loom int8 / ORT int8 and Loom int8 / Loom fp32 (below 1: Loom int8 is faster), with the load average.
 Needs numpy, onnx, onnxruntime.
-Usage: bench_int8.py --loom BUILD/bin/loom [--threads 2] [--repeat 20] [--rounds 3] FLOAT_DIR:INT8_DIR...
+--compile-only compiles the packages (e.g. at a low priority), --reuse then times them without
+compiling again (e.g. under `chrt -f 50`).
+Usage: bench_int8.py --loom BUILD/bin/loom [--threads 2] [--repeat 20] [--rounds 3] [--reuse] [--compile-only] FLOAT_DIR:INT8_DIR...
 """
 import argparse
 import os
@@ -23,12 +25,15 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_models import loom_run, ort_run, read_pb  # noqa: E402
 
 
-def prepare(loom, d, work):
+def prepare(loom, d, work, reuse=False):
     name = os.path.basename(os.path.normpath(d))
     in_name, x = read_pb(os.path.join(d, "test_data_set_0", "input_0.pb"))
     npz = os.path.join(work, name + ".in.npz")
     np.savez(npz, **{in_name: x})
     pkg = os.path.join(work, name + ".tar")
+    model = os.path.join(d, "model.onnx")
+    if reuse and os.path.exists(pkg) and os.path.getmtime(pkg) > max(os.path.getmtime(model), os.path.getmtime(loom)):
+        return name, pkg, npz, {in_name: x}
     r = subprocess.run([loom, "compile", os.path.join(d, "model.onnx"), "--target", "llvm", "--output", pkg],
                        capture_output=True, text=True)
     if r.returncode != 0:
@@ -43,6 +48,9 @@ def main():
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--work", default="build/bench-int8")
+    ap.add_argument("--reuse", action="store_true",
+                    help="keep a package in --work that is newer than its model and loom (time again without compiling)")
+    ap.add_argument("--compile-only", action="store_true", help="compile the packages, time nothing")
     ap.add_argument("pairs", nargs="+")
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
@@ -58,13 +66,17 @@ def main():
         runs = {}
         sessions = {}
         for key, d in (("q", qdir), ("f", fdir)):
-            name, pkg, npz, feed = prepare(args.loom, d, args.work)
+            name, pkg, npz, feed = prepare(args.loom, d, args.work, args.reuse)
+            if args.compile_only:
+                continue
             so = ort.SessionOptions()
             so.intra_op_num_threads = args.threads
             so.inter_op_num_threads = 1
             sessions[key] = (ort.InferenceSession(os.path.join(d, "model.onnx"), so,
                                                   providers=["CPUExecutionProvider"]), feed)
             runs[key] = (name, pkg, npz)
+        if args.compile_only:
+            continue
         t = {k: ([], []) for k in ("lq", "lf", "oq", "of")}
         for _ in range(args.rounds):
             for key in ("q", "f"):

@@ -58,6 +58,17 @@ graph::Module denseModule(int64_t rows, int64_t k, int64_t n) {
   return m;
 }
 
+/// op(x) over every axis to a scalar (keepdims 0), plus 1 (so the reduction is a kernel's
+/// intermediate, as DynamicQuantizeLinear's max and min are), on x of `shape`.
+graph::Module fullReductionModule(const std::string& op, const std::vector<int64_t>& shape) {
+  graph::Var x = graph::makeVar("x", graph::tensorType(shape, DataType::Float(32)));
+  graph::Attrs all{{"axis", std::vector<int64_t>{}}, {"keepdims", int64_t(0)}};
+  graph::Expr y = graph::makeCall("add", {graph::makeCall(op, {x}, all), graph::makeScalar(1.0, DataType::Float(32))});
+  graph::Module m;
+  m.functions["main"] = graph::makeFunction({x}, y);
+  return m;
+}
+
 struct ConvTransposeCase {
   int64_t c, h, w, o, k, stride, groups, dilation;
   std::vector<int64_t> pad, outputPadding;
@@ -187,6 +198,33 @@ private slots:
     QVERIFY2(d < 1e-3, qPrintable(QString("max diff %1").arg(d)));
     // The partial sums over vector lanes of k exist exactly when k has at least 32 values.
     QCOMPARE(text.find("T_dense_rf = T.allocate") != std::string::npos, lanes);
+  }
+
+  void fullReductionInVectorLanes_data() {
+    QTest::addColumn<QString>("op");
+    QTest::addColumn<QList<qlonglong>>("shape");
+    QTest::addColumn<bool>("lanes");
+    QTest::newRow("max [1, 128, 256] (int8 BERT's DynamicQuantizeLinear)") << "max" << QList<qlonglong>{1, 128, 256} << true;
+    QTest::newRow("min [128, 64]") << "min" << QList<qlonglong>{128, 64} << true;
+    QTest::newRow("sum [3, 5, 40] (rows of 40: 8 lanes)") << "sum" << QList<qlonglong>{3, 5, 40} << true;
+    QTest::newRow("max [7, 37] (lanes across rows, a partial last vector)") << "max" << QList<qlonglong>{7, 37} << true;
+    QTest::newRow("max [1000]") << "max" << QList<qlonglong>{1000} << true;
+    QTest::newRow("sum [5, 7] (too short to split)") << "sum" << QList<qlonglong>{5, 7} << false;
+  }
+  void fullReductionInVectorLanes() {
+    QFETCH(QString, op);
+    QFETCH(QList<qlonglong>, shape);
+    QFETCH(bool, lanes);
+    std::vector<int64_t> s(shape.begin(), shape.end());
+    std::string text;
+    double d = runAgainstEvaluator(fullReductionModule(op.toStdString(), s), s, &text);
+    QVERIFY2(d < 1e-3, qPrintable(QString("max diff %1").arg(d)));
+    // The partial results in vector lanes (an rfactor block), updated a vector at a time; before,
+    // the whole tensor was one scalar loop.
+    QVERIFY2((text.find("_rf = T.allocate") != std::string::npos) == lanes, text.c_str());
+    if (lanes) QVERIFY2(text.find("T.Ramp(") != std::string::npos, text.c_str());
+    // No thread-pool launch for the lanes' init (16 stores) or anything else of it.
+    if (lanes) QVERIFY2(text.find("T.parallel(") == std::string::npos, text.c_str());
   }
 };
 
