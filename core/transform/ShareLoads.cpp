@@ -4,6 +4,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/arith/ExprOrder.h"
 #include "core/tir/Op.h"
 #include "core/tir/StructuralEqual.h"
 #include "core/tir/Visitor.h"
@@ -50,11 +51,14 @@ struct Candidates {
                                                      (isConstant(s->trueValue) && isLoad(s->falseValue)));
     return isLoad(e);
   }
-  /// Index of e in the list (added when new).
+  /// Index of e in the list (added when new). Equal means the same buffers and variables
+  /// (arith::exprEqual): tir::structuralEqual defines a buffer first met at a use there, so
+  /// `B[i]` and `C[i]` of two same-shaped buffers would compare equal. The hash is
+  /// structuralHash, which exprEqual refines.
   size_t find(const Expr& e, bool add) {
     const size_t h = structuralHash(e);
     for (size_t k : byHash[h])
-      if (structuralEqual(list[k].first, e)) return k;
+      if (arith::exprEqual(list[k].first, e)) return k;
     if (!add) return SIZE_MAX;
     byHash[h].push_back(list.size());
     list.emplace_back(e, 0);
@@ -75,6 +79,15 @@ protected:
   }
   Expr visit(const BufferLoadNode* n, const Expr& self) override {
     if (m_c.isCandidate(self)) return count(self);
+    return IRMutator::visit(n, self);
+  }
+  /// if_then_else evaluates only the branch its condition picks (a guarded load's index may be
+  /// out of bounds on the other side): only its condition is always read.
+  Expr visit(const CallNode* n, const Expr& self) override {
+    if (n->op == "if_then_else" && n->args.size() == 3) {
+      mutate(n->args[0]);
+      return self;
+    }
     return IRMutator::visit(n, self);
   }
 

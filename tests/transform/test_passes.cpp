@@ -504,6 +504,36 @@ private slots:
     QVERIFY(shareLoads(h).same_as(h));
   }
 
+  void shareLoadsKeepsLoadsOfDifferentBuffersApart() {
+    // Regression (the dyn21 merge's 11 failing suites, e.g. a skip layer norm's x + skip): B[i]
+    // and C[i] of two same-shaped buffers are structurally equal (a buffer met at a use is
+    // defined there), and the pass shared one let for both, so every C[i] read B[i].
+    Buffer A = makeBuffer("A", f32, {4, 2}), B = makeBuffer("B", f32, {4}), C = makeBuffer("C", f32, {4});
+    Var i = makeVar("i");
+    Expr b = bufferLoad(B, {Expr(i)}), c = bufferLoad(C, {Expr(i)});
+    Stmt block = seq({bufferStore(A, b + c, {Expr(i), Expr(0)}), bufferStore(A, b * c, {Expr(i), Expr(1)})});
+    PrimFunc f = makePrimFunc("main", {A->data, B->data, C->data}, {{A->data, A}, {B->data, B}, {C->data, C}},
+                              forLoop(i, 0, 4, ForKind::Serial, block));
+    PrimFunc g = shareLoads(f);
+    QCOMPARE(countNodes(g, NodeKind::LetStmt), 2);  // one for B[i], one for C[i]
+    QCOMPARE(countNodes(g, NodeKind::BufferLoad), 2);
+    EXPECT_SAME_MEANING(f, g);
+  }
+
+  void shareLoadsLeavesGuardedLoadsInPlace() {
+    // Regression: a load in an if_then_else branch runs only when its condition holds (here
+    // B[i - 1] is out of bounds at i = 0); sharing it would load it unconditionally.
+    Buffer A = makeBuffer("A", f32, {4, 2}), B = makeBuffer("B", f32, {4});
+    Var i = makeVar("i");
+    Expr prev = bufferLoad(B, {Expr(i) - 1});
+    auto guarded = [&](float other) { return call(f32, "if_then_else", {Expr(i) > 0, prev, floatImm(f32, other)}); };
+    Stmt block = seq({bufferStore(A, guarded(0.0f), {Expr(i), Expr(0)}), bufferStore(A, guarded(1.0f), {Expr(i), Expr(1)})});
+    PrimFunc f = makePrimFunc("main", {A->data, B->data}, {{A->data, A}, {B->data, B}}, forLoop(i, 0, 4, ForKind::Serial, block));
+    PrimFunc g = shareLoads(f);
+    QCOMPARE(countNodes(g, NodeKind::LetStmt), 0);
+    EXPECT_SAME_MEANING(f, g);
+  }
+
   void unrollSymbolicExtentNotes() {
     Var n = makeVar("n");
     Buffer A = makeBuffer("A", f32, {8});
