@@ -1,6 +1,8 @@
 // unroll: expand loops marked unroll, and small inner loops under pragma_auto_unroll_max_step.
 #include "core/transform/Unroll.h"
 
+#include <optional>
+
 #include "core/tir/Op.h"
 #include "core/tir/Visitor.h"
 #include "core/transform/Pass.h"
@@ -53,6 +55,68 @@ protected:
   }
 };
 
+/// The value of a condition where constants decide it (`x == 0 && 1 == 2` is false whatever x
+/// is), else nothing.
+std::optional<bool> decided(const Expr& c) {
+  if (auto* v = asConstInt(c)) return *v != 0;
+  if (auto* b = c.as<BroadcastNode>()) return decided(b->value);
+  if (auto* n = c.as<NotNode>()) {
+    auto a = decided(n->a);
+    return a ? std::optional<bool>(!*a) : std::nullopt;
+  }
+  auto* b = c.as<BinaryNode>();
+  if (!b) return std::nullopt;
+  if (b->op == BinOp::And || b->op == BinOp::Or) {
+    const bool absorbing = b->op == BinOp::Or;  // true absorbs an or, false an and
+    auto x = decided(b->a), y = decided(b->b);
+    if ((x && *x == absorbing) || (y && *y == absorbing)) return absorbing;
+    if (x && y) return !absorbing;
+    return std::nullopt;
+  }
+  if (!isComparison(b->op)) return std::nullopt;
+  auto *x = asConstInt(b->a), *y = asConstInt(b->b);
+  if (!x || !y) return std::nullopt;
+  switch (b->op) {
+    case BinOp::EQ: return *x == *y;
+    case BinOp::NE: return *x != *y;
+    case BinOp::LT: return *x < *y;
+    case BinOp::LE: return *x <= *y;
+    case BinOp::GT: return *x > *y;
+    case BinOp::GE: return *x >= *y;
+    default: return std::nullopt;
+  }
+}
+
+/// Substitutes the loop variable's value into one unrolled copy, and a select or if_then_else
+/// whose condition that decides becomes the branch it picks, the other branch never copied.
+/// (A Winograd transform's entry is a select over its 36 (x, y) positions, each a sum of loads:
+/// without this each of the 36 copies carried all 36 sums into the simplifier, which spent
+/// two thirds of a dynamic model's lowering folding them away.)
+class CopySubstituter : public IRMutator {
+public:
+  CopySubstituter(const Var& v, Expr value) : m_var(v), m_value(std::move(value)) {}
+
+protected:
+  using IRMutator::visit;
+  Expr visit(const VarNode* n, const Expr& self) override { return n == m_var.get() ? m_value : self; }
+  Expr visit(const SelectNode* n, const Expr& self) override {
+    Expr c = mutate(n->condition);
+    if (auto d = decided(c)) return mutate(*d ? n->trueValue : n->falseValue);
+    return IRMutator::visit(n, self);
+  }
+  Expr visit(const CallNode* n, const Expr& self) override {
+    if (n->op == "if_then_else" && n->args.size() == 3) {
+      Expr c = mutate(n->args[0]);
+      if (auto d = decided(c)) return mutate(*d ? n->args[1] : n->args[2]);
+    }
+    return IRMutator::visit(n, self);
+  }
+
+private:
+  Var m_var;
+  Expr m_value;
+};
+
 class Unroller : public IRMutator {
 public:
   explicit Unroller(PassContext& ctx) : m_ctx(ctx) {}
@@ -90,7 +154,7 @@ protected:
     std::vector<Stmt> copies;
     for (int64_t i = 0; i < *ext; ++i) {
       Expr value = isZero(n->min) ? intImm(n->loopVar->dtype, i) : n->min + intImm(n->loopVar->dtype, i);
-      Stmt copy = substitute(body, [&](const Var& v) { return v.same_as(n->loopVar) ? value : Expr(); });
+      Stmt copy = CopySubstituter(n->loopVar, value).mutate(body);
       copies.push_back(i == 0 ? copy : FreshBinder().mutate(copy));
     }
     if (copies.empty()) return evaluate(0);

@@ -11,6 +11,7 @@
 #include "core/transform/LowerThreadBinding.h"
 #include "core/transform/MakePackedAPI.h"
 #include "core/transform/RemoveNoOp.h"
+#include "core/transform/ShareLoads.h"
 #include "core/transform/Simplify.h"
 #include "core/transform/StorageRewrite.h"
 #include "core/transform/Unroll.h"
@@ -61,10 +62,13 @@ std::vector<Pass> loweringPipeline(const LowerOptions& options) {
   p.push_back(pass("lower-intrinsics", lowerIntrinsics));
   // 12. Drop statements that do nothing.
   p.push_back(pass("remove-no-op", removeNoOps));
-  // 12a. CPU only: divisions by run-time values (a dynamic model's symbolic strides) once per
+  // 12a. CPU only: a load (or padded load) that several stores of an unrolled block read, loaded
+  //      once into a let (an unrolled Winograd transform reads each tile position in several sums).
+  if (!options.gpu) p.push_back(pass("share-loads", shareLoads));
+  // 12b. CPU only: divisions by run-time values (a dynamic model's symbolic strides) once per
   //      loop iteration, out of the branches of guarded loads (LLVM cannot merge or hoist them).
   if (!options.gpu) p.push_back(pass("hoist-divisions", hoistDivisions));
-  // 12b. GPU only: barriers around shared-memory hand-offs, then the launch-limit check.
+  // 12c. GPU only: barriers around shared-memory hand-offs, then the launch-limit check.
   if (options.gpu) {
     p.push_back(pass("thread-sync", insertThreadSync));
     p.push_back(pass("verify-gpu", verifyGPUPass));

@@ -11,6 +11,7 @@
 #include "core/transform/LowerThreadBinding.h"
 #include "core/transform/Pass.h"
 #include "core/transform/RemoveNoOp.h"
+#include "core/transform/ShareLoads.h"
 #include "core/transform/Simplify.h"
 #include "core/transform/StorageRewrite.h"
 #include "core/transform/Unroll.h"
@@ -449,6 +450,87 @@ private slots:
     });
     QCOMPARE(loopVars.size(), size_t(3));
     QCOMPARE(letVars.size(), size_t(3));
+    EXPECT_SAME_MEANING(f, g);
+  }
+
+  void unrollFoldsSelectsOnTheLoopVariables() {
+    // A[x, y] = select(x == 0 && y == 0, B[0] * 2, select(x == 1 && y == 0, B[1] + B[2],
+    // if_then_else(y == 1, B[x + 3], B[7]))) over unrolled x and y: each copy keeps only the
+    // branch its constants pick (the dropped sums never reach the simplifier), same results.
+    Buffer A = makeBuffer("A", f32, {2, 2}), B = makeBuffer("B", f32, {8});
+    Var x = makeVar("x"), y = makeVar("y");
+    Expr z = Expr(0);
+    Expr v = select(eq(Expr(x), z) && eq(Expr(y), z), bufferLoad(B, {Expr(0)}) * 2.0f,
+                    select(eq(Expr(x), Expr(1)) && eq(Expr(y), z), bufferLoad(B, {Expr(1)}) + bufferLoad(B, {Expr(2)}),
+                           call(f32, "if_then_else", {eq(Expr(y), Expr(1)), bufferLoad(B, {Expr(x) + 3}), bufferLoad(B, {Expr(7)})})));
+    Stmt body = forLoop(x, 0, 2, ForKind::Unrolled, forLoop(y, 0, 2, ForKind::Unrolled, bufferStore(A, v, {x, y})));
+    PrimFunc f = makePrimFunc("main", {A->data, B->data}, {{A->data, A}, {B->data, B}}, body);
+    PassContext ctx;
+    PrimFunc g = unrollLoops(f, ctx);
+    QCOMPARE(countNodes(g, NodeKind::BufferStore), 4);
+    QCOMPARE(countNodes(g, NodeKind::Select), 0);
+    QCOMPARE(countNodes(g, NodeKind::Call), 0);
+    QCOMPARE(countNodes(g, NodeKind::BufferLoad), 1 + 2 + 1 + 1);
+    EXPECT_SAME_MEANING(f, g);
+    // A condition on something else stays a select (of the picked branches only).
+    Expr w = select(eq(Expr(y), z) && bufferLoad(B, {Expr(5)}) > 0.0f, bufferLoad(B, {Expr(0)}), bufferLoad(B, {Expr(1)}));
+    PrimFunc h = makePrimFunc("main", {A->data, B->data}, {{A->data, A}, {B->data, B}},
+                              forLoop(y, 0, 2, ForKind::Unrolled, bufferStore(A, w, {Expr(0), y})));
+    PrimFunc k = unrollLoops(h, ctx);
+    QCOMPARE(countNodes(k, NodeKind::Select), 1);  // y == 0 keeps it, y == 1 takes B[1]
+    EXPECT_SAME_MEANING(h, k);
+  }
+
+  void shareLoadsLoadsEachPositionOnce() {
+    // Three stores of an unrolled block read B[i] (padded: select(i < 3, B[i], 0)) and B[i + 1]
+    // several times; A is written, so A[0] is never shared. Each shared read becomes one let.
+    Buffer A = makeBuffer("A", f32, {4, 3}), B = makeBuffer("B", f32, {5});
+    Var i = makeVar("i");
+    Expr pad = select(Expr(i) < 3, bufferLoad(B, {Expr(i)}), Expr(0.0f));
+    Expr next = bufferLoad(B, {Expr(i) + 1}), a0 = bufferLoad(A, {Expr(0), Expr(0)});
+    Stmt block = seq({bufferStore(A, pad + next, {Expr(i), Expr(0)}), bufferStore(A, pad * next + a0, {Expr(i), Expr(1)}),
+                      bufferStore(A, pad - a0, {Expr(i), Expr(2)})});
+    PrimFunc f = makePrimFunc("main", {A->data, B->data}, {{A->data, A}, {B->data, B}}, forLoop(i, 0, 4, ForKind::Serial, block));
+    PrimFunc g = shareLoads(f);
+    QCOMPARE(countNodes(g, NodeKind::LetStmt), 2);
+    QCOMPARE(countNodes(g, NodeKind::Select), 1);
+    QCOMPARE(countNodes(g, NodeKind::BufferLoad), 2 + 2);  // B[i], B[i + 1] once; A[0] twice
+    EXPECT_SAME_MEANING(f, g);
+    // A block with something other than stores (a loop) is left alone; so is a single read.
+    Var j = makeVar("j");
+    PrimFunc h = makePrimFunc("main", {A->data, B->data}, {{A->data, A}, {B->data, B}},
+                              seq({bufferStore(A, bufferLoad(B, {Expr(1)}) + bufferLoad(B, {Expr(1)}), {Expr(0), Expr(0)}),
+                                   forLoop(j, 0, 2, ForKind::Serial, bufferStore(A, bufferLoad(B, {Expr(2)}), {Expr(1), Expr(j)}))}));
+    QVERIFY(shareLoads(h).same_as(h));
+  }
+
+  void shareLoadsKeepsLoadsOfDifferentBuffersApart() {
+    // Regression (the dyn21 merge's 11 failing suites, e.g. a skip layer norm's x + skip): B[i]
+    // and C[i] of two same-shaped buffers are structurally equal (a buffer met at a use is
+    // defined there), and the pass shared one let for both, so every C[i] read B[i].
+    Buffer A = makeBuffer("A", f32, {4, 2}), B = makeBuffer("B", f32, {4}), C = makeBuffer("C", f32, {4});
+    Var i = makeVar("i");
+    Expr b = bufferLoad(B, {Expr(i)}), c = bufferLoad(C, {Expr(i)});
+    Stmt block = seq({bufferStore(A, b + c, {Expr(i), Expr(0)}), bufferStore(A, b * c, {Expr(i), Expr(1)})});
+    PrimFunc f = makePrimFunc("main", {A->data, B->data, C->data}, {{A->data, A}, {B->data, B}, {C->data, C}},
+                              forLoop(i, 0, 4, ForKind::Serial, block));
+    PrimFunc g = shareLoads(f);
+    QCOMPARE(countNodes(g, NodeKind::LetStmt), 2);  // one for B[i], one for C[i]
+    QCOMPARE(countNodes(g, NodeKind::BufferLoad), 2);
+    EXPECT_SAME_MEANING(f, g);
+  }
+
+  void shareLoadsLeavesGuardedLoadsInPlace() {
+    // Regression: a load in an if_then_else branch runs only when its condition holds (here
+    // B[i - 1] is out of bounds at i = 0); sharing it would load it unconditionally.
+    Buffer A = makeBuffer("A", f32, {4, 2}), B = makeBuffer("B", f32, {4});
+    Var i = makeVar("i");
+    Expr prev = bufferLoad(B, {Expr(i) - 1});
+    auto guarded = [&](float other) { return call(f32, "if_then_else", {Expr(i) > 0, prev, floatImm(f32, other)}); };
+    Stmt block = seq({bufferStore(A, guarded(0.0f), {Expr(i), Expr(0)}), bufferStore(A, guarded(1.0f), {Expr(i), Expr(1)})});
+    PrimFunc f = makePrimFunc("main", {A->data, B->data}, {{A->data, A}, {B->data, B}}, forLoop(i, 0, 4, ForKind::Serial, block));
+    PrimFunc g = shareLoads(f);
+    QCOMPARE(countNodes(g, NodeKind::LetStmt), 0);
     EXPECT_SAME_MEANING(f, g);
   }
 
