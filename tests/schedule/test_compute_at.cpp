@@ -453,6 +453,69 @@ def main(A: T.Buffer((9, 5), "float32"), C: T.Buffer((9,), "float32")):
     QCOMPARE(maxErrorBetween(f, transform::compactBuffers(transform::lowerBlocks(even.func()))), 0.0);
   }
 
+  void consumerRunsOnlyWhereItsProducerRuns() {
+    // fuzz_difftest TIR seed 145338 (minimised): a loop split into (6, 1), its inner loop of
+    // extent 1 split by 2 (the producer's binding is i0_0 alone, `T.where(i0_1_0 + i0_1_1 < 1)`
+    // skips the second iteration), the consumer moved under the innermost loop, then i0_1_0 and
+    // i0_1_1 fused. The consumer ran in both iterations of the fused loop, the second rereading
+    // what the first wrote: right while t0 lives at the root, but compact-buffers gives t0 one
+    // copy per iteration of the fused loop, so the second store read a copy nothing wrote (NaN in
+    // the interpreter on the lowered program, garbage compiled). The consumer now carries the
+    // producer's predicate on the loops they share.
+    const char* twoStage = R"(# from tvm.script import tir as T
+
+@T.prim_func
+def main(A: T.Buffer((6,), "float32"), out: T.Buffer((6,), "float32")):
+    t0 = T.alloc_buffer((6,), "float32")
+    for i0 in T.grid(6):
+        with T.block("s0"):
+            v0 = T.axis.remap("S", [i0])
+            t0[v0] = A[v0] + T.float32(1)
+    for i1 in T.grid(6):
+        with T.block("s1"):
+            v0 = T.axis.remap("S", [i1])
+            out[v0] = t0[v0] * T.float32(2)
+)";
+    const std::string script = "b0 = sch.get_block(\"s0\")\nl1, = sch.get_loops(b0)\n"
+                               "l2, l3 = sch.split(l1, factors=[None, 1])\n"
+                               "l4, l5 = sch.split(l3, factors=[2, None])\n"
+                               "b6 = sch.get_block(\"s1\")\n"
+                               "sch.reverse_compute_at(b6, l5, preserve_unit_loops=True)\n"
+                               "l7, l8, l9, l10 = sch.get_loops(b6)\nl11 = sch.fuse(l8, l9)\n";
+    PrimFunc f = parseFunc(twoStage);
+    Schedule sch = scheduled(f, script);
+    QCOMPARE(sch.trace().insts.size(), size_t(8));
+    QCOMPARE(maxErrorBetween(f, sch.func()), 0.0);
+    QCOMPARE(maxErrorBetween(f, transform::compactBuffers(transform::lowerBlocks(sch.func()))), 0.0);
+    QVERIFY2(printFunc(sch.func()).find("T.where(i0_1_0_i0_1_1_fused < 1)") != std::string::npos,
+             printFunc(sch.func()).c_str());
+  }
+
+  void producerPredicateOnAParameterIsNotInherited() {
+    // The producer writes only out[0:3] of a parameter; the consumer reads all of it (elements 3-5
+    // are the caller's). Limiting the consumer to the producer's iterations would leave C[3:6]
+    // unwritten; a parameter is never allocated per iteration, so nothing is inherited.
+    const char* partial = R"(# from tvm.script import tir as T
+
+@T.prim_func
+def main(A: T.Buffer((6,), "float32"), B: T.Buffer((6,), "float32"), C: T.Buffer((6,), "float32")):
+    for i in T.grid(6):
+        with T.block("P"):
+            v = T.axis.remap("S", [i])
+            T.where(i < 3)
+            B[v] = A[v] + T.float32(1)
+    for i in T.grid(6):
+        with T.block("Q"):
+            v = T.axis.remap("S", [i])
+            C[v] = B[v] * T.float32(2)
+)";
+    PrimFunc f = parseFunc(partial);
+    Schedule sch = scheduled(f, "p = sch.get_block(\"P\")\ni, = sch.get_loops(p)\n"
+                                "q = sch.get_block(\"Q\")\nsch.reverse_compute_at(q, i)\n");
+    QCOMPARE(sch.trace().insts.size(), size_t(4));
+    QCOMPARE(maxErrorBetween(f, sch.func()), 0.0);
+  }
+
   void tvmPrintedForm() {
     // The form TVM prints traces in: every argument by keyword.
     PrimFunc f = parseFunc(kTwo);

@@ -246,6 +246,63 @@ void requireDisjointIterations(const Schedule& sch, const ForNode* loop, const B
   }
 }
 
+/// reverse_compute_at (step 6's form): the conjuncts of the producer's predicate that name only
+/// `loop` and the loops above it, which the moved consumer will share, and that do not follow
+/// from the producer's iter var domains (a split guard does; `i_1_0 + i_1_1 < 1` of a block whose
+/// binding no longer uses those loops does not). In an iteration where such a conjunct is false
+/// the producer writes nothing, so a consumer running there reads only elements other iterations
+/// wrote: right in TIR's terms (the buffer lives at the root), but compact-buffers gives the
+/// buffer one copy per iteration of the innermost loop around both blocks, and the consumer read
+/// that iteration's never-written copy (fuzz_difftest TIR seed 145338: a loop of extent 1 split by
+/// 2, the consumer moved under it, then fused and unrolled: each output stored twice, the second
+/// time from an uninitialized buffer). The consumer gets the conjuncts, as step 6's other form
+/// (reverseOverProducerLoops) does with the whole predicate. Returns a null Expr when there is
+/// none, or when a buffer the producer hands over is a parameter: compact-buffers leaves
+/// parameters alone, and a consumer may read elements of them that no producer writes. With
+/// several producers such a conjunct is refused.
+Expr producerPredicateOnLoop(const Schedule& sch, const ForNode* loop, const BlockNode* block,
+                             const std::vector<const BlockNode*>& producers,
+                             const std::map<const BufferNode*, std::vector<arith::IntSet>>& needed,
+                             arith::Analyzer& an) {
+  std::unordered_set<const VarNode*> shared{loop->loopVar.get()};
+  for (auto* l : loopsAbove(sch, loop))
+    shared.insert(l->loopVar.get());
+  Expr out;
+  for (auto* p : producers) {
+    const BlockRealizeNode* r = sch.realizeOf(p);
+    if (!r || isOne(r->predicate)) continue;
+    std::vector<const ForNode*> own = loopsAbove(sch, p);
+    arith::Analyzer domAn;
+    for (auto* l : own)
+      domAn.bind(l->loopVar, Range(l->min, l->extent));
+    for (size_t i = 0; i < p->iterVars.size() && i < r->iterValues.size(); ++i) {
+      const Range& dom = p->iterVars[i].dom;
+      const Expr& v = r->iterValues[i];
+      domAn.pushConstraint(dom.min <= v && v < foldConstants(dom.min + dom.extent));
+    }
+    for (auto& c : conjuncts(r->predicate)) {
+      bool inner = std::any_of(own.begin(), own.end(), [&](const ForNode* l) {
+        return !shared.count(l->loopVar.get()) && usesVar(c, l->loopVar);
+      });
+      if (inner || domAn.canProve(c)) continue;
+      Expr q = an.simplify(c);
+      if (an.canProve(q)) continue;
+      if (producers.size() > 1)
+        throw UnsupportedAccessPatternError(
+            "reverse_compute_at: producer block '" + p->name + "' of block '" + block->name +
+                "' runs only where `" + printExpr(c) + "` holds, in terms of " + loopName(loop) +
+                " and the loops above it; with several producers the block cannot be limited to "
+                "the iterations where each of them runs",
+            sch.func(), {loop, p});
+      out = out.defined() ? (out && q) : q;
+    }
+  }
+  if (!out.defined()) return out;
+  for (auto& [param, buf] : sch.func()->bufferMap)
+    if (needed.count(buf.get())) return Expr();
+  return out;
+}
+
 void computeAtImpl(Schedule& sch, const BlockRV& blockRV, const LoopRV& loopRV, bool preserve,
                    int64_t index, bool reverse) {
   const std::string prim = reverse ? "reverse_compute_at" : "compute_at";
@@ -526,6 +583,10 @@ void computeAtImpl(Schedule& sch, const BlockRV& blockRV, const LoopRV& loopRV, 
         q = an.simplify(q);
         if (!an.canProve(q)) pred = pred.defined() ? (pred && q) : q;
       }
+    }
+    if (reverse) {
+      Expr inherited = producerPredicateOnLoop(sch, loop, block, required, needed, an);
+      if (inherited.defined()) pred = pred.defined() ? (pred && inherited) : inherited;
     }
     moved = blockRealize(values, pred.defined() ? pred : boolImm(true), realize->block);
     for (size_t k = loops.size(); k-- > 0;)

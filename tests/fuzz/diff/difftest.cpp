@@ -15,6 +15,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <optional>
 #include <random>
@@ -38,6 +39,7 @@
 #include "core/tir/Op.h"
 #include "core/tir/Parser.h"
 #include "core/tir/Printer.h"
+#include "core/transform/Instruments.h"
 #include "core/tune/SpaceGenerator.h"
 #include "runtime/Module.h"
 #include "tests/fuzz/diff/TirGen.h"
@@ -329,6 +331,9 @@ private:
     auto got = argsFor(g, seed);
     try {
       transform::PassContext ctx;
+      // LOOM_DIFF_PRINT=passes: each lowering pass's output too (which pass broke a program).
+      if (const char* e = std::getenv("LOOM_DIFF_PRINT"); e && std::string(e) == "passes")
+        ctx.instruments.push_back(std::make_shared<transform::PrintAfterAll>(std::cerr));
       driver::OperatorOptions o;
       o.target = target;
       std::optional<Phase> ph(std::in_place, "lower");

@@ -1,0 +1,8 @@
+b0 = sch.get_block("s0")
+l1, = sch.get_loops(b0)
+l2, l3 = sch.split(l1, factors=[None, 1])
+l4, l5 = sch.split(l3, factors=[2, None])
+b6 = sch.get_block("s1")
+sch.reverse_compute_at(b6, l5, preserve_unit_loops=True)
+l7, l8, l9, l10 = sch.get_loops(b6)
+l11 = sch.fuse(l8, l9)
