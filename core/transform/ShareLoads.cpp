@@ -181,4 +181,11 @@ PrimFunc shareLoads(const PrimFunc& f) {
   return body.same_as(f->body) ? f : updateBody(f, body);
 }
 
+PrimFunc shareLoadsOfSymbolicKernels(const PrimFunc& f) {
+  for (const auto& [param, buf] : f->bufferMap)
+    for (const tir::Expr& d : buf->shape)
+      if (!tir::asConstInt(d)) return shareLoads(f);
+  return f;
+}
+
 }  // namespace loom::transform

@@ -62,9 +62,10 @@ std::vector<Pass> loweringPipeline(const LowerOptions& options) {
   p.push_back(pass("lower-intrinsics", lowerIntrinsics));
   // 12. Drop statements that do nothing.
   p.push_back(pass("remove-no-op", removeNoOps));
-  // 12a. CPU only: a load (or padded load) that several stores of an unrolled block read, loaded
-  //      once into a let (an unrolled Winograd transform reads each tile position in several sums).
-  if (!options.gpu) p.push_back(pass("share-loads", shareLoads));
+  // 12a. CPU only, kernels with symbolic shapes: a load (or padded load) that several stores of
+  //      an unrolled block read, loaded once into a let (an unrolled Winograd transform reads each
+  //      tile position in several sums).
+  if (!options.gpu) p.push_back(pass("share-loads", shareLoadsOfSymbolicKernels));
   // 12b. CPU only: divisions by run-time values (a dynamic model's symbolic strides) once per
   //      loop iteration, out of the branches of guarded loads (LLVM cannot merge or hoist them).
   if (!options.gpu) p.push_back(pass("hoist-divisions", hoistDivisions));
