@@ -295,14 +295,6 @@ private:
     auto* wt = inferType(c.args[1]).as<TensorTypeNode>();
     auto* xt = inferType(c.args[0]).as<TensorTypeNode>();
     if (!wt || !xt || wt->ndim() != 2 || xt->ndim() < 2 || !wt->isStatic()) return e;
-    // One row (a classifier head at batch 1: a GEMV) stays dense: each output reads its weight
-    // row of K contiguous floats, summed in vector lanes (the default schedule's rfactor), so the
-    // weights stream once, in order. The (K, N) form's register tile reads a strip of each of K
-    // rows N floats apart instead (ResNet-50's 2048 -> 1000 head, one thread: 0.45 -> 0.26 ms;
-    // MobileNet-v2's 1280 -> 1000: 0.26 -> 0.16 ms, ORT 0.13).
-    int64_t rows = 1;
-    for (size_t i = 0; i + 1 < xt->ndim(); ++i) rows *= xt->shape[i].isStatic() ? xt->shape[i].value : 2;
-    if (rows == 1) return e;
     Expr t = makeCall("transpose", {c.args[1]}, {{"axes", std::vector<int64_t>{1, 0}}});
     return makeCall("nn.matmul", {c.args[0], t}, {}, c.name);
   }
