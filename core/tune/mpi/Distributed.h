@@ -69,7 +69,8 @@ class MpiRunner;
 
 /// One process's part in the job. Construction initializes MPI, finds which ranks share a host
 /// (MPI_Comm_split_type shared) and checks every rank's CPU against rank 0's target: after a
-/// mismatch, runner() throws CpuMismatchError on rank 0 and serve() returns 1 on the others. The
+/// mismatch, runner() throws CpuMismatchError on rank 0 and serve() returns 0 on the others (rank
+/// 0's exit 1 fails the job once it has said why). The
 /// destructor of rank 0 sends the workers home; every rank finalizes MPI.
 class Session {
 public:

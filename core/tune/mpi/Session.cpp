@@ -257,7 +257,9 @@ SessionStats Session::stats() const {
 }
 
 int Session::serve() {
-  if (m_refused) return 1;
+  // A refused job: rank 0 reports it and exits 1. A worker exiting 1 first made mpirun abort the
+  // job before rank 0 had printed why (tune_mpi.test_mpi_tune otherCpuRefused, 1 clean-clone run).
+  if (m_refused) return 0;
   const bool simulate = m_options.simulateBuildMs > 0 || m_options.simulateMeasureMs > 0;
   // A simulated worker rank stands for a host of its own, yet all of them share rank 0's machine:
   // what they compute (the features of the points they lower) must not take rank 0's CPU, as it
