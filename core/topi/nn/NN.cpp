@@ -225,14 +225,11 @@ std::vector<te::Tensor> conv2dTransposePhased(const CallNode& call, const std::v
 
 std::vector<te::Tensor> conv2dTranspose(const CallNode& call, const std::vector<te::Tensor>& in, const Type& outType) {
   const auto& out = staticTensor(outType, call);
+  const auto& dl = call.attrs.getInts("dilation");
   // Without dilation: by phase (no tap that the stride makes zero is visited).
-  {
-    const auto& dl0 = call.attrs.getInts("dilation");
-    if (dl0[0] == 1 && dl0[1] == 1) return conv2dTransposePhased(call, in, outType);
-  }
+  if (dl[0] == 1 && dl[1] == 1) return conv2dTransposePhased(call, in, outType);
   const auto& s = call.attrs.getInts("strides");
   const auto& p = call.attrs.getInts("padding");
-  const auto& dl = call.attrs.getInts("dilation");
   int64_t g = call.attrs.getInt("groups");
   std::vector<int64_t> ds = extents(in[0]), ws = extents(in[1]);
   int64_t cpg = ds[1] / g, opg = ws[1];
