@@ -570,6 +570,15 @@ constexpr int64_t kL1WeightBytes = int64_t(16) << 10;
 /// unchanged.
 constexpr int64_t kBlockMinUnitBytes = int64_t(512) << 10;
 
+/// LOOM_NO_LANE_CHUNKS=1 keeps a GEMM's tile at one lane chunk (for A/B measurements).
+bool laneChunksEnabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("LOOM_NO_LANE_CHUNKS");
+    return !(v && *v && std::string(v) != "0");
+  }();
+  return on;
+}
+
 /// LOOM_NO_KBLOCK=1 turns reduction blocking off (for A/B measurements of the rule).
 bool kBlockingEnabled() {
   static const bool on = [] {
@@ -815,6 +824,7 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
   // rows take 16 loads per 28 FMAs where one chunk of 28 rows takes 29 (stage-1 ResNet conv:
   // 6% faster); the accumulators and the chunks' weight vectors fill at most 30 registers.
   int64_t maxRows = std::max<int64_t>(1, accumulatorRegisters() * hostRegisters().lanes / lanes);
+  const int64_t maxRowsOfRegisters = maxRows;
   // A GEMM's rows must not crowd one L1 set (rowsWithoutSetConflicts).
   if (laneOperandRow(laneOperand(blk, numSpatial)) > lanes)
     if (const int64_t cap = rowsWithoutSetConflicts(blk, rowK, numSpatial); cap > 0) maxRows = std::min(maxRows, cap);
@@ -866,7 +876,20 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
     const int64_t regs = registersPerRow(lanes);
     gemvChunks = largestDivisor(laneExt / lanes, std::max<int64_t>(1, (hostRegisters().count / 2) / regs));
   }
-  const int64_t budgetRows = dot4 ? kDot4Rows : chunk > 1 ? maxRows / 2 : maxRows;
+  // A GEMM's tile with one register per vector (AVX-512): two lane chunks side by side, each
+  // broadcast of a row shared by two FMAs. Up to 14 rows x 2 chunks take 16 loads per 28 FMAs
+  // where 16 rows of one chunk (the L1-set cap of a row stride that is a multiple of 2 KiB) take
+  // 17 per 16. The weight panel is then two chunks wide (packLanePanel).
+  int64_t laneChunks = 1;
+  if (gemvChunks == 1 && rowExt > 1 && chunkK < 0 && !dot4 && registersPerRow(lanes) == 1 && lanes == kLanes &&
+      laneExt % (2 * lanes) == 0 && !operandUse(blk, rowK, numSpatial).withLane && laneChunksEnabled()) {
+    laneChunks = 2;
+    rowBlock = largestDivisor(rowExt, std::min(maxRowsOfRegisters / 2, maxRows));
+  }
+  const int64_t budgetRows = dot4                ? kDot4Rows
+                             : laneChunks > 1    ? std::min(maxRowsOfRegisters / 2, maxRows)
+                             : chunk > 1         ? maxRows / 2
+                                                 : maxRows;
   // A symbolic row extent always gets full tiles of the budget and a guarded partial last one.
   // AVX2 (two registers per 16-lane row): a divisor well under the budget (4 rows of 128
   // tokens, 2 of a 14-wide feature map where 6 fit) leaves accumulator registers idle, and each
@@ -955,8 +978,8 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
     if (lanes != laneExt) {
       auto parts = tir::split(sch, laneInner, {tir::Value(nullptr), tir::Value(lanes)});
       if (laneExt % lanes != 0) partialChunk = outer.size();
-      if (gemvChunks > 1) {
-        auto c = tir::split(sch, parts[0], {tir::Value(nullptr), tir::Value(gemvChunks)});
+      if (const int64_t tileChunks = std::max(gemvChunks, laneChunks); tileChunks > 1) {
+        auto c = tir::split(sch, parts[0], {tir::Value(nullptr), tir::Value(tileChunks)});
         pushOuter(c[0], true);
         chunkInner = c[1];
       } else {
@@ -1225,9 +1248,9 @@ void genericSchedule(tir::Schedule& sch, const tir::BlockRV& b, bool vectorize) 
     if (innerExt <= 16 && !innerSymbolic)
       tir::vectorize(sch, loops.back());
     else {
-      // 8 lanes that divide the loop, else 16 with a partial last vector whose guard loop
-      // partitioning peels off (a row of 197 tokens).
-      const int64_t lanes = !innerSymbolic && innerExt % 8 == 0 ? 8 : kLanes;
+      // 16 lanes, or 8 that divide the loop, else 16 with a partial last vector whose guard
+      // loop partitioning peels off (a row of 197 tokens).
+      const int64_t lanes = !innerSymbolic && innerExt % kLanes != 0 && innerExt % 8 == 0 ? 8 : kLanes;
       auto parts = tir::split(sch, loops.back(), {tir::Value(nullptr), tir::Value(lanes)});
       tir::vectorize(sch, parts.back());
     }
