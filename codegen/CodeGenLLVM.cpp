@@ -676,7 +676,7 @@ private:
     }
     if (name == "sigmoid") {
       n(1);
-      if (f32) return emitFastSigmoid(m_b, a[0]);
+      if (f32) return emitFastSigmoid(m_b, a[0], &m_target);
       llvm::Value* one = llvm::ConstantFP::get(a[0]->getType(), 1.0);
       llvm::Value* e = m_b.CreateUnaryIntrinsic(llvm::Intrinsic::exp, m_b.CreateFNeg(a[0]));
       return m_b.CreateFDiv(one, m_b.CreateFAdd(one, e));

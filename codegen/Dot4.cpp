@@ -1,39 +1,15 @@
 // dot4_u8s8 as x86 vpdpbusd (AVX-512 VNNI), vpmaddubsw + vpmaddwd (AVX2) or generic IR.
 #include "codegen/Dot4.h"
 
+#include "codegen/LLVMSupport.h"
+
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/IntrinsicsX86.h>
-#include <llvm/MC/MCSubtargetInfo.h>
-#include <llvm/MC/TargetRegistry.h>
-#include <llvm/TargetParser/Triple.h>
 
-#include <map>
-#include <memory>
-#include <mutex>
 
 namespace loom::codegen {
 
 namespace {
-
-/// Whether `t` has every feature in `features` ("+avx2,+fma"), cached per target string.
-bool hasFeatures(const Target& t, const std::string& features) {
-  static std::mutex mu;
-  static std::map<std::string, bool> cache;
-  const std::string key = t.triple + "|" + t.cpu + "|" + t.featureString() + "|" + features;
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = cache.find(key);
-  if (it != cache.end()) return it->second;
-  bool has = false;
-  std::string err;
-  if (llvm::Triple(t.triple).isX86()) {
-    if (const llvm::Target* lt = llvm::TargetRegistry::lookupTarget(t.triple, err)) {
-      std::unique_ptr<llvm::MCSubtargetInfo> sti(lt->createMCSubtargetInfo(t.triple, t.cpu, t.featureString()));
-      has = sti && sti->checkFeatures(features);
-    }
-  }
-  cache[key] = has;
-  return has;
-}
 
 llvm::Value* slice(llvm::IRBuilder<>& b, llvm::Value* v, int start, int n) {
   llvm::SmallVector<int, 64> idx;

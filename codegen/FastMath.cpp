@@ -1,7 +1,13 @@
 // Polynomial float32 exp, sigmoid (Cephes coefficients), tanh and erf (MLAS's, as ONNX Runtime's) emitted as LLVM IR.
 #include "codegen/FastMath.h"
 
+#include "codegen/LLVMSupport.h"
+#include "codegen/Target.h"
+
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsX86.h>
+
+#include <algorithm>
 
 #include <initializer_list>
 
@@ -40,15 +46,15 @@ llvm::Type* intTypeLike(llvm::Type* ty) {
 
 }  // namespace
 
-llvm::Value* emitFastExp(llvm::IRBuilder<>& b, llvm::Value* x) {
-  // exp(x) = 2^n * exp(r), n = round(x / ln2), r = x - n*ln2 in two parts (Cody-Waite); exp(r) by
-  // Cephes expf's degree-7 polynomial. Results below 2^-126 flush to 0, above FLT_MAX go to inf.
-  llvm::Type* ty = x->getType();
+namespace {
+
+/// exp(x) of an x already clamped to [-87.33654475, `hi`]: 2^n * exp(r), n = round(x / ln2),
+/// r = x - n*ln2 in two parts (Cody-Waite), exp(r) by Cephes expf's degree-7 polynomial. With `hi`
+/// above 88.0 the scale 2^n may reach 2^128, which is built as two halves; up to 88.0 n stays at
+/// most 127 and one power of two does.
+llvm::Value* expOfClamped(llvm::IRBuilder<>& b, llvm::Value* clamped, double hi) {
+  llvm::Type* ty = clamped->getType();
   llvm::Type* ity = intTypeLike(ty);
-  llvm::Value* lo = constF(b, ty, -87.33654475);
-  llvm::Value* hi = constF(b, ty, 88.72283905);
-  llvm::Value* clamped = b.CreateIntrinsic(llvm::Intrinsic::maxnum, {ty}, {x, lo});
-  clamped = b.CreateIntrinsic(llvm::Intrinsic::minnum, {ty}, {clamped, hi});
   llvm::Value* n = unaryIntrinsic(b, llvm::Intrinsic::roundeven,
                                   b.CreateFMul(clamped, constF(b, ty, 1.44269504088896341)));
   llvm::Value* r = fma(b, n, constF(b, ty, -0.693359375), clamped);
@@ -57,21 +63,53 @@ llvm::Value* emitFastExp(llvm::IRBuilder<>& b, llvm::Value* x) {
                                  1.6666665459E-1, 5.0000001201E-1});
   llvm::Value* r2 = b.CreateFMul(r, r);
   llvm::Value* y = fma(b, p, r2, b.CreateFAdd(r, constF(b, ty, 1.0)));
-  // 2^n by building the exponent bits; n is in [-126, 128], so split it in two halves to stay
-  // in range of a normal float exponent.
   llvm::Value* ni = b.CreateFPToSI(n, ity);
-  llvm::Value* n1 = b.CreateAShr(ni, llvm::ConstantInt::get(ity, 1));
-  llvm::Value* n2 = b.CreateSub(ni, n1);
   auto pow2 = [&](llvm::Value* k) {
     llvm::Value* bits = b.CreateShl(b.CreateAdd(k, llvm::ConstantInt::get(ity, 127)),
                                     llvm::ConstantInt::get(ity, 23));
     return b.CreateBitCast(bits, ty);
   };
-  y = b.CreateFMul(b.CreateFMul(y, pow2(n1)), pow2(n2));
+  if (hi <= 88.0) return b.CreateFMul(y, pow2(ni));
+  llvm::Value* n1 = b.CreateAShr(ni, llvm::ConstantInt::get(ity, 1));
+  llvm::Value* n2 = b.CreateSub(ni, n1);
+  return b.CreateFMul(b.CreateFMul(y, pow2(n1)), pow2(n2));
+}
+
+/// 1 / v for v >= 1: with AVX-512 (16 lanes, or 8 and 4 with VL) VRCP14PS, whose relative error
+/// is below 2^-14, and one Newton step (error below 2^-27, under half an ulp); a division
+/// otherwise. The division is the slowest instruction of a sigmoid (a 16-lane vdivps issues every
+/// 5 cycles on Zen 4/5), the estimate and the step take the FMA pipes.
+llvm::Value* reciprocalOfAtLeastOne(llvm::IRBuilder<>& b, const Target* t, llvm::Value* v) {
+  llvm::Type* ty = v->getType();
+  auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(ty);
+  llvm::Intrinsic::ID id = llvm::Intrinsic::not_intrinsic;
+  if (t && vt) {
+    const unsigned lanes = vt->getNumElements();
+    if (lanes == 16 && hasFeatures(*t, "+avx512f")) id = llvm::Intrinsic::x86_avx512_rcp14_ps_512;
+    else if (lanes == 8 && hasFeatures(*t, "+avx512f,+avx512vl")) id = llvm::Intrinsic::x86_avx512_rcp14_ps_256;
+    else if (lanes == 4 && hasFeatures(*t, "+avx512f,+avx512vl")) id = llvm::Intrinsic::x86_avx512_rcp14_ps_128;
+  }
+  if (id == llvm::Intrinsic::not_intrinsic) return b.CreateFDiv(constF(b, ty, 1.0), v);
+  llvm::Value* all = llvm::ConstantInt::get(llvm::Type::getIntNTy(ty->getContext(), std::max(8u, vt->getNumElements())), -1);
+  llvm::Value* r = b.CreateIntrinsic(id, {}, {v, llvm::Constant::getNullValue(ty), all});
+  // r + r * (1 - v * r)
+  llvm::Value* e = fma(b, b.CreateFNeg(v), r, constF(b, ty, 1.0));
+  return fma(b, r, e, r);
+}
+
+}  // namespace
+
+llvm::Value* emitFastExp(llvm::IRBuilder<>& b, llvm::Value* x) {
+  // Results below 2^-126 flush to 0, above FLT_MAX go to inf.
+  llvm::Type* ty = x->getType();
+  const double lo = -87.33654475, hi = 88.72283905;
+  llvm::Value* clamped = b.CreateIntrinsic(llvm::Intrinsic::maxnum, {ty}, {x, constF(b, ty, lo)});
+  clamped = b.CreateIntrinsic(llvm::Intrinsic::minnum, {ty}, {clamped, constF(b, ty, hi)});
+  llvm::Value* y = expOfClamped(b, clamped, hi);
   llvm::Value* zero = constF(b, ty, 0.0);
   llvm::Value* inf = llvm::ConstantFP::getInfinity(ty);
-  y = b.CreateSelect(b.CreateFCmpOLT(x, lo), zero, y);
-  y = b.CreateSelect(b.CreateFCmpOGT(x, hi), inf, y);
+  y = b.CreateSelect(b.CreateFCmpOLT(x, constF(b, ty, lo)), zero, y);
+  y = b.CreateSelect(b.CreateFCmpOGT(x, constF(b, ty, hi)), inf, y);
   return b.CreateSelect(b.CreateFCmpUNO(x, x), x, y);
 }
 
@@ -92,11 +130,18 @@ llvm::Value* emitFastTanh(llvm::IRBuilder<>& b, llvm::Value* x) {
   return b.CreateSelect(b.CreateFCmpUNO(x, x), x, y);
 }
 
-llvm::Value* emitFastSigmoid(llvm::IRBuilder<>& b, llvm::Value* x) {
-  // 1 / (1 + exp(-x)) for x <= 0 is accurate; for x > 0 use exp(-x) too (no cancellation).
+llvm::Value* emitFastSigmoid(llvm::IRBuilder<>& b, llvm::Value* x, const Target* t) {
+  // 1 / (1 + exp(-x)), also for x > 0 (no cancellation). exp(-x) needs no range selects: -x is
+  // clamped to [-87.34, 88], where exp(-87.34) = 1.2e-38 leaves 1 / (1 + e) at 1 and exp(88) =
+  // 1.6e38 gives 6e-39 (the result is below the smallest normal float from -x = 87.34 on, where
+  // the true value is too); the scale 2^n stays a single power of two. NaN stays NaN.
   llvm::Type* ty = x->getType();
-  llvm::Value* e = emitFastExp(b, b.CreateFNeg(x));
-  return b.CreateFDiv(constF(b, ty, 1.0), b.CreateFAdd(constF(b, ty, 1.0), e));
+  llvm::Value* m = b.CreateFNeg(x);
+  m = b.CreateIntrinsic(llvm::Intrinsic::maxnum, {ty}, {m, constF(b, ty, -87.33654475)});
+  m = b.CreateIntrinsic(llvm::Intrinsic::minnum, {ty}, {m, constF(b, ty, 88.0)});
+  llvm::Value* e = expOfClamped(b, m, 88.0);
+  llvm::Value* y = reciprocalOfAtLeastOne(b, t, b.CreateFAdd(constF(b, ty, 1.0), e));
+  return b.CreateSelect(b.CreateFCmpUNO(x, x), x, y);
 }
 
 llvm::Value* emitFastErf(llvm::IRBuilder<>& b, llvm::Value* x) {

@@ -1,6 +1,8 @@
 // Process-wide LLVM setup shared by the code generators.
 #include "codegen/LLVMSupport.h"
 
+#include <llvm/MC/MCSubtargetInfo.h>
+#include <llvm/MC/TargetRegistry.h>
 #include <llvm/TargetParser/Triple.h>
 
 #include "codegen/Target.h"
@@ -9,6 +11,8 @@
 #include <llvm/Support/TargetSelect.h>
 
 #include <cstdlib>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <sstream>
 #include <string>
@@ -59,6 +63,25 @@ std::string llvmFeatureString(const Target& t) {
     s += a;
   }
   return s;
+}
+
+bool hasFeatures(const Target& t, const std::string& features) {
+  static std::mutex mu;
+  static std::map<std::string, bool> cache;
+  const std::string key = t.triple + "|" + t.cpu + "|" + t.featureString() + "|" + features;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  bool has = false;
+  std::string err;
+  if (llvm::Triple(t.triple).isX86()) {
+    if (const llvm::Target* lt = llvm::TargetRegistry::lookupTarget(t.triple, err)) {
+      std::unique_ptr<llvm::MCSubtargetInfo> sti(lt->createMCSubtargetInfo(t.triple, t.cpu, t.featureString()));
+      has = sti && sti->checkFeatures(features);
+    }
+  }
+  cache[key] = has;
+  return has;
 }
 
 }  // namespace loom::codegen

@@ -23,4 +23,8 @@ std::vector<std::string> llvmFeatures(const Target& t);
 /// llvmFeatures joined with commas (LLVM's feature string).
 std::string llvmFeatureString(const Target& t);
 
+/// Whether x86 target `t` has every feature in `features` ("+avx2,+fma"), cached per target
+/// string; false for other architectures.
+bool hasFeatures(const Target& t, const std::string& features);
+
 }  // namespace loom::codegen
