@@ -236,8 +236,9 @@ private slots:
     QTest::addColumn<int>("n");
     QTest::addColumn<int>("lanes");
     QTest::newRow("64x256 -> 96 (16 lanes, rows in blocks of 16)") << 64 << 256 << 96 << 16;
-    QTest::newRow("1x512 -> 1000 (8 lanes)") << 1 << 512 << 1000 << 8;
-    QTest::newRow("1x960 -> 1280 (16 lanes: MobileNet-v3's head)") << 1 << 960 << 1280 << 16;
+    // (One-row weights from 1 MiB on split the reduction instead: largeGemvSplitsTheReduction.)
+    QTest::newRow("1x256 -> 1000 (8 lanes)") << 1 << 256 << 1000 << 8;
+    QTest::newRow("1x160 -> 1280 (16 lanes: MobileNet-v3's head, fewer inputs)") << 1 << 160 << 1280 << 16;
     QTest::newRow("7x40 -> 12 (12 lanes)") << 7 << 40 << 12 << 12;
     QTest::newRow("197x96 -> 64 (a ViT's 197 tokens: partial last row tile)") << 197 << 96 << 64 << 16;
     QTest::newRow("128x256 -> 768 (BERT's QKV projection: packed weight panels)") << 128 << 256 << 768 << 16;
@@ -320,6 +321,56 @@ private slots:
     ex->setInput(0, xv);
     ex->run();
     QVERIFY(test::maxDiff(ex->getOutput(0), want) < 1e-3);
+  }
+
+  void largeGemvSplitsTheReduction_data() {
+    QTest::addColumn<int>("k");
+    QTest::addColumn<int>("n");
+    QTest::addColumn<int>("lanes");
+    QTest::newRow("1x512 -> 1000 (ResNet-18's head, 2 MB)") << 512 << 1000 << 8;
+    QTest::newRow("1x960 -> 1280 (MobileNet-v3's, 4.9 MB)") << 960 << 1280 << 16;
+  }
+  void largeGemvSplitsTheReduction() {
+    // A dense layer of one row over a weight of 1 MiB or more (a classifier head at batch 1,
+    // whose weight comes from memory): the reduction is split into blocks of whole weight rows,
+    // one parallel task each summing its contiguous rows into a row of partial sums in vector
+    // lanes; the write-back adds the rows and runs the bias and relu in vector lanes under each
+    // chunk. Results match the graph evaluator.
+    QFETCH(int, k);
+    QFETCH(int, n);
+    QFETCH(int, lanes);
+    auto f32 = DataType::Float(32);
+    graph::Var x = graph::makeVar("x", graph::tensorType(std::vector<int64_t>{1, k}, f32));
+    graph::Constant w = graph::makeConstant(test::randomArray({n, k}, 31), "w");
+    graph::Constant b = graph::makeConstant(test::randomArray({n}, 32), "b");
+    graph::Expr y = graph::makeCall("nn.relu", {graph::makeCall("add", {graph::makeCall("nn.dense", {x, w}), b})});
+    graph::Module m;
+    m.functions["main"] = graph::makeFunction({x}, y);
+    std::vector<driver::ModelGroup> groups = driver::extractGroups(m, {}, blocked());
+    QCOMPARE(groups.size(), size_t(1));
+    tir::PrimFunc s = driver::defaultSchedule(groups[0].func, true);
+    std::map<std::string, std::vector<const tir::ForNode*>> loopsOf = loopsByBlock(s);
+    std::string text = tir::printFunc(s);
+    QVERIFY2(loopsOf.count("T_matmul_rf") && loopsOf.count("T_matmul") && loopsOf.count("T_relu"), text.c_str());
+    const auto& rf = loopsOf["T_matmul_rf"];
+    QVERIFY2(rf.front()->kind == tir::ForKind::Parallel && *tir::asConstInt(rf.front()->extent) >= 4, text.c_str());
+    QVERIFY2(rf.back()->kind == tir::ForKind::Vectorized && *tir::asConstInt(rf.back()->extent) == lanes, text.c_str());
+    // The partial sums' loops: task | rows of its block | output chunks | lanes (each weight row
+    // read in order).
+    QVERIFY2(rf.size() >= 4 && *tir::asConstInt(rf[rf.size() - 3]->extent) * *tir::asConstInt(rf.front()->extent) == k,
+             text.c_str());
+    for (const tir::ForNode* l : loopsOf["T_matmul"]) QVERIFY2(l->kind != tir::ForKind::Parallel, text.c_str());
+    QVERIFY2(loopsOf["T_relu"].back()->kind == tir::ForKind::Vectorized &&
+                 loopsOf["T_relu"].front() == loopsOf["T_matmul"].front(),
+             text.c_str());
+    runtime::NDArray xv = test::randomArray({1, k}, 33);
+    runtime::NDArray want = graph::evaluate(m.main(), {xv}).at(0);
+    auto ex = driver::createExecutor(driver::compileModel(m, "llvm", {}, blocked()));
+    ex->setInput(0, xv);
+    ex->run();
+    double scale = 0;
+    for (int64_t i = 0; i < n; ++i) scale = std::max(scale, double(std::abs(want.as<float>()[i])));
+    QVERIFY(scale > 0 && test::maxDiff(ex->getOutput(0), want) <= 1e-5 * scale);
   }
 
   void registerTileFitsTheRegisters_data() {
