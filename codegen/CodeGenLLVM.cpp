@@ -385,8 +385,10 @@ private:
   /// the SLP vectorizer put the addresses of most rows in vectors first, and each of those
   /// operands became 4 byte loads, their addresses extracted lane by lane, and shifts and ors
   /// (about 15 instructions per vpdpbusd; 24 of the 28 rows of MobileNet-v2's 1x1 int8 convs).
-  /// Returns null when `e` is not such a sum.
+  /// Returns null when `e` is not such a sum, or on a big-endian target (where the word's bytes
+  /// would be in the other order).
   llvm::Value* emitPackedBytes(const Expr& e) {
+    if (!m_mod.getDataLayout().isLittleEndian()) return nullptr;
     auto* cast = e.as<CastNode>();
     if (!cast || cast->dtype != DataType::Int(32)) return nullptr;
     const Expr& sum = cast->value;
