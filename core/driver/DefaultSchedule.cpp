@@ -256,19 +256,30 @@ std::vector<std::string> vectorizeDenseReduction(tir::Schedule& sch, const tir::
 }
 
 /// A reduction of a whole tensor to a scalar (every iter var a reduce one: DynamicQuantizeLinear's
-/// max and min, ReduceMax / ReduceSum over all axes, keepdims 0) whose operands run along its
-/// innermost reduce var: its loops fuse into one over the elements in memory order, which splits
-/// into (ko, 16) with the 16 lanes a partial-result block (rfactor) in vector lanes, reduced to
-/// the scalar afterwards. Without it such a block ran as one scalar loop, each step waiting for
-/// the last (int8 BERT's 32 of them: 1.7 G elements/s, a third of the model's time at 2 threads).
-/// Returns the three blocks' names (lanes' init, lanes, scalar) when rewritten (else none, the
-/// block left as it was).
+/// max and min, ReduceMax / ReduceSum over all axes, keepdims 0; or, with keepdims 1, leading
+/// spatial iter vars of one iteration each, the output's kept axes) whose operands run along its
+/// innermost reduce var: its reduce loops fuse into one over the elements in memory order, which
+/// splits into (ko, 16) with the 16 lanes a partial-result block (rfactor) in vector lanes,
+/// reduced to the scalar afterwards. Without it such a block ran as one scalar loop, each step
+/// waiting for the last (int8 BERT's 32 of them: 1.7 G elements/s, a third of the model's time at
+/// 2 threads). Returns the three blocks' names (lanes' init, lanes, scalar) when rewritten (else
+/// none, the block left as it was).
 std::vector<std::string> vectorizeFullReduction(tir::Schedule& sch, const tir::BlockRV& b) {
   const tir::BlockNode* blk = sch.get(b);
   const tir::BufferStoreNode* st = singleStore(blk->body);
   if (!st || !blk->init.defined() || blk->iterVars.empty()) return {};
-  for (const tir::IterVar& iv : blk->iterVars)
-    if (iv.iterType != tir::IterType::CommReduce) return {};
+  // The spatial iter vars (keepdims' axes) lead and run once each.
+  const size_t numSpatial = leadingSpatial(blk);
+  if (numSpatial == blk->iterVars.size()) return {};
+  for (size_t d = 0; d < blk->iterVars.size(); ++d) {
+    const tir::IterVar& iv = blk->iterVars[d];
+    if (d < numSpatial) {
+      const int64_t* e = tir::asConstInt(iv.dom.extent);
+      if (iv.iterType != tir::IterType::DataPar || !e || *e != 1) return {};
+    } else if (iv.iterType != tir::IterType::CommReduce) {
+      return {};
+    }
+  }
   const tir::Var& k = blk->iterVars.back().var;
   bool any = false;
   for (const tir::BufferLoadNode* ld : loadsIn(blk->body)) {
@@ -282,6 +293,7 @@ std::vector<std::string> vectorizeFullReduction(tir::Schedule& sch, const tir::B
   if (!any) return {};
   std::vector<tir::LoopRV> loops = identityLoops(sch, b);
   if (loops.size() != blk->iterVars.size()) return {};
+  loops.erase(loops.begin(), loops.begin() + long(numSpatial));
   int64_t total = 1;
   for (const tir::LoopRV& l : loops) {
     const int64_t* e = tir::asConstInt(sch.get(l)->extent);

@@ -58,11 +58,12 @@ graph::Module denseModule(int64_t rows, int64_t k, int64_t n) {
   return m;
 }
 
-/// op(x) over every axis to a scalar (keepdims 0), plus 1 (so the reduction is a kernel's
-/// intermediate, as DynamicQuantizeLinear's max and min are), on x of `shape`.
-graph::Module fullReductionModule(const std::string& op, const std::vector<int64_t>& shape) {
+/// op(x) over every axis to a scalar (keepdims 0) or to a tensor of extent-1 axes (keepdims 1),
+/// plus 1 (so the reduction is a kernel's intermediate, as DynamicQuantizeLinear's max and min
+/// are), on x of `shape`.
+graph::Module fullReductionModule(const std::string& op, const std::vector<int64_t>& shape, bool keepdims = false) {
   graph::Var x = graph::makeVar("x", graph::tensorType(shape, DataType::Float(32)));
-  graph::Attrs all{{"axis", std::vector<int64_t>{}}, {"keepdims", int64_t(0)}};
+  graph::Attrs all{{"axis", std::vector<int64_t>{}}, {"keepdims", int64_t(keepdims ? 1 : 0)}};
   graph::Expr y = graph::makeCall("add", {graph::makeCall(op, {x}, all), graph::makeScalar(1.0, DataType::Float(32))});
   graph::Module m;
   m.functions["main"] = graph::makeFunction({x}, y);
@@ -203,21 +204,31 @@ private slots:
   void fullReductionInVectorLanes_data() {
     QTest::addColumn<QString>("op");
     QTest::addColumn<QList<qlonglong>>("shape");
+    QTest::addColumn<bool>("keepdims");
     QTest::addColumn<bool>("lanes");
-    QTest::newRow("max [1, 128, 256] (int8 BERT's DynamicQuantizeLinear)") << "max" << QList<qlonglong>{1, 128, 256} << true;
-    QTest::newRow("min [128, 64]") << "min" << QList<qlonglong>{128, 64} << true;
-    QTest::newRow("sum [3, 5, 40] (rows of 40: 8 lanes)") << "sum" << QList<qlonglong>{3, 5, 40} << true;
-    QTest::newRow("max [7, 37] (lanes across rows, a partial last vector)") << "max" << QList<qlonglong>{7, 37} << true;
-    QTest::newRow("max [1000]") << "max" << QList<qlonglong>{1000} << true;
-    QTest::newRow("sum [5, 7] (too short to split)") << "sum" << QList<qlonglong>{5, 7} << false;
+    QTest::newRow("max [1, 128, 256] (int8 BERT's DynamicQuantizeLinear)") << "max" << QList<qlonglong>{1, 128, 256} << false << true;
+    QTest::newRow("min [128, 64]") << "min" << QList<qlonglong>{128, 64} << false << true;
+    QTest::newRow("sum [3, 5, 40] (rows of 40: 8 lanes)") << "sum" << QList<qlonglong>{3, 5, 40} << false << true;
+    QTest::newRow("max [7, 37] (lanes across rows, a partial last vector)") << "max" << QList<qlonglong>{7, 37} << false << true;
+    QTest::newRow("max [1000]") << "max" << QList<qlonglong>{1000} << false << true;
+    QTest::newRow("sum [5, 7] (too short to split)") << "sum" << QList<qlonglong>{5, 7} << false << false;
+    // keepdims 1: the output keeps every axis at extent 1, so the block has spatial iter vars of
+    // one iteration each (ONNX ReduceMax's default); they took the scalar loop before.
+    QTest::newRow("max [1, 128, 256] keepdims") << "max" << QList<qlonglong>{1, 128, 256} << true << true;
+    QTest::newRow("min [128, 64] keepdims") << "min" << QList<qlonglong>{128, 64} << true << true;
+    QTest::newRow("sum [3, 5, 40] keepdims") << "sum" << QList<qlonglong>{3, 5, 40} << true << true;
+    QTest::newRow("prod [2, 3, 37] keepdims (a partial last vector)") << "prod" << QList<qlonglong>{2, 3, 37} << true << true;
+    QTest::newRow("max [1000] keepdims") << "max" << QList<qlonglong>{1000} << true << true;
+    QTest::newRow("sum [5, 7] keepdims (too short to split)") << "sum" << QList<qlonglong>{5, 7} << true << false;
   }
   void fullReductionInVectorLanes() {
     QFETCH(QString, op);
     QFETCH(QList<qlonglong>, shape);
+    QFETCH(bool, keepdims);
     QFETCH(bool, lanes);
     std::vector<int64_t> s(shape.begin(), shape.end());
     std::string text;
-    double d = runAgainstEvaluator(fullReductionModule(op.toStdString(), s), s, &text);
+    double d = runAgainstEvaluator(fullReductionModule(op.toStdString(), s, keepdims), s, &text);
     QVERIFY2(d < 1e-3, qPrintable(QString("max diff %1").arg(d)));
     // The partial results in vector lanes (an rfactor block), updated a vector at a time; before,
     // the whole tensor was one scalar loop.

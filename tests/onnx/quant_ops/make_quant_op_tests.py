@@ -217,9 +217,24 @@ def emu_skip_layer_norm(a, c, g, b, eps=1e-5):
     return _f(_f(_f(_f(v - m[..., None]) / std) * g) + b)
 
 
-def emu_softmax(x):
-    """MLAS's softmax: its sum-exp polynomial, an 8-lane vector sum reduced as vhaddps, * 1/sum."""
-    v = np.maximum(_f(x - x.max(-1, keepdims=True)), _f(-88.3762626647949))
+def mlas_avx512f():
+    """Whether ORT's MLAS takes its AVX512F kernels on this host (platform.cpp: CPUID AVX512F and
+    the OS saving the ZMM state; Linux lists avx512f in /proc/cpuinfo only then)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            return any(line.startswith("flags") and " avx512f" in line for line in f)
+    except OSError:
+        return False
+
+
+def emu_softmax(x, avx512f=False):
+    """MLAS's softmax: x + (-max); its sum-exp polynomial; the exps summed in vector lanes; * 1/sum.
+    FMA3 kernel (TransKernelFma3.S): clamp at -88.376, 2^m from the exponent bits (0 below
+    2^-126), 8 lanes reduced as vhaddps. AVX512F kernel (TransKernelAvx512F.S, taken on AVX-512
+    hosts): clamp at -103.972, 2^m by vscalefps (subnormal results kept), 16 lanes whose halves
+    are added first, then as vhaddps."""
+    lower = -103.9720840454 if avx512f else -88.3762626647949
+    v = np.maximum(_f(x + -x.max(-1, keepdims=True)), _f(lower))
     bias = _f(12582912.0)
     biased = _fma(v, _f(1.44269504088896341), bias)
     m = _f(biased - bias)
@@ -228,10 +243,16 @@ def emu_softmax(x):
     p = np.full_like(v, _f(float.fromhex("0x1.694000p-10")))
     for c in ("0x1.125edcp-7", "0x1.555b5ap-5", "0x1.555450p-3", "0x1.fffff6p-2", "0x1p0", "0x1p0"):
         p = _fma(p, v, _f(float.fromhex(c)))
-    e = _f(p * ((biased.view(np.int32) << 23) + np.int32(0x3F800000)).view(_f))
-    acc = np.zeros(x.shape[:-1] + (8,), _f)
+    if avx512f:
+        e = np.ldexp(p, m.astype(np.int32)).astype(_f)  # vscalefps: p * 2^m rounded once
+    else:
+        e = _f(p * ((biased.view(np.int32) << 23) + np.int32(0x3F800000)).view(_f))
+    lanes = 16 if avx512f else 8
+    acc = np.zeros(x.shape[:-1] + (lanes,), _f)
     for h in range(x.shape[-1]):
-        acc[..., h % 8] = _f(acc[..., h % 8] + e[..., h])
+        acc[..., h % lanes] = _f(acc[..., h % lanes] + e[..., h])
+    if avx512f:
+        acc = _f(acc[..., :8] + acc[..., 8:])  # vextractf64x4 + vaddps
     s = _f(_f(_f(acc[..., 4] + acc[..., 5]) + _f(acc[..., 6] + acc[..., 7])) +
            _f(_f(acc[..., 0] + acc[..., 1]) + _f(acc[..., 2] + acc[..., 3])))
     return _f(e * _f(_f(1) / s)[..., None])
@@ -306,9 +327,15 @@ def check_emulations():
                                                          domain=MS, epsilon=1e-5)], {"x": x, "c": c, "g": g, "b": b}),
                                    emu_skip_layer_norm(x, c, g, b)),
     }
-    for d in (128, 37, 5):
+    # ORT's softmax kernel depends on the host: the emulation of the one it takes here. Row 0 spans
+    # hundreds, so that some exps are subnormal or below the clamp (where the two kernels differ).
+    avx512f = mlas_avx512f()
+    print("MLAS softmax kernel on this host:", "AVX512F" if avx512f else "FMA3")
+    for d in (128, 37, 5, 1000):
         s = (rng.standard_normal((64, d)) * 4).astype(_f)
-        checks[f"Softmax {d}"] = (run([helper.make_node("Softmax", ["x"], ["y"], axis=-1)], {"x": s}), emu_softmax(s))
+        s[0] *= 30
+        checks[f"Softmax {d}"] = (run([helper.make_node("Softmax", ["x"], ["y"], axis=-1)], {"x": s}),
+                                  emu_softmax(s, avx512f))
     e = np.concatenate([np.linspace(-6, 6, 4096), rng.standard_normal(4096) * 2]).astype(_f)
     checks["Erf"] = (run([helper.make_node("Erf", ["x"], ["y"])], {"x": e}), emu_erf(e))
     t = np.concatenate([np.linspace(-10, 10, 4096), rng.standard_normal(4096)]).astype(_f)
