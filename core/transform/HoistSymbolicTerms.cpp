@@ -167,6 +167,8 @@ private:
     struct Group {
       std::vector<Expr> variant;  ///< mutated, in order of first appearance
       std::vector<Expr> coef;     ///< invariant parts, one summand each
+      int64_t lastScale = 1;      ///< the constant factor of the last summand of `coef`
+      Expr lastProduct;           ///< that summand without it
       int64_t constant = 0;       ///< the constant summands of the coefficient
     };
     std::vector<Group> groups;
@@ -195,6 +197,8 @@ private:
         Expr p = inv[0];
         for (size_t i = 1; i < inv.size(); ++i) p = p * inv[i];
         g->coef.push_back(t.coef == 1 ? p : p * constant(dt, t.coef));
+        g->lastScale = t.coef;
+        g->lastProduct = p;
       }
     }
     Expr sum;
@@ -207,7 +211,9 @@ private:
       // constant into the address).
       if (g.variant.empty()) {
         lastConstant = g.constant;
-        if (!g.coef.empty()) {
+        if (g.coef.size() == 1) {
+          add(scaled(g.lastProduct, g.lastScale));
+        } else if (!g.coef.empty()) {
           Expr s = g.coef[0];
           for (size_t i = 1; i < g.coef.size(); ++i) s = s + g.coef[i];
           add(hoist(s));
@@ -215,7 +221,9 @@ private:
         continue;
       }
       Expr c;
-      if (!g.coef.empty()) {
+      if (g.coef.size() == 1 && constant(dt, g.constant).as<IntImmNode>()->value == 0) {
+        c = scaled(g.lastProduct, g.lastScale);
+      } else if (!g.coef.empty()) {
         Expr s = g.coef[0];
         for (size_t i = 1; i < g.coef.size(); ++i) s = s + g.coef[i];
         if (constant(dt, g.constant).as<IntImmNode>()->value) s = s + constant(dt, g.constant);
@@ -231,6 +239,14 @@ private:
     }
     if (lastConstant && constant(dt, *lastConstant).as<IntImmNode>()->value) add(constant(dt, *lastConstant));
     return sum.defined() ? sum : intImm(dt, 0);
+  }
+
+  /// `product * scale` with only the product hoisted: one let serves every multiple (the rows
+  /// of a tile strided by `batch * 256` at `batch * 256`, `batch * 512`, ...), and a multiply
+  /// by a constant costs less than a register held across the kernel for each.
+  Expr scaled(const Expr& product, int64_t scale) {
+    Expr h = hoist(product);
+    return scale == 1 ? h : h * constant(product.dtype(), scale);
   }
 
   std::unordered_set<const VarNode*> m_params;
