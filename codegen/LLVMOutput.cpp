@@ -2,6 +2,7 @@
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
+#include <llvm/Passes/StandardInstrumentations.h>
 #include <llvm/Support/CodeGen.h>
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/Program.h>
@@ -41,6 +42,11 @@ std::unique_ptr<llvm::TargetMachine> createTargetMachine(const Target& t) {
 }
 
 void optimizeModule(llvm::Module& m, llvm::TargetMachine& tm, int optLevel) {
+  // LLVM's standard instrumentation makes its own options work on our pipeline when given in
+  // LOOM_LLVM_OPTIONS: -time-passes (a report per module on stderr), -print-before=PASS /
+  // -print-after=PASS with -ir-dump-directory=DIR, -filter-print-funcs=NAME.
+  llvm::PassInstrumentationCallbacks pic;
+  llvm::StandardInstrumentations si(m.getContext(), /*DebugLogging=*/false);
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -49,7 +55,8 @@ void optimizeModule(llvm::Module& m, llvm::TargetMachine& tm, int optLevel) {
   pto.LoopVectorization = optLevel >= 2;
   pto.SLPVectorization = optLevel >= 2;
   pto.LoopUnrolling = optLevel >= 1;
-  llvm::PassBuilder pb(&tm, pto);
+  si.registerCallbacks(pic, &mam);
+  llvm::PassBuilder pb(&tm, pto, std::nullopt, &pic);
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);
   pb.registerFunctionAnalyses(fam);

@@ -536,6 +536,10 @@ int outerSymbolicRow(tir::Schedule& sch, const tir::BlockNode* blk, const std::v
   return -1;
 }
 
+/// The register tile's rows at most for a window reduction with a padding test (a pool) over a
+/// symbolic row extent (tileLaneReduction).
+constexpr int64_t kPoolSymbolicRows = 8;
+
 /// Output rows per band at least: a band pads its rows plus the kernel's halo, so short bands
 /// copy more of the input twice.
 constexpr int64_t kMinBandRows = 7;
@@ -831,7 +835,10 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
   int64_t lanes = laneExt <= kLanes ? laneExt : laneExt % kLanes == 0 ? kLanes : laneExt % 8 == 0 ? 8 : kLanes;
   if (lanes < 4) return {};
   size_t rowK = rowAxis(sch, blk, loops, numSpatial);
-  if (rv) {
+  // Not for a conv (several reduce loops: channels and the window): its candidates are the
+  // output's height and width, and both tilings doubled the code of every conv over a symbolic
+  // image (half of a dynamic ResNet-18's LLVM time) for images taller than wide only.
+  if (rv && loops.size() == numSpatial + 1) {
     const int outerK = outerSymbolicRow(sch, blk, loops, numSpatial, rowK);
     if (outerK >= 0) {
       rv->innerExt = sch.get(loops[rowK])->extent;
@@ -927,10 +934,16 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
       if (cost < best - 1e-9) best = cost, chunk = c, rowBlock = r, chosenTile = true;
     }
   }
-  const int64_t budgetRows = dot4                ? kDot4Rows
-                             : laneChunks > 1    ? std::min(maxRowsOfRegisters / 2, maxRows)
-                             : chunk > 1         ? maxRows / 2
-                                                 : maxRows;
+  int64_t budgetRows = dot4                ? kDot4Rows
+                       : laneChunks > 1    ? std::min(maxRowsOfRegisters / 2, maxRows)
+                       : chunk > 1         ? maxRows / 2
+                                           : maxRows;
+  // A window that skips points outside a symbolic image (a max pool's padding) stays a test per
+  // row of the tile, and loop partitioning peels the window's first and last rows and columns
+  // for each tile (first, full and partial last): 28 rows made a dynamic ResNet-18's pool 80
+  // thousand lines of LLVM IR, 3 s to compile. Its rows are cheap (no weights to share).
+  tir::Expr window;
+  if (rowSymbolic && guardedStore(blk->body, &window) && window.defined()) budgetRows = std::min<int64_t>(budgetRows, kPoolSymbolicRows);
   // A symbolic row extent always gets full tiles of the budget and a guarded partial last one.
   // AVX2 (two registers per 16-lane row): a divisor well under the budget (4 rows of 128
   // tokens, 2 of a 14-wide feature map where 6 fit) leaves accumulator registers idle, and each

@@ -5,6 +5,7 @@
 #include "core/transform/FlattenBuffers.h"
 #include "core/transform/GPUKernels.h"
 #include "core/transform/HoistDivisions.h"
+#include "core/transform/HoistSymbolicTerms.h"
 #include "core/transform/LoopPartition.h"
 #include "core/transform/LowerBlocks.h"
 #include "core/transform/LowerIntrinsics.h"
@@ -69,7 +70,12 @@ std::vector<Pass> loweringPipeline(const LowerOptions& options) {
   // 12b. CPU only: divisions by run-time values (a dynamic model's symbolic strides) once per
   //      loop iteration, out of the branches of guarded loads (LLVM cannot merge or hoist them).
   if (!options.gpu) p.push_back(pass("hoist-divisions", hoistDivisions));
-  // 12c. GPU only: barriers around shared-memory hand-offs, then the launch-limit check.
+  // 12c. CPU only, kernels with shape symbols: arithmetic over the symbols alone (strides such
+  //      as `((H + 1) // 2 + 1) // 2 * 64`, split bounds) once, in lets at the top; sums of
+  //      products regrouped by their loop-variable factors first. Codegen emitted every
+  //      occurrence (tens of thousands of lines of LLVM IR per symbolic conv).
+  if (!options.gpu) p.push_back(pass("hoist-symbolic-terms", hoistSymbolicTerms));
+  // 12d. GPU only: barriers around shared-memory hand-offs, then the launch-limit check.
   if (options.gpu) {
     p.push_back(pass("thread-sync", insertThreadSync));
     p.push_back(pass("verify-gpu", verifyGPUPass));
