@@ -1,4 +1,6 @@
 // `loom compile`: imports an ONNX model and writes a deployable package (.so library or .tar).
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -80,8 +82,12 @@ std::string stemOf(const std::string& path) {
 
 void writeText(const std::string& path, const std::string& text) {
   std::ofstream f(path, std::ios::binary);
+  if (!f) LOOM_THROW(ValueError) << "cannot write '" << path << "': " << std::strerror(errno);
   f << text;
-  if (!f) LOOM_THROW(ValueError) << "cannot write '" << path << "'";
+  // Closed here, not by the destructor: a text shorter than the stream's buffer reaches the
+  // disk only now, and a full disk must fail the command, not leave an empty file behind.
+  f.close();
+  if (!f) LOOM_THROW(ValueError) << "cannot write '" << path << "': " << std::strerror(errno);
 }
 
 std::set<std::string> parseDumpKinds(const std::string& list, bool cTarget) {

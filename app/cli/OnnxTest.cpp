@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -343,6 +344,8 @@ int run() {
   if (!o.writePassing.empty()) {
     std::ofstream f(o.writePassing);
     for (const std::string& n : passing) f << n << "\n";
+    f.close();
+    if (!f) LOOM_THROW(ValueError) << "cannot write '" << o.writePassing << "': " << std::strerror(errno);
   }
   for (const std::string& s : skips) std::cout << "skipped: " << s << "\n";
   for (const std::string& f : failures) std::cout << "failed: " << f << "\n";

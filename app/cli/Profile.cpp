@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -247,7 +249,8 @@ int run() {
   if (!o.json.empty()) {
     std::ofstream f(o.json, std::ios::binary);
     f << out.dump(1);
-    if (!f) LOOM_THROW(ValueError) << "cannot write '" << o.json << "'";
+    f.close();  // a full disk shows at the flush of the last buffer, here
+    if (!f) LOOM_THROW(ValueError) << "cannot write '" << o.json << "': " << std::strerror(errno);
   }
 
   // The table, hottest kernel first.

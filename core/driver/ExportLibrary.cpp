@@ -230,16 +230,32 @@ ExportResult exportLibrary(const CompiledModel& model, const std::string& path, 
                                     << path << " " << obj << " -lm`";
   }
   report(o, "linking " + path, 1, 2);
-  // Linked beside the destination, then renamed: a failed link leaves no half-written library.
+  // Linked beside the destination, then renamed: a failed link (a full disk, a file size limit)
+  // leaves no half-written library, and the error names the destination and that a library
+  // already there is unchanged, as writeFileAtomically's do.
   std::string partial = path + ".partial";
+  std::error_code existsEc;
+  const char* kept = fs::exists(path, existsEc) ? " (the previous file is unchanged)" : " (no file was written)";
+  auto removePartial = [&] {
+    std::error_code ec;
+    fs::remove(partial, ec);
+  };
   try {
     codegen::linkSharedLibrary(objects, linkTarget, partial);
     runtime::stampLibraryChecksum(partial);
     fs::rename(partial, path);
-  } catch (...) {
-    std::error_code ec;
-    fs::remove(partial, ec);
+  } catch (const LinkerNotFoundError&) {
+    removePartial();
     throw;
+  } catch (const CodeGenError& e) {
+    removePartial();
+    LOOM_THROW(CodeGenError) << "cannot write '" << path << "': " << e.what() << kept;
+  } catch (const Error&) {
+    removePartial();
+    throw;
+  } catch (const std::exception& e) {  // RuntimeFailure of the checksum stamp, filesystem_error of the rename
+    removePartial();
+    LOOM_THROW(Error) << "cannot write '" << path << "': " << e.what() << kept;
   }
   report(o, "linked " + path, 2, 2);
   return r;

@@ -81,6 +81,27 @@ private slots:
     QVERIFY(r.out.contains("wrote " + path("quiet.tar") + " (tar package, target llvm): 7 kernels"));
   }
 
+  void fullDiskWhileDumpingFails() {
+    // A dump written to a full disk (/dev/full: every write fails with ENOSPC) must fail the
+    // command with the file's name and the cause. The relay text of a one-op model (153 bytes)
+    // is shorter than what the stream writes through at once (1 KiB), so it reaches the disk
+    // only when the file is closed: the error of that last flush went unseen (exit 0, "dumped",
+    // an empty file on a real full disk).
+    const QString tiny = QStringLiteral(LOOM_SOURCE_DIR "/tests/fuzz/corpus/onnx/add_bcast.onnx");
+    QString out = path("full.tar");
+    QFile::remove(path("full.relay"));
+    QVERIFY(QFile::link("/dev/full", path("full.relay")));
+    CliResult r = runLoom({"compile", tiny, "--dump-code", "relay", "-q", "-o", out});
+    QFile::remove(path("full.relay"));
+    QCOMPARE(r.exitCode, 1);
+    QVERIFY2(r.err.contains("cannot write '" + path("full.relay") + "'") && r.err.contains("No space left on device"),
+             qPrintable(r.err));
+    // The same model and dump to a real file: 153 bytes, so the case above is the buffered one.
+    r = runLoom({"compile", tiny, "--dump-code", "relay", "-q", "-o", out});
+    QCOMPARE(r.exitCode, 0);
+    QVERIFY(QFileInfo(path("full.relay")).size() < 1024);
+  }
+
   void desiredLayout() {
     CliResult r = runLoom({"compile", kModel, "--input-shapes", kShapes, "--desired-layout", "NCHWc", "-q", "-o",
                            path("nchwc.tar")});

@@ -148,6 +148,30 @@ private slots:
     QVERIFY(maxDiff(f3, g3) < 1e-5);
   }
 
+  void simplifyInferenceBatchNormAfterAnOpOfOneArgument() {
+    // BN whose single-use producer has one argument (a pool, relu) or is not a conv or dense:
+    // scale and shift, nothing folded. The fold's test read the producer's second argument
+    // before it looked at the op, past the end of a pool's arguments (fuzz_difftest graph seed
+    // 66209, a crash now and then; AddressSanitizer stops at it every time: fuzz.replay.onnx in
+    // build-fuzz with regressions/onnx/batchnorm_after_avgpool.onnx).
+    Var x = makeVar("x", f32({1, 3, 8, 8}));
+    auto bnOf = [](const Expr& e, uint32_t seed) {
+      return makeCall("nn.batch_norm",
+                      {e, randomConst({3}, seed, 0.5f, 1.5f), randomConst({3}, seed + 1),
+                       randomConst({3}, seed + 2), randomConst({3}, seed + 3, 0.5f, 2.f)});
+    };
+    for (const Expr& producer :
+         {Expr(makeCall("nn.avg_pool2d", {x}, {{"pool_size", IntList{2, 2}}, {"strides", IntList{2, 2}}})),
+          Expr(makeCall("nn.relu", {x})), Expr(makeCall("add", {x, randomConst({3, 1, 1}, 20)}))}) {
+      Function f = fn({x}, bnOf(producer, 10));
+      Function g = apply(f, simplifyInference);
+      QCOMPARE(countOps(g, "nn.batch_norm"), 0);
+      QCOMPARE(countOps(g, "multiply"), 1);
+      QCOMPARE(countOps(g, "add"), countOps(f, "add") + 1);
+      QVERIFY(maxDiff(f, g) < 1e-5);
+    }
+  }
+
   void simplifyInferenceKeepsLastAxisLayerNorm() {
     // A layer norm over the last axis of a static tensor stays one op (its compute is one
     // row-fused kernel); over two axes, or with a symbolic dim, it is decomposed.

@@ -138,6 +138,35 @@ private slots:
     QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden), QStringList{"c.tar"});
   }
 
+  void fullDiskKeepsThePreviousLibrary() {
+    // The same for a shared library, which the linker writes: a file size limit 1 KiB below
+    // the library's size makes the link of NAME.so.partial fail. Exit code 1, a message naming
+    // the library (not only the linker's temporary name), the cause and that the previous
+    // library is unchanged; no partial file left.
+    QTemporaryDir dir;
+    QString lib = dir.path() + "/m.so";
+    auto r = test::runLoom({"compile", kModel, "--input-shapes", "data:[1,3,16,16]", "--opt-level", "1", "-o", lib});
+    QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    QFile f(lib);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QByteArray before = f.readAll();
+    f.close();
+    QString blocks = QString::number(before.size() / 1024 - 1);
+    QProcess sh;
+    sh.start("bash", {"-c", "trap '' XFSZ; ulimit -f " + blocks + "; exec \"$0\" \"$@\"",
+                      QStringLiteral(LOOM_BINARY_DIR "/bin/loom"), "compile", kModel, "--input-shapes",
+                      "data:[1,3,16,16]", "--opt-level", "1", "-o", lib});
+    QVERIFY(sh.waitForFinished(300000));
+    QString err = QString::fromUtf8(sh.readAllStandardError());
+    QCOMPARE(sh.exitStatus(), QProcess::NormalExit);
+    QVERIFY2(sh.exitCode() == 1 && err.contains("cannot write '" + lib + "'") && err.contains("File too large") &&
+                 err.contains("the previous file is unchanged"),
+             qPrintable(err));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QCOMPARE(f.readAll(), before);
+    QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden), QStringList{"m.so"});
+  }
+
   void cliErrors() {
     QTemporaryDir dir;
     QString pkg = dir.path() + "/m.tar";

@@ -114,6 +114,19 @@ private slots:
         scriptError(f, "b = sch.get_block(\"C\")\ni, j, k = sch.get_loops(b)\nt = "
                        "sch.sample_perfect_tile(i, n=2, max_innermost_factor=5, decision=\"x\")\n");
     QCOMPARE(QString::fromStdString(k5), QString("InvalidDecisionError"));
+    // At most 64 factors: drawing enumerates up to 200,000 tilings of n factors each, and a
+    // tuning record asking for n = 4564 (the record fuzzer's, regressions/records/) made that 7 GB.
+    auto [k6, m6] = scriptError(f, "b = sch.get_block(\"C\")\ni, j, k = sch.get_loops(b)\nt = "
+                                   "sch.sample_perfect_tile(i, n=65)\n");
+    QCOMPARE(QString::fromStdString(k6), QString("ScheduleValueError"));
+    QVERIFY2(m6.find("n must be at most 64, got 65") != std::string::npos, m6.c_str());
+    auto [k7, m7] = scriptError(f, "b = sch.get_block(\"C\")\ni, j, k = sch.get_loops(b)\nt = "
+                                   "sch.sample_perfect_tile(k, n=64)\n");  // 45,760 tilings of 8
+    QCOMPARE(QString::fromStdString(k7), QString(""));
+    // A decision whose product overflows int64 is refused without signed overflow (UBSan).
+    auto [k8, m8] = scriptError(f, "b = sch.get_block(\"C\")\ni, j, k = sch.get_loops(b)\nt = "
+                                   "sch.sample_perfect_tile(i, n=3, decision=[4611686018427387904, 4, 24])\n");
+    QCOMPARE(QString::fromStdString(k8), QString("InvalidDecisionError"));
   }
   void computeLocationOverSeeds() {
     PrimFunc f = parseFunc(kChain);

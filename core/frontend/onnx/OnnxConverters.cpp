@@ -147,6 +147,9 @@ Expr convOf(Context& c, Expr x, Expr w, const Expr& bias) {
   std::vector<int64_t> ws = c.staticShape(w);
   if (rank != 3 && rank != 4 && rank != 5)
     c.fail("only 1-D, 2-D and 3-D convolutions are supported (data rank " + std::to_string(rank) + ")");
+  if (ws.size() != rank)
+    c.fail("the weight has rank " + std::to_string(ws.size()) + ", the data rank " + std::to_string(rank) +
+           " (they must be equal)");
   bool oneD = rank == 3;
   size_t n = rank - 2;
   std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
@@ -180,6 +183,9 @@ Outs convTranspose(Context& c) {
   std::vector<int64_t> xs = c.staticShape(x), ws = c.staticShape(w);
   if (xs.size() == 5) return convTranspose3d(c);
   if (xs.size() != 4 && xs.size() != 3) c.fail("only 1-D, 2-D and 3-D transposed convolutions are supported");
+  if (ws.size() != xs.size())
+    c.fail("the weight has rank " + std::to_string(ws.size()) + ", the data rank " + std::to_string(xs.size()) +
+           " (they must be equal)");
   // 1-D: as 2-D over a height of 1.
   const bool oneD = xs.size() == 3;
   auto attr2 = [&](const char* name, std::vector<int64_t> def, int64_t fill) {

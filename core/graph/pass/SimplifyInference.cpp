@@ -108,11 +108,14 @@ private:
         origProducer = origProducer.as<CallNode>()->args[0];
       }
     }
-    if (auto* p = producer.as<CallNode>();
-        p && p->op && singleUse(origProducer) && isFloatConst(p->args[1])) {
+    // Only a conv2d or dense has a weight to fold into: the producer's op is checked before its
+    // second argument is read, which an op of one argument (a pool, relu) does not have
+    // (fuzz_difftest graph seed 66209: batch norm after an average pool read past the end of
+    // the pool's arguments, a crash now and then).
+    if (auto* p = producer.as<CallNode>(); p && p->op && p->args.size() == 2) {
       bool conv = p->op->name == "nn.conv2d" && axis == 1;
       bool dense = p->op->name == "nn.dense" && axis == ndim - 1;
-      if (conv || dense) {
+      if ((conv || dense) && singleUse(origProducer) && isFloatConst(p->args[1])) {
         const ConstantNode& w = *asConst(p->args[1]);
         std::vector<double> wv = values(w);
         int64_t perOut = int64_t(wv.size()) / int64_t(C);

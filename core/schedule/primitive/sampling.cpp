@@ -49,6 +49,13 @@ std::vector<ExprRV> samplePerfectTile(Schedule& sch, const LoopRV& loopRV, int n
   if (n < 1)
     throw ScheduleValueError("sample_perfect_tile: n must be at least 1, got " + std::to_string(n),
                              sch.func());
+  // Drawing enumerates tilings (at most 200,000 of n factors each): n is bounded so that they
+  // fit in memory (a tuning record with n = 4564 made the record fuzzer allocate 7 GB).
+  constexpr int kMaxFactors = 64;
+  if (n > kMaxFactors)
+    throw ScheduleValueError("sample_perfect_tile: n must be at most " + std::to_string(kMaxFactors) + ", got " +
+                                 std::to_string(n),
+                             sch.func());
   std::optional<int64_t> ext = constIntValue(loop->extent);
   if (!ext)
     throw ScheduleValueError("sample_perfect_tile: loop '" + loop->loopVar->name +
@@ -59,9 +66,10 @@ std::vector<ExprRV> samplePerfectTile(Schedule& sch, const LoopRV& loopRV, int n
   if (decision) {
     tiles = *decision;
     int64_t prod = 1;
+    bool overflow = false;
     for (int64_t t : tiles)
-      prod *= t;
-    bool ok = tiles.size() == size_t(n) && prod == *ext &&
+      overflow |= __builtin_mul_overflow(prod, t, &prod);
+    bool ok = tiles.size() == size_t(n) && !overflow && prod == *ext &&
               std::all_of(tiles.begin(), tiles.end(), [](int64_t t) { return t > 0; });
     if (!ok)
       throw InvalidDecisionError("sample_perfect_tile: decision does not tile loop '" +
