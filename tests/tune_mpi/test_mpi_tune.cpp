@@ -57,13 +57,17 @@ private slots:
     p.start(LOOM_MPIRUN, mpirunArgs(3, args));
     QVERIFY(p.waitForStarted());
     // Three records, then worker rank 2 killed.
-    QVERIFY2(killRankAfter(out, 3, 2), "no records appeared, or rank 2 not found");
+    KillReport kill = killRankAfter(out, 3, 2);
+    QVERIFY2(kill.killed, qPrintable("no records appeared, or rank 2 not found: " + kill.describe()));
+    qInfo("%s", qPrintable(kill.describe()));
     QVERIFY(p.waitForFinished(60000));
-    QVERIFY2(p.exitCode() != 0 || p.exitStatus() != QProcess::NormalExit, "mpirun reported success after a rank died");
+    const QString said = QString::fromUtf8(p.readAllStandardOutput() + p.readAllStandardError());
+    QVERIFY2(p.exitCode() != 0 || p.exitStatus() != QProcess::NormalExit,
+             qPrintable("mpirun reported success after a rank died: " + kill.describe() + "\n" + said));
     bool ok = false;
     auto rs = readRecords(out, &ok);
     QVERIFY2(ok, "the record file is not whole JSON lines");
-    QVERIFY(rs.size() >= 3 && rs.size() < 16);
+    QVERIFY2(rs.size() >= 3 && rs.size() < 16, qPrintable(QString("%1 records after the kill; ").arg(rs.size()) + kill.describe()));
     ProcessResult r = mpirun(3, args + QStringList{"--resume"});
     QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
     QVERIFY2(r.out.contains("16 in total"), qPrintable(r.out));
