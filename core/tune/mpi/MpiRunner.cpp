@@ -100,6 +100,12 @@ void MpiRunner::submitFillIn(uint64_t ticket, const MeasureCandidate& c, const M
   ++m_outstanding;
 }
 
+void MpiRunner::knowPoints(const std::string& taskKey, const std::vector<uint64_t>& hashes) {
+  std::lock_guard lk(m_mutex);
+  Known& known = m_known[taskKey];
+  for (uint64_t h : hashes) known.add(h);
+}
+
 std::vector<uint64_t> MpiRunner::takeBackFillIns() {
   std::lock_guard lk(m_mutex);
   std::vector<uint64_t> tickets;
