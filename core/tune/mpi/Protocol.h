@@ -110,6 +110,7 @@ private:
   std::map<std::string, Known> m_known; ///< by task key
   bool m_events;
   int m_dispatcherPriority = 0;
+  std::deque<std::string> m_testFaults; ///< tests only: faults for the next jobs (LOOM_TUNE_TEST_JOB_FAULTS)
   mutable std::mutex m_mutex;
   std::condition_variable m_resultReady;
   std::deque<Job> m_queue;
