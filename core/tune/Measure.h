@@ -119,6 +119,12 @@ public:
   virtual void submitFillIn(uint64_t ticket, const MeasureCandidate& c, const MeasureOptions& options) {
     submit(ticket, c, options);
   }
+  /// Points of task `taskKey` that the search knows but did not hand out through this runner, by
+  /// keyHash() (core/tune/SearchStrategy.h): the records of a resumed run, and points the search
+  /// made and lowered itself and keeps as parents (the evolutionary search's population). A runner
+  /// whose workers make mutants (MeasureCandidate::alsoLower) passes them on, so no worker makes
+  /// and lowers such a point again (rank 0 would drop it as a repeat).
+  virtual void knowPoints(const std::string& taskKey, const std::vector<uint64_t>& hashes) {}
 
   std::vector<MeasureResult> run(const std::vector<MeasureCandidate>& candidates, const MeasureOptions& options,
                                  const std::function<void(size_t, const MeasureResult&)>& onResult = {}) override;

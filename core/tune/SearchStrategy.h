@@ -52,6 +52,11 @@ struct SearchContext {
   /// (PipelinedRunner::lowersForFeatures): random samples, which need no score, are then handed
   /// out unlowered (Candidate::features empty), taking their lowering off the searching process.
   bool lowerLater = false;
+  /// When set: the strategy appends the keyHash() of each point it makes here and keeps as a
+  /// parent without handing it out (the evolutionary search's population: random samples and
+  /// replayed elites lowered on this process). The tuner passes them to a runner whose workers
+  /// make mutants (PipelinedRunner::knowPoints), so that no worker makes such a point again.
+  std::vector<uint64_t>* keptHere = nullptr;
 };
 
 /// makeCandidate through ctx.featureCache (when set): a point seen before is not lowered again.

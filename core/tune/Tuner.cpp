@@ -101,7 +101,15 @@ TaskTuner::TaskTuner(TuneTask task, Database& db, Runner& runner, const TuneOpti
   m_ctx.model = m_model.get();
   m_ctx.measured = &m_measured;
   m_ctx.featureCache = &m_featureCache;
-  if (auto* p = dynamic_cast<PipelinedRunner*>(&m_runner)) m_ctx.lowerLater = p->lowersForFeatures();
+  if (auto* p = dynamic_cast<PipelinedRunner*>(&m_runner); p && p->lowersForFeatures()) {
+    m_ctx.lowerLater = true;
+    // Its workers make mutants: they should not make a resumed record's point again, nor one the
+    // search keeps as a parent (rank 0 drops such a repeat, after a worker replayed and lowered it).
+    m_ctx.keptHere = &m_keptHere;
+    std::vector<uint64_t> resumed;
+    for (const std::string& key : m_measured) resumed.push_back(keyHash(key));
+    if (!resumed.empty()) p->knowPoints(m_task.key, resumed);
+  }
   m_ctx.threads = m_options.searchThreads > 0 ? m_options.searchThreads
                                               : int(std::max(1u, std::thread::hardware_concurrency()));
   m_ctx.rng.seed(m_options.seed * 7919 + uint64_t(m_done));
@@ -180,6 +188,10 @@ std::vector<std::pair<uint64_t, MeasureCandidate>> TaskTuner::propose(int maxTri
   if (batch.size() < n)
     for (Candidate& c : m_strategy->nextBatch(m_ctx, n - batch.size()))
       if (inBatch.insert(c.point.key()).second) batch.push_back(std::move(c));
+  if (!m_keptHere.empty()) { // known to the workers before this batch's mutation requests go out
+    if (auto* p = dynamic_cast<PipelinedRunner*>(&m_runner)) p->knowPoints(m_task.key, m_keptHere);
+    m_keptHere.clear();
+  }
   if (batch.empty()) {
     // Exhausted only when nothing is out: pending results may still make new elites.
     if (m_pending.empty()) m_exhausted = true;

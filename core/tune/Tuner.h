@@ -171,6 +171,7 @@ private:
   int m_nextBatch = 0;
   SearchContext m_ctx;
   std::map<std::string, std::optional<std::vector<float>>> m_featureCache; ///< m_ctx.featureCache
+  std::vector<uint64_t> m_keptHere; ///< m_ctx.keptHere: for the runner's workers (PipelinedRunner::knowPoints)
   int m_done = 0, m_thisRun = 0, m_errors = 0;
   int m_taskIndex = 0, m_taskCount = 1;
   double m_bestMs, m_baselineMs;

@@ -1,4 +1,4 @@
-// libloom_runtime.so depends on nothing of the compiler: no LLVM, Qt, ONNX or protobuf in ldd, NEEDED or its symbols.
+// libloom_runtime.so depends on nothing of the compiler: no LLVM, Qt, ONNX, protobuf or MPI in ldd, NEEDED or its symbols.
 #include <QtTest>
 
 #include <QProcess>
@@ -14,7 +14,7 @@ QString run(const QString& program, const QStringList& args) {
   return QString::fromLocal8Bit(p.readAllStandardOutput());
 }
 
-const QRegularExpression kForbidden("llvm|LLVM|libQt|Qt6|Qt5|onnx|protobuf|libclang|xgboost",
+const QRegularExpression kForbidden("llvm|LLVM|libQt|Qt6|Qt5|onnx|protobuf|libclang|xgboost|libmpi|openmpi",
                                     QRegularExpression::CaseInsensitiveOption);
 
 }  // namespace

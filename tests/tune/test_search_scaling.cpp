@@ -62,6 +62,9 @@ public:
     m_known.insert(keyHash(c.trace.dump()));
     m_fill.push_back({ticket, c, true});
   }
+  void knowPoints(const std::string&, const std::vector<uint64_t>& hashes) override {
+    m_known.insert(hashes.begin(), hashes.end()); // as MpiRunner: sent with the next mutation requests
+  }
   std::optional<std::pair<uint64_t, MeasureResult>> next() override {
     // Workers idle (fewer candidates than workers, or a slow search's turn): a fill-in runs.
     if (!m_fill.empty() && (m_queue.size() < m_workers || (m_slowSearch && ++m_turn % 2 == 0))) {
@@ -93,6 +96,7 @@ public:
     for (const nlohmann::json& t : job.c.alsoLower) {
       LoweredForSearch l = lowerForSearch(job.c.task, space, t, &m_known);
       r.alsoFeatures.push_back(l.features.value_or(std::vector<float>{}));
+      if (l.made.is_object() && l.made.contains("final")) m_made.push_back(l.made["final"].dump());
       r.alsoMade.push_back(l.made);
       ++m_lowered;
     }
@@ -102,6 +106,7 @@ public:
   size_t maxOut() const { return m_maxOut; }
   size_t fillInsRun() const { return m_fillInsRun; }
   size_t lowered() const { return m_lowered; }
+  const std::vector<std::string>& made() const { return m_made; } ///< keys of the mutants the workers made
 
 private:
   struct Job {
@@ -115,6 +120,7 @@ private:
   std::deque<Job> m_queue, m_fill;
   std::unordered_set<uint64_t> m_known; ///< the workers' known set (one for all: MpiRunner keeps each up to date)
   size_t m_maxOut = 0, m_fillInsRun = 0, m_turn = 0, m_lowered = 0;
+  std::vector<std::string> m_made;
 };
 
 /// A plain runner (not pipelined): tuneTask then runs as a local `loom tune` does, batch by batch,
@@ -338,6 +344,60 @@ private slots:
     }
     QCOMPARE(requests, 6);
     QCOMPARE(exhausted, 6);
+  }
+
+  // A resumed run (an earlier run's records in the database; a fresh runner, as a new mpirun
+  // has) tells its workers the resumed points and the points its search keeps as parents
+  // (PipelinedRunner::knowPoints): no worker makes a resumed point again, and none of the mutants
+  // they make repeats a point the search knows (the stand-in's workers share one known set, so
+  // nothing else can make a repeat: MpiRunner's workers can still make the same mutant at once).
+  // Before, the resumed records were known to rank 0 only, and its workers made and lowered them.
+  void resumedRunMakesNoKnownPoint() {
+    TuneTask task = TuneTask::fromWorkload(kWorkload);
+    size_t made = 0;
+    for (uint64_t seed : {1, 2, 3}) {
+      const std::string path = tempPath("resume_" + std::to_string(seed));
+      std::filesystem::remove(path);
+      TuneOptions o;
+      o.trials = 32;
+      o.batchSize = 4;
+      o.seed = seed;
+      o.measureBaseline = false;
+      {
+        SimulatedWorkers first(4, seed);
+        JsonDatabase db(path);
+        tuneTask(task, db, first, o);
+      }
+      std::set<std::string> resumed;
+      {
+        JsonDatabase db(path);
+        for (const TuningRecord& rec : db.records(task.key, task.target)) resumed.insert(rec.traceKey());
+      }
+      QCOMPARE(int(resumed.size()), 32);
+      const RemoteMutantStats before = remoteMutantStats();
+      SimulatedWorkers again(4, seed + 100);
+      o.trials = 80;
+      std::set<std::string> traces;
+      int records = 0;
+      {
+        JsonDatabase db(path);
+        TuneResult r = tuneTask(task, db, again, o);
+        QCOMPARE(r.trialsThisRun, 48);
+        for (const TuningRecord& rec : db.records(task.key, task.target)) {
+          ++records;
+          traces.insert(rec.traceKey());
+        }
+      }
+      std::filesystem::remove(path);
+      QCOMPARE(records, 80);
+      QCOMPARE(int(traces.size()), 80); // no schedule measured twice
+      const RemoteMutantStats after = remoteMutantStats();
+      QVERIFY2(after.made > before.made, "the workers made no mutants");
+      made += after.made - before.made;
+      for (const std::string& key : again.made()) QVERIFY2(!resumed.count(key), "a worker made a resumed point again");
+      QCOMPARE(after.repeated - before.repeated, size_t(0));
+    }
+    qInfo("%zu mutants made by the workers in 3 resumed runs, none a resumed or known point", made);
   }
 
   void sameBestWithOneOrEightWorkers() {

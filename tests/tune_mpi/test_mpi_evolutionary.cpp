@@ -40,12 +40,16 @@ private slots:
     p.setProcessEnvironment(mpiEnv());
     p.start(LOOM_MPIRUN, mpirunArgs(5, args));
     QVERIFY(p.waitForStarted());
-    QVERIFY2(killRankAfter(out, 4, 3), "no records appeared, or rank 3 not found");
+    KillReport kill = killRankAfter(out, 4, 3);
+    QVERIFY2(kill.killed, qPrintable("no records appeared, or rank 3 not found: " + kill.describe()));
+    qInfo("%s", qPrintable(kill.describe()));
     QVERIFY(p.waitForFinished(60000));
-    QVERIFY2(p.exitCode() != 0 || p.exitStatus() != QProcess::NormalExit, "mpirun reported success after a rank died");
+    const QString said = QString::fromUtf8(p.readAllStandardOutput() + p.readAllStandardError());
+    QVERIFY2(p.exitCode() != 0 || p.exitStatus() != QProcess::NormalExit,
+             qPrintable("mpirun reported success after a rank died: " + kill.describe() + "\n" + said));
     auto rs = readRecords(out, &ok);
     QVERIFY2(ok, "the record file is not whole JSON lines");
-    QVERIFY(rs.size() >= 4 && rs.size() < 20);
+    QVERIFY2(rs.size() >= 4 && rs.size() < 20, qPrintable(QString("%1 records after the kill; ").arg(rs.size()) + kill.describe()));
     r = mpirun(5, args + QStringList{"--resume"});
     QVERIFY2(r.exitCode == 0, qPrintable(r.out + r.err));
     QVERIFY2(r.out.contains("20 in total"), qPrintable(r.out));

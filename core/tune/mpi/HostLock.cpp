@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/support/Error.h"
+#include "core/tune/mpi/TraceLog.h"
 
 namespace loom::tune::mpi {
 
@@ -54,6 +55,7 @@ void HostLock::shared() {
   lockFd(m_main, LOCK_SH, m_path);
   ::flock(m_turnstile, LOCK_UN);
   m_held = Held::Shared;
+  trace::event("hostlock_shared"); // held from here (LOOM_TUNE_MPI_TRACE)
 }
 
 void HostLock::exclusive() {
@@ -63,10 +65,12 @@ void HostLock::exclusive() {
   lockFd(m_main, LOCK_EX, m_path);      // until the running builds and timings end
   ::flock(m_turnstile, LOCK_UN);
   m_held = Held::Exclusive;
+  trace::event("hostlock_exclusive");
 }
 
 void HostLock::unlock() {
   if (m_held == Held::None) return;
+  trace::event("hostlock_release"); // held until here: a trace shows no timing beside another hold
   ::flock(m_main, LOCK_UN);
   m_held = Held::None;
 }

@@ -1,6 +1,8 @@
 // MpiRunner: rank 0's dispatcher thread hands candidates to worker ranks as they free up.
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <sstream>
 #include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -54,6 +56,16 @@ MeasureOptions optionsFromJson(const nlohmann::json& j) {
 
 MpiRunner::MpiRunner(std::vector<std::string> workerHosts, bool workerEvents, bool searchShared, int dispatcherPriority)
     : m_events(workerEvents), m_dispatcherPriority(dispatcherPriority) {
+  // Tests only: LOOM_TUNE_TEST_FAULTS=1 and LOOM_TUNE_TEST_JOB_FAULTS=",,crash,hang,wrong": the
+  // first jobs handed out carry these faults in turn, "" none (MeasureCandidate::testFault; the
+  // worker process acts on them under the same switch), so a test of `mpirun ... loom tune` can
+  // make candidates fail.
+  const char* faults = std::getenv("LOOM_TUNE_TEST_FAULTS");
+  const char* jobFaults = std::getenv("LOOM_TUNE_TEST_JOB_FAULTS");
+  if (faults && std::string(faults) == "1" && jobFaults) {
+    std::stringstream in(jobFaults);
+    for (std::string f; std::getline(in, f, ',');) m_testFaults.push_back(f);
+  }
   if (searchShared) m_searchLock = std::make_unique<HostLock>();
   for (size_t i = 0; i < workerHosts.size(); ++i) {
     Worker w;
@@ -98,6 +110,12 @@ void MpiRunner::submitFillIn(uint64_t ticket, const MeasureCandidate& c, const M
   m_known[c.task.key].add(key);
   m_fillIns.push_back({ticket, c, options});
   ++m_outstanding;
+}
+
+void MpiRunner::knowPoints(const std::string& taskKey, const std::vector<uint64_t>& hashes) {
+  std::lock_guard lk(m_mutex);
+  Known& known = m_known[taskKey];
+  for (uint64_t h : hashes) known.add(h);
 }
 
 std::vector<uint64_t> MpiRunner::takeBackFillIns() {
@@ -261,7 +279,12 @@ void MpiRunner::dispatch() {
         w.taskKey = job.candidate.task.key;
         // Each worker gets a task's function once; later candidates name it by key.
         if (w.tasksSent.insert(job.candidate.task.key).second) j["task"] = job.candidate.task.toJson();
-        if (!job.candidate.testFault.empty()) j["test_fault"] = job.candidate.testFault;
+        if (!job.candidate.testFault.empty()) {
+          j["test_fault"] = job.candidate.testFault;
+        } else if (!m_testFaults.empty()) {
+          if (!m_testFaults.front().empty()) j["test_fault"] = m_testFaults.front();
+          m_testFaults.pop_front();
+        }
         w.busy = true;
         w.since = Clock::now();
         // Sent without waiting: a job over MPI's eager limit (a few KB: the first with the task's

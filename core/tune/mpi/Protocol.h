@@ -67,6 +67,8 @@ public:
   bool lowersForFeatures() const override { return true; }
   std::vector<uint64_t> takeBackFillIns() override;
   void submitFillIn(uint64_t ticket, const MeasureCandidate& c, const MeasureOptions& options) override;
+  /// Added to the task's known points (Known): each worker gets them with its next mutation requests.
+  void knowPoints(const std::string& taskKey, const std::vector<uint64_t>& hashes) override;
 
 private:
   std::unique_ptr<HostLock> m_searchLock; ///< when searchShared
@@ -93,10 +95,11 @@ private:
   void event(const Worker& w);
 
   std::vector<Worker> m_workers; ///< index = rank - 1
-  /// A task's known points (keyHash() of every candidate handed out and every mutant a worker made),
-  /// in the order learnt: each worker is sent what it has not had with its next mutation requests,
-  /// so it does not make and lower a mutant the search already knows (the repeats were 41% of the
-  /// mutants made at 32 workers).
+  /// A task's known points (keyHash() of every candidate handed out, every mutant a worker made,
+  /// the records of a resumed run and the points rank 0's search keeps: knowPoints), in the order
+  /// learnt: each worker is sent what it has not had with its next mutation requests, so it does
+  /// not make and lower a mutant the search already knows (the repeats were 41% of the mutants
+  /// made at 32 workers).
   struct Known {
     std::vector<uint64_t> log;
     std::unordered_set<uint64_t> set;
@@ -107,6 +110,7 @@ private:
   std::map<std::string, Known> m_known; ///< by task key
   bool m_events;
   int m_dispatcherPriority = 0;
+  std::deque<std::string> m_testFaults; ///< tests only: faults for the next jobs (LOOM_TUNE_TEST_JOB_FAULTS)
   mutable std::mutex m_mutex;
   std::condition_variable m_resultReady;
   std::deque<Job> m_queue;

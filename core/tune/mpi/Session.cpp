@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <optional>
+#include <set>
 #include <sstream>
 #include <sched.h>
 #include <sys/resource.h>
@@ -40,17 +42,41 @@ std::string processorName() {
   return std::string(name, size_t(std::max(len, 0)));
 }
 
-/// Tests only (with LOOM_TUNE_TEST_FAULTS=1): LOOM_TUNE_TEST_FAKE_CPU="RANK:NAME" makes that rank
-/// report another CPU.
-std::string cpuOf(int rank) {
+/// Tests only (with LOOM_TUNE_TEST_FAULTS=1): the value after "RANK:" of environment variable
+/// `name` when it names this rank.
+std::optional<std::string> testFake(const char* name, int rank) {
   const char* faults = std::getenv("LOOM_TUNE_TEST_FAULTS");
-  const char* fake = std::getenv("LOOM_TUNE_TEST_FAKE_CPU");
-  if (faults && std::string(faults) == "1" && fake) {
-    std::string f = fake;
-    size_t colon = f.find(':');
-    if (colon != std::string::npos && f.substr(0, colon) == std::to_string(rank)) return f.substr(colon + 1);
+  const char* fake = std::getenv(name);
+  if (!faults || std::string(faults) != "1" || !fake) return std::nullopt;
+  std::string f = fake;
+  size_t colon = f.find(':');
+  if (colon == std::string::npos || f.substr(0, colon) != std::to_string(rank)) return std::nullopt;
+  return f.substr(colon + 1);
+}
+
+/// LOOM_TUNE_TEST_FAKE_CPU="RANK:NAME" makes that rank report another CPU (tests only).
+std::string cpuOf(int rank) { return testFake("LOOM_TUNE_TEST_FAKE_CPU", rank).value_or(codegen::hostCpuName()); }
+
+/// The host's ISA extensions (sorted, comma-separated); LOOM_TUNE_TEST_FAKE_FEATURES="RANK:-a,+b"
+/// makes that rank report the host's without a and with b (tests only: the same CPU name, other
+/// extensions, as a virtual machine that hides some).
+std::string cpuFeaturesOf(int rank) {
+  std::string features = codegen::hostCpuFeatures();
+  std::optional<std::string> delta = testFake("LOOM_TUNE_TEST_FAKE_FEATURES", rank);
+  if (!delta) return features;
+  std::set<std::string> on;
+  std::stringstream in(features);
+  for (std::string f; std::getline(in, f, ',');)
+    if (!f.empty()) on.insert(f);
+  std::stringstream change(*delta);
+  for (std::string f; std::getline(change, f, ',');) {
+    if (f.size() < 2) continue;
+    if (f[0] == '-') on.erase(f.substr(1));
+    if (f[0] == '+') on.insert(f.substr(1));
   }
-  return codegen::hostCpuName();
+  std::string out;
+  for (const std::string& f : on) out += (out.empty() ? "" : ",") + f;
+  return out;
 }
 
 /// "+a,-b" between two sorted comma lists: what `other` has that `mine` lacks (+) and the reverse (-).
@@ -161,7 +187,7 @@ Session::Session(const SessionOptions& options) : m_options(options) {
   if (simulate) leader = m_rank; // each simulated rank stands for a host of its own
   nlohmann::json me = {{"host", simulate ? "sim-" + std::to_string(m_rank) : processorName()},
                        {"cpu", cpuOf(m_rank)},
-                       {"features", codegen::hostCpuFeatures()},
+                       {"features", cpuFeaturesOf(m_rank)},
                        {"leader", leader},
                        {"provided", provided}};
   std::vector<std::string> all = gatherText(me.dump(), m_rank, m_size);

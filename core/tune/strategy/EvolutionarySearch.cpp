@@ -56,6 +56,7 @@ public:
       fill(pop, m_opts.population, 3 * m_opts.population, [&]() -> PointMaker {
         return [&ctx, seed = ctx.rng()] { return ctx.space->sample(ctx.task->func, seed); };
       });
+      keep(ctx, pop.begin(), pop.end());
     } else {
       // The population of the last batch evolves on (its features are kept: no lowering), with
       // the fastest measured designs that left it back in.
@@ -72,6 +73,7 @@ public:
         const tir::Trace* design = &ctx.elites[nextElite++];
         return [&ctx, design, seed = ctx.rng()] { return ctx.space->replay(ctx.task->func, *design, {}, seed); };
       });
+      keep(ctx, back.begin(), back.end());
       for (Candidate& c : back) pop.push_back(std::move(c));
       // Mutants the workers made and lowered since the last batch join the population (with
       // lowerLater), unless they repeat a point the search knows: measured, in the population, or
@@ -179,6 +181,12 @@ public:
   }
 
 private:
+  /// Points made here that join the population: known to the runner's workers (ctx.keptHere).
+  template <typename It>
+  static void keep(SearchContext& ctx, It begin, It end) {
+    if (ctx.keptHere)
+      for (It it = begin; it != end; ++it) ctx.keptHere->push_back(keyHash(it->point.key()));
+  }
   static void score(SearchContext& ctx, std::vector<Candidate>& cs) {
     cpu::Scope profile(cpu::Phase::Scoring);
     std::vector<std::vector<float>> x;
