@@ -90,7 +90,9 @@ llvm::Value* reciprocalOfAtLeastOne(llvm::IRBuilder<>& b, const Target* t, llvm:
     else if (lanes == 4 && hasFeatures(*t, "+avx512f,+avx512vl")) id = llvm::Intrinsic::x86_avx512_rcp14_ps_128;
   }
   if (id == llvm::Intrinsic::not_intrinsic) return b.CreateFDiv(constF(b, ty, 1.0), v);
-  llvm::Value* all = llvm::ConstantInt::get(llvm::Type::getIntNTy(ty->getContext(), std::max(8u, vt->getNumElements())), -1);
+  // Every lane kept (the mask operand: i8 for 4 and 8 lanes, i16 for 16).
+  llvm::Type* maskTy = llvm::Type::getIntNTy(ty->getContext(), std::max(8u, vt->getNumElements()));
+  llvm::Value* all = llvm::ConstantInt::get(maskTy, -1);
   llvm::Value* r = b.CreateIntrinsic(id, {}, {v, llvm::Constant::getNullValue(ty), all});
   // r + r * (1 - v * r)
   llvm::Value* e = fma(b, b.CreateFNeg(v), r, constF(b, ty, 1.0));

@@ -223,8 +223,9 @@ void vectorizeReduction(tir::Schedule& sch, const tir::BlockRV& b, const std::ve
   }
 }
 
-/// The vector lanes of a reduction of `k` elements summed in partial sums: 8 when they divide k
-/// and 16 do not, else 16 (with a partial last vector when none divide).
+/// The vector lanes of a loop of `k` elements (a reduction summed in partial sums, a row of
+/// outputs): 8 when they divide k and 16 do not, else 16 (with a partial last vector when none
+/// divide).
 int64_t reductionLanes(int64_t k) { return k % kLanes == 0 || k % 8 != 0 ? kLanes : 8; }
 
 /// Dense-like reductions (reducesAlongContiguousAxis) read both operands along k, so k splits
@@ -575,6 +576,13 @@ int64_t laneOperandBytes(const tir::BlockNode* blk, size_t numSpatial, const tir
 /// the other half for the input rows and the accumulators.
 constexpr int64_t kL1WeightBytes = int64_t(16) << 10;
 
+/// Whether environment variable `name` (an A/B switch such as LOOM_NO_KBLOCK) is set to something
+/// other than empty or "0".
+bool switchedOff(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v && std::string(v) != "0";
+}
+
 /// Reduction blocking pays only once one parallel unit's weights no longer fit L2 (half of a 1
 /// MiB L2, the rest for the input rows): streaming them from L2 takes a weight vector per 14
 /// FMAs of the register tile, far below L2's bandwidth, while each block of a blocked reduction
@@ -589,28 +597,19 @@ constexpr int64_t kBlockMinUnitBytes = int64_t(512) << 10;
 /// LOOM_NO_ODD_CHUNK_TILES=1 keeps a conv with an odd number of output-channel chunks at one
 /// chunk per tile (for A/B measurements).
 bool oddChunkTilesEnabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("LOOM_NO_ODD_CHUNK_TILES");
-    return !(v && *v && std::string(v) != "0");
-  }();
+  static const bool on = !switchedOff("LOOM_NO_ODD_CHUNK_TILES");
   return on;
 }
 
 /// LOOM_NO_LANE_CHUNKS=1 keeps a GEMM's tile at one lane chunk (for A/B measurements).
 bool laneChunksEnabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("LOOM_NO_LANE_CHUNKS");
-    return !(v && *v && std::string(v) != "0");
-  }();
+  static const bool on = !switchedOff("LOOM_NO_LANE_CHUNKS");
   return on;
 }
 
 /// LOOM_NO_KBLOCK=1 turns reduction blocking off (for A/B measurements of the rule).
 bool kBlockingEnabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("LOOM_NO_KBLOCK");
-    return !(v && *v && std::string(v) != "0");
-  }();
+  static const bool on = !switchedOff("LOOM_NO_KBLOCK");
   return on;
 }
 
@@ -910,10 +909,11 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
   // where 16 rows of one chunk (the L1-set cap of a row stride that is a multiple of 2 KiB) take
   // 17 per 16. The weight panel is then two chunks wide (packLanePanel).
   int64_t laneChunks = 1;
+  const int64_t laneChunkRows = std::min(maxRowsOfRegisters / 2, maxRows);
   if (gemvChunks == 1 && rowExt > 1 && chunkK < 0 && !dot4 && registersPerRow(lanes) == 1 && lanes == kLanes &&
       laneExt % (2 * lanes) == 0 && !operandUse(blk, rowK, numSpatial).withLane && laneChunksEnabled()) {
     laneChunks = 2;
-    rowBlock = largestDivisor(rowExt, std::min(maxRowsOfRegisters / 2, maxRows));
+    rowBlock = largestDivisor(rowExt, laneChunkRows);
   }
   // An odd number of output-channel chunks (a 1000-class conv head: 63 blocks of 16; 15, 9, 7, 5
   // or 3 blocks of 240, 144, 112, 80 or 48 channels) leaves two chunks no divisor, and the tile
@@ -935,7 +935,7 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
     }
   }
   int64_t budgetRows = dot4                ? kDot4Rows
-                       : laneChunks > 1    ? std::min(maxRowsOfRegisters / 2, maxRows)
+                       : laneChunks > 1    ? laneChunkRows
                        : chunk > 1         ? maxRows / 2
                                            : maxRows;
   // A window that skips points outside a symbolic image (a max pool's padding) stays a test per
@@ -1109,9 +1109,10 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
     // Reduction blocking (a GEMM's K-blocking): when the weights one parallel unit reads (its
     // output-channel chunks) exceed half of L2 (kBlockMinUnitBytes) and several tiles read
     // them, each tile would stream them from memory again (DeepLab's ASPP, 960 -> 256 channels
-    // over 16x16: 8.8 MiB of weights read once per tile, 7 GFLOP/s). The outermost reduce loop is split so one
-    // block of weights fits L1, and that block's loop runs outside the tiles: every tile
-    // accumulates one block of the reduction into the accumulator buffer, then the next block.
+    // over 16x16: 8.8 MiB of weights read once per tile, 7 GFLOP/s). The outermost reduce loop
+    // is split so one block of weights fits L1, and that block's loop runs outside the tiles:
+    // every tile accumulates one block of the reduction into the accumulator buffer, then the
+    // next block.
     std::vector<tir::LoopRV> unit, rest;
     int64_t unitExt = 1, tiles = 1;
     for (size_t k = 0; k < outer.size(); ++k) {
@@ -1225,10 +1226,7 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
 
 /// LOOM_NO_SPLIT_K_GEMV=1 keeps a large GEMV in the lane tile (for A/B measurements).
 bool splitKGemvEnabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("LOOM_NO_SPLIT_K_GEMV");
-    return !(v && *v && std::string(v) != "0");
-  }();
+  static const bool on = !switchedOff("LOOM_NO_SPLIT_K_GEMV");
   return on;
 }
 
@@ -1276,7 +1274,7 @@ std::vector<std::string> splitKGemv(tir::Schedule& sch, const tir::BlockRV& b, b
   if (!rowMajor) return {};
   const int64_t tasks = largestDivisor(k, 16);
   if (tasks < 4) return {};
-  const int64_t lanes = n % kLanes == 0 || n % 8 != 0 ? kLanes : 8;
+  const int64_t lanes = reductionLanes(n);
   tir::Schedule saved = sch;
   try {
     std::vector<std::string> names;
@@ -1403,7 +1401,7 @@ void genericSchedule(tir::Schedule& sch, const tir::BlockRV& b, bool vectorize) 
     else {
       // 16 lanes, or 8 that divide the loop, else 16 with a partial last vector whose guard
       // loop partitioning peels off (a row of 197 tokens).
-      const int64_t lanes = !innerSymbolic && innerExt % kLanes != 0 && innerExt % 8 == 0 ? 8 : kLanes;
+      const int64_t lanes = innerSymbolic ? kLanes : reductionLanes(innerExt);
       auto parts = tir::split(sch, loops.back(), {tir::Value(nullptr), tir::Value(lanes)});
       tir::vectorize(sch, parts.back());
     }

@@ -66,6 +66,14 @@ driver::CompileModelOptions blocked() {
   return o;
 }
 
+/// `m` compiled with blocked() and run on `inputs`: its first output.
+runtime::NDArray runBlocked(const graph::Module& m, const std::vector<runtime::NDArray>& inputs) {
+  auto ex = driver::createExecutor(driver::compileModel(m, "llvm", {}, blocked()));
+  for (size_t i = 0; i < inputs.size(); ++i) ex->setInput(i, inputs[i]);
+  ex->run();
+  return ex->getOutput(0);
+}
+
 /// Every node of `f`'s body, visited with the loops around it.
 struct LoopWalker : tir::IRVisitor {
   std::vector<const tir::ForNode*> stack;
@@ -317,10 +325,8 @@ private slots:
     }
     runtime::NDArray xv = test::randomArray({rows, k}, 5);
     runtime::NDArray want = graph::evaluate(m.main(), {xv}).at(0);
-    auto ex = driver::createExecutor(driver::compileModel(m, "llvm", {}, blocked()));
-    ex->setInput(0, xv);
-    ex->run();
-    QVERIFY(test::maxDiff(ex->getOutput(0), want) < 1e-3);
+    runtime::NDArray got = runBlocked(m, {xv});
+    QVERIFY(test::maxDiff(got, want) < 1e-3);
   }
 
   void largeGemvSplitsTheReduction_data() {
@@ -365,12 +371,10 @@ private slots:
              text.c_str());
     runtime::NDArray xv = test::randomArray({1, k}, 33);
     runtime::NDArray want = graph::evaluate(m.main(), {xv}).at(0);
-    auto ex = driver::createExecutor(driver::compileModel(m, "llvm", {}, blocked()));
-    ex->setInput(0, xv);
-    ex->run();
+    runtime::NDArray got = runBlocked(m, {xv});
     double scale = 0;
     for (int64_t i = 0; i < n; ++i) scale = std::max(scale, double(std::abs(want.as<float>()[i])));
-    QVERIFY(scale > 0 && test::maxDiff(ex->getOutput(0), want) <= 1e-5 * scale);
+    QVERIFY(scale > 0 && test::maxDiff(got, want) <= 1e-5 * scale);
   }
 
   void oddChunkCountTakesSeveralChunks() {
@@ -395,10 +399,8 @@ private slots:
     }
     runtime::NDArray xv = test::randomArray({1, cs.c, cs.h, cs.w}, 5);
     runtime::NDArray want = graph::evaluate(m.main(), {xv}).at(0);
-    auto ex = driver::createExecutor(driver::compileModel(m, "llvm", {}, blocked()));
-    ex->setInput(0, xv);
-    ex->run();
-    QVERIFY(test::maxDiff(ex->getOutput(0), want) < 1e-3);
+    runtime::NDArray got = runBlocked(m, {xv});
+    QVERIFY(test::maxDiff(got, want) < 1e-3);
   }
 
   void registerTileFitsTheRegisters_data() {
@@ -471,10 +473,8 @@ private slots:
     // LOOM_NO_KBLOCK is not set here: the rule is on by default.
     runtime::NDArray xv = test::randomArray({1, cs.c, cs.h, cs.w}, 5);
     runtime::NDArray want = graph::evaluate(m.main(), {xv}).at(0);
-    auto ex = driver::createExecutor(driver::compileModel(m, "llvm", {}, blocked()));
-    ex->setInput(0, xv);
-    ex->run();
-    QVERIFY(test::maxDiff(ex->getOutput(0), want) < 1e-3);
+    runtime::NDArray got = runBlocked(m, {xv});
+    QVERIFY(test::maxDiff(got, want) < 1e-3);
   }
 
   void weightsWithinL2DoNotBlockTheReduction() {
@@ -526,11 +526,8 @@ private slots:
     QVERIFY2(tileRows >= 4, text.c_str());
     runtime::NDArray qv = test::randomArray({6, 197, 64}, 7), kv = test::randomArray({6, 64, 197}, 8);
     runtime::NDArray want = graph::evaluate(m.main(), {qv, kv}).at(0);
-    auto ex = driver::createExecutor(driver::compileModel(m, "llvm", {}, blocked()));
-    ex->setInput(0, qv);
-    ex->setInput(1, kv);
-    ex->run();
-    QVERIFY(test::maxDiff(ex->getOutput(0), want) < 1e-3);
+    runtime::NDArray got = runBlocked(m, {qv, kv});
+    QVERIFY(test::maxDiff(got, want) < 1e-3);
   }
 
   void softmaxRowsRunInVectorLanes() {
@@ -567,10 +564,8 @@ private slots:
                  (name + ":\n" + text).c_str());
     runtime::NDArray xv = test::randomArray({3, 5, 197}, 6);
     runtime::NDArray want = graph::evaluate(m.main(), {xv}).at(0);
-    auto ex = driver::createExecutor(driver::compileModel(m, "llvm", {}, blocked()));
-    ex->setInput(0, xv);
-    ex->run();
-    QVERIFY(test::maxDiff(ex->getOutput(0), want) < 1e-5);
+    runtime::NDArray got = runBlocked(m, {xv});
+    QVERIFY(test::maxDiff(got, want) < 1e-5);
   }
 
   void layerNormIsOneRowFusedKernel() {
@@ -610,11 +605,8 @@ private slots:
     QVERIFY2(vectorized >= 3, text.c_str());  // the two partial-sum blocks, the normalized row
     runtime::NDArray xv = test::randomArray({1, 64, 256}, 6), rv = test::randomArray({1, 64, 256}, 7);
     runtime::NDArray want = graph::evaluate(m.main(), {xv, rv}).at(0);
-    auto ex = driver::createExecutor(driver::compileModel(m, "llvm", {}, blocked()));
-    ex->setInput(0, xv);
-    ex->setInput(1, rv);
-    ex->run();
-    QVERIFY(test::maxDiff(ex->getOutput(0), want) < 1e-4);
+    runtime::NDArray got = runBlocked(m, {xv, rv});
+    QVERIFY(test::maxDiff(got, want) < 1e-4);
   }
 
   void depthwiseConvBlocked_data() {
@@ -665,10 +657,8 @@ private slots:
     QVERIFY2(par->kind == tir::ForKind::Parallel && tir::isConstInt(par->extent, units), text.c_str());
     runtime::NDArray xv = test::randomArray({1, channels, size, size + 1}, 5);
     runtime::NDArray want = graph::evaluate(m.main(), {xv}).at(0);
-    auto ex = driver::createExecutor(driver::compileModel(m, "llvm", {}, blocked()));
-    ex->setInput(0, xv);
-    ex->run();
-    QVERIFY(test::maxDiff(ex->getOutput(0), want) < 1e-3);
+    runtime::NDArray got = runBlocked(m, {xv});
+    QVERIFY(test::maxDiff(got, want) < 1e-3);
   }
 
   void blockedPoolsTiled_data() {
@@ -706,10 +696,8 @@ private slots:
     QVERIFY2(loopsOf[red + "_init"].back()->kind == tir::ForKind::Vectorized, text.c_str());
     runtime::NDArray xv = test::randomArray({1, 16, 9, 11}, 5);
     runtime::NDArray want = graph::evaluate(m.main(), {xv}).at(0);
-    auto ex = driver::createExecutor(driver::compileModel(m, "llvm", {}, blocked()));
-    ex->setInput(0, xv);
-    ex->run();
-    QVERIFY(test::maxDiff(ex->getOutput(0), want) < 1e-3);
+    runtime::NDArray got = runBlocked(m, {xv});
+    QVERIFY(test::maxDiff(got, want) < 1e-3);
   }
 
   void presetsKeepTheirMeaning() {
@@ -813,10 +801,8 @@ private slots:
     // Compiled (the bands' pads partitioned in place by loop-partition), the model matches.
     std::vector<runtime::NDArray> inputs{test::randomArray({1, channels, size, size}, 5), test::randomArray({1, channels, size, size}, 6)};
     runtime::NDArray want = graph::evaluate(m.main(), inputs).at(0);
-    auto ex = driver::createExecutor(driver::compileModel(m, "llvm", {}, blocked()));
-    for (size_t i = 0; i < inputs.size(); ++i) ex->setInput(i, inputs[i]);
-    ex->run();
-    QVERIFY(test::maxDiff(ex->getOutput(0), want) < 1e-3);
+    runtime::NDArray got = runBlocked(m, inputs);
+    QVERIFY(test::maxDiff(got, want) < 1e-3);
   }
 
   void unblockableConvStaysNCHW() {
@@ -826,11 +812,7 @@ private slots:
     graph::Module m = convModule(cs, 6, 6);
     runtime::NDArray x = test::randomArray({1, 17, 6, 6}, 3);
     runtime::NDArray want = graph::evaluate(m.main(), {x}).at(0);
-    driver::CompiledModel cm = driver::compileModel(m, "llvm", {}, blocked());
-    auto ex = driver::createExecutor(cm);
-    ex->setInput(0, x);
-    ex->run();
-    QVERIFY(test::maxDiff(ex->getOutput(0), want) < 1e-3);
+    QVERIFY(test::maxDiff(runBlocked(m, {x}), want) < 1e-3);
   }
 };
 
