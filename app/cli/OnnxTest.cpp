@@ -70,6 +70,26 @@ CLI::App* setup(CLI::App& app) {
   return sub;
 }
 
+/// Whether a Dropout node's ratio input is a constant 0 (an initializer or a Constant node).
+bool zeroRatio(const onnx::GraphProto& g, const onnx::NodeProto& dropout) {
+  if (dropout.input_size() < 2 || dropout.input(1).empty()) return false;
+  const std::string& name = dropout.input(1);
+  auto isZero = [](const onnx::TensorProto& t) {
+    if (t.data_type() != onnx::TensorProto::FLOAT) return false;
+    float v = 1;
+    if (t.float_data_size() == 1) v = t.float_data(0);
+    else if (t.raw_data().size() == sizeof(float)) std::memcpy(&v, t.raw_data().data(), sizeof(float));
+    return v == 0.0f;
+  };
+  for (const auto& t : g.initializer())
+    if (t.name() == name) return isZero(t);
+  for (const auto& c : g.node())
+    if (c.op_type() == "Constant" && c.output_size() == 1 && c.output(0) == name)
+      for (const auto& a : c.attribute())
+        if (a.name() == "value") return isZero(a.t());
+  return false;
+}
+
 /// Why a model is out of scope, or empty: sequence/optional/map values, string tensors,
 /// training ops and training modes.
 std::string outOfScope(const std::string& path) {
@@ -91,7 +111,10 @@ std::string outOfScope(const std::string& path) {
     if (n.domain() == "ai.onnx.preview.training") return "training op " + n.op_type();
     for (const auto& a : n.attribute())
       if (a.name() == "training_mode" && a.i() != 0) return "training mode (" + n.op_type() + ")";
-    if (n.op_type() == "Dropout" && n.input_size() >= 3 && !n.input(2).empty()) return "training mode (Dropout)";
+    // A training-mode Dropout with a constant ratio of 0 drops nothing (torchvision's Swin
+    // exports its attention dropout that way); the importer takes it as the identity.
+    if (n.op_type() == "Dropout" && n.input_size() >= 3 && !n.input(2).empty() && !zeroRatio(g, n))
+      return "training mode (Dropout)";
   }
   return {};
 }
