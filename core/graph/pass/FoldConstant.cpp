@@ -1,6 +1,8 @@
 // FoldConstant: host-kernel evaluation of constant subgraphs, shape_of of static shapes.
 #include "core/graph/pass/FoldConstant.h"
 
+#include <algorithm>
+
 #include "core/graph/Mutator.h"
 #include "core/graph/Op.h"
 #include "core/graph/pass/InferType.h"
@@ -13,7 +15,9 @@ bool isConstant(const Expr& e) {
   return e->kind == ExprKind::Constant;
 }
 
-/// Results above this many elements are not folded.
+/// Results above this many elements are not folded unless they are no bigger than the call's
+/// constant inputs together (a transpose or reshape of a huge weight folds; a broadcast of a
+/// scalar to a giant shape does not).
 constexpr int64_t kMaxFoldedElements = int64_t(1) << 26;
 
 class ConstantFolder : public ExprMutator {
@@ -35,9 +39,13 @@ class ConstantFolder : public ExprMutator {
     for (const Expr& a : c->args)
       if (!isConstant(a)) return e;
     Type t = inferType(e);
-    // Leave huge results (a broadcast of a scalar to a giant shape) to run time.
+    // Leave huge results that would grow the model (a broadcast of a scalar to a giant shape)
+    // to run time.
+    int64_t inputElements = 0;
+    for (const Expr& a : c->args)
+      inputElements += a.as<ConstantNode>()->data.numel();
     if (auto* tt = t.as<TensorTypeNode>();
-        tt && (!tt->isStatic() || tt->numel() > kMaxFoldedElements))
+        tt && (!tt->isStatic() || tt->numel() > std::max(kMaxFoldedElements, inputElements)))
       return e;
     std::vector<runtime::NDArray> in;
     for (const Expr& a : c->args)
