@@ -69,17 +69,20 @@ const std::vector<Case> kCases = {
     {16, 8, 8, 16, {1, 1, 1, 1}, false, 4},    // F(4x4): one tile block of 2x2 tiles
     {32, 12, 16, 32, {1, 1, 1, 1}, true, 4},   // F(4x4), residual, 2 channel blocks, non-square
     {16, 6, 6, 32, {1, 1, 1, 1}, false, 2},    // 6 is not a multiple of 4: F(2x2)
-    {12, 5, 9, 24, {1, 0, 2, 1}, true, 2},     // uneven padding, blocks of 12, output 6x8
+    {24, 5, 9, 24, {1, 0, 2, 1}, true, 2},     // uneven padding, output 6x8
     {16, 14, 14, 16, {1, 1, 1, 1}, false, 2},  // ResNet stage 3's 14x14: F(2x2)
     {16, 7, 7, 16, {1, 1, 1, 1}, false, 0},    // 7x7 output: direct
     {16, 8, 8, 16, {1, 1, 1, 1}, false, 0, 2}, // stride 2: direct
     {16, 8, 8, 16, {0, 0, 0, 0}, false, 0, 1, 1},  // 1x1: direct
+    {3, 8, 8, 16, {1, 1, 1, 1}, false, 0},     // an RGB stem (3 input channels): direct
+    {12, 8, 8, 16, {1, 1, 1, 1}, false, 0},    // 12 < kMinWinogradInChannels: direct
 };
 
 void addCases() {
   QTest::addColumn<int>("index");
-  const char* names[] = {"16->16 8x8 F4", "32->32 12x16 residual F4", "16->32 6x6 F2", "12->24 uneven pad F2",
-                         "16->16 14x14 F2", "7x7 direct", "stride 2 direct", "1x1 direct"};
+  const char* names[] = {"16->16 8x8 F4", "32->32 12x16 residual F4", "16->32 6x6 F2", "24->24 uneven pad F2",
+                         "16->16 14x14 F2", "7x7 direct", "stride 2 direct", "1x1 direct",
+                         "3->16 stem direct", "12->16 direct"};
   for (int i = 0; i < int(kCases.size()); ++i) QTest::newRow(names[i]) << i;
 }
 
