@@ -158,6 +158,17 @@ private slots:
     QVERIFY2(fits.find("nn.conv2d_winograd") != std::string::npos, fits.c_str());
   }
 
+  void largeTransformedInputStaysDirect() {
+    // 32 channels at 256x256: 4096 F(4x4) tiles, 18.9 MB transformed; at 128x128, 4.7 MB.
+    auto tileOf = [](Case cs) {
+      std::vector<int64_t> in, res;
+      graph::Module m = graph::runGraphPasses(caseModule(cs, &in, &res), layoutPasses());
+      return graph::printModule(m).find("nn.conv2d_winograd(") != std::string::npos;
+    };
+    QVERIFY(!tileOf({32, 256, 256, 32, {1, 1, 1, 1}, false, 0}));
+    QVERIFY(tileOf({32, 128, 128, 32, {1, 1, 1, 1}, false, 4}));
+  }
+
   void nonConstantKernelStaysDirect() {
     auto f32 = DataType::Float(32);
     graph::Var x = graph::makeVar("data", graph::tensorType(std::vector<int64_t>{1, 16, 8, 8}, f32));
