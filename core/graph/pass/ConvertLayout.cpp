@@ -231,14 +231,16 @@ private:
       return toPlain(y, dataLayout(k), channels);
     }
     const int64_t ib = channelBlock(channels, m_block), ob = channelBlock(outChannels, m_block);
-    // One channel in or out has no block: such a conv stays NCHW.
-    if (ob == 1 || ib == 1) return e;
-    Expr x = toBlocked(c.args[0], ib);
+    // One output channel has no block: such a conv stays NCHW. One input channel (a grayscale
+    // image, an audio waveform) reads NCHW1c, which is NCHW: the output still takes full vector
+    // blocks (an NCHW conv vectorises over the output width, gathering a strided input).
+    if (ob == 1) return e;
+    Expr x = ib > 1 ? toBlocked(c.args[0], ib) : transform(c.args[0], "NCHW", "NCHW1c");
     const int64_t paddedIn = inferType(x).as<TensorTypeNode>()->shape[1].value * ib;
     const int64_t paddedOut = roundUp(outChannels, ob);
     std::string kernel = "OIHW" + std::to_string(ib) + "i" + std::to_string(ob) + "o";
     Attrs attrs = c.attrs;
-    attrs.set("data_layout", dataLayout(ib));
+    attrs.set("data_layout", ib > 1 ? dataLayout(ib) : "NCHW1c");
     attrs.set("kernel_layout", kernel);
     Expr w = transform(padWeight(c.args[1], paddedOut, paddedIn), "OIHW", kernel);
     Expr y = makeCall(c.op, {x, w}, attrs, c.name);
