@@ -132,8 +132,8 @@ std::vector<Tensor> orderedTensors(const std::vector<Tensor>& args) {
   return order;
 }
 
-/// The loop nest and block computing `t`.
-Stmt lowerCompute(const Tensor& t) {
+/// The loop nest and block computing `t`, the block named `blockName`.
+Stmt lowerCompute(const Tensor& t, const std::string& blockName) {
   auto* op = t->op.as<ComputeOpNode>();
   std::vector<IterVar> axes(op->axis);
   for (auto& r : op->reduceAxis())
@@ -157,7 +157,7 @@ Stmt lowerCompute(const Tensor& t) {
 
   auto* block = new BlockNode();
   block->iterVars = blockVars;
-  block->name = op->name;
+  block->name = blockName;
   block->annotations = op->attrs;
   const Buffer& out = t->buffer;
   if (op->body.isReduce()) {
@@ -201,6 +201,15 @@ PrimFunc createPrimFunc(const std::vector<Tensor>& args, std::string name) {
 
   std::vector<Stmt> nests;
   std::vector<Buffer> allocs;
+  // Block names are unique within a function (schedules find blocks by name; a mean's sum and
+  // its division were both "T_mean", and an rfactor of the sum lost track of it): a repeated
+  // name gets the first free suffix _1, _2, ...
+  std::unordered_set<std::string> blockNames;
+  auto uniqueName = [&](const std::string& base) {
+    std::string n = base;
+    for (int k = 1; !blockNames.insert(n).second; ++k) n = base + "_" + std::to_string(k);
+    return n;
+  };
   for (auto& t : order) {
     if (!t->op.as<ComputeOpNode>()) {
       if (!isArg.count(t.get())) {
@@ -216,7 +225,7 @@ PrimFunc createPrimFunc(const std::vector<Tensor>& args, std::string name) {
       continue;
     }
     if (!isArg.count(t.get())) allocs.push_back(t->buffer);
-    nests.push_back(lowerCompute(t));
+    nests.push_back(lowerCompute(t, uniqueName(t->op.as<ComputeOpNode>()->name)));
   }
 
   auto* root = new BlockNode();

@@ -217,6 +217,20 @@ def main(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"),
     QCOMPARE(g->params.size(), size_t(3));
   }
 
+  void repeatedComputeNamesGetSuffixes() {
+    // A mean is a sum and a division, both computes named "T_mean"; blocks are found by name,
+    // so the function's blocks are T_mean and T_mean_1.
+    te::Tensor A = te::placeholder({8}, DataType::Float(32), "A");
+    te::Tensor B = te::compute({8}, [&](Var i) { return A(i) * f32(2); }, "T_mean");
+    te::Tensor C = te::compute({8}, [&](Var i) { return B(i) + f32(1); }, "T_mean");
+    te::Tensor D = te::compute({8}, [&](Var i) { return C(i) + f32(1); }, "T_mean_1");
+    auto realizes = innerRealizes(te::createPrimFunc({A, D}));
+    QCOMPARE(realizes.size(), size_t(3));
+    QCOMPARE(realizes[0]->block->name, std::string("T_mean"));
+    QCOMPARE(realizes[1]->block->name, std::string("T_mean_1"));
+    QCOMPARE(realizes[2]->block->name, std::string("T_mean_1_1"));
+  }
+
   void defaultAxisNamesAndVectorForm() {
     te::Tensor A = te::placeholder({2, 3, 4, 5, 6}, DataType::Float(32), "A");
     te::Tensor B = te::compute(
