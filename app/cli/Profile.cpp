@@ -134,18 +134,21 @@ arith::VarValueMap symbolParams(const tir::PrimFunc& f, const std::vector<std::s
 /// The FLOPs of one call of scheduled kernel `f` with its symbol params at their values: the
 /// kernel is lowered at those values, so that its loops have constant extents and the guarded
 /// rows of a partial tile that do not exist at this shape are gone (the scheduled kernel's loops
-/// cover whole tiles).
+/// cover whole tiles). Where that counts nothing (a loop bound left that countFlops cannot read
+/// as a constant: the dynamic ResNet-18's max pool), the scheduled kernel simplified at the
+/// values is counted instead.
 double flopsAtSymbolValues(const tir::PrimFunc& f, const arith::VarValueMap& env) {
   if (env.empty()) return tune::countFlops(f);
   std::unordered_map<tir::Var, tir::Expr, RefHash, RefEqual> vmap;
   for (const auto& [v, value] : env) vmap[v] = tir::intImm(v->dtype, value);
   tir::PrimFunc at = tir::withBody(f, tir::substitute(f->body, vmap));
+  double lowered = 0;
   try {
     transform::PassContext ctx;
-    return tune::countFlops(transform::lower(at, ctx));
+    lowered = tune::countFlops(transform::lower(at, ctx));
   } catch (const Error&) {
-    return tune::countFlops(transform::simplifyFunc(at));
   }
+  return lowered > 0 ? lowered : tune::countFlops(transform::simplifyFunc(at));
 }
 
 /// The representative value of each symbol that --input-shapes gives one (`W=224`), under the
