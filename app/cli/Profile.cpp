@@ -21,11 +21,16 @@
 #include "core/driver/ExportLibrary.h"
 #include "core/driver/MachinePeak.h"
 #include "core/driver/InputShapes.h"
+#include "core/driver/LoadModel.h"
+#include "core/driver/SymbolBounds.h"
 #include "core/driver/Npz.h"
-#include "core/frontend/onnx/OnnxImporter.h"
+#include "core/arith/Eval.h"
 #include "core/support/Error.h"
 #include "core/tir/Buffer.h"
 #include "core/tir/Op.h"
+#include "core/tir/Visitor.h"
+#include "core/transform/Pipeline.h"
+#include "core/transform/Simplify.h"
 #include "core/tune/FlopCount.h"
 #include "core/tune/ModelTasks.h"
 #include "loom/c_runtime_api.h"
@@ -56,12 +61,18 @@ CLI::App* setup(CLI::App& app) {
       "with each node timed. Per kernel: calls, total and per-call time (median over the runs), share of\n"
       "the model's time, GFLOP/s, GB/s (the kernel's arguments read and written once: a lower bound on its\n"
       "traffic) and arithmetic intensity (FLOP per byte). Progress goes to stderr.\n\n"
+      "--input-shapes builds the module `loom compile` would build from the same text: static dims give a\n"
+      "static module; symbolic ones (W, ?, W<=2048) the dynamic module, run at each symbol's value (W=224)\n"
+      "or at the shapes of the --inputs arrays. Inputs not named keep the model's own shapes.\n\n"
       "Examples:\n"
       "  loom profile examples/models/small_cnn/model.onnx --input-shapes \"data:[1,3,16,16]\" --repeat 20\n"
+      "  loom profile resnet18.onnx --input-shapes \"data:[N=1,3,H=224,W=224]\"   (the dynamic module at 224)\n"
       "  loom profile resnet18.onnx --tuning-records r.json --json profile.json --measure-machine");
   sub->add_option("model", o.model, "The .onnx model")->required();
   sub->add_option("--target", o.target, "llvm or an llvm target string for this machine")->capture_default_str();
-  sub->add_option("--input-shapes", o.inputShapes, "Static input shapes, e.g. \"data:[1,3,224,224]\"");
+  sub->add_option("--input-shapes", o.inputShapes,
+                  "Input shapes as `loom compile` takes them, e.g. \"data:[1,3,224,224]\"; a symbolic dim compiles the "
+                  "dynamic module and runs it at the dim's value: \"data:[1,3,H=224,W=224]\"");
   sub->add_option("--tuning-records", o.tuningRecords, "Kernels with a record in this file use its best schedule");
   sub->add_option("--desired-layout", o.desiredLayout, "Conv layout: NCHW or NCHWc (default: NCHWc)");
   sub->add_option("--disabled-pass", o.disabledPasses, "Graph passes to leave out, comma-separated")->delimiter(',');
@@ -89,19 +100,106 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/// Bytes of the kernel's arguments (inputs and outputs), each read or written once.
-double argumentBytes(const tir::PrimFunc& f) {
+/// Bytes of the kernel's arguments (inputs and outputs), each read or written once; a symbolic
+/// dim takes its value from `env` (the kernel's symbol params), 0 when one has none.
+double argumentBytes(const tir::PrimFunc& f, const arith::VarValueMap& env) {
   double bytes = 0;
   for (const auto& [var, buf] : f->bufferMap) {
     double n = buf->dtype.bytes();
     for (const tir::Expr& e : buf->shape) {
-      const int64_t* v = tir::asConstInt(e);
+      std::optional<int64_t> v = arith::evalInt(e, env);
       if (!v) return 0;
       n *= double(*v);
     }
     bytes += n;
   }
   return bytes;
+}
+
+/// Kernel `f`'s symbol params (its last ones, in the order of `symbols`: docs/dynamic-shapes.md)
+/// bound to their values; empty when a symbol has no value (a data-dependent count).
+arith::VarValueMap symbolParams(const tir::PrimFunc& f, const std::vector<std::string>& symbols,
+                                const std::map<std::string, int64_t>& values) {
+  arith::VarValueMap env;
+  if (symbols.size() > f->params.size()) return {};
+  size_t first = f->params.size() - symbols.size();
+  for (size_t k = 0; k < symbols.size(); ++k) {
+    auto it = values.find(symbols[k]);
+    if (it == values.end()) return {};
+    env[f->params[first + k]] = it->second;
+  }
+  return env;
+}
+
+/// The FLOPs of one call of scheduled kernel `f` with its symbol params at their values: the
+/// kernel is lowered at those values, so that its loops have constant extents and the guarded
+/// rows of a partial tile that do not exist at this shape are gone (the scheduled kernel's loops
+/// cover whole tiles). Where that counts nothing (a loop bound left that countFlops cannot read
+/// as a constant: the dynamic ResNet-18's max pool), the scheduled kernel simplified at the
+/// values is counted instead.
+double flopsAtSymbolValues(const tir::PrimFunc& f, const arith::VarValueMap& env) {
+  if (env.empty()) return tune::countFlops(f);
+  std::unordered_map<tir::Var, tir::Expr, RefHash, RefEqual> vmap;
+  for (const auto& [v, value] : env) vmap[v] = tir::intImm(v->dtype, value);
+  tir::PrimFunc at = tir::withBody(f, tir::substitute(f->body, vmap));
+  double lowered = 0;
+  try {
+    transform::PassContext ctx;
+    lowered = tune::countFlops(transform::lower(at, ctx));
+  } catch (const Error&) {
+  }
+  return lowered > 0 ? lowered : tune::countFlops(transform::simplifyFunc(at));
+}
+
+/// The representative value of each symbol that --input-shapes gives one (`W=224`), under the
+/// symbol's name in the compiled model (an anonymous `?=224` takes the name the dim got).
+std::map<std::string, int64_t> representativeValues(const runtime::GraphExecutor& ex, const driver::InputShapes& specs) {
+  std::map<std::string, int64_t> values;
+  for (const driver::InputShape& s : specs.inputs) {
+    std::vector<std::string> dims = ex.inputDims(ex.inputIndex(s.name));
+    for (size_t k = 0; k < s.dims.size() && k < dims.size(); ++k) {
+      if (s.dims[k].example < 0) continue;
+      auto [it, fresh] = values.emplace(dims[k], s.dims[k].example);
+      if (!fresh && it->second != s.dims[k].example)
+        LOOM_THROW(ValueError) << "--input-shapes gives symbol " << dims[k] << " two values, " << it->second << " and "
+                               << s.dims[k].example;
+    }
+  }
+  return values;
+}
+
+/// The shape input `i` is filled at: its static dims, and each symbolic one at its value.
+std::vector<int64_t> concreteShape(const runtime::GraphExecutor& ex, size_t i, const std::map<std::string, int64_t>& values) {
+  std::vector<int64_t> shape;
+  std::vector<std::string> dims = ex.inputDims(i);
+  for (size_t k = 0; k < dims.size(); ++k) {
+    if (dims[k].find_first_not_of("0123456789") == std::string::npos) {
+      shape.push_back(std::stoll(dims[k]));
+      continue;
+    }
+    auto it = values.find(dims[k]);
+    if (it == values.end()) {
+      std::string text;
+      for (size_t j = 0; j < dims.size(); ++j) text += (j ? "," : "") + (j == k ? dims[j] + "=VALUE" : dims[j]);
+      LOOM_THROW(ValueError) << "loom profile: dimension " << k << " (" << dims[k] << ") of input '" << ex.inputName(i)
+                             << "' is symbolic and has no value: give one in --input-shapes (\"" << ex.inputName(i)
+                             << ":[" << text << "]\") or the input in --inputs";
+    }
+    shape.push_back(it->second);
+  }
+  return shape;
+}
+
+/// Each input symbol's value at the inputs set (the graph JSON's "symbols" say where it is read).
+std::map<std::string, int64_t> boundSymbols(const runtime::GraphExecutor& ex, const nlohmann::json& graph) {
+  std::map<std::string, int64_t> values;
+  if (!graph.contains("symbols")) return values;
+  for (const auto& s : graph["symbols"]) {
+    std::vector<int64_t> shape = ex.inputShape(s.at("input").get<size_t>());
+    size_t axis = s.at("axis").get<size_t>();
+    if (axis < shape.size()) values[s.at("name").get<std::string>()] = shape[axis];
+  }
+  return values;
 }
 
 int run() {
@@ -122,12 +220,15 @@ int run() {
     bandwidth = driver::measureCopyBandwidthGBs(threads, 0.3);
     out["machine"] = {{"threads", threads}, {"fma_peak_gflops", peak}, {"copy_bandwidth_gbs", bandwidth}};
   }
+  // The same text `loom compile` takes: a symbolic dim keeps the module dynamic, and its
+  // representative value (`W=224`) is the shape the module runs at here.
+  driver::InputShapes specs;
+  if (!o.inputShapes.empty()) specs = driver::parseInputShapes(o.inputShapes);
   say("importing " + o.model);
-  frontend::ImportOptions io;
-  if (!o.inputShapes.empty()) io.inputShapes = driver::concreteInputShapes(o.inputShapes, "loom profile");
-  graph::Module m = frontend::importOnnx(o.model, io);
+  driver::LoadedModel loaded = driver::loadModel(o.model, o.inputShapes);
+  graph::Module m = loaded.module;
   driver::CompileModelOptions co;
-  co.outputNames = onnxOutputNames(o.model);
+  co.outputNames = loaded.format == "onnx" ? onnxOutputNames(o.model) : loaded.outputNames;
   co.desiredLayout = o.desiredLayout.empty() ? std::string("NCHWc") : o.desiredLayout;
   co.disabledPasses = o.disabledPasses;
   driver::ScheduleProvider fromRecords;
@@ -152,6 +253,7 @@ int run() {
   };
   auto t0 = std::chrono::steady_clock::now();
   driver::CompiledModel cm = driver::compileModel(m, o.target, {}, co);
+  driver::applySymbolBounds(cm, loaded.symbolBounds);
   for (const auto& [kernel, file] : scripts)
     if (!scripted.count(kernel)) LOOM_THROW(ValueError) << "--kernel-schedule: the model has no kernel '" << kernel << "'";
   say("[codegen] JIT-compiling " + std::to_string(cm.kernels.size()) + " kernels");
@@ -169,8 +271,18 @@ int run() {
   } catch (const runtime::RuntimeFailure& e) {
     LOOM_THROW(ValueError) << o.inputs << ": " << e.what();
   }
+  std::map<std::string, int64_t> values = representativeValues(*ex, specs);
   for (size_t i = 0; i < ex->numInputs(); ++i)
-    if (!given[i]) ex->setInput(i, filled(ex->inputShape(i), ex->inputDType(i), "random", unsigned(i + 1)));
+    if (!given[i]) {
+      try {
+        ex->setInput(i, filled(concreteShape(*ex, i, values), ex->inputDType(i), "random", unsigned(i + 1)));
+      } catch (const runtime::RuntimeFailure& e) {
+        LOOM_THROW(ValueError) << "loom profile: " << e.what();
+      }
+    }
+  // The symbols' values at the shapes set (read where the graph JSON says each symbol is read).
+  nlohmann::json graph = nlohmann::json::parse(cm.graphJson);
+  std::map<std::string, int64_t> symbolValues = boundSymbols(*ex, graph);
   for (int r = 0; r < o.warmup; ++r) {
     say("warm-up run " + std::to_string(r + 1) + "/" + std::to_string(o.warmup));
     ex->run();
@@ -195,10 +307,14 @@ int run() {
     totals.push_back(total);
   }
 
-  // Node -> kernel, from the graph JSON (a node's func is its kernel's name).
-  nlohmann::json graph = nlohmann::json::parse(cm.graphJson);
+  // Node -> kernel, from the graph JSON (a node's func is its kernel's name), and the symbols
+  // each kernel takes after its tensors.
   std::map<std::string, std::string> funcOf;
-  for (const auto& n : graph["nodes"]) funcOf[n["name"].get<std::string>()] = n["func"].get<std::string>();
+  std::map<std::string, std::vector<std::string>> symbolsOf;
+  for (const auto& n : graph["nodes"]) {
+    funcOf[n["name"].get<std::string>()] = n["func"].get<std::string>();
+    if (n.contains("symbols")) symbolsOf[n["func"].get<std::string>()] = n["symbols"].get<std::vector<std::string>>();
+  }
   struct KernelStat {
     std::string name, source;
     double flops = 0, bytes = 0, ms = 0;
@@ -211,8 +327,10 @@ int run() {
     s.name = cm.kernels[k]->name;
     s.source = k < cm.scheduleSources.size() ? cm.scheduleSources[k] : std::string();
     const tir::PrimFunc& f = k < cm.scheduledKernels.size() ? cm.scheduledKernels[k] : cm.kernels[k];
-    s.flops = tune::countFlops(f);
-    s.bytes = argumentBytes(f);
+    arith::VarValueMap env;
+    if (auto it = symbolsOf.find(s.name); it != symbolsOf.end()) env = symbolParams(f, it->second, symbolValues);
+    s.flops = flopsAtSymbolValues(f, env);
+    s.bytes = argumentBytes(f, env);
     kernelIndex[s.name] = kernels.size();
     kernels.push_back(s);
   }
@@ -232,7 +350,8 @@ int run() {
     ks.push_back({{"name", s.name}, {"schedule", s.source}, {"calls", s.calls}, {"total_ms", s.ms}, {"flops", s.flops},
                   {"bytes", s.bytes}});
   nlohmann::json inputs = nlohmann::json::array();
-  for (const driver::TensorInfo& t : cm.inputs) inputs.push_back({{"name", t.name}, {"shape", t.shape}, {"dtype", t.dtype.str()}});
+  for (const driver::TensorInfo& t : cm.inputs)
+    inputs.push_back({{"name", t.name}, {"shape", ex->inputShape(ex->inputIndex(t.name))}, {"dtype", t.dtype.str()}});
   out["model"] = o.model;
   out["target"] = o.target;
   out["layout"] = cm.layout;
@@ -242,6 +361,8 @@ int run() {
   out["warmup"] = o.warmup;
   out["repeat"] = o.repeat;
   out["inputs"] = inputs;
+  out["dynamic"] = ex->isDynamic();
+  out["symbols"] = symbolValues;
   out["run_ms"] = totals;
   out["median_ms"] = totalMs;
   out["kernels"] = ks;
@@ -261,6 +382,11 @@ int run() {
             << o.repeat << " runs after " << o.warmup << " warm-up, min " << *std::min_element(totals.begin(), totals.end())
             << ", max " << *std::max_element(totals.begin(), totals.end()) << "), " << kernels.size() << " kernels, "
             << threads << " thread(s), compiled in " << std::setprecision(0) << compileMs << " ms\n";
+  if (ex->isDynamic()) {
+    std::string at;
+    for (const auto& [name, v] : symbolValues) at += (at.empty() ? "" : ", ") + name + " = " + std::to_string(v);
+    std::cout << "dynamic module, run at " << (at.empty() ? std::string("its inputs' shapes") : at) << "\n";
+  }
   std::cout << std::left << std::setw(44) << "kernel" << std::right << std::setw(6) << "calls" << std::setw(11) << "total ms"
             << std::setw(11) << "per call" << std::setw(8) << "%" << std::setw(10) << "GFLOP/s" << std::setw(9) << "GB/s"
             << std::setw(10) << "FLOP/B";

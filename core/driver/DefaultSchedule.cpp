@@ -613,6 +613,21 @@ bool kBlockingEnabled() {
   return on;
 }
 
+/// The rows of a register tile over a symbolic row extent (with two output-channel or lane
+/// chunks, as the static build tiles 7 rows): the partial last tile, whose FMAs each sit under a
+/// test with the accumulators in memory, then covers at most 6 rows, and none for a feature map
+/// of 7, 14, 28 or 56 columns (ResNets at 224) or a sequence of 7. With the budget's 14, a 7-wide
+/// map or a 7-token sequence was all partial tile: a dynamic ResNet-18's 7x7 convs took 3x the
+/// static build's time, BERT at 1x7 2.3x.
+constexpr int64_t kSymbolicRows = 7;
+
+/// LOOM_NO_SYMBOLIC_ROW_TILE=1 gives symbolic row extents the budget's row tiles and reduction
+/// blocking again (for A/B measurements).
+bool symbolicRowTilesEnabled() {
+  static const bool on = !switchedOff("LOOM_NO_SYMBOLIC_ROW_TILE");
+  return on;
+}
+
 /// The zero-padding producer of a reduction (isConditionalProducerOfReduction), if it has one.
 std::optional<tir::BlockRV> paddingProducer(tir::Schedule& sch, const tir::BlockRV& b) {
   for (const tir::BlockRV& p : tir::getProducers(sch, b))
@@ -944,7 +959,8 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
   // thousand lines of LLVM IR, 3 s to compile. Its rows are cheap (no weights to share).
   tir::Expr window;
   if (rowSymbolic && guardedStore(blk->body, &window) && window.defined()) budgetRows = std::min<int64_t>(budgetRows, kPoolSymbolicRows);
-  // A symbolic row extent always gets full tiles of the budget and a guarded partial last one.
+  // A symbolic row extent always gets full tiles (of the budget, at most kSymbolicRows) and a
+  // guarded partial last one.
   // AVX2 (two registers per 16-lane row): a divisor well under the budget (4 rows of 128
   // tokens, 2 of a 14-wide feature map where 6 fit) leaves accumulator registers idle, and each
   // row's weight loads are shared by fewer FMAs; the budget with a peeled partial last tile runs
@@ -953,6 +969,9 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
   // (DenseNet, RegNet on one thread).
   const bool fewRows = registersPerRow(lanes) > 1 && chunk == 1 && !dot4 && rowBlock * 4 < budgetRows * 3 &&
                        laneOperandRow(laneOperand(blk, numSpatial)) > lanes;
+  // A symbolic row extent (a conv's output width over a symbolic image, a matmul's sequence or
+  // batch): tiles of kSymbolicRows rows, without reduction blocking (below).
+  const bool symbolicTile = rowSymbolic && symbolicRowTilesEnabled();
   const bool partialTile = chosenTile ? rowExt % rowBlock != 0 :
       budgetRows > 1 && (rowSymbolic || (rowExt > budgetRows && (rowBlock * 2 <= budgetRows || fewRows)));
   if (partialTile && !chosenTile) {
@@ -962,6 +981,8 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
     if (!rowSymbolic) {
       const int64_t tilesNeeded = (rowExt + budgetRows - 1) / budgetRows;
       rowBlock = (rowExt + tilesNeeded - 1) / tilesNeeded;
+    } else if (symbolicTile) {
+      rowBlock = std::min(budgetRows, kSymbolicRows);
     }
     if (chunk > 1) chunk = chunksFor(rowBlock);
   }
@@ -1121,7 +1142,13 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
       else rest.push_back(outer[k]), tiles *= ext;
     }
     std::optional<tir::LoopRV> kBlock;
-    if (bandK < 0 && kBlockingEnabled() && tilesShareWeights && unitExt >= 2 && tiles >= 4 && !unit.empty()) {
+    // Not over symbolic rows: the accumulator buffer would then span the unit's rows with
+    // symbolic strides between the tile's output-channel chunks, and LLVM, unable to tell them
+    // apart, kept every accumulator in memory (a load and a store per FMA: the 7x7 convs of a
+    // dynamic ResNet-18 at 224 ran at 80-100 GFLOP/s against 195 static); unblocked, the
+    // accumulator is the tile's own, at constant offsets.
+    if (bandK < 0 && kBlockingEnabled() && tilesShareWeights && unitExt >= 2 && tiles >= 4 && !unit.empty() &&
+        !symbolicTile) {
       const int64_t k0 = extentOf(sch, reduce.front());
       const int64_t unitBytes = laneOperandBytes(blk, numSpatial) / unitExt;
       if (unitBytes > kBlockMinUnitBytes && k0 > 1 && !isSymbolic(sch, reduce.front())) {

@@ -1,6 +1,7 @@
 // simplify: arithmetic simplification of every expression, with loop ranges and if conditions known.
 #include "core/transform/Simplify.h"
 
+#include <algorithm>
 #include <optional>
 
 #include "core/arith/Analyzer.h"
@@ -37,6 +38,17 @@ protected:
 
 Expr foldSelects(const Expr& e) { return ConstantBranchFolder().mutate(e); }
 
+/// Nodes of `e`, counting up to `limit` (then `limit`).
+int64_t nodeCount(const Expr& e, int64_t limit) {
+  int64_t n = 0;
+  postOrderVisit(e, [&](const IRNode*) { n = std::min(limit, n + 1); });
+  return n;
+}
+
+/// A stored value of at least this many nodes inside an unrolled loop of a kernel with shape
+/// symbols is left for the simplify after unroll (below).
+constexpr int64_t kDeferredValueNodes = 4096;
+
 bool readsMemory(const Expr& e) {
   bool reads = false;
   postOrderVisit(e, [&](const IRNode* n) {
@@ -46,6 +58,10 @@ bool readsMemory(const Expr& e) {
 }
 
 class StmtSimplifier : public IRMutator {
+public:
+  /// `symbolic`: the kernel takes shape symbols (scalar params).
+  explicit StmtSimplifier(bool symbolic) : m_symbolic(symbolic) {}
+
 protected:
   using IRMutator::visit;
 
@@ -73,7 +89,13 @@ protected:
   }
 
   Stmt visit(const BufferStoreNode* n, const Stmt& self) override {
-    Expr v = simplifyExpr(n->value);
+    // A kernel over shape symbols: a huge value under an unrolled loop (a Winograd transform's
+    // 36-way select of padded loads over `(W + 3) // 4` tiles, 50 thousand nodes) is simplified
+    // once unroll has substituted the loop's constants and folded the selects on them; before,
+    // each of the two simplify passes ahead of unroll spent 0.7-1.3 s on it, bounding the same
+    // symbolic division chains again and again, for code the later one simplified anyway.
+    const bool defer = m_symbolic && m_unrolled > 0 && nodeCount(n->value, kDeferredValueNodes) >= kDeferredValueNodes;
+    Expr v = defer ? n->value : simplifyExpr(n->value);
     std::vector<Expr> idx;
     bool ch = !v.same_as(n->value);
     for (auto& i : n->indices) {
@@ -93,7 +115,9 @@ protected:
       }
     }
     bindRange(n->loopVar, mn, ext);
+    m_unrolled += n->kind == ForKind::Unrolled;
     Stmt body = mutate(n->body);
+    m_unrolled -= n->kind == ForKind::Unrolled;
     if (mn.same_as(n->min) && ext.same_as(n->extent) && body.same_as(n->body)) return self;
     return withSpan(forLoop(n->loopVar, mn, ext, n->kind, body, n->threadTag, n->annotations), n->span);
   }
@@ -182,10 +206,16 @@ private:
   }
 
   arith::Analyzer m_analyzer;
+  const bool m_symbolic;
+  int m_unrolled = 0;  ///< unrolled loops around the statement being simplified
 };
 
 }  // namespace
 
-PrimFunc simplifyFunc(const PrimFunc& f) { return updateBody(f, StmtSimplifier().mutate(f->body)); }
+PrimFunc simplifyFunc(const PrimFunc& f) {
+  bool symbolic = false;
+  for (const Var& p : f->params) symbolic |= !p->dtype.isHandle();
+  return updateBody(f, StmtSimplifier(symbolic).mutate(f->body));
+}
 
 }  // namespace loom::transform

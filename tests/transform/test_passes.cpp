@@ -10,6 +10,7 @@
 #include "core/transform/LowerIntrinsics.h"
 #include "core/transform/LowerThreadBinding.h"
 #include "core/transform/Pass.h"
+#include "core/transform/Pipeline.h"
 #include "core/transform/RemoveNoOp.h"
 #include "core/transform/ShareLoads.h"
 #include "core/transform/Simplify.h"
@@ -321,6 +322,56 @@ private slots:
     PrimFunc g = simplifyFunc(f);
     QCOMPARE(countNodes(g, NodeKind::IfThenElse), 2);
     EXPECT_SAME_MEANING(f, g);
+  }
+
+  void simplifyLeavesHugeUnrolledValuesOfSymbolicKernelsToUnroll() {
+    // B[i] = A[(i + 0 + k) % 64] summed over 700 k (4.9 thousand nodes) under `for i in
+    // T.unroll(4)`: in a kernel with a shape symbol (a scalar param) the value waits for the
+    // simplify after unroll (a dynamic Winograd transform spent 2 s per kernel on it before);
+    // in a serial loop, or in a kernel without symbols, it is simplified as always. The whole
+    // pipeline still computes what the program says.
+    auto build = [](bool symbolic, ForKind kind) {
+      Buffer A = makeBuffer("A", f32, {64}), B = makeBuffer("B", f32, {64});
+      Var i = makeVar("i"), n = makeVar("n");
+      Expr sum;
+      for (int64_t k = 0; k < 700; ++k) {
+        Expr term = bufferLoad(A, {floormod(Expr(i) + 0 + k, 64)});
+        sum = sum.defined() ? sum + term : term;
+      }
+      Stmt body = forLoop(i, 0, 4, kind, bufferStore(B, sum, {Expr(i) + n * 0}));
+      std::vector<Var> params{A->data, B->data};
+      if (symbolic) params.push_back(n);
+      return makePrimFunc("main", params, {{A->data, A}, {B->data, B}}, body);
+    };
+    auto storedValue = [](const PrimFunc& f) {
+      Expr v;
+      postOrderVisit(f->body, [&](const IRNode* x) {
+        if (auto* st = dynamic_cast<const BufferStoreNode*>(x)) v = st->value;
+      });
+      return v;
+    };
+    PrimFunc f = build(true, ForKind::Unrolled);
+    PrimFunc g = simplifyFunc(f);
+    QVERIFY(storedValue(g).same_as(storedValue(f)));
+    QVERIFY(!g.same_as(f));  // the index (n * 0) is simplified all the same
+    PrimFunc serial = build(true, ForKind::Serial);
+    QVERIFY(!storedValue(simplifyFunc(serial)).same_as(storedValue(serial)));
+    PrimFunc fixed = build(false, ForKind::Unrolled);
+    QVERIFY(!storedValue(simplifyFunc(fixed)).same_as(storedValue(fixed)));
+    // Lowered whole against the program, with the symbol at 3.
+    PassContext ctx;
+    PrimFunc low = lower(f, ctx);
+    runtime::DType dt{2, 32, 1};
+    std::vector<runtime::NDArray> want, got;
+    for (auto* out : {&want, &got}) {
+      for (uint64_t b = 0; b < 2; ++b) {
+        out->push_back(runtime::NDArray::empty({64}, dt));
+        fillRandom(out->back(), 5 + b);
+      }
+    }
+    interpret(f, {want[0], want[1], int64_t(3)});
+    interpret(low, {got[0], got[1], int64_t(3)});
+    QVERIFY2(mismatchReport(got[1], want[1], 1e-5, 1e-5).empty(), qPrintable(QString::fromStdString(printFunc(low))));
   }
 
   void vectorizeDivisible() {
