@@ -550,14 +550,32 @@ QVector<int> alignFusedCalls(const QVector<std::vector<std::string>>& shown, con
     for (int i = 0; i < shown.size(); ++i) match[i] = i;
     return match;
   }
+  // How well a shown call matches a concrete one: 2 for the same ops; 1 where the concrete
+  // call's ops are a part of the shown call's (shape computations folded at the concrete shapes:
+  // a position embedding's take-arange-take-add is take-add at a static length); else 0. The
+  // alignment keeps the order and takes the most weight, so same-op matches win over partial ones.
+  auto weight = [](const std::vector<std::string>& s, const std::vector<std::string>& c) {
+    if (s == c) return 2;
+    if (c.empty() || c.size() >= s.size()) return 0;
+    std::vector<std::string> rest = s;
+    for (const std::string& op : c) {
+      auto it = std::find(rest.begin(), rest.end(), op);
+      if (it == rest.end()) return 0;
+      rest.erase(it);
+    }
+    return 1;
+  };
   const int n = int(shown.size()), k = int(concrete.size());
-  std::vector<std::vector<int>> lcs(size_t(n) + 1, std::vector<int>(size_t(k) + 1, 0));
+  std::vector<std::vector<int>> best(size_t(n) + 1, std::vector<int>(size_t(k) + 1, 0));
   for (int i = n - 1; i >= 0; --i)
-    for (int j = k - 1; j >= 0; --j)
-      lcs[i][j] = shown[i] == concrete[j] ? lcs[i + 1][j + 1] + 1 : std::max(lcs[i + 1][j], lcs[i][j + 1]);
+    for (int j = k - 1; j >= 0; --j) {
+      const int w = weight(shown[i], concrete[j]);
+      best[i][j] = std::max({best[i + 1][j], best[i][j + 1], w > 0 ? best[i + 1][j + 1] + w : 0});
+    }
   for (int i = 0, j = 0; i < n && j < k;) {
-    if (shown[i] == concrete[j]) match[i++] = j++;
-    else if (lcs[i + 1][j] >= lcs[i][j + 1]) ++i;
+    const int w = weight(shown[i], concrete[j]);
+    if (w > 0 && best[i][j] == best[i + 1][j + 1] + w) match[i++] = j++;
+    else if (best[i + 1][j] >= best[i][j + 1]) ++i;
     else ++j;
   }
   return match;
