@@ -16,8 +16,11 @@ build=build
 extra=()
 targets=()
 select=(-LE "slow|subset")
-mode=${1:-}
-[ $# -gt 0 ] && [[ "$1" == --* ]] && shift
+mode=""
+if [ "${1:-}" = --sanitize ] || [ "${1:-}" = --tsan ]; then
+  mode=$1
+  shift
+fi
 supp="$PWD/tests/sanitizers"
 # -O1 with line tables: what the sanitizers' authors advise (fast enough, exact stacks), and a
 # build that takes about half the time of -O2 -g.
@@ -46,8 +49,6 @@ case "$mode" in
     # process that has threads, which TSan refuses by default (the child only execs or exits).
     export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:die_after_fork=0:suppressions=$supp/tsan.supp}"
     ;;
-  "") ;;
-  *) echo "usage: bash scripts/test.sh [--sanitize | --tsan] [ctest arguments]" >&2; exit 2 ;;
 esac
 cmake -S . -B "$build" -G Ninja "${extra[@]}"
 cmake --build "$build" -j "$(nproc)" ${targets[@]:+--target "${targets[@]}"}
