@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <set>
-#include <type_traits>
 
 #include "core/schedule/Analysis.h"
 #include "core/schedule/primitive/block_dataflow.h"
@@ -76,16 +75,14 @@ const BufferStoreNode* checkInlinable(const Schedule& sch, const BlockNode* bloc
   return store;
 }
 
-constexpr int64_t kMaxInlinedNodes = 8192;
+constexpr int64_t kMaxInlinedNodes = 65536;
 
-/// Counts the expression nodes under a statement or expression as a tree (a subexpression shared
-/// by several parents counts once per parent), a load of `buf` as `loadSize` nodes (the value it
-/// will be replaced by); stops descending once the count passes `cap`, so the walk costs
-/// O(cap), not the size of the tree.
+/// Counts the nodes of an expression as a tree (a subexpression shared by several parents counts
+/// once per parent); stops descending once the count passes `cap`, so the walk costs O(cap), not
+/// the size of the tree.
 class TreeSize : public IRVisitor {
 public:
-  TreeSize(const BufferNode* buf, int64_t loadSize, int64_t cap)
-      : m_buf(buf), m_loadSize(loadSize), m_cap(cap) {}
+  explicit TreeSize(int64_t cap) : m_cap(cap) {}
   int64_t nodes = 0;
 
   using IRVisitor::visit;
@@ -105,47 +102,41 @@ public:
   LOOM_TREE_SIZE_VISIT(RampNode)
   LOOM_TREE_SIZE_VISIT(BroadcastNode)
   LOOM_TREE_SIZE_VISIT(CallNode)
+  LOOM_TREE_SIZE_VISIT(BufferLoadNode)
 #undef LOOM_TREE_SIZE_VISIT
-  void visit(const BufferLoadNode* n) override {
-    nodes += n->buffer.get() == m_buf ? m_loadSize : 1;
-    if (nodes <= m_cap) IRVisitor::visit(n);
-  }
 
 private:
-  const BufferNode* m_buf;
-  int64_t m_loadSize, m_cap;
+  int64_t m_cap;
 };
 
 int64_t valueSize(const Expr& e) {
-  TreeSize t(nullptr, 0, kMaxInlinedNodes);
+  TreeSize t(kMaxInlinedNodes);
   t.visitExpr(e);
   return t.nodes;
 }
 
 /// Refuses when replacing the loads of `buf` under `consumer` (a block's body or a store's value)
-/// by `value` would give more than kMaxInlinedNodes nodes.
+/// by copies of `value` would copy more than kMaxInlinedNodes nodes. One load is always fine (the
+/// value moves, the tree grows by its size once); what grows exponentially is a value read k
+/// times inlined into a value read k times, and so on.
 template <typename Node>
 void checkInlinedSize(const Schedule& sch, const std::string& prim, const Node& consumer,
                       const std::string& consumerName, const Buffer& buf, const Expr& value,
                       const std::string& producerName, std::vector<const IRNode*> marks) {
-  int64_t size = valueSize(value);
-  TreeSize t(buf.get(), size, kMaxInlinedNodes);
-  if constexpr (std::is_same_v<Node, Stmt>)
-    t.visitStmt(consumer);
-  else
-    t.visitExpr(consumer);
-  if (t.nodes <= kMaxInlinedNodes) return;
-  int64_t loads = 0; // all of them (the walk above may have stopped early)
+  int64_t loads = 0;
   postOrderVisit(consumer, [&](const IRNode* n) {
     loads += n->nodeKind == NodeKind::BufferLoad &&
              static_cast<const BufferLoadNode*>(n)->buffer.same_as(buf);
   });
+  if (loads <= 1) return;
+  int64_t size = valueSize(value);
+  if (size <= kMaxInlinedNodes / loads) return;
   throw InlineTooLargeError(
       prim + ": inlining block '" + producerName + "' into block '" + consumerName +
           "' would copy its value (" + (size > kMaxInlinedNodes ? "over " : "") +
           std::to_string(std::min(size, kMaxInlinedNodes)) + " nodes) into " +
           std::to_string(loads) + " loads of buffer '" + buf->name + "', over the limit of " +
-          std::to_string(kMaxInlinedNodes) + " nodes for one value",
+          std::to_string(kMaxInlinedNodes) + " copied nodes",
       sch.func(), std::move(marks));
 }
 
