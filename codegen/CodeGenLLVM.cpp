@@ -430,7 +430,10 @@ private:
     const Expr first = flatIndex(buf, byLane[0]->indices);
     for (int k = 1; k < 4; ++k) {
       if (byLane[k]->buffer.get() != buf.get()) return nullptr;
-      const int64_t* d = asConstInt(an.simplify(flatIndex(buf, byLane[k]->indices) - first));
+      // Kept alive: asConstInt points into the node (the temporary was freed before *d, an
+      // AddressSanitizer heap-use-after-free in model.test_qnn_ops and model.test_vnni_emulated).
+      const Expr diff = an.simplify(flatIndex(buf, byLane[k]->indices) - first);
+      const int64_t* d = asConstInt(diff);
       if (!d || *d != k) return nullptr;
     }
     Address a = address(buf, byLane[0]->indices, 1);

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <set>
 
 #include "CodegenTestUtil.h"
@@ -214,7 +215,11 @@ private slots:
     linkSharedLibrary(objects, Target::host(), so);
     runtime::Module lib = runtime::Module::loadFile(so);
     QVERIFY(lib.meta().has_value());
-    const std::string& meta = *lib.meta();
+    // A copy: meta() returns the optional by value, so a reference into it dangled at the end of
+    // this statement (AddressSanitizer: stack-use-after-scope in the find calls below).
+    std::optional<std::string> metaOrNone = lib.meta();
+    QVERIFY(metaOrNone);
+    const std::string& meta = *metaOrNone;
     QVERIFY2(meta.find("\"mm0\"") < meta.find("\"mm1\"") && meta.find("\"mm1\"") < meta.find("\"mm2\"") &&
                  meta.find("\"mm2\"") != std::string::npos,
              meta.c_str());

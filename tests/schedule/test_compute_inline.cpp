@@ -303,6 +303,67 @@ private slots:
                 "NotInvertibleLoadError",
                 "reverse_compute_inline: block 'C' does not load buffer 'B' in its value");
   }
+  /// A chain of n LeakyRelu-like blocks, each reading its input three times
+  /// (select(x >= 0, x, x * 0.1)): inlining them all would copy the first one 3^(n-1) times.
+  static std::string leakyChain(int n) {
+    std::string t = "# from tvm.script import tir as T\n\n@T.prim_func\n"
+                    "def main(A: T.Buffer((8,), \"float32\"), C: T.Buffer((8,), \"float32\")):\n";
+    auto name = [&](int k) {
+      return k == 0 ? std::string("A") : k == n ? std::string("C") : "B" + std::to_string(k);
+    };
+    for (int k = 1; k < n; ++k)
+      t += "    " + name(k) + " = T.alloc_buffer((8,))\n";
+    for (int k = 1; k <= n; ++k) {
+      std::string x = name(k - 1) + "[vi]";
+      t += "    for i in range(8):\n        with T.block(\"" + name(k) +
+           "\"):\n"
+           "            vi = T.axis.spatial(8, i)\n            T.reads(" +
+           x + ")\n            T.writes(" + name(k) + "[vi])\n            " + name(k) +
+           "[vi] = T.Select(" + x + " >= T.float32(0), " + x + ", " + x + " * T.float32(0.1))\n";
+    }
+    return t;
+  }
+  // Graph seed 68698 (Asinh(Asinh(...)), about 170 reads of x each) compiled for minutes: each
+  // inline copied a value that reads its input many times into each of those reads, so the
+  // fused value grew exponentially. Past maxInlinedNodes() nodes the primitive refuses.
+  void inlineTooLarge() {
+    PrimFunc f = parseFunc(leakyChain(12));
+    Schedule sch(f);
+    int inlined = 0;
+    std::string refusal;
+    for (int k = 1; k < 12 && refusal.empty(); ++k) {
+      try {
+        computeInline(sch, getBlock(sch, "B" + std::to_string(k)));
+        ++inlined;
+      } catch (const InlineTooLargeError& e) {
+        refusal = e.what();
+      }
+    }
+    // Three reads per level, about four nodes per read of A (a load and its index, a select, a
+    // multiply, a constant): B8's value (3^7 reads of A, about 29000 nodes) is not copied 3 times.
+    QVERIFY2(!refusal.empty(), "all 11 producers were inlined");
+    QCOMPARE(inlined, 7);
+    QVERIFY2(
+        refusal.find(
+            "compute_inline: inlining block 'B8' into block 'B9' would copy its value (") !=
+                std::string::npos &&
+            refusal.find("into 3 loads of buffer 'B8', over the limit of 65536 copied nodes") !=
+                std::string::npos,
+        refusal.c_str());
+    QVERIFY(maxErrorBetween(f, sch.func()) < 1e-6);
+    // reverse_compute_inline copies the producer's value the same way.
+    Schedule rev(parseFunc(leakyChain(12)));
+    for (int k = 1; k < 6; ++k)
+      computeInline(rev, getBlock(rev, "B" + std::to_string(k)));
+    for (int k = 7; k < 12; ++k)
+      computeInline(rev, getBlock(rev, "B" + std::to_string(k)));
+    auto [kind, msg] =
+        scriptError(rev.func(), "c = sch.get_block(\"C\")\nsch.reverse_compute_inline(c)\n");
+    QCOMPARE(QString::fromStdString(kind), QString("InlineTooLargeError"));
+    QVERIFY2(msg.find("reverse_compute_inline: inlining block 'B6' into block 'C' would copy its "
+                      "value (3278 nodes) into 729 loads") != std::string::npos,
+             msg.c_str());
+  }
   void reverseProducerReduction() {
     auto [k, msg] =
         scriptError(workload("matmul:M=4,N=4,K=4"), "c = sch.get_block(\"C\")\n"

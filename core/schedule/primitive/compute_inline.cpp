@@ -75,6 +75,71 @@ const BufferStoreNode* checkInlinable(const Schedule& sch, const BlockNode* bloc
   return store;
 }
 
+constexpr int64_t kMaxInlinedNodes = 65536;
+
+/// Counts the nodes of an expression as a tree (a subexpression shared by several parents counts
+/// once per parent); stops descending once the count passes `cap`, so the walk costs O(cap), not
+/// the size of the tree.
+class TreeSize : public IRVisitor {
+public:
+  explicit TreeSize(int64_t cap) : m_cap(cap) {}
+  int64_t nodes = 0;
+
+  using IRVisitor::visit;
+#define LOOM_TREE_SIZE_VISIT(T)                                                                    \
+  void visit(const T* n) override {                                                                \
+    if (++nodes <= m_cap) IRVisitor::visit(n);                                                     \
+  }
+  LOOM_TREE_SIZE_VISIT(IntImmNode)
+  LOOM_TREE_SIZE_VISIT(FloatImmNode)
+  LOOM_TREE_SIZE_VISIT(StringImmNode)
+  LOOM_TREE_SIZE_VISIT(VarNode)
+  LOOM_TREE_SIZE_VISIT(CastNode)
+  LOOM_TREE_SIZE_VISIT(BinaryNode)
+  LOOM_TREE_SIZE_VISIT(NotNode)
+  LOOM_TREE_SIZE_VISIT(SelectNode)
+  LOOM_TREE_SIZE_VISIT(LetNode)
+  LOOM_TREE_SIZE_VISIT(RampNode)
+  LOOM_TREE_SIZE_VISIT(BroadcastNode)
+  LOOM_TREE_SIZE_VISIT(CallNode)
+  LOOM_TREE_SIZE_VISIT(BufferLoadNode)
+#undef LOOM_TREE_SIZE_VISIT
+
+private:
+  int64_t m_cap;
+};
+
+int64_t valueSize(const Expr& e) {
+  TreeSize t(kMaxInlinedNodes);
+  t.visitExpr(e);
+  return t.nodes;
+}
+
+/// Refuses when replacing the loads of `buf` under `consumer` (a block's body or a store's value)
+/// by copies of `value` would copy more than kMaxInlinedNodes nodes. One load is always fine (the
+/// value moves, the tree grows by its size once); what grows exponentially is a value read k
+/// times inlined into a value read k times, and so on.
+template <typename Node>
+void checkInlinedSize(const Schedule& sch, const std::string& prim, const Node& consumer,
+                      const std::string& consumerName, const Buffer& buf, const Expr& value,
+                      const std::string& producerName, std::vector<const IRNode*> marks) {
+  int64_t loads = 0;
+  postOrderVisit(consumer, [&](const IRNode* n) {
+    loads += n->nodeKind == NodeKind::BufferLoad &&
+             static_cast<const BufferLoadNode*>(n)->buffer.same_as(buf);
+  });
+  if (loads <= 1) return;
+  int64_t size = valueSize(value);
+  if (size <= kMaxInlinedNodes / loads) return;
+  throw InlineTooLargeError(
+      prim + ": inlining block '" + producerName + "' into block '" + consumerName +
+          "' would copy its value (" + (size > kMaxInlinedNodes ? "over " : "") +
+          std::to_string(std::min(size, kMaxInlinedNodes)) + " nodes) into " +
+          std::to_string(loads) + " loads of buffer '" + buf->name + "', over the limit of " +
+          std::to_string(kMaxInlinedNodes) + " copied nodes",
+      sch.func(), std::move(marks));
+}
+
 /// Adds `r` to `regions`, merging it with a region of the same buffer (their bounding box).
 void mergeRegion(std::vector<BufferRegion>& regions, const BufferRegion& r, arith::Analyzer& an) {
   for (auto& e : regions) {
@@ -194,6 +259,10 @@ BufferRegion substituteRegion(const BufferRegion& r, const VarMap& vmap) {
 
 } // namespace
 
+int64_t maxInlinedNodes() {
+  return kMaxInlinedNodes;
+}
+
 // --- compute_inline -----------------------------------------------------------------------
 
 void computeInline(Schedule& sch, const BlockRV& blockRV) {
@@ -216,7 +285,11 @@ void computeInline(Schedule& sch, const BlockRV& blockRV) {
       throw NotSingleWriterError(prim + ": block '" + w->name + "' also writes buffer '" +
                                      buf->name + "' that block '" + block->name + "' produces",
                                  sch.func(), {block, w});
-  // Step 3. Remove the block, substitute its value into the loads, drop the allocation.
+  // Step 3. No consumer's value grows past kMaxInlinedNodes (copies of a value that reads its
+  // input several times, inlined again and again, grow exponentially).
+  for (auto* r : dataflow::readersOf(allBlocks(sch.func()), buf))
+    checkInlinedSize(sch, prim, r->body, r->name, buf, store->value, block->name, {block, r});
+  // Step 4. Remove the block, substitute its value into the loads, drop the allocation.
   Stmt keepStore = block->body; // keeps `store` alive across the replace
   Block keepBlock = realize->block;
   sch.replace(realize, Stmt());
@@ -307,7 +380,10 @@ void reverseComputeInline(Schedule& sch, const BlockRV& blockRV) {
         throw NotInvertibleLoadError(prim + ": block '" + block->name + "' loads buffer '" +
                                          buf->name + "' at different indices",
                                      sch.func(), {block});
-  // Step 4. The producer stores the consumer's value, computed from its own, into C.
+  // Step 4. The producer stores the consumer's value, computed from its own, into C (of a
+  // bounded size, as in compute_inline).
+  checkInlinedSize(sch, prim, cstore->value, block->name, buf, pstore->value, producer->name,
+                   {producer, block});
   Expr value = substitute(replaceLoads(cstore->value, buf, pstore->value), vmap);
   std::vector<Expr> indices;
   for (auto& i : cstore->indices)

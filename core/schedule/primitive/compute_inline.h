@@ -24,6 +24,19 @@ LOOM_DECLARE_ERROR(MultipleReadersError, ScheduleError);
 /// its iter vars (each once, all of them, spanning the buffer's shape).
 LOOM_DECLARE_ERROR(NotInvertibleLoadError, ScheduleError);
 
+/// Inlining would copy the producer's value into several loads of its buffer, more than
+/// maxInlinedNodes() expression nodes in all (counted as a tree).
+LOOM_DECLARE_ERROR(InlineTooLargeError, ScheduleError);
+
+/// The most expression nodes (counted as a tree) that compute_inline and reverse_compute_inline
+/// copy when the consumer reads the producer's buffer more than once. A value that reads its input
+/// k times, inlined into one that reads it k times, and so on, grows as k^depth: twelve LeakyRelus
+/// in a row (select(x >= 0, x, a x) reads x three times) made 3^12 loads and a compile that did
+/// not end in minutes, Asinh(Asinh(x)) (about 170 reads of x each) 20 s and 500 MB (graph seed
+/// 68698). Above the limit the primitives refuse (InlineTooLargeError), so the default schedules
+/// keep the producer as its own block. A single load always inlines.
+int64_t maxInlinedNodes();
+
 /// Replaces every load of the buffer `block` writes by the expression it stores there, removes
 /// the block and the buffer's allocation.
 void computeInline(Schedule& sch, const BlockRV& block);

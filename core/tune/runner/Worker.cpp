@@ -165,7 +165,12 @@ MeasureResult measureCandidate(const MeasureCandidate& c, const MeasureOptions& 
     std::vector<runtime::NDArray> arrays = topi::makeParamArrays(c.task.func);
     for (int i = 0; i < c.task.numInputs && i < int(arrays.size()); ++i)
       tir::fillRandom(arrays[i], options.seed + uint64_t(i));
-    if (fault == "crash") std::raise(SIGSEGV);
+    // Dies the way a faulting kernel does, by the signal, also under a sanitizer (ASan, TSan)
+    // whose own SIGSEGV handler would print a report and exit with a code instead.
+    if (fault == "crash") {
+      std::signal(SIGSEGV, SIG_DFL);
+      std::raise(SIGSEGV);
+    }
     if (fault == "hang")
       for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
     callPacked(fn, arrays);

@@ -217,6 +217,13 @@ public:
     if (const char* e = std::getenv("LOOM_DIFF_LAYOUT")) t.layout = std::string(e) == "default" ? "" : e;
     std::string what = "graph seed " + std::to_string(seed) + " [" + ops + "] opt " + std::to_string(t.opt) +
                        " layout '" + t.layout + "'" + (t.noWinograd ? " no winograd" : "");
+    // LOOM_DIFF_DUMP=DIR: each graph's model as DIR/graph_SEED.onnx and its description in
+    // DIR/graph_SEED.txt, written before it is compiled (a case that hangs or dies leaves them).
+    if (const char* dir = std::getenv("LOOM_DIFF_DUMP")) {
+      std::string base = std::string(dir) + "/graph_" + std::to_string(seed);
+      std::ofstream(base + ".onnx", std::ios::binary) << bytes;
+      std::ofstream(base + ".txt") << what << "\n";
+    }
     try {
       std::optional<Phase> ph(std::in_place, "graph: import");
       graph::Module m = frontend::importOnnxBytes(bytes, "random.onnx");
