@@ -613,6 +613,15 @@ bool kBlockingEnabled() {
   return on;
 }
 
+/// Weights above this run their column strips outside the row tiles' loops (see tileLaneReduction).
+constexpr int64_t kStripOuterWeightBytes = int64_t(2) << 20;
+
+/// LOOM_NO_STRIP_OUTER=1 keeps the row loops outside the weight strips (for A/B measurements).
+bool stripOuterEnabled() {
+  static const bool on = !switchedOff("LOOM_NO_STRIP_OUTER");
+  return on;
+}
+
 /// The rows of a register tile over a symbolic row extent (with two output-channel or lane
 /// chunks, as the static build tiles 7 rows): the partial last tile, whose FMAs each sit under a
 /// test with the accumulators in memory, then covers at most 6 rows, and none for a feature map
@@ -1159,6 +1168,31 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
           reduce.front() = parts[1];
         }
       }
+    }
+    // Weights beyond L2 that several row loops' tiles share, unblocked (each unit's strip fits
+    // half of L2): the weight-only loops (the column strips) go outside the row loops, so the
+    // parallel loop's consecutive units reuse one strip from L2. With the rows outside, each
+    // strip was read once per row loop, far apart: ConvNeXt-T's stage-4 MLP (7x7 rows, a 9.4 MB
+    // weight) streamed its weight 7 times a call.
+    if (!kBlock && stripOuterEnabled() && bandK < 0 && serialOuter == 0 && !partialChunk && tilesShareWeights &&
+        !symbolicTile && outer.size() >= 3 && laneOperandBytes(blk, numSpatial) > kStripOuterWeightBytes &&
+        [&] {
+          // Only where row loops outside the tile repeat the strips (ViT-S's 197 tokens are one
+          // row loop: the tile's; reordering its batch loop of 1 made it 3% slower).
+          int64_t rows = 1;
+          for (size_t k = 0; k + 1 < outer.size(); ++k)
+            if (!weightOnly[k]) rows *= extentOf(sch, outer[k]);
+          return rows >= 2;
+        }()) {
+      std::vector<tir::LoopRV> o2;
+      std::vector<bool> w2;
+      for (int pass = 0; pass < 2; ++pass)
+        for (size_t k = 0; k + 1 < outer.size(); ++k)
+          if (weightOnly[k] == (pass == 0)) o2.push_back(outer[k]), w2.push_back(weightOnly[k]);
+      o2.push_back(outer.back());
+      w2.push_back(weightOnly.back());
+      outer = o2;
+      weightOnly = w2;
     }
     std::vector<tir::LoopRV> order = bandPar;
     if (kBlock) {
