@@ -6,6 +6,7 @@
 #include <numeric>
 #include <set>
 
+#include "core/arith/ExprOrder.h"
 #include "core/schedule/Schedule.h"
 #include "core/schedule/primitive/cache_read_write.h"
 #include "core/schedule/primitive/compute_inline.h"
@@ -336,21 +337,35 @@ std::vector<std::string> rowFusedSchedule(tir::Schedule& sch, bool vectorize) {
   if (isReduction(sch.get(out))) return {};
   std::vector<tir::LoopRV> loops = identityLoops(sch, out);
   if (loops.size() < 2) return {};
-  for (const tir::LoopRV& l : loops)
-    if (isSymbolic(sch, l)) return {};
-  const int64_t rowLen = extentOf(sch, loops.back());
-  if (rowLen < 2 * kLanes) return {};
+  // A symbolic row (a softmax over a symbolic sequence) splits into 16-lane vectors with a
+  // guarded last one; symbolic rows (batch, heads x sequence) fuse into the parallel loop.
+  const bool symbolicRow = isSymbolic(sch, loops.back());
+  const tir::Expr rowLen = sch.get(loops.back())->extent;
+  const int64_t rowLenConst = extentOf(sch, loops.back());
+  if (!symbolicRow && rowLenConst < 2 * kLanes) return {};
+  bool symbolicRows = false;
   int64_t rows = 1;
-  for (size_t k = 0; k + 1 < loops.size(); ++k) rows *= extentOf(sch, loops[k]);
-  if (rows < 2) return {};
+  for (size_t k = 0; k + 1 < loops.size(); ++k) {
+    symbolicRows = symbolicRows || isSymbolic(sch, loops[k]);
+    rows *= extentOf(sch, loops[k]);
+  }
+  if (!symbolicRows && rows < 2) return {};
   // The row extents, leaving out axes of extent 1 (a reduction's keepdims axis).
   auto rowExtents = [&](const std::vector<tir::LoopRV>& ls) {
-    std::vector<int64_t> r;
-    for (size_t d = 0; d + 1 < ls.size(); ++d)
-      if (extentOf(sch, ls[d]) != 1) r.push_back(extentOf(sch, ls[d]));
+    std::vector<tir::Expr> r;
+    for (size_t d = 0; d + 1 < ls.size(); ++d) {
+      const int64_t* e = tir::asConstInt(sch.get(ls[d])->extent);
+      if (!e || *e != 1) r.push_back(sch.get(ls[d])->extent);
+    }
     return r;
   };
-  const std::vector<int64_t> outRows = rowExtents(loops);
+  auto sameExtents = [](const std::vector<tir::Expr>& a, const std::vector<tir::Expr>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t d = 0; d < a.size(); ++d)
+      if (!arith::exprEqual(a[d], b[d])) return false;
+    return true;
+  };
+  const std::vector<tir::Expr> outRows = rowExtents(loops);
   std::vector<std::string> names;
   // Per block before the output: whether it is a row reduction (else a row of elementwise
   // values that later blocks read, isSharedRowProducer: softmax's exps).
@@ -361,14 +376,15 @@ std::vector<std::string> rowFusedSchedule(tir::Schedule& sch, bool vectorize) {
     const bool red = reducesAlongContiguousAxis(blk);
     if (!red && isReduction(blk)) return {};
     std::vector<tir::LoopRV> bl = identityLoops(sch, blocks[k]);
-    if (bl.size() < 2 || extentOf(sch, bl.back()) != rowLen || rowExtents(bl) != outRows) return {};
+    if (bl.size() < 2 || !arith::exprEqual(sch.get(bl.back())->extent, rowLen) || !sameExtents(rowExtents(bl), outRows))
+      return {};
     names.push_back(blk->name);
     rowReduction.push_back(red);
   }
   names.push_back(sch.get(out)->name);
   tir::Schedule saved = sch;
   try {
-    const int64_t lanes = reductionLanes(rowLen);
+    const int64_t lanes = symbolicRow ? kLanes : reductionLanes(rowLenConst);
     // Each reduction sums in vector lanes: rfactor needs the block's own loop nest, so first.
     std::vector<std::string> rfNames(blocks.size() - 1);
     for (size_t k = 0; k + 1 < blocks.size(); ++k) {
@@ -381,8 +397,18 @@ std::vector<std::string> rowFusedSchedule(tir::Schedule& sch, bool vectorize) {
       rfNames[k] = sch.get(rf)->name;
     }
     std::vector<tir::LoopRV> rowLoops(loops.begin(), loops.end() - 1);
-    const tir::LoopRV fused = rowLoops.size() > 1 ? tir::fuse(sch, rowLoops) : rowLoops[0];
-    tir::parallel(sch, fused);
+    // Fused row loops past the first bind the blocks through `fused // seq`, which is not affine
+    // over a symbolic extent: then the first row loop alone runs in parallel (a softmax's batch x
+    // heads) and the blocks go under the innermost.
+    bool symbolicInner = false;
+    for (size_t k = 1; k < rowLoops.size(); ++k) symbolicInner = symbolicInner || isSymbolic(sch, rowLoops[k]);
+    tir::LoopRV fused = rowLoops.back();
+    if (symbolicInner) {
+      tir::parallel(sch, rowLoops[0]);
+    } else {
+      fused = rowLoops.size() > 1 ? tir::fuse(sch, rowLoops) : rowLoops[0];
+      tir::parallel(sch, fused);
+    }
     auto parts = tir::split(sch, loops.back(), {tir::Value(nullptr), tir::Value(lanes)});
     tir::vectorize(sch, parts[1]);
     // Consumers first: each producer then covers the one row its consumers read.
@@ -398,7 +424,7 @@ std::vector<std::string> rowFusedSchedule(tir::Schedule& sch, bool vectorize) {
       // The consumers read the row in whole vectors (197 -> 13 x 16): the block covers that,
       // guarded to the row by compute-at's predicate, which loop partitioning peels off.
       const int64_t ext = extentOf(sch, el.back());
-      if (ext != rowLen && ext != (rowLen + lanes - 1) / lanes * lanes)
+      if (!symbolicRow && ext != rowLenConst && ext != (rowLenConst + lanes - 1) / lanes * lanes)
         throw Error("row-fused schedule: unexpected loops of " + names[k]);
       auto ep = tir::split(sch, el.back(), {tir::Value(nullptr), tir::Value(lanes)});
       tir::vectorize(sch, ep[1]);

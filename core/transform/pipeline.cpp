@@ -6,6 +6,7 @@
 #include "core/transform/GPUKernels.h"
 #include "core/transform/HoistDivisions.h"
 #include "core/transform/HoistSymbolicTerms.h"
+#include "core/transform/HoistWorkspaces.h"
 #include "core/transform/LoopPartition.h"
 #include "core/transform/LowerBlocks.h"
 #include "core/transform/LowerIntrinsics.h"
@@ -75,7 +76,11 @@ std::vector<Pass> loweringPipeline(const LowerOptions& options) {
   //      products regrouped by their loop-variable factors first. Codegen emitted every
   //      occurrence (tens of thousands of lines of LLVM IR per symbolic conv).
   if (!options.gpu) p.push_back(pass("hoist-symbolic-terms", hoistSymbolicTerms));
-  // 12d. GPU only: barriers around shared-memory hand-offs, then the launch-limit check.
+  // 12d. CPU only: a buffer of run-time size (a row of a softmax over a symbolic sequence) is
+  //      allocated once around the serial loops it sits in, not in every iteration (each
+  //      allocation is a runtime workspace call).
+  if (!options.gpu) p.push_back(pass("hoist-workspaces", hoistWorkspaces));
+  // 12e. GPU only: barriers around shared-memory hand-offs, then the launch-limit check.
   if (options.gpu) {
     p.push_back(pass("thread-sync", insertThreadSync));
     p.push_back(pass("verify-gpu", verifyGPUPass));

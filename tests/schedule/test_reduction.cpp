@@ -214,6 +214,57 @@ def main(A: T.Buffer((8, 32), "float32"), B: T.Buffer((8,), "float32")):
     checkMeaning(f, loopsOf("A_red", "i, k") + "ko, ki = sch.split(k, factors=[None, 3])\nrf = sch.rfactor(ko)\n");
     checkMeaning(f, loopsOf("A_red", "i, k") + "ko, ki = sch.split(k, factors=[None, 3])\nrf = sch.rfactor(ki)\n");
   }
+  void rfactorGuardedSplitOfSymbolicExtent() {
+    // A row max over a symbolic length n (a softmax over a dynamic sequence), split by 16 lanes:
+    // the guard `k_0 * 16 + k_1 < n` cannot hold at k_0 = 0 for every lane when n may be below
+    // 16, so rfactor of k_1 and decompose_reduction at k_0 refused, and the reduction stayed
+    // scalar. Since the guard only tightens as k_0 grows, a lane that runs at all runs at k_0 = 0:
+    // the lanes' init and the write-back keep `k_1 < n`. Interpreted against the unscheduled
+    // function at n below, at and above one vector, after each step.
+    PrimFunc f = parseFunc(R"(# from tvm.script import tir as T
+
+@T.prim_func
+def main(A: T.Buffer((4, n), "float32"), B: T.Buffer((4,), "float32"), n: T.int32):
+    for i, k in T.grid(4, n):
+        with T.block("B"):
+            v_i, v_k = T.axis.remap("SR", [i, k])
+            with T.init():
+                B[v_i] = T.float32("-inf")
+            B[v_i] = T.max(B[v_i], A[v_i, v_k])
+)");
+    Schedule sch(f);
+    std::vector<LoopRV> loops = getLoops(sch, getBlock(sch, "B"));
+    auto parts = split(sch, loops[1], {nullptr, 16});
+    BlockRV rf;
+    try {
+      rf = rfactor(sch, parts[1], 1);
+    } catch (const Error& e) {
+      QFAIL(e.what());
+    }
+    auto check = [&](const PrimFunc& g, const char* step) {
+      for (int64_t len : {1, 5, 16, 21, 40}) {
+        auto a = runtime::NDArray::empty({4, len}, runtime::DType::f32());
+        auto b1 = runtime::NDArray::empty({4}, runtime::DType::f32());
+        auto b2 = runtime::NDArray::empty({4}, runtime::DType::f32());
+        fillRandom(a, 1);
+        fillRandom(b1, 2);
+        fillRandom(b2, 3);
+        interpret(f, {a, b1, len});
+        interpret(g, {a, b2, len});
+        QVERIFY2(maxRelError(b2, b1) == 0.0, qPrintable(QString("%1, n = %2\n%3").arg(step).arg(len).arg(printFunc(g).c_str())));
+      }
+    };
+    check(sch.func(), "rfactor");
+    std::vector<LoopRV> rfLoops = getLoops(sch, rf);
+    QCOMPARE(rfLoops.size(), size_t(3));
+    BlockRV init = decomposeReduction(sch, rf, rfLoops[1]);
+    check(sch.func(), "decompose_reduction");
+    const std::string text = printFunc(sch.func());
+    // The lanes' init and the write-back each test the lane against n.
+    QVERIFY2(text.find("< n") != std::string::npos, text.c_str());
+    (void)init;
+  }
+
   void decomposeUnitOuterSplit() {
     // Found by fuzz_difftest (seed 1565): split(i, [None, 10]) of an extent-9 loop leaves an outer
     // loop of extent 1, the binding `v = i_1` and the predicate `i_0 * 10 + i_1 < 9`; the init

@@ -167,6 +167,30 @@ bool holdsWithDroppedAtMin(const Expr& p, const std::vector<Var>& dropped, const
   return az.canProve(substitute(p, atMin));
 }
 
+/// Whether `p` holding for some values of the loops of `dropped` implies that it holds with them
+/// at their minimum, for every value of the other loops of `loops`: `p` is a comparison whose
+/// smaller side provably only grows and whose larger side only shrinks as the dropped loops leave
+/// their minimum (a split's guard `k_0 * 16 + k_1 < seq` over a symbolic extent, dropping k_0).
+/// Then the iterations with the dropped loops at their minimum are the first of each element the
+/// block writes, and `p` at that minimum is exactly the set of elements it writes.
+bool impliedAtDroppedMin(const Expr& p, const std::vector<Var>& dropped, const std::vector<const ForNode*>& loops) {
+  auto* cmp = p.as<BinaryNode>();
+  if (!cmp || !(cmp->op == BinOp::LT || cmp->op == BinOp::LE || cmp->op == BinOp::GT || cmp->op == BinOp::GE))
+    return false;
+  const bool less = cmp->op == BinOp::LT || cmp->op == BinOp::LE;
+  const Expr small = less ? cmp->a : cmp->b, large = less ? cmp->b : cmp->a;
+  if (!small.dtype().isIntegral() || !large.dtype().isIntegral()) return false;
+  arith::Analyzer az;
+  VarMap atMin;
+  for (auto* l : loops) {
+    az.bind(l->loopVar, Range(l->min, l->extent));
+    if (std::any_of(dropped.begin(), dropped.end(), [&](const Var& v) { return v.same_as(l->loopVar); }))
+      atMin[l->loopVar] = l->min;
+  }
+  return az.canProveGreaterEqual(az.simplify(small - substitute(small, atMin)), 0) &&
+         az.canProveGreaterEqual(az.simplify(substitute(large, atMin) - large), 0);
+}
+
 std::vector<Range> substituteRegion(const std::vector<Range>& region, const VarMap& vmap) {
   std::vector<Range> out;
   for (auto& r : region)
@@ -282,6 +306,7 @@ BlockRV decomposeReduction(Schedule& sch, const BlockRV& blockRV, const LoopRV& 
   for (auto& v : initValues)
     v = substitute(v, loopVars);
   Expr pred0 = unitLoopsAtMin(realize->predicate, dropped, loops);
+  Expr initGuard;
   {
     // A conjunct tying a loop the init keeps to one it drops (a reduction loop) cannot be
     // tested by the init: dropping it could initialize elements outside the block's domain. It
@@ -294,14 +319,27 @@ BlockRV decomposeReduction(Schedule& sch, const BlockRV& blockRV, const LoopRV& 
       bool usesDropped = std::any_of(dropped.begin(), dropped.end(), [&](const Var& v) { return usesVar(p, v); });
       bool usesKept = std::any_of(kept.begin(), kept.end(), [&](const ForNode* l) { return usesVar(p, l->loopVar); });
       if (!usesDropped || !usesKept) continue;
-      if (!holdsWithDroppedAtMin(p, dropped, loops))
-        throw ScheduleValueError("decompose_reduction: block " + quoted(block->name) + " has the predicate `" +
+      if (holdsWithDroppedAtMin(p, dropped, loops)) continue;
+      // Over a symbolic extent (`k_0 * 16 + k_1 < seq`) the conjunct cannot be dropped, but when
+      // it holds at the dropped loops' minimum for exactly the elements the block writes, the
+      // init keeps it there (`k_1 < seq`).
+      if (impliedAtDroppedMin(p, dropped, loops)) {
+        VarMap atMin;
+        for (auto* l : loops)
+          if (std::any_of(dropped.begin(), dropped.end(), [&](const Var& v) { return v.same_as(l->loopVar); }))
+            atMin[l->loopVar] = l->min;
+        Expr q = substitute(substitute(p, atMin), loopVars);
+        initGuard = initGuard.defined() ? (initGuard && q) : q;
+        continue;
+      }
+      throw ScheduleValueError("decompose_reduction: block " + quoted(block->name) + " has the predicate `" +
                                      printExpr(p) + "`, which ties a loop the init keeps to one it does not; the "
                                      "init could not keep to the block's domain",
                                  sch.func(), {loop, block});
     }
   }
   Expr pred = keptPredicate(pred0, dropped, loopVars);
+  if (initGuard.defined()) pred = isOne(pred) ? initGuard : (pred && initGuard);
   auto* initBlockPtr = init;
   Stmt initNest = blockRealize(initValues, pred, Block(init));
   initNest = withLoopNest(kept, keptVars, loopVars, initNest);
@@ -500,6 +538,7 @@ BlockRV rfactor(Schedule& sch, const LoopRV& loopRV, int64_t factorAxis) {
     wbLoopMap[l->loopVar] = nv;
   }
   Expr rfPred = unitLoopsAtMin(realize->predicate, dropped, loops);
+  Expr wbGuard;
   // A predicate that ties `loop` to a loop the write-back drops (a split whose factor does not
   // divide the extent: `k_0 * 16 + k_1 < 8`, rfactor of k_1) may leave partial sums that no
   // iteration initializes, which the write-back, unable to test it, would read. Each partial sum
@@ -512,8 +551,20 @@ BlockRV rfactor(Schedule& sch, const LoopRV& loopRV, int64_t factorAxis) {
       if (!usesVar(p, loop->loopVar) ||
           std::none_of(dropped.begin(), dropped.end(), [&](const Var& v) { return usesVar(p, v); }))
         continue;
-      if (!holdsWithDroppedAtMin(p, dropped, loops))
-        throw ScheduleValueError("rfactor: block " + quoted(block->name) + " has the predicate `" +
+      if (holdsWithDroppedAtMin(p, dropped, loops)) continue;
+      // Over a symbolic extent: a partial sum whose first iteration (the dropped loops at their
+      // minimum) does not run is never written at all when the predicate only tightens as the
+      // dropped loops grow; the write-back then reads only the partial sums where it holds there.
+      if (impliedAtDroppedMin(p, dropped, loops)) {
+        VarMap atMin;
+        for (auto* l : loops)
+          if (std::any_of(dropped.begin(), dropped.end(), [&](const Var& v) { return v.same_as(l->loopVar); }))
+            atMin[l->loopVar] = l->min;
+        Expr q = substitute(p, atMin);
+        wbGuard = wbGuard.defined() ? (wbGuard && q) : q;
+        continue;
+      }
+      throw ScheduleValueError("rfactor: block " + quoted(block->name) + " has the predicate `" +
                                      printExpr(p) + "`, under which some partial sums of loop " +
                                      loopName + " would never be initialized (split with a factor "
                                      "that divides the extent, or rfactor the outer loop)",
@@ -546,8 +597,12 @@ BlockRV rfactor(Schedule& sch, const LoopRV& loopRV, int64_t factorAxis) {
                          wbIdx);
   wb->reads.push_back(pointRegion(rfBuf, wbRfIdx));
   wb->writes = substituteRegions(block->writes, wbMap);
-  Stmt wbNest = blockRealize(wbValues, keptPredicate(rfPred, dropped, wbLoopMap),
-                             Block(wb));
+  Expr wbPred = keptPredicate(rfPred, dropped, wbLoopMap);
+  if (wbGuard.defined()) {
+    Expr q = substitute(wbGuard, wbLoopMap);
+    wbPred = isOne(wbPred) ? q : (wbPred && q);
+  }
+  Stmt wbNest = blockRealize(wbValues, wbPred, Block(wb));
   wbNest = withLoopNest(wbLoops, wbLoopVars, wbLoopMap, wbNest, loop);
   // Step 8. Replace the block by the rfactor block, put the write-back nest after the loop nest,
   // allocate the rfactor buffer in the enclosing block.
