@@ -130,6 +130,7 @@ public:
     if (!m_b.GetInsertBlock()->getTerminator()) m_b.CreateRet(llvm::ConstantInt::get(m_i32, 0));
     endFunction();
     m_vars.clear();
+    m_stackBytes.clear();
     return name;
   }
 
@@ -622,6 +623,22 @@ private:
     inst->setMetadata(llvm::LLVMContext::MD_tbaa, it->second);
   }
 
+  /// Whether a contiguous vector access of `buf` at `indices` lies wholly inside a buffer of the
+  /// function's stack (a local accumulator): then an access guarded lane by lane may read and
+  /// write the whole vector, blending the guarded lanes, which stay as they were. SROA keeps such
+  /// a buffer in registers; a masked load or store keeps it in memory, and a masked store does not
+  /// forward to the next masked load (a partial chunk summed over a whole reduction: the scores of
+  /// a dynamic attention at 7 tokens).
+  bool wholeVectorInStack(const Buffer& buf, const std::vector<Expr>& indices) const {
+    auto it = m_stackBytes.find(buf->data.get());
+    if (it == m_stackBytes.end() || buf->dtype.isBool() || indices.size() != 1) return false;
+    if (buf->elemOffset.defined() && !isZero(buf->elemOffset)) return false;
+    auto* r = indices[0].as<RampNode>();
+    if (!r || !isOne(r->stride)) return false;
+    const int64_t* base = asConstInt(r->base);
+    return base && *base >= 0 && (*base + r->lanes) * std::max<int64_t>(1, buf->dtype.bytes()) <= it->second;
+  }
+
   /// From memory form (bool as i8) to register form.
   llvm::Value* fromMemory(llvm::Value* v, DataType t) {
     if (t.isBool()) return m_b.CreateICmpNE(v, llvm::Constant::getNullValue(v->getType()));
@@ -643,6 +660,11 @@ private:
       inst = m_b.CreateAlignedLoad(a.elemType, a.base, a.align);
     } else if (a.ptrs) {
       inst = m_b.CreateMaskedGather(vty, a.ptrs, a.align, mask, pass);
+    } else if (mask && wholeVectorInStack(op->buffer, op->indices)) {
+      inst = m_b.CreateAlignedLoad(vty, a.base, a.align);
+      annotate(inst, op->buffer);
+      llvm::Value* v = fromMemory(inst, t);
+      return passthru ? m_b.CreateSelect(mask, v, passthru) : v;
     } else if (mask) {
       inst = m_b.CreateMaskedLoad(vty, a.base, a.align, mask, pass);
     } else {
@@ -662,6 +684,10 @@ private:
       inst = m_b.CreateAlignedStore(value, a.base, a.align);
     } else if (a.ptrs) {
       inst = m_b.CreateMaskedScatter(value, a.ptrs, a.align, mask);
+    } else if (mask && wholeVectorInStack(op->buffer, op->indices)) {
+      llvm::Instruction* old = m_b.CreateAlignedLoad(value->getType(), a.base, a.align);
+      annotate(old, op->buffer);
+      inst = m_b.CreateAlignedStore(m_b.CreateSelect(mask, value, old), a.base, a.align);
     } else if (mask) {
       inst = m_b.CreateMaskedStore(value, a.base, a.align, mask);
     } else {
@@ -1040,6 +1066,7 @@ private:
     bool workspace = !isConst || constCount * elemBytes > m_opts.maxStackBytes;
     if (!workspace) {
       ptr = entryAlloca(ety, std::max<int64_t>(constCount, 1), 64, op->bufferVar->name);
+      m_stackBytes[op->bufferVar.get()] = std::max<int64_t>(constCount, 1) * elemBytes;
     } else {
       llvm::Value* n = llvm::ConstantInt::get(m_i64, 1);
       for (auto& e : op->extents) n = m_b.CreateMul(n, castValue(emitExpr(e), e.dtype(), DataType::Int(64)));
@@ -1066,6 +1093,7 @@ private:
       m_b.CreateCall(freeFn, {llvm::ConstantInt::get(m_i32, kLoomCPU), llvm::ConstantInt::get(m_i32, 0), ptr});
     }
     m_vars.erase(op->bufferVar.get());
+    m_stackBytes.erase(op->bufferVar.get());
   }
 
   llvm::MDNode* loopMetadata(const ForNode* op) {
@@ -1224,6 +1252,8 @@ private:
   std::unordered_map<const VarNode*, llvm::MDNode*> m_tbaa;
   std::unordered_map<const VarNode*, const VarNode*> m_handleAlias;
   std::unordered_map<const VarNode*, llvm::Value*> m_vars;
+  /// The bytes of each buffer on the stack (entryAlloca), by its data variable, while in scope.
+  std::unordered_map<const VarNode*, int64_t> m_stackBytes;
   std::map<std::string, llvm::Value*> m_strings;
   FunctionState m_fs;
   PrimFunc m_func;

@@ -206,6 +206,29 @@ void vectorizeReduction(tir::Schedule& sch, const tir::BlockRV& b, const std::ve
   const bool symbolic = isSymbolic(sch, inner);
   if (ext < 4) return;
   tir::Schedule saved = sch;
+  // A symbolic row (the keys of a dynamic attention's scores, q x k^T over a symbolic sequence):
+  // 16-lane chunks of the row, each summed in a local vector over the whole reduction and
+  // written once, its last chunk guarded. Summed in place, every step of the reduction loaded
+  // and stored the output vector, and a partial chunk's masked store does not forward to the
+  // next masked load (at 7 tokens every chunk is partial: 19x the static kernel's time).
+  if (symbolic && tir::getConsumers(sch, b).empty()) {
+    try {
+      auto parts = tir::split(sch, inner, {tir::Value(nullptr), tir::Value(kLanes)});
+      std::vector<tir::LoopRV> order{parts[0]};
+      order.insert(order.end(), loops.begin() + long(numSpatial), loops.begin() + long(numSpatial + numReduce));
+      order.push_back(parts[1]);
+      tir::reorder(sch, order);
+      tir::BlockRV acc = tir::cacheWrite(sch, b, 0, "local");
+      tir::reverseComputeAt(sch, acc, parts[0]);
+      tir::BlockRV init = tir::decomposeReduction(sch, b, order[1]);
+      tir::vectorize(sch, parts[1]);
+      tir::vectorize(sch, tir::getLoops(sch, init).back());
+      tir::vectorize(sch, tir::getLoops(sch, acc).back());
+      return;
+    } catch (const Error&) {
+      sch = saved;
+    }
+  }
   try {
     std::vector<tir::LoopRV> order(loops.begin() + long(numSpatial), loops.begin() + long(numSpatial + numReduce));
     order.push_back(inner);

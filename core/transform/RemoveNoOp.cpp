@@ -86,9 +86,10 @@ protected:
     if (isNoOp(a->body)) return Stmt();
     bool used = false;
     postOrderVisit(a->body, [&](const IRNode* x) {
+      if (used) return;
       if (x == n->bufferVar.get()) used = true;
-      else if (auto* l = dynamic_cast<const BufferLoadNode*>(x)) used |= l->buffer->data.same_as(n->bufferVar);
-      else if (auto* st = dynamic_cast<const BufferStoreNode*>(x)) used |= st->buffer->data.same_as(n->bufferVar);
+      else if (x->nodeKind == NodeKind::BufferLoad) used = static_cast<const BufferLoadNode*>(x)->buffer->data.same_as(n->bufferVar);
+      else if (x->nodeKind == NodeKind::BufferStore) used = static_cast<const BufferStoreNode*>(x)->buffer->data.same_as(n->bufferVar);
     });
     if (used) return s;
     // Unused: drop the allocation and the DeclBuffers that view it.

@@ -2,6 +2,7 @@
 #include "core/transform/StorageRewrite.h"
 
 #include <unordered_map>
+#include <unordered_set>
 
 #include "core/tir/Op.h"
 #include "core/tir/Visitor.h"
@@ -65,14 +66,23 @@ private:
   std::unordered_map<const BufferNode*, Buffer> m_buffers;
 };
 
-/// True when statement `s` mentions the data var `v` (directly or through a buffer on it).
-bool mentions(const Stmt& s, const VarNode* v) {
-  bool found = false;
+/// The data vars statement `s` mentions (directly or through a buffer on them), among `vars`.
+/// One walk of `s` for all of them: a walk per allocation cost 0.2 s per unrolled Winograd
+/// kernel over a symbolic image.
+std::unordered_set<const VarNode*> mentioned(const Stmt& s, const std::unordered_set<const VarNode*>& vars) {
+  std::unordered_set<const VarNode*> found;
+  auto note = [&](const IRNode* v) {
+    auto* var = static_cast<const VarNode*>(v);
+    if (vars.count(var)) found.insert(var);
+  };
   postOrderVisit(s, [&](const IRNode* n) {
-    if (n == v) found = true;
-    else if (auto* l = dynamic_cast<const BufferLoadNode*>(n)) found |= l->buffer->data.get() == v;
-    else if (auto* st = dynamic_cast<const BufferStoreNode*>(n)) found |= st->buffer->data.get() == v;
-    else if (auto* d = dynamic_cast<const DeclBufferNode*>(n)) found |= d->buffer->data.get() == v;
+    switch (n->nodeKind) {
+    case NodeKind::Var: note(n); break;
+    case NodeKind::BufferLoad: note(static_cast<const BufferLoadNode*>(n)->buffer->data.get()); break;
+    case NodeKind::BufferStore: note(static_cast<const BufferStoreNode*>(n)->buffer->data.get()); break;
+    case NodeKind::DeclBuffer: note(static_cast<const DeclBufferNode*>(n)->buffer->data.get()); break;
+    default: break;
+    }
   });
   return found;
 }
@@ -101,12 +111,16 @@ protected:
       int slot = -1;
     };
     std::vector<Life> lives;
+    std::unordered_set<const VarNode*> vars;
+    for (auto* a : allocs) vars.insert(a->bufferVar.get());
+    std::vector<std::unordered_set<const VarNode*>> uses;
+    for (const Stmt& st : q->seq) uses.push_back(mentioned(st, vars));
     for (auto* a : allocs) {
       Life l{a, -1};
       if (a->extents.size() == 1)
         if (auto* c = asConstInt(a->extents[0])) l.size = *c;
       for (int i = 0; i < int(q->seq.size()); ++i)
-        if (mentions(q->seq[i], a->bufferVar.get())) {
+        if (uses[size_t(i)].count(a->bufferVar.get())) {
           if (l.first < 0) l.first = i;
           l.last = i;
         }

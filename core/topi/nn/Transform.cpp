@@ -5,6 +5,7 @@
 #include <cmath>
 #include <optional>
 
+#include "core/arith/ExprOrder.h"
 #include "core/graph/Layout.h"
 #include "core/te/Reduce.h"
 #include "core/topi/nn/ComputeUtil.h"
@@ -24,13 +25,112 @@ Expr flatIndex(const std::vector<Expr>& i, const std::vector<Expr>& shape) {
   return f;
 }
 /// The multi-index of flat index `f` in `shape`.
+/// The outermost dim that is not of extent 1 takes the quotient whole (a modulo by a symbolic
+/// extent would stay in the kernel: `[1, S, 8]` as `[S, 2, 4]`).
 std::vector<Expr> unravelIndex(Expr f, const std::vector<Expr>& shape) {
   std::vector<Expr> idx(shape.size());
+  size_t first = 0;
+  while (first + 1 < shape.size() && tir::isConstInt(shape[first], 1)) ++first;
   for (size_t d = shape.size(); d-- > 0;) {
-    idx[d] = tir::isConstInt(shape[d], 1) ? ci(0) : (d == 0 ? f : tir::floormod(f, shape[d]));
+    idx[d] = tir::isConstInt(shape[d], 1) ? ci(0) : (d <= first ? f : tir::floormod(f, shape[d]));
     f = tir::floordiv(f, shape[d]);
   }
   return idx;
+}
+
+/// A dim as a constant factor times a product of symbolic factors (`batch * 4` = 4 x {batch});
+/// a dim that is no such product (`(H + 1) // 2`) is one symbolic factor of its own.
+struct DimFactors {
+  int64_t constant = 1;
+  std::vector<Expr> symbols;  // sorted by arith::exprCompare
+};
+
+void addFactors(const Expr& e, DimFactors& f) {
+  if (const int64_t* c = tir::asConstInt(e)) {
+    f.constant *= *c;
+    return;
+  }
+  if (auto* b = e.as<tir::BinaryNode>(); b && b->op == tir::BinOp::Mul) {
+    addFactors(b->a, f);
+    addFactors(b->b, f);
+    return;
+  }
+  f.symbols.push_back(e);
+}
+
+bool sameFactors(const DimFactors& a, const DimFactors& b) {
+  if (a.constant != b.constant || a.symbols.size() != b.symbols.size()) return false;
+  for (size_t k = 0; k < a.symbols.size(); ++k)
+    if (!arith::exprEqual(a.symbols[k], b.symbols[k])) return false;
+  return true;
+}
+
+/// Whether a's symbols are a sub-multiset of b's (both sorted).
+bool symbolsWithin(const DimFactors& a, const DimFactors& b) {
+  size_t k = 0;
+  for (const Expr& s : a.symbols) {
+    while (k < b.symbols.size() && arith::exprCompare(b.symbols[k], s) < 0) ++k;
+    if (k == b.symbols.size() || !arith::exprEqual(b.symbols[k], s)) return false;
+    ++k;
+  }
+  return true;
+}
+
+/// The source index of a reshape from `inShape` to `outShape` at output index `i`. Over symbolic
+/// shapes the dims are matched in groups of equal products (`[seq, batch, 256]` to `[seq, batch *
+/// 4, 64]`: seq alone, then batch x 256 = batch * 4 x 64), and each group is flattened and
+/// unravelled on its own: the divisions are then by the group's inner extents (constants here:
+/// `bh // 4`, `bh % 4 * 64 + d`) instead of by the symbolic products of the whole shape, which no
+/// simplifier undoes (`(s * batch + bh // 4) // batch` for every element of a dynamic BERT's
+/// attention reshapes: a scalar kernel with two run-time divisions per element, 6x the static
+/// one). Static shapes, and symbolic ones whose products do not match, use one group.
+std::vector<Expr> reshapeIndex(const std::vector<Expr>& i, const std::vector<Expr>& outShape,
+                               const std::vector<Expr>& inShape) {
+  auto whole = [&] { return unravelIndex(flatIndex(i, outShape), inShape); };
+  auto symbolic = [](const std::vector<Expr>& sh) {
+    return std::any_of(sh.begin(), sh.end(), [](const Expr& e) { return !tir::asConstInt(e); });
+  };
+  if (!symbolic(outShape) && !symbolic(inShape)) return whole();
+  std::vector<Expr> src;
+  size_t a = 0, c = 0;
+  while (a < inShape.size() || c < outShape.size()) {
+    // One group: inShape[a, b) and outShape[c, d) with equal products, the smallest such.
+    size_t b = a, d = c;
+    DimFactors pin, pout;
+    bool closed = false;
+    while (!closed) {
+      const bool inEmpty = b == a, outEmpty = d == c;
+      const bool inLeft = b < inShape.size(), outLeft = d < outShape.size();
+      if (!inEmpty && !outEmpty && sameFactors(pin, pout)) {
+        closed = true;
+        break;
+      }
+      // Grow the side whose product is the smaller: fewer symbols (a sub-multiset), or the same
+      // symbols and the smaller constant. Incomparable products fall back to one group.
+      bool growIn;
+      if (!inLeft && !outLeft) return whole();
+      if (!inLeft) growIn = false;
+      else if (!outLeft) growIn = true;
+      else if (inEmpty) growIn = true;
+      else if (outEmpty) growIn = false;
+      else if (symbolsWithin(pin, pout) && (pin.symbols.size() < pout.symbols.size() || pin.constant < pout.constant)) growIn = true;
+      else if (symbolsWithin(pout, pin) && (pout.symbols.size() < pin.symbols.size() || pout.constant < pin.constant)) growIn = false;
+      else return whole();
+      DimFactors& p = growIn ? pin : pout;
+      addFactors(growIn ? inShape[b++] : outShape[d++], p);
+      std::sort(p.symbols.begin(), p.symbols.end(), arith::ExprLess());
+    }
+    // Dims of extent 1 at the group's end join it (they index nothing).
+    while (b < inShape.size() && tir::isConstInt(inShape[b], 1) && (d == outShape.size() || !tir::isConstInt(outShape[d], 1))) ++b;
+    while (d < outShape.size() && tir::isConstInt(outShape[d], 1) && (b == inShape.size() || !tir::isConstInt(inShape[b], 1))) ++d;
+    std::vector<Expr> gi(i.begin() + long(c), i.begin() + long(d)), go(outShape.begin() + long(c), outShape.begin() + long(d)),
+        gs(inShape.begin() + long(a), inShape.begin() + long(b));
+    std::vector<Expr> part = gs.empty() ? std::vector<Expr>{} : unravelIndex(flatIndex(gi, go), gs);
+    src.insert(src.end(), part.begin(), part.end());
+    a = b;
+    c = d;
+  }
+  return src;
 }
 
 /// An index value read from a tensor as int32, negative values counted from `n`, clamped.
@@ -294,7 +394,7 @@ void registerTransformComputes() {
     return one(te::compute(
         os,
         [&](const std::vector<Var>& i) -> te::ComputeBody {
-          return in[0](unravelIndex(flatIndex(exprs(i), os), in[0]->shape));
+          return in[0](reshapeIndex(exprs(i), os, in[0]->shape));
         },
         "T_reshape", "injective"));
   });
