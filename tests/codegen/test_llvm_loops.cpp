@@ -3,6 +3,7 @@
 #include <QtTest>
 
 #include <cmath>
+#include <sstream>
 #include <random>
 
 #include "CodegenTestUtil.h"
@@ -168,6 +169,48 @@ private slots:
     std::string ir = buildLLVM({transform::makePackedAPI(f)}, Target::parse("llvm")).llvmIR();
     QVERIFY(ir.find("llvm.masked.store") != std::string::npos);
     QVERIFY(ir.find("llvm.masked.load") != std::string::npos);
+  }
+
+  void guardedVectorOfAStackBufferIsBlended() {
+    // out[i, c] = sum_k x[i, k] * w[k, c] over a symbolic n columns, each 16-column chunk summed
+    // in a 16-float local accumulator (a dynamic attention's scores). In the partial last chunk
+    // the accumulator's accesses are guarded lane by lane; on a stack buffer that holds the whole
+    // vector they are full loads and stores with a blend (SROA keeps it in a register), where
+    // masked ones kept it in memory, a masked store per step of the reduction. The guarded
+    // global loads and the write-back stay masked (they may not touch memory past n).
+    Var n = makeVar("n");
+    const int K = 8, L = 16;
+    Buffer X = buf1d("X", K), W = buf1d("W", n * K), Out = buf1d("Out", n);
+    Buffer A = makeBuffer("acc", f32, {Expr(intImm(i32, L))}, "local");
+    Var c0 = makeVar("c0"), k = makeVar("k");
+    Expr lanes = ramp(c0 * L, 1, L);
+    Expr mask = lanes < broadcast(n, L);
+    Expr zero = broadcast(floatImm(f32, 0), L);
+    Expr accIdx = ramp(intImm(i32, 0), 1, L);
+    Stmt init = ifThen(mask, bufferStore(A, zero, {accIdx}));
+    Expr upd = ifThenElse(mask, bufferLoad(A, {accIdx}), zero) +
+               broadcast(bufferLoad(X, {Expr(k)}), L) * ifThenElse(mask, bufferLoad(W, {Expr(k) * n + lanes}), zero);
+    Stmt red = forLoop(k, 0, K, ForKind::Serial, ifThen(mask, bufferStore(A, upd, {accIdx})));
+    Stmt back = ifThen(mask, bufferStore(Out, ifThenElse(mask, bufferLoad(A, {accIdx}), zero), {lanes}));
+    Stmt body = forLoop(c0, 0, floordiv(n + (L - 1), L), ForKind::Serial,
+                        allocate(A->data, f32, {intImm(i32, L)}, declBuffer(A, seq({init, red, back})), "local"));
+    PrimFunc f = func("main", {X, W, Out}, {n}, body);
+    runtime::PackedFunc fn = codegen::testutil::jitPacked(f);
+    for (int64_t len : {1, 7, 16, 23}) {
+      NDArray x = randomArray({K}, 4), w = randomArray({len * K}, 5), o = randomArray({len}, 6);
+      fn(x, w, o, len);
+      for (int64_t c = 0; c < len; ++c) {
+        float want = 0;
+        for (int j = 0; j < K; ++j) want += x.as<float>()[j] * w.as<float>()[j * len + c];
+        QVERIFY2(std::abs(o.as<float>()[c] - want) <= 1e-5f * std::abs(want) + 1e-6f,
+                 qPrintable(QString("n = %1, column %2: %3 against %4").arg(len).arg(c).arg(o.as<float>()[c]).arg(want)));
+      }
+    }
+    std::string ir = buildLLVM({transform::makePackedAPI(f)}, Target::parse("llvm")).llvmIR();
+    // The accumulator is promoted to registers: no stack slot named after it is left.
+    std::istringstream lines(ir);
+    for (std::string line; std::getline(lines, line);)
+      QVERIFY2(!(line.find("= alloca") != std::string::npos && line.find("%acc") != std::string::npos), line.c_str());
   }
 
   void stridedGatherAndScatter() {
