@@ -56,6 +56,11 @@ std::vector<Pass> loweringPipeline(const LowerOptions& options) {
   p.push_back(passWithContext("vectorize", vectorizeLoops));
   // 8. Explicit unroll loops, and auto-unroll under pragma_auto_unroll_max_step.
   p.push_back(passWithContext("unroll", unrollLoops));
+  // 8b. CPU only, kernels with symbolic shapes: the unrolled copies of a (padded) load, loaded
+  //     once into a let before they are simplified, so the simplifier folds each bounds test
+  //     once instead of once per copy (an unrolled Winograd transform over a symbolic image reads
+  //     each tile position in several sums: 484 copies of 36 padded loads).
+  if (!options.gpu) p.push_back(pass("share-loads", shareLoadsOfSymbolicKernels));
   // 9. Clean up what vectorize and unroll substituted.
   p.push_back(pass("simplify", simplifyFunc));
   // 10. Intermediates with disjoint lifetimes share memory.
