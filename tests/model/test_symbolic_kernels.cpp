@@ -348,6 +348,31 @@ private slots:
     check({Dim::symbol("B"), Dim::symbol("S"), 6}, {-1, 6}, "B*S;6", {}, {{2, 3, 6}, {1, 7, 6}}, false);
   }
 
+  void staticSeqFirstMatmulTilesAlongTheSequence() {
+    // x[200, 2, 32] x w[32, 48] + b (a sequence-first encoder at batch 2, static): the rows of the
+    // register tile run along the sequence, not along the batch of 2 (tiles of 2 rows loaded a
+    // weight vector per 2 FMAs: BERT's 768 -> 256 projection at 2x200 took 1.47 ms, 0.67 now).
+    graph::Var x = graph::makeVar("x", graph::tensorType(std::vector<int64_t>{200, 2, 32}, DataType::Float(32)));
+    graph::Expr y = graph::makeCall("nn.matmul", {x, graph::makeConstant(test::randomArray({32, 48}, 7))});
+    y = graph::makeCall("add", {y, graph::makeConstant(test::randomArray({48}, 8))});
+    graph::Module m;
+    m.functions["main"] = graph::makeFunction({x}, y);
+    driver::CompiledModel cm = driver::compileModel(m);
+    QCOMPARE(cm.kernels.size(), size_t(1));
+    const std::string text = tir::printFunc(cm.scheduledKernels[0]);
+    // The row tile: an unrolled loop of several rows whose variable indexes the sequence axis.
+    int64_t rows = 0;
+    for (size_t at = text.find("in T.unroll("); at != std::string::npos; at = text.find("in T.unroll(", at + 1))
+      rows = std::max<int64_t>(rows, std::stoll(text.substr(at + 12)));
+    QVERIFY2(rows >= 7, text.c_str());
+    auto ex = driver::createExecutor(cm);
+    runtime::NDArray in = test::randomArray({200, 2, 32}, 9);
+    ex->setInput(0, in);
+    ex->run();
+    double d = test::maxDiff(ex->getOutput(0), graph::evaluate(m.main(), {in}).at(0));
+    QVERIFY2(d < 1e-4, qPrintable(QString("max diff %1").arg(d)));
+  }
+
   void seqFirstMatmulPicksItsRowsAtRunTime() {
     // x[S, B, 32] x w[32, 48] + b (a sequence-first encoder's dense layer): both S and B are
     // rows of the register tile; the kernel holds both tilings and takes the one along the
