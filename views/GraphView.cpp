@@ -244,6 +244,11 @@ void GraphCanvas::resizeEvent(QResizeEvent* e) {
   emit resized();
 }
 
+// The scene's items go when ~QWidget deletes the canvas, after this object's members: clearing
+// a selection then emits selectionChanged into a lambda that reads them (UBSan: member access
+// within a QWidget that is no longer a GraphView). Disconnected first.
+GraphView::~GraphView() { disconnect(m_canvas->scene(), nullptr, this, nullptr); }
+
 GraphView::GraphView(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);

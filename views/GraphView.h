@@ -20,6 +20,7 @@ class GraphView : public QWidget {
 public:
   enum Mode { Imported, Optimized, Fused };
   explicit GraphView(QWidget* parent = nullptr);
+  ~GraphView() override;
 
   /// Shows `model` in the current mode.
   void setModel(const ModelData& model);

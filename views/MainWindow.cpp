@@ -331,7 +331,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   m_autosaveTimer->start();
 }
 
-MainWindow::~MainWindow() = default;
+// ~QWidget hides the window after this object's members are gone, and qApp's focusChanged then
+// reaches the find bar's lambda (UBSan: member access within a QWidget that is no longer a
+// MainWindow). Disconnected first.
+MainWindow::~MainWindow() { disconnect(qApp, nullptr, this, nullptr); }
 
 void MainWindow::applyDefaultLayout() {
   auto* model = findChild<QDockWidget*>("modelDock");

@@ -22,6 +22,10 @@ using namespace tir;
 
 namespace {
 
+/// The most elements a compacted allocation with a constant extent in place of a symbolic one
+/// may hold as constants (see Compactor::visit(AllocateNode)): 64 MiB of float32.
+constexpr int64_t kMaxTileElements = int64_t(1) << 24;
+
 /// The lower (`upper` false) or upper bound of a buffer dimension after one more access whose
 /// bound is `v`. Bounds that differ by a constant keep the extreme one, so the many accesses of an
 /// unrolled nest (a Winograd tile's 36 positions) give one short bound, not a chain of min/max
@@ -396,6 +400,8 @@ protected:
     }
     std::vector<Expr> shape = buf->shape, offsets(ndim);
     std::vector<int64_t> divisors(ndim, 1);
+    // Symbolic dimensions given a constant extent that is not provably within them.
+    std::vector<bool> unproven(ndim, false);
     bool changed = at != nullptr;
     for (size_t d = 0; d < ndim; ++d) {
       if (!ok[d]) continue;
@@ -406,11 +412,39 @@ protected:
       int64_t g = strides[d].divisor();
       int64_t extent = *e / g + 1;
       if (old && extent >= *old) continue;
+      // A symbolic dimension: a region bounded only through the index type's range (a floormod
+      // by a symbolic divisor has no tighter set) is a constant as large as the dimension can be,
+      // so nothing to gain.
+      if (!old && extent >= an.constIntBound(buf->shape[d]).maxValue) continue;
       shape[d] = intImm(buf->shape[d].dtype(), extent);
       if (!isZero(lo[d])) offsets[d] = lo[d];
       divisors[d] = g;
+      unproven[d] = !old && !an.canProve(buf->shape[d] >= shape[d]);
       changed = true;
     }
+    // A tile (a register accumulator, a padded input tile) keeps constant extents: at most the
+    // tile's size, where the dimension is smaller, and never overflowing. Past kMaxTileElements
+    // the constant came from loose bounds: a Winograd conv's pad_temp of ((H + 1) // 2 + 3) // 4
+    // * 4 + 2 rows became 2^31 - 2 rows and columns, whose product overflowed the flattened
+    // index and the kernel wrote past its allocation. There an unproven dimension is narrowed
+    // as TVM's compact-buffer-region does: min(dimension, constant), from max(low end, 0) (the
+    // accesses are in bounds, so the region lies in both).
+    int64_t elems = 1;
+    for (const Expr& e : shape)
+      if (const int64_t* c = asConstInt(e)) elems = *c > 0 && elems > kMaxTileElements / *c ? kMaxTileElements + 1 : elems * *c;
+    if (elems > kMaxTileElements)
+      for (size_t d = 0; d < ndim; ++d) {
+        if (!unproven[d]) continue;
+        if (divisors[d] != 1) {
+          shape[d] = buf->shape[d];
+          offsets[d] = Expr();
+          divisors[d] = 1;
+          continue;
+        }
+        shape[d] = an.simplify(min(buf->shape[d], shape[d]));
+        Expr from = an.canProveGreaterEqual(lo[d], 0) ? lo[d] : an.simplify(max(lo[d], makeZero(lo[d].dtype())));
+        offsets[d] = isZero(from) ? Expr() : from;
+      }
     if (!changed) return s;
 
     Buffer nb = withShape(buf, shape);

@@ -94,7 +94,10 @@ py::object constValue(const Expr& e) {
 std::optional<int64_t> foldInt(const Expr& e) {
   if (const int64_t* v = tir::asConstInt(e)) return *v;
   arith::Analyzer an;
-  if (const int64_t* v = tir::asConstInt(an.simplify(e))) return *v;
+  // The folded expression is kept: asConstInt points into it, and a temporary's node was freed
+  // before the pointer was read (ASan: heap-use-after-free in int(te.const(3) + 4)).
+  const Expr folded = an.simplify(e);
+  if (const int64_t* v = tir::asConstInt(folded)) return *v;
   return std::nullopt;
 }
 

@@ -1,6 +1,7 @@
 # loom.nd arrays (zero-copy views, copies, DLPack both ways) and lifetimes: arrays, functions and
 # modules outlive what built them, and repeated create/destroy loops do not grow memory.
 import gc
+import os
 
 import numpy as np
 import pytest
@@ -13,6 +14,11 @@ def add_one_func(n=64):
     A = te.placeholder((n,), name="A")
     B = te.compute((n,), lambda i: A[i] + 1.0, name="B")
     return te.create_prim_func([A, B])
+
+
+# In an ASan build (scripts/test.sh --sanitize) freed memory waits in the allocator's quarantine
+# (256 MiB) and RSS only grows: the cycles still run under ASan, the RSS budgets are not checked.
+SANITIZED = os.environ.get("LOOM_SANITIZE") == "1"
 
 
 def rss_kib():
@@ -137,7 +143,7 @@ def test_repeated_create_destroy_does_not_grow():
     grown = rss_kib() - before
     # Measured: about 50 KiB over 40 cycles; keeping the 40 modules alive instead grows RSS by
     # about 27 MiB (each JIT module ~0.7 MiB), so a leaked module, its code or arrays fails this.
-    assert grown < 8 * 1024, f"RSS grew by {grown} KiB over 40 build/run/destroy cycles"
+    assert SANITIZED or grown < 8 * 1024, f"RSS grew by {grown} KiB over 40 build/run/destroy cycles"
 
     before = rss_kib()
     for _ in range(2000):
@@ -145,4 +151,4 @@ def test_repeated_create_destroy_does_not_grow():
         y = np.from_dlpack(loom.nd.empty((4096,)))
         del x, y
     gc.collect()
-    assert rss_kib() - before < 4 * 1024
+    assert SANITIZED or rss_kib() - before < 4 * 1024

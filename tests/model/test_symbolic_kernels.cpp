@@ -5,6 +5,7 @@
 
 #include "ModelTestUtil.h"
 #include "codegen/JITModule.h"
+#include "core/arith/Analyzer.h"
 #include "core/driver/BuildOperator.h"
 #include "core/driver/CompileModel.h"
 #include "core/driver/DefaultSchedule.h"
@@ -205,6 +206,81 @@ private slots:
       for (int64_t i = 0; i < want.numel(); ++i) ref = std::max(ref, double(std::fabs(want.as<float>()[i])));
       double d = test::maxDiff(ex->getOutput(0), want) / ref;
       QVERIFY2(d < 1e-4, qPrintable(QString("H=%1 W=%2: relative error %3").arg(shape[2]).arg(shape[3]).arg(d)));
+    }
+  }
+
+  void winogradWithItsOwnPaddingBlockRunsAtEveryShape() {
+    // The Winograd conv of symbolicConvsAreTiledInParallel (its input (H + 1) // 2 by
+    // (W + 1) // 2, a stride-2 conv's output) with pad_temp kept as its own block, as a tuned or
+    // user schedule may: unscheduled, and computed per tile under data_pack's channel loop.
+    // compact-buffers gave the whole pad_temp 2^31 - 2 rows and columns (a floormod by the
+    // symbolic tile count has only the index type's range as its set); their product
+    // overflowed the flattened index and the kernel wrote past its allocation (a segfault, or
+    // wrong values under ASan). Against the default schedule, which inlines the padding.
+    using graph::Dim;
+    graph::Var x = graph::makeVar("x", graph::tensorType(graph::Shape{Dim::symbol("N"), 16, Dim::symbol("H"), Dim::symbol("W")},
+                                                         DataType::Float(32)));
+    auto conv = [](graph::Expr in, int64_t ci, int64_t co, int64_t stride, unsigned seed) {
+      return graph::makeCall("nn.conv2d", {in, graph::makeConstant(test::randomArray({co, ci, 3, 3}, seed))},
+                             {{"strides", std::vector<int64_t>{stride, stride}}, {"padding", std::vector<int64_t>{1, 1, 1, 1}}});
+    };
+    graph::Module m;
+    m.functions["main"] = graph::makeFunction({x}, conv(conv(x, 16, 32, 2, 1), 32, 32, 1, 2));
+    std::optional<driver::ModelGroup> g;
+    for (const driver::ModelGroup& k : driver::extractGroups(m, {}, options("NCHWc")))
+      if (k.name.find("winograd") != std::string::npos) g = k;
+    QVERIFY(g);
+    QCOMPARE(g->symbols, (std::vector<std::string>{"H", "N", "W"}));
+    transform::PassContext ctx;
+    driver::OperatorOptions plain, tiled;
+    tiled.schedule = R"(
+dp = sch.get_block("data_pack")
+p, cb, x, y, c = sch.get_loops(dp)
+sch.compute_at(sch.get_block("pad_temp"), cb)
+sch.unroll(x)
+sch.unroll(y)
+)";
+    auto ref = driver::jitOperator(driver::lowerOperator(driver::defaultSchedule(g->func, true), plain, ctx));
+    std::vector<std::unique_ptr<codegen::JITModule>> kept;
+    kept.push_back(driver::jitOperator(driver::lowerOperator(g->func, plain, ctx)));
+    kept.push_back(driver::jitOperator(driver::lowerOperator(g->func, tiled, ctx)));
+    for (auto [h, w] : {std::pair<int64_t, int64_t>{17, 23}, {16, 16}, {3, 30}}) {
+      const std::map<std::string, int64_t> sym{{"N", 1}, {"H", h}, {"W", w}};
+      // The parameters' shapes at these symbols: random inputs, garbage in the output.
+      std::vector<runtime::NDArray> want;
+      unsigned seed = 5;
+      for (const auto& [p, b] : g->func->bufferMap) {
+        std::vector<int64_t> shape;
+        for (const tir::Expr& e : b->shape) {
+          tir::Expr v = tir::substitute(e, [&](const tir::Var& s) -> tir::Expr {
+            return sym.count(s->name) ? tir::intImm(s->dtype, sym.at(s->name)) : tir::Expr();
+          });
+          arith::Analyzer an;
+          shape.push_back(*tir::asConstInt(an.simplify(v)));
+        }
+        want.push_back(test::randomArray(shape, seed++));
+      }
+      auto call = [&](codegen::JITModule& jm, std::vector<runtime::NDArray> args) {
+        std::vector<runtime::PackedArg> pa(args.begin(), args.end());
+        for (const std::string& s : g->symbols) pa.emplace_back(sym.at(s));
+        jm.getFunction(g->func->name).call(pa);
+        return args.back();
+      };
+      std::vector<runtime::NDArray> in(want.begin(), want.end() - 1);
+      auto withOut = [&](unsigned outSeed) {
+        std::vector<runtime::NDArray> a;
+        for (const runtime::NDArray& t : in) a.push_back(t);
+        a.push_back(test::randomArray(want.back().shape(), outSeed));
+        return a;
+      };
+      runtime::NDArray expect = call(*ref, withOut(1000));
+      double scale = 1;
+      for (int64_t i = 0; i < expect.numel(); ++i) scale = std::max(scale, std::fabs(double(expect.as<float>()[i])));
+      for (size_t k = 0; k < kept.size(); ++k) {
+        const double d = test::maxDiff(call(*kept[k], withOut(2000 + k)), expect);
+        QVERIFY2(d < 1e-5 * scale, qPrintable(QString("%1 at H=%2 W=%3: max diff %4 (max |out| %5)")
+                                                   .arg(k == 0 ? "unscheduled" : "pad per tile").arg(h).arg(w).arg(d).arg(scale)));
+      }
     }
   }
 

@@ -206,6 +206,72 @@ sch.reverse_compute_at(cw, j0)
     QCOMPARE(int(l.size()), 1);
     QCOMPARE(constExtents(l[0].alloc), (std::vector<int64_t>{4}));
   }
+  void looselyBoundedSymbolicRegionsStayInTheirDimension() {
+    // T has ((n + 1) // 2 + 3) // 4 * 4 + 2 rows and columns (a Winograd pad_temp over a
+    // stride-2 conv's output) and is read at (p // m % m * 4 + 5, p % m * 4 + 5) (a tile's last
+    // position): a floormod by a symbolic divisor, whose set is only the index type's range. Compaction gave T 2^31 - 2
+    // rows and columns, a constant whose product overflowed the flattened index (a kernel that
+    // wrote past its allocation); the dimensions now keep their symbolic size.
+    Var n = makeVar("n"), i = makeVar("i"), j = makeVar("j"), p = makeVar("p");
+    Expr m = floordiv(floordiv(n + 1, 2) + 3, 4), side = m * 4 + 2;
+    Buffer A = makeBuffer("A", DataType::Float(32), {n});
+    Buffer C = makeBuffer("C", DataType::Float(32), {m * m});
+    Buffer T = makeBuffer("T", DataType::Float(32), {side, side});
+    auto clampN = [&](Expr x) { return min(x, n - 1); };
+    Stmt fill = forLoop(i, 0, side, ForKind::Serial,
+                        forLoop(j, 0, side, ForKind::Serial,
+                                bufferStore(T, bufferLoad(A, {clampN(i)}) * 2.0f + bufferLoad(A, {clampN(j)}), {i, j})));
+    Stmt read = forLoop(p, 0, m * m, ForKind::Serial,
+                        bufferStore(C, bufferLoad(T, {floormod(floordiv(p, m), m) * 4 + 5, floormod(p, m) * 4 + 5}), {p}));
+    Stmt body = Stmt(new AllocateNode(T->data, T->dtype, T->shape, boolImm(true), declBuffer(T, seq({fill, read}))));
+    PrimFunc f = makePrimFunc("main", {A->data, C->data, n}, {{A->data, A}, {C->data, C}}, body);
+    PrimFunc g = compactBuffers(f);
+    auto sites = allocSites(g);
+    QCOMPARE(int(sites.size()), 1);
+    QVERIFY2(constExtents(sites[0].alloc) == (std::vector<int64_t>{-1, -1}), printFunc(g).c_str());
+    // And the compacted program computes what the program does (the interpreter).
+    for (int64_t nv : {9, 17}) {
+      const int64_t mv = ((nv + 1) / 2 + 3) / 4;
+      runtime::NDArray a = runtime::NDArray::empty({nv}, runtime::DType{2, 32, 1});
+      fillRandom(a, 3);
+      runtime::NDArray want = runtime::NDArray::empty({mv * mv}, runtime::DType{2, 32, 1});
+      runtime::NDArray got = runtime::NDArray::empty({mv * mv}, runtime::DType{2, 32, 1});
+      interpret(f, {a, want, nv});
+      interpret(g, {a, got, nv});
+      std::string r = mismatchReport(got, want, 0, 0);
+      QVERIFY2(r.empty(), r.c_str());
+    }
+  }
+
+  void bigUnprovenConstantRegionsAreNarrowed() {
+    // T[n, n] written and read at (i % 8192, j % 8192): the set of each index is [0, 8191], a
+    // constant not provably within n. A 64 Mi-element constant is no tile: each dimension becomes
+    // min(n, 8192), never more than T had.
+    Var n = makeVar("n"), i = makeVar("i"), j = makeVar("j");
+    Buffer A = makeBuffer("A", DataType::Float(32), {n, n});
+    Buffer T = makeBuffer("T", DataType::Float(32), {n, n});
+    Stmt fill = forLoop(i, 0, n, ForKind::Serial,
+                        forLoop(j, 0, n, ForKind::Serial,
+                                bufferStore(T, bufferLoad(A, {i, j}) + 1.0f, {floormod(i, 8192), floormod(j, 8192)})));
+    Stmt read = forLoop(i, 0, n, ForKind::Serial,
+                        forLoop(j, 0, n, ForKind::Serial,
+                                bufferStore(A, bufferLoad(T, {floormod(i, 8192), floormod(j, 8192)}) * 2.0f, {i, j})));
+    Stmt body = Stmt(new AllocateNode(T->data, T->dtype, T->shape, boolImm(true), declBuffer(T, seq({fill, read}))));
+    PrimFunc f = makePrimFunc("main", {A->data, n}, {{A->data, A}}, body);
+    PrimFunc g = compactBuffers(f);
+    auto sites = allocSites(g);
+    QCOMPARE(int(sites.size()), 1);
+    const std::string text = printFunc(g);
+    QVERIFY2(constExtents(sites[0].alloc) == (std::vector<int64_t>{-1, -1}), text.c_str());
+    QVERIFY2(text.find("8192") != std::string::npos, text.c_str());
+    runtime::NDArray a = runtime::NDArray::empty({5, 5}, runtime::DType{2, 32, 1}), b = runtime::NDArray::empty({5, 5}, runtime::DType{2, 32, 1});
+    fillRandom(a, 4);
+    b.copyFrom(a);
+    interpret(f, {a, int64_t(5)});
+    interpret(g, {b, int64_t(5)});
+    std::string r = mismatchReport(b, a, 0, 0);
+    QVERIFY2(r.empty(), r.c_str());
+  }
 };
 
 QTEST_APPLESS_MAIN(TestCompactBuffers)

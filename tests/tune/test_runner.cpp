@@ -1,14 +1,25 @@
 // Measurement in worker processes: a good candidate is timed; a crash, a hang, a wrong result, a
-// schedule error and a build error are each recorded and fail only their candidate.
+// schedule error and a build error are each recorded and fail only their candidate; a tuning run
+// whose workers are killed at random finishes with whole records.
 #include <QtTest>
+#include <csignal>
 #include <cstdlib>
+#include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <random>
+#include <thread>
 #include <vector>
 
 #include "core/driver/Measure.h"
 #include "core/schedule/Primitives.h"
 #include "core/tune/Record.h"
+#include "core/tune/TaskScheduler.h"
+#include "core/tune/database/JsonDatabase.h"
 #include "core/tune/runner/ProcessRunner.h"
 
 using namespace loom;
@@ -32,6 +43,60 @@ MeasureOptions quick() {
   o.timeoutS = 8;
   return o;
 }
+
+/// The `loom tune-worker` children of this process that are alive (not zombies), by pid.
+std::vector<pid_t> liveWorkers() {
+  std::vector<pid_t> out;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(e.path() / "stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    // "pid (comm) state ppid ...": comm may hold spaces and parentheses.
+    const size_t close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 1));
+    char state = 0;
+    long ppid = 0;
+    if (!(rest >> state >> ppid) || ppid != long(::getpid()) || state == 'Z') continue;
+    std::ifstream cmd(e.path() / "cmdline");
+    std::string args((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
+    if (args.find("tune-worker") != std::string::npos) out.push_back(pid_t(std::stol(name)));
+  }
+  return out;
+}
+
+/// From another thread, as a `kill -9`, the OOM killer or a dying node would: after each seeded
+/// random gap, SIGKILL one of the live workers (chosen by the same generator), until `maxKills`.
+class WorkerKiller {
+public:
+  WorkerKiller(uint64_t seed, int maxKills, int minGapMs, int maxGapMs) {
+    m_thread = std::thread([=, this] {
+      std::mt19937_64 rng(seed);
+      std::uniform_int_distribution<int> gap(minGapMs, maxGapMs);
+      while (!m_stop && m_kills < maxKills) {
+        auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(gap(rng));
+        while (!m_stop && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        std::vector<pid_t> live = liveWorkers();
+        if (m_stop || live.empty()) continue;
+        pid_t pid = live[std::uniform_int_distribution<size_t>(0, live.size() - 1)(rng)];
+        if (::kill(pid, SIGKILL) == 0) ++m_kills;
+      }
+    });
+  }
+  ~WorkerKiller() { stop(); }
+  void stop() {
+    m_stop = true;
+    if (m_thread.joinable()) m_thread.join();
+  }
+  int kills() const { return m_kills; }
+
+private:
+  std::atomic<bool> m_stop{false};
+  std::atomic<int> m_kills{0};
+  std::thread m_thread;
+};
 
 } // namespace
 
@@ -159,6 +224,81 @@ private slots:
     QVERIFY2(later[0].ok(), later[0].errorMessage.c_str());
     QCOMPARE(later[1].errorKind, std::string(error_kind::kTimeout));
     QVERIFY2(later[1].errorMessage.find("1.000 s") != std::string::npos, later[1].errorMessage.c_str());
+  }
+
+  void tuningSurvivesWorkersKilledAtRandom_data() {
+    QTest::addColumn<bool>("overlap");
+    QTest::addColumn<int>("seed");
+    QTest::newRow("sequential") << false << 1;
+    QTest::newRow("overlapped builds") << true << 2;
+  }
+  void tuningSurvivesWorkersKilledAtRandom() {
+    // Three tasks tuned together (24 trials) while another thread SIGKILLs workers at seeded
+    // random moments (building, checking, computing the reference, waiting for the go-ahead,
+    // timing): the run finishes, each killed trial is a failure (a crash by signal 9) recorded
+    // like any other, every other trial is measured, and the records file holds 24 whole lines.
+    QFETCH(bool, overlap);
+    QFETCH(int, seed);
+    const std::string path = (std::filesystem::temp_directory_path() /
+                              ("loom_test_kills_" + std::to_string(::getpid()) + "_" + std::to_string(seed) + ".json"))
+                                 .string();
+    std::remove(path.c_str());
+    std::vector<TuneTask> tasks = {TuneTask::fromWorkload("matmul:M=16,N=16,K=16"),
+                                   TuneTask::fromWorkload("matmul:M=32,N=16,K=8"),
+                                   TuneTask::fromWorkload("batch_matmul:B=2,M=8,N=16,K=8")};
+    TuneOptions per;
+    per.trials = 8;
+    per.batchSize = 4;
+    per.strategy = "random";
+    per.measureBaseline = false;
+    per.measure = quick();
+    TaskSchedulerOptions so;
+    so.totalTrials = 24;
+    std::mutex mu;
+    int killed = 0, measured = 0, other = 0;
+    std::string others;
+    int kills = 0;
+    {
+      JsonDatabase db(path);
+      ProcessRunner runner(workerCommand(), overlap);
+      TaskScheduler s(tasks, db, runner, per, so, [&](const TuneEvent& e) {
+        if (e.kind != TuneEventKind::TrialDone) return;
+        std::lock_guard<std::mutex> lock(mu);
+        if (e.result.ok()) ++measured;
+        else if (e.result.errorKind == error_kind::kCrash && e.result.errorMessage.find("signal 9") != std::string::npos) ++killed;
+        else ++other, others += e.result.errorKind + ": " + e.result.errorMessage + "\n";
+      });
+      WorkerKiller killer(uint64_t(seed), 6, 20, 400);
+      std::vector<TuneResult> rs = s.run();
+      killer.stop();
+      kills = killer.kills();
+      QCOMPARE(rs.size(), size_t(3));
+      for (const TuneResult& r : rs) QCOMPARE(r.trialsThisRun, 8);
+      // No worker outlives its trial.
+      QVERIFY(liveWorkers().empty());
+    }
+    qInfo("%d kills sent: %d trials killed, %d measured", kills, killed, measured);
+    QVERIFY2(other == 0, others.c_str());
+    QCOMPARE(killed + measured, 24);
+    // A kill can find its worker exiting (reaped a moment later, with its result), never more.
+    QVERIFY(killed >= 1);
+    QVERIFY(killed <= kills);
+    // The records file: 24 whole JSON lines, the killed trials among them as crashes.
+    std::ifstream in(path);
+    std::string line;
+    int lines = 0, crashes = 0;
+    while (std::getline(in, line)) {
+      ++lines;
+      nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+      QVERIFY2(!j.is_discarded(), line.c_str());
+      TuningRecord rec = TuningRecord::fromJson(j);
+      crashes += rec.errorKind == error_kind::kCrash;
+      QVERIFY2(rec.errorKind.empty() || rec.errorKind == error_kind::kCrash, line.c_str());
+    }
+    QCOMPARE(lines, 24);
+    QCOMPARE(crashes, killed);
+    QCOMPARE(JsonDatabase(path).all().size(), size_t(24));
+    std::remove(path.c_str());
   }
 };
 
