@@ -275,6 +275,16 @@ def main(A: T.Buffer((4, n), "float32"), B: T.Buffer((4,), "float32"), n: T.int3
     checkMeaning(f, loopsOf("A_red", "i, k") + "io, ii = sch.split(i, factors=[None, 10])\n"
                                                "rf = sch.rfactor(k)\n");
   }
+  void decomposeKeepsTheGuardOfAnOuterLoop() {
+    // fuzz_difftest TIR seed 313678: a row sum's loops (9 x 4) fused and split by 10, so the
+    // outer loop runs 10 times under the guard `i_0 * 4 + i_1 < 36`; decompose_reduction at the
+    // inner loop put the init under the outer loop only, dropped the guard with the inner loop,
+    // and stored A_red[9] of 9. The init keeps the guard at i_1 = 0 (`i_0 * 4 < 36`).
+    PrimFunc f = workload("reduce_sum:M=9,N=4");
+    checkMeaning(f, loopsOf("A_red", "i, k") + "f = sch.fuse(i, k)\n"
+                                               "a, c = sch.split(f, factors=[10, None])\n"
+                                               "ini = sch.decompose_reduction(b, c)\n");
+  }
   void rfactorKeepsUnboundLoopsInWriteBack() {
     // fuzz_difftest TIR seed 102913: split(i, [None, 10]) of an extent-9 loop leaves a unit outer
     // loop the binding drops (`v_i = i_1`); splitting that loop by [2, None] gives a loop of

@@ -317,7 +317,13 @@ BlockRV decomposeReduction(Schedule& sch, const BlockRV& blockRV, const LoopRV& 
     conjuncts(pred0, parts);
     for (auto& p : parts) {
       bool usesDropped = std::any_of(dropped.begin(), dropped.end(), [&](const Var& v) { return usesVar(p, v); });
-      bool usesKept = std::any_of(kept.begin(), kept.end(), [&](const ForNode* l) { return usesVar(p, l->loopVar); });
+      // Kept: a loop the init copies, or one outside `loop` (the init runs under it too: a fused
+      // loop split by 10 of 36 iterations, `i_0 * 4 + i_1 < 36` with the init at i_1 under i_0,
+      // stored t0[9] of 9 when the conjunct was dropped; fuzz_difftest TIR seed 313678).
+      bool usesKept = std::any_of(loops.begin(), loops.end(), [&](const ForNode* l) {
+        return usesVar(p, l->loopVar) &&
+               std::none_of(dropped.begin(), dropped.end(), [&](const Var& v) { return v.same_as(l->loopVar); });
+      });
       if (!usesDropped || !usesKept) continue;
       if (holdsWithDroppedAtMin(p, dropped, loops)) continue;
       // Over a symbolic extent (`k_0 * 16 + k_1 < seq`) the conjunct cannot be dropped, but when
