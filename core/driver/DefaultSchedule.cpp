@@ -1054,11 +1054,7 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
     } else if (symbolicTile) {
       rowBlock = std::min(budgetRows, kSymbolicRows);
     }
-    // An odd number of output-channel chunks (3 of a 48-channel conv) had no chunk count dividing
-    // it for the 64-row guess of a symbolic extent, and a 7-row tile of one chunk loads a weight
-    // vector per 7 FMAs; 7 rows take 3 chunks (24 registers), as the static build's 9 x 3 does.
-    // A dynamic OCR model's Winograd batched products at 1x3x32x160: 7 x 1 against 9 x 3 static.
-    if (chunk > 1 || (symbolicTile && chunkK >= 0 && !dot4)) chunk = chunksFor(rowBlock);
+    if (chunk > 1) chunk = chunksFor(rowBlock);
   }
 
   tir::Schedule saved = sch;

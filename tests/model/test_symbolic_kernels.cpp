@@ -154,35 +154,6 @@ private slots:
     }
   }
 
-  void oddChunkCountOverSymbolicRowsTakesSeveralChunks() {
-    // A 64 -> 48 conv (three 16-channel output chunks) over a symbolic image: its 7-row tiles took
-    // one chunk (7 accumulators, a weight load per 7 FMAs) because no chunk count divided 3 for the
-    // 64-row guess of the symbolic extent; they take all three now (21 accumulators), as the static
-    // build's odd-chunk tiles do. A dynamic OCR model at 1x3x32x160: 0.75 -> 0.70 ms on one thread
-    // (static 0.66). Against the graph evaluator at widths below, at and above one tile.
-    using graph::Dim;
-    graph::Var x = graph::makeVar("x", graph::tensorType(graph::Shape{Dim::symbol("N"), 64, 8, Dim::symbol("W")},
-                                                         DataType::Float(32)));
-    graph::Expr c = graph::makeCall("nn.conv2d", {x, graph::makeConstant(test::randomArray({48, 64, 1, 1}, 5))}, {});
-    graph::Module m;
-    m.functions["main"] = graph::makeFunction({x}, graph::makeCall("nn.relu", {c}));
-    driver::CompiledModel cm = driver::compileModel(m);
-    bool threeChunks = false;
-    for (const tir::PrimFunc& k : cm.scheduledKernels) {
-      const std::string text = tir::printFunc(k);
-      threeChunks = threeChunks || (text.find("T.unroll(3)") != std::string::npos && text.find("T.unroll(7)") != std::string::npos);
-    }
-    QVERIFY(threeChunks);
-    auto ex = driver::createExecutor(cm);
-    for (auto shape : {std::vector<int64_t>{1, 64, 8, 5}, std::vector<int64_t>{2, 64, 8, 7}, std::vector<int64_t>{1, 64, 8, 30}}) {
-      runtime::NDArray in = test::randomArray(shape, 3);
-      ex->setInput(0, in);
-      ex->run();
-      double d = test::maxDiff(ex->getOutput(0), graph::evaluate(m.main(), {in}).at(0));
-      QVERIFY2(d < 1e-4, qPrintable(QString("W=%1: max diff %2").arg(shape[3]).arg(d)));
-    }
-  }
-
   void symbolicConvsAreTiledInParallel() {
     // Convs over a symbolic batch and image size, channel-blocked: the default schedule gives
     // each a parallel loop, 16-lane vectors and an unrolled register tile over the symbolic
