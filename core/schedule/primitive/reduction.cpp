@@ -152,19 +152,25 @@ Expr unitLoopsAtMin(const Expr& pred, std::vector<Var>& dropped, const std::vect
   return atMin.empty() ? pred : substitute(pred, atMin);
 }
 
+bool isDropped(const std::vector<Var>& dropped, const Var& v) {
+  return std::any_of(dropped.begin(), dropped.end(), [&](const Var& d) { return d.same_as(v); });
+}
+
+/// The loops of `loops` that are in `dropped`, each mapped to its minimum.
+VarMap droppedAtMin(const std::vector<Var>& dropped, const std::vector<const ForNode*>& loops) {
+  VarMap atMin;
+  for (auto* l : loops)
+    if (isDropped(dropped, l->loopVar)) atMin[l->loopVar] = l->min;
+  return atMin;
+}
+
 /// Whether `p` provably holds with the loops of `dropped` at their minimum, for every value of
 /// the other loops of `loops` (each in its range).
 bool holdsWithDroppedAtMin(const Expr& p, const std::vector<Var>& dropped, const std::vector<const ForNode*>& loops) {
   arith::Analyzer az;
-  VarMap atMin;
-  for (auto* l : loops) {
-    bool isDropped = std::any_of(dropped.begin(), dropped.end(), [&](const Var& v) { return v.same_as(l->loopVar); });
-    if (isDropped)
-      atMin[l->loopVar] = l->min;
-    else
-      az.bind(l->loopVar, Range(l->min, l->extent));
-  }
-  return az.canProve(substitute(p, atMin));
+  for (auto* l : loops)
+    if (!isDropped(dropped, l->loopVar)) az.bind(l->loopVar, Range(l->min, l->extent));
+  return az.canProve(substitute(p, droppedAtMin(dropped, loops)));
 }
 
 /// Whether `p` holding for some values of the loops of `dropped` implies that it holds with them
@@ -181,12 +187,8 @@ bool impliedAtDroppedMin(const Expr& p, const std::vector<Var>& dropped, const s
   const Expr small = less ? cmp->a : cmp->b, large = less ? cmp->b : cmp->a;
   if (!small.dtype().isIntegral() || !large.dtype().isIntegral()) return false;
   arith::Analyzer az;
-  VarMap atMin;
-  for (auto* l : loops) {
-    az.bind(l->loopVar, Range(l->min, l->extent));
-    if (std::any_of(dropped.begin(), dropped.end(), [&](const Var& v) { return v.same_as(l->loopVar); }))
-      atMin[l->loopVar] = l->min;
-  }
+  for (auto* l : loops) az.bind(l->loopVar, Range(l->min, l->extent));
+  const VarMap atMin = droppedAtMin(dropped, loops);
   return az.canProveGreaterEqual(az.simplify(small - substitute(small, atMin)), 0) &&
          az.canProveGreaterEqual(az.simplify(substitute(large, atMin) - large), 0);
 }
@@ -320,21 +322,15 @@ BlockRV decomposeReduction(Schedule& sch, const BlockRV& blockRV, const LoopRV& 
       // Kept: a loop the init copies, or one outside `loop` (the init runs under it too: a fused
       // loop split by 10 of 36 iterations, `i_0 * 4 + i_1 < 36` with the init at i_1 under i_0,
       // stored t0[9] of 9 when the conjunct was dropped; fuzz_difftest TIR seed 313678).
-      bool usesKept = std::any_of(loops.begin(), loops.end(), [&](const ForNode* l) {
-        return usesVar(p, l->loopVar) &&
-               std::none_of(dropped.begin(), dropped.end(), [&](const Var& v) { return v.same_as(l->loopVar); });
-      });
+      bool usesKept = std::any_of(loops.begin(), loops.end(),
+                                  [&](const ForNode* l) { return usesVar(p, l->loopVar) && !isDropped(dropped, l->loopVar); });
       if (!usesDropped || !usesKept) continue;
       if (holdsWithDroppedAtMin(p, dropped, loops)) continue;
       // Over a symbolic extent (`k_0 * 16 + k_1 < seq`) the conjunct cannot be dropped, but when
       // it holds at the dropped loops' minimum for exactly the elements the block writes, the
       // init keeps it there (`k_1 < seq`).
       if (impliedAtDroppedMin(p, dropped, loops)) {
-        VarMap atMin;
-        for (auto* l : loops)
-          if (std::any_of(dropped.begin(), dropped.end(), [&](const Var& v) { return v.same_as(l->loopVar); }))
-            atMin[l->loopVar] = l->min;
-        Expr q = substitute(substitute(p, atMin), loopVars);
+        Expr q = substitute(substitute(p, droppedAtMin(dropped, loops)), loopVars);
         initGuard = initGuard.defined() ? (initGuard && q) : q;
         continue;
       }
@@ -562,11 +558,7 @@ BlockRV rfactor(Schedule& sch, const LoopRV& loopRV, int64_t factorAxis) {
       // minimum) does not run is never written at all when the predicate only tightens as the
       // dropped loops grow; the write-back then reads only the partial sums where it holds there.
       if (impliedAtDroppedMin(p, dropped, loops)) {
-        VarMap atMin;
-        for (auto* l : loops)
-          if (std::any_of(dropped.begin(), dropped.end(), [&](const Var& v) { return v.same_as(l->loopVar); }))
-            atMin[l->loopVar] = l->min;
-        Expr q = substitute(p, atMin);
+        Expr q = substitute(p, droppedAtMin(dropped, loops));
         wbGuard = wbGuard.defined() ? (wbGuard && q) : q;
         continue;
       }
