@@ -63,6 +63,14 @@ int64_t extentOf(tir::Schedule& sch, const tir::LoopRV& l) {
 }
 bool isSymbolic(tir::Schedule& sch, const tir::LoopRV& l) { return !tir::asConstInt(sch.get(l)->extent); }
 
+/// The constant factor of a loop's extent, the least it can be when its symbols are 1:
+/// `batch * 4` (a dynamic encoder's heads) gives 4, `batch` or `seq + 1` 1.
+int64_t constantFactor(const tir::Expr& e) {
+  if (const int64_t* c = tir::asConstInt(e)) return *c;
+  if (auto* m = e.as<tir::BinaryNode>(); m && m->op == tir::BinOp::Mul) return constantFactor(m->a) * constantFactor(m->b);
+  return 1;
+}
+
 /// The buffer loads in a statement.
 std::vector<const tir::BufferLoadNode*> loadsIn(const tir::Stmt& s) {
   struct Collector : tir::IRVisitor {
@@ -1488,17 +1496,23 @@ void genericSchedule(tir::Schedule& sch, const tir::BlockRV& b, bool vectorize) 
   size_t numSpatial = loops.size() >= numReduce ? loops.size() - numReduce : 0;
   if (spatialOnly && numSpatial > 1) --numSpatial;
   // Fuse leading spatial loops until there are enough iterations to share among threads
-  // (a batch of 1 alone gives nothing to run in parallel).
+  // (a batch of 1 alone gives nothing to run in parallel). A symbolic extent counts as its
+  // constant factor (`batch * 4` as 4): a dynamic batch is often 1, and a parallel loop over it
+  // alone left a dynamic OCR model's resize, layout transforms and mean on one thread. Only the
+  // first of fused loops may be symbolic: `fused // S` is not an affine binding, which parallel
+  // requires (see tileLaneReduction), so (batch, seq) still runs in parallel over the first.
   std::vector<tir::LoopRV> lead;
   int64_t work = 1;
+  bool symbolicLead = false;
   for (size_t k = 0; k < numSpatial && work < 64; ++k) {
-    // Only the first of fused loops may be symbolic (see tileLaneReduction).
-    if (k > 0 && isSymbolic(sch, loops[k])) break;
+    const bool symbolic = isSymbolic(sch, loops[k]);
+    if (k > 0 && symbolic) break;
     lead.push_back(loops[k]);
-    work *= extentOf(sch, loops[k]);
+    symbolicLead |= symbolic;
+    work *= symbolic ? constantFactor(sch.get(loops[k])->extent) : extentOf(sch, loops[k]);
   }
   tir::Schedule saved = sch;
-  if (work >= 2 && !lead.empty()) {
+  if ((work >= 2 || symbolicLead) && !lead.empty()) {
     try {
       tir::LoopRV outer = lead.size() > 1 ? tir::fuse(sch, lead) : lead[0];
       tir::parallel(sch, outer);
