@@ -168,6 +168,7 @@ private:
   }
 
   Expr rewrite(const Expr&, const Expr& e) override {
+    if (auto* g = e.as<TupleGetItemNode>()) return splitPart(*g, e);
     auto* c = e.as<CallNode>();
     if (!c || !c->op) return e;
     const std::string& op = c->op->name;
@@ -443,17 +444,39 @@ private:
     if (!b || !out || out->ndim() != 4 || !out->shape[1].isStatic() || out->shape[1].value < 1) return e;
     int64_t begin = bg[0] < 0 ? bg[0] + b->channels : bg[0];
     begin = std::clamp<int64_t>(begin, 0, b->channels);
-    const int64_t count = out->shape[1].value;
-    if (begin + count > b->channels) return e;
+    return blockedChannels(*b, begin, out->shape[1].value, e);
+  }
+
+  /// Channels [begin, begin + count) of blocked tensor `b`, as a channel_shuffle in its layout
+  /// (of the concatenation's inputs when it concatenates); `e` where they are not all there.
+  Expr blockedChannels(const Blocked& b, int64_t begin, int64_t count, const Expr& e) {
+    if (begin < 0 || count < 1 || begin + count > b.channels) return e;
     Expr r;
-    if (auto* s = b->src.as<CallNode>(); s && s->op && s->op->name == "channel_shuffle")
+    if (auto* s = b.src.as<CallNode>(); s && s->op && s->op->name == "channel_shuffle")
       r = shuffleCall(s->args, s->attrs.getInts("channels"), s->attrs.getInt("groups"),
-                      s->attrs.getInt("begin") + begin, count, b->layout);
+                      s->attrs.getInt("begin") + begin, count, b.layout);
     else {
-      auto [inputs, channels] = concatParts(*b);
-      r = shuffleCall(inputs, channels, 1, begin, count, b->layout);
+      auto [inputs, channels] = concatParts(b);
+      r = shuffleCall(inputs, channels, 1, begin, count, b.layout);
     }
-    return toPlain(r, b->layout, count);
+    return toPlain(r, b.layout, count);
+  }
+
+  /// A part of a split along the channels of a blocked tensor (ONNX Split, YOLO's C2f blocks,
+  /// `x.chunk(2, dim=1)`): a channel slice in the blocked layout, like strided_slice's. The
+  /// split itself is then read by nobody and drops out of the graph.
+  Expr splitPart(const TupleGetItemNode& g, const Expr& e) {
+    auto* s = g.tuple.as<CallNode>();
+    if (!s || !s->op || s->op->name != "split" || s->args.size() != 1) return e;
+    const int64_t axis = s->attrs.getInt("axis");
+    const auto& sizes = s->attrs.getInts("sections");
+    if ((axis != 1 && axis != -3) || g.index < 0 || size_t(g.index) >= sizes.size()) return e;
+    std::optional<Blocked> b = asBlocked(s->args[0]);
+    auto* in = inferType(s->args[0]).as<TensorTypeNode>();
+    if (!b || !in || in->ndim() != 4) return e;
+    int64_t begin = 0;
+    for (int k = 0; k < g.index; ++k) begin += sizes[size_t(k)];
+    return blockedChannels(*b, begin, sizes[size_t(g.index)], e);
   }
 
   /// A channel shuffle, reshape [N, C, H, W] of transpose(reshape [N, g, C/g, H, W], axes 0 2 1 3
