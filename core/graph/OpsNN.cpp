@@ -1096,9 +1096,10 @@ void registerNNOps() {
       "dropout (the identity at inference; SimplifyInference removes it)");
   defineOp(
       "nn.depth_to_space", 1, OpPattern::Injective,
-      {attrInt("block_size"), attrString("mode", "DCR")},
-      [](const CallNode& c, const std::vector<Type>& a) { return depthToSpaceRel(c, a, true); },
-      depthToSpaceKernel, "moves channel blocks into spatial blocks (modes DCR, CRD)");
+      {attrInt("block_size"), attrString("mode", "DCR"), attrString("layout", "NCHW")},
+      blockedRel([](const CallNode& c, const std::vector<Type>& a) { return depthToSpaceRel(c, a, true); }),
+      blockedKernel(depthToSpaceKernel),
+      "moves channel blocks into spatial blocks (modes DCR, CRD), NCHW or NCHW{k}c data");
   defineOp(
       "nn.space_to_depth", 1, OpPattern::Injective, {attrInt("block_size")},
       [](const CallNode& c, const std::vector<Type>& a) { return depthToSpaceRel(c, a, false); },

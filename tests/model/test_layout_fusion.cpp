@@ -238,6 +238,41 @@ private slots:
     QVERIFY2(diff < 1e-3, std::to_string(diff).c_str());
   }
 
+  void strideSizedConvTransposeIsBlockedConvAndDepthToSpace() {
+    // A UNet decoder step: a 2x2 stride-2 ConvTranspose (32 -> 16) of a blocked conv's output,
+    // concatenated with the skip and read by a 3x3 conv. It ran in NCHW (a col GEMM, then a
+    // two-plane gather per output vector; its output left NCHW16c): it is now a blocked 1x1
+    // conv to 64 channels and a blocked depth_to_space (DCR). An FPN head's ConvTranspose
+    // 16 -> 16 that feeds (through a relu) a 16 -> 1 ConvTranspose, which stays NCHW, stays too.
+    Var x = makeVar("x", f32({1, 8, 6, 6}));
+    Var skip = makeVar("skip", f32({1, 16, 12, 12}));
+    Expr up = makeCall("nn.conv2d_transpose", {conv1x1(x, 8, 32, 101), randomConst({32, 16, 2, 2}, 102)},
+                       {{"strides", IntList{2, 2}}});
+    Expr cat = makeCall("concatenate", {makeCall("nn.relu", {skip}), up}, {{"axis", int64_t(1)}});
+    Function f = fn({x, skip}, makeCall("nn.conv2d", {cat, randomConst({16, 32, 3, 3}, 103)}, {{"padding", IntList{1, 1, 1, 1}}}));
+    Function g = blockedOf(f);
+    std::string text = printFunction(g);
+    QVERIFY2(countOps(g, "nn.conv2d_transpose") == 0, text.c_str());
+    bool blockedD2S = false;
+    for (const Expr& e : postOrder(g->body, true))
+      if (auto* c = e.as<CallNode>(); c && c->op && c->op->name == "nn.depth_to_space")
+        blockedD2S = inferType(e).as<TensorTypeNode>()->ndim() == 5;
+    QVERIFY2(blockedD2S, text.c_str());
+    QVERIFY2(maxDiff(f, g) < 1e-4, text.c_str());
+    double diff = compiledDiff(f, "NCHWc");
+    QVERIFY2(diff < 1e-3, std::to_string(diff).c_str());
+
+    Var h = makeVar("h", f32({1, 16, 5, 5}));
+    Expr t1 = makeCall("nn.relu", {makeCall("nn.conv2d_transpose", {conv1x1(h, 16, 16, 104), randomConst({16, 16, 2, 2}, 105)},
+                                            {{"strides", IntList{2, 2}}})});
+    Function head = fn({h}, makeCall("nn.conv2d_transpose", {t1, randomConst({16, 1, 2, 2}, 106)}, {{"strides", IntList{2, 2}}}));
+    Function gh = blockedOf(head);
+    text = printFunction(gh);
+    QVERIFY2(countOps(gh, "nn.conv2d_transpose") == 2 && countOps(gh, "nn.depth_to_space") == 0, text.c_str());
+    diff = compiledDiff(head, "NCHWc");
+    QVERIFY2(diff < 1e-3, std::to_string(diff).c_str());
+  }
+
   void shuffleUnitsCompiledMatchEvaluator_data() {
     QTest::addColumn<QString>("layout");
     QTest::newRow("NCHWc") << "NCHWc";

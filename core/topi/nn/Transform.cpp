@@ -570,10 +570,19 @@ void registerTransformComputes() {
   setSimple(
       "nn.depth_to_space",
       [](const CallNode& c, const std::vector<te::Tensor>& in, const std::vector<Var>& i) {
-        int64_t b = c.attrs.getInt("block_size"), C = extents(in[0])[1] / (b * b);
+        // NCHW, or NCHW{k}c (the "layout" attribute, the channel lane last): a DCR block of
+        // C channels, C a multiple of k, keeps the lane (channel % k) and copies whole vectors.
+        std::optional<graph::Layout> l = graph::parseLayout(c.attrs.getString("layout"));
+        const int64_t k = l && !l->isPlain() ? l->blockA : 1;
+        const std::vector<int64_t> s = extents(in[0]);
+        int64_t b = c.attrs.getInt("block_size"), C = s[1] * (k > 1 ? s[4] : 1) / (b * b);
         Expr bh = tir::floormod(i[2], ci(b)), bw = tir::floormod(i[3], ci(b));
-        Expr ch = c.attrs.getString("mode") == "CRD" ? Expr(i[1]) * ci(b * b) + bh * ci(b) + bw
-                                                     : (bh * ci(b) + bw) * ci(C) + i[1];
+        Expr oc = k > 1 ? Expr(i[1]) * ci(k) + i[4] : Expr(i[1]);
+        Expr ch = c.attrs.getString("mode") == "CRD" ? oc * ci(b * b) + bh * ci(b) + bw : (bh * ci(b) + bw) * ci(C) + oc;
+        if (k > 1 && c.attrs.getString("mode") != "CRD" && C % k == 0)
+          return in[0](i[0], (bh * ci(b) + bw) * ci(C / k) + i[1], tir::floordiv(i[2], ci(b)), tir::floordiv(i[3], ci(b)), i[4]);
+        if (k > 1)
+          return in[0](i[0], tir::floordiv(ch, ci(k)), tir::floordiv(i[2], ci(b)), tir::floordiv(i[3], ci(b)), tir::floormod(ch, ci(k)));
         return in[0](i[0], ch, tir::floordiv(i[2], ci(b)), tir::floordiv(i[3], ci(b)));
       },
       "injective");
