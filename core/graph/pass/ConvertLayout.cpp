@@ -440,14 +440,18 @@ private:
     // The inputs' blocked layout; an NCHW input among blocked ones (a UNet's upsampling
     // ConvTranspose, which stays NCHW, beside its skip connection) is blocked too, rather than
     // the blocked ones leaving their layout and the result coming back to it (6.3 ms of a UNet's
-    // 88 at one thread were such a concat at 256x256).
+    // 88 at one thread were such a concat at 256x256), when the blocked inputs hold at least as
+    // many channels as the NCHW ones.
     std::string first;
+    int64_t blockedChannelCount = 0, plainChannelCount = 0;
     for (const Expr& a : c.args)
       if (std::optional<Blocked> b = asBlocked(a)) {
-        first = b->layout;
-        break;
+        if (first.empty()) first = b->layout;
+        blockedChannelCount += b->channels;
+      } else {
+        plainChannelCount += std::max<int64_t>(channelsOf(a), 0);
       }
-    if (first.empty()) return e;
+    if (first.empty() || blockedChannelCount < plainChannelCount) return e;
     std::vector<Expr> blocked;
     bool padded = false;
     std::vector<int64_t> channels;
