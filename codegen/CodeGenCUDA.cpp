@@ -232,7 +232,12 @@ private:
     case NodeKind::Not: return "(!" + expr(e.as<NotNode>()->a) + ")";
     case NodeKind::Select: {
       auto* op = e.as<SelectNode>();
-      return "(" + expr(op->condition) + " ? " + expr(op->trueValue) + " : " + expr(op->falseValue) + ")";
+      std::string sel = "(" + expr(op->condition) + " ? " + expr(op->trueValue) + " : " + expr(op->falseValue) + ")";
+      // C's ?: promotes char and short operands to int: cast back, so the value has its type
+      // (an OpenCL min(char, int) around it is ambiguous).
+      DataType t = op->dtype;
+      if (!t.isFloat() && !t.isBool() && t.bits() < 32) return "((" + ctype(t) + ")" + sel + ")";
+      return sel;
     }
     case NodeKind::BufferLoad: {
       auto* op = e.as<BufferLoadNode>();
@@ -251,6 +256,10 @@ private:
     DataType t = op->a.dtype();
     std::string a = expr(op->a), b = expr(op->b), ty = ctype(t);
     auto wrap = [&](const std::string& s) { return "((" + ty + ")(" + s + "))"; };
+    // The floor helpers compute in 32 bits: an int8 / int16 result is cast back to its type, so it
+    // wraps as the type does (int8 -128 // -1 is -128) and an OpenCL min / max of it sees one
+    // operand type (min(char, int) is ambiguous there).
+    auto narrow = [&](const std::string& s) { return t.bits() < 32 ? wrap(s) : s; };
     bool cuda = m_d == GPUDialect::CUDA;
     std::string fsuf = cuda && t.isFloat() && t.bits() == 32 ? "f" : "";
     switch (op->op) {
@@ -262,11 +271,11 @@ private:
     case BinOp::FloorDiv:
       if (t.isFloat()) return "floor" + fsuf + "(" + a + " / " + b + ")";
       if (t.isUInt() || t.isBool()) return wrap(a + " / " + b);
-      return "loom_floordiv_i" + std::string(t.bits() == 64 ? "64" : "32") + "(" + a + ", " + b + ")";
+      return narrow("loom_floordiv_i" + std::string(t.bits() == 64 ? "64" : "32") + "(" + a + ", " + b + ")");
     case BinOp::FloorMod:
       if (t.isFloat()) return "(" + a + " - floor" + fsuf + "(" + a + " / " + b + ") * " + b + ")";
       if (t.isUInt() || t.isBool()) return wrap(a + " % " + b);
-      return "loom_floormod_i" + std::string(t.bits() == 64 ? "64" : "32") + "(" + a + ", " + b + ")";
+      return narrow("loom_floormod_i" + std::string(t.bits() == 64 ? "64" : "32") + "(" + a + ", " + b + ")");
     case BinOp::Min:
       if (t.isFloat()) return "fmin" + fsuf + "(" + a + ", " + b + ")";
       return wrap("min(" + a + ", " + b + ")");
