@@ -232,12 +232,7 @@ private:
     case NodeKind::Not: return "(!" + expr(e.as<NotNode>()->a) + ")";
     case NodeKind::Select: {
       auto* op = e.as<SelectNode>();
-      std::string sel = "(" + expr(op->condition) + " ? " + expr(op->trueValue) + " : " + expr(op->falseValue) + ")";
-      // C's ?: promotes char and short operands to int: cast back, so the value has its type
-      // (an OpenCL min(char, int) around it is ambiguous).
-      DataType t = op->dtype;
-      if (!t.isFloat() && !t.isBool() && t.bits() < 32) return "((" + ctype(t) + ")" + sel + ")";
-      return sel;
+      return ternary(op->condition, op->trueValue, op->falseValue, op->dtype);
     }
     case NodeKind::BufferLoad: {
       auto* op = e.as<BufferLoadNode>();
@@ -250,6 +245,14 @@ private:
     default: break;
     }
     LOOM_THROW(CodeGenError) << "GPU codegen: unexpected expression in '" << m_func << "'";
+  }
+
+  /// `c ? a : b` (Select, if_then_else) of type `t`. C's ?: promotes char and short operands to
+  /// int: the value is cast back to its type (an OpenCL min(char, int) around it is ambiguous).
+  std::string ternary(const Expr& c, const Expr& a, const Expr& b, DataType t) {
+    std::string sel = "(" + expr(c) + " ? " + expr(a) + " : " + expr(b) + ")";
+    if (!t.isFloat() && !t.isBool() && t.bits() < 32) return "((" + ctype(t) + ")" + sel + ")";
+    return sel;
   }
 
   std::string binary(const BinaryNode* op) {
@@ -310,8 +313,7 @@ private:
 
   std::string callText(const CallNode* op) {
     const std::string& name = op->op;
-    if (name == "if_then_else" && op->args.size() == 3)
-      return "(" + expr(op->args[0]) + " ? " + expr(op->args[1]) + " : " + expr(op->args[2]) + ")";
+    if (name == "if_then_else" && op->args.size() == 3) return ternary(op->args[0], op->args[1], op->args[2], op->dtype);
     // The int8 byte dot product (tir intrinsics dot4_u8s8*): a prelude helper.
     if ((name == "dot4_u8s8" || name == "dot4_u8s8_pairs16") && op->args.size() == 2 && op->dtype.lanes() == 1)
       return "loom_dot4_u8s8((loom_i32)(" + expr(op->args[0]) + "), (loom_i32)(" + expr(op->args[1]) + "))";

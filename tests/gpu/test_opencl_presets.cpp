@@ -184,15 +184,15 @@ sch.compute_at(Bs, ko)
   }
 
   /// int8 values keep their type in the GPU C: the floor helpers compute in 32 bits and C's ?:
-  /// promotes char to int, so `floordiv(x, -1)` of -128 was 128 (not int8's -128) and a min of
-  /// either with a char did not build on OpenCL ("call to '_cl_min' is ambiguous"; fuzz_difftest
-  /// TIR seed 3 with --gpu-every 1).
+  /// (Select, if_then_else) promotes char to int, so `floordiv(x, -1)` of -128 was 128 (not
+  /// int8's -128) and a min of any of them with a char did not build on OpenCL ("call to
+  /// '_cl_min' is ambiguous"; fuzz_difftest TIR seeds 3 and 320874 with --gpu-every 1).
   void int8FloorDivAndSelectKeepTheirType() {
     if (!m_unavailable.empty()) QSKIP(("no OpenCL device: " + m_unavailable).c_str());
     tir::PrimFunc f = tir::parseFunc(R"(# from tvm.script import tir as T
 
 @T.prim_func
-def main(A: T.Buffer((4,), "int8"), B: T.Buffer((4,), "int8"), D: T.Buffer((4,), "int8"), S: T.Buffer((4,), "int8")):
+def main(A: T.Buffer((4,), "int8"), B: T.Buffer((4,), "int8"), D: T.Buffer((4,), "int8"), S: T.Buffer((4,), "int8"), E: T.Buffer((4,), "int8")):
     T.func_attr({"global_symbol": "main", "tir.noalias": T.bool(True)})
     for i in range(4):
         with T.block("d"):
@@ -202,6 +202,10 @@ def main(A: T.Buffer((4,), "int8"), B: T.Buffer((4,), "int8"), D: T.Buffer((4,),
         with T.block("s"):
             v = T.axis.spatial(4, i)
             S[v] = T.max(T.Select(v >= 2, A[v], B[v]), T.int8(-100))
+    for i in range(4):
+        with T.block("e"):
+            v = T.axis.spatial(4, i)
+            E[v] = T.min(T.if_then_else(v >= 2, A[v], B[v]), T.int8(5))
 )", "int8.py");
     transform::PassContext ctx;
     driver::OperatorOptions o;
@@ -209,17 +213,18 @@ def main(A: T.Buffer((4,), "int8"), B: T.Buffer((4,), "int8"), D: T.Buffer((4,),
     driver::LoweredOperator op = driver::lowerOperator(f, o, ctx);
     codegen::OpenCLModule mod(op.lowered);
     std::vector<runtime::NDArray> args;
-    for (int i = 0; i < 4; ++i) args.push_back(runtime::NDArray::empty({4}, runtime::DType{runtime::DType::Int, 8, 1}));
+    for (int i = 0; i < 5; ++i) args.push_back(runtime::NDArray::empty({4}, runtime::DType{runtime::DType::Int, 8, 1}));
     const int8_t a[4] = {-128, -7, 9, -128}, b[4] = {3, -128, 1, 2};
     for (int i = 0; i < 4; ++i) {
       args[0].as<int8_t>()[i] = a[i];
       args[1].as<int8_t>()[i] = b[i];
     }
     mod.run(args);
-    const int8_t d[4] = {-128, 5, -9, -128}, sel[4] = {3, -100, 9, -100};
+    const int8_t d[4] = {-128, 5, -9, -128}, sel[4] = {3, -100, 9, -100}, ite[4] = {3, -128, 5, -128};
     for (int i = 0; i < 4; ++i) {
       QCOMPARE(int(args[2].as<int8_t>()[i]), int(d[i]));
       QCOMPARE(int(args[3].as<int8_t>()[i]), int(sel[i]));
+      QCOMPARE(int(args[4].as<int8_t>()[i]), int(ite[i]));
     }
   }
 };
