@@ -4,12 +4,14 @@
 // With --gpu-every K, every Kth program is also bound to GPU threads (its default GPU schedule, a
 // flat binding with a drawn thread count, a point of the tuner's GPU space) and run on each GPU
 // target of --gpu-targets that this machine can run (opencl on PoCL, cuda with a driver + NVRTC;
-// cuda with NVRTC but no driver: the kernels are compiled to PTX only).
+// cuda with NVRTC but no driver: the kernels are compiled to PTX only); each such program comes
+// with a second one, a reduction with data reuse (matmul, matrix-vector, 1-D conv), through the
+// same GPU variants (--reuse-file: a committed one instead).
 // Also random ONNX models through the whole model pipeline (import, layouts, fusion, Winograd,
 // default schedules, opt levels 0-3) against the graph evaluator.
 // Usage: fuzz_difftest [--tir N] [--graphs M] [--seed S] [--c-every K] [--graph-model FILE.onnx]
 //                      [--tir-file FILE.py [--schedule-file SCHED.py]] [--gpu-every K]
-//                      [--gpu-targets opencl,cuda] [--max-seconds T] [--quiet]
+//                      [--gpu-targets opencl,cuda] [--reuse-file FILE.py] [--max-seconds T] [--quiet]
 // (--graph-model: each graph case runs that model instead of the generated one; --tir-file: each
 // program case that TVMScript program, --schedule-file: with that schedule script as its random
 // schedule; regressions that survive generator changes; --max-seconds: no case starts after T
@@ -97,7 +99,7 @@ struct Counts {
   /// Per GPU target: variants run on the device, variants only compiled (CUDA C to PTX by NVRTC
   /// where there is no driver), and variants skipped (no device here).
   std::map<std::string, long> gpuRun, gpuCompiledOnly, gpuSkipped;
-  long gpuTunerSpace = 0;
+  long gpuTunerSpace = 0, reusePrograms = 0;
 };
 
 const std::string kNoCudaDriver = "no CUDA driver here (libcuda.so.1 not found)";
@@ -146,9 +148,10 @@ std::string compare(const std::vector<runtime::NDArray>& got, const std::vector<
 class Runner {
 public:
   Runner(int cEvery, bool quiet, std::string graphModel, std::string tirFile, std::string scheduleFile, int gpuEvery,
-         std::vector<std::string> gpuTargets)
+         std::vector<std::string> gpuTargets, std::string reuseFile)
       : m_cEvery(cEvery), m_quiet(quiet), m_graphModel(std::move(graphModel)), m_tirFile(std::move(tirFile)),
-        m_scheduleFile(std::move(scheduleFile)), m_gpuEvery(gpuEvery), m_gpuTargets(std::move(gpuTargets)) {
+        m_scheduleFile(std::move(scheduleFile)), m_gpuEvery(gpuEvery), m_gpuTargets(std::move(gpuTargets)),
+        m_reuseFile(std::move(reuseFile)) {
     m_dir = std::filesystem::temp_directory_path() / ("loom-difftest-" + std::to_string(getpid()));
     std::filesystem::create_directories(m_dir);
   }
@@ -231,7 +234,40 @@ public:
         check(seed, text, f, trace, p->final.func(), "llvm", want);
       }
     }
-    if (m_gpuEvery > 0 && counts.programs % m_gpuEvery == 0) gpuVariants(seed, text, f, rng, want);
+    if (m_gpuEvery > 0 && counts.programs % m_gpuEvery == 0) {
+      gpuVariants(seed, text, f, rng, want);
+      reuseProgram(seed);
+    }
+  }
+
+  /// With the GPU variants: a second program of the seed, a reduction with data reuse
+  /// (fuzz::randomReuseProgram: matmul, matrix-vector, 1-D conv; what the GPU space tiles with
+  /// vthreads and shared memory), from its own rng: compiled unscheduled for the CPU and run
+  /// through the GPU variants. --reuse-file FILE: that program instead (a regression).
+  void reuseProgram(uint64_t seed) {
+    std::mt19937_64 rng(seed ^ 0x7265757365ull);
+    std::string text = fuzz::randomReuseProgram(rng);
+    if (!m_reuseFile.empty()) text = readFile(m_reuseFile);
+    if (const char* dir = std::getenv("LOOM_DIFF_DUMP"))
+      std::ofstream(std::string(dir) + "/reuse_" + std::to_string(seed) + ".py") << text;
+    text = "# the reuse program of seed " + std::to_string(seed) + "\n" + text;
+    tir::PrimFunc f;
+    try {
+      f = tir::parseFunc(text, "reuse.py");
+    } catch (const Error& e) {
+      report(seed, text, "", "parse", std::string("the generated reuse program does not parse: ") + e.what());
+      return;
+    }
+    ++counts.reusePrograms;
+    auto want = argsFor(f, seed);
+    try {
+      tir::interpret(f, std::vector<tir::Arg>(want.begin(), want.end()));
+    } catch (const Error& e) {
+      report(seed, text, "", "interpret", std::string("the interpreter refuses the reuse program: ") + e.what());
+      return;
+    }
+    check(seed, text, f, "", f, "llvm -opt-level=" + std::to_string(seed % 4), want);
+    gpuVariants(seed, text, f, rng, want);
   }
 
   void graph(uint64_t seed) {
@@ -347,6 +383,7 @@ private:
   std::string m_tirFile, m_scheduleFile;
   int m_gpuEvery;
   std::vector<std::string> m_gpuTargets;
+  std::string m_reuseFile;
   std::map<std::string, std::string> m_gpuUnavailable;  // per GPU target, checked once: why it cannot run here
   std::set<std::string> m_ptxOnly;  // GPU targets whose kernels are only compiled here (cuda without a driver)
   bool m_lowered = std::getenv("LOOM_DIFF_LOWERED") != nullptr;
@@ -471,7 +508,25 @@ private:
       }
       if (p) {
         ++counts.gpuTunerSpace;
-        schedules.emplace_back(p->final.trace().str(), p->final.func());
+        std::string trace = p->final.trace().str();
+        schedules.emplace_back(trace, p->final.func());
+        // Multi-level tiling applied (vthreads) without shared-memory tiles, drawn for half of such
+        // points: up to 3 more draws for a point with them (they occur in few random programs).
+        for (uint64_t k = 1; k <= 3 && trace.find("vthread") != std::string::npos &&
+                             trace.find("\"shared\"") == std::string::npos; ++k) {
+          std::optional<tune::SpacePoint> q;
+          try {
+            Phase sp("schedule (GPU tuner space)");
+            q = space.sample(f, seed * 4 + k);
+          } catch (const tir::ScheduleError&) {
+          }
+          if (!q) continue;
+          std::string t = q->final.trace().str();
+          if (t.find("\"shared\"") == std::string::npos) continue;
+          ++counts.gpuTunerSpace;
+          schedules.emplace_back(t, q->final.func());
+          break;
+        }
       }
     }
     for (auto& [trace, g] : schedules) interpretCheck(seed, text, trace, g, want);
@@ -594,7 +649,7 @@ int main(int argc, char** argv) {
   double maxSeconds = 0;
   std::vector<std::string> gpuTargets = {"opencl", "cuda"};
   bool quiet = false;
-  std::string graphModel, tirFile, scheduleFile;
+  std::string graphModel, tirFile, scheduleFile, reuseFile;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -614,6 +669,7 @@ int main(int argc, char** argv) {
     else if (a == "--schedule-file") scheduleFile = next();
     else if (a == "--gpu-every") gpuEvery = std::stoi(next());
     else if (a == "--max-seconds") maxSeconds = std::stod(next());
+    else if (a == "--reuse-file") reuseFile = next();
     else if (a == "--gpu-targets") {
       gpuTargets.clear();
       std::string list = next();
@@ -629,12 +685,12 @@ int main(int argc, char** argv) {
       }
     } else {
       std::fprintf(stderr, "usage: fuzz_difftest [--tir N] [--graphs M] [--seed S] [--c-every K] [--graph-model FILE.onnx] "
-                           "[--tir-file FILE.py [--schedule-file SCHED.py]] [--gpu-every K] [--gpu-targets opencl,cuda] [--max-seconds T] [--quiet]\n");
+                           "[--tir-file FILE.py [--schedule-file SCHED.py]] [--gpu-every K] [--gpu-targets opencl,cuda] [--reuse-file FILE.py] [--max-seconds T] [--quiet]\n");
       return 2;
     }
   }
   if (gpuEvery > 0) runtime::useDevicePluginsBesideProgram();
-  Runner r(cEvery, quiet, graphModel, tirFile, scheduleFile, gpuEvery, gpuTargets);
+  Runner r(cEvery, quiet, graphModel, tirFile, scheduleFile, gpuEvery, gpuTargets, reuseFile);
   // --max-seconds T: no new case starts after T seconds of wall time (the summary still prints;
   // for a run under an outer time limit, e.g. on a lent GPU machine).
   auto start = std::chrono::steady_clock::now();
@@ -672,7 +728,9 @@ int main(int argc, char** argv) {
               c.programs, (unsigned long long)seed, (unsigned long long)(seed + ran - 1), c.scheduled, c.tunerSpace,
               c.variants, c.cBuilds, c.duplicates, c.mismatches, c.buildFailures);
   if (gpuEvery > 0) {
-    std::printf("gpu (one program in %d bound to GPU threads; %ld GPU tuner-space points):", gpuEvery, c.gpuTunerSpace);
+    std::printf("gpu (one program in %d, and a reuse program with each, bound to GPU threads; %ld reuse programs, %ld GPU "
+                "tuner-space points):",
+                gpuEvery, c.reusePrograms, c.gpuTunerSpace);
     for (auto& t : gpuTargets) {
       auto get = [&](const std::map<std::string, long>& m) { auto it = m.find(t); return it == m.end() ? 0L : it->second; };
       std::printf(" %s %ld variants run, %ld compiled only, %ld skipped (no device);", t.c_str(), get(c.gpuRun),
