@@ -26,6 +26,8 @@ mkdir -p "$stage/bin" "$stage/lib/sys" "$stage/tests" "$stage/fuzz" "$out"
 bins=(bin/loom bin/bench_model_gpu tests/gpu_test_cuda_device tests/gpu_test_cuda_ptx tests/gpu_test_gpu_cli fuzz/fuzz_difftest)
 for b in "${bins[@]}"; do cp "$build/$b" "$stage/$b"; done
 cp "$build/lib/libloom_device_cuda.so" "$stage/lib/"
+# The OpenCL plugin too (it dlopens the ICD loader, if any): test_gpu_cli checks its messages.
+[ -f "$build/lib/libloom_device_opencl.so" ] && cp "$build/lib/libloom_device_opencl.so" "$stage/lib/"
 echo "$build" > "$stage/build-dir"
 # Shared libraries: all that ldd resolves, less the C/C++ runtime the machine has (newer there).
 skip='^(libc|libm|libdl|libpthread|librt|ld-linux-x86-64|libgcc_s|libstdc\+\+|linux-vdso)\.'
