@@ -56,6 +56,7 @@
 #include "core/transform/GPUSchedules.h"
 #include "core/transform/Instruments.h"
 #include "core/tune/SpaceGenerator.h"
+#include "core/tune/rule/GPURules.h"
 #include "runtime/DeviceAPI.h"
 #include "runtime/Module.h"
 #include "tests/fuzz/diff/TirGen.h"
@@ -99,7 +100,7 @@ struct Counts {
   /// Per GPU target: variants run on the device, variants only compiled (CUDA C to PTX by NVRTC
   /// where there is no driver), and variants skipped (no device here).
   std::map<std::string, long> gpuRun, gpuCompiledOnly, gpuSkipped;
-  long gpuTunerSpace = 0, reusePrograms = 0;
+  long gpuTunerSpace = 0, reusePrograms = 0, gpuRefused = 0;
 };
 
 const std::string kNoCudaDriver = "no CUDA driver here (libcuda.so.1 not found)";
@@ -216,6 +217,7 @@ public:
         interpretCheck(seed, text, trace, sch.func(), want);
         check(seed, text, f, trace, sch.func(), "llvm -opt-level=" + std::to_string((opt + 1 + rng() % 3) % 4), want);
         if (m_cEvery > 0 && counts.programs % m_cEvery == 0) checkC(seed, text, trace, sch.func(), want);
+        m_randomScheduled = sch;
       }
     }
     // A point of the tuner's search space.
@@ -385,7 +387,8 @@ private:
   std::vector<std::string> m_gpuTargets;
   std::string m_reuseFile;
   std::map<std::string, std::string> m_gpuUnavailable;  // per GPU target, checked once: why it cannot run here
-  std::set<std::string> m_ptxOnly;  // GPU targets whose kernels are only compiled here (cuda without a driver)
+  std::set<std::string> m_ptxOnly;
+  std::optional<tir::Schedule> m_randomScheduled;  // GPU targets whose kernels are only compiled here (cuda without a driver)
   bool m_lowered = std::getenv("LOOM_DIFF_LOWERED") != nullptr;
   std::set<std::string> m_compiled;  // target + lowered entry of each variant compiled for this program
   std::filesystem::path m_dir;
@@ -529,6 +532,23 @@ private:
         }
       }
     }
+    // (d) The random primitive sequence's result, then the space's auto-bind rule: CPU-style
+    // structure (compute_at, cache_read / cache_write in any scope, rfactor, split tails) under
+    // thread bindings. Not every such program can run on a GPU (a loop left outside the kernels,
+    // a local buffer used by two kernels): the GPU split's typed refusals are counted, not
+    // reported; a wrong result or any other failure is a finding.
+    size_t mayRefuseFrom = schedules.size();
+    if (m_randomScheduled) {
+      static const std::shared_ptr<tune::ScheduleRule> autoBind = tune::makeGPUAutoBind();
+      tir::Schedule sch = *m_randomScheduled;
+      m_randomScheduled.reset();
+      tune::RuleContext ctx{std::mt19937_64(seed), 2};
+      {
+        Phase sp("schedule (GPU)");
+        autoBind->apply(sch, ctx);
+      }
+      schedules.emplace_back(sch.trace().str(), sch.func());
+    }
     for (auto& [trace, g] : schedules) interpretCheck(seed, text, trace, g, want);
     for (const std::string& target : m_gpuTargets) {
       auto it = m_gpuUnavailable.find(target);
@@ -543,8 +563,9 @@ private:
           std::fprintf(stderr, "fuzz_difftest: %s variants are skipped: %s\n", target.c_str(), it->second.c_str());
       }
       bool ptxOnly = m_ptxOnly.count(target) > 0;
-      for (auto& [trace, g] : schedules) {
-        if (it->second.empty() || ptxOnly) checkGPU(seed, text, trace, g, target, want, ptxOnly);
+      for (size_t i = 0; i < schedules.size(); ++i) {
+        auto& [trace, g] = schedules[i];
+        if (it->second.empty() || ptxOnly) checkGPU(seed, text, trace, g, target, want, ptxOnly, i >= mayRefuseFrom);
         else ++counts.gpuSkipped[target];
       }
     }
@@ -553,7 +574,7 @@ private:
   /// A program bound to GPU threads lowered for `target` (cuda, opencl), its kernels built and run
   /// on the target's first device, the arrays copied back and compared.
   void checkGPU(uint64_t seed, const std::string& text, const std::string& trace, const tir::PrimFunc& g,
-                const std::string& target, const std::vector<runtime::NDArray>& want, bool ptxOnly) {
+                const std::string& target, const std::vector<runtime::NDArray>& want, bool ptxOnly, bool mayRefuse = false) {
     ++counts.variants;
     auto got = argsFor(g, seed);
     std::string source;  // the kernels' CUDA C / OpenCL C, shown with a failure or a difference
@@ -600,6 +621,11 @@ private:
       runtime::DeviceAPI::get(dev.type)->sync(dev);
       for (size_t i = 0; i < got.size(); ++i) got[i].copyFrom(onDevice[i]);
     } catch (const std::exception& e) {
+      if (mayRefuse && dynamic_cast<const GPUSplitError*>(&e)) {
+        --counts.variants;
+        ++counts.gpuRefused;
+        return;
+      }
       ++counts.buildFailures;
       report(seed, text, trace, target, std::string("build or run failed: ") + e.what() + "\n--- kernels:\n" + source);
       return;
@@ -736,7 +762,7 @@ int main(int argc, char** argv) {
       std::printf(" %s %ld variants run, %ld compiled only, %ld skipped (no device);", t.c_str(), get(c.gpuRun),
                   get(c.gpuCompiledOnly), get(c.gpuSkipped));
     }
-    std::printf("\n");
+    std::printf(" %ld random schedules + auto-bind refused by the GPU split\n", c.gpuRefused);
   }
   if (graphs > 0)
     std::printf("graphs: %ld random models through the whole pipeline, %ld mismatches or failures\n", c.graphs,
