@@ -2,10 +2,13 @@
 # Runs the CUDA path on a GPU machine from what bench/gpu/pack.sh packed (.gpu/loom-gpu.tar.xz
 # beside the repository's checkout): the CUDA device tests, models through `loom onnx-test` and
 # bench_model_gpu, `loom bench-op` on matmul / conv2d, and PyTorch's times for the same work
-# (torch_ref.py); compute-sanitizer over the device tests; `loom tune --target cuda`. Logs go to
-# /tmp/loom-out, packed into $OUT/logs.tgz after each step. Usage, from the checkout's root:
+# (torch_ref.py); compute-sanitizer over the device tests; `loom tune --target cuda`; fuzz_difftest's
+# CUDA (and CPU) variants over random TIR programs, DIFF_PROCS processes (14) on disjoint seed ranges
+# (DIFF_SEED + k * 10000) for DIFF_SECONDS (150) each. Logs go to /tmp/loom-out, packed into
+# $OUT/logs.tgz after each step. Usage, from the checkout's root:
 #   bash .gpu/device_run.sh [steps...]
-#   (steps: info tests sanitize models zoo-cpu resnet18 bench defaults torch tune; default: info tests models bench torch)
+#   (steps: info tests sanitize models zoo-cpu resnet18 bench defaults torch tune difftest;
+#    default: info tests models bench torch)
 set -u
 R=$PWD; G=$R/.gpu; T=/tmp/loom; O=/tmp/loom-out
 mkdir -p "$T" "$O"
@@ -14,8 +17,13 @@ mkdir -p "$T" "$O"
 [ -f "$G/loom-gpu-update.tar.xz" ] && { tar -C "$T" -xJf "$G/loom-gpu-update.tar.xz" || exit 1; }
 export LOOM_DEVICE_PATH=$T/lib
 L=$T/lib/sys:$T/lib
-# The build's baked paths (LOOM_BINARY_DIR, LOOM_SOURCE_DIR) point into the worktree it was built in.
-[ -e /work/wt/gpu ] || { mkdir -p /work/wt/gpu && ln -s "$T" /work/wt/gpu/build && ln -s "$R/examples" /work/wt/gpu/examples; }
+# The build's baked paths (LOOM_BINARY_DIR, LOOM_SOURCE_DIR) point into the worktree it was built in
+# (pack.sh wrote the build's path to build-dir; /work/wt/gpu/build for a pack made before it did):
+# the pack is linked there, and the checkout's examples/ and runtime/ (fuzz_difftest's C backend
+# includes runtime/include) beside it.
+B=$(cat "$T/build-dir" 2>/dev/null || echo /work/wt/gpu/build); S=$(dirname "$B")
+[ -e "$B" ] || { mkdir -p "$S" && ln -s "$T" "$B"; }
+for d in examples runtime; do [ -e "$S/$d" ] || ln -s "$R/$d" "$S/$d"; done
 nvrtc=$(ldconfig -p | awk '/libnvrtc\.so[. ]/ {print $NF; exit}')
 [ -n "$nvrtc" ] || nvrtc=$(ls /usr/local/cuda*/lib64/libnvrtc.so* 2>/dev/null | head -1)
 [ -n "$nvrtc" ] || nvrtc=$(find / -name 'libnvrtc.so*' -not -path '/proc/*' 2>/dev/null | grep -v builtins | head -1)
@@ -94,10 +102,26 @@ runpy.run_path('examples/models/make_torch_models.py', run_name='__main__')
     conv=conv2d:N=1,C=64,H=56,W=56,K=64,R=3,S=3,pad=1,stride=1
     run tune_conv_resnet 150 "$T/bin/loom" tune -w $conv --target cuda --trials 32 --output "$O/tune_conv.json"
     run op_conv_resnet_tuned 60 "$T/bin/loom" bench-op -w $conv --target cuda --repeat 30 --no-check --tuning-records "$O/tune_conv.json" ;;
+  difftest)  # random TIR programs: CPU variants and, for each, CUDA variants (tests/fuzz/README.md)
+    n=${DIFF_PROCS:-14}; secs=${DIFF_SECONDS:-150}; base=${DIFF_SEED:-400000}
+    cevery=10; command -v cc > /dev/null || cevery=0
+    s=$(date +%s)
+    for k in $(seq 0 $((n - 1))); do
+      LOOM_DIFF_LOWERED=1 LD_LIBRARY_PATH=$L timeout $((secs + 45)) "$T/fuzz/fuzz_difftest" --tir 10000 \
+        --seed $((base + k * 10000)) --gpu-every 1 --gpu-targets cuda --c-every $cevery --max-seconds "$secs" \
+        > "$O/difftest_$k.out" 2> "$O/difftest_$k.err" &
+    done
+    wait
+    echo "== difftest $n processes, $(( $(date +%s) - s )) s" | tee -a "$O/summary.txt"
+    for k in $(seq 0 $((n - 1))); do
+      echo "-- $k: $(grep -c '=== MISMATCH' "$O/difftest_$k.err") mismatches; $(tail -n 1 "$O/difftest_$k.err" | cut -c1-200)"
+      cat "$O/difftest_$k.out"
+    done | tee "$O/difftest_summary.txt" | tail -n 60
+    grep -h -A3 '=== MISMATCH' "$O"/difftest_*.err | cut -c1-300 | head -n 40 ;;
   esac
   [ -n "${OUT:-}" ] && tar -C "$O" -czf "$OUT/logs.tgz" .  # each step's logs come back even if a later one runs out of time
 done
 echo "== summary"; cat "$O/summary.txt"
 
-for f in "$O"/op_*.log; do echo "$(basename "$f" .log): $(grep -h -E '^(check|time|throughput)' "$f" | tr '\n' ' ')"; done
+for f in "$O"/op_*.log; do [ -e "$f" ] || continue; echo "$(basename "$f" .log): $(grep -h -E '^(check|time|throughput)' "$f" | tr '\n' ' ')"; done
 [ -n "${OUT:-}" ] && tar -C "$O" -czf "$OUT/logs.tgz" . && cp "$O/summary.txt" "$OUT/"

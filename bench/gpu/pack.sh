@@ -1,6 +1,8 @@
 #!/bin/bash
 # Packs what a GPU machine without Loom's build dependencies needs to run the CUDA path: the loom
-# CLI, bench_model_gpu, the CUDA device test binaries, the CUDA device plugin, and every shared
+# CLI, bench_model_gpu, the CUDA device test binaries, fuzz_difftest (its CUDA variants), the CUDA
+# device plugin, the build's own path (build-dir: device_run.sh links it there, for the paths the
+# binaries have baked in), and every shared
 # library they load that is not glibc/libstdc++ (LLVM 19, ONNX, protobuf, xgboost, Open MPI, Qt 6
 # Core/Test, ICU ...), as one tar.xz. Two large libraries that the CUDA path never calls are
 # replaced by stubs: libz3 (LLVM's optional constraint solver: each Z3_* function LLVM imports
@@ -20,10 +22,13 @@ build=$(readlink -f "$1"); out=$(readlink -f "$2")
 here=$(dirname "$(readlink -f "$0")")
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
-mkdir -p "$stage/bin" "$stage/lib/sys" "$stage/tests" "$out"
-bins=(bin/loom bin/bench_model_gpu tests/gpu_test_cuda_device tests/gpu_test_cuda_ptx tests/gpu_test_gpu_cli)
+mkdir -p "$stage/bin" "$stage/lib/sys" "$stage/tests" "$stage/fuzz" "$out"
+bins=(bin/loom bin/bench_model_gpu tests/gpu_test_cuda_device tests/gpu_test_cuda_ptx tests/gpu_test_gpu_cli fuzz/fuzz_difftest)
 for b in "${bins[@]}"; do cp "$build/$b" "$stage/$b"; done
 cp "$build/lib/libloom_device_cuda.so" "$stage/lib/"
+# The OpenCL plugin too (it dlopens the ICD loader, if any): test_gpu_cli checks its messages.
+[ -f "$build/lib/libloom_device_opencl.so" ] && cp "$build/lib/libloom_device_opencl.so" "$stage/lib/"
+echo "$build" > "$stage/build-dir"
 # Shared libraries: all that ldd resolves, less the C/C++ runtime the machine has (newer there).
 skip='^(libc|libm|libdl|libpthread|librt|ld-linux-x86-64|libgcc_s|libstdc\+\+|linux-vdso)\.'
 for b in "${bins[@]}"; do ldd "$build/$b"; done | awk '$3 ~ /^\// {print $1, $3}' | sort -u |

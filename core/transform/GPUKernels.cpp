@@ -212,6 +212,17 @@ public:
     }
     case NodeKind::Allocate: {
       auto* a = s.as<AllocateNode>();
+      // A buffer outside every kernel would be one device buffer for all threads of all kernels;
+      // a local (per-thread) or shared (per-block) one, whose uses the lowering placed outside
+      // the kernels because they are in several of them, would be wrong there: its region was
+      // made per thread or per block (fuzz_difftest seed 20006: a one-element cache of each
+      // thread, written by 25 threads of one kernel and read by those of another).
+      if (a->scope == "local" || a->scope == "shared")
+        LOOM_THROW_AT(GPUSplitError, a->span)
+            << "'" << p.func->name << "': buffer '" << a->bufferVar->name << "' of scope " << a->scope
+            << " is used by more than one kernel (or outside any); a " << a->scope
+            << " buffer lives in one kernel: put its producer and its consumers under the same thread "
+               "bindings (compute_at / reverse_compute_at), or make it global";
       int64_t count = 1;
       for (auto& e : a->extents) {
         const int64_t* c = asConstInt(e);

@@ -80,6 +80,10 @@ private slots:
     env.insert("OCL_ICD_VENDORS", empty.path());  // the ICD loader finds no platform here
     Run r = runLoom({"bench-op", "-w", "relu:M=8,N=8", "--target", "opencl"}, env);
     QCOMPARE(r.exitCode, 1);
+    // Where the OpenCL plugin or the ICD loader itself is missing (a GPU machine running packed
+    // binaries), that is what the message says, and no platform can be hidden from a loader.
+    if (r.err.contains("no plugin libloom_device_opencl") || r.err.contains("ICD loader libOpenCL.so.1 is not installed"))
+      QSKIP(qPrintable("no OpenCL plugin or ICD loader here: " + r.err.trimmed()));
     QVERIFY2(r.err.contains("no OpenCL platform is installed"), qPrintable(r.err));
   }
 

@@ -230,6 +230,62 @@ private:
 
 std::string randomTirProgram(std::mt19937_64& rng) { return Generator(rng).program(); }
 
+std::string randomReuseProgram(std::mt19937_64& rng) {
+  const char* dtypes[] = {"float32", "float32", "float64", "int32", "int8"};
+  std::string dt = dtypes[rng() % 5];
+  int kind = int(rng() % 3);
+  int64_t m = pick(rng, 1, 24), n = pick(rng, 1, 24), k = pick(rng, 1, 32);
+  bool epilogue = chance(rng, 40);
+  std::string c = epilogue ? "C" : "out";
+  std::vector<int64_t> cShape = kind == 1 ? std::vector<int64_t>{m} : std::vector<int64_t>{m, n};
+  std::vector<std::pair<std::string, std::vector<int64_t>>> params;
+  std::string loops, axes, iters, init, update, idx;
+  switch (kind) {
+  case 0:
+    params = {{"A", {m, k}}, {"B", {k, n}}};
+    loops = "i, j, k in T.grid(" + std::to_string(m) + ", " + std::to_string(n) + ", " + std::to_string(k) + ")";
+    axes = "vi, vj, vk = T.axis.remap(\"SSR\", [i, j, k])";
+    idx = "vi, vj";
+    update = "A[vi, vk] * B[vk, vj]";
+    break;
+  case 1:
+    params = {{"A", {m, k}}, {"B", {k}}};
+    loops = "i, k in T.grid(" + std::to_string(m) + ", " + std::to_string(k) + ")";
+    axes = "vi, vk = T.axis.remap(\"SR\", [i, k])";
+    idx = "vi";
+    update = "A[vi, vk] * B[vk]";
+    break;
+  default:
+    params = {{"A", {m, n + k - 1}}, {"W", {k}}};
+    loops = "i, j, k in T.grid(" + std::to_string(m) + ", " + std::to_string(n) + ", " + std::to_string(k) + ")";
+    axes = "vi, vj, vk = T.axis.remap(\"SSR\", [i, j, k])";
+    idx = "vi, vj";
+    update = "A[vi, vj + vk] * W[vk]";
+    break;
+  }
+  if (epilogue) params.push_back({"bias", {cShape.back()}});
+  std::ostringstream t;
+  t << "# from tvm.script import tir as T\n\n@T.prim_func\ndef main(";
+  for (auto& [name, shape] : params) t << name << ": T.Buffer(" << tuple(shape) << ", \"" << dt << "\"), ";
+  t << "out: T.Buffer(" << tuple(cShape) << ", \"" << dt << "\")):\n";
+  t << "    T.func_attr({\"global_symbol\": \"main\", \"tir.noalias\": T.bool(True)})\n";
+  if (epilogue) t << "    C = T.alloc_buffer(" << tuple(cShape) << ", \"" << dt << "\")\n";
+  std::string zero = "T." + dt + "(0)";
+  t << "    for " << loops << ":\n        with T.block(\"r\"):\n            " << axes << "\n";
+  t << "            with T.init():\n                " << c << "[" << idx << "] = " << zero << "\n";
+  t << "            " << c << "[" << idx << "] = " << c << "[" << idx << "] + " << update << "\n";
+  if (epilogue) {
+    std::string last = kind == 1 ? "vi" : "vj";
+    if (kind == 1)
+      t << "    for i in T.grid(" << m << "):\n        with T.block(\"e\"):\n            vi = T.axis.remap(\"S\", [i])\n";
+    else
+      t << "    for i, j in T.grid(" << m << ", " << n << "):\n        with T.block(\"e\"):\n"
+        << "            vi, vj = T.axis.remap(\"SS\", [i, j])\n";
+    t << "            out[" << idx << "] = T.max(C[" << idx << "] + bias[" << last << "], " << zero << ")\n";
+  }
+  return t.str();
+}
+
 int randomSchedule(tir::Schedule& sch, std::mt19937_64& rng, int steps) {
   using namespace tir;
   int applied = 0;
