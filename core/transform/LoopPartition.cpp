@@ -136,6 +136,18 @@ public:
     visitStmt(n->body);
     m_local.erase(n->var.get());
   }
+  /// A thread index bound inside the loop (`attr(threadIdx_x, "thread_extent", 2)` under a
+  /// vthread loop made serial) is defined only there: a condition on it cannot bound the loop
+  /// (fuzz_difftest TIR seed 760070: the bound `min(max(threadIdx_x * -1 // 2 + 1, 0), 2)` was
+  /// computed outside the thread scope, and the kernel's host part used threadIdx.x).
+  void visit(const AttrStmtNode* n) override {
+    auto* tv = n->node.as<VarNode>();
+    const bool binds = tv && (n->key == "thread_extent" || n->key == "virtual_thread");
+    visitExpr(n->value);
+    if (binds) m_local.insert(tv);
+    visitStmt(n->body);
+    if (binds) m_local.erase(tv);
+  }
   void visit(const LetNode* n) override {
     visitExpr(n->value);
     m_local.insert(n->var.get());
