@@ -415,28 +415,37 @@ private:
     if (!m.empty()) report(seed, text, trace, "interpreter on the scheduled program", m + "\n" + tir::printFunc(g));
   }
 
+  /// The lowering's pass context; LOOM_DIFF_PRINT=passes prints each pass's output too (which
+  /// pass broke a program).
+  static transform::PassContext passContext() {
+    transform::PassContext ctx;
+    if (const char* e = std::getenv("LOOM_DIFF_PRINT"); e && std::string(e) == "passes")
+      ctx.instruments.push_back(std::make_shared<transform::PrintAfterAll>(std::cerr));
+    return ctx;
+  }
+
+  /// Whether this program already compiled `code` for `target` (a schedule that changed nothing
+  /// the lowering keeps, the tuner's point equal to the plain program): the same machine code and
+  /// result, so the variant is skipped and counted as a duplicate instead.
+  bool compiledBefore(const std::string& target, const tir::PrimFunc& code) {
+    if (m_compiled.insert(target + "\n" + tir::printFunc(code)).second) return false;
+    --counts.variants;
+    ++counts.duplicates;
+    return true;
+  }
+
   void check(uint64_t seed, const std::string& text, const tir::PrimFunc&, const std::string& trace, const tir::PrimFunc& g,
              const std::string& target, const std::vector<runtime::NDArray>& want) {
     ++counts.variants;
     auto got = argsFor(g, seed);
     try {
-      transform::PassContext ctx;
-      // LOOM_DIFF_PRINT=passes: each lowering pass's output too (which pass broke a program).
-      if (const char* e = std::getenv("LOOM_DIFF_PRINT"); e && std::string(e) == "passes")
-        ctx.instruments.push_back(std::make_shared<transform::PrintAfterAll>(std::cerr));
+      transform::PassContext ctx = passContext();
       driver::OperatorOptions o;
       o.target = target;
       std::optional<Phase> ph(std::in_place, "lower");
       driver::LoweredOperator op = driver::lowerOperator(g, o, ctx);
       ph.reset();
-      // A variant whose code is one this program already compiled for the same target (a
-      // schedule that changed nothing the lowering keeps, the tuner's point equal to the plain
-      // program) would give the same machine code and result: skipped, and counted.
-      if (!m_compiled.insert(op.target.str() + "\n" + tir::printFunc(op.entry)).second) {
-        --counts.variants;
-        ++counts.duplicates;
-        return;
-      }
+      if (compiledBefore(op.target.str(), op.entry)) return;
       if (std::getenv("LOOM_DIFF_PRINT"))
         std::fprintf(stderr, "--- %s, schedule:\n%s\n--- lowered:\n%s\n", target.c_str(), trace.c_str(),
                      tir::printFunc(op.entry).c_str());
@@ -584,20 +593,14 @@ private:
     auto got = argsFor(g, seed);
     std::string source;  // the kernels' CUDA C / OpenCL C, shown with a failure or a difference
     try {
-      transform::PassContext ctx;
-      if (const char* e = std::getenv("LOOM_DIFF_PRINT"); e && std::string(e) == "passes")
-        ctx.instruments.push_back(std::make_shared<transform::PrintAfterAll>(std::cerr));
+      transform::PassContext ctx = passContext();
       driver::OperatorOptions o;
       o.target = target;
       o.defaultGPUSchedule = false;
       std::optional<Phase> ph(std::in_place, "lower (GPU)");
       driver::LoweredOperator op = driver::lowerOperator(g, o, ctx);
       ph.reset();
-      if (!m_compiled.insert(op.target.str() + "\n" + tir::printFunc(op.lowered)).second) {
-        --counts.variants;
-        ++counts.duplicates;
-        return;
-      }
+      if (compiledBefore(op.target.str(), op.lowered)) return;
       source = driver::emitCode(op, target == "cuda" ? driver::CodeKind::CUDA : driver::CodeKind::OpenCL);
       if (std::getenv("LOOM_DIFF_PRINT"))
         std::fprintf(stderr, "--- %s, schedule:\n%s\n--- lowered:\n%s\n--- kernels:\n%s\n", target.c_str(), trace.c_str(),
