@@ -1,6 +1,8 @@
 // Shared helpers of the GPU tests: schedule and lower a preset for a GPU, and check it against the interpreter.
 #pragma once
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -17,6 +19,15 @@ namespace loom::gputest {
 
 /// Points the runtime at the build's device plugins.
 inline void usePluginsOfThisBuild() { setenv("LOOM_DEVICE_PATH", LOOM_BINARY_DIR "/lib", 1); }
+
+/// The text of a committed fuzz_difftest reproducer (tests/fuzz/regressions/difftest_tir/NAME):
+/// the regression tests here read the program and schedule the fuzzer's own test replays.
+inline std::string difftestRegression(const std::string& name) {
+  std::ifstream in(LOOM_SOURCE_DIR "/tests/fuzz/regressions/difftest_tir/" + name);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
 
 /// Empty when the OpenCL device is usable, else why not (the runtime's message).
 inline std::string openclUnavailable() {

@@ -113,72 +113,9 @@ private slots:
   /// so 25 threads wrote element 0 and the next kernel read it (fuzz_difftest seed 20006: a
   /// random primitive sequence with two cache_writes "local", then the space's auto-bind).
   void localBufferAcrossKernelsIsRefused() {
-    tir::PrimFunc f = tir::parseFunc(R"(# from tvm.script import tir as T
-
-@T.prim_func
-def main(A: T.Buffer((5, 1), "float64"), B: T.Buffer((5, 1), "float64"), C: T.Buffer((1, 1), "float64"), out: T.Buffer((5, 5, 1), "float64")):
-    T.func_attr({"global_symbol": "main", "tir.noalias": T.bool(True)})
-    t0 = T.alloc_buffer((5, 5, 1), "float64")
-    for i0_0, i0_1, i0_2 in T.grid(5, 5, 1):
-        with T.block("s0"):
-            v0, v1, v2 = T.axis.remap("SSS", [i0_0, i0_1, i0_2])
-            if T.min(A[v0, 0], A[v0, 0]) < A[v0, 0]:
-                t0[v0, v1, v2] = B[v0, v2]
-            else:
-                t0[v0, v1, v2] = C[0, 0]
-    for i1_0, i1_1, i1_2 in T.grid(5, 5, 1):
-        with T.block("s1"):
-            v0, v1, v2 = T.axis.remap("SSS", [i1_0, i1_1, i1_2])
-            if t0[v0, v1, v2] > (T.float64(0.5) - A[v0, 0]):
-                out[v0, v1, v2] = T.float64(0.5)
-            else:
-                out[v0, v1, v2] = t0[v0, v1, v2]
-)", "seed_20006.py");
-    const char* script = R"(b0 = sch.get_block("s0")
-l1, l2, l3 = sch.get_loops(b0)
-sch.vectorize(l3)
-b4 = sch.get_block("s1")
-l5, l6, l7 = sch.get_loops(b4)
-b8 = sch.cache_write(b4, 0, "local")
-b9 = sch.get_block("s1")
-l10, l11, l12 = sch.get_loops(b9)
-sch.vectorize(l10)
-b13 = sch.get_block("s0")
-l14, l15, l16 = sch.get_loops(b13)
-sch.vectorize(l14)
-b17 = sch.get_block("out_local")
-l18, l19, l20 = sch.get_loops(b17)
-sch.vectorize(l18)
-b21 = sch.get_block("s1")
-l22, l23, l24 = sch.get_loops(b21)
-b25 = sch.get_block("s0")
-l26, l27, l28 = sch.get_loops(b25)
-sch.reverse_compute_at(b21, l27, preserve_unit_loops=True)
-b29 = sch.get_block("s0")
-l30, l31, l32 = sch.get_loops(b29)
-sch.reorder(l30)
-b33 = sch.get_block("s1")
-l34, l35, l36, l37, l38 = sch.get_loops(b33)
-b39 = sch.cache_write(b33, 0, "local")
-b40 = sch.get_block("s1")
-l41, l42, l43, l44, l45 = sch.get_loops(b40)
-l46 = sch.add_unit_loop(l41)
-sch.bind(l46, "blockIdx.x")
-b47 = sch.get_block("out_local_local")
-l48, l49, l50 = sch.get_loops(b47)
-l51 = sch.fuse(l48, l49, l50)
-v52 = sch.sample_categorical(candidates=[32, 64, 128, 256, 512], probs=[0.2, 0.2, 0.2, 0.2, 0.2], decision=0)
-l53, l54 = sch.split(l51, factors=[None, v52])
-sch.bind(l53, "blockIdx.x")
-sch.bind(l54, "threadIdx.x")
-b55 = sch.get_block("out_local")
-l56, l57, l58 = sch.get_loops(b55)
-l59 = sch.fuse(l56, l57, l58)
-v60 = sch.sample_categorical(candidates=[32, 64, 128, 256, 512], probs=[0.2, 0.2, 0.2, 0.2, 0.2], decision=3)
-l61, l62 = sch.split(l59, factors=[None, v60])
-sch.bind(l61, "blockIdx.x")
-sch.bind(l62, "threadIdx.x")
-)";
+    const std::string name = "seed_20006_gpu_local_cache_across_kernels";
+    tir::PrimFunc f = tir::parseFunc(gputest::difftestRegression(name + ".py"), name + ".py");
+    const std::string script = gputest::difftestRegression(name + ".sched.py");
     transform::PassContext ctx;
     driver::OperatorOptions o;
     o.target = "opencl";

@@ -188,18 +188,7 @@ sch.compute_at(Bs, ko)
   /// of a kernel of one work-item in all (fuzz_difftest, the reuse program of seed 9).
   void oneThreadKernelHasNoBarriers() {
     if (!m_unavailable.empty()) QSKIP(("no OpenCL device: " + m_unavailable).c_str());
-    tir::PrimFunc f = tir::parseFunc(R"(# from tvm.script import tir as T
-
-@T.prim_func
-def main(A: T.Buffer((1, 22), "int8"), B: T.Buffer((22,), "int8"), out: T.Buffer((1,), "int8")):
-    T.func_attr({"global_symbol": "main", "tir.noalias": T.bool(True)})
-    for i, k in T.grid(1, 22):
-        with T.block("r"):
-            vi, vk = T.axis.remap("SR", [i, k])
-            with T.init():
-                out[vi] = T.int8(0)
-            out[vi] = out[vi] + A[vi, vk] * B[vk]
-)", "matvec.py");
+    tir::PrimFunc f = tir::parseFunc(gputest::difftestRegression("reuse_seed_9_one_thread_shared_barriers.py"), "matvec.py");
     const char* script = R"(b0 = sch.get_block("r")
 l1, l2 = sch.get_loops(b0)
 l7, l8, l9, l10 = sch.split(l1, factors=[1, 1, 1, 1])
