@@ -562,6 +562,34 @@ bool usedWithoutLane(const tir::BlockNode* blk, size_t k, size_t numSpatial) {
   return operandUse(blk, k, numSpatial).withoutLane;
 }
 
+/// The rows of a depthwise conv's register tile (its rows index the lane-axis input, at an offset
+/// by the window's reduce var along them: `x * stride + rx`): the accumulators and the input
+/// vectors LLVM keeps for the unrolled window columns, R + (R + KW - 1), plus the weight vector,
+/// fit the registers. 28 rows of a 3x3 depthwise conv spilled the shared loads to the stack:
+/// MnasNet's 32-channel 3x3 at 112x112 took 0.171 ms on one core, at 14 rows 0.098 (ORT 0.073).
+/// LOOM_DW_ROWS=N sets the cap (for A/B measurements).
+int64_t depthwiseRows(const tir::BlockNode* blk, size_t rowK, size_t numSpatial) {
+  static const int64_t forced = [] {
+    const char* v = std::getenv("LOOM_DW_ROWS");
+    return v && *v ? std::max<int64_t>(1, std::atoll(v)) : int64_t(0);
+  }();
+  if (forced) return forced;
+  tir::Expr cond;
+  const tir::BufferStoreNode* st = guardedStore(blk->body, &cond);
+  const tir::Var& row = blk->iterVars[rowK].var;
+  int64_t window = 1;
+  for (const tir::BufferLoadNode* ld : loadsIn(blk->body)) {
+    if (ld->buffer.get() == st->buffer.get()) continue;
+    for (const tir::Expr& i : ld->indices) {
+      if (!tir::usesVar(i, row)) continue;
+      for (const tir::IterVar& iv : blk->iterVars)
+        if (iv.iterType != tir::IterType::DataPar && tir::usesVar(i, iv.var))
+          if (const int64_t* e = tir::asConstInt(iv.dom.extent)) window = std::max(window, *e);
+    }
+  }
+  return std::max<int64_t>(1, (hostRegisters().count - 1 - (window - 1)) / 2);
+}
+
 /// The spatial iter var whose values form the rows of the register tile: the innermost one
 /// (other than the lane axis) with more than one value that an operand without the lane axis
 /// uses (a conv's output column, a matmul's row), so that each of its values broadcasts one
@@ -949,6 +977,11 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
   // A GEMM's rows must not crowd one L1 set (rowsWithoutSetConflicts).
   if (laneOperandRow(laneOperand(blk, numSpatial)) > lanes)
     if (const int64_t cap = rowsWithoutSetConflicts(blk, rowK, numSpatial); cap > 0) maxRows = std::min(maxRows, cap);
+  // A depthwise conv's rows (output columns) index the input that also has the lane axis: LLVM
+  // unrolls the window's columns and keeps each loaded input vector for the kernel columns that
+  // reuse it, so a tile of R rows holds R accumulators and R + KW - 1 inputs.
+  if (registersPerRow(lanes) == 1 && operandUse(blk, rowK, numSpatial).withLane && !usedWithoutLane(blk, rowK, numSpatial))
+    maxRows = std::min(maxRows, depthwiseRows(blk, rowK, numSpatial));
   int chunkK = lanes == kLanes && usedWithoutLane(blk, rowK, numSpatial) ? chunkAxis(blk, numSpatial) : -1;
   if (chunkK >= 0 && isSymbolic(sch, loops[size_t(chunkK)])) chunkK = -1;
   const int64_t chunkExt = chunkK >= 0 ? *tir::asConstInt(sch.get(loops[size_t(chunkK)])->extent) : 1;
