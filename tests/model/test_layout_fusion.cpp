@@ -295,6 +295,40 @@ private slots:
     }
   }
 
+  void spatialMeanIsABlockedPool_data() {
+    QTest::addColumn<QVector<int>>("axes");
+    QTest::addColumn<int>("keepdims");
+    QTest::addColumn<int>("channels");
+    QTest::newRow("[2, 3], 32 channels") << QVector<int>{2, 3} << 0 << 32;
+    QTest::newRow("[-1, -2] keepdims, 20 channels (padded block)") << QVector<int>{-1, -2} << 1 << 20;
+    QTest::newRow("[1] stays NCHW") << QVector<int>{1} << 0 << 32;
+  }
+  void spatialMeanIsABlockedPool() {
+    // x.mean([2, 3]) after a blocked conv (MnasNet's and ShuffleNet-v2's heads) is the blocked
+    // global average pool, then a transform of N x C elements: the feature map itself no longer
+    // goes back to NCHW. A mean over channels is left as it was.
+    QFETCH(QVector<int>, axes);
+    QFETCH(int, keepdims);
+    QFETCH(int, channels);
+    Var x = makeVar("x", f32({1, 8, 6, 7}));
+    Attrs attrs;
+    attrs.set("axis", std::vector<int64_t>(axes.begin(), axes.end()));
+    attrs.set("keepdims", int64_t(keepdims));
+    Function f = fn({x}, makeCall("mean", {conv1x1(x, 8, channels, 121)}, attrs));
+    Function g = blockedOf(f);
+    const std::string text = printFunction(g);
+    const bool spatial = axes.size() == 2;
+    int blockedPools = 0;
+    for (const Expr& e : postOrder(g->body, true))
+      if (auto* c = e.as<CallNode>(); c && c->op && c->op->name == "nn.global_avg_pool2d")
+        blockedPools += c->attrs.getString("layout") != "NCHW";
+    QVERIFY2(blockedPools == (spatial ? 1 : 0), text.c_str());
+    QVERIFY2(countOps(g, "mean") == (spatial ? 0 : 1), text.c_str());
+    QVERIFY2(maxDiff(f, g) < 1e-5, text.c_str());
+    const double diff = compiledDiff(f, "NCHWc");
+    QVERIFY2(diff < 1e-4, std::to_string(diff).c_str());
+  }
+
   void shuffleUnitsCompiledMatchEvaluator_data() {
     QTest::addColumn<QString>("layout");
     QTest::newRow("NCHWc") << "NCHWc";

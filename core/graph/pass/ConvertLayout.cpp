@@ -202,6 +202,7 @@ private:
     }
     if (op == "nn.pad") return spatialPad(*c, e);
     if (op == "reshape") return shuffle(*c, e);
+    if (op == "mean") return spatialMean(*c, e);
     if (c->op->pattern == OpPattern::Broadcast && c->args.size() == 2 && op != "nn.bias_add")
       return binary(*c, e);
     return e;
@@ -530,6 +531,30 @@ private:
     Attrs attrs = c.attrs;
     attrs.set("axes", axes);
     return toPlain(makeCall(c.op, {b->src}, attrs, c.name), b->layout, b->channels);
+  }
+
+  /// The mean over rows and columns of a blocked tensor (`x.mean([2, 3])`: MnasNet's and
+  /// ShuffleNet-v2's heads) is its blocked global average pool, whose (N, C/k, 1, 1, k) result
+  /// goes back to NCHW (a transform of N x C elements) and, without keepdims, to (N, C). In NCHW
+  /// the whole feature map went through a layout transform first, then a scalar sum per channel
+  /// (MnasNet's 1280 x 7 x 7 head: 0.022 + 0.015 ms on one core).
+  Expr spatialMean(const CallNode& c, const Expr& e) {
+    std::optional<Blocked> b = asBlocked(c.args[0]);
+    auto* out = inferType(e).as<TensorTypeNode>();
+    if (!b || !out) return e;
+    std::vector<int64_t> axes = c.attrs.getInts("axis");
+    for (int64_t& a : axes) a = a < 0 ? a + 4 : a;
+    std::sort(axes.begin(), axes.end());
+    if (axes != std::vector<int64_t>{2, 3}) return e;
+    Expr pooled = makeCall("nn.global_avg_pool2d", {b->src}, {{"layout", b->layout}}, c.name);
+    Expr plain = toPlain(pooled, b->layout, b->channels);
+    if (c.attrs.getInt("keepdims") != 0) return plain;
+    std::vector<int64_t> shape;
+    for (const Dim& d : out->shape) {
+      if (!d.isStatic()) return e;
+      shape.push_back(d.value);
+    }
+    return makeCall("reshape", {plain}, {{"newshape", shape}});
   }
 
   /// A zero pad of rows and columns only of a blocked tensor: the same pad of its blocked form
