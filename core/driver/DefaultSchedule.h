@@ -3,7 +3,10 @@
 // their operands (NCHWc convs, matmuls, blocked pools) with the epilogue under the tile (a row
 // extent without a fitting divisor gets a partial last tile, a lane extent that is no multiple
 // of 8 a partial last 16-lane chunk with masked loads and stores; weights too big for L1 get the
-// reduction blocked outside the tiles, LOOM_NO_KBLOCK=1 turns that off); row reductions with
+// reduction blocked outside the tiles, LOOM_NO_KBLOCK=1 turns that off; a padded conv runs in
+// bands of output rows that pad their own input rows, except a depthwise conv, which reads its
+// padding in place (loop partitioning peels the edges); tiles whose kernel columns share
+// unrolled input loads, depthwise convs and unpadded RGB stems, leave registers for them); row reductions with
 // the elementwise output that reads them (softmax) one row at a time under one parallel loop;
 // reductions along the contiguous axis (dense, mean) as partial sums in vector lanes;
 // parallelize outer spatial loops and vectorize inner ones elsewhere (with a partial last vector).
