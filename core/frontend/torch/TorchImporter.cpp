@@ -50,6 +50,13 @@ const char* kindName(TV::Kind k) {
 }
 } // namespace
 
+/// A 0-d int64 constant holding `v` exactly (makeScalar takes a double, which rounds past 2^53).
+Expr int64Scalar(int64_t v) {
+  runtime::NDArray a = runtime::NDArray::empty({}, toDType(DataType::Int(64)));
+  *a.as<int64_t>() = v;
+  return makeConstant(a);
+}
+
 std::string Context::where(const ts::Node& n) {
   std::string s = n.kind;
   if (!n.scope.empty()) s += " in '" + n.scope + "'";
@@ -82,7 +89,7 @@ Expr Context::tensor(int i) const {
   const TV& v = in(i);
   switch (v.kind) {
   case TV::Kind::Tensor: return v.e;
-  case TV::Kind::Int: return makeScalar(double(v.i), DataType::Int(64));
+  case TV::Kind::Int: return int64Scalar(v.i);
   case TV::Kind::Double: return makeScalar(v.d, DataType::Float(32));
   case TV::Kind::Bool: return makeScalar(double(v.i), DataType::Bool());
   default: fail("input " + std::to_string(i) + " must be a tensor, got " + kindName(v.kind));
@@ -206,6 +213,11 @@ int64_t normDim(const Context& c, int64_t dim, int64_t rank) {
   if (d < 0 || d >= std::max<int64_t>(rank, 1))
     c.fail("dim " + std::to_string(dim) + " is out of range for rank " + std::to_string(rank));
   return d;
+}
+
+int64_t normShapeDim(const Context& c, int64_t dim, int64_t rank) {
+  if (rank == 0) c.fail("dim " + std::to_string(dim) + " of a 0-d tensor, which has no dimensions");
+  return normDim(c, dim, rank);
 }
 
 namespace {
@@ -461,7 +473,11 @@ const std::unordered_map<std::string, Converter>& primConverters() {
          return Outs{TV::tensor(makeConstant(a))};
        }},
       {"aten::len", [](Context& c) {
-         if (c.in(0).kind == TV::Kind::Tensor) return Outs{TV::integer(c.shapeOf(c.tensor(0)).at(0))};
+         if (c.in(0).kind == TV::Kind::Tensor) {
+           std::vector<int64_t> s = c.shapeOf(c.tensor(0));
+           if (s.empty()) c.fail("len() of a 0-d tensor");
+           return Outs{TV::integer(s[0])};
+         }
          return Outs{TV::integer(int64_t(c.list(0).size()))};
        }},
       {"aten::append", [](Context& c) {
@@ -473,7 +489,8 @@ const std::unordered_map<std::string, Converter>& primConverters() {
       {"prim::NumToTensor", [](Context& c) {
          const TV& v = c.in(0);
          if (v.kind == TV::Kind::Tensor) return Outs{v};
-         DataType t = v.kind == TV::Kind::Double ? DataType::Float(64) : v.kind == TV::Kind::Bool ? DataType::Bool() : DataType::Int(64);
+         if (v.kind == TV::Kind::Int) return Outs{TV::tensor(int64Scalar(v.i))};
+         DataType t = v.kind == TV::Kind::Double ? DataType::Float(64) : DataType::Bool();
          return Outs{TV::tensor(makeScalar(c.real(0), t))};
        }},
       {"aten::Int", [](Context& c) { return toNumber(c, true); }},
@@ -526,7 +543,7 @@ const std::unordered_map<std::string, Converter>& primConverters() {
        }},
       {"aten::size", [](Context& c) {
          std::vector<int64_t> s = c.shapeOf(c.tensor(0));
-         if (c.numInputs() > 1) return Outs{TV::integer(s[size_t(normDim(c, c.integer(1), int64_t(s.size())))])};
+         if (c.numInputs() > 1) return Outs{TV::integer(s[size_t(normShapeDim(c, c.integer(1), int64_t(s.size())))])};
          std::vector<TV> v;
          for (int64_t d : s) v.push_back(TV::integer(d));
          return Outs{TV::list(std::move(v))};
@@ -565,6 +582,56 @@ void collectUnsupported(const ts::Block& b, std::vector<std::string>& out, std::
     if (n.kind != "prim::If")
       for (const ts::Block& sub : n.blocks) collectUnsupported(sub, out, seen);
   }
+}
+
+/// The shape of the graph that conversion relies on: value indices in range, prim::Constant with
+/// one output, prim::If with a condition and two blocks yielding its outputs, prim::Loop with a
+/// trip count, a condition and one body taking and yielding (iteration / condition, carried...).
+/// The reader's graphs hold these by construction (TorchScript's own invariants); a graph that
+/// does not gets an ImportError naming the node instead of an index out of range.
+void checkStructure(const std::string& file, const ts::Graph& g) {
+  const int numValues = int(g.values.size());
+  auto fail = [&](const ts::Node* n, const std::string& message) {
+    std::string w = file + ": ";
+    if (n) {
+      bool named = !n->outputs.empty() && n->outputs[0] >= 0 && n->outputs[0] < numValues;
+      w += "node " + (named ? "%" + g.values[size_t(n->outputs[0])].name + " " : std::string()) + "(" + Context::where(*n) + "): ";
+    }
+    throw ImportError(w + message);
+  };
+  auto check = [&](const ts::Node* n, const std::vector<int>& vs, const char* what) {
+    for (int v : vs)
+      if (v < 0 || v >= numValues)
+        fail(n, std::string(what) + " value " + std::to_string(v) + " is not one of the graph's " + std::to_string(numValues) + " values");
+  };
+  auto count = [&](const ts::Node& n, size_t got, size_t want, const std::string& what) {
+    if (got != want) fail(&n, "has " + std::to_string(got) + " " + what + ", expected " + std::to_string(want));
+  };
+  std::function<void(const ts::Block&, const ts::Node*)> block = [&](const ts::Block& b, const ts::Node* owner) {
+    check(owner, b.inputs, "a block input");
+    for (const ts::Node& n : b.nodes) {
+      check(&n, n.inputs, "input");
+      check(&n, n.outputs, "output");
+      if (n.kind == "prim::Constant") {
+        count(n, n.outputs.size(), 1, "outputs");
+      } else if (n.kind == "prim::If") {
+        count(n, n.inputs.size(), 1, "inputs (the condition)");
+        count(n, n.blocks.size(), 2, "blocks");
+        for (const ts::Block& sub : n.blocks) count(n, sub.outputs.size(), n.outputs.size(), "values yielded by a branch");
+      } else if (n.kind == "prim::Loop") {
+        if (n.inputs.size() < 2) fail(&n, "has " + std::to_string(n.inputs.size()) + " inputs, expected the trip count, the condition and the carried values");
+        count(n, n.blocks.size(), 1, "blocks");
+        size_t carried = n.inputs.size() - 2;
+        count(n, n.outputs.size(), carried, "outputs (one per carried value)");
+        count(n, n.blocks[0].inputs.size(), carried + 1, "body inputs (the iteration and the carried values)");
+        count(n, n.blocks[0].outputs.size(), carried + 1, "body outputs (the condition and the carried values)");
+      }
+      for (const ts::Block& sub : n.blocks) block(sub, &n);
+    }
+    check(owner, b.outputs, "a block output");
+  };
+  check(nullptr, g.inputs, "forward() argument");
+  block(g.body, nullptr);
 }
 
 void failUnsupported(const std::string& file, const ts::Block& b) {
@@ -682,7 +749,7 @@ void flattenOutputs(const Context& c, const TV& v, std::vector<Expr>& out) {
   case TV::Kind::Tuple:
     for (const TV& x : *v.items) flattenOutputs(c, x, out);
     return;
-  case TV::Kind::Int: out.push_back(makeScalar(double(v.i), DataType::Int(64))); return;
+  case TV::Kind::Int: out.push_back(int64Scalar(v.i)); return;
   case TV::Kind::Double: out.push_back(makeScalar(v.d, DataType::Float(64))); return;
   case TV::Kind::Bool: out.push_back(makeScalar(double(v.i), DataType::Bool())); return;
   default: c.fail(std::string("forward() returns ") + kindName(v.kind) + ", which is not a tensor");
@@ -694,6 +761,7 @@ void flattenOutputs(const Context& c, const TV& v, std::vector<Expr>& out) {
 
 graph::Module convertTorchGraph(const ts::Graph& g, const std::string& file, const TorchImportOptions& options) {
   using namespace tsi;
+  checkStructure(file, g);
   failUnsupported(file, g.body);
 
   tsi::GraphConverter conv(g, file);

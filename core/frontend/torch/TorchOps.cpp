@@ -498,7 +498,7 @@ Outs flatten(Context& c) {
 Outs unflatten(Context& c) {
   Expr x = c.tensor(0);
   std::vector<int64_t> s = c.shapeOf(x);
-  int64_t d = normDim(c, c.integer(1), int64_t(s.size()));
+  int64_t d = normShapeDim(c, c.integer(1), int64_t(s.size()));
   std::vector<int64_t> sizes = resolveShape(c, c.ints(2), s[size_t(d)]);
   std::vector<int64_t> out(s.begin(), s.begin() + d);
   out.insert(out.end(), sizes.begin(), sizes.end());
@@ -598,7 +598,7 @@ Outs slice(Context& c) {
   }
   Expr x = c.tensor(0);
   int64_t r = int64_t(c.tensorType(x).ndim());
-  int64_t dim = normDim(c, c.integer(1), r);
+  int64_t dim = normShapeDim(c, c.integer(1), r);
   int64_t b = c.isNone(2) ? 0 : c.integer(2), e = c.isNone(3) ? kBig : c.integer(3), st = c.integer(4);
   if (st <= 0) c.fail("slice step must be positive");
   if (b == 0 && e >= kBig && st == 1) return {TV::tensor(x)};
@@ -608,7 +608,7 @@ Outs slice(Context& c) {
 Outs select(Context& c) {
   Expr x = c.tensor(0);
   std::vector<int64_t> s = c.shapeOf(x);
-  int64_t dim = normDim(c, c.integer(1), int64_t(s.size()));
+  int64_t dim = normShapeDim(c, c.integer(1), int64_t(s.size()));
   int64_t i = c.integer(2);
   if (i < 0) i += s[size_t(dim)];
   if (i < 0 || i >= s[size_t(dim)]) c.fail("index " + std::to_string(c.integer(2)) + " is out of range for size " + std::to_string(s[size_t(dim)]));
@@ -663,7 +663,7 @@ Outs split(Context& c) {
   // split(x, int split_size | int[] sizes, dim); split_with_sizes(x, sizes, dim)
   Expr x = c.tensor(0);
   std::vector<int64_t> s = c.shapeOf(x);
-  int64_t dim = normDim(c, c.numInputs() > 2 ? c.integer(2) : 0, int64_t(s.size()));
+  int64_t dim = normShapeDim(c, c.numInputs() > 2 ? c.integer(2) : 0, int64_t(s.size()));
   std::vector<int64_t> sizes;
   if (c.in(1).kind == TV::Kind::Int) {
     int64_t each = c.integer(1), n = s[size_t(dim)];
@@ -680,7 +680,7 @@ Outs chunk(Context& c) {
   Expr x = c.tensor(0);
   std::vector<int64_t> s = c.shapeOf(x);
   int64_t chunks = c.integer(1);
-  int64_t dim = normDim(c, c.numInputs() > 2 ? c.integer(2) : 0, int64_t(s.size()));
+  int64_t dim = normShapeDim(c, c.numInputs() > 2 ? c.integer(2) : 0, int64_t(s.size()));
   if (chunks <= 0) c.fail("chunks must be positive");
   int64_t n = s[size_t(dim)], each = (n + chunks - 1) / chunks;
   std::vector<int64_t> sizes;
@@ -691,7 +691,7 @@ Outs chunk(Context& c) {
 Outs unbind(Context& c) {
   Expr x = c.tensor(0);
   std::vector<int64_t> s = c.shapeOf(x);
-  int64_t dim = normDim(c, c.numInputs() > 1 ? c.integer(1) : 0, int64_t(s.size()));
+  int64_t dim = normShapeDim(c, c.numInputs() > 1 ? c.integer(1) : 0, int64_t(s.size()));
   Outs parts = splitSizes(c, x, dim, std::vector<int64_t>(size_t(s[size_t(dim)]), 1));
   std::vector<int64_t> sq = s;
   sq.erase(sq.begin() + dim);
