@@ -8,6 +8,8 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <limits>
+#include <optional>
 #include <set>
 #include <unistd.h>
 
@@ -96,10 +98,18 @@ Expr Context::tensor(int i) const {
   }
 }
 
+/// `d` as an int64, when it is a whole number in range (a cast of NaN or of one out of range is
+/// undefined behaviour).
+std::optional<int64_t> wholeInt64(double d) {
+  if (!(d >= -0x1p63 && d < 0x1p63) || d != std::trunc(d)) return std::nullopt;
+  return int64_t(d);
+}
+
 int64_t Context::integer(int i) const {
   const TV& v = in(i);
   if (v.kind == TV::Kind::Int || v.kind == TV::Kind::Bool) return v.i;
-  if (v.kind == TV::Kind::Double && v.d == double(int64_t(v.d))) return int64_t(v.d);
+  if (v.kind == TV::Kind::Double)
+    if (std::optional<int64_t> n = wholeInt64(v.d)) return *n;
   fail("input " + std::to_string(i) + " must be an int known at import time, got " + kindName(v.kind));
 }
 
@@ -308,14 +318,23 @@ double elementAsDouble(const runtime::NDArray& a) {
 /// Tensor -> number (aten::Int, Float, item, ScalarImplicit): the tensor must fold.
 Outs toNumber(Context& c, bool wantInt) {
   const TV& v = c.in(0);
-  if (v.isNumber()) return {wantInt ? TV::integer(int64_t(v.number())) : v.kind == TV::Kind::Double ? v : TV::real(v.number())};
+  // int() truncates toward zero, as Python's does; NaN and values past int64 are refused.
+  auto truncated = [&](double x) {
+    std::optional<int64_t> n = wholeInt64(std::trunc(x));
+    if (!n) c.fail("the number " + std::to_string(x) + " does not fit an int64");
+    return *n;
+  };
+  if (v.isNumber())
+    return {wantInt ? (v.kind == TV::Kind::Double ? TV::integer(truncated(v.d)) : TV::integer(v.i))
+                    : v.kind == TV::Kind::Double ? v : TV::real(v.number())};
   Expr e = c.tensor(0);
   std::optional<runtime::NDArray> k = constantValue(e);
   if (!k) c.fail("the tensor's value depends on the model's inputs; Loom needs it at import time");
   if (k->numel() != 1) c.fail("a tensor of " + std::to_string(k->numel()) + " elements is not a number");
   double x = elementAsDouble(*k);
   DataType t = toDataType(k->dtype());
-  if (wantInt || !t.isFloat()) return {TV::integer(int64_t(x))};
+  if (t == DataType::Int(64)) return {TV::integer(*k->as<int64_t>())};  // exact, past 2^53 too
+  if (wantInt || !t.isFloat()) return {TV::integer(truncated(x))};
   return {TV::real(x)};
 }
 
@@ -366,9 +385,19 @@ std::optional<TV> arithStatic(const Context& c, const std::string& op) {
   if (!a.isNumber() || !b.isNumber()) return std::nullopt;
   bool ints = a.kind != TV::Kind::Double && b.kind != TV::Kind::Double;
   double x = a.number(), y = b.number();
-  if (op == "add") return ints ? TV::integer(a.i + b.i) : TV::real(x + y);
-  if (op == "sub") return ints ? TV::integer(a.i - b.i) : TV::real(x - y);
-  if (op == "mul") return ints ? TV::integer(a.i * b.i) : TV::real(x * y);
+  // Python ints do not overflow; an import-time int past int64 is refused (TorchScript's are int64).
+  auto checked = [&](bool overflow, int64_t r) {
+    if (overflow) c.fail("integer overflow in " + op + " of " + std::to_string(a.i) + " and " + std::to_string(b.i));
+    return TV::integer(r);
+  };
+  int64_t r = 0;
+  if (op == "add" || op == "sub" || op == "mul") {
+    if (!ints) return TV::real(op == "add" ? x + y : op == "sub" ? x - y : x * y);
+    bool overflow = op == "add"   ? __builtin_add_overflow(a.i, b.i, &r)
+                    : op == "sub" ? __builtin_sub_overflow(a.i, b.i, &r)
+                                  : __builtin_mul_overflow(a.i, b.i, &r);
+    return checked(overflow, r);
+  }
   if (op == "div") {
     if (y == 0) c.fail("division by zero");
     return TV::real(x / y);
@@ -376,6 +405,7 @@ std::optional<TV> arithStatic(const Context& c, const std::string& op) {
   if (op == "floordiv") {
     if (y == 0) c.fail("division by zero");
     if (ints) {
+      if (a.i == std::numeric_limits<int64_t>::min() && b.i == -1) checked(true, 0);
       int64_t q = a.i / b.i;
       if ((a.i % b.i != 0) && ((a.i < 0) != (b.i < 0))) --q;
       return TV::integer(q);
@@ -384,10 +414,23 @@ std::optional<TV> arithStatic(const Context& c, const std::string& op) {
   }
   if (op == "remainder") {
     if (y == 0) c.fail("division by zero");
-    if (ints) return TV::integer(((a.i % b.i) + b.i) % b.i);
+    if (ints) {
+      if (b.i == -1) return TV::integer(0);  // INT64_MIN % -1 traps
+      int64_t m = a.i % b.i;
+      return TV::integer(m != 0 && ((m < 0) != (b.i < 0)) ? m + b.i : m);
+    }
     return TV::real(x - std::floor(x / y) * y);
   }
-  if (op == "pow") return ints && b.i >= 0 ? TV::integer(int64_t(std::pow(x, y))) : TV::real(std::pow(x, y));
+  if (op == "pow") {
+    if (!ints || b.i < 0) return TV::real(std::pow(x, y));
+    int64_t base = a.i, e = b.i, p = 1;  // by squaring, each product checked
+    while (e > 0) {
+      if ((e & 1) && __builtin_mul_overflow(p, base, &p)) checked(true, 0);
+      e >>= 1;
+      if (e && __builtin_mul_overflow(base, base, &base)) checked(true, 0);
+    }
+    return TV::integer(p);
+  }
   return std::nullopt;
 }
 
@@ -685,7 +728,9 @@ private:
     try {
       if (arithmeticKinds().count(base) || base == "neg") {
         if (base == "neg" && c.in(0).isNumber())
-          return {c.in(0).kind == TV::Kind::Double ? TV::real(-c.in(0).d) : TV::integer(-c.in(0).i)};
+          return {c.in(0).kind == TV::Kind::Double ? TV::real(-c.in(0).d)
+                  : c.in(0).i == std::numeric_limits<int64_t>::min() ? (c.fail("integer overflow in neg"), TV())
+                                                                     : TV::integer(-c.in(0).i)};
         if (auto r = arithStatic(c, base)) return {*r};
       }
       if (comparisonKinds().count(base))

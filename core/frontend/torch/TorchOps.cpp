@@ -199,6 +199,8 @@ Outs convolution(Context& c, const Expr& x0, const Expr& w0, int biasIdx, std::v
   std::vector<int64_t> xs = c.shapeOf(x), ws = c.shapeOf(w);
   if (xs.size() != 3 && xs.size() != 4)
     c.fail("only 1-D and 2-D convolutions are supported (input rank " + std::to_string(xs.size()) + ")");
+  if (ws.size() != xs.size())
+    c.fail("the weight has rank " + std::to_string(ws.size()) + ", the input rank " + std::to_string(xs.size()));
   bool oneD = xs.size() == 3;
   size_t n = xs.size() - 2;
   auto fit = [&](std::vector<int64_t> v, int64_t def) {
@@ -245,8 +247,11 @@ Outs convNd(Context& c) {
   if (c.in(4).kind == TV::Kind::String) {
     std::string mode = c.string(4);
     std::vector<int64_t> ws = c.shapeOf(c.tensor(1));
+    if (ws.size() != 3 && ws.size() != 4) c.fail("padding='" + mode + "' needs a weight of rank 3 or 4, got rank " + std::to_string(ws.size()));
     size_t n = ws.size() - 2;
+    if (dil.empty()) dil.assign(n, 1);
     if (dil.size() == 1) dil.assign(n, dil[0]);
+    if (dil.size() != n) c.fail("dilation has " + std::to_string(dil.size()) + " entries, expected " + std::to_string(n));
     for (size_t i = 0; i < n; ++i) {
       int64_t total = mode == "same" ? dil[i] * (ws[2 + i] - 1) : 0;
       if (total % 2) c.fail("padding='same' with an even kernel pads unevenly, which is not supported");
