@@ -18,6 +18,7 @@
 #include "core/graph/Op.h"
 #include "core/graph/pass/FoldConstant.h"
 #include "core/graph/pass/InferType.h"
+#include "runtime/RuntimeFailure.h"
 
 namespace loom::frontend {
 
@@ -740,6 +741,8 @@ private:
     } catch (const ImportError&) {
       throw;
     } catch (const Error& e) {
+      c.fail(e.what());
+    } catch (const runtime::RuntimeFailure& e) {  // an array the node's arguments make (a negative dim)
       c.fail(e.what());
     }
   }

@@ -316,7 +316,15 @@ Outs batchNorm(Context& c) {
 Outs layerNorm(Context& c) {
   // (input, normalized_shape, weight, bias, eps, cudnn_enable)
   Expr x = c.tensor(0);
-  std::vector<int64_t> ns = c.ints(1);
+  std::vector<int64_t> ns = c.ints(1), xs = c.shapeOf(x);
+  auto str = [](const std::vector<int64_t>& v) {
+    std::string out;
+    for (int64_t d : v) out += (out.empty() ? "" : ", ") + std::to_string(d);
+    return "[" + out + "]";
+  };
+  // torch's rule: normalized_shape is the input's last dims (the defaults are filled at its shape).
+  if (ns.empty() || ns.size() > xs.size() || !std::equal(ns.begin(), ns.end(), xs.end() - ptrdiff_t(ns.size())))
+    c.fail("normalized_shape " + str(ns) + " is not the last dims of the input's shape " + str(xs));
   DataType t = c.dtypeOf(x);
   Expr y = c.call("nn.layer_norm", {x, onesOrTensor(c, 2, ns, t, 1), onesOrTensor(c, 3, ns, t, 0)},
                   {{"axis", -int64_t(ns.size())}, {"epsilon", c.real(4)}});
