@@ -527,6 +527,17 @@ const std::unordered_map<std::string, Converter>& primConverters() {
       {"aten::append", [](Context& c) {
          const TV& l = c.in(0);
          if (l.kind != TV::Kind::List) c.fail("append to " + std::string(kindName(l.kind)));
+         // Lists are shared references: a list appended into itself (directly or through another
+         // list) would be a cycle, which TorchScript's types rule out and which every walk over
+         // values (outputs, tensor(), ==) would follow forever (and the cycle would never be freed).
+         std::function<bool(const TV&)> holds = [&](const TV& v) {
+           if (!v.items) return false;
+           if (v.items == l.items) return true;
+           for (const TV& x : *v.items)
+             if (holds(x)) return true;
+           return false;
+         };
+         if (holds(c.in(1))) c.fail("appends a list to itself");
          l.items->push_back(c.in(1));
          return Outs{l};
        }},
