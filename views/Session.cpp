@@ -17,6 +17,17 @@
 #include "views/ModelJobs.h"
 #include "views/RunsModel.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+// AddressSanitizer builds only (scripts/test.sh --sanitize): no alternate signal stacks from ASan
+// in Studio processes. PoCL's kernel compiler (LLVM 15) runs on the Session's worker threads and
+// LLVM's signal handlers (RemoveFileOnSignal) replace the thread's alternate stack, ASan's 54 KiB
+// mapping, by a malloc'd one of 64 KiB + SIGSTKSZ (79,040 bytes here); when the pool thread exits,
+// ASan unmaps the thread's current alternate stack, LLVM's heap block, and aborts ("failed to
+// deallocate 0x134c0 bytes ... unable to unmap": studio.test_model_view after an OpenCL run).
+// ASAN_OPTIONS in the environment still override this.
+extern "C" const char* __asan_default_options() { return "use_sigaltstack=0"; }
+#endif
+
 namespace loom::views {
 
 Session::Session(QObject* parent) : QObject(parent), m_cancel(std::make_shared<std::atomic<bool>>(false)) {
