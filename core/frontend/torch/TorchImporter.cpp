@@ -284,7 +284,14 @@ TV fromConstant(const Context& c, const ts::ConstValue& k, const std::string& na
     bool ok = false;
     DataType t = dtypeFromName(k.tensor.dtype, &ok);
     if (!ok) c.fail("constant tensor of element type " + k.tensor.dtype + " is not supported");
-    runtime::NDArray a = runtime::NDArray::empty(k.tensor.shape, toDType(t));
+    // The bytes must match the shape before anything of that shape is allocated.
+    runtime::DType dt = toDType(t);
+    uint64_t want = (uint64_t(dt.bits) * dt.lanes + 7) / 8;
+    for (int64_t d : k.tensor.shape)
+      if (d < 0 || (d != 0 && want > k.tensor.bytes.size() / uint64_t(d) + 1) || __builtin_mul_overflow(want, uint64_t(d), &want))
+        c.fail("constant tensor holds the wrong number of bytes for its shape");
+    if (want != k.tensor.bytes.size()) c.fail("constant tensor holds the wrong number of bytes for its shape");
+    runtime::NDArray a = runtime::NDArray::empty(k.tensor.shape, dt);
     if (a.byteSize() != k.tensor.bytes.size()) c.fail("constant tensor holds the wrong number of bytes");
     if (a.byteSize()) std::memcpy(a.data(), k.tensor.bytes.data(), a.byteSize());
     return TV::tensor(makeConstant(a, name.rfind("self.", 0) == 0 ? name.substr(5) : name));

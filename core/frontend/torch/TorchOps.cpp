@@ -412,11 +412,27 @@ Outs adaptivePool(Context& c, bool isMax) {
   bool oneD = false;
   Expr x = to4d(c, c.tensor(0), &oneD);
   std::vector<int64_t> xs = c.shapeOf(x);
-  std::vector<int64_t> out = c.ints(1);
+  // output_size: ints, with None for "the input's size" (a list of ints and Nones).
+  constexpr int64_t kInputSize = std::numeric_limits<int64_t>::min();  // a None entry
+  std::vector<int64_t> out;
+  if (c.in(1).kind == TV::Kind::List || c.in(1).kind == TV::Kind::Tuple) {
+    std::vector<TV> items = c.list(1);
+    for (size_t i = 0; i < items.size(); ++i) {
+      if (items[i].kind == TV::Kind::None) out.push_back(kInputSize);
+      else if (items[i].kind == TV::Kind::Int) out.push_back(items[i].i);
+      else c.fail("output_size holds " + std::string(items[i].kind == TV::Kind::Tensor ? "a tensor" : "a non-int"));
+    }
+  } else {
+    out = c.ints(1);
+  }
+  if (out.size() == 1 && !oneD) out.assign(2, out[0]);
   if (oneD) out.insert(out.begin(), 1);
-  if (out.size() == 1) out.assign(2, out[0]);
-  for (size_t i = 0; i < 2; ++i)
-    if (c.in(1).kind == TV::Kind::List && (*c.in(1).items)[oneD ? i - 1 + (i == 0) : i].kind == TV::Kind::None) out[i] = xs[2 + i];
+  if (out.size() != 2)
+    c.fail("output_size has " + std::to_string(out.size() - (oneD ? 1 : 0)) + " entries for a " + (oneD ? "1-D" : "2-D") + " pool");
+  for (size_t i = 0; i < 2; ++i) {
+    if (out[i] == kInputSize) out[i] = xs[2 + i];
+    if (out[i] <= 0) c.fail("output_size " + std::to_string(out[i]) + " must be positive");
+  }
   Expr y;
   if (out[0] == 1 && out[1] == 1) {
     y = c.call(isMax ? "nn.global_max_pool2d" : "nn.global_avg_pool2d", {x});
@@ -695,7 +711,7 @@ Outs chunk(Context& c) {
   int64_t chunks = c.integer(1);
   int64_t dim = normShapeDim(c, c.numInputs() > 2 ? c.integer(2) : 0, int64_t(s.size()));
   if (chunks <= 0) c.fail("chunks must be positive");
-  int64_t n = s[size_t(dim)], each = (n + chunks - 1) / chunks;
+  int64_t n = s[size_t(dim)], each = n == 0 ? 1 : (n - 1) / chunks + 1;  // ceil(n / chunks), without overflow
   std::vector<int64_t> sizes;
   for (int64_t at = 0; at < n; at += each) sizes.push_back(std::min(each, n - at));
   return splitSizes(c, x, dim, sizes);
@@ -819,8 +835,13 @@ Outs arange(Context& c) {
   if (step == 0) c.fail("arange step must not be 0");
   DataType t = c.numInputs() > dtypeAt ? c.dtypeArg(dtypeAt, anyFloat ? DataType::Float(32) : DataType::Int(64))
                                        : (anyFloat ? DataType::Float(32) : DataType::Int(64));
-  int64_t count = std::max<int64_t>(0, int64_t(std::ceil((end - start) / step)));
-  if (count > (int64_t(1) << 28)) c.fail("arange is too long");
+  double steps = std::ceil((end - start) / step);
+  if (std::isnan(steps) || steps > double(int64_t(1) << 28)) c.fail("arange is too long");
+  int64_t count = steps > 0 ? int64_t(steps) : 0;
+  // Integer results must fit (a double past the range converts with undefined behaviour).
+  double limit = t == DataType::Int(32) ? 0x1p31 : 0x1p63;
+  if (!t.isFloat() && count > 0 && (std::fabs(start) >= limit || std::fabs(start + double(count - 1) * step) >= limit))
+    c.fail("arange from " + std::to_string(start) + " does not fit " + t.str());
   runtime::NDArray a = filledArray({count}, t, 0);
   for (int64_t i = 0; i < count; ++i) {
     double v = start + double(i) * step;
