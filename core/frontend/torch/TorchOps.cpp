@@ -393,9 +393,14 @@ Outs pool(Context& c, bool isMax, size_t n) {
     if (oneD) v.insert(v.begin(), def);
     return v;
   };
+  if (oneD != (n == 1))
+    c.fail(std::to_string(n) + "-D pooling of a rank-" + std::to_string(oneD ? 3 : 4) + " input (unbatched inputs are not supported)");
   std::vector<int64_t> k = get(1, 1), s = get(2, 1), p = get(3, 0);
+  if (k.empty()) c.fail("pooling needs a kernel_size");
   if (s.empty()) s = k;
+  if (p.empty()) p = {0, 0};
   std::vector<int64_t> d = isMax ? get(4, 1) : std::vector<int64_t>{1, 1};
+  if (d.empty()) d = {1, 1};
   bool ceil = c.boolean(isMax ? 5 : 4);
   Attrs a{{"pool_size", k}, {"strides", s}, {"padding", std::vector<int64_t>{p[0], p[1], p[0], p[1]}}, {"dilation", d},
           {"ceil_mode", int64_t(ceil)}};
