@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets of tests/fuzz (clang-19, ASan+UBSan, build-fuzz/) and fuzzes them.
 # Usage: bash scripts/fuzz.sh [TARGET|all] [SECONDS]   (default: all, 60 seconds each)
-# TARGET: tvmscript schedule_script onnx package npy records. Each run starts from the committed
+# TARGET: tvmscript schedule_script onnx package npy records torch session. Each run starts from the committed
 # seeds (tests/fuzz/corpus/TARGET, only read) and keeps what it finds in build-fuzz/fuzz-corpus/TARGET;
 # crashing inputs land in build-fuzz/fuzz-artifacts/TARGET/. Exit code 1 when any target found one.
 # Needs clang-19, libfuzzer-19-dev and libclang-rt-19-dev (not installed by install-deps.sh: CI does not fuzz).
 # Extra libFuzzer flags: FUZZ_FLAGS="-jobs=2 -workers=2" bash scripts/fuzz.sh onnx 3600
 set -euo pipefail
 cd "$(dirname "$0")/.."
-targets=(tvmscript schedule_script onnx package npy records)
+targets=(tvmscript schedule_script onnx package npy records torch session)
 which=${1:-all}
 seconds=${2:-60}
 if [ "$which" != all ]; then targets=("$which"); fi

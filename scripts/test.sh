@@ -34,7 +34,8 @@ case "$mode" in
     # third-party libraries (lsan.supp); UBSan is built with -fno-sanitize-recover, so any
     # undefined behaviour aborts the test. allocator_may_return_null: an allocation too big to
     # satisfy throws std::bad_alloc as without ASan (Loom reports it as a user error).
-    export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:abort_on_error=1:allocator_may_return_null=1:check_initialization_order=1:strict_init_order=1:detect_stack_use_after_return=1}"
+    # (tests/sanitizers/asan.options; the MPI suites add the slow unwinder to it, tests/tune_mpi.)
+    export ASAN_OPTIONS="${ASAN_OPTIONS:-$(cat "$supp/asan.options")}"
     export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
     export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$supp/lsan.supp:print_suppressions=0}"
     ;;

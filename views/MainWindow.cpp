@@ -1414,15 +1414,17 @@ bool MainWindow::offerRestore() {
   QString path = autosavePath();
   QFile f(path);
   if (!f.open(QIODevice::ReadOnly)) return false;
-  QJsonDocument doc = QJsonDocument::fromJson(f.readAll());
+  QByteArray bytes = f.readAll();
   f.close();
-  QJsonObject o = doc.object();
-  if (!doc.isObject() || !o.contains("loomSession")) {
+  driver::SessionFile file;
+  try {
+    file = driver::parseSessionFile(bytes.toStdString(), path.toStdString());
+  } catch (const driver::SessionFileError&) {
     QFile::remove(path);  // cut short or damaged: nothing to restore
     return false;
   }
-  QString of = o["autosaveOf"].toString();
-  QString when = QDateTime::fromString(o["autosavedAt"].toString(), Qt::ISODate).toString("yyyy-MM-dd hh:mm:ss");
+  QString of = QString::fromStdString(file.autosaveOf);
+  QString when = QDateTime::fromString(QString::fromStdString(file.autosavedAt), Qt::ISODate).toString("yyyy-MM-dd hh:mm:ss");
   QString question = QString("Loom Studio did not close normally. Unsaved work of %1 was kept at %2.\n\n"
                              "Restore it? (No deletes it.)")
                          .arg(of.isEmpty() ? QString("an untitled session") : QFileInfo(of).fileName(), when);
@@ -1435,7 +1437,7 @@ bool MainWindow::offerRestore() {
   }
   if (!loadSession(path, true)) return false;
   m_sessionPath = of;
-  QString text = o["editorText"].toString();
+  QString text = QString::fromStdString(file.editorText);
   if (m_editor->text() != text) m_editor->setText(text);
   m_session->setModified(true);  // restored, not saved: the autosave stays until a save
   updateTitle();
@@ -1445,16 +1447,22 @@ bool MainWindow::offerRestore() {
 
 bool MainWindow::loadSession(const QString& path, bool quiet) {
   QFile f(path);
-  QJsonParseError err;
-  QJsonDocument doc;
-  if (f.open(QIODevice::ReadOnly)) doc = QJsonDocument::fromJson(f.readAll(), &err);
-  if (!doc.isObject() || !doc.object().contains("loomSession")) {
-    if (!quiet) QMessageBox::warning(this, "Open session", QString("%1 is not a Loom session file").arg(path));
+  if (!f.open(QIODevice::ReadOnly)) {
+    if (!quiet) QMessageBox::warning(this, "Open session", QString("Cannot open %1: %2").arg(path, f.errorString()));
     return false;
   }
-  QJsonObject o = doc.object();
-  QJsonObject ws = o["workspace"].toObject();
-  m_session->fromJson(ws);
+  // Read and checked without Qt (core/driver/SessionFile.h): a damaged file is refused whole,
+  // with the key and what was wrong, before anything of the open session changes.
+  driver::SessionFile file;
+  try {
+    file = driver::parseSessionFile(f.readAll().toStdString(), path.toStdString());
+  } catch (const driver::SessionFileError& e) {
+    if (!quiet) QMessageBox::warning(this, "Open session", QString::fromStdString(e.what()));
+    m_log->appendPlainText(QString::fromStdString(e.what()));
+    return false;
+  }
+  auto jsonOf = [](const std::string& text) { return QJsonDocument::fromJson(QByteArray::fromStdString(text)); };
+  m_session->restore(file.workspace);
   m_updatingPreset = true;
   if (m_presetBox->itemData(0).toString() == "group") m_presetBox->removeItem(0);
   m_presetBox->setCurrentText(m_session->request().preset);
@@ -1462,16 +1470,16 @@ bool MainWindow::loadSession(const QString& path, bool quiet) {
   m_targetBox->setCurrentText(m_session->request().target);
   m_updatingPreset = false;
   if (m_session->request().isGroup()) showGroupInPresetBar(m_session->request().group, "restored from the session");
-  m_groupModel = m_session->request().isGroup() ? ws["model"].toString() : QString();
+  m_groupModel = m_session->request().isGroup() ? QString::fromStdString(file.workspace.model) : QString();
   m_shownModel.clear();
   m_profile->clear();
   m_editor->setText(m_session->request().schedule);
   m_editorBaseline = m_editor->text();
-  restoreState(QByteArray::fromBase64(o["layout"].toString().toLatin1()));
-  m_tuning->formFromJson(o["tuningForm"].toObject());
-  m_tuning->restoreResults(o["tuningResults"].toObject());  // a model's: once it is loaded
-  m_pendingProfiles = o["profiles"].toArray();  // restored once the model is loaded
-  setDarkTheme(o["dark"].toBool(m_dark));
+  restoreState(QByteArray::fromBase64(QByteArray::fromStdString(file.layout)));
+  m_tuning->formFromJson(jsonOf(file.tuningForm).object());
+  m_tuning->restoreResults(jsonOf(file.tuningResults).object());  // a model's: once it is loaded
+  m_pendingProfiles = jsonOf(file.profiles).array();  // restored once the model is loaded
+  setDarkTheme(file.dark.value_or(m_dark));
   m_sessionPath = path;
   m_session->setModified(false);
   if (path != autosavePath()) QFile::remove(autosavePath());  // unsaved work was discarded for this

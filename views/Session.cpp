@@ -17,6 +17,17 @@
 #include "views/ModelJobs.h"
 #include "views/RunsModel.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+// AddressSanitizer builds only (scripts/test.sh --sanitize): no alternate signal stacks from ASan
+// in Studio processes. PoCL's kernel compiler (LLVM 15) runs on the Session's worker threads and
+// LLVM's signal handlers (RemoveFileOnSignal) replace the thread's alternate stack, ASan's 54 KiB
+// mapping, by a malloc'd one of 64 KiB + SIGSTKSZ (79,040 bytes here); when the pool thread exits,
+// ASan unmaps the thread's current alternate stack, LLVM's heap block, and aborts ("failed to
+// deallocate 0x134c0 bytes ... unable to unmap": studio.test_model_view after an OpenCL run).
+// ASAN_OPTIONS in the environment still override this.
+extern "C" const char* __asan_default_options() { return "use_sigaltstack=0"; }
+#endif
+
 namespace loom::views {
 
 Session::Session(QObject* parent) : QObject(parent), m_cancel(std::make_shared<std::atomic<bool>>(false)) {
@@ -383,73 +394,70 @@ QJsonObject Session::toJson() const {
   return o;
 }
 
-void Session::fromJson(const QJsonObject& o) {
+void Session::restore(const driver::SessionWorkspace& ws) {
+  auto q = [](const std::string& s) { return QString::fromStdString(s); };
   QMap<QString, qint64> params;
-  QJsonObject p = o["params"].toObject();
-  for (auto it = p.begin(); it != p.end(); ++it) params[it.key()] = qint64(it.value().toDouble());
-  m_request.target = o["target"].toString("llvm");
-  m_request.schedule = o["schedule"].toString();
+  for (const auto& [name, value] : ws.params) params[q(name)] = qint64(value);
+  m_request.target = q(ws.target);
+  m_request.schedule = q(ws.schedule);
   m_request.preset.clear();
-  setPreset(o["preset"].toString("matmul"), params);
-  if (o.contains("group")) {  // a fused group's kernel, kept as TIR text
-    QJsonObject g = o["group"].toObject();
+  setPreset(q(ws.preset), params);
+  if (ws.group) {  // a fused group's kernel, kept as TIR text
+    const driver::SessionGroup& g = *ws.group;
     try {
-      m_request.func = tir::parseFunc(g["tir"].toString().toStdString(), g["name"].toString().toStdString() + ".tir");
-      m_request.group = g["name"].toString();
-      m_request.numInputs = g["numInputs"].toInt();
-      m_request.flops = g["flops"].toDouble();
+      m_request.func = tir::parseFunc(g.tir, g.name + ".tir");
+      m_request.group = q(g.name);
+      m_request.numInputs = g.numInputs;
+      m_request.flops = g.flops;
       m_request.preset = m_request.group;
       m_request.params.clear();
     } catch (const Error& e) {
-      emit logged(QString("the session's fused group %1 cannot be restored: %2").arg(g["name"].toString(), QString::fromStdString(e.what())));
+      emit logged(QString("the session's fused group %1 cannot be restored: %2").arg(q(g.name), QString::fromStdString(e.what())));
     }
   }
   m_runs->clear();
   m_versions.clear();
   m_nextRunId = 1;
-  for (const QJsonValue& v : o["runs"].toArray()) {
-    QJsonObject j = v.toObject();
+  for (const driver::SessionRun& j : ws.runs) {
     RunRecord r;
-    r.id = j["id"].toInt();
-    r.scheduleVersion = j["version"].toInt();
-    r.preset = j["preset"].toString();
-    r.target = j["target"].toString();
-    r.schedule = j["schedule"].toString();
-    r.loweredTir = j["lowered"].toString();
-    r.ok = j["ok"].toBool();
-    r.error = j["error"].toString();
-    r.correct = j["correct"].toBool();
-    r.maxRelError = j["maxRelError"].toDouble();
-    r.reference = j["reference"].toString();
-    r.medianMs = j["medianMs"].toDouble();
-    r.minMs = j["minMs"].toDouble();
-    r.maxMs = j["maxMs"].toDouble();
-    r.repeats = j["repeats"].toInt();
-    r.callsPerRepeat = j["callsPerRepeat"].toInt();
-    r.gflops = j["gflops"].toDouble();
-    r.peakGflops = j["peak"].toDouble();
-    r.flopsKnown = j["flopsKnown"].toBool(true);
-    r.defaultMs = j["defaultMs"].toDouble();
-    r.device = j["device"].toString();
-    r.model = j["model"].toString();
-    r.assembly = j["assembly"].toString();
+    r.id = j.id;
+    r.scheduleVersion = j.version;
+    r.preset = q(j.preset);
+    r.target = q(j.target);
+    r.schedule = q(j.schedule);
+    r.loweredTir = q(j.lowered);
+    r.ok = j.ok;
+    r.error = q(j.error);
+    r.correct = j.correct;
+    r.maxRelError = j.maxRelError;
+    r.reference = q(j.reference);
+    r.medianMs = j.medianMs;
+    r.minMs = j.minMs;
+    r.maxMs = j.maxMs;
+    r.repeats = j.repeats;
+    r.callsPerRepeat = j.callsPerRepeat;
+    r.gflops = j.gflops;
+    r.peakGflops = j.peak;
+    r.flopsKnown = j.flopsKnown;
+    r.defaultMs = j.defaultMs;
+    r.device = q(j.device);
+    r.model = q(j.model);
+    r.assembly = q(j.assembly);
     m_runs->addRun(r);
     m_versions.insert(r.schedule, r.scheduleVersion);
     m_nextRunId = std::max(m_nextRunId, r.id + 1);
   }
   emit requestChanged();
   compileNow();
-  m_layout = o["modelLayout"].toString("NCHWc");
+  m_layout = q(ws.modelLayout);
   m_inputShapes.clear();
-  QJsonObject shapes = o["inputShapes"].toObject();
-  for (auto it = shapes.begin(); it != shapes.end(); ++it) {
-    QVector<qint64> dims;
-    for (const QJsonValue& d : it.value().toArray()) dims << qint64(d.toDouble());
-    m_inputShapes[it.key()] = dims;
+  for (const auto& [name, dims] : ws.inputShapes) {
+    QVector<qint64> d;
+    for (int64_t x : dims) d << qint64(x);
+    m_inputShapes[q(name)] = d;
   }
-  m_symbolicShapes = o["symbolicInputShapes"].toString();
-  QString model = o["model"].toString();
-  if (!model.isEmpty()) loadModel(model, false, true);
+  m_symbolicShapes = q(ws.symbolicInputShapes);
+  if (!ws.model.empty()) loadModel(q(ws.model), false, true);
   setModified(false);
 }
 

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <memory>
 
+#include "core/driver/SessionFile.h"
 #include "views/OperatorJobs.h"
 #include "views/StudioTypes.h"
 
@@ -89,10 +90,11 @@ public:
   bool isModified() const { return m_modified; }
   void setModified(bool m);
 
-  /// The workspace as JSON (preset, parameters, schedule, target, model path, runs);
-  /// fromJson restores it (and reloads the model). Layout is the window's business.
+  /// The workspace as JSON (preset, parameters, schedule, target, model path, runs), the
+  /// "workspace" of a session file; restore() sets it back (and reloads the model) from what
+  /// driver::parseSessionFile read and checked. Layout is the window's business.
   QJsonObject toJson() const;
-  void fromJson(const QJsonObject& o);
+  void restore(const driver::SessionWorkspace& ws);
 
 signals:
   void operatorCompiled(const loom::views::CompileResult& result);

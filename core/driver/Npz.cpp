@@ -71,6 +71,15 @@ runtime::NDArray parseNpy(const std::string& b, const std::string& name) {
   else if (kind == 'u' && sizeOk) t = {runtime::DType::UInt, uint8_t(bytes * 8), 1};
   else if (kind == 'b' && bytes == 1) t = {runtime::DType::Bool, 1, 1};
   else LOOM_THROW(NpzError) << name << ": unsupported dtype '" << descr << "'";
+  // numpy's rule: the dims other than 0 must multiply to a size that fits (an empty array of
+  // shape (10^6, 10^13, 0) is still refused: its element count overflows before the 0).
+  unsigned __int128 size = uint64_t(bytes);
+  for (int64_t d : shape) {
+    if (d == 0) continue;
+    size *= uint64_t(d);
+    if (size > uint64_t(INT64_MAX))
+      LOOM_THROW(NpzError) << name << ": array too big (shape (" << dims << "), dtype '" << descr << "')";
+  }
   // The data must be present before anything is allocated for it.
   size_t avail = b.size() - start - hlen;
   unsigned __int128 need = uint64_t(bytes);

@@ -3,6 +3,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <type_traits>
 
 namespace loom::graph {
 
@@ -19,10 +21,24 @@ template <class T> void readAll(const void* p, std::vector<double>& v) {
   for (size_t i = 0; i < v.size(); ++i)
     v[i] = double(t[i]);
 }
+/// double -> T. For an integer T the value goes through int64_t, as x86's conversion does (so a
+/// narrower type wraps, as compiled code does), with a value outside int64_t's range saturated and
+/// NaN as 0: a plain cast of such a value is undefined behaviour (fuzz_torch: the int 2^63 - 1
+/// through makeScalar, whose double is 2^63).
+template <class T> T fromDouble(double x) {
+  if constexpr (std::is_integral_v<T>) {
+    if (std::isnan(x)) return T(0);
+    if (std::is_same_v<T, uint64_t> && x >= 0x1p63 && x < 0x1p64) return T(uint64_t(x));
+    int64_t i = x >= 0x1p63 ? std::numeric_limits<int64_t>::max() : x < -0x1p63 ? std::numeric_limits<int64_t>::min() : int64_t(x);
+    return T(i);
+  } else {
+    return T(x);
+  }
+}
 template <class T> void writeAll(void* p, const std::vector<double>& v) {
   T* t = static_cast<T*>(p);
   for (size_t i = 0; i < v.size(); ++i)
-    t[i] = T(v[i]);
+    t[i] = fromDouble<T>(v[i]);
 }
 double halfToDouble(uint16_t h) {
   int sign = h >> 15, exp = (h >> 10) & 0x1f, man = h & 0x3ff;

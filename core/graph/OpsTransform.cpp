@@ -1,5 +1,6 @@
 // Injective data-movement ops: reshape, transpose, concatenate, split, slice, take, pad, tile, ...
 #include <algorithm>
+#include <limits>
 
 #include "core/graph/OpsInternal.h"
 #include "core/graph/SymDim.h"
@@ -197,17 +198,19 @@ SliceDims sliceDims(const CallNode& call, const std::vector<int64_t>& shape) {
     int64_t a = normAxis(call, axes[k], int64_t(nd));
     int64_t n = shape[a], st = s.empty() ? 1 : s[k];
     if (st == 0) LOOM_TYPE_FAIL(call) << "slice step must not be 0";
+    if (st == std::numeric_limits<int64_t>::min()) LOOM_TYPE_FAIL(call) << "slice step " << st << " is out of range";
     int64_t lo = b[k], hi = e[k];
     if (lo < 0) lo += n;
     if (hi < 0) hi += n;
     if (st > 0) {
       lo = std::clamp<int64_t>(lo, 0, n);
       hi = std::clamp<int64_t>(hi, 0, n);
-      d.count[a] = hi > lo ? (hi - lo + st - 1) / st : 0;
+      // In 128 bits: a step near INT64_MAX (ONNX's and torch's "to the end" idiom) overflowed.
+      d.count[a] = hi > lo ? int64_t((__int128(hi) - lo + st - 1) / st) : 0;
     } else {
       lo = std::clamp<int64_t>(lo, -1, n - 1);
       hi = std::clamp<int64_t>(hi, -1, n - 1);
-      d.count[a] = lo > hi ? (lo - hi + (-st) - 1) / (-st) : 0;
+      d.count[a] = lo > hi ? int64_t((__int128(lo) - hi - st - 1) / -__int128(st)) : 0;
     }
     d.start[a] = lo;
     d.step[a] = st;
@@ -227,11 +230,11 @@ Dim symbolicSliceCount(const CallNode& call, const Dim& n, size_t k) {
   if (st > 0) {
     lo = tir::min(tir::max(lo, c(0)), len);
     hi = tir::min(tir::max(hi, c(0)), len);
-    count = tir::floordiv(tir::max(hi - lo, c(0)) + c(st - 1), c(st));
+    count = tir::floordiv(tir::max(hi - lo, c(0)) - c(1), c(st)) + c(1);  // ceil without overflow
   } else {
     lo = tir::min(tir::max(lo, c(-1)), len - c(1));
     hi = tir::min(tir::max(hi, c(-1)), len - c(1));
-    count = tir::floordiv(tir::max(lo - hi, c(0)) + c(-st - 1), c(-st));
+    count = tir::floordiv(tir::max(lo - hi, c(0)) - c(1), c(-st)) + c(1);
   }
   return dimOf(count);
 }

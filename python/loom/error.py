@@ -61,6 +61,7 @@ _declare("ImportError", LoomError, doc="A model that does not import (names the 
 _declare("GraphTypeError", TypeError)  # noqa: F821
 _declare("WorkloadError", ValueError)  # noqa: F821
 _declare("NpzError", LoomError)
+_declare("SessionFileError", LoomError, doc="A Studio session file that is not one, or holds a value of the wrong kind (names the key).")
 _declare("RecordFileError", RuntimeError)  # noqa: F821
 _declare("RecordApplyError", RecordFileError)  # noqa: F821
 _declare("CostModelError", RuntimeError)  # noqa: F821

@@ -66,6 +66,21 @@ class TestGraphPasses : public QObject {
   Q_OBJECT
 
 private slots:
+  void integerConstantsFromDoublesSaturate() {
+    // The host tensors compute in double; writing back an integer outside int64's range was a
+    // plain cast (undefined; x86 gives INT64_MIN for 2^63 and for NaN). fuzz_torch (rel12): the
+    // int 2^63 - 1 of a TorchScript graph, whose double is 2^63.
+    auto int64Of = [](double v) { return *makeScalar(v, DataType::Int(64))->data.as<int64_t>(); };
+    QCOMPARE(int64Of(0x1p63), std::numeric_limits<int64_t>::max());
+    QCOMPARE(int64Of(1e300), std::numeric_limits<int64_t>::max());
+    QCOMPARE(int64Of(-1e300), std::numeric_limits<int64_t>::min());
+    QCOMPARE(int64Of(std::nan("")), int64_t(0));
+    QCOMPARE(int64Of(-42.0), int64_t(-42));
+    // Narrower types wrap as compiled code does (through int64, as before).
+    QCOMPARE(int(*makeScalar(128.0, DataType::Int(8))->data.as<int8_t>()), -128);
+    QCOMPARE(int(*makeScalar(1e300, DataType::Int(32))->data.as<int32_t>()), -1);
+  }
+
   void foldConstantShapeChain() {
     // reshape(x, concat(gather(shape_of(x), 0), [-1]) evaluated): the ONNX flatten idiom.
     Var x = makeVar("x", f32({2, 3, 4}));

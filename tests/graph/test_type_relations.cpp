@@ -61,6 +61,15 @@ private slots:
                         {"strides", IntList{3, -2}},
                         {"axes", IntList{1, 2}}});
     QCOMPARE(typeOf(sl), std::string("Tensor[(2, 4, 6, 8), float32]"));
+    // A step of INT64_MAX (one element: "every step-th to the end") overflowed (hi - lo + st - 1):
+    // fuzz_torch, rel12. INT64_MIN, whose negation overflows, is refused.
+    constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+    Expr one = makeCall("strided_slice", {t}, {{"begin", IntList{1, -1}}, {"end", IntList{kMax, -kMax}},
+                                               {"strides", IntList{kMax, -kMax}}, {"axes", IntList{1, 2}}});
+    QCOMPARE(typeOf(one), std::string("Tensor[(2, 1, 1, 8), float32]"));
+    Expr minStep = makeCall("strided_slice", {t}, {{"begin", IntList{0}}, {"end", IntList{5}},
+                                                   {"strides", IntList{std::numeric_limits<int64_t>::min()}}, {"axes", IntList{1}}});
+    QVERIFY_THROWS_EXCEPTION(TypeError, inferType(minStep));
     Expr tk = makeCall("take",
                        {t, makeConstant(runtime::NDArray::empty({2, 5}, runtime::DType{0, 64, 1}))},
                        {{"axis", int64_t(3)}});

@@ -3,13 +3,16 @@
 // or a clean close removes it; a session save is all or nothing.
 #include <QApplication>
 #include <QFile>
+#include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "core/driver/SessionFile.h"
 #include "views/MainWindow.h"
 #include "views/Resources.h"
 #include "views/ScheduleEditor.h"
+#include "views/RunsModel.h"
 #include "views/Session.h"
 
 using namespace loom::views;
@@ -120,6 +123,76 @@ private slots:
     QVERIFY(w.session()->isModified());
     QVERIFY(f.open(QIODevice::ReadOnly));
     QCOMPARE(f.readAll(), before);
+    QTRY_VERIFY_WITH_TIMEOUT(w.session()->isIdle(), 30000);
+  }
+
+  // A session file the Studio writes reads back through the Qt-free parser (core/driver/
+  // SessionFile.h) field for field: preset, parameters, schedule, target, runs, input shapes and
+  // symbolic dims, the docks' parts. LOOM_SESSION_SEEDS=DIR keeps the file there (the seeds of
+  // fuzz_session: tests/fuzz/corpus/session/).
+  void savedSessionReadsBackWithoutQt() {
+    QTemporaryDir dir;
+    QString path = dir.filePath("runs.loomsession");
+    MainWindow w;
+    w.setPreset("matmul", {{"M", 24}, {"N", 16}, {"K", 8}});
+    w.editor()->setText("b = sch.get_block(\"C\")\ni, j, k = sch.get_loops(b)\nsch.parallel(i)\n");
+    QSignalSpy finished(w.session(), &Session::runFinished);
+    w.session()->run();
+    QVERIFY(finished.wait(120000));
+    w.session()->setInputShapes({{"x", {1, 3, 48, 0}}}, false, "x:[1,3,48,W<=2048]");
+    QTRY_VERIFY_WITH_TIMEOUT(w.session()->isIdle(), 30000);
+    QVERIFY(w.saveSession(path, true));
+    if (QByteArray seeds = qgetenv("LOOM_SESSION_SEEDS"); !seeds.isEmpty())
+      QFile::copy(path, QString::fromLocal8Bit(seeds) + "/runs_shapes.loomsession");
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    loom::driver::SessionFile s = loom::driver::parseSessionFile(f.readAll().toStdString(), path.toStdString());
+    const loom::driver::SessionWorkspace& ws = s.workspace;
+    QCOMPARE(QString::fromStdString(ws.preset), QString("matmul"));
+    QCOMPARE(ws.params.at("M"), int64_t(24));
+    QCOMPARE(ws.params.at("K"), int64_t(8));
+    QCOMPARE(QString::fromStdString(ws.schedule), w.editor()->text());
+    QCOMPARE(QString::fromStdString(ws.target), w.session()->request().target);
+    QCOMPARE(ws.inputShapes.at("x"), (std::vector<int64_t>{1, 3, 48, 0}));
+    QCOMPARE(QString::fromStdString(ws.symbolicInputShapes), QString("x:[1,3,48,W<=2048]"));
+    QCOMPARE(int(ws.runs.size()), 1);
+    const RunRecord& r = w.session()->runs()->records().at(0);
+    QCOMPARE(ws.runs[0].id, r.id);
+    QCOMPARE(ws.runs[0].medianMs, r.medianMs);
+    QCOMPARE(ws.runs[0].ok, r.ok);
+    QCOMPARE(QString::fromStdString(ws.runs[0].schedule), r.schedule);
+    QCOMPARE(QString::fromStdString(ws.runs[0].lowered), r.loweredTir);
+    QVERIFY(!s.layout.empty());
+    QVERIFY(s.dark.has_value());
+    QVERIFY(!s.tuningForm.empty());
+    // And back into a window: the run is in its Runs table, the shapes in its session.
+    MainWindow w2;
+    QVERIFY(w2.loadSession(path, true));
+    QCOMPARE(w2.session()->runs()->rowCount(), 1);
+    QCOMPARE(w2.session()->inputShapes().value("x"), (QVector<qint64>{1, 3, 48, 0}));
+    QCOMPARE(w2.session()->symbolicInputShapes(), QString("x:[1,3,48,W<=2048]"));
+    QTRY_VERIFY_WITH_TIMEOUT(w2.session()->isIdle(), 30000);
+  }
+
+  // A session file with a value of the wrong kind is refused whole, naming the key; the open
+  // session stays as it was (before, the value read as 0 and the rest loaded).
+  void damagedSessionIsRefusedNamingTheKey() {
+    QTemporaryDir dir;
+    QString path = dir.filePath("bad.loomsession");
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("{\"loomSession\": 1, \"workspace\": {\"preset\": \"softmax\", \"runs\": [{\"id\": 1, \"medianMs\": \"fast\"}]}}");
+    f.close();
+    try {
+      (void)loom::driver::parseSessionFile(R"({"loomSession": 1, "workspace": {"runs": [{"id": 1, "medianMs": "fast"}]}})", "bad.loomsession");
+      QFAIL("no SessionFileError");
+    } catch (const loom::driver::SessionFileError& e) {
+      QVERIFY2(QString(e.what()).contains("bad.loomsession: workspace.runs[0].medianMs: expected a number, got a string"), e.what());
+    }
+    MainWindow w;
+    w.setPreset("matmul", {{"M", 24}, {"N", 16}, {"K", 8}});
+    QVERIFY(!w.loadSession(path, true));
+    QCOMPARE(w.session()->request().preset, QString("matmul"));
     QTRY_VERIFY_WITH_TIMEOUT(w.session()->isIdle(), 30000);
   }
 };

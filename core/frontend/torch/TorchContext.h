@@ -99,5 +99,9 @@ DataType dtypeFromScalarType(int64_t code, bool* ok);
 const std::unordered_map<std::string, Converter>& atenConverters();
 /// Normalizes a possibly negative dim against `rank` (fails through ctx when out of range).
 int64_t normDim(const Context& c, int64_t dim, int64_t rank);
+/// normDim for ops that index the shape at the dim (size(d), select, split, chunk, unbind,
+/// unflatten): a 0-d tensor has no dim to index, as torch says, where normDim lets 0 and -1
+/// through for reductions.
+int64_t normShapeDim(const Context& c, int64_t dim, int64_t rank);
 
 } // namespace loom::frontend::tsi

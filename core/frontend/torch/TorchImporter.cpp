@@ -8,6 +8,8 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <limits>
+#include <optional>
 #include <set>
 #include <unistd.h>
 
@@ -16,6 +18,7 @@
 #include "core/graph/Op.h"
 #include "core/graph/pass/FoldConstant.h"
 #include "core/graph/pass/InferType.h"
+#include "runtime/RuntimeFailure.h"
 
 namespace loom::frontend {
 
@@ -50,6 +53,13 @@ const char* kindName(TV::Kind k) {
 }
 } // namespace
 
+/// A 0-d int64 constant holding `v` exactly (makeScalar takes a double, which rounds past 2^53).
+Expr int64Scalar(int64_t v) {
+  runtime::NDArray a = runtime::NDArray::empty({}, toDType(DataType::Int(64)));
+  *a.as<int64_t>() = v;
+  return makeConstant(a);
+}
+
 std::string Context::where(const ts::Node& n) {
   std::string s = n.kind;
   if (!n.scope.empty()) s += " in '" + n.scope + "'";
@@ -82,17 +92,25 @@ Expr Context::tensor(int i) const {
   const TV& v = in(i);
   switch (v.kind) {
   case TV::Kind::Tensor: return v.e;
-  case TV::Kind::Int: return makeScalar(double(v.i), DataType::Int(64));
+  case TV::Kind::Int: return int64Scalar(v.i);
   case TV::Kind::Double: return makeScalar(v.d, DataType::Float(32));
   case TV::Kind::Bool: return makeScalar(double(v.i), DataType::Bool());
   default: fail("input " + std::to_string(i) + " must be a tensor, got " + kindName(v.kind));
   }
 }
 
+/// `d` as an int64, when it is a whole number in range (a cast of NaN or of one out of range is
+/// undefined behaviour).
+std::optional<int64_t> wholeInt64(double d) {
+  if (!(d >= -0x1p63 && d < 0x1p63) || d != std::trunc(d)) return std::nullopt;
+  return int64_t(d);
+}
+
 int64_t Context::integer(int i) const {
   const TV& v = in(i);
   if (v.kind == TV::Kind::Int || v.kind == TV::Kind::Bool) return v.i;
-  if (v.kind == TV::Kind::Double && v.d == double(int64_t(v.d))) return int64_t(v.d);
+  if (v.kind == TV::Kind::Double)
+    if (std::optional<int64_t> n = wholeInt64(v.d)) return *n;
   fail("input " + std::to_string(i) + " must be an int known at import time, got " + kindName(v.kind));
 }
 
@@ -208,6 +226,11 @@ int64_t normDim(const Context& c, int64_t dim, int64_t rank) {
   return d;
 }
 
+int64_t normShapeDim(const Context& c, int64_t dim, int64_t rank) {
+  if (rank == 0) c.fail("dim " + std::to_string(dim) + " of a 0-d tensor, which has no dimensions");
+  return normDim(c, dim, rank);
+}
+
 namespace {
 
 int64_t scalarTypeCode(DataType t) {
@@ -261,7 +284,14 @@ TV fromConstant(const Context& c, const ts::ConstValue& k, const std::string& na
     bool ok = false;
     DataType t = dtypeFromName(k.tensor.dtype, &ok);
     if (!ok) c.fail("constant tensor of element type " + k.tensor.dtype + " is not supported");
-    runtime::NDArray a = runtime::NDArray::empty(k.tensor.shape, toDType(t));
+    // The bytes must match the shape before anything of that shape is allocated.
+    runtime::DType dt = toDType(t);
+    uint64_t want = (uint64_t(dt.bits) * dt.lanes + 7) / 8;
+    for (int64_t d : k.tensor.shape)
+      if (d < 0 || (d != 0 && want > k.tensor.bytes.size() / uint64_t(d) + 1) || __builtin_mul_overflow(want, uint64_t(d), &want))
+        c.fail("constant tensor holds the wrong number of bytes for its shape");
+    if (want != k.tensor.bytes.size()) c.fail("constant tensor holds the wrong number of bytes for its shape");
+    runtime::NDArray a = runtime::NDArray::empty(k.tensor.shape, dt);
     if (a.byteSize() != k.tensor.bytes.size()) c.fail("constant tensor holds the wrong number of bytes");
     if (a.byteSize()) std::memcpy(a.data(), k.tensor.bytes.data(), a.byteSize());
     return TV::tensor(makeConstant(a, name.rfind("self.", 0) == 0 ? name.substr(5) : name));
@@ -296,14 +326,23 @@ double elementAsDouble(const runtime::NDArray& a) {
 /// Tensor -> number (aten::Int, Float, item, ScalarImplicit): the tensor must fold.
 Outs toNumber(Context& c, bool wantInt) {
   const TV& v = c.in(0);
-  if (v.isNumber()) return {wantInt ? TV::integer(int64_t(v.number())) : v.kind == TV::Kind::Double ? v : TV::real(v.number())};
+  // int() truncates toward zero, as Python's does; NaN and values past int64 are refused.
+  auto truncated = [&](double x) {
+    std::optional<int64_t> n = wholeInt64(std::trunc(x));
+    if (!n) c.fail("the number " + std::to_string(x) + " does not fit an int64");
+    return *n;
+  };
+  if (v.isNumber())
+    return {wantInt ? (v.kind == TV::Kind::Double ? TV::integer(truncated(v.d)) : TV::integer(v.i))
+                    : v.kind == TV::Kind::Double ? v : TV::real(v.number())};
   Expr e = c.tensor(0);
   std::optional<runtime::NDArray> k = constantValue(e);
   if (!k) c.fail("the tensor's value depends on the model's inputs; Loom needs it at import time");
   if (k->numel() != 1) c.fail("a tensor of " + std::to_string(k->numel()) + " elements is not a number");
   double x = elementAsDouble(*k);
   DataType t = toDataType(k->dtype());
-  if (wantInt || !t.isFloat()) return {TV::integer(int64_t(x))};
+  if (t == DataType::Int(64)) return {TV::integer(*k->as<int64_t>())};  // exact, past 2^53 too
+  if (wantInt || !t.isFloat()) return {TV::integer(truncated(x))};
   return {TV::real(x)};
 }
 
@@ -354,9 +393,19 @@ std::optional<TV> arithStatic(const Context& c, const std::string& op) {
   if (!a.isNumber() || !b.isNumber()) return std::nullopt;
   bool ints = a.kind != TV::Kind::Double && b.kind != TV::Kind::Double;
   double x = a.number(), y = b.number();
-  if (op == "add") return ints ? TV::integer(a.i + b.i) : TV::real(x + y);
-  if (op == "sub") return ints ? TV::integer(a.i - b.i) : TV::real(x - y);
-  if (op == "mul") return ints ? TV::integer(a.i * b.i) : TV::real(x * y);
+  // Python ints do not overflow; an import-time int past int64 is refused (TorchScript's are int64).
+  auto checked = [&](bool overflow, int64_t r) {
+    if (overflow) c.fail("integer overflow in " + op + " of " + std::to_string(a.i) + " and " + std::to_string(b.i));
+    return TV::integer(r);
+  };
+  int64_t r = 0;
+  if (op == "add" || op == "sub" || op == "mul") {
+    if (!ints) return TV::real(op == "add" ? x + y : op == "sub" ? x - y : x * y);
+    bool overflow = op == "add"   ? __builtin_add_overflow(a.i, b.i, &r)
+                    : op == "sub" ? __builtin_sub_overflow(a.i, b.i, &r)
+                                  : __builtin_mul_overflow(a.i, b.i, &r);
+    return checked(overflow, r);
+  }
   if (op == "div") {
     if (y == 0) c.fail("division by zero");
     return TV::real(x / y);
@@ -364,6 +413,7 @@ std::optional<TV> arithStatic(const Context& c, const std::string& op) {
   if (op == "floordiv") {
     if (y == 0) c.fail("division by zero");
     if (ints) {
+      if (a.i == std::numeric_limits<int64_t>::min() && b.i == -1) checked(true, 0);
       int64_t q = a.i / b.i;
       if ((a.i % b.i != 0) && ((a.i < 0) != (b.i < 0))) --q;
       return TV::integer(q);
@@ -372,10 +422,23 @@ std::optional<TV> arithStatic(const Context& c, const std::string& op) {
   }
   if (op == "remainder") {
     if (y == 0) c.fail("division by zero");
-    if (ints) return TV::integer(((a.i % b.i) + b.i) % b.i);
+    if (ints) {
+      if (b.i == -1) return TV::integer(0);  // INT64_MIN % -1 traps
+      int64_t m = a.i % b.i;
+      return TV::integer(m != 0 && ((m < 0) != (b.i < 0)) ? m + b.i : m);
+    }
     return TV::real(x - std::floor(x / y) * y);
   }
-  if (op == "pow") return ints && b.i >= 0 ? TV::integer(int64_t(std::pow(x, y))) : TV::real(std::pow(x, y));
+  if (op == "pow") {
+    if (!ints || b.i < 0) return TV::real(std::pow(x, y));
+    int64_t base = a.i, e = b.i, p = 1;  // by squaring, each product checked
+    while (e > 0) {
+      if ((e & 1) && __builtin_mul_overflow(p, base, &p)) checked(true, 0);
+      e >>= 1;
+      if (e && __builtin_mul_overflow(base, base, &base)) checked(true, 0);
+    }
+    return TV::integer(p);
+  }
   return std::nullopt;
 }
 
@@ -461,19 +524,35 @@ const std::unordered_map<std::string, Converter>& primConverters() {
          return Outs{TV::tensor(makeConstant(a))};
        }},
       {"aten::len", [](Context& c) {
-         if (c.in(0).kind == TV::Kind::Tensor) return Outs{TV::integer(c.shapeOf(c.tensor(0)).at(0))};
+         if (c.in(0).kind == TV::Kind::Tensor) {
+           std::vector<int64_t> s = c.shapeOf(c.tensor(0));
+           if (s.empty()) c.fail("len() of a 0-d tensor");
+           return Outs{TV::integer(s[0])};
+         }
          return Outs{TV::integer(int64_t(c.list(0).size()))};
        }},
       {"aten::append", [](Context& c) {
          const TV& l = c.in(0);
          if (l.kind != TV::Kind::List) c.fail("append to " + std::string(kindName(l.kind)));
+         // Lists are shared references: a list appended into itself (directly or through another
+         // list) would be a cycle, which TorchScript's types rule out and which every walk over
+         // values (outputs, tensor(), ==) would follow forever (and the cycle would never be freed).
+         std::function<bool(const TV&)> holds = [&](const TV& v) {
+           if (!v.items) return false;
+           if (v.items == l.items) return true;
+           for (const TV& x : *v.items)
+             if (holds(x)) return true;
+           return false;
+         };
+         if (holds(c.in(1))) c.fail("appends a list to itself");
          l.items->push_back(c.in(1));
          return Outs{l};
        }},
       {"prim::NumToTensor", [](Context& c) {
          const TV& v = c.in(0);
          if (v.kind == TV::Kind::Tensor) return Outs{v};
-         DataType t = v.kind == TV::Kind::Double ? DataType::Float(64) : v.kind == TV::Kind::Bool ? DataType::Bool() : DataType::Int(64);
+         if (v.kind == TV::Kind::Int) return Outs{TV::tensor(int64Scalar(v.i))};
+         DataType t = v.kind == TV::Kind::Double ? DataType::Float(64) : DataType::Bool();
          return Outs{TV::tensor(makeScalar(c.real(0), t))};
        }},
       {"aten::Int", [](Context& c) { return toNumber(c, true); }},
@@ -526,7 +605,7 @@ const std::unordered_map<std::string, Converter>& primConverters() {
        }},
       {"aten::size", [](Context& c) {
          std::vector<int64_t> s = c.shapeOf(c.tensor(0));
-         if (c.numInputs() > 1) return Outs{TV::integer(s[size_t(normDim(c, c.integer(1), int64_t(s.size())))])};
+         if (c.numInputs() > 1) return Outs{TV::integer(s[size_t(normShapeDim(c, c.integer(1), int64_t(s.size())))])};
          std::vector<TV> v;
          for (int64_t d : s) v.push_back(TV::integer(d));
          return Outs{TV::list(std::move(v))};
@@ -565,6 +644,56 @@ void collectUnsupported(const ts::Block& b, std::vector<std::string>& out, std::
     if (n.kind != "prim::If")
       for (const ts::Block& sub : n.blocks) collectUnsupported(sub, out, seen);
   }
+}
+
+/// The shape of the graph that conversion relies on: value indices in range, prim::Constant with
+/// one output, prim::If with a condition and two blocks yielding its outputs, prim::Loop with a
+/// trip count, a condition and one body taking and yielding (iteration / condition, carried...).
+/// The reader's graphs hold these by construction (TorchScript's own invariants); a graph that
+/// does not gets an ImportError naming the node instead of an index out of range.
+void checkStructure(const std::string& file, const ts::Graph& g) {
+  const int numValues = int(g.values.size());
+  auto fail = [&](const ts::Node* n, const std::string& message) {
+    std::string w = file + ": ";
+    if (n) {
+      bool named = !n->outputs.empty() && n->outputs[0] >= 0 && n->outputs[0] < numValues;
+      w += "node " + (named ? "%" + g.values[size_t(n->outputs[0])].name + " " : std::string()) + "(" + Context::where(*n) + "): ";
+    }
+    throw ImportError(w + message);
+  };
+  auto check = [&](const ts::Node* n, const std::vector<int>& vs, const char* what) {
+    for (int v : vs)
+      if (v < 0 || v >= numValues)
+        fail(n, std::string(what) + " value " + std::to_string(v) + " is not one of the graph's " + std::to_string(numValues) + " values");
+  };
+  auto count = [&](const ts::Node& n, size_t got, size_t want, const std::string& what) {
+    if (got != want) fail(&n, "has " + std::to_string(got) + " " + what + ", expected " + std::to_string(want));
+  };
+  std::function<void(const ts::Block&, const ts::Node*)> block = [&](const ts::Block& b, const ts::Node* owner) {
+    check(owner, b.inputs, "a block input");
+    for (const ts::Node& n : b.nodes) {
+      check(&n, n.inputs, "input");
+      check(&n, n.outputs, "output");
+      if (n.kind == "prim::Constant") {
+        count(n, n.outputs.size(), 1, "outputs");
+      } else if (n.kind == "prim::If") {
+        count(n, n.inputs.size(), 1, "inputs (the condition)");
+        count(n, n.blocks.size(), 2, "blocks");
+        for (const ts::Block& sub : n.blocks) count(n, sub.outputs.size(), n.outputs.size(), "values yielded by a branch");
+      } else if (n.kind == "prim::Loop") {
+        if (n.inputs.size() < 2) fail(&n, "has " + std::to_string(n.inputs.size()) + " inputs, expected the trip count, the condition and the carried values");
+        count(n, n.blocks.size(), 1, "blocks");
+        size_t carried = n.inputs.size() - 2;
+        count(n, n.outputs.size(), carried, "outputs (one per carried value)");
+        count(n, n.blocks[0].inputs.size(), carried + 1, "body inputs (the iteration and the carried values)");
+        count(n, n.blocks[0].outputs.size(), carried + 1, "body outputs (the condition and the carried values)");
+      }
+      for (const ts::Block& sub : n.blocks) block(sub, &n);
+    }
+    check(owner, b.outputs, "a block output");
+  };
+  check(nullptr, g.inputs, "forward() argument");
+  block(g.body, nullptr);
 }
 
 void failUnsupported(const std::string& file, const ts::Block& b) {
@@ -618,7 +747,9 @@ private:
     try {
       if (arithmeticKinds().count(base) || base == "neg") {
         if (base == "neg" && c.in(0).isNumber())
-          return {c.in(0).kind == TV::Kind::Double ? TV::real(-c.in(0).d) : TV::integer(-c.in(0).i)};
+          return {c.in(0).kind == TV::Kind::Double ? TV::real(-c.in(0).d)
+                  : c.in(0).i == std::numeric_limits<int64_t>::min() ? (c.fail("integer overflow in neg"), TV())
+                                                                     : TV::integer(-c.in(0).i)};
         if (auto r = arithStatic(c, base)) return {*r};
       }
       if (comparisonKinds().count(base))
@@ -628,6 +759,8 @@ private:
     } catch (const ImportError&) {
       throw;
     } catch (const Error& e) {
+      c.fail(e.what());
+    } catch (const runtime::RuntimeFailure& e) {  // an array the node's arguments make (a negative dim)
       c.fail(e.what());
     }
   }
@@ -682,7 +815,7 @@ void flattenOutputs(const Context& c, const TV& v, std::vector<Expr>& out) {
   case TV::Kind::Tuple:
     for (const TV& x : *v.items) flattenOutputs(c, x, out);
     return;
-  case TV::Kind::Int: out.push_back(makeScalar(double(v.i), DataType::Int(64))); return;
+  case TV::Kind::Int: out.push_back(int64Scalar(v.i)); return;
   case TV::Kind::Double: out.push_back(makeScalar(v.d, DataType::Float(64))); return;
   case TV::Kind::Bool: out.push_back(makeScalar(double(v.i), DataType::Bool())); return;
   default: c.fail(std::string("forward() returns ") + kindName(v.kind) + ", which is not a tensor");
@@ -694,6 +827,7 @@ void flattenOutputs(const Context& c, const TV& v, std::vector<Expr>& out) {
 
 graph::Module convertTorchGraph(const ts::Graph& g, const std::string& file, const TorchImportOptions& options) {
   using namespace tsi;
+  checkStructure(file, g);
   failUnsupported(file, g.body);
 
   tsi::GraphConverter conv(g, file);

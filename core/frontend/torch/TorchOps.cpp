@@ -199,6 +199,8 @@ Outs convolution(Context& c, const Expr& x0, const Expr& w0, int biasIdx, std::v
   std::vector<int64_t> xs = c.shapeOf(x), ws = c.shapeOf(w);
   if (xs.size() != 3 && xs.size() != 4)
     c.fail("only 1-D and 2-D convolutions are supported (input rank " + std::to_string(xs.size()) + ")");
+  if (ws.size() != xs.size())
+    c.fail("the weight has rank " + std::to_string(ws.size()) + ", the input rank " + std::to_string(xs.size()));
   bool oneD = xs.size() == 3;
   size_t n = xs.size() - 2;
   auto fit = [&](std::vector<int64_t> v, int64_t def) {
@@ -245,8 +247,11 @@ Outs convNd(Context& c) {
   if (c.in(4).kind == TV::Kind::String) {
     std::string mode = c.string(4);
     std::vector<int64_t> ws = c.shapeOf(c.tensor(1));
+    if (ws.size() != 3 && ws.size() != 4) c.fail("padding='" + mode + "' needs a weight of rank 3 or 4, got rank " + std::to_string(ws.size()));
     size_t n = ws.size() - 2;
+    if (dil.empty()) dil.assign(n, 1);
     if (dil.size() == 1) dil.assign(n, dil[0]);
+    if (dil.size() != n) c.fail("dilation has " + std::to_string(dil.size()) + " entries, expected " + std::to_string(n));
     for (size_t i = 0; i < n; ++i) {
       int64_t total = mode == "same" ? dil[i] * (ws[2 + i] - 1) : 0;
       if (total % 2) c.fail("padding='same' with an even kernel pads unevenly, which is not supported");
@@ -311,7 +316,15 @@ Outs batchNorm(Context& c) {
 Outs layerNorm(Context& c) {
   // (input, normalized_shape, weight, bias, eps, cudnn_enable)
   Expr x = c.tensor(0);
-  std::vector<int64_t> ns = c.ints(1);
+  std::vector<int64_t> ns = c.ints(1), xs = c.shapeOf(x);
+  auto str = [](const std::vector<int64_t>& v) {
+    std::string out;
+    for (int64_t d : v) out += (out.empty() ? "" : ", ") + std::to_string(d);
+    return "[" + out + "]";
+  };
+  // torch's rule: normalized_shape is the input's last dims (the defaults are filled at its shape).
+  if (ns.empty() || ns.size() > xs.size() || !std::equal(ns.begin(), ns.end(), xs.end() - ptrdiff_t(ns.size())))
+    c.fail("normalized_shape " + str(ns) + " is not the last dims of the input's shape " + str(xs));
   DataType t = c.dtypeOf(x);
   Expr y = c.call("nn.layer_norm", {x, onesOrTensor(c, 2, ns, t, 1), onesOrTensor(c, 3, ns, t, 0)},
                   {{"axis", -int64_t(ns.size())}, {"epsilon", c.real(4)}});
@@ -380,9 +393,14 @@ Outs pool(Context& c, bool isMax, size_t n) {
     if (oneD) v.insert(v.begin(), def);
     return v;
   };
+  if (oneD != (n == 1))
+    c.fail(std::to_string(n) + "-D pooling of a rank-" + std::to_string(oneD ? 3 : 4) + " input (unbatched inputs are not supported)");
   std::vector<int64_t> k = get(1, 1), s = get(2, 1), p = get(3, 0);
+  if (k.empty()) c.fail("pooling needs a kernel_size");
   if (s.empty()) s = k;
+  if (p.empty()) p = {0, 0};
   std::vector<int64_t> d = isMax ? get(4, 1) : std::vector<int64_t>{1, 1};
+  if (d.empty()) d = {1, 1};
   bool ceil = c.boolean(isMax ? 5 : 4);
   Attrs a{{"pool_size", k}, {"strides", s}, {"padding", std::vector<int64_t>{p[0], p[1], p[0], p[1]}}, {"dilation", d},
           {"ceil_mode", int64_t(ceil)}};
@@ -399,11 +417,27 @@ Outs adaptivePool(Context& c, bool isMax) {
   bool oneD = false;
   Expr x = to4d(c, c.tensor(0), &oneD);
   std::vector<int64_t> xs = c.shapeOf(x);
-  std::vector<int64_t> out = c.ints(1);
+  // output_size: ints, with None for "the input's size" (a list of ints and Nones).
+  constexpr int64_t kInputSize = std::numeric_limits<int64_t>::min();  // a None entry
+  std::vector<int64_t> out;
+  if (c.in(1).kind == TV::Kind::List || c.in(1).kind == TV::Kind::Tuple) {
+    std::vector<TV> items = c.list(1);
+    for (size_t i = 0; i < items.size(); ++i) {
+      if (items[i].kind == TV::Kind::None) out.push_back(kInputSize);
+      else if (items[i].kind == TV::Kind::Int) out.push_back(items[i].i);
+      else c.fail("output_size holds " + std::string(items[i].kind == TV::Kind::Tensor ? "a tensor" : "a non-int"));
+    }
+  } else {
+    out = c.ints(1);
+  }
+  if (out.size() == 1 && !oneD) out.assign(2, out[0]);
   if (oneD) out.insert(out.begin(), 1);
-  if (out.size() == 1) out.assign(2, out[0]);
-  for (size_t i = 0; i < 2; ++i)
-    if (c.in(1).kind == TV::Kind::List && (*c.in(1).items)[oneD ? i - 1 + (i == 0) : i].kind == TV::Kind::None) out[i] = xs[2 + i];
+  if (out.size() != 2)
+    c.fail("output_size has " + std::to_string(out.size() - (oneD ? 1 : 0)) + " entries for a " + (oneD ? "1-D" : "2-D") + " pool");
+  for (size_t i = 0; i < 2; ++i) {
+    if (out[i] == kInputSize) out[i] = xs[2 + i];
+    if (out[i] <= 0) c.fail("output_size " + std::to_string(out[i]) + " must be positive");
+  }
   Expr y;
   if (out[0] == 1 && out[1] == 1) {
     y = c.call(isMax ? "nn.global_max_pool2d" : "nn.global_avg_pool2d", {x});
@@ -498,7 +532,7 @@ Outs flatten(Context& c) {
 Outs unflatten(Context& c) {
   Expr x = c.tensor(0);
   std::vector<int64_t> s = c.shapeOf(x);
-  int64_t d = normDim(c, c.integer(1), int64_t(s.size()));
+  int64_t d = normShapeDim(c, c.integer(1), int64_t(s.size()));
   std::vector<int64_t> sizes = resolveShape(c, c.ints(2), s[size_t(d)]);
   std::vector<int64_t> out(s.begin(), s.begin() + d);
   out.insert(out.end(), sizes.begin(), sizes.end());
@@ -598,7 +632,7 @@ Outs slice(Context& c) {
   }
   Expr x = c.tensor(0);
   int64_t r = int64_t(c.tensorType(x).ndim());
-  int64_t dim = normDim(c, c.integer(1), r);
+  int64_t dim = normShapeDim(c, c.integer(1), r);
   int64_t b = c.isNone(2) ? 0 : c.integer(2), e = c.isNone(3) ? kBig : c.integer(3), st = c.integer(4);
   if (st <= 0) c.fail("slice step must be positive");
   if (b == 0 && e >= kBig && st == 1) return {TV::tensor(x)};
@@ -608,7 +642,7 @@ Outs slice(Context& c) {
 Outs select(Context& c) {
   Expr x = c.tensor(0);
   std::vector<int64_t> s = c.shapeOf(x);
-  int64_t dim = normDim(c, c.integer(1), int64_t(s.size()));
+  int64_t dim = normShapeDim(c, c.integer(1), int64_t(s.size()));
   int64_t i = c.integer(2);
   if (i < 0) i += s[size_t(dim)];
   if (i < 0 || i >= s[size_t(dim)]) c.fail("index " + std::to_string(c.integer(2)) + " is out of range for size " + std::to_string(s[size_t(dim)]));
@@ -663,7 +697,7 @@ Outs split(Context& c) {
   // split(x, int split_size | int[] sizes, dim); split_with_sizes(x, sizes, dim)
   Expr x = c.tensor(0);
   std::vector<int64_t> s = c.shapeOf(x);
-  int64_t dim = normDim(c, c.numInputs() > 2 ? c.integer(2) : 0, int64_t(s.size()));
+  int64_t dim = normShapeDim(c, c.numInputs() > 2 ? c.integer(2) : 0, int64_t(s.size()));
   std::vector<int64_t> sizes;
   if (c.in(1).kind == TV::Kind::Int) {
     int64_t each = c.integer(1), n = s[size_t(dim)];
@@ -680,9 +714,9 @@ Outs chunk(Context& c) {
   Expr x = c.tensor(0);
   std::vector<int64_t> s = c.shapeOf(x);
   int64_t chunks = c.integer(1);
-  int64_t dim = normDim(c, c.numInputs() > 2 ? c.integer(2) : 0, int64_t(s.size()));
+  int64_t dim = normShapeDim(c, c.numInputs() > 2 ? c.integer(2) : 0, int64_t(s.size()));
   if (chunks <= 0) c.fail("chunks must be positive");
-  int64_t n = s[size_t(dim)], each = (n + chunks - 1) / chunks;
+  int64_t n = s[size_t(dim)], each = n == 0 ? 1 : (n - 1) / chunks + 1;  // ceil(n / chunks), without overflow
   std::vector<int64_t> sizes;
   for (int64_t at = 0; at < n; at += each) sizes.push_back(std::min(each, n - at));
   return splitSizes(c, x, dim, sizes);
@@ -691,7 +725,7 @@ Outs chunk(Context& c) {
 Outs unbind(Context& c) {
   Expr x = c.tensor(0);
   std::vector<int64_t> s = c.shapeOf(x);
-  int64_t dim = normDim(c, c.numInputs() > 1 ? c.integer(1) : 0, int64_t(s.size()));
+  int64_t dim = normShapeDim(c, c.numInputs() > 1 ? c.integer(1) : 0, int64_t(s.size()));
   Outs parts = splitSizes(c, x, dim, std::vector<int64_t>(size_t(s[size_t(dim)]), 1));
   std::vector<int64_t> sq = s;
   sq.erase(sq.begin() + dim);
@@ -806,8 +840,13 @@ Outs arange(Context& c) {
   if (step == 0) c.fail("arange step must not be 0");
   DataType t = c.numInputs() > dtypeAt ? c.dtypeArg(dtypeAt, anyFloat ? DataType::Float(32) : DataType::Int(64))
                                        : (anyFloat ? DataType::Float(32) : DataType::Int(64));
-  int64_t count = std::max<int64_t>(0, int64_t(std::ceil((end - start) / step)));
-  if (count > (int64_t(1) << 28)) c.fail("arange is too long");
+  double steps = std::ceil((end - start) / step);
+  if (std::isnan(steps) || steps > double(int64_t(1) << 28)) c.fail("arange is too long");
+  int64_t count = steps > 0 ? int64_t(steps) : 0;
+  // Integer results must fit (a double past the range converts with undefined behaviour).
+  double limit = t == DataType::Int(32) ? 0x1p31 : 0x1p63;
+  if (!t.isFloat() && count > 0 && (std::fabs(start) >= limit || std::fabs(start + double(count - 1) * step) >= limit))
+    c.fail("arange from " + std::to_string(start) + " does not fit " + t.str());
   runtime::NDArray a = filledArray({count}, t, 0);
   for (int64_t i = 0; i < count; ++i) {
     double v = start + double(i) * step;
