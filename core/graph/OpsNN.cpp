@@ -568,6 +568,15 @@ Type poolRel(const CallNode& call, const std::vector<Type>& args) {
                            << attrValueStr(k) << ", strides " << attrValueStr(s) << ", dilation " << attrValueStr(dl);
   for (int64_t x : p)
     if (x < 0) LOOM_TYPE_FAIL(call) << "padding must not be negative, got " << attrValueStr(p);
+  // The window's extent dilation * (pool_size - 1) + 1 and the padded size must fit int64 (a
+  // fuzzed TorchScript max_pool with dilation 2^62 overflowed them: fuzz_torch, rel12).
+  constexpr int64_t kMaxPoolAttr = (int64_t(1) << 31) - 1;
+  for (const std::vector<int64_t>* v : {&k, &s, &p, &dl})
+    for (int64_t x : *v)
+      if (x > kMaxPoolAttr)
+        LOOM_TYPE_FAIL(call) << "pool_size, strides, padding and dilation must be below 2^31, got pool_size "
+                             << attrValueStr(k) << ", strides " << attrValueStr(s) << ", padding " << attrValueStr(p)
+                             << ", dilation " << attrValueStr(dl);
   Shape out{d.shape[0], d.shape[1]};
   for (int i = 0; i < 2; ++i) {
     Dim o = derive(

@@ -70,6 +70,11 @@ private slots:
     Expr minStep = makeCall("strided_slice", {t}, {{"begin", IntList{0}}, {"end", IntList{5}},
                                                    {"strides", IntList{std::numeric_limits<int64_t>::min()}}, {"axes", IntList{1}}});
     QVERIFY_THROWS_EXCEPTION(TypeError, inferType(minStep));
+    // A pool window whose dilation * (pool_size - 1) overflows int64 (fuzz_torch, rel12) is refused:
+    // 2^62 * 4 wrapped to 0, a window of one element, and the type said 12 x 12.
+    Expr hugePool = makeCall("nn.max_pool2d", {dw},
+                             {{"pool_size", IntList{5, 5}}, {"dilation", IntList{int64_t(1) << 62, 1}}});
+    QVERIFY_THROWS_EXCEPTION(TypeError, inferType(hugePool));
     Expr tk = makeCall("take",
                        {t, makeConstant(runtime::NDArray::empty({2, 5}, runtime::DType{0, 64, 1}))},
                        {{"axis", int64_t(3)}});
