@@ -497,8 +497,9 @@ std::vector<int64_t> resolveShape(const Context& c, std::vector<int64_t> target,
       infer = int64_t(i);
     } else if (target[i] < 0) {
       c.fail("invalid shape entry " + std::to_string(target[i]));
-    } else {
-      known *= target[i];
+    } else if (__builtin_mul_overflow(known, target[i], &known)) {
+      // A fuzzed view shape (fuzz_torch): its product does not fit int64.
+      c.fail("the shape's element count overflows int64");
     }
   }
   if (infer >= 0) {
