@@ -24,12 +24,20 @@ int64_t product(const std::vector<int64_t>& s) {
 runtime::NDArray filledArray(const std::vector<int64_t>& shape, DataType t, double value) {
   runtime::NDArray a = runtime::NDArray::empty(shape, toDType(t));
   int64_t n = a.numel();
+  // An integer fill goes through int64_t (a narrower type wraps, as x86's conversion does), a
+  // value outside its range saturated and NaN as 0: a plain cast of such a double is undefined
+  // behaviour (fuzz_torch: a full() of 9.2e18 as int8).
+  const int64_t whole = std::isnan(value) ? 0
+                        : value >= 0x1p63 ? std::numeric_limits<int64_t>::max()
+                        : value < -0x1p63 ? std::numeric_limits<int64_t>::min()
+                                          : int64_t(value);
   if (t == DataType::Float(32)) std::fill_n(a.as<float>(), n, float(value));
   else if (t == DataType::Float(64)) std::fill_n(a.as<double>(), n, value);
-  else if (t == DataType::Int(64)) std::fill_n(a.as<int64_t>(), n, int64_t(value));
-  else if (t == DataType::Int(32)) std::fill_n(a.as<int32_t>(), n, int32_t(value));
-  else if (t.isBool() || t == DataType::UInt(8)) std::fill_n(a.as<uint8_t>(), n, uint8_t(value));
-  else if (t == DataType::Int(8)) std::fill_n(a.as<int8_t>(), n, int8_t(value));
+  else if (t == DataType::Int(64)) std::fill_n(a.as<int64_t>(), n, whole);
+  else if (t == DataType::Int(32)) std::fill_n(a.as<int32_t>(), n, int32_t(whole));
+  else if (t.isBool()) std::fill_n(a.as<uint8_t>(), n, uint8_t(value != 0));
+  else if (t == DataType::UInt(8)) std::fill_n(a.as<uint8_t>(), n, uint8_t(whole));
+  else if (t == DataType::Int(8)) std::fill_n(a.as<int8_t>(), n, int8_t(whole));
   else LOOM_THROW(UnsupportedError) << "a constant of " << t.str() << " is not supported";
   return a;
 }
