@@ -4,8 +4,9 @@
 # bench_model_gpu, `loom bench-op` on matmul / conv2d, and PyTorch's times for the same work
 # (torch_ref.py); compute-sanitizer over the device tests; `loom tune --target cuda`; fuzz_difftest's
 # CUDA (and CPU) variants over random TIR programs, DIFF_PROCS processes (14) on disjoint seed ranges
-# (DIFF_SEED + k * 10000) for DIFF_SECONDS (150) each. Logs go to /tmp/loom-out, packed into
-# $OUT/logs.tgz after each step. Usage, from the checkout's root:
+# (DIFF_SEED + k * 10000) for DIFF_SECONDS (150) each, CUDA variants for every DIFF_GPU_EVERY-th
+# program (1). Logs go to /tmp/loom-out, packed into $OUT/logs.tgz after each step.
+# Usage, from the checkout's root:
 #   bash .gpu/device_run.sh [steps...]
 #   (steps: info tests sanitize models zoo-cpu resnet18 bench defaults torch tune difftest;
 #    default: info tests models bench torch)
@@ -108,7 +109,7 @@ runpy.run_path('examples/models/make_torch_models.py', run_name='__main__')
     s=$(date +%s)
     for k in $(seq 0 $((n - 1))); do
       LOOM_DIFF_LOWERED=1 LD_LIBRARY_PATH=$L timeout $((secs + 45)) "$T/fuzz/fuzz_difftest" --tir 10000 \
-        --seed $((base + k * 10000)) --gpu-every 1 --gpu-targets cuda --c-every $cevery --max-seconds "$secs" \
+        --seed $((base + k * 10000)) --gpu-every ${DIFF_GPU_EVERY:-1} --gpu-targets cuda --c-every $cevery --max-seconds "$secs" \
         > "$O/difftest_$k.out" 2> "$O/difftest_$k.err" &
     done
     wait

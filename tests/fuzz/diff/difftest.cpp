@@ -164,6 +164,10 @@ public:
 
   void program(uint64_t seed) {
     m_compiled.clear();
+    // Variant (d) of gpuVariants takes this program's random schedule, never an earlier one's: with
+    // --gpu-every 2 or more, a program that ran no GPU variants left its schedule here, and the
+    // next GPU program whose random sequence applied nothing ran it against its own outputs.
+    m_randomScheduled.reset();
     std::mt19937_64 rng(seed);
     std::optional<Phase> ph(std::in_place, "generate + parse");
     std::string text = fuzz::randomTirProgram(rng);
@@ -387,8 +391,8 @@ private:
   std::vector<std::string> m_gpuTargets;
   std::string m_reuseFile;
   std::map<std::string, std::string> m_gpuUnavailable;  // per GPU target, checked once: why it cannot run here
-  std::set<std::string> m_ptxOnly;
-  std::optional<tir::Schedule> m_randomScheduled;  // GPU targets whose kernels are only compiled here (cuda without a driver)
+  std::set<std::string> m_ptxOnly;  // GPU targets whose kernels are only compiled here (cuda without a driver)
+  std::optional<tir::Schedule> m_randomScheduled;  // this program's random primitive sequence, for variant (d)
   bool m_lowered = std::getenv("LOOM_DIFF_LOWERED") != nullptr;
   std::set<std::string> m_compiled;  // target + lowered entry of each variant compiled for this program
   std::filesystem::path m_dir;
