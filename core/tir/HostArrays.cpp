@@ -249,21 +249,21 @@ double maxRelError(const NDArray& got, const NDArray& want) {
 }
 
 namespace {
-bool closeAt(double g, double w, double rtol, double atol) {
-  if (std::isnan(g) || std::isnan(w)) return false;
+bool closeAt(double g, double w, double rtol, double atol, bool equalNan) {
+  if (std::isnan(g) || std::isnan(w)) return equalNan && std::isnan(g) && std::isnan(w);
   if (g == w) return true;
   if (std::isinf(g) || std::isinf(w)) return false;
   return std::fabs(g - w) <= atol + rtol * std::fabs(w);
 }
 }  // namespace
 
-bool allClose(const NDArray& got, const NDArray& want, double rtol, double atol) {
+bool allClose(const NDArray& got, const NDArray& want, double rtol, double atol, bool equalNan) {
   checkHost(got, "allClose");
   checkHost(want, "allClose");
   if (got.shape() != want.shape() || !(got.dtype() == want.dtype())) return false;
   int64_t n = scalarCount(want);
   for (int64_t i = 0; i < n; ++i)
-    if (!closeAt(getElement(got, i), getElement(want, i), rtol, atol)) return false;
+    if (!closeAt(getElement(got, i), getElement(want, i), rtol, atol, equalNan)) return false;
   return true;
 }
 
@@ -303,15 +303,15 @@ std::string formatArray(const NDArray& a, int64_t maxElements) {
   return os.str();
 }
 
-std::string mismatchReport(const NDArray& got, const NDArray& want, double rtol, double atol) {
+std::string mismatchReport(const NDArray& got, const NDArray& want, double rtol, double atol, bool equalNan) {
   if (!got.defined() || !want.defined()) return "an array is undefined";
   if (got.shape() != want.shape() || !(got.dtype() == want.dtype()))
     return "got " + got.dtype().str() + shapeStr(got.shape()) + ", want " + want.dtype().str() +
            shapeStr(want.shape());
-  if (allClose(got, want, rtol, atol)) return {};
+  if (allClose(got, want, rtol, atol, equalNan)) return {};
   int64_t n = scalarCount(want), bad = 0, first = -1;
   for (int64_t i = 0; i < n; ++i)
-    if (!closeAt(getElement(got, i), getElement(want, i), rtol, atol)) {
+    if (!closeAt(getElement(got, i), getElement(want, i), rtol, atol, equalNan)) {
       if (first < 0) first = i;
       ++bad;
     }

@@ -25,9 +25,11 @@ void setElement(runtime::NDArray& a, int64_t i, double v);
 double maxRelError(const runtime::NDArray& got, const runtime::NDArray& want);
 
 /// True when every |got_i - want_i| <= atol + rtol * |want_i|, no NaN in got, and shapes and dtypes
-/// agree (false otherwise).
+/// agree (false otherwise). With `equalNan` (numpy's `allclose(equal_nan=True)`), a NaN in got
+/// matches a NaN in want at the same index: for differential tests whose reference itself computes
+/// NaN (inf - inf), where the compiled code must give NaN at exactly those places.
 bool allClose(const runtime::NDArray& got, const runtime::NDArray& want, double rtol = 1e-5,
-              double atol = 1e-6);
+              double atol = 1e-6, bool equalNan = false);
 
 /// "float32[2, 3] [[1, 2, 3], [4, 5, 6]]"; elements after the first `maxElements` print as "...".
 std::string formatArray(const runtime::NDArray& a, int64_t maxElements = 64);
@@ -36,7 +38,7 @@ std::string formatArray(const runtime::NDArray& a, int64_t maxElements = 64);
 /// dtypes that differ, or the count of mismatches, the first mismatching index with both values,
 /// and maxRelError.
 std::string mismatchReport(const runtime::NDArray& got, const runtime::NDArray& want, double rtol = 1e-5,
-                           double atol = 1e-6);
+                           double atol = 1e-6, bool equalNan = false);
 
 /// IEEE half and bfloat16 encodings, rounding to nearest even (NaN stays NaN, overflow gives inf).
 uint16_t toHalfBits(double v);

@@ -77,6 +77,16 @@ private slots:
     QVERIFY(!allClose(got, want, 1, 1));
     want.as<float>()[3] = std::numeric_limits<float>::quiet_NaN();
     QVERIFY(std::isinf(maxRelError(got, want)));
+    QVERIFY(!allClose(got, want, 1, 1));
+    // equalNan (the differential tester's oracle): a NaN matches a NaN at the same index only.
+    QVERIFY(allClose(got, want, 0, 0, /*equalNan=*/true));
+    QVERIFY(mismatchReport(got, want, 0, 0, true).empty());
+    got.as<float>()[3] = 0.0f;
+    QVERIFY(!allClose(got, want, 1, 1, true));
+    got.as<float>()[3] = std::numeric_limits<float>::quiet_NaN();
+    want.as<float>()[3] = 0.0f;
+    QVERIFY(!allClose(got, want, 1, 1, true));
+    QVERIFY(mismatchReport(got, want, 1, 1, true).find("1 of 4 elements differ") != std::string::npos);
     // Matching infinities are equal; a finite value against inf is not.
     got.as<float>()[3] = want.as<float>()[3] = std::numeric_limits<float>::infinity();
     QCOMPARE(maxRelError(got, want), 0.0);
