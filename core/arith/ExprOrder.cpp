@@ -73,10 +73,13 @@ int exprCompare(const Expr& a, const Expr& b) {
     return exprCompare(x->body, y->body);
   }
   case NodeKind::BufferLoad: {
+    // By the buffer's name and the indices before the buffer's identity, so that the order (the
+    // order of a sum's terms after simplification, hence the code) does not follow heap addresses
+    // and the same program lowers to the same code in every run.
     auto *x = a.as<BufferLoadNode>(), *y = b.as<BufferLoadNode>();
-    if (int c = cmp3(static_cast<const void*>(x->buffer.get()), static_cast<const void*>(y->buffer.get())))
-      return c;
-    return compareList(x->indices, y->indices);
+    if (int c = cmp3(x->buffer->name, y->buffer->name)) return c;
+    if (int c = compareList(x->indices, y->indices)) return c;
+    return cmp3(static_cast<const void*>(x->buffer.get()), static_cast<const void*>(y->buffer.get()));
   }
   case NodeKind::Ramp: {
     auto *x = a.as<RampNode>(), *y = b.as<RampNode>();
