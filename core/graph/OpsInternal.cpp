@@ -6,6 +6,8 @@
 #include <limits>
 #include <type_traits>
 
+#include "core/support/Numeric.h"
+
 namespace loom::graph {
 
 std::vector<int64_t> HostTensor::strides() const {
@@ -21,16 +23,12 @@ template <class T> void readAll(const void* p, std::vector<double>& v) {
   for (size_t i = 0; i < v.size(); ++i)
     v[i] = double(t[i]);
 }
-/// double -> T. For an integer T the value goes through int64_t, as x86's conversion does (so a
-/// narrower type wraps, as compiled code does), with a value outside int64_t's range saturated and
-/// NaN as 0: a plain cast of such a value is undefined behaviour (fuzz_torch: the int 2^63 - 1
-/// through makeScalar, whose double is 2^63).
+/// double -> T. For an integer T the value goes through saturatingInt64 (fuzz_torch: the int
+/// 2^63 - 1 through makeScalar, whose double is 2^63), but for uint64_t's upper half.
 template <class T> T fromDouble(double x) {
   if constexpr (std::is_integral_v<T>) {
-    if (std::isnan(x)) return T(0);
     if (std::is_same_v<T, uint64_t> && x >= 0x1p63 && x < 0x1p64) return T(uint64_t(x));
-    int64_t i = x >= 0x1p63 ? std::numeric_limits<int64_t>::max() : x < -0x1p63 ? std::numeric_limits<int64_t>::min() : int64_t(x);
-    return T(i);
+    return T(saturatingInt64(x));
   } else {
     return T(x);
   }

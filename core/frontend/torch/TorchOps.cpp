@@ -8,6 +8,7 @@
 
 #include "core/frontend/torch/TorchContext.h"
 #include "core/graph/Op.h"
+#include "core/support/Numeric.h"
 
 namespace loom::frontend::tsi {
 
@@ -24,13 +25,8 @@ int64_t product(const std::vector<int64_t>& s) {
 runtime::NDArray filledArray(const std::vector<int64_t>& shape, DataType t, double value) {
   runtime::NDArray a = runtime::NDArray::empty(shape, toDType(t));
   int64_t n = a.numel();
-  // An integer fill goes through int64_t (a narrower type wraps, as x86's conversion does), a
-  // value outside its range saturated and NaN as 0: a plain cast of such a double is undefined
-  // behaviour (fuzz_torch: a full() of 9.2e18 as int8).
-  const int64_t whole = std::isnan(value) ? 0
-                        : value >= 0x1p63 ? std::numeric_limits<int64_t>::max()
-                        : value < -0x1p63 ? std::numeric_limits<int64_t>::min()
-                                          : int64_t(value);
+  // An integer fill goes through saturatingInt64 (fuzz_torch: a full() of 9.2e18 as int8).
+  const int64_t whole = saturatingInt64(value);
   if (t == DataType::Float(32)) std::fill_n(a.as<float>(), n, float(value));
   else if (t == DataType::Float(64)) std::fill_n(a.as<double>(), n, value);
   else if (t == DataType::Int(64)) std::fill_n(a.as<int64_t>(), n, whole);
