@@ -5,9 +5,12 @@
 // (against the concat -> reshape -> transpose -> reshape -> slice it replaces, in every layout).
 #include <QtTest>
 
+#include <algorithm>
+
 #include "../graph/GraphTestUtil.h"
 #include "ModelTestUtil.h"
 #include "core/driver/CompileModel.h"
+#include "core/driver/DefaultSchedule.h"
 #include "core/graph/Evaluator.h"
 #include "core/graph/Op.h"
 #include "core/graph/Printer.h"
@@ -352,6 +355,42 @@ private slots:
       }
     QCOMPARE(transforms, 2);
     QVERIFY(shuffles >= 3);
+  }
+
+  /// The RGB input's packing NCHW -> NCHW3c (one block of all 3 channels) is fused into the first
+  /// conv, which reads the image in place: no kernel copies the image first. 16 input channels
+  /// still get their own transform kernel (16 planes for the conv's channel loop).
+  void narrowInputPackingIsReadByTheFirstConv_data() {
+    QTest::addColumn<int>("channels");
+    QTest::addColumn<bool>("fused");
+    QTest::newRow("rgb") << 3 << true;
+    QTest::newRow("rgba") << 4 << true;
+    QTest::newRow("16 channels") << 16 << false;
+  }
+  void narrowInputPackingIsReadByTheFirstConv() {
+    QFETCH(int, channels);
+    QFETCH(bool, fused);
+    Var x = makeVar("x", f32({1, channels, 18, 18}));
+    Expr c1 = makeCall("nn.relu", {makeCall("nn.conv2d", {x, randomConst({32, channels, 3, 3}, 81)},
+                                            {{"padding", IntList{1, 1, 1, 1}}, {"strides", IntList{2, 2}}})});
+    Function f = fn({x}, makeCall("nn.conv2d", {c1, randomConst({16, 32, 1, 1}, 82)}));
+    std::vector<driver::ModelGroup> groups = driver::extractGroups(moduleOf(f), {}, options("NCHWc"));
+    int alone = 0, withConv = 0;
+    for (const driver::ModelGroup& gr : groups) {
+      bool transform = std::count(gr.ops.begin(), gr.ops.end(), "layout_transform") > 0;
+      bool conv = std::count(gr.ops.begin(), gr.ops.end(), "nn.conv2d") > 0;
+      if (transform && !conv) ++alone;
+      if (transform && conv) {
+        ++withConv;
+        // The default schedule inlines the transform into the conv's input read.
+        tir::PrimFunc s = driver::defaultSchedule(gr.func);
+        QVERIFY2(tir::printFunc(s).find("T_layout_transform") == std::string::npos, tir::printFunc(s).c_str());
+      }
+    }
+    QCOMPARE(withConv, fused ? 1 : 0);
+    QCOMPARE(alone, fused ? 1 : 2);  // the output's transform back to NCHW stays a kernel
+    double d = compiledDiff(f, "NCHWc");
+    QVERIFY2(d < 1e-4, std::to_string(d).c_str());
   }
 
   void channelShuffleMeansConcatShuffleSlice_data() {

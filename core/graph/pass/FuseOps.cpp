@@ -204,6 +204,22 @@ private:
     return m_groups[find(child)].numNodes + m_groups[find(sink)].numNodes;
   }
 
+  /// A layout_transform NCHW -> NCHW{C}c that packs all C <= 4 channels of its input into one
+  /// block (an RGB image going into the first conv of an NCHWc model), read only by a conv2d.
+  bool packsNarrowInputIntoConv(int nid, int parent) const {
+    auto* c = m_g[nid].expr.as<CallNode>();
+    if (!c || !c->op || c->op->name != "layout_transform" || c->args.size() != 1) return false;
+    if (m_g[nid].outputs.size() != 1 || m_g[nid].outputs[0].node != parent) return false;
+    auto* p = m_g[parent].expr.as<CallNode>();
+    if (!p || !p->op || p->op->name != "nn.conv2d" || p->args.empty() || !p->args[0].same_as(m_g[nid].expr)) return false;
+    auto* t = c->args[0].type().as<TensorTypeNode>();
+    if (!t || t->shape.size() != 4) return false;
+    int64_t channels = t->shape[1].value;  // -1 unless static
+    if (channels < 1 || channels > 4) return false;
+    return c->attrs.getString("src_layout") == "NCHW" &&
+           c->attrs.getString("dst_layout") == "NCHW" + std::to_string(channels) + "c";
+  }
+
   void runPhase(const std::vector<DomNode>& dom, int phase) {
     for (size_t nid = 0; nid < m_g.size(); ++nid) {
       if (!isOp(int(nid))) continue;
@@ -215,6 +231,15 @@ private:
       if (find(parent) == gi) continue;
       if (countFused(int(nid), parent) > m_maxDepth) continue;
       if (phase == 2) continue; // tuples are not fused (see FuseOps.h)
+      // The model input's packing into the first conv's blocks is an index change of the conv's
+      // input read (TVM leaves it a kernel of its own, a copy of the image): the conv reads the
+      // NCHW image directly, as its padding is read. Only for one block of at most 4 channels:
+      // the 3 or 4 planes the conv's input-channel loop walks stay 3 or 4 streams.
+      if (gp == OpPattern::Injective && phase == 0 && m_groups[find(parent)].pattern == OpPattern::OutEWiseFusable &&
+          packsNarrowInputIntoConv(int(nid), parent)) {
+        commitFuse(int(nid), parent);
+        continue;
+      }
       if (gp == OpPattern::OutEWiseFusable) {
         if (phase != 0) continue;
         if (dom[nid].pattern == OpPattern::ElemWise) {

@@ -10,7 +10,10 @@ namespace loom::graph {
 ///           broadcast chain after it;
 ///  phase 0/1: elementwise/broadcast ops fuse into injective, reduction or anchor consumers;
 ///  phase 1: injective chains fuse;
-/// reductions take their elementwise producers; opaque ops stay alone; no group exceeds
+/// reductions take their elementwise producers; opaque ops stay alone; one addition to TVM's rules:
+/// a layout_transform packing all C <= 4 channels of an NCHW tensor (the RGB image) into one
+/// NCHW{C}c block, read only by a conv2d, joins that conv (the default schedule inlines it into the
+/// conv's input read, so no kernel copies the image); no group exceeds
 /// `maxDepth` ops. Each group becomes a call of a function marked Primitive whose name joins its
 /// ops in order ("fused_nn_conv2d_nn_bias_add_nn_relu"); constants with more than one element
 /// become parameters, scalars stay inside.
