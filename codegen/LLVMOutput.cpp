@@ -44,7 +44,9 @@ std::unique_ptr<llvm::TargetMachine> createTargetMachine(const Target& t) {
 void optimizeModule(llvm::Module& m, llvm::TargetMachine& tm, int optLevel) {
   // LLVM's standard instrumentation makes its own options work on our pipeline when given in
   // LOOM_LLVM_OPTIONS: -time-passes (a report per module on stderr), -print-before=PASS /
-  // -print-after=PASS with -ir-dump-directory=DIR, -filter-print-funcs=NAME.
+  // -print-after=PASS with -ir-dump-directory=DIR, -filter-print-funcs=NAME. Its TimerGroups need
+  // LLVM's timer lock made by initializeLLVM first (LLVMSupport.cpp).
+  initializeLLVM();
   llvm::PassInstrumentationCallbacks pic;
   llvm::StandardInstrumentations si(m.getContext(), /*DebugLogging=*/false);
   llvm::LoopAnalysisManager lam;

@@ -35,6 +35,7 @@
 #include "core/tune/ModelTasks.h"
 #include "core/tune/database/JsonDatabase.h"
 #include "runtime/Tar.h"
+#include "views/Background.h"
 #include "views/Session.h"
 
 namespace loom::views {
@@ -363,9 +364,9 @@ bool ExportDialog::startExport() {
   QPointer<ExportDialog> self(this);
   auto cancel = m_cancel;
   auto post = [self](auto fn) {
-    QMetaObject::invokeMethod(qApp, [self, fn] {
+    postToGui(qApp, [self, fn] {
       if (self) fn(self.data());
-    }, Qt::QueuedConnection);
+    });
   };
   QString modelPath = m_modelPath;
   auto module = isDynamic() ? m_dynamicModule : m_module;

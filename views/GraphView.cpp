@@ -695,16 +695,16 @@ void GraphView::applyCollapse(int focusCluster) {
   m_info->setText(QString("laying out %1 collapsed group(s)…").arg(m_collapsed.size()));
   GraphData graph = collapseClusters(m_model.fused, m_collapsed, m_costs);
   QPointer<GraphView> self(this);
-  QThreadPool::globalInstance()->start([self, graph, key, gen, show]() mutable {
+  startJob(*QThreadPool::globalInstance(), [self, graph, key, gen, show]() mutable {
     yieldToUiThread();
     layoutGraph(graph);  // Graphviz, off the UI thread
     if (!self) return;
-    QMetaObject::invokeMethod(self, [self, graph, key, gen, show] {
+    postToGui(self, [self, graph, key, gen, show] {
       if (!self) return;
       if (self->m_layouts.size() >= 64) self->m_layouts.clear();  // bound the cache
       self->m_layouts.insert(key, graph);
       if (gen == self->m_layoutGen) show();
-    }, Qt::QueuedConnection);
+    });
   });
 }
 

@@ -49,6 +49,7 @@
 #include <QVBoxLayout>
 #include <utility>
 
+#include "views/Background.h"
 #include "views/CodePane.h"
 #include "views/DiffDialog.h"
 #include "views/GraphView.h"
@@ -1320,7 +1321,7 @@ void MainWindow::addRecent(const QString& path) {
   while (recent.size() > 8) recent.removeLast();
   updateRecentMenu(recent);
   // Writing the settings file syncs it to disk (tens of ms on a busy disk): off the UI thread.
-  QThreadPool::globalInstance()->start([recent] { QSettings().setValue("recentModels", recent); });
+  startJob(*QThreadPool::globalInstance(), [recent] { QSettings().setValue("recentModels", recent); });
 }
 
 void MainWindow::updateRecentMenu() { updateRecentMenu(QSettings().value("recentModels").toStringList()); }

@@ -103,12 +103,12 @@ void Session::startCompile() {
   OperatorRequest req = m_request;
   emit compileStarted();
   QPointer<Session> self(this);
-  m_pool.start([self, req, gen] {
+  startJob(m_pool, [self, req, gen] {
     yieldToUiThread();
     CompileResult r = compileOperator(req);
     r.generation = gen;
     if (!self) return;
-    QMetaObject::invokeMethod(self, [self, r] {
+    postToGui(self, [self, r] {
       if (!self) return;
       self->m_compileRunning = false;
       if (r.generation == self->m_compileGen) {
@@ -119,7 +119,7 @@ void Session::startCompile() {
         return;
       }
       if (self->m_compilePending) self->startCompile();
-    }, Qt::QueuedConnection);
+    });
   });
 }
 
@@ -135,14 +135,14 @@ void Session::measurePeak() {
   if (m_peakStarted) return;
   m_peakStarted = true;
   QPointer<Session> self(this);
-  m_runPool.start([self] {
+  startJob(m_runPool, [self] {
     double peak = driver::measureFmaPeakGflops(loom_backend_num_threads(), 0.2);
-    QMetaObject::invokeMethod(self, [self, peak] {
+    postToGui(self, [self, peak] {
       if (!self) return;
       self->m_peak = peak;
       emit self->logged(QString("machine peak: %1 GFLOP/s fp32 FMA on %2 thread(s)").arg(peak, 0, 'f', 0).arg(loom_backend_num_threads()));
       emit self->peakMeasured(peak);
-    }, Qt::QueuedConnection);
+    });
   });
 }
 
@@ -163,7 +163,7 @@ void Session::run() {
   QString assembly;
   if (m_lastCompile.generation == m_compileGen && !m_timer->isActive() && m_lastCompile.buildError.isEmpty())
     for (const AsmLineInfo& a : m_lastCompile.asmLines) assembly += a.text + '\n';
-  m_runPool.start([self, req, version, id, gen, cancel, needPeak, runModel, assembly] {
+  startJob(m_runPool, [self, req, version, id, gen, cancel, needPeak, runModel, assembly] {
     // The peak is measured before the run, never beside it (both would compete for the cores).
     double peak = needPeak ? driver::measureFmaPeakGflops(loom_backend_num_threads(), 0.2) : 0;
     RunRecord rec = runOperator(req, cancel.get());
@@ -172,7 +172,7 @@ void Session::run() {
     rec.scheduleVersion = version;
     rec.model = runModel;
     rec.assembly = assembly;
-    QMetaObject::invokeMethod(self, [self, rec, gen, cancel] {
+    postToGui(self, [self, rec, gen, cancel] {
       if (!self) return;
       self->endTask();
       if (cancel->load() || gen != self->m_runGen) {
@@ -192,7 +192,7 @@ void Session::run() {
                                  (r.defaultMs > 0 ? QString("; the model's default schedule: %1 ms").arg(r.defaultMs, 0, 'f', 4) : QString())
                              : QString("run #%1 failed: %2").arg(r.id).arg(r.error));
       emit self->runFinished(r);
-    }, Qt::QueuedConnection);
+    });
   });
 }
 
@@ -212,7 +212,7 @@ void Session::loadModel(const QString& path, bool markModified, bool keepInputSh
   QString layout = m_layout;
   QMap<QString, QVector<qint64>> shapes = m_inputShapes;
   QString torchSpec = m_torchInputSpec, symbolic = m_symbolicShapes;
-  m_pool.start([self, path, gen, cancel, markModified, layout, shapes, torchSpec, symbolic] {
+  startJob(m_pool, [self, path, gen, cancel, markModified, layout, shapes, torchSpec, symbolic] {
     yieldToUiThread();
     std::shared_ptr<ModelData> data;
     QString error;
@@ -224,7 +224,7 @@ void Session::loadModel(const QString& path, bool markModified, bool keepInputSh
     } catch (const std::exception& e) {
       error = QString::fromStdString(e.what());
     }
-    QMetaObject::invokeMethod(self, [self, data, error, path, gen, cancel, markModified] {
+    postToGui(self, [self, data, error, path, gen, cancel, markModified] {
       if (!self) return;
       self->endTask();
       if (cancel->load() || gen != self->m_modelGen) return;
@@ -245,7 +245,7 @@ void Session::loadModel(const QString& path, bool markModified, bool keepInputSh
       else
         emit self->logged(QString("%1 has symbolic input dims without values: its kernels are made once Model > Input Shapes… "
                                   "sets them").arg(QFileInfo(path).fileName()));
-    }, Qt::QueuedConnection);
+    });
   });
 }
 
@@ -289,7 +289,7 @@ void Session::extractGroups() {
   ++m_tasks;
   emit taskStarted(QString("Extracting the kernels of %1").arg(model->path));
   QPointer<Session> self(this);
-  m_pool.start([self, model, gen, cancel] {
+  startJob(m_pool, [self, model, gen, cancel] {
     yieldToUiThread();
     std::shared_ptr<ModelGroups> groups;
     QString error;
@@ -300,7 +300,7 @@ void Session::extractGroups() {
     } catch (const std::exception& e) {
       error = QString::fromStdString(e.what());
     }
-    QMetaObject::invokeMethod(self, [self, groups, error, gen, cancel] {
+    postToGui(self, [self, groups, error, gen, cancel] {
       if (!self) return;
       self->endTask();
       if (cancel->load() || gen != self->m_modelGen) return;
@@ -313,7 +313,7 @@ void Session::extractGroups() {
       emit self->logged(QString("%1 kernels for %2 fused groups, extracted in %3 ms")
                             .arg(groups->groups.size()).arg(groups->clusterGroup.size()).arg(groups->ms, 0, 'f', 0));
       emit self->groupsReady();
-    }, Qt::QueuedConnection);
+    });
   });
 }
 

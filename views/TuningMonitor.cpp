@@ -47,6 +47,7 @@
 #include "core/tune/Tuner.h"
 #include "core/tune/database/JsonDatabase.h"
 #include "core/tune/runner/ProcessRunner.h"
+#include "views/Background.h"
 #include "views/ClusterTuning.h"
 #include "views/Session.h"
 
@@ -787,10 +788,10 @@ bool TuningMonitor::start(const TuneJob& job) {
   m_control = control;
   QPointer<TuningMonitor> guard(this);
   control->onHold = [guard, run] {
-    QMetaObject::invokeMethod(qApp, [guard, run] {
+    postToGui(qApp, [guard, run] {
       if (guard && guard->m_run == run && guard->m_paused)
         guard->setStatus(QString("paused after %1 trials · Resume continues").arg(guard->m_trialsDone));
-    }, Qt::QueuedConnection);
+    });
   };
   m_trialsTotal = job.trials;
   m_progress->setRange(0, job.trials);
@@ -802,9 +803,9 @@ bool TuningMonitor::start(const TuneJob& job) {
 
   QPointer<TuningMonitor> self(this);
   auto post = [self](auto fn) {
-    QMetaObject::invokeMethod(qApp, [self, fn] {
+    postToGui(qApp, [self, fn] {
       if (self) fn(self.data());
-    }, Qt::QueuedConnection);
+    });
   };
   std::vector<std::string> worker;
   for (const QString& s : command) worker.push_back(s.toStdString());

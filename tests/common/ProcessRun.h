@@ -7,6 +7,8 @@
 #include <QStringList>
 #include <optional>
 
+#include "tests/common/Slowdown.h"
+
 namespace loom::test {
 
 struct ProcessResult {
@@ -14,15 +16,15 @@ struct ProcessResult {
   QString out, err;
 };
 
-/// Runs `program args` (in `env` when given) and waits up to `timeoutMs`; a program still running
-/// then is killed.
+/// Runs `program args` (in `env` when given) and waits up to `timeoutMs` times testSlowdown(); a
+/// program still running then is killed.
 inline ProcessResult runProcess(const QString& program, const QStringList& args, int timeoutMs,
                                 const std::optional<QProcessEnvironment>& env = std::nullopt) {
   QProcess p;
   if (env) p.setProcessEnvironment(*env);
   p.start(program, args);
   ProcessResult r;
-  if (!p.waitForFinished(timeoutMs)) {
+  if (!p.waitForFinished(timeoutMs < 0 ? timeoutMs : timeoutMs * testSlowdown())) {
     p.kill();
     r.err = "timeout or failed to start";
     return r;

@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/tune/Record.h"
+#include "tests/common/Slowdown.h"
 #include "Waits.h"
 #include "views/MainWindow.h"
 #include "views/OperatorJobs.h"
@@ -84,8 +85,8 @@ private slots:
     QSignalSpy finished(m, &TuningMonitor::runFinished);
     QVERIFY(m->start(matmulJob(records, 6, 3)));
     QVERIFY(m->isRunning());
-    QTRY_VERIFY_WITH_TIMEOUT(m->chartPoints() > 0 && m->candidatesModel()->rowCount() > 0, 20000);
-    QTRY_VERIFY_WITH_TIMEOUT(!m->isRunning(), 20000);
+    QTRY_VERIFY_WITH_TIMEOUT(m->chartPoints() > 0 && m->candidatesModel()->rowCount() > 0, loom::test::scaledMs(20000));
+    QTRY_VERIFY_WITH_TIMEOUT(!m->isRunning(), loom::test::scaledMs(20000));
     QCOMPARE(finished.count(), 1);
     QVERIFY2(finished[0][0].toBool(), qPrintable(finished[0][1].toString()));
     QCOMPARE(m->trialsDone(), 6);
@@ -133,11 +134,11 @@ private slots:
     m.setWorkerCommand(kWorker);
     QString records = dir.filePath("cancel.json");
     QVERIFY(m.start(matmulJob(records, 200, 8)));
-    QTRY_VERIFY_WITH_TIMEOUT(m.trialsDone() >= 2, 20000);
+    QTRY_VERIFY_WITH_TIMEOUT(m.trialsDone() >= 2, loom::test::scaledMs(20000));
     QElapsedTimer t;
     t.start();
     m.cancel();
-    QTRY_VERIFY_WITH_TIMEOUT(!m.isRunning(), 15000);
+    QTRY_VERIFY_WITH_TIMEOUT(!m.isRunning(), loom::test::scaledMs(15000));
     qInfo("cancel took %lld ms after %d trials", t.elapsed(), m.trialsDone());
     QVERIFY(m.trialsDone() < 200);
     QVERIFY(m.statusText().contains("cancelled"));
@@ -151,7 +152,7 @@ private slots:
     more.resume = true;
     int before = recs.size();
     QVERIFY(m.start(more));
-    QTRY_VERIFY_WITH_TIMEOUT(!m.isRunning(), 20000);
+    QTRY_VERIFY_WITH_TIMEOUT(!m.isRunning(), loom::test::scaledMs(20000));
     QCOMPARE(readRecords(records).size(), before + 2);
   }
 
@@ -162,11 +163,11 @@ private slots:
     m.setWorkerCommand(kWorker);
     QString records = dir.filePath("pause.json");
     QVERIFY(m.start(matmulJob(records, 6, 3)));
-    QTRY_VERIFY_WITH_TIMEOUT(m.trialsDone() >= 1, 20000);
+    QTRY_VERIFY_WITH_TIMEOUT(m.trialsDone() >= 1, loom::test::scaledMs(20000));
     m.pause();
     QVERIFY(m.isPaused());
     // The candidate being measured finishes; then nothing moves.
-    QTRY_VERIFY_WITH_TIMEOUT(m.isHolding(), 15000);
+    QTRY_VERIFY_WITH_TIMEOUT(m.isHolding(), loom::test::scaledMs(15000));
     QTest::qWait(100);  // its events, queued before it held
     QVERIFY(m.statusText().startsWith("paused after"));
     int held = m.trialsDone();
@@ -176,7 +177,7 @@ private slots:
     QVERIFY(m.isRunning());
     m.resume();
     QVERIFY(!m.isPaused());
-    QTRY_VERIFY_WITH_TIMEOUT(!m.isRunning(), 20000);
+    QTRY_VERIFY_WITH_TIMEOUT(!m.isRunning(), loom::test::scaledMs(20000));
     QCOMPARE(m.trialsDone(), 6);
     QCOMPARE(readRecords(records).size(), 6);
   }
@@ -205,7 +206,7 @@ private slots:
     probe.start();
     tick.start();
     QVERIFY(m.start(job));
-    QTRY_VERIFY_WITH_TIMEOUT(!m.isRunning(), 15000);
+    QTRY_VERIFY_WITH_TIMEOUT(!m.isRunning(), loom::test::scaledMs(15000));
     tick.stop();
     qInfo("a 1.5 s budget ended the run after %lld ms and %d trials; worst UI-thread stall %.1f ms", t.elapsed(),
           m.trialsDone(), worstGap);
@@ -236,14 +237,14 @@ private slots:
     QVERIFY(!QFileInfo::exists(dir.filePath("x.json")));
     // A records file that cannot be created.
     QVERIFY(m.start(matmulJob(dir.filePath("no/such/dir/r.json"), 2, 2)));
-    QTRY_VERIFY_WITH_TIMEOUT(!m.isRunning(), 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(!m.isRunning(), loom::test::scaledMs(10000));
     QVERIFY(!finished.last()[0].toBool());
     QVERIFY2(m.statusText().contains("failed") && m.statusText().contains("r.json"), qPrintable(m.statusText()));
     // A worker that is not there: every trial fails, recorded as such; the run still ends.
     m.setWorkerCommand({dir.filePath("no-such-loom"), "tune-worker"});
     QString records = dir.filePath("broken.json");
     QVERIFY(m.start(matmulJob(records, 2, 2)));
-    QTRY_VERIFY_WITH_TIMEOUT(!m.isRunning(), 20000);
+    QTRY_VERIFY_WITH_TIMEOUT(!m.isRunning(), loom::test::scaledMs(20000));
     QCOMPARE(m.candidatesModel()->rowCount(), 0);
     for (const tune::TuningRecord& r : readRecords(records)) QVERIFY(!r.ok());
   }
@@ -262,9 +263,9 @@ private slots:
     QVERIFY(tune && cancel);
     tune->trigger();
     QVERIFY(w.tuningMonitor()->isRunning());
-    QTRY_VERIFY_WITH_TIMEOUT(w.tuningMonitor()->trialsDone() >= 1, 20000);
+    QTRY_VERIFY_WITH_TIMEOUT(w.tuningMonitor()->trialsDone() >= 1, loom::test::scaledMs(20000));
     cancel->trigger();
-    QTRY_VERIFY_WITH_TIMEOUT(!w.tuningMonitor()->isRunning(), 15000);
+    QTRY_VERIFY_WITH_TIMEOUT(!w.tuningMonitor()->isRunning(), loom::test::scaledMs(15000));
     QCOMPARE(readRecords(dir.filePath("menu.json")).size(), w.tuningMonitor()->trialsDone());
   }
 

@@ -23,7 +23,17 @@ inline QProcessEnvironment mpiEnv() {
   return env;
 }
 
-inline QStringList mpirunArgs(int ranks, const QStringList& tuneArgs) {
+/// `loom tune tuneArgs` on `ranks` ranks. In a sanitizer build (loom::test::testSlowdown() > 1) the
+/// tuner's per-candidate --timeout (the one given, else the default 10 s) is scaled too: an ASan
+/// build of a candidate took more than 10 s at load 8-10 (rel12).
+inline QStringList mpirunArgs(int ranks, QStringList tuneArgs) {
+  if (const int slow = loom::test::testSlowdown(); slow > 1) {
+    const qsizetype at = tuneArgs.indexOf("--timeout");
+    if (at >= 0 && at + 1 < tuneArgs.size())
+      tuneArgs[at + 1] = QString::number(tuneArgs[at + 1].toDouble() * slow);
+    else
+      tuneArgs << "--timeout" << QString::number(10 * slow);
+  }
   return QStringList{"--oversubscribe", "--bind-to", "none", "-np", QString::number(ranks), kLoom, "tune"} + tuneArgs;
 }
 
@@ -67,7 +77,7 @@ struct KillReport {
   }
 };
 
-/// Waits until `out` has `records` lines (at most 120 s), then SIGKILLs the worker rank `rank` of
+/// Waits until `out` has `records` lines (at most 120 s times testSlowdown()), then SIGKILLs the worker rank `rank` of
 /// the mpirun writing it; `killed` false when either never happened. The rank is the process with
 /// OMPI_COMM_WORLD_RANK=rank in its environment and `out` on its command line whose parent is not
 /// such a process: a child the rank has just forked to run a candidate (`loom tune-worker`) has
@@ -82,7 +92,7 @@ inline KillReport killRankAfter(const QString& out, int records, int rank) {
   QElapsedTimer t;
   t.start();
   int lines = 0;
-  while (t.elapsed() < 120000 && lines < records) {
+  while (t.elapsed() < 120000 * loom::test::testSlowdown() && lines < records) {
     QThread::msleep(100);
     QFile f(out);
     if (f.open(QIODevice::ReadOnly)) lines = f.readAll().count('\n');

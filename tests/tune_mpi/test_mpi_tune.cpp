@@ -60,7 +60,7 @@ private slots:
     KillReport kill = killRankAfter(out, 3, 2);
     QVERIFY2(kill.killed, qPrintable("no records appeared, or rank 2 not found: " + kill.describe()));
     qInfo("%s", qPrintable(kill.describe()));
-    QVERIFY(p.waitForFinished(60000));
+    QVERIFY(p.waitForFinished(60000 * loom::test::testSlowdown()));
     const QString said = QString::fromUtf8(p.readAllStandardOutput() + p.readAllStandardError());
     QVERIFY2(p.exitCode() != 0 || p.exitStatus() != QProcess::NormalExit,
              qPrintable("mpirun reported success after a rank died: " + kill.describe() + "\n" + said));
