@@ -215,10 +215,17 @@ class DataDependentIf(nn.Module):
         return x
 
 
+class UpsampleToNothing(nn.Module):
+    def forward(self, x):
+        return F.interpolate(x, scale_factor=0.1, mode="nearest")
+
+
 def error_cases(out_dir):
     """Models the importer must refuse with a clear message (checked by the test)."""
     torch.jit.save(torch.jit.script(Unsupported()), os.path.join(out_dir, "err_unsupported.pt"))
     torch.jit.save(torch.jit.script(DataDependentIf()), os.path.join(out_dir, "err_data_if.pt"))
+    # A 4 x 4 image scaled by 0.1 has no pixel left (PyTorch refuses it when it runs).
+    torch.jit.save(torch.jit.script(UpsampleToNothing()), os.path.join(out_dir, "err_upsample_empty.pt"))
 
 
 def main():

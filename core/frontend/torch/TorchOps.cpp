@@ -489,6 +489,10 @@ Outs upsample(Context& c, bool bilinear) {
     }
   }
   if (size.size() != 2) c.fail("the output size must have 2 entries");
+  // As PyTorch refuses it ("Input and output sizes should be greater than 0").
+  if (size[0] < 1 || size[1] < 1)
+    c.fail("the output size [" + std::to_string(size[0]) + ", " + std::to_string(size[1]) + "] of a " +
+           std::to_string(xs[2]) + " x " + std::to_string(xs[3]) + " input is empty (sizes must be at least 1)");
   std::string ctm = bilinear ? (alignCorners ? "align_corners" : "pytorch_half_pixel") : "asymmetric";
   Expr y = c.call("image.resize2d", {x},
                   {{"size", size},
