@@ -981,6 +981,9 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
   }
   const int64_t rowExt = extentOf(sch, loops[rowK]);
   const bool rowSymbolic = isSymbolic(sch, loops[rowK]);
+  // How the operands read the row axis (each a walk over the block's body, taken once here).
+  const bool rowWithLane = operandUse(blk, rowK, numSpatial).withLane;
+  const bool rowWithoutLane = usedWithoutLane(blk, rowK, numSpatial);
   // The register tile: a block of rows times a few output-channel chunks (chunkAxis) when the
   // rows broadcast an operand (a conv's input) to the chunks' weight vectors. Two chunks of 14
   // rows take 16 loads per 28 FMAs where one chunk of 28 rows takes 29 (stage-1 ResNet conv:
@@ -993,7 +996,7 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
   // A depthwise conv's rows (output columns) index the input that also has the lane axis: LLVM
   // unrolls the window's columns and keeps each loaded input vector for the kernel columns that
   // reuse it, so a tile of R rows holds R accumulators and R + KW - 1 inputs.
-  if (registersPerRow(lanes) == 1 && operandUse(blk, rowK, numSpatial).withLane && !usedWithoutLane(blk, rowK, numSpatial))
+  if (registersPerRow(lanes) == 1 && rowWithLane && !rowWithoutLane)
     maxRows = std::min(maxRows, depthwiseRows(blk, rowK, numSpatial));
   // A conv over a few input channels (an RGB stem: the innermost reduction over 3 lanes of
   // NCHW3c, unrolled): LLVM unrolls the window's columns around it too and keeps the broadcast
@@ -1004,9 +1007,9 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
   // DeepLab, EfficientNet-v2-S and the UNet ran 5-8% slower at half the tile. LOOM_NO_STEM_HALF_TILE=1
   // keeps the full budget (for A/B measurements).
   if (registersPerRow(lanes) == 1 && !switchedOff("LOOM_NO_STEM_HALF_TILE") && loops.size() > numSpatial && !isSymbolic(sch, loops.back()) &&
-      extentOf(sch, loops.back()) < 4 && usedWithoutLane(blk, rowK, numSpatial) && !paddingProducer(sch, b))
+      extentOf(sch, loops.back()) < 4 && rowWithoutLane && !paddingProducer(sch, b))
     maxRows = std::min(maxRows, accumulatorRegisters() / 2);
-  int chunkK = lanes == kLanes && usedWithoutLane(blk, rowK, numSpatial) ? chunkAxis(blk, numSpatial) : -1;
+  int chunkK = lanes == kLanes && rowWithoutLane ? chunkAxis(blk, numSpatial) : -1;
   if (chunkK >= 0 && isSymbolic(sch, loops[size_t(chunkK)])) chunkK = -1;
   const int64_t chunkExt = chunkK >= 0 ? *tir::asConstInt(sch.get(loops[size_t(chunkK)])->extent) : 1;
   int64_t rowBlock = largestDivisor(rowExt, chunkExt % 2 == 0 ? maxRows / 2 : maxRows);
@@ -1050,7 +1053,7 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
   // rather than one vector from rows N floats apart.
   int64_t gemvChunks = 1;
   if (rowExt == 1 && chunkK < 0 && !dot4 && !rowSymbolic && laneExt > lanes && laneExt % lanes == 0 &&
-      !operandUse(blk, rowK, numSpatial).withLane) {
+      !rowWithLane) {
     const int64_t regs = registersPerRow(lanes);
     gemvChunks = largestDivisor(laneExt / lanes, std::max<int64_t>(1, (hostRegisters().count / 2) / regs));
   }
@@ -1061,7 +1064,7 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
   int64_t laneChunks = 1;
   const int64_t laneChunkRows = std::min(maxRowsOfRegisters / 2, maxRows);
   if (gemvChunks == 1 && rowExt > 1 && chunkK < 0 && !dot4 && registersPerRow(lanes) == 1 && lanes == kLanes &&
-      laneExt % (2 * lanes) == 0 && !operandUse(blk, rowK, numSpatial).withLane && laneChunksEnabled()) {
+      laneExt % (2 * lanes) == 0 && !rowWithLane && laneChunksEnabled()) {
     laneChunks = 2;
     rowBlock = largestDivisor(rowExt, laneChunkRows);
   }
@@ -1163,7 +1166,7 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
     std::vector<bool> weightOnly;
     // Whether the loop's tiles read other weights (Winograd's batched products index the weights
     // by the tile position too): then no block of weights is shared by the tiles.
-    bool tilesShareWeights = !operandUse(blk, rowK, numSpatial).withLane;
+    bool tilesShareWeights = !rowWithLane;
     auto pushOuter = [&](const tir::LoopRV& l, bool w) {
       outer.push_back(l);
       weightOnly.push_back(w);
