@@ -24,7 +24,7 @@ inline ProcessResult runProcess(const QString& program, const QStringList& args,
   if (env) p.setProcessEnvironment(*env);
   p.start(program, args);
   ProcessResult r;
-  if (!p.waitForFinished(timeoutMs < 0 ? timeoutMs : timeoutMs * testSlowdown())) {
+  if (!p.waitForFinished(timeoutMs < 0 ? timeoutMs : scaledMs(timeoutMs))) {
     p.kill();
     r.err = "timeout or failed to start";
     return r;

@@ -18,6 +18,7 @@
 #include "core/graph/Op.h"
 #include "core/graph/pass/FoldConstant.h"
 #include "core/graph/pass/InferType.h"
+#include "core/support/Numeric.h"
 #include "runtime/RuntimeFailure.h"
 
 namespace loom::frontend {
@@ -97,13 +98,6 @@ Expr Context::tensor(int i) const {
   case TV::Kind::Bool: return makeScalar(double(v.i), DataType::Bool());
   default: fail("input " + std::to_string(i) + " must be a tensor, got " + kindName(v.kind));
   }
-}
-
-/// `d` as an int64, when it is a whole number in range (a cast of NaN or of one out of range is
-/// undefined behaviour).
-std::optional<int64_t> wholeInt64(double d) {
-  if (!(d >= -0x1p63 && d < 0x1p63) || d != std::trunc(d)) return std::nullopt;
-  return int64_t(d);
 }
 
 int64_t Context::integer(int i) const {

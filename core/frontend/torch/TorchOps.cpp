@@ -481,11 +481,11 @@ Outs upsample(Context& c, bool bilinear) {
     for (int i = 0; i < 2; ++i) {
       // Checked before the cast: a NaN, negative or out-of-range size is undefined behaviour as an
       // int64 (fuzz_torch: a scale of 1.8e305).
-      const double out = std::floor(double(xs[2 + i]) * scales[i]);
-      if (!(out >= 0 && out < 0x1p63))
+      const std::optional<int64_t> out = wholeInt64(std::floor(double(xs[2 + i]) * scales[i]));
+      if (!out || *out < 0)
         c.fail("scale factor " + std::to_string(scales[i]) + " of dim " + std::to_string(2 + i) + " (size " +
                std::to_string(xs[2 + i]) + ") gives no valid output size");
-      size.push_back(int64_t(out));
+      size.push_back(*out);
     }
   }
   if (size.size() != 2) c.fail("the output size must have 2 entries");
