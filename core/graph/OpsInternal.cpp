@@ -126,6 +126,10 @@ HostTensor fromNDArray(const runtime::NDArray& a) {
 }
 
 runtime::NDArray toNDArray(const HostTensor& h) {
+  // A kernel's values and its shape must agree: more values than the shape holds were written
+  // past the array (a reshape to a shape of another size, type-checked only symbolically).
+  LOOM_ICHECK(HostTensor::count(h.shape) == int64_t(h.v.size()))
+      << "host tensor of shape " << shapeStr(Shape(h.shape.begin(), h.shape.end())) << " holds " << h.v.size() << " values";
   runtime::NDArray a = runtime::NDArray::empty(h.shape, toDType(h.dtype));
   void* p = a.data();
   DataType t = h.dtype;

@@ -30,11 +30,13 @@ Type channelShuffleRel(const CallNode& call, const std::vector<Type>& args) {
   int64_t total = 0;
   for (size_t i = 0; i < args.size(); ++i) {
     const TensorTypeNode& t = argTensor(call, args, i);
-    if (t.ndim() != rank || !t.isStatic() || t.dtype != first.dtype || (k > 1 && t.shape[4].value != k))
-      LOOM_TYPE_FAIL(call) << "input " << i << " " << typeStr(args[i]) << " is not a static tensor in layout "
+    // The batch and the image may be symbolic (a model exported with a dynamic batch); the
+    // channels, which the permutation is made of, may not.
+    if (t.ndim() != rank || !t.shape[1].isStatic() || t.dtype != first.dtype || (k > 1 && t.shape[4].value != k))
+      LOOM_TYPE_FAIL(call) << "input " << i << " " << typeStr(args[i]) << " is not a tensor with static channels in layout "
                            << call.attrs.getString("layout") << " like input 0 " << typeStr(args[0]);
     for (size_t d : {size_t(0), size_t(2), size_t(3)})
-      if (t.shape[d].value != first.shape[d].value)
+      if (!(t.shape[d] == first.shape[d]))
         LOOM_TYPE_FAIL(call) << "input " << i << " " << typeStr(args[i]) << " differs from input 0 "
                              << typeStr(args[0]) << " in dimension " << d;
     if (channels[i] < 1 || t.shape[1].value * k < channels[i] || t.shape[1].value != ceilDiv(channels[i], k))
@@ -49,8 +51,8 @@ Type channelShuffleRel(const CallNode& call, const std::vector<Type>& args) {
   if (begin < 0 || count < 1 || begin + count > total)
     LOOM_TYPE_FAIL(call) << "channels [" << begin << ", " << begin + count << ") are not within the " << total
                          << " channels";
-  std::vector<int64_t> s = first.staticShape();
-  s[1] = ceilDiv(count, k);
+  Shape s = first.shape;
+  s[1] = Dim(ceilDiv(count, k));
   return tensorType(s, first.dtype);
 }
 

@@ -48,10 +48,18 @@ Expr slice(const Expr& x, int64_t begin, int64_t end) {
 
 /// ShuffleNet-v2's shuffle as exported by PyTorch: reshape [N, g, C/g, H, W], transpose(0, 2, 1,
 /// 3, 4), reshape [N, C, H, W].
+/// `n` 0: over a symbolic batch N.
 Expr shuffle(const Expr& x, int64_t n, int64_t c, int64_t h, int64_t w, int64_t g) {
-  Expr r = makeCall("reshape", {x}, {{"newshape", IntList{n, g, c / g, h, w}}});
+  auto reshape = [&](const Expr& e, IntList s) {
+    if (n) return makeCall("reshape", {e}, {{"newshape", s}});
+    std::string text = "N";
+    for (size_t k = 1; k < s.size(); ++k) text += ";" + std::to_string(s[k]);
+    s[0] = -1;
+    return makeCall("reshape", {e}, {{"newshape", s}, {"symbolic_shape", text}});
+  };
+  Expr r = reshape(x, IntList{n, g, c / g, h, w});
   Expr t = makeCall("transpose", {r}, {{"axes", IntList{0, 2, 1, 3, 4}}});
-  return makeCall("reshape", {t}, {{"newshape", IntList{n, c, h, w}}});
+  return reshape(t, IntList{n, c, h, w});
 }
 
 Expr conv1x1(const Expr& x, int64_t in, int64_t out, uint32_t seed) {
@@ -62,15 +70,16 @@ Expr conv1x1(const Expr& x, int64_t in, int64_t out, uint32_t seed) {
 /// blocked tensors carry padding channels): a downsampling-free first unit whose two branches are
 /// concatenated, shuffled and split, and a second unit that keeps the first half and transforms
 /// the second; a 1x1 conv reads the final shuffle.
-Function shuffleNetUnits() {
-  Var x = makeVar("x", f32({1, 24, 6, 6}));
+/// `batch` 0: a symbolic batch N.
+Function shuffleNetUnits(int64_t batch = 1) {
+  Var x = makeVar("x", tensorType(Shape{batch ? Dim(batch) : Dim::symbol("N"), 24, 6, 6}, DataType::Float(32)));
   Expr a = conv1x1(x, 24, 58, 61), b = conv1x1(x, 24, 58, 62);
-  Expr s1 = shuffle(makeCall("concatenate", {a, b}, {{"axis", int64_t(1)}}), 1, 116, 6, 6, 2);
+  Expr s1 = shuffle(makeCall("concatenate", {a, b}, {{"axis", int64_t(1)}}), batch, 116, 6, 6, 2);
   Expr keep = slice(s1, 0, 58), work = slice(s1, 58, 116);
   Expr dw = makeCall("nn.conv2d", {work, randomConst({58, 1, 3, 3}, 63)},
                      {{"groups", int64_t(58)}, {"padding", IntList{1, 1, 1, 1}}});
   Expr y = conv1x1(dw, 58, 58, 64);
-  Expr s2 = shuffle(makeCall("concatenate", {keep, y}, {{"axis", int64_t(1)}}), 1, 116, 6, 6, 2);
+  Expr s2 = shuffle(makeCall("concatenate", {keep, y}, {{"axis", int64_t(1)}}), batch, 116, 6, 6, 2);
   return fn({x}, makeCall("nn.conv2d", {s2, randomConst({32, 116, 1, 1}, 65)}));
 }
 
@@ -165,6 +174,32 @@ private slots:
                        "16), float32] */") != std::string::npos,
              text.c_str());
     QVERIFY2(maxDiff(f, g) < 1e-4, text.c_str());
+  }
+
+  void shuffleUnitsOverASymbolicBatchCompile() {
+    // The same units over a symbolic batch (ShuffleNet-v2 exported by torch.onnx with
+    // dynamic_axes): channel_shuffle ops over (N, 8, 6, 6, 16), and nn.pad ops that add the
+    // padding channels and pass the batch through. Before, channel_shuffle's type wanted a static
+    // tensor and nn.pad's compute static extents: such a model did not compile.
+    Function f = shuffleNetUnits(0);
+    Function g = blockedOf(f);
+    std::string text = printFunction(g);
+    // (The reshape-transpose-reshape over the symbolic batch is not matched as a shuffle yet: the
+    // concatenations become channel_shuffle ops, the shuffles stay NCHW.)
+    QCOMPARE(countOps(g, "channel_shuffle"), 2);
+    QVERIFY2(text.find("channel_shuffle(%3, %5, channels=[58, 58], count=116, layout=\"NCHW16c\") /* ty=Tensor[(N, 8, 6, 6, "
+                       "16), float32] */") != std::string::npos, text.c_str());
+    QVERIFY2(text.find("nn.pad(%12, pad_width=[0, 0, 0, 6, 0, 0, 0, 0]) /* ty=Tensor[(N, 64, 6, 6), float32] */") != std::string::npos,
+             text.c_str());
+    driver::CompiledModel cm = driver::compileModel(moduleOf(f), "llvm", {}, options("NCHWc"));
+    auto ex = driver::createExecutor(cm);
+    for (int64_t n : {1, 3}) {
+      runtime::NDArray in = test::randomArray({n, 24, 6, 6}, 17);
+      ex->setInput(0, in);
+      ex->run();
+      const double d = test::maxDiff(ex->getOutput(0), evaluate(f, {in}).at(0));
+      QVERIFY2(d < 1e-4, qPrintable(QString("batch %1: max diff %2").arg(n).arg(d)));
+    }
   }
 
   void splitDilatedConvStaysBlocked() {

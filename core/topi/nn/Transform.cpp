@@ -533,13 +533,20 @@ void registerTransformComputes() {
   setSimple(
       "nn.pad",
       [](const CallNode& c, const std::vector<te::Tensor>& in, const std::vector<Var>& i) {
-        std::vector<int64_t> shape = extents(in[0]);
+        // A symbolic dim (a dynamic batch) passes through when it is not padded; the padded
+        // dims (a channel block's padding channels, an image's border) must be static.
+        std::vector<int64_t> shape = extentsOrSymbolic(in[0]);
         const auto& pw = c.attrs.getInts("pad_width");
         const std::string& mode = c.attrs.getString("pad_mode");
         std::vector<Expr> idx;
         Expr inside = tir::boolImm(true);
         for (size_t d = 0; d < shape.size(); ++d) {
           int64_t before = pw.size() > 2 * d ? pw[2 * d] : 0, n = shape[d];
+          if (n < 0) {
+            if (before != 0 || (pw.size() > 2 * d + 1 && pw[2 * d + 1] != 0)) extents(in[0]);  // the typed refusal
+            idx.push_back(i[d]);
+            continue;
+          }
           Expr x = Expr(i[d]) - ci(before);
           if (mode == "reflect" && n > 1) {
             // Reflect about the ends (period 2n - 2) without repeating the edge.
