@@ -9,6 +9,7 @@
 #include "core/graph/SymDim.h"
 #include "core/graph/Type.h"
 #include "core/tir/Op.h"
+#include "core/tir/Visitor.h"
 
 namespace loom::graph {
 
@@ -111,6 +112,43 @@ std::optional<Values> eval(const Expr& e, int depth) {
     if (!a) return std::nullopt;
     Values out;
     for (const tir::Expr& x : *a) out.push_back(tir::intImm(x.dtype(), 0) - x);
+    return out;
+  }
+  // torch's expand(n, -1, -1) exports its shape as Where(Equal(shape, -1), ones, shape): each
+  // comparison of shape values is decided with every symbol at least 1 (a symbolic batch is no
+  // -1), and `where` then picks one side by element (ViT's class token over a dynamic batch).
+  if (op == "equal" && call->args.size() == 2) {
+    auto a = eval(call->args[0], depth + 1), b = eval(call->args[1], depth + 1);
+    if (!a || !b) return std::nullopt;
+    size_t n = std::max(a->size(), b->size());
+    if ((a->size() != n && a->size() != 1) || (b->size() != n && b->size() != 1)) return std::nullopt;
+    Values out;
+    for (size_t i = 0; i < n; ++i) {
+      tir::Expr d = simplifyDimExpr((*a)[a->size() == 1 ? 0 : i] - (*b)[b->size() == 1 ? 0 : i]);
+      arith::Analyzer an;
+      std::set<std::string> names;
+      tir::postOrderVisit(d, [&](const tir::IRNode* x) {
+        if (x->nodeKind == tir::NodeKind::Var) names.insert(static_cast<const tir::VarNode*>(x)->name);
+      });
+      for (const std::string& name : names) an.bind(symbolVar(name), 1, int64_t(1) << 40);
+      if (auto k = constOf(d)) out.push_back(i64(*k == 0));
+      else if (an.canProveGreaterEqual(d, 1) || an.canProveLess(d, 0)) out.push_back(i64(0));
+      else return std::nullopt;
+    }
+    return out;
+  }
+  if (op == "where" && call->args.size() == 3) {
+    auto c = eval(call->args[0], depth + 1), a = eval(call->args[1], depth + 1), b = eval(call->args[2], depth + 1);
+    if (!c || !a || !b) return std::nullopt;
+    size_t n = std::max({c->size(), a->size(), b->size()});
+    for (const Values* v : {&*c, &*a, &*b})
+      if (v->size() != n && v->size() != 1) return std::nullopt;
+    Values out;
+    for (size_t i = 0; i < n; ++i) {
+      auto k = constOf((*c)[c->size() == 1 ? 0 : i]);
+      if (!k) return std::nullopt;
+      out.push_back(*k ? (*a)[a->size() == 1 ? 0 : i] : (*b)[b->size() == 1 ? 0 : i]);
+    }
     return out;
   }
   static const std::set<std::string> arithmetic = {"add", "subtract", "multiply", "divide", "maximum", "minimum"};

@@ -18,7 +18,7 @@ import torch
 import torchvision
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_torch_models import BertEncoderNet, REPO, calibrate_batchnorm, write_tensor  # noqa: E402
+from make_torch_models import BertEncoderNet, REPO, calibrate_batchnorm, small_vit, write_tensor  # noqa: E402
 
 OPSET = 17
 
@@ -54,6 +54,11 @@ MODELS = {
                      [(1, 7), (3, 64), (2, 200)]),
     "ocr_dynamic": (OcrNet, "data", "float32", {0: "batch", 3: "W"},
                     [(1, 3, 32, 160), (1, 3, 32, 800), (3, 3, 32, 320)]),
+    # A dynamic batch alone, as most exported models have it: ShuffleNet's channel shuffles and
+    # padding channels, ViT's class token expanded over the batch (Where(Equal(shape, -1))).
+    "shufflenet_dynamic": (lambda: torchvision.models.shufflenet_v2_x0_5(weights=None), "data", "float32",
+                           {0: "batch"}, [(1, 3, 224, 224), (3, 3, 224, 224)]),
+    "vit_dynamic": (small_vit, "data", "float32", {0: "batch"}, [(1, 3, 224, 224), (2, 3, 224, 224)]),
 }
 
 

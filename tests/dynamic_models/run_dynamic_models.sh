@@ -12,7 +12,7 @@ if ! "$PY" -c "import torch, torchvision, onnx" 2>/dev/null; then
 fi
 "$PY" "$SRC/examples/models/make_dynamic_models.py" --out "$OUT" 2>&1 | grep -v -i warning || true
 DIRS=()
-for m in cnn_dynamic bert_dynamic ocr_dynamic; do
+for m in cnn_dynamic bert_dynamic ocr_dynamic shufflenet_dynamic vit_dynamic; do
   if [ ! -f "$OUT/$m/model.onnx" ]; then
     echo "FAIL: make_dynamic_models.py did not write $OUT/$m/model.onnx"
     exit 1

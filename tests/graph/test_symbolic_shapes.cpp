@@ -178,6 +178,29 @@ private slots:
     (void)b;
   }
 
+  void expandShapeFromWhereEvaluatesSymbolically() {
+    // torch's cls_token.expand(n, -1, -1) over a dynamic batch (ViT) exports its shape as
+    // Where(Equal(shape, -1), ones, shape) with shape = [batch, -1, -1]: the comparisons are
+    // decided (a symbol is at least 1, so never -1) and `where` picks by element. Before, the
+    // import stopped at the Expand: "not a computation on shapes".
+    Var x = makeVar("x", sym({S("batch"), S("seq"), 64}));
+    auto ints = [](IntList v) {
+      runtime::NDArray a = runtime::NDArray::empty({int64_t(v.size())}, runtime::DType{runtime::DType::Int, 64, 1});
+      for (size_t k = 0; k < v.size(); ++k) a.as<int64_t>()[k] = v[k];
+      return makeConstant(a);
+    };
+    Expr batch = makeCall("strided_slice", {makeCall("shape_of", {x})}, {{"begin", IntList{0}}, {"end", IntList{1}}});
+    Expr shape = makeCall("concatenate", {batch, ints({-1, -1})}, {{"axis", int64_t(0)}});
+    Expr eq = makeCall("equal", {shape, ints({-1})});
+    auto v = shapeValues(makeCall("where", {eq, ints({1, 1, 1}), shape}));
+    QVERIFY(v);
+    QCOMPARE(v->size(), size_t(3));
+    QCOMPARE(dimOf((*v)[0]).str(), std::string("batch"));
+    QVERIFY(tir::isConstInt((*v)[1], 1) && tir::isConstInt((*v)[2], 1));
+    // A comparison the symbols leave open (is batch 2?) has no value.
+    QVERIFY(!shapeValues(makeCall("equal", {shape, ints({2})})));
+  }
+
   void importerKeepsSymbolicDimsAndShapeChains() {
     graph::Module m = frontend::importOnnxBytes(headSplitModel(), "head_split.onnx");
     QCOMPARE(typeStr(m.main()->params[0]->annotation), std::string("Tensor[(batch, seq, 64), float32]"));
