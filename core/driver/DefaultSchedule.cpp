@@ -610,14 +610,41 @@ struct RowVariant {
   tir::Expr innerExt, outerExt;    ///< out: the two candidates' extents, when there are two
 };
 
-/// The outer symbolic row candidate of a reduction whose default row axis `rowK` is symbolic:
-/// the next loop outward that the operand without the lane axis uses and that is symbolic, or -1.
+/// Whether the output of a reduction steps by a symbolic stride along its row axis `rowK`: a
+/// dim after the one the row indexes has a symbolic extent (the operand without the lane axis,
+/// indexed the same way, then steps by one too).
+bool rowStrideSymbolic(const tir::BlockNode* blk, size_t rowK) {
+  const tir::BufferStoreNode* st = singleStore(blk->body);
+  if (!st) return false;
+  const tir::Var& row = blk->iterVars[rowK].var;
+  for (size_t p = 0; p < st->indices.size(); ++p) {
+    if (!tir::usesVar(st->indices[p], row)) continue;
+    for (size_t q = p + 1; q < st->buffer->shape.size(); ++q)
+      if (!tir::asConstInt(st->buffer->shape[q])) return true;
+    return false;
+  }
+  return false;
+}
+
+/// The rows of a register tile over a symbolic row extent (with two output-channel or lane
+/// chunks, as the static build tiles 7 rows): the partial last tile, whose FMAs each sit under a
+/// test with the accumulators in memory, then covers at most 6 rows, and none for a feature map
+/// of 7, 14, 28 or 56 columns (ResNets at 224) or a sequence of 7. With the budget's 14, a 7-wide
+/// map or a 7-token sequence was all partial tile: a dynamic ResNet-18's 7x7 convs took 3x the
+/// static build's time, BERT at 1x7 2.3x.
+constexpr int64_t kSymbolicRows = 7;
+
+/// The outer row candidate of a reduction whose default row axis `rowK` is symbolic: the next
+/// loop outward that the operand without the lane axis uses, when it is symbolic too or static
+/// with a full tile's rows (a sequence-first encoder's [seq, batch, K] with a dynamic batch alone:
+/// ViT-S's 197 tokens at batch 1 ran in tiles of one row, 2.29 ms a projection against 0.43
+/// pinned); else -1.
 int outerSymbolicRow(tir::Schedule& sch, const tir::BlockNode* blk, const std::vector<tir::LoopRV>& loops,
                      size_t numSpatial, size_t rowK) {
   if (!isSymbolic(sch, loops[rowK])) return -1;
   for (size_t k = rowK; k-- > 0;) {
     if (!usedWithoutLane(blk, k, numSpatial)) continue;
-    return isSymbolic(sch, loops[k]) ? int(k) : -1;
+    return isSymbolic(sch, loops[k]) || extentOf(sch, loops[k]) >= kSymbolicRows ? int(k) : -1;
   }
   return -1;
 }
@@ -706,14 +733,6 @@ bool stripOuterEnabled() {
   static const bool on = !switchedOff("LOOM_NO_STRIP_OUTER");
   return on;
 }
-
-/// The rows of a register tile over a symbolic row extent (with two output-channel or lane
-/// chunks, as the static build tiles 7 rows): the partial last tile, whose FMAs each sit under a
-/// test with the accumulators in memory, then covers at most 6 rows, and none for a feature map
-/// of 7, 14, 28 or 56 columns (ResNets at 224) or a sequence of 7. With the budget's 14, a 7-wide
-/// map or a 7-token sequence was all partial tile: a dynamic ResNet-18's 7x7 convs took 3x the
-/// static build's time, BERT at 1x7 2.3x.
-constexpr int64_t kSymbolicRows = 7;
 
 /// LOOM_NO_SYMBOLIC_ROW_TILE=1 gives symbolic row extents the budget's row tiles and reduction
 /// blocking again (for A/B measurements).
@@ -998,6 +1017,11 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
   // 6% faster); the accumulators and the chunks' weight vectors fill at most 30 registers.
   int64_t maxRows = std::max<int64_t>(1, accumulatorRegisters() * hostRegisters().lanes / lanes);
   const int64_t maxRowsOfRegisters = maxRows;
+  // Rows a symbolic stride apart (a sequence-first [197, batch, 384] tiled along the tokens):
+  // each row's address is a register of its own; with 14 rows the tile spilled accumulators and
+  // addresses (ViT-S's QKV projection over a dynamic batch 1.20 ms a call against 0.41 pinned,
+  // 0.41 at 7 rows; a local accumulator tile did not help).
+  if (!rowSymbolic && rowStrideSymbolic(blk, rowK)) maxRows = std::min(maxRows, kSymbolicRows);
   // A GEMM's rows must not crowd one L1 set (rowsWithoutSetConflicts).
   if (laneOperandRow(laneOperand(blk, numSpatial)) > lanes)
     if (const int64_t cap = rowsWithoutSetConflicts(blk, rowK, numSpatial); cap > 0) maxRows = std::min(maxRows, cap);
@@ -1257,7 +1281,14 @@ std::vector<std::string> tileLaneReduction(tir::Schedule& sch, const tir::BlockR
         outer = o2;
         weightOnly = w2;
         serialOuter = sym.size() - 1;
-        partialChunk.reset();
+        // The partial lane chunk keeps its own loop (static, so among the ones after the
+        // symbolic): fused into the parallel loop its guard stayed on every chunk, as masked
+        // loads and stores (a ViT's 197x197 attention scores over a dynamic batch: 1.67 ms
+        // against 0.63 pinned).
+        if (partialChunk) {
+          const size_t old = *partialChunk;
+          partialChunk = size_t(std::find(perm.begin(), perm.end(), old) - perm.begin());
+        }
       }
     }
     // A partial last lane chunk stays a loop of its own, outside the parallel loop: loop
