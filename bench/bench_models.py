@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Times Loom against ONNX Runtime end to end on the real models of make_torch_models.py, in one run.
 
-For each MODEL_DIR (model.onnx + test_data_set_0/input_0.pb, output_0.pb): compiles it with
+For each MODEL_DIR (model.onnx + test_data_set_0/input_K.pb, output_0.pb): compiles it with
 `loom compile`, times `loom run --repeat N` (LOOM_NUM_THREADS=T) and an ONNX Runtime session
 (intra_op_num_threads=T, inter_op 1, all graph optimizations) on the same input, in R interleaved
 rounds; checks both outputs against the reference; prints per model the minimum and the median of
@@ -112,9 +112,9 @@ def ort_run(sess, feed, repeat):
     return sum(times) / len(times), min(times)
 
 
-def compile_model(args, d, in_name, shape, pkg, records):
+def compile_model(args, d, shapes, pkg, records):
     cmd = [args.loom, "compile", os.path.join(d, "model.onnx"), "--target", "llvm",
-           "--input-shapes", f"{in_name}:[{shape}]", "--output", pkg] + list(args.compile_arg)
+           "--input-shapes", shapes, "--output", pkg] + list(args.compile_arg)
     if records:
         cmd += ["--tuning-records", records]
     t0 = time.perf_counter()
@@ -125,10 +125,10 @@ def compile_model(args, d, in_name, shape, pkg, records):
     return time.perf_counter() - t0, (f"{used.group(1)}/{used.group(2)}" if used else "")
 
 
-def tune_model(args, d, name, in_name, shape, work):
+def tune_model(args, d, name, shapes, work):
     """Runs `loom tune` on the model; returns (records file, wall seconds of this run)."""
     records = os.path.join(work, name + ".records.json")
-    cmd = [args.loom, "tune", os.path.join(d, "model.onnx"), "--input-shapes", f"{in_name}:[{shape}]",
+    cmd = [args.loom, "tune", os.path.join(d, "model.onnx"), "--input-shapes", shapes,
            "--trials-per-task", str(args.tune), "--output", records] + list(args.compile_arg)
     if args.tune_budget:
         cmd += ["--trials", str(args.tune_budget)]
@@ -148,26 +148,29 @@ def tune_model(args, d, name, in_name, shape, work):
 
 def bench(d, args, work):
     name = os.path.basename(os.path.normpath(d))
-    in_name, x = read_pb(os.path.join(d, "test_data_set_0", "input_0.pb"))
+    # Every input_K.pb (a diffusion block takes a latent and a timestep), in order.
+    feed = {}
+    while os.path.exists(os.path.join(d, "test_data_set_0", f"input_{len(feed)}.pb")):
+        in_name, x = read_pb(os.path.join(d, "test_data_set_0", f"input_{len(feed)}.pb"))
+        feed[in_name] = x
     _, want = read_pb(os.path.join(d, "test_data_set_0", "output_0.pb"))
     npz = os.path.join(work, name + ".in.npz")
-    np.savez(npz, **{in_name: x})
-    shape = ",".join(str(s) for s in x.shape)
+    np.savez(npz, **feed)
+    shapes = ",".join(f"{n}:[{','.join(str(s) for s in v.shape)}]" for n, v in feed.items())
     records = args.records.get(name)
     tune_s = None
     if args.tune:
-        records, tune_s = tune_model(args, d, name, in_name, shape, work)
+        records, tune_s = tune_model(args, d, name, shapes, work)
     # The untuned package, and the tuned one when there are records (then both are timed).
     pkgs = [(os.path.join(work, name + ".tar"), None)]
     if records:
         pkgs.append((os.path.join(work, name + ".tuned.tar"), records))
-    compiled = [compile_model(args, d, in_name, shape, pkg, rec) for pkg, rec in pkgs]
+    compiled = [compile_model(args, d, shapes, pkg, rec) for pkg, rec in pkgs]
     so = ort.SessionOptions()
     so.intra_op_num_threads = args.threads
     so.inter_op_num_threads = 1
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     sess = ort.InferenceSession(os.path.join(d, "model.onnx"), so, providers=["CPUExecutionProvider"])
-    feed = {in_name: x}
     outs = [os.path.join(work, name + (".out.npz" if i == 0 else ".tuned.out.npz")) for i in range(len(pkgs))]
     loom_means = [[] for _ in pkgs]
     loom_mins = [[] for _ in pkgs]

@@ -66,10 +66,12 @@ std::map<std::string, NDArray> loadParams(const std::string& blob) {
     uint64_t nbytes = r.get<uint64_t>();
     // Check the header against the bytes present before allocating: a damaged dim must not ask
     // for 64 GiB (or wrap around).
-    if (t.bits == 0 || t.bits % 8 != 0 || t.lanes == 0)
+    // Bits 1 is bool (a byte per element, as NDArray stores it: a causal mask's Where condition
+    // folds to one); any other width is whole bytes.
+    if ((t.bits != 1 && (t.bits == 0 || t.bits % 8 != 0)) || t.lanes == 0)
       throw RuntimeFailure("params blob: tensor '" + name + "' has element type bits " + std::to_string(t.bits) +
                            ", lanes " + std::to_string(t.lanes));
-    unsigned __int128 expect = uint64_t(t.bits / 8) * uint64_t(t.lanes);
+    unsigned __int128 expect = uint64_t(t.bytes());
     for (int64_t d : shape) {
       if (d < 0) throw RuntimeFailure("params blob: tensor '" + name + "' has a negative dimension");
       expect *= uint64_t(d);

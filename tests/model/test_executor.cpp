@@ -160,6 +160,11 @@ private slots:
     runtime::NDArray scalar = runtime::NDArray::empty({}, runtime::DType::f32());
     scalar.as<float>()[0] = 2.5f;
     p["s"] = scalar;
+    // A bool constant (bits 1, a byte each): GPT-2's causal mask folds to one, and loadParams
+    // refused it as "element type bits 1", so the model's .tar package did not load.
+    runtime::NDArray mask = runtime::NDArray::empty({2, 3}, runtime::DType{runtime::DType::Bool, 1, 1});
+    for (int i = 0; i < 6; ++i) mask.as<uint8_t>()[i] = uint8_t(i % 4 == 0);
+    p["mask"] = mask;
     std::string blob = runtime::saveParams(p);
     auto q = runtime::loadParams(blob);
     QCOMPARE(q.size(), p.size());

@@ -41,6 +41,12 @@ Expr broadcastLoad(const te::Tensor& t, const std::vector<Var>& i, const std::ve
 Expr extentProduct(const std::vector<Expr>& extents);
 /// An extent as a value of type `t` (a divisor): a constant when static, else a cast.
 Expr extentValue(DataType t, const Expr& n);
+/// The type a sum of `count` elements of type `t` accumulates in: float64 for a float32 sum of
+/// at least 4096 elements or of a symbolic count, else `t`. Added one after another in float32,
+/// 50176 elements (an InstanceNorm's mean and variance over a 224x224 map) lost 4e-5 of the
+/// variance, 17x ORT's error; below 4096 the error (count * 2^-24 at worst) stays under 2.5e-4
+/// of the sum and the kernel keeps float32 lanes. The graph evaluator sums in double too.
+DataType sumAccumulator(DataType t, const Expr& count);
 /// `v` clamped to [0, n - 1] for an extent `n`, static or symbolic.
 inline Expr clampToExtent(Expr v, const Expr& n) {
   const int64_t* k = tir::asConstInt(n);

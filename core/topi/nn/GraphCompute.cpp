@@ -102,6 +102,12 @@ Expr extentValue(DataType t, const Expr& n) {
   return tir::cast(t, n);
 }
 
+DataType sumAccumulator(DataType t, const Expr& count) {
+  constexpr int64_t kWideSumCount = 4096;
+  const int64_t* n = tir::asConstInt(count);
+  return t == DataType::Float(32) && (!n || *n >= kWideSumCount) ? DataType::Float(64) : t;
+}
+
 std::vector<int64_t> extents(const te::Tensor& t) {
   std::vector<int64_t> s;
   for (const Expr& e : t->shape) {

@@ -380,18 +380,24 @@ std::vector<te::Tensor> globalPool(const CallNode& call, const std::vector<te::T
   const std::vector<Expr>& is = in[0]->shape;
   te::IterVar ry = te::reduceAxis(is[2], "ry"), rx = te::reduceAxis(is[3], "rx");
   const te::Tensor& D = in[0];
+  // A mean over a big map (an InstanceNorm's in NCHWc, which ConvertLayout makes a global pool)
+  // accumulates in float64 (sumAccumulator).
+  const Expr count = extentProduct({is[2], is[3]});
+  const DataType acc = avg ? sumAccumulator(D->dtype, count) : D->dtype;
   te::Tensor r = te::compute(
       teShape(out),
       [&](const std::vector<Var>& i) -> te::ComputeBody {
         std::vector<Expr> idx = withSpatial(i, ry, rx);
-        return avg ? te::sum(D(idx), {ry, rx}) : te::max(D(idx), {ry, rx});
+        Expr v = acc == D->dtype ? D(idx) : tir::cast(acc, D(idx));
+        return avg ? te::sum(v, {ry, rx}) : te::max(v, {ry, rx});
       },
       avg ? "global_pool_sum" : "global_pool_max", "global_pool");
   if (!avg) return one(r);
   return one(te::compute(
       teShape(out),
       [&](const std::vector<Var>& i) -> te::ComputeBody {
-        return r(exprs(i)) / extentValue(D->dtype, extentProduct({is[2], is[3]}));
+        Expr m = r(exprs(i)) / extentValue(acc, count);
+        return acc == D->dtype ? m : tir::cast(D->dtype, m);
       },
       "global_pool_avg", "elemwise"));
 }

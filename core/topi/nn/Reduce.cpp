@@ -40,6 +40,9 @@ void reduceOp(const std::string& name, Kind kind) {
       if (reduced[d]) reducedExtents.push_back(s[d]);
     const Expr count = extentProduct(reducedExtents);
     const te::Tensor& X = in[0];
+    // A long float32 sum or mean accumulates in float64 and rounds once (sumAccumulator).
+    const DataType accType = kind == Kind::Sum || kind == Kind::Mean ? sumAccumulator(X->dtype, count) : X->dtype;
+    const bool wide = accType != X->dtype;
     te::Tensor r = te::compute(
         teShape(out),
         [&](const std::vector<Var>& i) -> te::ComputeBody {
@@ -47,6 +50,7 @@ void reduceOp(const std::string& name, Kind kind) {
           for (size_t d = 0; d < s.size(); ++d)
             if (reduced[d]) ks.push_back(te::reduceAxis(s[d], "k" + std::to_string(d)));
           Expr v = X(inputIndex(i, reduced, keep, ks));
+          if (wide) v = tir::cast(accType, v);
           switch (kind) {
           case Kind::Max: return te::max(v, ks);
           case Kind::Min: return te::min(v, ks);
@@ -55,16 +59,18 @@ void reduceOp(const std::string& name, Kind kind) {
           }
         },
         "T_" + name, "comm_reduce");
-    if (kind != Kind::Mean) return std::vector<te::Tensor>{r};
+    if (kind != Kind::Mean && !wide) return std::vector<te::Tensor>{r};
     return std::vector<te::Tensor>{te::compute(
         teShape(out),
         [&](const std::vector<Var>& i) -> te::ComputeBody {
           Expr v = r(exprs(i));
-          Expr n = extentValue(v.dtype(), count);
-          if (v.dtype().isFloat()) return v / n;
-          return tir::truncdiv(v, n);
+          if (kind == Kind::Mean) {
+            Expr n = extentValue(v.dtype(), count);
+            v = v.dtype().isFloat() ? v / n : tir::truncdiv(v, n);
+          }
+          return wide ? tir::cast(X->dtype, v) : v;
         },
-        "T_mean", "elemwise")};
+        kind == Kind::Mean ? "T_mean" : "T_" + name + "_round", "elemwise")};
   });
 }
 
