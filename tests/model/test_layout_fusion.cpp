@@ -315,17 +315,25 @@ private slots:
     // A segmentation head: a 1x1 conv from 32 blocked channels to 1 (and to 3). With no block
     // for one channel it stayed NCHW, so its 32-channel input went back to NCHW first (UNet at
     // 256x256, one thread: a 0.59 ms transform and 1.08 ms at 8 GFLOP/s); now its output block
-    // is padded to 16 zero filters and it reads the blocked input. A 3x3 head stays as it was.
-    for (int64_t out : {int64_t(1), int64_t(3)}) {
+    // is padded to 16 zero filters and it reads the blocked input. So do 3x3 and 9x9 heads to
+    // RGB (an image generator's output): in a 3-lane block (NCHW3c) they had no vector schedule
+    // (a style-transfer net's 9x9 32 -> 3 conv at 224x224: 1213 ms at 0.6 GFLOP/s, one thread;
+    // 16.9 ms padded).
+    for (auto [out, k] : {std::pair<int64_t, int64_t>{1, 1}, {3, 1}, {3, 3}, {3, 9}}) {
       Var x = makeVar("x", f32({1, 8, 10, 12}));
-      Function f = fn({x}, makeCall("nn.conv2d", {conv1x1(x, 8, 32, 111), randomConst({out, 32, 1, 1}, 112)}));
+      Function f = fn({x}, makeCall("nn.conv2d", {conv1x1(x, 8, 32, 111), randomConst({out, 32, k, k}, 112)},
+                                    {{"padding", IntList{k / 2, k / 2, k / 2, k / 2}}}));
       Function g = blockedOf(f);
       const std::string text = printFunction(g);
-      int blockedConvs = 0;
+      int blockedConvs = 0, paddedHeads = 0;
       for (const Expr& e : postOrder(g->body, true))
-        if (auto* c = e.as<CallNode>(); c && c->op && c->op->name == "nn.conv2d")
+        if (auto* c = e.as<CallNode>(); c && c->op && c->op->name == "nn.conv2d") {
           blockedConvs += c->attrs.getString("data_layout") != "NCHW";
+          paddedHeads += c->attrs.getString("kernel_layout") == "OIHW16i16o" &&
+                         inferType(e).as<TensorTypeNode>()->shape[1].value == 1;
+        }
       QVERIFY2(blockedConvs == 2, text.c_str());
+      QVERIFY2(paddedHeads == 1, text.c_str());
       QVERIFY2(countOps(g, "layout_transform") == 2, text.c_str());
       QVERIFY2(maxDiff(f, g) < 1e-4, text.c_str());
       const double diff = compiledDiff(f, "NCHWc");
