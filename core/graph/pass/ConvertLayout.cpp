@@ -622,19 +622,27 @@ private:
   /// A channel shuffle, reshape [N, C, H, W] of transpose(reshape [N, g, C/g, H, W], axes 0 2 1 3
   /// 4), of a blocked tensor: one channel_shuffle in its layout (of the concatenation's inputs when
   /// the tensor concatenates).
+  /// The batch may be symbolic (a model exported with a dynamic batch), the same on both sides.
   Expr shuffle(const CallNode& c, const Expr& e) {
     auto* out = inferType(e).as<TensorTypeNode>();
     auto* t = c.args[0].as<CallNode>();
-    if (!out || out->ndim() != 4 || !out->isStatic() || !t || !t->op || t->op->name != "transpose" ||
+    auto staticFrom1 = [](const TensorTypeNode& x) {
+      for (size_t d = 1; d < x.ndim(); ++d)
+        if (!x.shape[d].isStatic()) return false;
+      return true;
+    };
+    if (!out || out->ndim() != 4 || !staticFrom1(*out) || !t || !t->op || t->op->name != "transpose" ||
         t->attrs.getInts("axes") != std::vector<int64_t>{0, 2, 1, 3, 4})
       return e;
     auto* r = t->args[0].as<CallNode>();
     if (!r || !r->op || r->op->name != "reshape") return e;
     auto* five = inferType(t->args[0]).as<TensorTypeNode>();
     std::optional<Blocked> b = asBlocked(r->args[0]);
-    if (!b || !five || five->ndim() != 5 || !five->isStatic()) return e;
-    const std::vector<int64_t> s5 = five->staticShape(), s4 = out->staticShape();
-    if (s5[0] != s4[0] || s5[1] * s5[2] != s4[1] || s5[3] != s4[2] || s5[4] != s4[3] || s4[1] != b->channels)
+    if (!b || !five || five->ndim() != 5 || !staticFrom1(*five) || !(five->shape[0] == out->shape[0])) return e;
+    std::vector<int64_t> s5, s4;
+    for (const Dim& d : five->shape) s5.push_back(d.value);
+    for (const Dim& d : out->shape) s4.push_back(d.value);
+    if (s5[1] * s5[2] != s4[1] || s5[3] != s4[2] || s5[4] != s4[3] || s4[1] != b->channels)
       return e;
     auto [inputs, channels] = concatParts(*b);
     return toPlain(shuffleCall(inputs, channels, s5[1], 0, s4[1], b->layout), b->layout, s4[1]);
