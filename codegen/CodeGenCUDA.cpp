@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "codegen/CodeGenLLVM.h"
 #include "core/tir/Op.h"
@@ -58,17 +59,28 @@ std::string floatText(double v) {
   return s;
 }
 
-/// Element types of the buffers a kernel touches, by data handle.
+/// Element types of the buffers a kernel touches, by data handle; which of them it stores to, and
+/// which it loads from.
 struct BufferTypes : IRVisitor {
   std::unordered_map<const VarNode*, DataType> types;
+  std::unordered_set<const VarNode*> stored, loaded;
   void note(const Buffer& b) { types.emplace(b->data.get(), b->dtype); }
   void visit(const BufferLoadNode* op) override {
     note(op->buffer);
+    loaded.insert(op->buffer->data.get());
     IRVisitor::visit(op);
   }
   void visit(const BufferStoreNode* op) override {
     note(op->buffer);
+    stored.insert(op->buffer->data.get());
     IRVisitor::visit(op);
+  }
+  /// The kernel loads from a buffer it also stores to (a reduction into global memory, a global
+  /// cache written then read by the same thread).
+  bool readsBack() const {
+    for (auto* v : stored)
+      if (loaded.count(v)) return true;
+    return false;
   }
 };
 
@@ -92,6 +104,17 @@ public:
     head << (cuda ? "extern \"C\" __global__ void " : "__kernel void ");
     if (m_d == GPUDialect::CUDA) head << "__launch_bounds__(" << k.block[0] * k.block[1] * k.block[2] << ") ";
     head << k.name << "(";
+    // Buffers the kernel stores to are restrict; the ones it only reads are const, and restrict
+    // too unless the kernel reads back a buffer it stores to. NVRTC 13.0 (NVVM) loads through a
+    // pointer selected between a read-only restrict parameter and a written one (`c ? t0[i] :
+    // B[i]` becomes a load of `c ? &t0[i] : &B[i]`) with ld.global.nc, the non-coherent cache,
+    // which is only for data that no thread changes during the kernel: the thread need not see its
+    // own store (fuzz_difftest seeds 1100071 and 1230077 on the H200: an int32 sum read as 0, the
+    // fresh buffer's content, and an int8 -2 read as -4). Without restrict on the read-only ones
+    // that load is a plain ld.global, and their own loads still go through the read-only cache
+    // (NVVM proves them unchanged: every store is through a restrict parameter).
+    const std::string restrictWord = cuda ? " __restrict__" : " restrict";
+    bool readsBack = bt.readsBack();
     for (size_t i = 0; i < k.params.size(); ++i) {
       const Var& p = k.params[i];
       std::string n = define(p.get());
@@ -99,7 +122,9 @@ public:
       if (p->dtype.isHandle()) {
         auto it = bt.types.find(p.get());
         DataType t = it == bt.types.end() ? DataType::Float(32) : it->second;
-        head << (cuda ? "" : "__global ") << memType(t) << (cuda ? "* __restrict__ " : "* restrict ") << n;
+        bool stored = bt.stored.count(p.get()) > 0;
+        head << (cuda ? "" : "__global ") << (stored ? "" : "const ") << memType(t) << "*"
+             << (stored || !readsBack ? restrictWord : "") << " " << n;
       } else {
         head << ctype(p->dtype) << " " << n;
       }

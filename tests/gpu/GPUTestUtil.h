@@ -2,17 +2,23 @@
 #pragma once
 #include <cstdlib>
 #include <fstream>
+#include <random>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "core/driver/BuildOperator.h"
+#include "core/schedule/Script.h"
 #include "core/tir/HostArrays.h"
 #include "core/tir/Interpreter.h"
+#include "core/tir/Parser.h"
 #include "core/topi/Workloads.h"
 #include "core/transform/CrossThreadReduction.h"
 #include "core/transform/Pass.h"
 #include "core/transform/Pipeline.h"
+#include "core/tune/SpaceGenerator.h"
+#include "core/tune/rule/GPURules.h"
 #include "runtime/DeviceAPI.h"
 
 namespace loom::gputest {
@@ -27,6 +33,23 @@ inline std::string difftestRegression(const std::string& name) {
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+/// fuzz_difftest's GPU variant (d) of a committed reproducer NAME.py / NAME.sched.py, lowered for
+/// `target`: the schedule script (in place of the random primitive sequence), then the GPU space's
+/// auto-bind rule seeded by `seed`, as the tester does.
+inline tir::PrimFunc difftestAutoBoundVariant(const std::string& name, uint64_t seed, const std::string& target) {
+  tir::PrimFunc f = tir::parseFunc(difftestRegression(name + ".py"), name + ".py");
+  tir::Schedule sch(f, seed);
+  tir::ScriptResult r = tir::runScript(sch, difftestRegression(name + ".sched.py"), name + ".sched.py");
+  if (!r.ok) throw std::runtime_error(name + ".sched.py: " + r.message);
+  tune::RuleContext ctx{std::mt19937_64(seed), 2};
+  tune::makeGPUAutoBind()->apply(sch, ctx);
+  transform::PassContext pc;
+  driver::OperatorOptions o;
+  o.target = target;
+  o.defaultGPUSchedule = false;
+  return driver::lowerOperator(sch.func(), o, pc).lowered;
 }
 
 /// Empty when the OpenCL device is usable, else why not (the runtime's message).

@@ -615,12 +615,13 @@ private:
         --counts.variants;  // compiled, not compared
         ++counts.gpuCompiledOnly[target];
         Phase nv("NVRTC (CUDA C to PTX only)");
-        driver::emitCode(op, driver::CodeKind::PTX);
+        checkPTX(seed, text, trace, driver::emitCode(op, driver::CodeKind::PTX), source);
         return;
       }
       ++counts.gpuRun[target];
       ph.emplace("GPU kernel build, " + target);
       runtime::Module mod = codegen::buildGPUKernelModule({op.lowered}, op.target);
+      if (target == "cuda") checkPTX(seed, text, trace, mod.meta().value_or(""), source);
       runtime::PackedFunc fn = mod.getFunction(op.lowered->name);
       ph.emplace("GPU run with copies, " + target);
       runtime::Device dev{target == "cuda" ? runtime::DeviceType::CUDA : runtime::DeviceType::OpenCL, 0};
@@ -646,6 +647,20 @@ private:
     }
     std::string m = compare(got, want);
     if (!m.empty()) report(seed, text, trace, target, m + "\n--- kernels:\n" + source);
+  }
+
+  /// NVRTC's PTX of a CUDA variant must not load a buffer that the same kernel stores to through
+  /// the non-coherent cache (seeds 1100071 and 1230077: NVVM did, for a load through a pointer
+  /// selected between a written buffer and a read-only one, and the H200 returned the value from
+  /// before the thread's own store). A static check: it finds the fault where no GPU runs the
+  /// kernel, and where the stale value happens to be the right one.
+  void checkPTX(uint64_t seed, const std::string& text, const std::string& trace, const std::string& ptx,
+                const std::string& source) {
+    std::vector<std::string> hazards = codegen::nonCoherentLoadsOfWrittenParams(ptx);
+    if (hazards.empty()) return;
+    std::string what = "the PTX loads a buffer the kernel stores to through the non-coherent cache:";
+    for (auto& h : hazards) what += "\n  " + h;
+    report(seed, text, trace, "cuda (PTX)", what + "\n--- kernels:\n" + source);
   }
 
   void checkC(uint64_t seed, const std::string& text, const std::string& trace, const tir::PrimFunc& g,
