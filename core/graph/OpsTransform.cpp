@@ -37,6 +37,22 @@ Type reshapeRel(const CallNode& call, const std::vector<Type>& args) {
     LOOM_TYPE_FAIL(call) << "cannot reshape " << typeStr(args[0]) << " (" << d.numel()
                          << " elements) to " << attrValueStr(ns) << " (" << HostTensor::count(ns)
                          << " elements)";
+  // Symbolic dims are at least 1: the input's element count is a nonzero multiple of its static
+  // dims' product, which a static target's count must then be (a target with a 0 dim, or 50
+  // elements from (N, 24), provably differs; the evaluator once wrote past its array on one).
+  if (!d.isStatic()) {
+    int64_t staticPart = 1;
+    bool unknown = false;
+    for (const Dim& x : d.shape) {
+      if (x.isStatic()) staticPart *= x.value;
+      else unknown |= x.name.empty();
+    }
+    const int64_t target = HostTensor::count(ns);
+    if (!unknown && staticPart > 0 && (target < staticPart || target % staticPart != 0))
+      LOOM_TYPE_FAIL(call) << "cannot reshape " << typeStr(args[0]) << " (" << dimProduct(d.shape).str()
+                           << " elements, a multiple of " << staticPart << ") to " << attrValueStr(ns) << " ("
+                           << target << " elements)";
+  }
   return tensorType(out, d.dtype);
 }
 

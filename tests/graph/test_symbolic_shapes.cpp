@@ -178,6 +178,24 @@ private slots:
     (void)b;
   }
 
+  void reshapeToAProvablyOtherCountIsRefused() {
+    // (N, 24, 6, 6) holds a nonzero multiple of 864 elements: a static target of 0 elements (a
+    // newshape of ONNX's "copy this dim" 0 taken literally) or of 50 is refused by the type, as
+    // a static input's wrong count is; the evaluator wrote past its array on the first. A count
+    // that some N gives (2 x 864) stays.
+    Var x = makeVar("x", sym({S("N"), 24, 6, 6}));
+    for (IntList ns : {IntList{0, 2, 12, 6, 6}, IntList{50}}) {
+      try {
+        inferType(makeCall("reshape", {x}, {{"newshape", ns}}));
+        QFAIL("a reshape to another element count was accepted");
+      } catch (const TypeError& e) {
+        QVERIFY2(std::string(e.what()).find("a multiple of 864") != std::string::npos, e.what());
+      }
+    }
+    QCOMPARE(typeStr(inferType(makeCall("reshape", {x}, {{"newshape", IntList{2, 864}}}))),
+             std::string("Tensor[(2, 864), float32]"));
+  }
+
   void expandShapeFromWhereEvaluatesSymbolically() {
     // torch's cls_token.expand(n, -1, -1) over a dynamic batch (ViT) exports its shape as
     // Where(Equal(shape, -1), ones, shape) with shape = [batch, -1, -1]: the comparisons are
