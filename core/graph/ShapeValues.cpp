@@ -9,7 +9,6 @@
 #include "core/graph/SymDim.h"
 #include "core/graph/Type.h"
 #include "core/tir/Op.h"
-#include "core/tir/Visitor.h"
 
 namespace loom::graph {
 
@@ -124,16 +123,9 @@ std::optional<Values> eval(const Expr& e, int depth) {
     if ((a->size() != n && a->size() != 1) || (b->size() != n && b->size() != 1)) return std::nullopt;
     Values out;
     for (size_t i = 0; i < n; ++i) {
-      tir::Expr d = simplifyDimExpr((*a)[a->size() == 1 ? 0 : i] - (*b)[b->size() == 1 ? 0 : i]);
-      arith::Analyzer an;
-      std::set<std::string> names;
-      tir::postOrderVisit(d, [&](const tir::IRNode* x) {
-        if (x->nodeKind == tir::NodeKind::Var) names.insert(static_cast<const tir::VarNode*>(x)->name);
-      });
-      for (const std::string& name : names) an.bind(symbolVar(name), 1, int64_t(1) << 40);
-      if (auto k = constOf(d)) out.push_back(i64(*k == 0));
-      else if (an.canProveGreaterEqual(d, 1) || an.canProveLess(d, 0)) out.push_back(i64(0));
-      else return std::nullopt;
+      std::optional<bool> eq = dimExprsEqual((*a)[a->size() == 1 ? 0 : i], (*b)[b->size() == 1 ? 0 : i]);
+      if (!eq) return std::nullopt;
+      out.push_back(i64(*eq));
     }
     return out;
   }

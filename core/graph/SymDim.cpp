@@ -105,12 +105,29 @@ tir::Expr dimExpr(const Dim& d) {
   return e;
 }
 
-tir::Expr simplifyDimExpr(const tir::Expr& e) {
-  arith::Analyzer an;
+namespace {
+/// Binds every symbol `e` uses in `an` to [1, 2^40).
+void bindSymbols(arith::Analyzer& an, const tir::Expr& e) {
   std::set<std::string> names;
   collectVars(e, names);
   for (const std::string& n : names) an.bind(symbolVar(n), 1, (int64_t(1) << 40));
+}
+}  // namespace
+
+tir::Expr simplifyDimExpr(const tir::Expr& e) {
+  arith::Analyzer an;
+  bindSymbols(an, e);
   return an.simplify(e);
+}
+
+std::optional<bool> dimExprsEqual(const tir::Expr& a, const tir::Expr& b) {
+  arith::Analyzer an;
+  const tir::Expr d = a - b;
+  bindSymbols(an, d);
+  const tir::Expr s = an.simplify(d);
+  if (const int64_t* v = tir::asConstInt(s)) return *v == 0;
+  if (an.canProveGreaterEqual(s, 1) || an.canProveLess(s, 0)) return false;
+  return std::nullopt;
 }
 
 Dim dimOf(const tir::Expr& e) {

@@ -27,6 +27,10 @@ Dim dimOf(const tir::Expr& e);
 /// `e` simplified with every symbol it uses taken to be at least 1.
 tir::Expr simplifyDimExpr(const tir::Expr& e);
 
+/// Whether `a == b` for every value of the symbols (each at least 1): true or false when that
+/// is decided for all of them, nullopt when it depends on their values (batch == 2).
+std::optional<bool> dimExprsEqual(const tir::Expr& a, const tir::Expr& b);
+
 /// True when `a` and `b` are the same extent for every value of the symbols (static and equal,
 /// or symbolic with an equal simplified expression).
 bool dimsProvablyEqual(const Dim& a, const Dim& b);
