@@ -543,7 +543,9 @@ void registerTransformComputes() {
         for (size_t d = 0; d < shape.size(); ++d) {
           int64_t before = pw.size() > 2 * d ? pw[2 * d] : 0, n = shape[d];
           if (n < 0) {
-            if (before != 0 || (pw.size() > 2 * d + 1 && pw[2 * d + 1] != 0)) extents(in[0]);  // the typed refusal
+            if (before != 0 || (pw.size() > 2 * d + 1 && pw[2 * d + 1] != 0))
+              LOOM_THROW(UnsupportedError) << graph::callDescription(c) << ": dim " << d << " of its operand '"
+                                           << in[0]->name << "' is symbolic and padded; give static shapes with --input-shapes";
             idx.push_back(i[d]);
             continue;
           }
