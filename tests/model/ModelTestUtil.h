@@ -31,6 +31,13 @@ inline double maxDiff(const runtime::NDArray& a, const runtime::NDArray& b) {
   return d;
 }
 
+/// max |a - b| / max |b|: the error relative to the reference's scale.
+inline double relError(const runtime::NDArray& a, const runtime::NDArray& b) {
+  double ref = 0;
+  for (int64_t i = 0; i < b.numel(); ++i) ref = std::max(ref, double(std::fabs(b.as<float>()[i])));
+  return maxDiff(a, b) / std::max(ref, 1e-30);
+}
+
 using LoomResult = ProcessResult;
 
 inline LoomResult runLoom(const QStringList& args) { return runLoomBinary(args, 300000); }

@@ -93,13 +93,6 @@ std::vector<runtime::NDArray> caseInputs(const Case& cs, const std::vector<int64
   return inputs;
 }
 
-/// max |a - b| / max |b|.
-double relError(const runtime::NDArray& a, const runtime::NDArray& b) {
-  double ref = 0;
-  for (int64_t i = 0; i < b.numel(); ++i) ref = std::max(ref, double(std::fabs(b.as<float>()[i])));
-  return test::maxDiff(a, b) / std::max(ref, 1e-30);
-}
-
 /// The graph passes up to (not including) fusion.
 std::vector<std::string> layoutPasses() { return {"infer-type", "convert-layout", "fold-constant", "winograd-conv", "fold-constant"}; }
 
@@ -192,7 +185,7 @@ private slots:
     std::vector<runtime::NDArray> inputs = caseInputs(cs, in, res);
     runtime::NDArray want = graph::evaluate(m.main(), inputs).at(0);
     runtime::NDArray got = graph::evaluate(graph::runGraphPasses(m, layoutPasses()).main(), inputs).at(0);
-    const double e = relError(got, want);
+    const double e = test::relError(got, want);
     QVERIFY2(e < 1e-6, qPrintable(QString("relative error %1").arg(e)));
   }
 
@@ -280,7 +273,7 @@ sch.unroll(y)
       auto ex = driver::createExecutor(cm);
       for (size_t i = 0; i < inputs.size(); ++i) ex->setInput(i, inputs[i]);
       ex->run();
-      const double e = relError(ex->getOutput(0), want);
+      const double e = test::relError(ex->getOutput(0), want);
       QVERIFY2(e < 1e-4, qPrintable(QString("winograd %1: relative error %2").arg(winograd).arg(e)));
     }
   }
