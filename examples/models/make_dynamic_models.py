@@ -8,7 +8,6 @@ python3-torch, python3-torchvision, python3-onnx; scripts/install-bench-deps.sh 
 
 Usage: make_dynamic_models.py [--out DIR] [--only NAME[,NAME...]] [--force]
 """
-import argparse
 import os
 import sys
 
@@ -18,7 +17,8 @@ import torch
 import torchvision
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_torch_models import BertEncoderNet, REPO, calibrate_batchnorm, small_vit, write_tensor  # noqa: E402
+from make_torch_models import (BertEncoderNet, REPO, calibrate_batchnorm, parse_selection, small_vit,  # noqa: E402
+                               write_tensor)
 
 OPSET = 17
 
@@ -94,15 +94,7 @@ def make(name, out_dir, force):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=os.path.join(REPO, "build", "models"), help="output directory")
-    ap.add_argument("--only", default="", help="comma-separated subset of " + ",".join(MODELS))
-    ap.add_argument("--force", action="store_true", help="rebuild models that already exist")
-    args = ap.parse_args()
-    names = [n for n in args.only.split(",") if n] or list(MODELS)
-    for n in names:
-        if n not in MODELS:
-            ap.error(f"unknown model {n}; known: {', '.join(MODELS)}")
+    args, names = parse_selection(__doc__, MODELS, os.path.join(REPO, "build", "models"))
     torch.set_num_threads(2)
     for n in names:
         make(n, args.out, args.force)

@@ -18,7 +18,6 @@ test_data_set_0 with the PyTorch output), so `loom onnx-test OUT/*` checks them 
 
 Usage: make_extra_models.py [--out DIR] [--only NAME[,NAME...]] [--force]
 """
-import argparse
 import os
 import sys
 
@@ -206,15 +205,7 @@ EXTRA = {
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=os.path.join(zoo.REPO, "build", "models-extra"), help="output directory")
-    ap.add_argument("--only", default="", help="comma-separated subset of " + ",".join(EXTRA))
-    ap.add_argument("--force", action="store_true", help="rebuild models that already exist")
-    args = ap.parse_args()
-    names = [n for n in args.only.split(",") if n] or list(EXTRA)
-    for n in names:
-        if n not in EXTRA:
-            ap.error(f"unknown model {n}; known: {', '.join(EXTRA)}")
+    args, names = zoo.parse_selection(__doc__, EXTRA, os.path.join(zoo.REPO, "build", "models-extra"))
     zoo.ZOO.update(EXTRA)  # make() builds by name from the zoo's table
     torch.set_num_threads(2)
     for n in names:

@@ -20,7 +20,6 @@ committed. Needs what make_torch_models.py needs; run it with /usr/bin/python3.
 
 Usage: make_sweep_models.py [--out DIR] [--only NAME[,NAME...]] [--force]
 """
-import argparse
 import math
 import os
 import sys
@@ -284,15 +283,7 @@ def make(name, out_dir, force):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=os.path.join(zoo.REPO, "build", "models-sweep"), help="output directory")
-    ap.add_argument("--only", default="", help="comma-separated subset of " + ",".join(SWEEP))
-    ap.add_argument("--force", action="store_true", help="rebuild models that already exist")
-    args = ap.parse_args()
-    names = [n for n in args.only.split(",") if n] or list(SWEEP)
-    for n in names:
-        if n not in SWEEP:
-            ap.error(f"unknown model {n}; known: {', '.join(SWEEP)}")
+    args, names = zoo.parse_selection(__doc__, SWEEP, os.path.join(zoo.REPO, "build", "models-sweep"))
     torch.set_num_threads(1)
     failed = []
     for n in names:

@@ -224,16 +224,23 @@ def make(name, out_dir, force):
           f"output {list(y.shape)}, {len(m.graph.node)} nodes ({', '.join(ops)})")
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=os.path.join(REPO, "build", "models"), help="output directory")
-    ap.add_argument("--only", default="", help="comma-separated subset of " + ",".join(MODELS))
+def parse_selection(doc, known, default_out):
+    """The model scripts' command line: --out DIR, --only NAME[,NAME...] (names from `known`),
+    --force. Returns (args, the names to make, all of `known` without --only)."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--out", default=default_out, help="output directory")
+    ap.add_argument("--only", default="", help="comma-separated subset of " + ",".join(known))
     ap.add_argument("--force", action="store_true", help="rebuild models that already exist")
     args = ap.parse_args()
-    names = [n for n in args.only.split(",") if n] or MODELS
+    names = [n for n in args.only.split(",") if n] or list(known)
     for n in names:
-        if n not in MODELS:
-            ap.error(f"unknown model {n}; known: {', '.join(MODELS)}")
+        if n not in known:
+            ap.error(f"unknown model {n}; known: {', '.join(known)}")
+    return args, names
+
+
+def main():
+    args, names = parse_selection(__doc__, MODELS, os.path.join(REPO, "build", "models"))
     torch.set_num_threads(2)
     for n in names:
         make(n, args.out, args.force)
