@@ -320,10 +320,10 @@ private:
     // A conv to one to three channels (a segmentation head's class map, an image generator's
     // RGB output) from a block or more of channels: its output block is padded to a full vector
     // of zero filters (16 / O times its arithmetic, in register tiles of full vectors) rather
-    // than the input going back to NCHW for a scalar-lane conv (a UNet's 32 -> 1 head: a 0.59 ms layout
-    // transform and 1.08 ms at 8 GFLOP/s at 256x256, one thread) or a 3-lane block with no
-    // vector schedule (a style-transfer net's 9x9 32 -> 3 conv at 224x224: 1213 ms at 0.6
-    // GFLOP/s, the whole model 1373 ms; 16.9 ms and 60 ms padded).
+    // than the input going back to NCHW for a scalar-lane conv (a UNet's 32 -> 1 head: a 0.59
+    // ms layout transform and 1.08 ms at 8 GFLOP/s at 256x256, one thread) or a 3-lane block
+    // with no vector schedule (a style-transfer net's 9x9 32 -> 3 conv at 224x224: 1213 ms at
+    // 0.6 GFLOP/s, the whole model 1373 ms; 16.9 ms and 60 ms padded).
     if (ob < 4 && channels >= m_block) ob = m_block;
     // One output channel has no block otherwise: such a conv stays NCHW. One input channel (a
     // grayscale image, an audio waveform) reads NCHW1c, which is NCHW: the output still takes full
